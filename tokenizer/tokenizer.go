@@ -2,8 +2,26 @@
 // decodes text with the same results as the Rust `tokenizers` library 0.23.
 package tokenizer
 
+import (
+	"slices"
+	"strings"
+	"sync"
+)
+
 // Tokenizer is immutable after loading and safe for concurrent use.
-type Tokenizer struct{}
+type Tokenizer struct {
+	normalizer    normalizer // nil: none
+	preTokenizers []preTokenizer
+	model         *bpeModel
+	added         *addedVocab
+	postProcessor postProcessor // nil: none
+	decoder       decoder       // nil: tokens are joined with spaces
+
+	// scratch pools the buffers of encode calls.
+	scratch sync.Pool
+
+	dec decodeTable
+}
 
 // AddedToken is an entry of tokenizer.json's added_tokens.
 type AddedToken struct {
@@ -16,32 +34,80 @@ type AddedToken struct {
 	Special    bool   `json:"special"`
 }
 
-// Load reads a tokenizer.json file.
-func Load(path string) (*Tokenizer, error) { panic("skeleton: replaced by the tokenizer implementation") }
-
-// Parse builds a tokenizer from tokenizer.json bytes.
-func Parse(data []byte) (*Tokenizer, error) { panic("skeleton") }
+// init derives the read-only tables used at run time.
+func (t *Tokenizer) init() {
+	t.scratch.New = func() any { return new(encodeScratch) }
+	t.dec = newDecodeTable(t)
+}
 
 // Encode returns the token IDs of text, as HF Tokenizer.encode(text, add_special_tokens).
-func (t *Tokenizer) Encode(text string, addSpecialTokens bool) []int { panic("skeleton") }
+func (t *Tokenizer) Encode(text string, addSpecialTokens bool) []int {
+	text = validString(text)
+	sc := t.scratch.Get().(*encodeScratch)
+	ids := make([]int, 0, len(text)/3+4)
+	ids = t.encode(text, ids, sc)
+	t.scratch.Put(sc)
+	if t.postProcessor != nil {
+		ids = t.postProcessor.apply(ids, addSpecialTokens)
+	}
+	return ids
+}
 
 // Decode returns the text of ids, as HF Tokenizer.decode(ids, skip_special_tokens).
-func (t *Tokenizer) Decode(ids []int, skipSpecialTokens bool) string { panic("skeleton") }
+func (t *Tokenizer) Decode(ids []int, skipSpecialTokens bool) string {
+	return t.dec.decode(t, ids, skipSpecialTokens)
+}
 
 // IDToToken returns the token string of id (added tokens first), as HF id_to_token.
-func (t *Tokenizer) IDToToken(id int) (string, bool) { panic("skeleton") }
+func (t *Tokenizer) IDToToken(id int) (string, bool) {
+	if id < 0 || id > maxInt32 {
+		return "", false
+	}
+	if e, ok := t.added.byID[int32(id)]; ok {
+		return e.decoded, true
+	}
+	return t.model.vocab.token(id)
+}
 
 // TokenToID returns the id of a token string (added tokens first), as HF token_to_id.
-func (t *Tokenizer) TokenToID(token string) (int, bool) { panic("skeleton") }
+func (t *Tokenizer) TokenToID(token string) (int, bool) {
+	if id, ok := t.added.byContent[token]; ok {
+		return int(id), true
+	}
+	id, ok := t.model.vocab.id(token)
+	return int(id), ok
+}
 
 // IsSpecial reports whether id is an added token marked special.
-func (t *Tokenizer) IsSpecial(id int) bool { panic("skeleton") }
+func (t *Tokenizer) IsSpecial(id int) bool {
+	if id < 0 || id > maxInt32 {
+		return false
+	}
+	e, ok := t.added.byID[int32(id)]
+	return ok && e.tok.Special
+}
 
 // Len is transformers' len(tokenizer): one more than the largest id in the vocabulary or added tokens.
-func (t *Tokenizer) Len() int { panic("skeleton") }
+func (t *Tokenizer) Len() int {
+	return max(len(t.model.vocab.tokens), int(t.added.maxID)+1)
+}
 
 // TokensToString applies the decoder to token strings, as transformers' convert_tokens_to_string.
-func (t *Tokenizer) TokensToString(tokens []string) string { panic("skeleton") }
+func (t *Tokenizer) TokensToString(tokens []string) string {
+	if t.decoder == nil {
+		return strings.Join(tokens, " ")
+	}
+	// Decoders build new slices and never write to their input.
+	out := t.decoder.decodeChain(tokens)
+	if len(out) == 1 {
+		return out[0]
+	}
+	return strings.Join(out, "")
+}
 
 // AddedTokens returns the added tokens in tokenizer.json order.
-func (t *Tokenizer) AddedTokens() []AddedToken { panic("skeleton") }
+func (t *Tokenizer) AddedTokens() []AddedToken {
+	return slices.Clone(t.added.list)
+}
+
+const maxInt32 = 1<<31 - 1

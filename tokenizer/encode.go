@@ -1,0 +1,127 @@
+package tokenizer
+
+// encodeScratch holds the reusable buffers of one Encode call.
+type encodeScratch struct {
+	bpe      bpeScratch
+	pairs    []int
+	segs     []splitSeg
+	rawSegs  []segment
+	normSegs []segment
+	levels   [][]piece // pre-tokenizer output per chain depth
+	matches  [][]int   // Split match offsets per chain depth
+	// collect, when set, receives the pre-tokenized pieces instead of the
+	// model: tests compare them with the reference's pre_tokenize_str.
+	collect func(piece)
+}
+
+// encode appends the ids of text before post-processing: added tokens are
+// cut out of the raw text, the rest is normalized, cut around normalized
+// added tokens, pre-tokenized and given to the model, as HF's
+// encode_single_sequence does.
+func (t *Tokenizer) encode(text string, ids []int, sc *encodeScratch) []int {
+	sc.rawSegs = t.added.findAdded(t.added.raw, text, sc.rawSegs[:0])
+	for _, seg := range sc.rawSegs {
+		if seg.id >= 0 {
+			ids = append(ids, int(seg.id))
+			continue
+		}
+		part := text[seg.start:seg.end]
+		if part == "" {
+			continue
+		}
+		if t.normalizer != nil {
+			if part = t.normalizer.normalize(part); part == "" {
+				continue
+			}
+		}
+		origin := seg.start == 0
+		if t.added.norm == nil {
+			ids = t.preTokenize(0, piece{s: part, origin: origin}, ids, sc)
+			continue
+		}
+		sc.normSegs = t.added.findAdded(t.added.norm, part, sc.normSegs[:0])
+		for _, ns := range sc.normSegs {
+			if ns.id >= 0 {
+				ids = append(ids, int(ns.id))
+				continue
+			}
+			if sub := part[ns.start:ns.end]; sub != "" {
+				ids = t.preTokenize(0, piece{s: sub, origin: origin && ns.start == 0}, ids, sc)
+			}
+		}
+	}
+	return ids
+}
+
+// preTokenize runs pre-tokenizer level on p, depth first, and tokenizes the
+// resulting pieces with the model. Depth first gives the same pieces in the
+// same order as HF's breadth-first passes, without materialising them all.
+func (t *Tokenizer) preTokenize(level int, p piece, ids []int, sc *encodeScratch) []int {
+	for ; level < len(t.preTokenizers); level++ {
+		if p.byteLevel {
+			// A pre-tokenizer after ByteLevel sees the mapped text.
+			p.s, p.byteLevel = byteLevelEncode(p.s), false
+		}
+		switch pt := t.preTokenizers[level].(type) {
+		case *byteLevelPreTok:
+			if !pt.addPrefixSpace && pt.re == nil {
+				// The common last step: only the deferred mapping.
+				p.byteLevel = true
+				continue
+			}
+		case *splitPreTok:
+			if pt.behavior == splitIsolated && !pt.invert {
+				return t.splitIsolated(level, pt.m, p, ids, sc)
+			}
+		}
+		return t.preTokenizeGeneric(level, p, ids, sc)
+	}
+	if sc.collect != nil {
+		sc.collect(p)
+		return ids
+	}
+	return t.model.tokenize(p.s, p.byteLevel, ids, &sc.bpe)
+}
+
+// splitIsolated is a Split with the Isolated behaviour: every match and
+// every gap between matches goes on to the next level.
+func (t *Tokenizer) splitIsolated(level int, m matcher, p piece, ids []int, sc *encodeScratch) []int {
+	for len(sc.matches) <= level {
+		sc.matches = append(sc.matches, nil)
+	}
+	pairs := m.find(p.s, sc.matches[level][:0])
+	sc.matches[level] = pairs
+	prev := 0
+	sub := func(start, end int) piece {
+		return piece{s: p.s[start:end], byteLevel: p.byteLevel, origin: p.origin && start == 0}
+	}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		ms, me := pairs[i], pairs[i+1]
+		if prev < ms {
+			ids = t.preTokenize(level+1, sub(prev, ms), ids, sc)
+		}
+		if ms < me {
+			ids = t.preTokenize(level+1, sub(ms, me), ids, sc)
+		}
+		prev = me
+	}
+	if prev < len(p.s) {
+		ids = t.preTokenize(level+1, sub(prev, len(p.s)), ids, sc)
+	}
+	return ids
+}
+
+// preTokenizeGeneric runs any pre-tokenizer through its split method.
+func (t *Tokenizer) preTokenizeGeneric(level int, p piece, ids []int, sc *encodeScratch) []int {
+	for len(sc.levels) <= level {
+		sc.levels = append(sc.levels, nil)
+	}
+	pieces := t.preTokenizers[level].split(p, sc.levels[level][:0], sc)
+	sc.levels[level] = pieces
+	for _, q := range pieces {
+		if q.s != "" {
+			ids = t.preTokenize(level+1, q, ids, sc)
+		}
+	}
+	return ids
+}

@@ -1,0 +1,129 @@
+package tokenizer
+
+import "sort"
+
+// tokenTrie finds added tokens in text with leftmost-longest semantics, the
+// match kind HF builds its Aho-Corasick automaton with. A byte trie walked
+// from each candidate start is enough: added tokens are short, and the root
+// table rejects most start bytes at once.
+type tokenTrie struct {
+	root  [256]int32 // child of the root per byte, -1 if none
+	nodes []trieNode
+	edges []trieEdge
+}
+
+type trieNode struct {
+	first, count int32 // edges[first:first+count], sorted by byte
+	value        int32 // token id ending here, -1 if none
+}
+
+type trieEdge struct {
+	b     byte
+	child int32
+}
+
+type triePattern struct {
+	text string
+	id   int32
+}
+
+// newTokenTrie builds the trie; with duplicate texts the last one wins.
+func newTokenTrie(pats []triePattern) *tokenTrie {
+	if len(pats) == 0 {
+		return nil
+	}
+	// Build with maps, then flatten into sorted edge lists.
+	type bnode struct {
+		kids  map[byte]int32
+		value int32
+	}
+	b := []bnode{{kids: map[byte]int32{}, value: -1}}
+	for _, p := range pats {
+		n := int32(0)
+		for i := 0; i < len(p.text); i++ {
+			c, ok := b[n].kids[p.text[i]]
+			if !ok {
+				c = int32(len(b))
+				b = append(b, bnode{kids: map[byte]int32{}, value: -1})
+				b[n].kids[p.text[i]] = c
+			}
+			n = c
+		}
+		b[n].value = p.id
+	}
+	t := &tokenTrie{nodes: make([]trieNode, len(b))}
+	for i := range t.root {
+		t.root[i] = -1
+	}
+	for i, n := range b {
+		keys := make([]int, 0, len(n.kids))
+		for k := range n.kids {
+			keys = append(keys, int(k))
+		}
+		sort.Ints(keys)
+		t.nodes[i] = trieNode{first: int32(len(t.edges)), count: int32(len(keys)), value: n.value}
+		for _, k := range keys {
+			t.edges = append(t.edges, trieEdge{b: byte(k), child: n.kids[byte(k)]})
+			if i == 0 {
+				t.root[k] = n.kids[byte(k)]
+			}
+		}
+	}
+	return t
+}
+
+func (t *tokenTrie) child(n int32, c byte) int32 {
+	nd := &t.nodes[n]
+	es := t.edges[nd.first : nd.first+nd.count]
+	if len(es) <= 8 {
+		for _, e := range es {
+			if e.b == c {
+				return e.child
+			}
+		}
+		return -1
+	}
+	lo, hi := 0, len(es)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if es[m].b < c {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(es) && es[lo].b == c {
+		return es[lo].child
+	}
+	return -1
+}
+
+// longestAt returns the end and id of the longest token starting at s[i:],
+// or end -1.
+func (t *tokenTrie) longestAt(s string, i int) (end int, id int32) {
+	end = -1
+	n := t.root[s[i]]
+	for j := i + 1; n >= 0; j++ {
+		if v := t.nodes[n].value; v >= 0 {
+			end, id = j, v
+		}
+		if j >= len(s) {
+			break
+		}
+		n = t.child(n, s[j])
+	}
+	return end, id
+}
+
+// next returns the leftmost-longest match starting at or after from.
+func (t *tokenTrie) next(s string, from int) (start, end int, id int32) {
+	for i := from; i < len(s); i++ {
+		if t.root[s[i]] < 0 {
+			continue
+		}
+		if e, v := t.longestAt(s, i); e >= 0 {
+			return i, e, v
+		}
+	}
+	return -1, -1, -1
+}
