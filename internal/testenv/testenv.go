@@ -1,0 +1,131 @@
+// Package testenv locates the test fixtures that live outside the Go tree —
+// the shared specs beside the repository, the model cache and the reference
+// tokenizer binding under .cache — and the external programs tests run.
+//
+// A fixture that is missing skips the test with a loud message naming what
+// is missing and how to get it (`make models`). Under CI=true a missing
+// fixture fails the test instead, so a misconfigured CI cannot pass by
+// skipping everything.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// rootOnce caches the repository root: it cannot change during a test binary's life.
+var rootOnce = sync.OnceValues(findRepoRoot)
+
+// findRepoRoot walks up from the working directory (the package directory
+// under `go test`) to the first directory holding go.mod.
+func findRepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("testenv: working directory: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("testenv: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// InCI reports whether missing fixtures must fail rather than skip.
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// missing skips (or, in CI, fails) the test because a fixture is absent.
+func missing(t testing.TB, what, hint string) {
+	t.Helper()
+	msg := fmt.Sprintf("\n"+
+		"************************************************************\n"+
+		"*** MISSING TEST FIXTURE: %s\n"+
+		"*** %s\n"+
+		"************************************************************", what, hint)
+	if InCI() {
+		t.Fatal(msg + "\n(CI=true: missing fixtures are failures)")
+	}
+	t.Skip(msg)
+}
+
+// RepoRoot returns the directory holding go.mod.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := rootOnce()
+	if err != nil {
+		// Without a repository root nothing else can be found; this is a
+		// broken checkout, not a missing optional fixture.
+		t.Fatal(err)
+	}
+	return root
+}
+
+// SharedDir returns the read-only specs folder beside the repository (<repo>/../shared).
+func SharedDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(filepath.Dir(RepoRoot(t)), "shared")
+	if !isDir(dir) {
+		missing(t, dir, "the shared specs folder must sit beside the repository (../shared)")
+	}
+	return dir
+}
+
+// ModelDir returns <repo>/.cache/models/<name>, which must hold tokenizer.json.
+func ModelDir(t testing.TB, name string) string {
+	t.Helper()
+	dir := filepath.Join(RepoRoot(t), ".cache", "models", name)
+	if !isFile(filepath.Join(dir, "tokenizer.json")) {
+		missing(t, filepath.Join(dir, "tokenizer.json"), "run `make models` to fetch the test models")
+	}
+	return dir
+}
+
+// RefNodeModules returns <repo>/.cache/ref/node_modules, which must hold the
+// reference `tokenizers` Node binding.
+func RefNodeModules(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(RepoRoot(t), ".cache", "ref", "node_modules")
+	if !isFile(filepath.Join(dir, "tokenizers", "package.json")) {
+		missing(t, filepath.Join(dir, "tokenizers"), "run `make models` to install the reference tokenizers binding")
+	}
+	return dir
+}
+
+// Node returns the path of the node binary.
+func Node(t testing.TB) string {
+	t.Helper()
+	return program(t, "node", "install Node.js (>= 18) to run the reference tokenizer; then `make models`")
+}
+
+// Python3 returns the path of the python3 binary.
+func Python3(t testing.TB) string {
+	t.Helper()
+	return program(t, "python3", "install python3 (with Jinja2) for the reference template renderer")
+}
+
+func program(t testing.TB, name, hint string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		missing(t, name+" binary on PATH", hint)
+	}
+	return path
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
