@@ -1,0 +1,466 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Request bodies are checked field by field with pydantic's lax ("python")
+// mode rules, because vLLM validates the result of json.loads with them:
+// true, 1, "yes" and 1.0 are all valid bools; 7, 7.0 and "7" valid ints.
+// Members are kept as raw JSON so that pass-through values (chat messages,
+// tools, kwargs) keep their key order, which chat templates can observe.
+
+// object is one JSON object under validation. Errors accumulate in errs in
+// the order pydantic reports them: fields in declaration order.
+type object struct {
+	raw     json.RawMessage // the whole object: the input of "missing" errors
+	members map[string]json.RawMessage
+	loc     []any
+	errs    []FieldError
+}
+
+// decodeBody reads a request body as the JSON object for model className.
+// It returns the error FastAPI gives for an absent body (empty or JSON
+// null: "missing") or pydantic for one that is not an object.
+func decodeBody(data []byte, className string) (*object, *FieldError) {
+	if bodyAbsent(data) {
+		return nil, &FieldError{Type: "missing", Msg: "Field required"}
+	}
+	var members map[string]json.RawMessage
+	if jsonKind(data) != '{' || json.Unmarshal(data, &members) != nil {
+		fe := modelTypeError(data, className)
+		return nil, &fe
+	}
+	return &object{raw: json.RawMessage(data), members: members}, nil
+}
+
+// modelTypeError is pydantic's error for a model given something other
+// than an object.
+func modelTypeError(data []byte, className string) FieldError {
+	return FieldError{
+		Type:  "model_type",
+		Msg:   "Input should be a valid dictionary or instance of " + className,
+		Input: json.RawMessage(data),
+		Ctx:   []CtxEntry{{Key: "class_name", Value: className}},
+	}
+}
+
+// fresh returns the object with no errors recorded, for validating the
+// same members against another model (a union member).
+func (o *object) fresh() *object {
+	c := *o
+	c.errs = nil
+	return &c
+}
+
+// bodyAbsent reports whether FastAPI treats data as no body at all.
+func bodyAbsent(data []byte) bool {
+	k := jsonKind(data)
+	return k == 0 || k == 'n'
+}
+
+// jsonKind is the first byte of a JSON value: one of { [ " t f n, or a digit
+// or '-' for numbers; 0 for empty input.
+func jsonKind(raw []byte) byte {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return 0
+	}
+	return raw[0]
+}
+
+func isNull(raw json.RawMessage) bool { return jsonKind(raw) == 'n' }
+
+func (o *object) at(name string, rest ...any) []any {
+	loc := make([]any, 0, len(o.loc)+1+len(rest))
+	loc = append(loc, o.loc...)
+	loc = append(loc, name)
+	return append(loc, rest...)
+}
+
+func (o *object) fail(loc []any, typ, msg string, input json.RawMessage, ctx ...CtxEntry) {
+	o.errs = append(o.errs, FieldError{Type: typ, Loc: loc, Msg: msg, Input: input, Ctx: ctx})
+}
+
+func (o *object) missing(name string) {
+	o.fail(o.at(name), "missing", "Field required", o.raw)
+}
+
+// requiredString is a `name: str` field.
+func (o *object) requiredString(name string) string {
+	raw, ok := o.members[name]
+	if !ok {
+		o.missing(name)
+		return ""
+	}
+	s, ok := laxString(raw)
+	if !ok {
+		o.fail(o.at(name), "string_type", "Input should be a valid string", raw)
+	}
+	return s
+}
+
+// optionalString is a `name: str | None = None` field: absent and null are nil.
+func (o *object) optionalString(name string) *string {
+	raw, ok := o.members[name]
+	if !ok || isNull(raw) {
+		return nil
+	}
+	s, ok := laxString(raw)
+	if !ok {
+		o.fail(o.at(name), "string_type", "Input should be a valid string", raw)
+		return nil
+	}
+	return &s
+}
+
+// boolean is a `name: bool = def` field; null is invalid.
+func (o *object) boolean(name string, def bool) bool {
+	raw, ok := o.members[name]
+	if !ok {
+		return def
+	}
+	v, typ, msg := laxBool(raw)
+	if typ != "" {
+		o.fail(o.at(name), typ, msg, raw)
+	}
+	return v
+}
+
+// optionalBool is a `name: bool | None = def` field: absent gives def, null
+// gives nil.
+func (o *object) optionalBool(name string, def bool) *bool {
+	raw, ok := o.members[name]
+	if !ok {
+		return &def
+	}
+	if isNull(raw) {
+		return nil
+	}
+	v, typ, msg := laxBool(raw)
+	if typ != "" {
+		o.fail(o.at(name), typ, msg, raw)
+		return nil
+	}
+	return &v
+}
+
+// list returns the items of a list field; present reports whether the key
+// was there and not null. A wrong type is recorded as list_type.
+func (o *object) list(name string, required bool) (items []json.RawMessage, present bool) {
+	raw, ok := o.members[name]
+	if !ok {
+		if required {
+			o.missing(name)
+		}
+		return nil, false
+	}
+	if !required && isNull(raw) {
+		return nil, false
+	}
+	if jsonKind(raw) != '[' || json.Unmarshal(raw, &items) != nil {
+		o.fail(o.at(name), "list_type", "Input should be a valid list", raw)
+		return nil, false
+	}
+	if items == nil {
+		items = []json.RawMessage{}
+	}
+	return items, true
+}
+
+// optionalDict is a `name: dict[str, Any] | None = None` field, returned as
+// raw JSON (nil when absent or null).
+func (o *object) optionalDict(name string) json.RawMessage {
+	raw, ok := o.members[name]
+	if !ok || isNull(raw) {
+		return nil
+	}
+	if jsonKind(raw) != '{' {
+		o.fail(o.at(name), "dict_type", "Input should be a valid dictionary", raw)
+		return nil
+	}
+	return raw
+}
+
+// optionalDictOfDicts is a `name: dict[str, dict[str, Any]] | None` field.
+func (o *object) optionalDictOfDicts(name string) json.RawMessage {
+	raw := o.optionalDict(name)
+	if raw == nil {
+		return nil
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		o.fail(o.at(name), "dict_type", "Input should be a valid dictionary", raw)
+		return nil
+	}
+	ok := true
+	for _, key := range keysInOrder(raw, members) {
+		if v := members[key]; jsonKind(v) != '{' {
+			o.fail(o.at(name, key), "dict_type", "Input should be a valid dictionary", v)
+			ok = false
+		}
+	}
+	if !ok {
+		return nil
+	}
+	return raw
+}
+
+// keysInOrder lists the keys of the JSON object raw in document order
+// (the order pydantic walks a dict in), each once.
+func keysInOrder(raw json.RawMessage, members map[string]json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	keys := make([]string, 0, len(members))
+	seen := make(map[string]bool, len(members))
+	if _, err := dec.Token(); err != nil { // {
+		return keys
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		key, _ := tok.(string)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			break
+		}
+		if !seen[key] {
+			seen[key] = true
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+func laxString(raw json.RawMessage) (string, bool) {
+	if jsonKind(raw) != '"' {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// laxBool applies pydantic's lax bool rules; typ is "" on success.
+func laxBool(raw json.RawMessage) (v bool, typ, msg string) {
+	const (
+		typeMsg  = "Input should be a valid boolean"
+		parseMsg = "Input should be a valid boolean, unable to interpret input"
+	)
+	text := strings.TrimSpace(string(raw))
+	switch k := jsonKind(raw); {
+	case k == 't':
+		return true, "", ""
+	case k == 'f':
+		return false, "", ""
+	case k == '"':
+		s, _ := laxString(raw)
+		switch strings.ToLower(s) {
+		case "0", "off", "f", "false", "n", "no":
+			return false, "", ""
+		case "1", "on", "t", "true", "y", "yes":
+			return true, "", ""
+		}
+		return false, "bool_parsing", parseMsg
+	case k == '-' || isDigit(k):
+		f, err := strconv.ParseFloat(text, 64)
+		if err == nil && (f == 0 || f == 1) {
+			return f == 1, "", ""
+		}
+		if strings.ContainsAny(text, ".eE") {
+			return false, "bool_type", typeMsg // floats other than 0.0 and 1.0
+		}
+		return false, "bool_parsing", parseMsg
+	default:
+		return false, "bool_type", typeMsg
+	}
+}
+
+// laxInt applies pydantic's lax int rules; typ is "" on success. Values
+// are arbitrary precision, as Python's ints are, so that range checks see
+// the real number.
+func laxInt(raw json.RawMessage) (n *big.Int, typ, msg string) {
+	const (
+		typeMsg     = "Input should be a valid integer"
+		parseMsg    = "Input should be a valid integer, unable to parse string as an integer"
+		fractionMsg = "Input should be a valid integer, got a number with a fractional part"
+	)
+	text := strings.TrimSpace(string(raw))
+	switch k := jsonKind(raw); {
+	case k == 't':
+		return big.NewInt(1), "", ""
+	case k == 'f':
+		return big.NewInt(0), "", ""
+	case k == '"':
+		s, _ := laxString(raw)
+		if n, ok := parseIntString(s); ok {
+			return n, "", ""
+		}
+		return nil, "int_parsing", parseMsg
+	case k == '-' || isDigit(k):
+		if !strings.ContainsAny(text, ".eE") {
+			if n, ok := new(big.Int).SetString(text, 10); ok {
+				return n, "", ""
+			}
+			return nil, "int_type", typeMsg
+		}
+		f, err := strconv.ParseFloat(text, 64)
+		if math.IsInf(f, 0) {
+			return nil, "finite_number", "Input should be a finite number"
+		}
+		if err != nil {
+			return nil, "int_type", typeMsg
+		}
+		if f != math.Trunc(f) {
+			return nil, "int_from_float", fractionMsg
+		}
+		// pydantic converts floats through a 64-bit integer.
+		if math.Abs(f) >= 1<<63 {
+			return nil, "int_parsing_size", "Unable to parse input string as an integer, exceeded maximum size"
+		}
+		return big.NewInt(int64(f)), "", ""
+	default:
+		return nil, "int_type", typeMsg
+	}
+}
+
+// parseIntString is pydantic's str-to-int: surrounding whitespace, a sign,
+// single underscores between digits and a fractional part of zeros
+// ("7.00") are allowed.
+func parseIntString(s string) (*big.Int, bool) {
+	s = strings.TrimFunc(s, unicode.IsSpace)
+	if whole, frac, ok := strings.Cut(s, "."); ok {
+		if frac == "" || strings.Trim(frac, "0") != "" {
+			return nil, false
+		}
+		s = whole
+	}
+	sign := ""
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		sign, s = s[:1], s[1:]
+	}
+	if s == "" || s[0] == '_' || s[len(s)-1] == '_' || strings.Contains(s, "__") {
+		return nil, false
+	}
+	digits := strings.ReplaceAll(s, "_", "")
+	if strings.Trim(digits, "0123456789") != "" {
+		return nil, false
+	}
+	return new(big.Int).SetString(sign+digits, 10)
+}
+
+// pyTruthy is Python's truth value of the JSON value raw, for validators
+// that test raw request data (`data.get(x) and data.get(y)`).
+func pyTruthy(raw json.RawMessage) bool {
+	text := strings.TrimSpace(string(raw))
+	switch jsonKind(raw) {
+	case 0, 'n', 'f':
+		return false
+	case 't':
+		return true
+	case '"':
+		return text != `""`
+	case '[':
+		var items []json.RawMessage
+		return json.Unmarshal(raw, &items) == nil && len(items) > 0
+	case '{':
+		var members map[string]json.RawMessage
+		return json.Unmarshal(raw, &members) == nil && len(members) > 0
+	default:
+		f, err := strconv.ParseFloat(text, 64)
+		return err != nil || f != 0
+	}
+}
+
+// Range limits of a token id, as pydantic's ge/le constraints report them.
+var (
+	tokenIDMin = big.NewInt(0)
+	tokenIDMax = big.NewInt(math.MaxInt64)
+)
+
+// tokenIDs is a `name: list[Annotated[int, Field(ge=0, le=2**63-1)]]` field.
+func (o *object) tokenIDs(name string) []int {
+	if ids, ok := fastTokenIDs(o.members[name]); ok {
+		return ids
+	}
+	items, ok := o.list(name, true)
+	if !ok {
+		return nil
+	}
+	ids := make([]int, 0, len(items))
+	valid := true
+	for i, item := range items {
+		n, typ, msg := laxInt(item)
+		switch {
+		case typ != "":
+			o.fail(o.at(name, i), typ, msg, item)
+		case n.Cmp(tokenIDMin) < 0:
+			o.fail(o.at(name, i), "greater_than_equal", "Input should be greater than or equal to 0", item,
+				CtxEntry{Key: "ge", Value: 0})
+		case n.Cmp(tokenIDMax) > 0:
+			o.fail(o.at(name, i), "less_than_equal", "Input should be less than or equal to 9223372036854775807", item,
+				CtxEntry{Key: "le", Value: tokenIDMax})
+		default:
+			ids = append(ids, int(n.Int64()))
+			continue
+		}
+		valid = false
+	}
+	if !valid {
+		return nil
+	}
+	return ids
+}
+
+// fastTokenIDs parses raw when it is an array of plain non-negative integer
+// literals of at most 18 digits, the form every real client sends, without
+// an allocation per item. Anything else (absent, other types, signs,
+// fractions, exponents, huge numbers) reports ok=false and takes the
+// general path, which applies pydantic's rules. raw is valid JSON.
+func fastTokenIDs(raw json.RawMessage) (ids []int, ok bool) {
+	i, n := 0, len(raw)
+	skip := func() {
+		for i < n && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+			i++
+		}
+	}
+	skip()
+	if i >= n || raw[i] != '[' {
+		return nil, false
+	}
+	i++
+	ids = make([]int, 0, len(raw)/7)
+	for {
+		skip()
+		if i < n && raw[i] == ']' && len(ids) == 0 {
+			return ids, true
+		}
+		start, v := i, 0
+		for i < n && isDigit(raw[i]) {
+			v = v*10 + int(raw[i]-'0')
+			i++
+		}
+		if i == start || i-start > 18 || (i < n && (raw[i] == '.' || raw[i] == 'e' || raw[i] == 'E')) {
+			return nil, false
+		}
+		ids = append(ids, v)
+		skip()
+		switch {
+		case i < n && raw[i] == ',':
+			i++
+		case i < n && raw[i] == ']':
+			return ids, true
+		default:
+			return nil, false
+		}
+	}
+}

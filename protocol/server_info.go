@@ -1,0 +1,6 @@
+package protocol
+
+// VersionResponse is the body of GET /version.
+type VersionResponse struct {
+	Version string `json:"version"`
+}

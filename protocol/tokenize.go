@@ -1,0 +1,288 @@
+package protocol
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// TokenizeCompletionRequest is the prompt form of POST /tokenize.
+type TokenizeCompletionRequest struct {
+	Model            *string `json:"model"`
+	Prompt           string  `json:"prompt"`
+	AddSpecialTokens bool    `json:"add_special_tokens"` // default true
+	ReturnTokenStrs  *bool   `json:"return_token_strs"`  // default false; null allowed
+}
+
+// TokenizeChatRequest is the chat form of POST /tokenize. Messages, tools
+// and the kwargs stay raw JSON: the render tier interprets them, and their
+// key order reaches the chat template.
+type TokenizeChatRequest struct {
+	Model                *string           `json:"model"`
+	Messages             []json.RawMessage `json:"messages"`
+	AddGenerationPrompt  bool              `json:"add_generation_prompt"` // default true
+	ReturnTokenStrs      *bool             `json:"return_token_strs"`     // default false; null allowed
+	ContinueFinalMessage bool              `json:"continue_final_message"`
+	AddSpecialTokens     bool              `json:"add_special_tokens"` // default false
+	ChatTemplate         *string           `json:"chat_template"`
+	ChatTemplateKwargs   json.RawMessage   `json:"chat_template_kwargs"` // object or nil
+	MediaIOKwargs        json.RawMessage   `json:"media_io_kwargs"`      // object of objects or nil
+	MMProcessorKwargs    json.RawMessage   `json:"mm_processor_kwargs"`  // object or nil
+	Tools                []json.RawMessage `json:"tools"`                // nil when absent or null
+}
+
+// TokenizeRequest is vLLM's TokenizeRequest union: exactly one of
+// Completion and Chat is set.
+type TokenizeRequest struct {
+	Completion *TokenizeCompletionRequest
+	Chat       *TokenizeChatRequest
+}
+
+// ModelName is the request's "model" (nil when absent or null).
+func (r TokenizeRequest) ModelName() *string {
+	if r.Chat != nil {
+		return r.Chat.Model
+	}
+	if r.Completion != nil {
+		return r.Completion.Model
+	}
+	return nil
+}
+
+// WantTokenStrs reports whether token strings were asked for.
+func (r TokenizeRequest) WantTokenStrs() bool {
+	var p *bool
+	if r.Chat != nil {
+		p = r.Chat.ReturnTokenStrs
+	} else if r.Completion != nil {
+		p = r.Completion.ReturnTokenStrs
+	}
+	return p != nil && *p
+}
+
+// MarshalJSON writes whichever form is set.
+func (r TokenizeRequest) MarshalJSON() ([]byte, error) {
+	switch {
+	case r.Chat != nil:
+		return MarshalJSON(r.Chat)
+	case r.Completion != nil:
+		return MarshalJSON(r.Completion)
+	}
+	return nil, errors.New("protocol: TokenizeRequest has neither form set")
+}
+
+// UnmarshalJSON decodes and validates data; see DecodeTokenizeRequest.
+func (r *TokenizeRequest) UnmarshalJSON(data []byte) error {
+	v, err := DecodeTokenizeRequest(data)
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// DecodeTokenizeRequest validates a /tokenize body as pydantic validates
+// vLLM's union TokenizeCompletionRequest | TokenizeChatRequest: each form is
+// tried; if both fail, the errors of both are reported, prompt form first;
+// if both succeed, preferChatForm decides. Errors are *ValidationError.
+func DecodeTokenizeRequest(data []byte) (TokenizeRequest, error) {
+	obj, fe := decodeBody(data, "TokenizeCompletionRequest")
+	switch {
+	case fe != nil && fe.Type == "missing":
+		// An absent body fails before the union is tried.
+		return TokenizeRequest{}, &ValidationError{Errors: []FieldError{*fe}}
+	case fe != nil:
+		return TokenizeRequest{}, &ValidationError{Errors: []FieldError{*fe, modelTypeError(data, "TokenizeChatRequest")}}
+	}
+	completion, errsC := decodeTokenizeCompletion(obj.fresh())
+	chat, errsChat := decodeTokenizeChat(obj.fresh())
+	switch {
+	case len(errsC) == 0 && len(errsChat) == 0:
+		if preferChatForm(obj.members) {
+			return TokenizeRequest{Chat: chat}, nil
+		}
+		return TokenizeRequest{Completion: completion}, nil
+	case len(errsC) == 0:
+		return TokenizeRequest{Completion: completion}, nil
+	case len(errsChat) == 0:
+		return TokenizeRequest{Chat: chat}, nil
+	}
+	return TokenizeRequest{}, &ValidationError{Errors: append(errsC, errsChat...)}
+}
+
+// Fields only one form declares; the fields both declare count for both.
+var (
+	completionOnlyFields = []string{"prompt"}
+	chatOnlyFields       = []string{
+		"messages", "add_generation_prompt", "continue_final_message", "chat_template",
+		"chat_template_kwargs", "media_io_kwargs", "mm_processor_kwargs", "tools",
+	}
+)
+
+// preferChatForm settles a body valid in both forms as pydantic's smart
+// union does: the form with more of its declared fields set wins, and a tie
+// goes to the first member, the prompt form. So {"prompt", "messages"} is a
+// prompt-form request, and adding "add_generation_prompt" makes it a chat.
+func preferChatForm(members map[string]json.RawMessage) bool {
+	count := func(names []string) int {
+		n := 0
+		for _, name := range names {
+			if _, ok := members[name]; ok {
+				n++
+			}
+		}
+		return n
+	}
+	return count(chatOnlyFields) > count(completionOnlyFields)
+}
+
+// UnmarshalJSON decodes and validates the prompt form alone.
+func (r *TokenizeCompletionRequest) UnmarshalJSON(data []byte) error {
+	obj, fe := decodeBody(data, "TokenizeCompletionRequest")
+	if fe != nil {
+		return &ValidationError{Errors: []FieldError{*fe}}
+	}
+	v, errs := decodeTokenizeCompletion(obj)
+	if len(errs) > 0 {
+		return &ValidationError{Errors: errs}
+	}
+	*r = *v
+	return nil
+}
+
+// UnmarshalJSON decodes and validates the chat form alone.
+func (r *TokenizeChatRequest) UnmarshalJSON(data []byte) error {
+	obj, fe := decodeBody(data, "TokenizeChatRequest")
+	if fe != nil {
+		return &ValidationError{Errors: []FieldError{*fe}}
+	}
+	v, errs := decodeTokenizeChat(obj)
+	if len(errs) > 0 {
+		return &ValidationError{Errors: errs}
+	}
+	*r = *v
+	return nil
+}
+
+func decodeTokenizeCompletion(obj *object) (*TokenizeCompletionRequest, []FieldError) {
+	r := &TokenizeCompletionRequest{
+		Model:            obj.optionalString("model"),
+		Prompt:           obj.requiredString("prompt"),
+		AddSpecialTokens: obj.boolean("add_special_tokens", true),
+		ReturnTokenStrs:  obj.optionalBool("return_token_strs", false),
+	}
+	if len(obj.errs) > 0 {
+		return nil, obj.errs
+	}
+	return r, nil
+}
+
+// errBothPrompts is vLLM's check_generation_prompt model validator error.
+const errBothPrompts = "Cannot set both `continue_final_message` and `add_generation_prompt` to True."
+
+func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []FieldError) {
+	// vLLM's "before" validator tests the raw values' truthiness, so
+	// {"continue_final_message": "yes", "add_generation_prompt": 1} fails
+	// while an absent add_generation_prompt (default true) does not.
+	if pyTruthy(obj.members["continue_final_message"]) && pyTruthy(obj.members["add_generation_prompt"]) {
+		return nil, []FieldError{{
+			Type:  "value_error",
+			Loc:   nil,
+			Msg:   "Value error, " + errBothPrompts,
+			Input: obj.raw,
+			Ctx:   []CtxEntry{{Key: "error", Value: PyException{Class: "VLLMValidationError", Message: errBothPrompts}}},
+		}}
+	}
+	r := &TokenizeChatRequest{Model: obj.optionalString("model")}
+	r.Messages = obj.messages("messages")
+	r.AddGenerationPrompt = obj.boolean("add_generation_prompt", true)
+	r.ReturnTokenStrs = obj.optionalBool("return_token_strs", false)
+	r.ContinueFinalMessage = obj.boolean("continue_final_message", false)
+	r.AddSpecialTokens = obj.boolean("add_special_tokens", false)
+	r.ChatTemplate = obj.optionalString("chat_template")
+	r.ChatTemplateKwargs = obj.optionalDict("chat_template_kwargs")
+	r.MediaIOKwargs = obj.optionalDictOfDicts("media_io_kwargs")
+	r.MMProcessorKwargs = obj.optionalDict("mm_processor_kwargs")
+	if tools, ok := obj.list("tools", false); ok {
+		r.Tools = tools
+	}
+	if len(obj.errs) > 0 {
+		return nil, obj.errs
+	}
+	return r, nil
+}
+
+// messages is a required list of chat messages. Only the shape is checked
+// here (a list of objects); the render tier validates message contents.
+func (o *object) messages(name string) []json.RawMessage {
+	items, ok := o.list(name, true)
+	if !ok {
+		return nil
+	}
+	valid := true
+	for i, item := range items {
+		if jsonKind(item) != '{' {
+			o.fail(o.at(name, i), "dict_type", "Input should be a valid dictionary", item)
+			valid = false
+		}
+	}
+	if !valid {
+		return nil
+	}
+	return items
+}
+
+// TokenizeResponse is the 200 body of POST /tokenize. TokenStrs is null
+// unless the request asked for token strings.
+type TokenizeResponse struct {
+	Count       int      `json:"count"`
+	MaxModelLen int      `json:"max_model_len"`
+	Tokens      []int    `json:"tokens"`
+	TokenStrs   []string `json:"token_strs"`
+}
+
+// MarshalJSON keeps "tokens" a list even when empty.
+func (r TokenizeResponse) MarshalJSON() ([]byte, error) {
+	type plain TokenizeResponse
+	if r.Tokens == nil {
+		r.Tokens = []int{}
+	}
+	return MarshalJSON(plain(r))
+}
+
+// DetokenizeRequest is the body of POST /detokenize.
+type DetokenizeRequest struct {
+	Model  *string `json:"model"`
+	Tokens []int   `json:"tokens"` // each in [0, 2^63-1]
+}
+
+// UnmarshalJSON decodes and validates data; see DecodeDetokenizeRequest.
+func (r *DetokenizeRequest) UnmarshalJSON(data []byte) error {
+	v, err := DecodeDetokenizeRequest(data)
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// DecodeDetokenizeRequest validates a /detokenize body as vLLM's
+// DetokenizeRequest model does. Errors are *ValidationError.
+func DecodeDetokenizeRequest(data []byte) (DetokenizeRequest, error) {
+	obj, fe := decodeBody(data, "DetokenizeRequest")
+	if fe != nil {
+		return DetokenizeRequest{}, &ValidationError{Errors: []FieldError{*fe}}
+	}
+	r := DetokenizeRequest{
+		Model:  obj.optionalString("model"),
+		Tokens: obj.tokenIDs("tokens"),
+	}
+	if len(obj.errs) > 0 {
+		return DetokenizeRequest{}, &ValidationError{Errors: obj.errs}
+	}
+	return r, nil
+}
+
+// DetokenizeResponse is the 200 body of POST /detokenize.
+type DetokenizeResponse struct {
+	Prompt string `json:"prompt"`
+}
