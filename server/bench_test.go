@@ -1,0 +1,61 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// benchText is mixed English prose with code and numbers, repeated to size.
+func benchText(n int) string {
+	const para = "The quick brown fox jumps over the lazy dog; meanwhile, func main() { fmt.Println(42 + 7) } " +
+		"prints 49. Prices rose 3.5% in 2024, and naïve café owners in Zürich said \"non!\" — 你好，世界。\n"
+	return strings.Repeat(para, n/len(para)+1)[:n]
+}
+
+// benchServe posts body to path on h b.N times and checks the status once.
+func benchServe(b *testing.B, h http.Handler, path string, body []byte) {
+	b.Helper()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		req := httptest.NewRequest("POST", path, strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if i == 0 && rec.Code != 200 {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+	}
+}
+
+// BenchmarkTokenizeHTTP measures a whole /tokenize request in process
+// (routing, middleware, body checks, validation, encode, JSON out) on
+// Qwen3's tokenizer.
+func BenchmarkTokenizeHTTP(b *testing.B) {
+	h := realServer(b, loadModel(b, "qwen3"))
+	for _, size := range []struct {
+		name  string
+		chars int
+	}{{"short", 12}, {"1KB", 1 << 10}, {"36KB", 36 << 10}} {
+		body, _ := json.Marshal(map[string]any{"prompt": benchText(size.chars), "model": "m"})
+		b.Run(size.name, func(b *testing.B) { benchServe(b, h, "/tokenize", body) })
+	}
+}
+
+// BenchmarkDetokenizeHTTP measures /detokenize of the tokens of 36KB of text.
+func BenchmarkDetokenizeHTTP(b *testing.B) {
+	m := loadModel(b, "qwen3")
+	h := realServer(b, m)
+	body, _ := json.Marshal(map[string]any{"tokens": m.Tokenizer.Encode(benchText(36<<10), false)})
+	benchServe(b, h, "/detokenize", body)
+}
+
+// BenchmarkHTTPOverhead is the layer's own cost: the same request path on a
+// tokenizer with a handful of tokens.
+func BenchmarkHTTPOverhead(b *testing.B) {
+	h, _ := testServer(b, func(c *Config) { c.Logger = discardLogger() })
+	benchServe(b, h, "/tokenize", []byte(`{"prompt":"hi hi","model":"tiny"}`))
+}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/vrender/vrender/protocol"
+)
+
+// apiError is a failed request: the status and the vLLM error body to send.
+type apiError struct {
+	status int
+	body   protocol.ErrorResponse
+}
+
+func (e *apiError) Error() string { return e.body.Error.Message }
+
+// badRequest is vLLM's answer to a ValueError or VLLMValidationError (400
+// BadRequestError).
+func badRequest(message string, param *string) *apiError {
+	return &apiError{http.StatusBadRequest,
+		protocol.NewErrorResponse(http.StatusBadRequest, protocol.ErrorTypeBadRequest, message, param)}
+}
+
+// notFoundModel is vLLM's answer to a request naming a model it does not serve.
+func notFoundModel(name string) *apiError {
+	param := "model"
+	return &apiError{http.StatusNotFound, protocol.NewErrorResponse(http.StatusNotFound,
+		protocol.ErrorTypeNotFound, "The model `"+name+"` does not exist.", &param)}
+}
+
+// notImplemented is vLLM's answer to a NotImplementedError (501).
+func notImplemented(message string) *apiError {
+	return &apiError{http.StatusNotImplemented,
+		protocol.NewErrorResponse(http.StatusNotImplemented, protocol.ErrorTypeNotImplemented, message, nil)}
+}
+
+// internalError is the answer to an unexpected failure; the cause is
+// logged, never sent.
+func internalError() *apiError {
+	return &apiError{http.StatusInternalServerError, protocol.NewErrorResponse(http.StatusInternalServerError,
+		protocol.ErrorTypeInternal, "Internal Server Error", nil)}
+}
+
+// httpError is what vLLM's HTTPException handler sends: the type is the
+// status phrase.
+func httpError(status int, detail string) *apiError {
+	return &apiError{status, protocol.NewHTTPErrorResponse(status, detail)}
+}
+
+// validationError is vLLM's 400 for a body that failed validation.
+func validationError(err *protocol.ValidationError) *apiError {
+	return &apiError{http.StatusBadRequest, protocol.NewValidationErrorResponse(err)}
+}
+
+// writeError writes every error body the server sends.
+func (s *server) writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
+	if e.status >= 500 {
+		s.log.ErrorContext(r.Context(), "request failed", "request_id", requestIDFrom(r.Context()),
+			"status", e.status, "type", e.body.Error.Type)
+	}
+	s.writeJSON(w, r, e.status, e.body)
+}
+
+// writeJSON writes a JSON body as vLLM's JSONResponse does: compact,
+// UTF-8, no HTML escaping.
+func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	b, err := protocol.MarshalJSON(v)
+	if err != nil {
+		// Only a programming error (an unmarshalable value) gets here.
+		s.log.ErrorContext(r.Context(), "encode response", "request_id", requestIDFrom(r.Context()), "err", err)
+		status = http.StatusInternalServerError
+		b, _ = protocol.MarshalJSON(internalError().body)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	if _, err := w.Write(b); err != nil {
+		// The client went away; nothing more to do.
+		s.log.DebugContext(r.Context(), "write response", "request_id", requestIDFrom(r.Context()), "err", err)
+	}
+}

@@ -1,0 +1,117 @@
+// Package server is vrender's HTTP layer: routes, request decoding, error
+// bodies, request IDs, access logging and shutdown. It holds no domain
+// logic: handlers decode a request, call the model's tokenizer (and, as the
+// tiers land, render/derender), and encode the answer in vLLM's wire format.
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/vrender/vrender/model"
+)
+
+// DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes is 0.
+// vLLM sets no limit; 64 MiB holds a full-context prompt with room to spare
+// while keeping one client from exhausting memory.
+const DefaultMaxBodyBytes = 64 << 20
+
+// Config is what a server serves and how.
+type Config struct {
+	// Model is the loaded model; required.
+	Model *model.Model
+	// ModelPath is the "root" of /v1/models, vLLM's model argument as given;
+	// "" means Model.Path.
+	ModelPath string
+	// ServedModelNames are the names a request's "model" may carry (vLLM's
+	// --served-model-name). Every name gets a card in /v1/models. Empty
+	// means ModelPath.
+	ServedModelNames []string
+	// Version is what GET /version reports.
+	Version string
+	// Logger receives the access log and errors; nil means slog.Default().
+	Logger *slog.Logger
+	// MaxBodyBytes bounds request bodies; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+}
+
+// server holds the state handlers share; it is read-only after New.
+type server struct {
+	model        *model.Model
+	modelPath    string
+	servedNames  []string
+	version      string
+	log          *slog.Logger
+	maxBodyBytes int64
+	now          func() time.Time
+}
+
+// New returns the HTTP handler serving cfg.
+func New(cfg Config) (http.Handler, error) {
+	s, err := newServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.routes(), nil
+}
+
+func newServer(cfg Config) (*server, error) {
+	if cfg.Model == nil || cfg.Model.Tokenizer == nil {
+		return nil, errors.New("server: Config.Model with a tokenizer is required")
+	}
+	s := &server{
+		model:        cfg.Model,
+		modelPath:    cfg.ModelPath,
+		servedNames:  cfg.ServedModelNames,
+		version:      cfg.Version,
+		log:          cfg.Logger,
+		maxBodyBytes: cfg.MaxBodyBytes,
+		now:          time.Now,
+	}
+	if s.modelPath == "" {
+		s.modelPath = cfg.Model.Path
+	}
+	if len(s.servedNames) == 0 {
+		s.servedNames = []string{s.modelPath}
+	}
+	for _, name := range s.servedNames {
+		if name == "" {
+			return nil, errors.New("server: empty served model name")
+		}
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.maxBodyBytes <= 0 {
+		s.maxBodyBytes = DefaultMaxBodyBytes
+	}
+	return s, nil
+}
+
+// routes builds the router. Middleware order matters: the request ID is
+// set first so that the access log and panic reports carry it, and panics
+// are recovered inside the access log so that their 500 is logged.
+func (s *server) routes() http.Handler {
+	r := chi.NewRouter()
+	// GetHead answers HEAD on every GET route, as Starlette does; load
+	// balancers probe /health that way.
+	r.Use(requestID, s.accessLog, s.recoverPanics, middleware.GetHead)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, httpError(http.StatusNotFound, "Not Found"))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, httpError(http.StatusMethodNotAllowed, "Method Not Allowed"))
+	})
+
+	r.Get("/health", s.handleHealth)
+	r.Get("/version", s.handleVersion)
+	r.Get("/v1/models", s.handleModels)
+	r.Post("/tokenize", s.handleTokenize)
+	r.Post("/detokenize", s.handleDetokenize)
+	return r
+}
