@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+
+	"github.com/vrender/vrender/server"
+)
+
+// runServe is `vrender serve`: load a model and serve the HTTP API until
+// ctx is done (SIGINT/SIGTERM), then shut down gracefully.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := newCommand("serve", "[MODEL] [options]",
+		"Serve the HTTP API (vLLM's render tier: /tokenize, /detokenize, /v1/models, /health, /version)\n"+
+			"for MODEL, a local directory in Hugging Face layout or a model ID in the HF cache.\n"+
+			"MODEL may come before or after the options, or be given with --model.")
+	var (
+		mf          modelFlags
+		host        string
+		port        int
+		servedNames stringList
+	)
+	mf.register(c, true)
+	c.fs.StringVar(&host, "host", "", "`HOST` address to listen on (default: all interfaces)")
+	c.fs.IntVar(&port, "port", 8000, "`PORT` to listen on")
+	c.fs.Var(&servedNames, "served-model-name", "`NAME`s clients may use in \"model\"; the first is the one reported (default: MODEL)")
+	c.multi["served-model-name"] = true
+
+	rest, err := c.parse(args, stdout)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	switch {
+	case len(rest) > 1:
+		return usagef("unexpected argument %q", rest[1])
+	case len(rest) == 1 && mf.model != "" && mf.model != rest[0]:
+		// vLLM lets the positional MODEL win; say so rather than guess silently.
+		log.Warn("both MODEL and --model given; using MODEL", "model", rest[0], "ignored", mf.model)
+		mf.model = rest[0]
+	case len(rest) == 1:
+		mf.model = rest[0]
+	}
+	if port < 0 || port > 65535 {
+		return usagef("--port %d is out of range", port)
+	}
+
+	m, err := mf.load(ctx)
+	if err != nil {
+		return err
+	}
+	h, err := server.New(server.Config{
+		Model:            m,
+		ModelPath:        mf.model,
+		ServedModelNames: servedNames,
+		Version:          vrenderVersion(),
+		Logger:           log,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	names := []string(servedNames)
+	if len(names) == 0 {
+		names = []string{mf.model}
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "model", mf.model, "dir", m.Dir,
+		"served_model_names", names, "max_model_len", m.MaxModelLen, "version", vrenderVersion())
+	return server.Serve(ctx, ln, h, server.ServeOptions{Logger: log})
+}
