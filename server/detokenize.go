@@ -2,9 +2,7 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/protocol"
@@ -27,9 +25,9 @@ func (s *server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, e)
 		return
 	}
-	text, err := Detokenize(s.model, req.Tokens, false)
+	text, err := s.model.Decode(req.Tokens, false)
 	if err != nil {
-		var oov *OutOfVocabularyError
+		var oov *model.OutOfVocabularyError
 		if errors.As(err, &oov) {
 			s.writeError(w, r, badRequest(err.Error(), nil))
 			return
@@ -38,54 +36,4 @@ func (s *server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, r, http.StatusOK, protocol.DetokenizeResponse{Prompt: text})
-}
-
-// OutOfVocabularyError is a token id the model's tokenizer does not have.
-type OutOfVocabularyError struct {
-	ID int
-}
-
-// Error reads as vLLM's input check words it.
-func (e *OutOfVocabularyError) Error() string {
-	return fmt.Sprintf("Token id %d is out of vocabulary", e.ID)
-}
-
-// Detokenize returns the text of ids as vLLM's /detokenize computes it:
-// transformers' tokenizer.decode, which is the tokenizer's decode followed
-// by transformers' clean-up of spaces before punctuation when the model's
-// tokenizer_config.json sets clean_up_tokenization_spaces (Llama 3 does).
-// An id outside the vocabulary is an *OutOfVocabularyError naming the
-// largest such id (a negative one first), as vLLM's input check does.
-func Detokenize(m *model.Model, ids []int, skipSpecialTokens bool) (string, error) {
-	maxID, n := -1, m.Tokenizer.Len()
-	for _, id := range ids {
-		if id < 0 {
-			return "", &OutOfVocabularyError{ID: id}
-		}
-		maxID = max(maxID, id)
-	}
-	if maxID >= n {
-		return "", &OutOfVocabularyError{ID: maxID}
-	}
-	text := m.Tokenizer.Decode(ids, skipSpecialTokens)
-	if c := m.TokenizerConfig.CleanUpTokenizationSpaces; c != nil && *c {
-		text = cleanUpTokenization(text)
-	}
-	return text, nil
-}
-
-// cleanUpPairs are transformers' clean_up_tokenization replacements.
-var cleanUpPairs = [][2]string{
-	{" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"},
-	{" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
-}
-
-// cleanUpTokenization is transformers' clean_up_tokenization. The pairs
-// apply one after another, each to the previous one's output, as chained
-// str.replace calls do; a one-pass strings.Replacer would differ.
-func cleanUpTokenization(s string) string {
-	for _, p := range cleanUpPairs {
-		s = strings.ReplaceAll(s, p[0], p[1])
-	}
-	return s
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 
 	"github.com/vrender/vrender/model"
-	"github.com/vrender/vrender/server"
 )
 
 // runDetokenize is `vrender detokenize`: token IDs on stdin, text on stdout.
@@ -56,7 +55,7 @@ func runDetokenize(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if err != nil {
 		return err
 	}
-	text, err := server.Detokenize(m, ids, skipSpecial)
+	text, err := m.Decode(ids, skipSpecial)
 	if err != nil {
 		return err
 	}
@@ -86,7 +85,7 @@ func detokenizeLine(m *model.Model, line []byte, skipSpecial bool) (any, error) 
 	if req.SkipSpecialTokens != nil {
 		skipSpecial = *req.SkipSpecialTokens
 	}
-	text, err := server.Detokenize(m, *req.Tokens, skipSpecial)
+	text, err := m.Decode(*req.Tokens, skipSpecial)
 	if err != nil {
 		return nil, err
 	}
