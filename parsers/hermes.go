@@ -1,0 +1,233 @@
+package parsers
+
+import "github.com/vrender/vrender/parsers/pyjson"
+
+// Hermes tool calls, as vLLM's Hermes2ProToolParser.extract_tool_calls:
+// content is the text before the first "<tool_call>"; each
+// "<tool_call>BODY</tool_call>" (or "<tool_call>BODY" to the end) must be a
+// JSON object with "name" (a string) and "arguments", re-serialised with
+// json.dumps(ensure_ascii=False); text between and after calls is dropped.
+// If any call fails to parse, vLLM returns no calls and the whole text as
+// content: this machine streams calls optimistically and, on failure,
+// reports Called() == false and hands the held-back raw text out as content
+// from Finish.
+
+func init() {
+	registerTool("hermes", ToolInfo{New: newHermes, NeedsSpecialTokens: true})
+}
+
+const toolCallOff = "</tool_call>"
+
+// hermesPhase is where a Hermes machine is.
+type hermesPhase uint8
+
+const (
+	hermesText    hermesPhase = iota // before the first "<tool_call>"
+	hermesBody                       // inside a call body
+	hermesBetween                    // after a "</tool_call>"
+	hermesFailed                     // a call failed to parse
+)
+
+// Hermes is the hermes tool-call machine.
+type Hermes struct {
+	Phase hermesPhase
+	Scan  markerScan
+	// Raw is the text from the first "<tool_call>" on: the content vLLM
+	// returns if a call fails to parse.
+	Raw []byte
+	// Calls is the number of calls started.
+	Calls int
+	Call  jsonCall
+}
+
+func newHermes(Vocab, *Request) (ToolMachine, error) { return &Hermes{}, nil }
+
+var (
+	hermesOpenMarkers  = []string{toolCallOn}
+	hermesCloseMarkers = []string{toolCallOff}
+)
+
+// Push implements ToolMachine.
+func (h *Hermes) Push(text string) (content string, calls []ToolCallDelta) {
+	for {
+		switch h.Phase {
+		case hermesFailed:
+			h.Raw = append(append(h.Raw, h.Scan.flush()...), text...)
+			return content, calls
+		case hermesText, hermesBetween:
+			before, marker, rest := h.Scan.next(text, hermesOpenMarkers)
+			if h.Phase == hermesText {
+				content += before
+			} else {
+				h.Raw = append(h.Raw, before...)
+			}
+			if marker == "" {
+				return content, calls
+			}
+			h.Raw = append(h.Raw, marker...)
+			h.Phase = hermesBody
+			h.Call = jsonCall{Index: h.Calls}
+			h.Calls++
+			text = rest
+		case hermesBody:
+			before, marker, rest := h.Scan.next(text, hermesCloseMarkers)
+			h.Raw = append(append(h.Raw, before...), marker...)
+			calls = h.Call.feed(before, calls)
+			if marker == "" {
+				if h.Call.Failed {
+					h.Phase = hermesFailed
+				}
+				return content, calls
+			}
+			if calls = h.Call.end(calls); h.Call.Failed {
+				h.Phase = hermesFailed
+				text = rest
+				continue
+			}
+			h.Phase = hermesBetween
+			text = rest
+		}
+	}
+}
+
+// Finish implements ToolMachine.
+func (h *Hermes) Finish() (content string, calls []ToolCallDelta) {
+	held := h.Scan.flush()
+	switch h.Phase {
+	case hermesText:
+		return held, nil
+	case hermesBody:
+		h.Raw = append(h.Raw, held...)
+		calls = h.Call.feed(held, calls)
+		if calls = h.Call.end(calls); h.Call.Failed {
+			h.Phase = hermesFailed
+		}
+	default:
+		h.Raw = append(h.Raw, held...)
+	}
+	if h.Phase == hermesFailed {
+		return string(h.Raw), calls
+	}
+	return "", calls
+}
+
+// Called implements ToolMachine.
+func (h *Hermes) Called() bool { return h.Phase != hermesFailed && h.Calls > 0 }
+
+// jsonCall reads one {"name": ..., "arguments": ...} object, streaming the
+// name once complete and the arguments re-serialised as they arrive.
+type jsonCall struct {
+	Index int
+	Obj   pyjson.Object
+	// NameCanon collects the canonical "name" value.
+	NameCanon []byte
+	// Named is set once the name went out; Args holds arguments read
+	// before that.
+	Named   bool
+	Args    []byte
+	HasArgs bool
+	// ArgsKey is the field carrying the arguments ("arguments" for hermes).
+	ArgsKey string
+	Failed  bool
+}
+
+func (c *jsonCall) argsKey() string {
+	if c.ArgsKey == "" {
+		return "arguments"
+	}
+	return c.ArgsKey
+}
+
+// feed consumes body text; anything but whitespace after the object fails.
+func (c *jsonCall) feed(text string, calls []ToolCallDelta) []ToolCallDelta {
+	if c.Failed || text == "" {
+		return calls
+	}
+	var sink callSink
+	sink.call = c
+	sink.calls = calls
+	if !c.Obj.Done() {
+		n, err := c.Obj.Feed(text, &sink)
+		if err != nil {
+			c.Failed = true
+			return sink.calls
+		}
+		text = text[n:]
+	}
+	if !isJSONSpace(text) {
+		c.Failed = true
+	}
+	return sink.calls
+}
+
+// end validates the finished call.
+func (c *jsonCall) end(calls []ToolCallDelta) []ToolCallDelta {
+	if c.Failed {
+		return calls
+	}
+	if c.Obj.End() != nil || !c.HasArgs || !c.Named {
+		c.Failed = true
+	}
+	return calls
+}
+
+// callSink routes the object's fields for one Feed call.
+type callSink struct {
+	call  *jsonCall
+	calls []ToolCallDelta
+}
+
+func (s *callSink) Field(key string) {
+	c := s.call
+	switch key {
+	case "name":
+		c.NameCanon = c.NameCanon[:0]
+	case c.argsKey():
+		if c.HasArgs {
+			// A repeated key: Python keeps the last value; this machine has
+			// streamed the first and marks the call failed instead.
+			c.Failed = true
+		}
+		c.HasArgs = true
+	}
+}
+
+func (s *callSink) FieldBytes(key string, canon []byte) {
+	c := s.call
+	switch key {
+	case "name":
+		c.NameCanon = append(c.NameCanon, canon...)
+	case c.argsKey():
+		if c.Named {
+			s.emitArgs(string(canon))
+		} else {
+			c.Args = append(c.Args, canon...)
+		}
+	}
+}
+
+func (s *callSink) FieldEnd(key string) {
+	c := s.call
+	if key != "name" {
+		return
+	}
+	name, ok := decodeString(c.NameCanon)
+	if !ok || c.Named {
+		c.Failed = true
+		return
+	}
+	c.Named = true
+	s.calls = append(s.calls, ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
+	if len(c.Args) > 0 {
+		s.emitArgs(string(c.Args))
+		c.Args = nil
+	}
+}
+
+func (s *callSink) emitArgs(frag string) {
+	if n := len(s.calls); n > 0 && s.calls[n-1].Index == s.call.Index {
+		s.calls[n-1].Arguments += frag
+		return
+	}
+	s.calls = append(s.calls, ToolCallDelta{Index: s.call.Index, Arguments: frag})
+}

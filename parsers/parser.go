@@ -1,0 +1,196 @@
+// Package parsers turns a model's detokenized output into the content,
+// reasoning and tool calls vLLM's OpenAI server returns, as push state
+// machines: Push hands over the text of new tokens and returns what is now
+// certain, Finish flushes. The non-streaming answer is the same machine fed
+// once, so batch and stream agree by construction. Markers are found in the
+// text (not by token id), as vLLM's non-streaming path finds them; a push
+// costs O(len(text)) plus the few bytes held back as a possible marker.
+package parsers
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// Delta is what one push made certain.
+type Delta struct {
+	Content   string
+	Reasoning string
+	ToolCalls []ToolCallDelta
+}
+
+// Empty reports whether d carries nothing.
+func (d Delta) Empty() bool {
+	return d.Content == "" && d.Reasoning == "" && len(d.ToolCalls) == 0
+}
+
+// ToolCallDelta is one fragment of the tool call at Index: ID, Type and
+// Name come once, in the first fragment, then Arguments arrive in pieces.
+type ToolCallDelta struct {
+	Index     int
+	ID        string
+	Type      string
+	Name      string
+	Arguments string
+}
+
+// Vocab resolves marker strings to token ids (tokenizer.Tokenizer has it).
+type Vocab interface {
+	TokenToID(token string) (int, bool)
+}
+
+// ReasoningMachine splits output text into reasoning and content.
+type ReasoningMachine interface {
+	Push(text string) (reasoning, content string)
+	Finish() (reasoning, content string)
+	// Nulls reports, after Finish, whether vLLM returns null for an empty
+	// reasoning and an empty content.
+	Nulls() (reasoningNull, contentNull bool)
+}
+
+// ToolMachine extracts tool calls from the content a reasoning machine
+// passes on.
+type ToolMachine interface {
+	Push(text string) (content string, calls []ToolCallDelta)
+	Finish() (content string, calls []ToolCallDelta)
+	// Called reports, after Finish, whether vLLM's non-streaming parser
+	// returns tool calls (tools_called).
+	Called() bool
+}
+
+// ReasoningFactory builds a reasoning machine for one request.
+type ReasoningFactory func(v Vocab, req *Request, promptIDs []int) (ReasoningMachine, error)
+
+// ToolFactory builds a tool machine for one request.
+type ToolFactory func(v Vocab, req *Request) (ToolMachine, error)
+
+// ToolInfo describes a tool parser family.
+type ToolInfo struct {
+	New ToolFactory
+	// SupportsRequiredAndNamed is vLLM's supports_required_and_named: when
+	// false, required and named tool_choice are parsed like auto.
+	SupportsRequiredAndNamed bool
+	// NeedsSpecialTokens forces skip_special_tokens off when tools are
+	// given and tool_choice is not "none" (the markers are special tokens).
+	NeedsSpecialTokens bool
+}
+
+// ReasoningInfo describes a reasoning parser family.
+type ReasoningInfo struct {
+	New ReasoningFactory
+	// NeedsSpecialTokens forces skip_special_tokens off.
+	NeedsSpecialTokens bool
+}
+
+// reasoningParsers and toolParsers are keyed by vLLM's parser names and
+// filled by init functions of the family files; read-only afterwards.
+var (
+	reasoningParsers = map[string]ReasoningInfo{}
+	toolParsers      = map[string]ToolInfo{}
+)
+
+func registerReasoning(name string, info ReasoningInfo) { reasoningParsers[name] = info }
+func registerTool(name string, info ToolInfo)           { toolParsers[name] = info }
+
+// ReasoningParsers lists the registered reasoning parser names.
+func ReasoningParsers() []string { return keys(reasoningParsers) }
+
+// ToolParsers lists the registered tool parser names.
+func ToolParsers() []string { return keys(toolParsers) }
+
+// HasReasoning reports whether a reasoning parser is registered.
+func HasReasoning(name string) bool { _, ok := reasoningParsers[name]; return ok }
+
+// HasTool reports whether a tool parser is registered.
+func HasTool(name string) bool { _, ok := toolParsers[name]; return ok }
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Request holds the fields of a ChatCompletionRequest that parsing reads.
+type Request struct {
+	Tools              []Tool          `json:"tools,omitempty"`
+	ToolChoice         json.RawMessage `json:"tool_choice,omitempty"`
+	ParallelToolCalls  *bool           `json:"parallel_tool_calls,omitempty"`
+	IncludeReasoning   *bool           `json:"include_reasoning,omitempty"`
+	SkipSpecialTokens  *bool           `json:"skip_special_tokens,omitempty"`
+	ChatTemplateKwargs map[string]any  `json:"chat_template_kwargs,omitempty"`
+}
+
+// Tool is one entry of a request's tools.
+type Tool struct {
+	Type     string       `json:"type"`
+	Function ToolFunction `json:"function"`
+}
+
+// ToolFunction is a tool's function definition.
+type ToolFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// ToolChoiceKind is how a request constrains tool calls.
+type ToolChoiceKind int
+
+// The tool_choice values vLLM distinguishes.
+const (
+	ChoiceNone ToolChoiceKind = iota
+	ChoiceAuto
+	ChoiceRequired
+	ChoiceNamed
+)
+
+// Choice resolves tool_choice with vLLM's defaults: absent means "auto"
+// when tools are given and "none" otherwise.
+func (r *Request) Choice() (ToolChoiceKind, string, error) {
+	if len(r.ToolChoice) == 0 || string(r.ToolChoice) == "null" {
+		if len(r.Tools) > 0 {
+			return ChoiceAuto, "", nil
+		}
+		return ChoiceNone, "", nil
+	}
+	var s string
+	if err := json.Unmarshal(r.ToolChoice, &s); err == nil {
+		switch s {
+		case "none":
+			return ChoiceNone, "", nil
+		case "auto":
+			return ChoiceAuto, "", nil
+		case "required":
+			return ChoiceRequired, "", nil
+		}
+		return 0, "", fmt.Errorf("invalid tool_choice %q", s)
+	}
+	var named struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(r.ToolChoice, &named); err != nil || named.Function.Name == "" {
+		return 0, "", fmt.Errorf("invalid tool_choice %s", r.ToolChoice)
+	}
+	return ChoiceNamed, named.Function.Name, nil
+}
+
+// includeReasoning is include_reasoning with its default (true).
+func (r *Request) includeReasoning() bool {
+	return r.IncludeReasoning == nil || *r.IncludeReasoning
+}
+
+// kwargBool reads a boolean chat_template_kwargs entry.
+func (r *Request) kwargBool(name string) (value, set bool) {
+	v, ok := r.ChatTemplateKwargs[name]
+	if !ok {
+		return false, false
+	}
+	b, ok := v.(bool)
+	return b, ok
+}

@@ -1,0 +1,360 @@
+// Package pyjson re-serialises JSON exactly as Python's
+// json.dumps(json.loads(s), ensure_ascii=False) writes it: ", " and ": "
+// separators, key order kept, Python float repr, arbitrary-precision
+// integers, and Python's escapes. The Value machine does it incrementally,
+// a byte at a time with an explicit stack (the shape of encoding/json's
+// scanner), emitting canonical bytes as soon as they are certain.
+package pyjson
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// ErrSyntax is wrapped by every error for input Python's json.loads rejects.
+var ErrSyntax = errors.New("pyjson: invalid JSON")
+
+// state is where a Value machine is within its input.
+type state uint8
+
+const (
+	stValue    state = iota // expecting a value
+	stObjFirst              // after '{': a key or '}'
+	stObjKey                // after ',' in an object: a key
+	stColon                 // after a key: ':'
+	stArrFirst              // after '[': a value or ']'
+	stAfter                 // after a value inside a container
+	stString                // inside a string
+	stEscape                // after a backslash inside a string
+	stNumber                // inside a number
+	stLiteral               // inside true/false/null/NaN/Infinity/-Infinity
+	stDone                  // the top-level value is complete
+)
+
+// Value is the incremental re-serialiser of exactly one JSON value. The
+// zero Value is ready; its fields are exported so callers can checkpoint it.
+type Value struct {
+	State state
+	// Stack holds 'o' or 'a' per open container.
+	Stack []byte
+	// Key is set while the current string is an object key.
+	Key bool
+	// Pend is the text of an unfinished number, literal or escape.
+	Pend string
+	// High is a \u high surrogate waiting for its low half (0 if none).
+	High rune
+}
+
+// Done reports whether the top-level value is complete.
+func (v *Value) Done() bool { return v.State == stDone }
+
+// Depth is the number of open containers.
+func (v *Value) Depth() int { return len(v.Stack) }
+
+func syntaxErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrSyntax, fmt.Sprintf(format, args...))
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// Feed consumes src until the top-level value completes, appending the
+// canonical bytes now certain to dst. It returns the extended dst and how
+// many bytes of src it consumed; bytes after a complete value are left for
+// the caller (a number is complete only once a byte after it is seen).
+func (v *Value) Feed(dst []byte, src string) ([]byte, int, error) {
+	for i := 0; i < len(src); {
+		if v.State == stDone {
+			return dst, i, nil
+		}
+		c := src[i]
+		var consumed bool
+		var err error
+		dst, consumed, err = v.step(dst, c)
+		if err != nil {
+			return dst, i, err
+		}
+		if consumed {
+			i++
+		}
+	}
+	return dst, len(src), nil
+}
+
+// End tells the machine its input has ended: a pending top-level number is
+// completed; anything else unfinished is an error.
+func (v *Value) End(dst []byte) ([]byte, error) {
+	if v.State == stNumber && len(v.Stack) == 0 {
+		out, err := appendNumber(dst, v.Pend)
+		if err != nil {
+			return dst, err
+		}
+		v.Pend = ""
+		v.State = stDone
+		return out, nil
+	}
+	if v.State != stDone {
+		return dst, syntaxErr("unexpected end of input")
+	}
+	return dst, nil
+}
+
+// afterValue moves to the state following a complete value.
+func (v *Value) afterValue() {
+	if len(v.Stack) == 0 {
+		v.State = stDone
+	} else {
+		v.State = stAfter
+	}
+}
+
+// step handles one byte; consumed is false when the byte ends a number or
+// literal and must be seen again in the next state.
+func (v *Value) step(dst []byte, c byte) ([]byte, bool, error) {
+	switch v.State {
+	case stValue:
+		return v.startValue(dst, c)
+	case stObjFirst, stObjKey:
+		switch {
+		case isSpace(c):
+		case c == '"':
+			v.Key = true
+			v.State = stString
+			dst = append(dst, '"')
+		case c == '}' && v.State == stObjFirst:
+			dst = append(dst, '}')
+			v.Stack = v.Stack[:len(v.Stack)-1]
+			v.afterValue()
+		default:
+			return dst, false, syntaxErr("expected a key, got %q", c)
+		}
+		return dst, true, nil
+	case stColon:
+		switch {
+		case isSpace(c):
+		case c == ':':
+			dst = append(dst, ':', ' ')
+			v.State = stValue
+		default:
+			return dst, false, syntaxErr("expected ':', got %q", c)
+		}
+		return dst, true, nil
+	case stArrFirst:
+		if isSpace(c) {
+			return dst, true, nil
+		}
+		if c == ']' {
+			dst = append(dst, ']')
+			v.Stack = v.Stack[:len(v.Stack)-1]
+			v.afterValue()
+			return dst, true, nil
+		}
+		return v.startValue(dst, c)
+	case stAfter:
+		top := v.Stack[len(v.Stack)-1]
+		switch {
+		case isSpace(c):
+		case c == ',':
+			dst = append(dst, ',', ' ')
+			if top == 'o' {
+				v.State = stObjKey
+			} else {
+				v.State = stValue
+			}
+		case c == '}' && top == 'o', c == ']' && top == 'a':
+			dst = append(dst, c)
+			v.Stack = v.Stack[:len(v.Stack)-1]
+			v.afterValue()
+		default:
+			return dst, false, syntaxErr("expected ',' or a closing bracket, got %q", c)
+		}
+		return dst, true, nil
+	case stString:
+		return v.stringByte(dst, c)
+	case stEscape:
+		return v.escapeByte(dst, c)
+	case stNumber:
+		if c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
+			v.Pend += string(c)
+			return dst, true, nil
+		}
+		if c == 'I' && v.Pend == "-" {
+			v.Pend = "-I"
+			v.State = stLiteral
+			return dst, true, nil
+		}
+		out, err := appendNumber(dst, v.Pend)
+		if err != nil {
+			return dst, false, err
+		}
+		v.Pend = ""
+		v.afterValue()
+		return out, false, nil
+	case stLiteral:
+		lit := v.Pend + string(c)
+		for _, l := range literals {
+			if l.text == lit {
+				v.Pend = ""
+				v.afterValue()
+				return append(dst, l.canon...), true, nil
+			}
+			if len(l.text) > len(lit) && l.text[:len(lit)] == lit {
+				v.Pend = lit
+				return dst, true, nil
+			}
+		}
+		return dst, false, syntaxErr("invalid literal %q", lit)
+	}
+	return dst, false, syntaxErr("input after the end of the value")
+}
+
+// literals are the bare words json.loads accepts, and how dumps writes them.
+var literals = []struct{ text, canon string }{
+	{"true", "true"}, {"false", "false"}, {"null", "null"},
+	{"NaN", "NaN"}, {"Infinity", "Infinity"}, {"-Infinity", "-Infinity"},
+}
+
+func (v *Value) startValue(dst []byte, c byte) ([]byte, bool, error) {
+	switch {
+	case isSpace(c):
+	case c == '{':
+		v.Stack = append(v.Stack, 'o')
+		v.State = stObjFirst
+		dst = append(dst, '{')
+	case c == '[':
+		v.Stack = append(v.Stack, 'a')
+		v.State = stArrFirst
+		dst = append(dst, '[')
+	case c == '"':
+		v.Key = false
+		v.State = stString
+		dst = append(dst, '"')
+	case c == '-' || c >= '0' && c <= '9':
+		v.Pend = string(c)
+		v.State = stNumber
+	case c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'I':
+		v.Pend = string(c)
+		v.State = stLiteral
+	default:
+		return dst, false, syntaxErr("expected a value, got %q", c)
+	}
+	return dst, true, nil
+}
+
+func (v *Value) stringByte(dst []byte, c byte) ([]byte, bool, error) {
+	switch {
+	case c == '"':
+		dst = v.flushHigh(dst)
+		dst = append(dst, '"')
+		if v.Key {
+			v.Key = false
+			v.State = stColon
+		} else {
+			v.afterValue()
+		}
+	case c == '\\':
+		v.State = stEscape
+		v.Pend = ""
+	case c < 0x20:
+		return dst, false, syntaxErr("control character %q in string", c)
+	default:
+		dst = v.flushHigh(dst)
+		// Other bytes, UTF-8 continuation bytes included, pass through:
+		// ensure_ascii=False writes non-ASCII text raw.
+		dst = append(dst, c)
+	}
+	return dst, true, nil
+}
+
+func (v *Value) escapeByte(dst []byte, c byte) ([]byte, bool, error) {
+	if v.Pend == "" {
+		var r rune
+		switch c {
+		case '"', '\\', '/':
+			r = rune(c)
+		case 'b':
+			r = '\b'
+		case 'f':
+			r = '\f'
+		case 'n':
+			r = '\n'
+		case 'r':
+			r = '\r'
+		case 't':
+			r = '\t'
+		case 'u':
+			v.Pend = "u"
+			return dst, true, nil
+		default:
+			return dst, false, syntaxErr("invalid escape %q", c)
+		}
+		v.State = stString
+		return appendRune(v.flushHigh(dst), r), true, nil
+	}
+	if !isHex(c) {
+		return dst, false, syntaxErr("invalid \\u escape")
+	}
+	v.Pend += string(c)
+	if len(v.Pend) < 5 {
+		return dst, true, nil
+	}
+	n, _ := strconv.ParseUint(v.Pend[1:], 16, 32)
+	r := rune(n)
+	v.Pend = ""
+	v.State = stString
+	switch {
+	case r >= 0xD800 && r <= 0xDBFF:
+		dst = v.flushHigh(dst)
+		v.High = r
+	case r >= 0xDC00 && r <= 0xDFFF && v.High != 0:
+		r = 0x10000 + (v.High-0xD800)<<10 + (r - 0xDC00)
+		v.High = 0
+		dst = appendRune(dst, r)
+	default:
+		dst = appendRune(v.flushHigh(dst), r)
+	}
+	return dst, true, nil
+}
+
+// flushHigh writes a high surrogate that got no low half. Python keeps it
+// as a lone surrogate, which cannot be written as UTF-8; U+FFFD is what a
+// client receives in its place.
+func (v *Value) flushHigh(dst []byte) []byte {
+	if v.High == 0 {
+		return dst
+	}
+	v.High = 0
+	return utf8.AppendRune(dst, utf8.RuneError)
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// appendRune writes r the way json.dumps(ensure_ascii=False) does.
+func appendRune(dst []byte, r rune) []byte {
+	switch r {
+	case '"':
+		return append(dst, '\\', '"')
+	case '\\':
+		return append(dst, '\\', '\\')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	}
+	if r < 0x20 {
+		return fmt.Appendf(dst, "\\u%04x", r)
+	}
+	if r >= 0xD800 && r <= 0xDFFF {
+		r = utf8.RuneError
+	}
+	return utf8.AppendRune(dst, r)
+}
