@@ -1,0 +1,587 @@
+package jinja
+
+import (
+	"errors"
+	"strconv"
+)
+
+type execFn func(r *renderer, s *scope) error
+
+// callerVar is the hidden variable through which a call block hands its
+// caller macro to the call.
+const callerVar = "\x00caller"
+
+// errBreak and errContinue carry {% break %} and {% continue %} up to the
+// enclosing loop.
+var (
+	errBreak    = errors.New("break")
+	errContinue = errors.New("continue")
+)
+
+func (c *compiler) stmts(list []stmt) (execFn, error) {
+	fs := make([]execFn, 0, len(list))
+	for _, st := range list {
+		f, err := c.stmt(st)
+		if err != nil {
+			return nil, err
+		}
+		fs = append(fs, f)
+	}
+	switch len(fs) {
+	case 0:
+		return func(*renderer, *scope) error { return nil }, nil
+	case 1:
+		return fs[0], nil
+	}
+	return func(r *renderer, s *scope) error {
+		for _, f := range fs {
+			if err := f(r, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
+
+func (c *compiler) stmt(st stmt) (execFn, error) {
+	switch t := st.(type) {
+	case *dataStmt:
+		text := t.text
+		return func(r *renderer, _ *scope) error { return r.write(text) }, nil
+	case *outputStmt:
+		if b, ok := t.x.(*binExpr); ok && b.op == "+" {
+			// {{ a + b + ... }}: write the pieces, skipping the joined copy.
+			ch, err := c.addChainOperands(b)
+			if err != nil {
+				return nil, err
+			}
+			return func(r *renderer, s *scope) error {
+				var buf [8]string
+				pieces, v, err := ch.eval(r, s, buf[:0])
+				if err != nil {
+					return err
+				}
+				if pieces == nil {
+					return r.write(pyStr(v))
+				}
+				for _, p := range pieces {
+					if err := r.write(p); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, nil
+		}
+		f, err := c.expr(t.x)
+		if err != nil {
+			return nil, err
+		}
+		if v, ok := c.constValue(t.x, false); ok {
+			// Jinja writes an output expression it can evaluate at compile
+			// time as text, whatever its value (Undefined prints as "").
+			text := pyStr(v)
+			return func(r *renderer, _ *scope) error { return r.write(text) }, nil
+		}
+		return func(r *renderer, s *scope) error {
+			v, err := f(r, s)
+			if err != nil {
+				return err
+			}
+			if v.kind == KindStr {
+				return r.write(v.s)
+			}
+			return r.write(pyStr(v))
+		}, nil
+	case *ifStmt:
+		return c.ifStmt(t)
+	case *forStmt:
+		return c.forStmt(t)
+	case *setStmt:
+		val, err := c.expr(t.value)
+		if err != nil {
+			return nil, err
+		}
+		assign, err := c.assigner(t.target)
+		if err != nil {
+			return nil, err
+		}
+		return func(r *renderer, s *scope) error {
+			v, err := val(r, s)
+			if err != nil {
+				return err
+			}
+			return assign(r, s, v)
+		}, nil
+	case *setBlockStmt:
+		body, err := c.stmts(t.body)
+		if err != nil {
+			return nil, err
+		}
+		assign, err := c.assigner(t.target)
+		if err != nil {
+			return nil, err
+		}
+		var captured evalFn = func(r *renderer, s *scope) (Value, error) {
+			inner := newScope(s)
+			out, err := r.capture(func() error { return body(r, inner) })
+			return Str(out), err
+		}
+		if t.filter != nil {
+			if captured, err = c.filter(t.filter, captured); err != nil {
+				return nil, err
+			}
+		}
+		return func(r *renderer, s *scope) error {
+			v, err := captured(r, s)
+			if err != nil {
+				return err
+			}
+			return assign(r, s, v)
+		}, nil
+	case *macroStmt:
+		m, err := c.macro(t.name, t.params, t.defaults, t.body)
+		if err != nil {
+			return nil, err
+		}
+		name := t.name
+		return func(r *renderer, s *scope) error {
+			s.set(name, m.bind(s))
+			return nil
+		}, nil
+	case *callBlockStmt:
+		return c.callBlock(t)
+	case *filterBlockStmt:
+		body, err := c.stmts(t.body)
+		if err != nil {
+			return nil, err
+		}
+		f, err := c.filter(t.filter, func(r *renderer, s *scope) (Value, error) {
+			inner := newScope(s)
+			out, err := r.capture(func() error { return body(r, inner) })
+			return Str(out), err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return func(r *renderer, s *scope) error {
+			v, err := f(r, s)
+			if err != nil {
+				return err
+			}
+			return r.write(pyStr(v))
+		}, nil
+	case *withStmt:
+		vals, err := c.exprs(t.values)
+		if err != nil {
+			return nil, err
+		}
+		assigns := make([]assignFn, len(t.targets))
+		for i, tg := range t.targets {
+			if assigns[i], err = c.assigner(tg); err != nil {
+				return nil, err
+			}
+		}
+		body, err := c.stmts(t.body)
+		if err != nil {
+			return nil, err
+		}
+		return func(r *renderer, s *scope) error {
+			vs, err := evalAll(r, s, vals)
+			if err != nil {
+				return err
+			}
+			inner := newScope(s)
+			for i, a := range assigns {
+				if err := a(r, inner, vs[i]); err != nil {
+					return err
+				}
+			}
+			return body(r, inner)
+		}, nil
+	case *scopeStmt:
+		body, err := c.stmts(t.body)
+		if err != nil {
+			return nil, err
+		}
+		return func(r *renderer, s *scope) error { return body(r, newScope(s)) }, nil
+	case *generationStmt:
+		// transformers' AssistantTracker renders the body through a caller
+		// macro: its own scope, output unchanged.
+		saved := c.inLoop
+		c.inLoop = 0
+		body, err := c.stmts(t.body)
+		c.inLoop = saved
+		if err != nil {
+			return nil, err
+		}
+		return func(r *renderer, s *scope) error {
+			if err := r.enter(); err != nil {
+				return err
+			}
+			defer r.leave()
+			return body(r, newScope(s))
+		}, nil
+	case *breakStmt:
+		if c.inLoop == 0 {
+			return nil, syntaxErr(0, "'break' outside loop")
+		}
+		return func(*renderer, *scope) error { return errBreak }, nil
+	case *continueStmt:
+		if c.inLoop == 0 {
+			return nil, syntaxErr(0, "'continue' not properly in loop")
+		}
+		return func(*renderer, *scope) error { return errContinue }, nil
+	}
+	return nil, syntaxErr(0, "unsupported statement %T", st)
+}
+
+func (c *compiler) ifStmt(t *ifStmt) (execFn, error) {
+	tests, err := c.exprs(t.tests)
+	if err != nil {
+		return nil, err
+	}
+	bodies := make([]execFn, len(t.bodies))
+	for i, b := range t.bodies {
+		if bodies[i], err = c.stmts(b); err != nil {
+			return nil, err
+		}
+	}
+	var els execFn
+	if t.els != nil {
+		if els, err = c.stmts(t.els); err != nil {
+			return nil, err
+		}
+	}
+	return func(r *renderer, s *scope) error {
+		for i, test := range tests {
+			v, err := test(r, s)
+			if err != nil {
+				return err
+			}
+			if v.Truth() {
+				return bodies[i](r, s)
+			}
+		}
+		if els != nil {
+			return els(r, s)
+		}
+		return nil
+	}, nil
+}
+
+type assignFn func(r *renderer, s *scope, v Value) error
+
+func (c *compiler) assigner(target expr) (assignFn, error) {
+	switch t := target.(type) {
+	case *nameExpr:
+		name := t.name
+		return func(_ *renderer, s *scope, v Value) error {
+			s.set(name, v)
+			return nil
+		}, nil
+	case *nsRefExpr:
+		name, attr := t.name, t.attr
+		return func(r *renderer, s *scope, v Value) error {
+			ns := r.resolve(s, name)
+			if ns.kind != KindNamespace {
+				return runtimeErr("cannot assign attribute on non-namespace object")
+			}
+			ns.ref.(*Namespace).attrs.SetStr(attr, v)
+			return nil
+		}, nil
+	case *tupleExpr:
+		subs := make([]assignFn, len(t.items))
+		for i, it := range t.items {
+			var err error
+			if subs[i], err = c.assigner(it); err != nil {
+				return nil, err
+			}
+		}
+		return func(r *renderer, s *scope, v Value) error {
+			items, err := unpack(v, len(subs))
+			if err != nil {
+				return err
+			}
+			for i, a := range subs {
+				if err := a(r, s, items[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	}
+	return nil, syntaxErr(0, "can't assign to %s", assignKind(target))
+}
+
+// unpack is Python's tuple unpacking of v into n targets.
+func unpack(v Value, n int) ([]Value, error) {
+	switch v.kind {
+	case KindList, KindTuple, KindStr, KindDict, KindUndefinedValue, KindIter:
+	default:
+		return nil, typeErr("cannot unpack non-iterable %s object", v.typeName())
+	}
+	items, err := iterate(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) < n {
+		return nil, valueErr("not enough values to unpack (expected %d, got %d)", n, len(items))
+	}
+	if len(items) > n {
+		return nil, valueErr("too many values to unpack (expected %d)", n)
+	}
+	return items, nil
+}
+
+func (c *compiler) callBlock(t *callBlockStmt) (execFn, error) {
+	caller, err := c.macro("caller", t.params, t.defaults, t.body)
+	if err != nil {
+		return nil, err
+	}
+	call := *t.call
+	call.args.kwNames = append(append([]string{}, call.args.kwNames...), "caller")
+	call.args.kwVals = append(append([]expr{}, call.args.kwVals...), &constExpr{})
+	// The caller macro must be bound to the scope of the call site at render
+	// time, so it reaches the call through a hidden scope variable.
+	call.args.kwVals[len(call.args.kwVals)-1] = &nameExpr{name: callerVar}
+	f, err := c.call(&call)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *renderer, s *scope) error {
+		inner := newScope(s)
+		inner.set(callerVar, caller.bind(s))
+		v, err := f(r, inner)
+		if err != nil {
+			return err
+		}
+		return r.write(pyStr(v))
+	}, nil
+}
+
+func (c *compiler) forStmt(t *forStmt) (execFn, error) {
+	iterE, err := c.expr(t.iter)
+	if err != nil {
+		return nil, err
+	}
+	assign, err := c.assigner(t.target)
+	if err != nil {
+		return nil, err
+	}
+	var cond evalFn
+	if t.cond != nil {
+		if cond, err = c.expr(t.cond); err != nil {
+			return nil, err
+		}
+	}
+	c.inLoop++
+	body, err := c.stmts(t.body)
+	c.inLoop--
+	if err != nil {
+		return nil, err
+	}
+	var els execFn
+	if t.els != nil {
+		if els, err = c.stmts(t.els); err != nil {
+			return nil, err
+		}
+	}
+	recursive := t.recursive
+	// An iteration scope can be recycled unless the body defines a macro or
+	// call block, whose closures keep the scope alive.
+	reuse := !definesClosure(t.body)
+	var run func(r *renderer, s *scope, seq Value, depth0 int) error
+	run = func(r *renderer, s *scope, seq Value, depth0 int) error {
+		items, err := iterate(seq)
+		if err != nil {
+			return err
+		}
+		if cond != nil {
+			kept := make([]Value, 0, len(items))
+			for _, it := range items {
+				cs := newScope(s)
+				if err := assign(r, cs, it); err != nil {
+					return err
+				}
+				ok, err := cond(r, cs)
+				if err != nil {
+					return err
+				}
+				if ok.Truth() {
+					kept = append(kept, it)
+				}
+			}
+			items = kept
+		}
+		if len(items) == 0 {
+			if els != nil {
+				return els(r, newScope(s))
+			}
+			return nil
+		}
+		lc := &loopCtx{items: items, depth0: depth0}
+		if recursive {
+			lc.recurse = func(r *renderer, seq Value) (Value, error) {
+				if err := r.enter(); err != nil {
+					return Value{}, err
+				}
+				defer r.leave()
+				out, err := r.capture(func() error { return run(r, s, seq, depth0+1) })
+				return Str(out), err
+			}
+		}
+		loopVal := Value{kind: KindLoop, ref: lc}
+		var shared *scope
+		for i, it := range items {
+			if err := r.step(); err != nil {
+				return err
+			}
+			lc.index0 = i
+			var is *scope
+			if reuse && shared != nil {
+				is = shared
+				clear(is.vals)
+				is.names, is.vals = is.names[:0], is.vals[:0]
+			} else {
+				is = &scope{parent: s, names: make([]string, 0, 4), vals: make([]Value, 0, 4)}
+				shared = is
+			}
+			is.set("loop", loopVal)
+			if err := assign(r, is, it); err != nil {
+				return err
+			}
+			if err := body(r, is); err != nil {
+				if err == errBreak {
+					break
+				}
+				if err == errContinue {
+					continue
+				}
+				return err
+			}
+		}
+		return nil
+	}
+	return func(r *renderer, s *scope) error {
+		seq, err := iterE(r, s)
+		if err != nil {
+			return err
+		}
+		return run(r, s, seq, 0)
+	}, nil
+}
+
+// definesClosure reports whether a body defines macros or call blocks,
+// which capture the scope they are defined in.
+func definesClosure(body []stmt) bool {
+	for _, st := range body {
+		switch t := st.(type) {
+		case *macroStmt, *callBlockStmt:
+			return true
+		case *forStmt:
+			if definesClosure(t.body) || definesClosure(t.els) {
+				return true
+			}
+		case *ifStmt:
+			for _, b := range t.bodies {
+				if definesClosure(b) {
+					return true
+				}
+			}
+			if definesClosure(t.els) {
+				return true
+			}
+		case *setBlockStmt:
+			if definesClosure(t.body) {
+				return true
+			}
+		case *filterBlockStmt:
+			if definesClosure(t.body) {
+				return true
+			}
+		case *withStmt:
+			if definesClosure(t.body) {
+				return true
+			}
+		case *scopeStmt:
+			if definesClosure(t.body) {
+				return true
+			}
+		case *generationStmt:
+			if definesClosure(t.body) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// loopCtx is Jinja's LoopContext (the loop variable).
+type loopCtx struct {
+	items       []Value
+	index0      int
+	depth0      int
+	lastChanged *Value
+	recurse     func(r *renderer, seq Value) (Value, error)
+}
+
+func (l *loopCtx) attr(name string) (Value, bool) {
+	n := len(l.items)
+	switch name {
+	case "index":
+		return Int(int64(l.index0 + 1)), true
+	case "index0":
+		return Int(int64(l.index0)), true
+	case "revindex":
+		return Int(int64(n - l.index0)), true
+	case "revindex0":
+		return Int(int64(n - l.index0 - 1)), true
+	case "first":
+		return Bool(l.index0 == 0), true
+	case "last":
+		return Bool(l.index0 == n-1), true
+	case "length":
+		return Int(int64(n)), true
+	case "depth":
+		return Int(int64(l.depth0 + 1)), true
+	case "depth0":
+		return Int(int64(l.depth0)), true
+	case "previtem":
+		if l.index0 == 0 {
+			return undefined("there is no previous item"), true
+		}
+		return l.items[l.index0-1], true
+	case "nextitem":
+		if l.index0 >= n-1 {
+			return undefined("there is no next item"), true
+		}
+		return l.items[l.index0+1], true
+	case "cycle":
+		return callableValue(&Callable{name: "cycle", self: &Value{kind: KindLoop, ref: l}, fn: func(r *renderer, args []Value, kw []kwArg) (Value, error) {
+			if len(args) == 0 {
+				return Value{}, typeErr("no items for cycling given")
+			}
+			return args[l.index0%len(args)], nil
+		}}), true
+	case "changed":
+		return callableValue(&Callable{name: "changed", self: &Value{kind: KindLoop, ref: l}, fn: func(r *renderer, args []Value, kw []kwArg) (Value, error) {
+			cur := Tuple(args)
+			if l.lastChanged == nil || !pyEqual(*l.lastChanged, cur) {
+				l.lastChanged = &cur
+				return trueValue, nil
+			}
+			return falseValue, nil
+		}}), true
+	}
+	return Value{}, false
+}
+
+func (l *loopCtx) call(r *renderer, args []Value, kw []kwArg) (Value, error) {
+	if l.recurse == nil {
+		return Value{}, typeErr("The loop must have the 'recursive' marker to be called.")
+	}
+	if len(args) != 1 || len(kw) > 0 {
+		return Value{}, typeErr("loop() takes exactly 1 argument (%s given)", strconv.Itoa(len(args)+len(kw)))
+	}
+	return l.recurse(r, args[0])
+}

@@ -1,0 +1,392 @@
+package jinja
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// FromJSON decodes JSON into a Value the way Python's json.loads does:
+// objects become insertion-ordered dicts (duplicate keys keep the first
+// position and the last value), numbers with a fraction or exponent become
+// floats and all others ints.
+func FromJSON(data []byte) (Value, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := decodeJSONValue(dec)
+	if err != nil {
+		return Value{}, fmt.Errorf("jinja: decode JSON: %w", err)
+	}
+	if _, err := dec.Token(); err == nil {
+		return Value{}, fmt.Errorf("jinja: decode JSON: trailing data")
+	}
+	return v, nil
+}
+
+func decodeJSONValue(dec *json.Decoder) (Value, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return Value{}, err
+	}
+	return jsonTokenValue(dec, tok)
+}
+
+func jsonTokenValue(dec *json.Decoder, tok json.Token) (Value, error) {
+	switch t := tok.(type) {
+	case nil:
+		return noneValue, nil
+	case bool:
+		return Bool(t), nil
+	case string:
+		return Str(t), nil
+	case json.Number:
+		return parseJSONNumber(string(t))
+	case json.Delim:
+		switch t {
+		case '[':
+			var items []Value
+			for dec.More() {
+				v, err := decodeJSONValue(dec)
+				if err != nil {
+					return Value{}, err
+				}
+				items = append(items, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return Value{}, err
+			}
+			if items == nil {
+				items = []Value{}
+			}
+			return List(items), nil
+		case '{':
+			d := NewDict(4)
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return Value{}, err
+				}
+				k, ok := kt.(string)
+				if !ok {
+					return Value{}, fmt.Errorf("object key is %T", kt)
+				}
+				v, err := decodeJSONValue(dec)
+				if err != nil {
+					return Value{}, err
+				}
+				d.SetStr(k, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return Value{}, err
+			}
+			return DictValue(d), nil
+		}
+	}
+	return Value{}, fmt.Errorf("unexpected JSON token %v", tok)
+}
+
+func parseJSONNumber(s string) (Value, error) {
+	if strings.ContainsAny(s, ".eE") {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil && !math.IsInf(f, 0) {
+			return Value{}, err
+		}
+		return Float(f), nil
+	}
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return Int(i), nil
+	}
+	b, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		return Value{}, fmt.Errorf("bad number %q", s)
+	}
+	return bigValue(b), nil
+}
+
+// FromGo converts plain Go data (as encoding/json produces it, or built by
+// hand) into a Value. Go maps have no order, so their keys are sorted; use
+// FromJSON or *Dict to keep an order.
+func FromGo(x any) (Value, error) {
+	switch t := x.(type) {
+	case nil:
+		return noneValue, nil
+	case Value:
+		return t, nil
+	case *Dict:
+		return DictValue(t), nil
+	case bool:
+		return Bool(t), nil
+	case string:
+		return Str(t), nil
+	case int:
+		return Int(int64(t)), nil
+	case int32:
+		return Int(int64(t)), nil
+	case int64:
+		return Int(t), nil
+	case uint32:
+		return Int(int64(t)), nil
+	case float32:
+		return Float(float64(t)), nil
+	case float64:
+		return Float(t), nil
+	case json.Number:
+		return parseJSONNumber(string(t))
+	case json.RawMessage:
+		return FromJSON(t)
+	case []string:
+		items := make([]Value, len(t))
+		for i, s := range t {
+			items[i] = Str(s)
+		}
+		return List(items), nil
+	case []any:
+		items := make([]Value, len(t))
+		for i, e := range t {
+			v, err := FromGo(e)
+			if err != nil {
+				return Value{}, err
+			}
+			items[i] = v
+		}
+		return List(items), nil
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		d := NewDict(len(keys))
+		for _, k := range keys {
+			v, err := FromGo(t[k])
+			if err != nil {
+				return Value{}, err
+			}
+			d.SetStr(k, v)
+		}
+		return DictValue(d), nil
+	}
+	return Value{}, fmt.Errorf("jinja: cannot convert %T to a template value", x)
+}
+
+// jsonOpts are the arguments of Python's json.dumps that tojson exposes.
+type jsonOpts struct {
+	ensureASCII bool
+	indent      *string // nil: single line
+	itemSep     string
+	keySep      string
+	sortKeys    bool
+	maxLen      int // 0: unlimited
+}
+
+// pyJSONDumps is json.dumps(v, ...) with Python's separators, float repr and
+// key coercions.
+func pyJSONDumps(v Value, o jsonOpts) (string, error) {
+	var b strings.Builder
+	if err := writeJSON(&b, v, o, 0); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func writeJSONNewline(b *strings.Builder, o jsonOpts, depth int) {
+	b.WriteByte('\n')
+	for i := 0; i < depth; i++ {
+		b.WriteString(*o.indent)
+	}
+}
+
+func writeJSON(b *strings.Builder, v Value, o jsonOpts, depth int) error {
+	if depth > 500 {
+		return newErr(KindType, "RecursionError", "maximum recursion depth exceeded while encoding a JSON object")
+	}
+	if o.maxLen > 0 && b.Len() > o.maxLen {
+		return limitErr("value exceeds %d bytes", o.maxLen)
+	}
+	switch v.kind {
+	case KindNone:
+		b.WriteString("null")
+	case KindBool:
+		if v.n != 0 {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case KindInt:
+		b.WriteString(strconv.FormatInt(v.n, 10))
+	case KindBigInt:
+		b.WriteString(v.bigInt().String())
+	case KindFloat:
+		b.WriteString(jsonFloat(v.fl()))
+	case KindStr:
+		writeJSONString(b, v.s, o.ensureASCII)
+	case KindList, KindTuple:
+		items := v.items()
+		if len(items) == 0 {
+			b.WriteString("[]")
+			return nil
+		}
+		b.WriteByte('[')
+		for i, it := range items {
+			if i > 0 {
+				b.WriteString(o.itemSep)
+			}
+			if o.indent != nil {
+				writeJSONNewline(b, o, depth+1)
+			}
+			if err := writeJSON(b, it, o, depth+1); err != nil {
+				return err
+			}
+		}
+		if o.indent != nil {
+			writeJSONNewline(b, o, depth)
+		}
+		b.WriteByte(']')
+	case KindDict:
+		return writeJSONDict(b, v.dict(), o, depth)
+	default:
+		return typeErr("Object of type %s is not JSON serializable", v.typeName())
+	}
+	return nil
+}
+
+func jsonFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case math.IsNaN(f):
+		return "NaN"
+	}
+	return formatFloatRepr(f)
+}
+
+func jsonKey(k Value) (string, error) {
+	switch k.kind {
+	case KindStr:
+		return k.s, nil
+	case KindFloat:
+		return jsonFloat(k.fl()), nil
+	case KindBool:
+		if k.n != 0 {
+			return "true", nil
+		}
+		return "false", nil
+	case KindNone:
+		return "null", nil
+	case KindInt, KindBigInt:
+		return pyStr(k), nil
+	}
+	return "", typeErr("keys must be str, int, float, bool or None, not %s", k.typeName())
+}
+
+func writeJSONDict(b *strings.Builder, d *Dict, o jsonOpts, depth int) error {
+	if d.Len() == 0 {
+		b.WriteString("{}")
+		return nil
+	}
+	var order []int
+	if o.sortKeys {
+		order = make([]int, d.Len())
+		for i := range order {
+			order[i] = i
+		}
+		var sortErr error
+		sort.SliceStable(order, func(i, j int) bool {
+			lt, err := pyLess(d.keys[order[i]], d.keys[order[j]])
+			if err != nil && sortErr == nil {
+				sortErr = err
+			}
+			return lt
+		})
+		if sortErr != nil {
+			return sortErr
+		}
+	}
+	b.WriteByte('{')
+	for n := range d.keys {
+		i := n
+		if order != nil {
+			i = order[n]
+		}
+		if n > 0 {
+			b.WriteString(o.itemSep)
+		}
+		if o.indent != nil {
+			writeJSONNewline(b, o, depth+1)
+		}
+		ks, err := jsonKey(d.keys[i])
+		if err != nil {
+			return err
+		}
+		writeJSONString(b, ks, o.ensureASCII)
+		b.WriteString(o.keySep)
+		if err := writeJSON(b, d.vals[i], o, depth+1); err != nil {
+			return err
+		}
+	}
+	if o.indent != nil {
+		writeJSONNewline(b, o, depth)
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+func writeJSONString(b *strings.Builder, s string, ascii bool) {
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch c {
+			case '"':
+				b.WriteString(`\"`)
+			case '\\':
+				b.WriteString(`\\`)
+			case '\n':
+				b.WriteString(`\n`)
+			case '\r':
+				b.WriteString(`\r`)
+			case '\t':
+				b.WriteString(`\t`)
+			case '\b':
+				b.WriteString(`\b`)
+			case '\f':
+				b.WriteString(`\f`)
+			default:
+				if c < 0x20 {
+					b.WriteString(`\u00`)
+					writeHex(b, uint32(c), 2)
+				} else {
+					b.WriteByte(c)
+				}
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !ascii {
+			b.WriteString(s[i : i+size])
+			i += size
+			continue
+		}
+		i += size
+		if r >= 0x10000 {
+			r -= 0x10000
+			b.WriteString(`\u`)
+			writeHex(b, uint32(0xd800+(r>>10)), 4)
+			b.WriteString(`\u`)
+			writeHex(b, uint32(0xdc00+(r&0x3ff)), 4)
+		} else {
+			b.WriteString(`\u`)
+			writeHex(b, uint32(r), 4)
+		}
+	}
+	b.WriteByte('"')
+}
