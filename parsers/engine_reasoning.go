@@ -1,0 +1,151 @@
+package parsers
+
+// Reasoning of vLLM's declarative ParserEngine families (qwen3, seed_oss,
+// glm45, kimi_k2, minimax_m2) as their extract_reasoning runs it: the
+// engine with tool parsing skipped, fed the whole text. The output starts
+// in reasoning; in reasoning the start marker is dropped, the end marker
+// ends it and is dropped, and a tool-call opener ends it implicitly and
+// stays as content; in content the end marker is dropped and, for glm45,
+// the start marker re-enters reasoning. Empty parts are null; most
+// families also drop the reasoning's trailing whitespace (Python rstrip).
+// With thinking disabled the whole output is content.
+
+// engineSpec parameterises one family.
+type engineSpec struct {
+	name       string
+	start, end string
+	// toolOpeners end reasoning and stay as content.
+	toolOpeners []string
+	// reenter makes the start marker in content re-enter reasoning.
+	reenter bool
+	// stripTrailing is strip_trailing_reasoning_whitespace.
+	stripTrailing bool
+	// disabled tells from the request whether thinking is off.
+	disabled func(*Request) bool
+
+	reasoningMarkers, contentMarkers []string
+}
+
+func (s *engineSpec) init() *engineSpec {
+	s.reasoningMarkers = append([]string{s.start, s.end}, s.toolOpeners...)
+	s.contentMarkers = []string{s.end}
+	if s.reenter {
+		s.contentMarkers = append(s.contentMarkers, s.start)
+	}
+	return s
+}
+
+// enableThinkingOff is Qwen3Parser's rule: enable_thinking, default true
+// when absent (an explicit null turns thinking off).
+func enableThinkingOff(r *Request) bool {
+	v, ok := r.ChatTemplateKwargs["enable_thinking"]
+	return ok && !pyTruthy(v)
+}
+
+// thinkingOrEnableOff is the GLM-4.7 and Kimi K2 rule: thinking unless
+// "thinking" or "enable_thinking" is given and neither is truthy.
+func thinkingOrEnableOff(r *Request) bool {
+	a, setA := r.kwargTruthy("thinking")
+	b, setB := r.kwargTruthy("enable_thinking")
+	return (setA || setB) && !a && !b
+}
+
+var (
+	qwen3Spec = (&engineSpec{name: "qwen3", start: thinkStart, end: thinkEnd,
+		toolOpeners: []string{toolCallOn}, disabled: enableThinkingOff}).init()
+	seedOSSSpec = (&engineSpec{name: "seed_oss", start: "<seed:think>", end: "</seed:think>",
+		toolOpeners: []string{"<seed:tool_call>"}, disabled: enableThinkingOff}).init()
+	glm45Spec = (&engineSpec{name: "glm45", start: thinkStart, end: thinkEnd,
+		toolOpeners: []string{toolCallOn}, reenter: true, stripTrailing: true, disabled: thinkingOrEnableOff}).init()
+	kimiK2Spec = (&engineSpec{name: "kimi_k2", start: thinkStart, end: thinkEnd,
+		toolOpeners: []string{"<|tool_calls_section_begin|>"}, stripTrailing: true, disabled: thinkingOrEnableOff}).init()
+	minimaxM2Spec = (&engineSpec{name: "minimax_m2", start: thinkStart, end: thinkEnd,
+		toolOpeners: []string{"<minimax:tool_call>"}, stripTrailing: true, disabled: func(*Request) bool { return false }}).init()
+)
+
+func init() {
+	for _, s := range []*engineSpec{seedOSSSpec, glm45Spec, kimiK2Spec, minimaxM2Spec} {
+		registerReasoning(s.name, ReasoningInfo{New: engineFactory(s), NeedsSpecialTokens: true})
+	}
+}
+
+func engineFactory(spec *engineSpec) ReasoningFactory {
+	return func(_ Vocab, req *Request, _ []int) (ReasoningMachine, error) {
+		return &EngineReasoning{spec: spec, Disabled: spec.disabled(req)}, nil
+	}
+}
+
+// EngineReasoning is the machine of the ParserEngine families.
+type EngineReasoning struct {
+	spec *engineSpec
+	// Disabled is set when thinking is off: all output is content.
+	Disabled bool
+	// InContent is set while outside reasoning.
+	InContent bool
+	// TrailingWS is reasoning whitespace held back: it is dropped if no
+	// more reasoning follows (stripTrailing).
+	TrailingWS []byte
+	Scan       markerScan
+}
+
+// Push implements ReasoningMachine.
+func (e *EngineReasoning) Push(text string) (reasoning, content string) {
+	if e.Disabled {
+		return "", text
+	}
+	for {
+		markers := e.spec.reasoningMarkers
+		if e.InContent {
+			markers = e.spec.contentMarkers
+		}
+		before, marker, rest := e.Scan.next(text, markers)
+		if e.InContent {
+			content += before
+		} else {
+			reasoning += e.trimReasoning(before)
+		}
+		switch {
+		case marker == "":
+			return reasoning, content
+		case marker == e.spec.end:
+			e.InContent = true
+		case marker == e.spec.start:
+			e.InContent = false // dropped in reasoning, re-enters from content
+		default: // a tool opener
+			e.InContent = true
+			content += marker
+		}
+		text = rest
+	}
+}
+
+// trimReasoning holds back trailing whitespace of reasoning until more
+// reasoning shows it was not trailing.
+func (e *EngineReasoning) trimReasoning(s string) string {
+	if !e.spec.stripTrailing || s == "" {
+		return s
+	}
+	n := pySpaceSuffix(s)
+	if n == len(s) {
+		e.TrailingWS = append(e.TrailingWS, s...)
+		return ""
+	}
+	out := string(e.TrailingWS) + s[:len(s)-n]
+	e.TrailingWS = append(e.TrailingWS[:0], s[len(s)-n:]...)
+	return out
+}
+
+// Finish implements ReasoningMachine.
+func (e *EngineReasoning) Finish() (reasoning, content string) {
+	held := e.Scan.flush()
+	if e.InContent {
+		return "", held
+	}
+	return e.trimReasoning(held), ""
+}
+
+// Nulls implements ReasoningMachine: with thinking disabled vLLM returns
+// the output itself as content ("" stays ""), otherwise empty parts are null.
+func (e *EngineReasoning) Nulls() (reasoningNull, contentNull bool) {
+	return true, !e.Disabled
+}

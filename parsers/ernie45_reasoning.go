@@ -1,0 +1,112 @@
+package parsers
+
+// ERNIE-4.5 reasoning, as vLLM's Ernie45ReasoningParser.extract_reasoning:
+// the thinking family's split on "<think>"/"</think>" (thinking.go), then,
+// when the content holds a "<response>" followed somewhere by a
+// "</response>", the content is only what lies between the first
+// "<response>" and the last "</response>". Until that is known the content
+// is held back: text before "<response>" waits for a "</response>" (which
+// drops it), text after a "</response>" waits for another one.
+
+const (
+	ernieResponseOn  = "<response>"
+	ernieResponseOff = "</response>"
+)
+
+var ernieSpec = newThinkingSpec("ernie45", thinkStart, thinkEnd)
+
+func init() {
+	registerReasoning("ernie45", ReasoningInfo{New: newErnie45Reasoning})
+}
+
+func newErnie45Reasoning(v Vocab, _ *Request, _ []int) (ReasoningMachine, error) {
+	t, err := newThinking(ernieSpec, false, v, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Ernie45Reasoning{Think: *t}, nil
+}
+
+// erniePhase is where the content filter is.
+type erniePhase uint8
+
+const (
+	ernieBefore erniePhase = iota // no "<response>" yet
+	ernieInside                   // after the first "<response>"
+	ernieClosed                   // after a "</response>" that follows it
+)
+
+var (
+	ernieOnMarkers  = []string{ernieResponseOn}
+	ernieOffMarkers = []string{ernieResponseOff}
+)
+
+// Ernie45Reasoning is the ernie45 reasoning machine.
+type Ernie45Reasoning struct {
+	Think ThinkingReasoning
+	Phase erniePhase
+	// Pre is the content before the first "<response>"; Body is the
+	// content after it (ernieInside) or after the last "</response>"
+	// (ernieClosed), not yet known to be kept.
+	Pre, Body []byte
+	Scan      markerScan
+}
+
+// Push implements ReasoningMachine.
+func (e *Ernie45Reasoning) Push(text string) (reasoning, content string) {
+	reasoning, c := e.Think.Push(text)
+	return reasoning, e.filter(c)
+}
+
+// filter passes content through the response-tag rule.
+func (e *Ernie45Reasoning) filter(text string) (out string) {
+	for {
+		markers := ernieOffMarkers
+		if e.Phase == ernieBefore {
+			markers = ernieOnMarkers
+		}
+		before, marker, rest := e.Scan.next(text, markers)
+		switch e.Phase {
+		case ernieBefore:
+			e.Pre = append(e.Pre, before...)
+			if marker != "" {
+				e.Phase = ernieInside
+			}
+		case ernieInside:
+			e.Body = append(e.Body, before...)
+			if marker != "" {
+				out += string(e.Body)
+				e.Pre, e.Body = nil, nil
+				e.Phase = ernieClosed
+			}
+		case ernieClosed:
+			e.Body = append(e.Body, before...)
+			if marker != "" {
+				out += ernieResponseOff + string(e.Body)
+				e.Body = nil
+			}
+		}
+		if marker == "" {
+			return out
+		}
+		text = rest
+	}
+}
+
+// Finish implements ReasoningMachine.
+func (e *Ernie45Reasoning) Finish() (reasoning, content string) {
+	reasoning, c := e.Think.Finish()
+	content = e.filter(c)
+	held := e.Scan.flush()
+	switch e.Phase {
+	case ernieBefore:
+		content += string(e.Pre) + held
+	case ernieInside:
+		content += string(e.Pre) + ernieResponseOn + string(e.Body) + held
+	}
+	e.Pre, e.Body = nil, nil
+	return reasoning, content
+}
+
+// Nulls implements ReasoningMachine.
+func (e *Ernie45Reasoning) Nulls() (reasoningNull, contentNull bool) { return e.Think.Nulls() }

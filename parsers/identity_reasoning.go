@@ -1,0 +1,35 @@
+package parsers
+
+// Parsers that leave the output alone: vLLM's IdentityReasoningParser
+// (deepseek_v3 with thinking off) returns it all as content, and
+// MiniMaxM2AppendThinkReasoningParser (minimax_m2_append_think) returns it
+// as content behind a "<think>" the prompt had opened. Reasoning is null,
+// content is a string even when empty.
+
+func init() {
+	registerReasoning("minimax_m2_append_think", ReasoningInfo{New: func(Vocab, *Request, []int) (ReasoningMachine, error) {
+		return &IdentityReasoning{Prefix: thinkStart}, nil
+	}})
+}
+
+// IdentityReasoning passes everything through as content.
+type IdentityReasoning struct {
+	// Prefix is text still to be put before the first content.
+	Prefix string
+}
+
+// Push implements ReasoningMachine.
+func (m *IdentityReasoning) Push(text string) (reasoning, content string) {
+	if m.Prefix != "" {
+		text, m.Prefix = m.Prefix+text, ""
+	}
+	return "", text
+}
+
+// Finish implements ReasoningMachine.
+func (m *IdentityReasoning) Finish() (reasoning, content string) {
+	return m.Push("")
+}
+
+// Nulls implements ReasoningMachine.
+func (m *IdentityReasoning) Nulls() (reasoningNull, contentNull bool) { return true, false }

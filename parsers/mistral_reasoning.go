@@ -1,0 +1,113 @@
+package parsers
+
+import "fmt"
+
+// Mistral reasoning, as vLLM's MistralReasoningParser.extract_reasoning:
+// reasoning is what follows the first "[THINK]" up to the next "[/THINK]"
+// (or the end); content is the text before "[THINK]" plus the text after
+// that "[/THINK]", empty content being null. Without "[THINK]" everything
+// is content (a string, even empty), less its first "[/THINK]".
+
+const (
+	mistralThinkOn  = "[THINK]"
+	mistralThinkOff = "[/THINK]"
+)
+
+func init() {
+	registerReasoning("mistral", ReasoningInfo{New: newMistralReasoning})
+}
+
+func newMistralReasoning(v Vocab, _ *Request, _ []int) (ReasoningMachine, error) {
+	_, ok1 := v.TokenToID(mistralThinkOn)
+	_, ok2 := v.TokenToID(mistralThinkOff)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("mistral reasoning parser: tokenizer has no %s/%s tokens", mistralThinkOn, mistralThinkOff)
+	}
+	return &MistralReasoning{}, nil
+}
+
+// mistralPhase is where a MistralReasoning machine is.
+type mistralPhase uint8
+
+const (
+	mistralPre       mistralPhase = iota // before "[THINK]"
+	mistralPreClosed                     // a "[/THINK]" came before any "[THINK]"
+	mistralReasoning                     // after "[THINK]"
+	mistralContent                       // after "[THINK]" … "[/THINK]"
+)
+
+var (
+	mistralPreMarkers       = []string{mistralThinkOn, mistralThinkOff}
+	mistralThinkOnMarkers   = []string{mistralThinkOn}
+	mistralReasoningMarkers = []string{mistralThinkOff}
+)
+
+// MistralReasoning is the mistral reasoning machine.
+type MistralReasoning struct {
+	Phase mistralPhase
+	// Held is the content after a "[/THINK]" that came before any
+	// "[THINK]": that marker is dropped unless a "[THINK]" follows, so the
+	// text after it waits for the verdict.
+	Held []byte
+	Scan markerScan
+}
+
+// Push implements ReasoningMachine.
+func (m *MistralReasoning) Push(text string) (reasoning, content string) {
+	for {
+		switch m.Phase {
+		case mistralContent:
+			return reasoning, content + text
+		case mistralReasoning:
+			before, marker, rest := m.Scan.next(text, mistralReasoningMarkers)
+			reasoning += before
+			if marker == "" {
+				return reasoning, content
+			}
+			m.Phase = mistralContent
+			text = rest
+		case mistralPre:
+			before, marker, rest := m.Scan.next(text, mistralPreMarkers)
+			content += before
+			switch marker {
+			case "":
+				return reasoning, content
+			case mistralThinkOn:
+				m.Phase = mistralReasoning
+			default:
+				m.Phase = mistralPreClosed
+			}
+			text = rest
+		case mistralPreClosed:
+			before, marker, rest := m.Scan.next(text, mistralThinkOnMarkers)
+			m.Held = append(m.Held, before...)
+			if marker == "" {
+				return reasoning, content
+			}
+			content += mistralThinkOff + string(m.Held)
+			m.Held = nil
+			m.Phase = mistralReasoning
+			text = rest
+		}
+	}
+}
+
+// Finish implements ReasoningMachine.
+func (m *MistralReasoning) Finish() (reasoning, content string) {
+	held := m.Scan.flush()
+	switch m.Phase {
+	case mistralReasoning:
+		return held, ""
+	case mistralPreClosed:
+		s := string(m.Held) + held
+		m.Held = nil
+		return "", s
+	}
+	return "", held
+}
+
+// Nulls implements ReasoningMachine.
+func (m *MistralReasoning) Nulls() (reasoningNull, contentNull bool) {
+	thought := m.Phase == mistralReasoning || m.Phase == mistralContent
+	return !thought, thought
+}

@@ -1,0 +1,92 @@
+package parsers
+
+import (
+	"bytes"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Helpers shared by the reasoning machines.
+
+// pyWhitespace is Python's str.isspace for one character: Unicode White_Space
+// plus the ASCII separators U+001C..U+001F.
+func pyWhitespace(r rune) bool {
+	return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
+}
+
+// pySpaceSuffix is the length in bytes of the longest suffix of s that
+// Python's str.rstrip() would remove.
+func pySpaceSuffix(s string) int {
+	n := len(s)
+	for n > 0 {
+		r, w := utf8.DecodeLastRuneInString(s[:n])
+		if r == utf8.RuneError && w <= 1 || !pyWhitespace(r) {
+			break
+		}
+		n -= w
+	}
+	return len(s) - n
+}
+
+// kwargTruthy reads a chat_template_kwargs entry with Python truthiness;
+// present is false when the key is absent or null (Python's dict.get
+// returning None).
+func (r *Request) kwargTruthy(name string) (value, present bool) {
+	v, ok := r.ChatTemplateKwargs[name]
+	if !ok || v == nil {
+		return false, false
+	}
+	return pyTruthy(v), true
+}
+
+// pyTruthy is Python's bool() of a JSON value.
+func pyTruthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case float64:
+		return x != 0
+	case string:
+		return x != ""
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	}
+	return true
+}
+
+// holdScan finds markers in text that is kept whole (machines that may
+// only decide at the end what earlier text was). Each search resumes where
+// the previous one stopped, less a marker's length, so repeated searches
+// over a growing buffer cost O(new text) each.
+type holdScan struct {
+	// Next is the first offset at which a marker may still start.
+	Next int
+}
+
+// find returns the earliest occurrence at or after Next of one of markers
+// in buf (the longest marker on a tie), or -1. After a miss, Next moves to
+// the first offset a later, longer buf could match at.
+func (h *holdScan) find(buf []byte, markers []string) (int, string) {
+	best, bestMk := -1, ""
+	longest := 0
+	for _, mk := range markers {
+		longest = max(longest, len(mk))
+		if i := bytes.Index(buf[h.Next:], []byte(mk)); i >= 0 {
+			i += h.Next
+			if best < 0 || i < best || i == best && len(mk) > len(bestMk) {
+				best, bestMk = i, mk
+			}
+		}
+	}
+	if best < 0 {
+		h.Next = max(h.Next, len(buf)-longest+1)
+	}
+	return best, bestMk
+}
+
+// seek moves the search to offset at (after a marker was consumed).
+func (h *holdScan) seek(at int) { h.Next = at }
