@@ -1,0 +1,361 @@
+package render
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/vrender/vrender/render/jinja"
+)
+
+// ChatInput holds the fields of vLLM's ChatCompletionRequest that shape the
+// prompt. Raw JSON keeps key order and unknown fields, as Python dicts do.
+type ChatInput struct {
+	Messages             []json.RawMessage
+	Tools                []json.RawMessage // nil: no tools given
+	ToolChoice           json.RawMessage
+	Documents            json.RawMessage
+	ChatTemplate         *string
+	ChatTemplateKwargs   json.RawMessage
+	ReasoningEffort      *string
+	AddGenerationPrompt  bool
+	ContinueFinalMessage bool
+	AddSpecialTokens     bool
+	TruncatePromptTokens *int
+	TruncationSide       string
+}
+
+// ChatPrompt is a rendered chat request.
+type ChatPrompt struct {
+	Text string
+	// TokenIDs are the prompt's tokens after truncation.
+	TokenIDs []int
+	// ContentFormat is the content format the messages were given to the
+	// template in: "string" or "openai".
+	ContentFormat string
+}
+
+// continueTag is transformers' marker for continue_final_message; the
+// trailing space tells whether the template trimmed the message's end.
+const continueTag = "CONTINUE_FINAL_MESSAGE_TAG "
+
+// applyChatTemplateParams are apply_chat_template's own parameters: a
+// chat_template_kwargs entry with one of these names never reaches the
+// template as a variable.
+var applyChatTemplateParams = map[string]bool{
+	"conversation": true, "tools": true, "documents": true, "chat_template": true,
+	"add_generation_prompt": true, "continue_final_message": true, "tokenize": true,
+	"padding": true, "truncation": true, "max_length": true, "return_tensors": true,
+	"return_dict": true, "return_assistant_tokens_mask": true, "tokenizer_kwargs": true,
+}
+
+// RenderChat renders a chat request to its prompt text and token IDs.
+func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, error) {
+	if in.ContinueFinalMessage && in.AddGenerationPrompt {
+		return nil, badRequest("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
+	}
+	kwargs, reqTemplate, err := r.templateKwargs(in)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := r.toolsNode(in)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := r.chooseTemplate(reqTemplate, tools != nil)
+	if err != nil {
+		return nil, err
+	}
+	if tmpl.err != nil {
+		return nil, templateError(tmpl.err)
+	}
+	format := r.cfg.ContentFormat
+	if format == FormatAuto {
+		format = tmpl.format
+	}
+	msgs, err := normalizeMessages(in.Messages, format, tmpl.usesDeveloper)
+	if err != nil {
+		return nil, err
+	}
+
+	var documents *node
+	if len(in.Documents) > 0 {
+		if documents, err = parseJSON(in.Documents); err != nil {
+			return nil, badParam("documents", "Invalid documents JSON: %v", err)
+		}
+		if err := checkDocuments(documents); err != nil {
+			return nil, err
+		}
+	}
+
+	finalText := ""
+	if in.ContinueFinalMessage {
+		if finalText, err = markFinalMessage(msgs, tmpl); err != nil {
+			return nil, err
+		}
+	}
+
+	vars, err := r.contextVars(msgs, tools, documents, kwargs, in.AddGenerationPrompt)
+	if err != nil {
+		return nil, err
+	}
+	text, err := tmpl.tmpl.Render(ctx, vars, r.cfg.Now)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, templateError(err)
+	}
+	if in.ContinueFinalMessage {
+		if text, err = cutAtFinalMessage(text, finalText); err != nil {
+			return nil, err
+		}
+	}
+	ids, err := r.TokenizePrompt(text, in.AddSpecialTokens, in.TruncatePromptTokens, in.TruncationSide)
+	if err != nil {
+		return nil, err
+	}
+	return &ChatPrompt{Text: text, TokenIDs: ids, ContentFormat: format}, nil
+}
+
+// templateKwargs builds vLLM's chat_template_kwargs: the server defaults,
+// then the request's, then enable_thinking from reasoning_effort. It also
+// returns a chat_template given inside the kwargs.
+func (r *Renderer) templateKwargs(in ChatInput) (*node, *string, error) {
+	kw := &node{k: jObj}
+	if r.defaultKwargs != nil {
+		for i, k := range r.defaultKwargs.keys {
+			kw.set(k, r.defaultKwargs.vals[i])
+		}
+	}
+	reqTemplate := in.ChatTemplate
+	userSetThinking := false
+	if len(in.ChatTemplateKwargs) > 0 {
+		req, err := parseJSON(in.ChatTemplateKwargs)
+		if err != nil {
+			return nil, nil, badParam("chat_template_kwargs", "Invalid chat_template_kwargs JSON: %v", err)
+		}
+		switch req.k {
+		case jNull:
+		case jObj:
+			if t, ok := req.get("chat_template"); ok {
+				s, isStr := t.str()
+				if !r.cfg.TrustRequestChatTemplate {
+					return nil, nil, badRequest("Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template.")
+				}
+				if isStr && reqTemplate == nil {
+					reqTemplate = &s
+				}
+			}
+			if _, ok := req.get("tokenize"); ok {
+				return nil, nil, badParam("chat_template_kwargs", "Found unexpected chat template kwargs from request: {'tokenize'}")
+			}
+			for i, k := range req.keys {
+				kw.set(k, req.vals[i])
+			}
+			_, userSetThinking = req.get("enable_thinking")
+		default:
+			return nil, nil, badParam("chat_template_kwargs", "chat_template_kwargs must be an object")
+		}
+	}
+	if in.ReasoningEffort != nil {
+		kw.set("reasoning_effort", strNode(*in.ReasoningEffort))
+		if !userSetThinking {
+			kw.set("enable_thinking", &node{k: jBool, b: *in.ReasoningEffort != "none"})
+		}
+	}
+	for i := 0; i < len(kw.keys); {
+		if applyChatTemplateParams[kw.keys[i]] {
+			kw.del(kw.keys[i])
+			continue
+		}
+		i++
+	}
+	return kw, reqTemplate, nil
+}
+
+// toolsNode returns the tools as vLLM passes them to the template
+// (tool.model_dump() of each), or nil when the template gets None.
+func (r *Renderer) toolsNode(in ChatInput) (*node, error) {
+	if in.Tools == nil {
+		return nil, nil
+	}
+	if r.cfg.ExcludeToolsWhenToolChoiceNone && len(in.ToolChoice) > 0 {
+		if tc, err := parseJSON(in.ToolChoice); err == nil && tc.k == jStr && tc.s == "none" {
+			return nil, nil
+		}
+	}
+	out := &node{k: jArr, arr: make([]*node, 0, len(in.Tools))}
+	for i, raw := range in.Tools {
+		t, err := parseJSON(raw)
+		if err != nil || t.k != jObj {
+			return nil, badParam(fmt.Sprintf("tools.%d", i), "Each tool must be an object")
+		}
+		dumped, berr := dumpTool(t)
+		if berr != nil {
+			berr.Param = fmt.Sprintf("tools.%d.%s", i, berr.Param)
+			return nil, berr
+		}
+		out.arr = append(out.arr, dumped)
+	}
+	return out, nil
+}
+
+// dumpTool is pydantic's model_dump of ChatCompletionToolsParam: declared
+// fields first, defaults filled in, then extra fields in request order.
+func dumpTool(t *node) (*node, *BadRequestError) {
+	typ, ok := t.get("type")
+	if !ok {
+		typ = strNode("function")
+	}
+	if s, _ := typ.str(); s != "function" {
+		return nil, badParam("type", "Input should be 'function'")
+	}
+	fn, ok := t.get("function")
+	if !ok || fn.k != jObj {
+		return nil, badParam("function", "Field required: function must be an object")
+	}
+	name, _ := fn.get("name")
+	if _, isStr := name.str(); !isStr {
+		return nil, badParam("function.name", "Field required: function.name must be a string")
+	}
+	dfn := objNode("name", name)
+	for _, k := range []string{"description", "parameters"} {
+		v, ok := fn.get(k)
+		if !ok {
+			v = nullNode
+		}
+		dfn.set(k, v)
+	}
+	for i, k := range fn.keys {
+		if k != "name" && k != "description" && k != "parameters" {
+			dfn.set(k, fn.vals[i])
+		}
+	}
+	out := objNode("type", typ, "function", dfn)
+	for i, k := range t.keys {
+		if k != "type" && k != "function" {
+			out.set(k, t.vals[i])
+		}
+	}
+	return out, nil
+}
+
+// checkDocuments is transformers' check that documents are dicts.
+func checkDocuments(d *node) error {
+	var items []*node
+	switch d.k {
+	case jNull:
+		return nil
+	case jArr:
+		items = d.arr
+	case jObj, jStr:
+		// Iterating a dict or str yields strings, which are not dicts.
+		if d.truthy() {
+			items = []*node{strNode("")}
+		}
+	default:
+		return badParam("documents", "'%s' object is not iterable", d.pyType())
+	}
+	for _, it := range items {
+		if it.k != jObj {
+			return badParam("documents", "Documents should be a list of dicts with 'title' and 'text' keys!")
+		}
+	}
+	return nil
+}
+
+// contextVars assembles what transformers passes to the template: the set
+// special tokens, the chat-template kwargs over them, then messages, tools,
+// documents (None when absent) and add_generation_prompt.
+func (r *Renderer) contextVars(msgs []*node, tools, documents, kwargs *node, addGen bool) (*jinja.Dict, error) {
+	d := jinja.NewDict(len(r.specials) + len(kwargs.keys) + 4)
+	for _, st := range r.specials {
+		d.SetStr(st.name, jinja.Str(st.value))
+	}
+	for i, k := range kwargs.keys {
+		v, err := kwargs.vals[i].value()
+		if err != nil {
+			return nil, badParam("chat_template_kwargs", "%v", err)
+		}
+		d.SetStr(k, v)
+	}
+	items := make([]jinja.Value, len(msgs))
+	for i, m := range msgs {
+		v, err := m.value()
+		if err != nil {
+			return nil, badParam("messages", "%v", err)
+		}
+		items[i] = v
+	}
+	d.SetStr("messages", jinja.List(items))
+	for _, kv := range []struct {
+		name string
+		n    *node
+	}{{"tools", tools}, {"documents", documents}} {
+		v := jinja.None()
+		if kv.n != nil {
+			var err error
+			if v, err = kv.n.value(); err != nil {
+				return nil, badParam(kv.name, "%v", err)
+			}
+		}
+		d.SetStr(kv.name, v)
+	}
+	d.SetStr("add_generation_prompt", jinja.Bool(addGen))
+	return d, nil
+}
+
+// markFinalMessage appends transformers' continue tag to the final
+// message's text and returns that text as it was.
+func markFinalMessage(msgs []*node, tmpl *compiled) (string, error) {
+	if len(msgs) == 0 {
+		return "", badParam("messages", "list index out of range")
+	}
+	last := msgs[len(msgs)-1]
+	content, ok := last.get("content")
+	if !ok || content.isNull() {
+		return "", badRequest(`continue_final_message is set but the final message has no "content" to continue!`)
+	}
+	if !tmpl.mentionsContent {
+		return "", badRequest(`continue_final_message is set to "content" but this is not an accepted field in the chat_template`)
+	}
+	switch content.k {
+	case jArr:
+		for i := len(content.arr) - 1; i >= 0; i-- {
+			block := content.arr[i]
+			if t, ok := block.get("text"); ok {
+				s, _ := t.str()
+				block.set("text", strNode(s+continueTag))
+				return s, nil
+			}
+		}
+		return "", badRequest("continue_final_message is set but we could not find any text to continue in the final message!")
+	case jStr:
+		last.set("content", strNode(content.s+continueTag))
+		return content.s, nil
+	}
+	return "", badParam("messages", "can only concatenate %s (not \"str\") to %s", content.pyType(), content.pyType())
+}
+
+// cutAtFinalMessage cuts the rendered chat right after the final message's
+// text, as transformers does.
+func cutAtFinalMessage(text, final string) (string, error) {
+	tag := strings.TrimRightFunc(continueTag, pyIsSpace)
+	stripped := pyStrip(final)
+	if !strings.Contains(text, stripped) || !strings.Contains(text, tag) {
+		return "", badRequest("continue_final_message is set but the final message does not appear in the chat after applying the chat template! This can happen if the chat template deletes portions of the final message. Please verify the chat template and final message in your chat to ensure they are compatible.Final message to continue: %s\nRendered chat:\n%s", stripped, text)
+	}
+	loc := strings.LastIndex(text, tag)
+	if strings.HasPrefix(text[loc:], continueTag) {
+		return text[:loc], nil
+	}
+	return strings.TrimRightFunc(text[:loc], pyIsSpace), nil
+}
+
+// pyIsSpace is Python's str.isspace for one character.
+func pyIsSpace(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) }
+
+func pyStrip(s string) string { return strings.TrimFunc(s, pyIsSpace) }
