@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/render"
 )
 
 // DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes is 0.
@@ -38,6 +39,9 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxBodyBytes bounds request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// Generator renders chat and completion requests (the render flags
+	// live in it); nil means one with vLLM's default flags.
+	Generator *render.Generator
 }
 
 // server holds the state handlers share; it is read-only after New.
@@ -49,6 +53,7 @@ type server struct {
 	log          *slog.Logger
 	maxBodyBytes int64
 	now          func() time.Time
+	generator    *render.Generator
 }
 
 // New returns the HTTP handler serving cfg.
@@ -72,6 +77,14 @@ func newServer(cfg Config) (*server, error) {
 		log:          cfg.Logger,
 		maxBodyBytes: cfg.MaxBodyBytes,
 		now:          time.Now,
+		generator:    cfg.Generator,
+	}
+	if s.generator == nil {
+		g, err := DefaultGenerator(cfg.Model)
+		if err != nil {
+			return nil, err
+		}
+		s.generator = g
 	}
 	if s.modelPath == "" {
 		s.modelPath = cfg.Model.Path
@@ -113,5 +126,21 @@ func (s *server) routes() http.Handler {
 	r.Get("/v1/models", s.handleModels)
 	r.Post("/tokenize", s.handleTokenize)
 	r.Post("/detokenize", s.handleDetokenize)
+	r.Post("/v1/chat/completions/render", s.handleChatRender)
+	r.Post("/v1/completions/render", s.handleCompletionRender)
 	return r
+}
+
+// DefaultGenerator is the generator for m with vLLM's default render flags:
+// the model's own template and generation_config.json.
+func DefaultGenerator(m *model.Model) (*render.Generator, error) {
+	r, err := render.New(m, render.Config{})
+	if err != nil {
+		return nil, err
+	}
+	d, err := render.LoadSamplingDefaults(m, render.GenerationConfigAuto, nil)
+	if err != nil {
+		return nil, err
+	}
+	return render.NewGenerator(r, m.MaxModelLen, render.GeneratorConfig{Defaults: d}), nil
 }

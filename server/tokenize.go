@@ -7,9 +7,8 @@ import (
 	"github.com/vrender/vrender/protocol"
 )
 
-// handleTokenize answers POST /tokenize. The chat form needs the render
-// tier (chat templates); until it lands it answers 501 as vLLM does for a
-// NotImplementedError.
+// handleTokenize answers POST /tokenize: the prompt form tokenizes the
+// text, the chat form renders the conversation with the chat template first.
 func (s *server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 	body, e := s.readJSONBody(w, r)
 	if e != nil {
@@ -25,12 +24,16 @@ func (s *server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, e)
 		return
 	}
-	if req.Chat != nil {
-		s.writeError(w, r, notImplemented("chat tokenization is not implemented yet"))
-		return
-	}
 	tok := s.model.Tokenizer
-	ids := tok.Encode(req.Completion.Prompt, req.Completion.AddSpecialTokens)
+	var ids []int
+	if req.Chat != nil {
+		if ids, err = s.tokenizeChat(r.Context(), req.Chat); err != nil {
+			s.writeError(w, r, s.renderError(r.Context(), err))
+			return
+		}
+	} else {
+		ids = tok.Encode(req.Completion.Prompt, req.Completion.AddSpecialTokens)
+	}
 	var strs []string
 	if req.WantTokenStrs() {
 		strs = make([]string, len(ids))

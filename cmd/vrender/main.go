@@ -34,6 +34,7 @@ Usage: vrender <command> [arguments]
 
 Commands:
   serve        serve the HTTP API for a model
+  render       chat request on stdin -> GenerateRequest (or prompt text) on stdout
   tokenize     text on stdin -> token IDs on stdout
   detokenize   token IDs on stdin -> text on stdout
   bench        measure throughput (vrender bench tokenize --help)
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch name {
 	case "serve":
 		err = runServe(ctx, rest, stdout, stderr)
+	case "render":
+		err = runRender(ctx, rest, stdin, stdout, stderr)
 	case "tokenize":
 		err = runTokenize(ctx, rest, stdin, stdout, stderr)
 	case "detokenize":
@@ -93,7 +96,7 @@ func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	switch args[0] {
-	case "serve", "tokenize", "detokenize", "version":
+	case "serve", "render", "tokenize", "detokenize", "version":
 		return run(ctx, []string{args[0], "--help"}, nil, stdout, stderr)
 	case "bench":
 		fmt.Fprintln(stdout, "Usage: vrender bench KIND [options]\n\nKinds: tokenize. Run 'vrender bench tokenize --help' for its options.")

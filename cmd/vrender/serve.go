@@ -15,16 +15,19 @@ import (
 // ctx is done (SIGINT/SIGTERM), then shut down gracefully.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := newCommand("serve", "[MODEL] [options]",
-		"Serve the HTTP API (vLLM's render tier: /tokenize, /detokenize, /v1/models, /health, /version)\n"+
+		"Serve the HTTP API (vLLM's render tier: /v1/chat/completions/render, /v1/completions/render,\n"+
+			"/tokenize, /detokenize, /v1/models, /health, /version)\n"+
 			"for MODEL, a local directory in Hugging Face layout or a model ID in the HF cache.\n"+
 			"MODEL may come before or after the options, or be given with --model.")
 	var (
 		mf          modelFlags
+		rf          renderFlags
 		host        string
 		port        int
 		servedNames stringList
 	)
 	mf.register(c, true)
+	rf.register(c)
 	c.fs.StringVar(&host, "host", "", "`HOST` address to listen on (default: all interfaces)")
 	c.fs.IntVar(&port, "port", 8000, "`PORT` to listen on")
 	c.fs.Var(&servedNames, "served-model-name", "`NAME`s clients may use in \"model\"; the first is the one reported (default: MODEL)")
@@ -48,12 +51,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if port < 0 || port > 65535 {
 		return usagef("--port %d is out of range", port)
 	}
+	if err := rf.validate(); err != nil {
+		return err
+	}
 
 	m, err := mf.load(ctx)
 	if err != nil {
 		return err
 	}
+	gen, err := rf.generator(m)
+	if err != nil {
+		return err
+	}
 	h, err := server.New(server.Config{
+		Generator:        gen,
 		Model:            m,
 		ModelPath:        mf.model,
 		ServedModelNames: servedNames,

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/vrender/vrender/internal/testenv"
+)
+
+func TestRenderCommand(t *testing.T) {
+	qwen := testenv.ModelDir(t, "qwen3")
+	tmpl := filepath.Join(t.TempDir(), "t.jinja")
+	if err := os.WriteFile(tmpl, []byte("{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }}\n{% endfor %}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const chat = `{"messages":[{"role":"user","content":"What is 2+2?"}],"max_tokens":64}`
+	tests := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stdout string // exact unless re
+		re     bool
+		stderr string // substring
+	}{
+		{name: "generate request", stdin: chat, args: []string{"render", "--model", qwen}, re: true,
+			stdout: `^\{"request_id":"chatcmpl-[0-9a-f]{32}","token_ids":\[151644,872,198,3838,374,220,17,10,17,30,151645,198,151644,77091,198\],` +
+				`"token_offsets":null,"features":null,"content_parts":null,"sampling_params":\{"stop":\[\],"stop_token_ids":\[\],"max_tokens":64,` +
+				`"output_kind":2,"skip_clone":true,"bad_words":\[\],"skip_reading_prefix_cache":false\},"model":null,.*"ec_transfer_params":null\}\n$`},
+		{name: "text", stdin: chat, args: []string{"render", "--model", qwen, "--text"},
+			stdout: "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n"},
+		{name: "chat template file", stdin: chat, args: []string{"render", "--model", qwen, "--chat-template", tmpl, "--text"},
+			stdout: "[user] What is 2+2?\n"},
+		{name: "generation config override", stdin: chat, args: []string{"render", "--model", qwen, "--override-generation-config", `{"temperature":0.6,"top_k":20}`}, re: true,
+			stdout: `"sampling_params":\{"temperature":0\.6,"top_k":20,"stop"`},
+		{name: "completion", stdin: `{"prompt":["hello",[1,2]]}`, args: []string{"render", "--model", qwen, "--completion"}, code: 1,
+			stderr: "stdin: 5 validation errors"},
+		{name: "completions", stdin: `{"prompt":[[5],[1,2]],"max_tokens":4}`, args: []string{"render", "--model", qwen, "--completion"}, re: true,
+			stdout: `^\[\{"request_id":"cmpl-[0-9a-f]{32}","token_ids":\[5\],.*\},\{"request_id":"cmpl-[0-9a-f]{32}","token_ids":\[1,2\],.*\}\]\n$`},
+		{name: "refused request", stdin: `{"messages":[{"role":"user","content":"x"}],"use_beam_search":true}`, args: []string{"render", "--model", qwen}, code: 1,
+			stderr: "vrender render: 400 BadRequestError: Beam search is not supported by the render endpoint"},
+		{name: "invalid request fails before loading", stdin: `{}`, args: []string{"render", "--model", "/nonexistent"}, code: 1,
+			stderr: "stdin: 1 validation error:"},
+		{name: "text with completion", args: []string{"render", "--model", qwen, "--text", "--completion"}, code: 2,
+			stderr: "--text renders chat requests"},
+		{name: "auto tool choice needs a parser", args: []string{"render", "--model", qwen, "--enable-auto-tool-choice"}, code: 2,
+			stderr: "Error: --enable-auto-tool-choice requires --tool-call-parser"},
+		{name: "unknown tool parser", args: []string{"render", "--model", qwen, "--enable-auto-tool-choice", "--tool-call-parser", "nope"}, code: 2,
+			stderr: "invalid tool call parser: nope (chose from { deepseek_v3,"},
+		{name: "unknown reasoning parser", args: []string{"render", "--model", qwen, "--reasoning-parser", "nope"}, code: 2,
+			stderr: "invalid reasoning parser: nope (chose from {"},
+		{name: "bad kwargs", args: []string{"render", "--model", qwen, "--default-chat-template-kwargs", "[1]"}, code: 2,
+			stderr: `--default-chat-template-kwargs must be a JSON object, got "[1]"`},
+		{name: "bad content format", args: []string{"render", "--model", qwen, "--chat-template-content-format", "xml"}, code: 2,
+			stderr: "--chat-template-content-format must be auto, string or openai"},
+		{name: "help", args: []string{"help", "render"}, stdout: "Usage: vrender render --model MODEL", re: true},
+		{name: "serve validates render flags", args: []string{"serve", qwen, "--reasoning-parser", "nope"}, code: 2,
+			stderr: "invalid reasoning parser: nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tt.stdin, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr %s", code, tt.code, stderr)
+			}
+			if tt.re {
+				if !regexp.MustCompile(tt.stdout).MatchString(stdout) {
+					t.Errorf("stdout %q does not match %q", stdout, tt.stdout)
+				}
+			} else if stdout != tt.stdout {
+				t.Errorf("stdout %q, want %q", stdout, tt.stdout)
+			}
+			if !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("stderr %q, want it to contain %q", stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+// The default (no --generation-config) reads the model's
+// generation_config.json, and --generation-config vllm ignores it.
+func TestRenderCommandGenerationConfig(t *testing.T) {
+	src := testenv.ModelDir(t, "qwen3")
+	dir := t.TempDir()
+	for _, f := range []string{"tokenizer.json", "tokenizer_config.json", "config.json"} {
+		data, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(`{"temperature":0.7,"top_p":0.8,"eos_token_id":[151645,151643]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const chat = `{"messages":[{"role":"user","content":"hi"}],"max_tokens":8}`
+	for _, tt := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, `{"temperature":0.7,"top_p":0.8,"stop":[],"stop_token_ids":[],"max_tokens":8,"output_kind":2,"skip_clone":true,"bad_words":[],"skip_reading_prefix_cache":false}`},
+		{[]string{"--generation-config", "vllm"}, `{"stop":[],"stop_token_ids":[],"max_tokens":8,"output_kind":2,"skip_clone":true,"bad_words":[],"skip_reading_prefix_cache":false}`},
+	} {
+		code, stdout, stderr := runCLI(t, chat, append([]string{"render", "--model", dir}, tt.flags...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tt.flags, code, stderr)
+		}
+		var out struct {
+			SamplingParams json.RawMessage `json:"sampling_params"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		if string(out.SamplingParams) != tt.want {
+			t.Errorf("%v: sampling_params %s\nwant %s", tt.flags, out.SamplingParams, tt.want)
+		}
+	}
+}

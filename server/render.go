@@ -1,0 +1,102 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/render"
+)
+
+// handleChatRender answers POST /v1/chat/completions/render with the one
+// GenerateRequest vLLM's render server builds from a chat request.
+func (s *server) handleChatRender(w http.ResponseWriter, r *http.Request) {
+	body, e := s.readJSONBody(w, r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	req, err := protocol.DecodeChatCompletionRequest(body)
+	if err != nil {
+		s.writeError(w, r, decodeError(err))
+		return
+	}
+	if e := s.checkModel(req.Model); e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	res, err := s.generator.RenderChat(r.Context(), req)
+	if err != nil {
+		s.writeError(w, r, s.renderError(r.Context(), err))
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, res.Request)
+}
+
+// handleCompletionRender answers POST /v1/completions/render with a JSON
+// array of GenerateRequests, one per prompt.
+func (s *server) handleCompletionRender(w http.ResponseWriter, r *http.Request) {
+	body, e := s.readJSONBody(w, r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	req, err := protocol.DecodeCompletionRequest(body)
+	if err != nil {
+		s.writeError(w, r, decodeError(err))
+		return
+	}
+	if e := s.checkModel(req.Model); e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	reqs, err := s.generator.RenderCompletion(r.Context(), req)
+	if err != nil {
+		s.writeError(w, r, s.renderError(r.Context(), err))
+		return
+	}
+	if reqs == nil {
+		reqs = []protocol.GenerateRequest{}
+	}
+	s.writeJSON(w, r, http.StatusOK, reqs)
+}
+
+// tokenizeChat renders the chat form of /tokenize as vLLM's tokenize
+// handler does: the chat template trust check, then the template with the
+// request's tools, and no length limit.
+func (s *server) tokenizeChat(ctx context.Context, req *protocol.TokenizeChatRequest) ([]int, error) {
+	if err := s.generator.CheckChatRequest(nil, req.ChatTemplate, req.ChatTemplateKwargs); err != nil {
+		return nil, err
+	}
+	prompt, err := s.generator.Renderer().RenderChat(ctx, render.ChatInput{
+		Messages:             req.Messages,
+		Tools:                req.Tools,
+		ChatTemplate:         req.ChatTemplate,
+		ChatTemplateKwargs:   req.ChatTemplateKwargs,
+		AddGenerationPrompt:  req.AddGenerationPrompt,
+		ContinueFinalMessage: req.ContinueFinalMessage,
+		AddSpecialTokens:     req.AddSpecialTokens,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return prompt.TokenIDs, nil
+}
+
+// renderError maps a render failure to its error body: a request vLLM
+// refuses is a 400 BadRequestError with vLLM's message and parameter;
+// anything else is a logged 500.
+func (s *server) renderError(ctx context.Context, err error) *apiError {
+	var bad *render.BadRequestError
+	if errors.As(err, &bad) {
+		var param *string
+		if bad.Param != "" {
+			p := bad.Param
+			param = &p
+		}
+		return badRequest(bad.Message, param)
+	}
+	s.log.ErrorContext(ctx, "render failed", "request_id", requestIDFrom(ctx), "err", err)
+	return internalError()
+}
