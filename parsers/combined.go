@@ -39,7 +39,11 @@ type Parser struct {
 	WS string
 	// ContentOut is set once content has been emitted.
 	ContentOut bool
-	Finished   bool
+	// CallsOut is set once a tool call has been emitted: vLLM reports
+	// finish_reason "tool_calls" only for a non-empty list, even when the
+	// parser says tools were called (e.g. deepseek_v3's bare calls-begin).
+	CallsOut bool
+	Finished bool
 }
 
 // New builds the machine for one request. promptIDs may be nil; some
@@ -81,9 +85,24 @@ func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
 			}
 			p.Parse = true
 			p.AutoFinish = choice == ChoiceAuto
+		} else if choice == ChoiceNone && cfg.EnableAutoToolChoice && info.EngineBased &&
+			(cfg.ReasoningParser == "" || engineReasoningParsers[cfg.ReasoningParser]) {
+			if p.Tools, err = info.New(v, req); err != nil {
+				return nil, err
+			}
+			p.Parse = true
 		}
 	}
 	return p, nil
+}
+
+// engineReasoningParsers are vLLM's reasoning parsers that are ParserEngine
+// adapters (engine_based_streaming); with one of them (or none) an
+// engine-based tool parser also runs for tool_choice "none".
+var engineReasoningParsers = map[string]bool{
+	"qwen3": true, "mimo": true, "seed_oss": true, "glm45": true, "glm47": true, "kimi_k2": true,
+	"minimax_m2": true, "minimax_m2_append_think": true, "gemma4": true, "nemotron_v3": true,
+	"deepseek_v4": true, "inkling": true,
 }
 
 // NeedsSpecialTokens reports whether skip_special_tokens must be off for
@@ -179,6 +198,9 @@ func (p *Parser) filter(d *Delta) {
 		}
 		d.ToolCalls = kept
 	}
+	if len(d.ToolCalls) > 0 {
+		p.CallsOut = true
+	}
 }
 
 // ToolsCalled reports, after Finish, whether the answer carries tool calls.
@@ -198,6 +220,12 @@ func (p *Parser) ReasoningNull() bool {
 func (p *Parser) ContentNull() bool {
 	if p.Choice == ChoiceRequired || p.Choice == ChoiceNamed {
 		return false
+	}
+	if cn, ok := p.Tools.(interface{ ContentNull() (null, decided bool) }); ok && p.Parse {
+		// The tool parser's own answer (vLLM's engine path for "none").
+		if null, decided := cn.ContentNull(); decided {
+			return null
+		}
 	}
 	if pe, ok := p.Reasoning.(interface{ PromptEndedReasoning() bool }); ok && pe.PromptEndedReasoning() {
 		// The newer vLLM the golden set follows here (reasoning closed by
@@ -219,7 +247,7 @@ func (p *Parser) FinishReason(engine string) string {
 	if engine == "stop" && p.Choice == ChoiceRequired {
 		return "tool_calls"
 	}
-	if p.AutoFinish && p.ToolsCalled() {
+	if p.AutoFinish && p.ToolsCalled() && p.CallsOut {
 		return "tool_calls"
 	}
 	if engine == "" {

@@ -74,6 +74,10 @@ type ToolInfo struct {
 	// NeedsSpecialTokens forces skip_special_tokens off when tools are
 	// given and tool_choice is not "none" (the markers are special tokens).
 	NeedsSpecialTokens bool
+	// EngineBased marks vLLM's ParserEngine adapters: with an engine-based
+	// (or no) reasoning parser, vLLM runs them even for tool_choice "none"
+	// and returns their content (calls dropped).
+	EngineBased bool
 }
 
 // ReasoningInfo describes a reasoning parser family.

@@ -1,0 +1,279 @@
+package parsers
+
+// Pythonic tool calls, as vLLM's PythonicToolParser and
+// Llama4PythonicToolParser extract_tool_calls: the whole output must be a
+// Python list of calls, `[get_weather(city="Paris"), get_time()]`. vLLM
+// first requires its TOOL_CALL_REGEX to match at the start of the text,
+// then ast.parse of the whole text to give a list of calls whose keyword
+// values are literals; arguments are json.dumps of the keyword dict.
+// Anything else returns no calls and the text as content.
+//
+// Text that does not start with "[" streams as content at once. A list is
+// held back: its calls stream as they are read (name at "(", arguments a
+// keyword at a time) and, once it is known not to be a valid call list,
+// the held text goes out as content and the calls no longer count.
+// llama4_pythonic first drops a leading "<|python_start|>" and, in that
+// case only, every "<|python_end|>" — also from the content vLLM returns.
+
+func init() {
+	registerTool("pythonic", ToolInfo{New: newPythonic, SupportsRequiredAndNamed: true})
+	registerTool("llama4_pythonic", ToolInfo{New: newLlama4Pythonic, SupportsRequiredAndNamed: true})
+}
+
+const (
+	pythonStart = "<|python_start|>"
+	pythonEnd   = "<|python_end|>"
+)
+
+var pythonEndMarkers = []string{pythonEnd}
+
+// pyPhase is where a pythonic machine is.
+type pyPhase uint8
+
+const (
+	pyStart  pyPhase = iota // nothing read yet
+	pyPlain                 // not a list: content
+	pyList                  // reading a list of calls
+	pyFailed                // the list is not a valid call list: content
+)
+
+// Pythonic is the pythonic / llama4_pythonic tool-call machine.
+type Pythonic struct {
+	Llama4 bool
+	// Head holds the first bytes while they may be "<|python_start|>";
+	// Decided is set once they are known.
+	Head    []byte
+	Decided bool
+	// Stripped is set when "<|python_start|>" led the text, so every
+	// "<|python_end|>" is removed.
+	Stripped bool
+	End      markerScan
+
+	Phase pyPhase
+	// Raw is the list text read so far: the content if it fails.
+	Raw   []byte
+	Rx    pyRegex
+	Lex   pyLexer
+	Parse pyCallList
+	OK    bool
+}
+
+func newPythonic(Vocab, *Request) (ToolMachine, error) {
+	return &Pythonic{Decided: true}, nil
+}
+
+func newLlama4Pythonic(Vocab, *Request) (ToolMachine, error) {
+	return &Pythonic{Llama4: true}, nil
+}
+
+// Push implements ToolMachine.
+func (p *Pythonic) Push(text string) (content string, calls []ToolCallDelta) {
+	if !p.Decided {
+		p.Head = append(p.Head, text...)
+		if len(p.Head) < len(pythonStart) && pythonStart[:len(p.Head)] == string(p.Head) {
+			return "", nil
+		}
+		text = p.decide()
+	}
+	if p.Stripped {
+		text = p.dropEnds(text)
+	}
+	return p.feed(text)
+}
+
+// decide settles whether the text starts with "<|python_start|>" and
+// returns the held text without it.
+func (p *Pythonic) decide() string {
+	p.Decided = true
+	head := string(p.Head)
+	p.Head = nil
+	if len(head) >= len(pythonStart) && head[:len(pythonStart)] == pythonStart {
+		p.Stripped = true
+		return head[len(pythonStart):]
+	}
+	return head
+}
+
+// dropEnds removes "<|python_end|>" markers, holding back a partial one.
+func (p *Pythonic) dropEnds(text string) string {
+	var out []byte
+	for {
+		before, marker, rest := p.End.next(text, pythonEndMarkers)
+		out = append(out, before...)
+		if marker == "" {
+			return string(out)
+		}
+		text = rest
+	}
+}
+
+func (p *Pythonic) feed(text string) (content string, calls []ToolCallDelta) {
+	if text == "" {
+		return "", nil
+	}
+	if p.Phase == pyStart {
+		p.Phase = pyPlain
+		if text[0] == '[' {
+			p.Phase = pyList
+		}
+	}
+	if p.Phase != pyList {
+		return text, nil
+	}
+	p.Raw = append(p.Raw, text...)
+	rxOK := p.Rx.feed(text)
+	lexOK := p.Lex.feed(text, p.Parse.token)
+	calls, p.Parse.out = p.Parse.out, nil
+	if !rxOK || !lexOK {
+		return p.fail(), calls
+	}
+	return "", calls
+}
+
+// fail turns the list into content for good.
+func (p *Pythonic) fail() string {
+	p.Phase = pyFailed
+	raw := string(p.Raw)
+	p.Raw = nil
+	return raw
+}
+
+// Finish implements ToolMachine.
+func (p *Pythonic) Finish() (content string, calls []ToolCallDelta) {
+	text := ""
+	if !p.Decided {
+		text = p.decide()
+	}
+	if p.Stripped {
+		text = p.dropEnds(text) + p.End.flush()
+	}
+	content, calls = p.feed(text)
+	if p.Phase != pyList {
+		return content, calls
+	}
+	ok := p.Lex.end(p.Parse.token) && p.Parse.end() && p.Rx.ok()
+	calls = append(calls, p.Parse.out...)
+	p.Parse.out = nil
+	if !ok {
+		return content + p.fail(), calls
+	}
+	p.OK = true
+	return content, calls
+}
+
+// Called implements ToolMachine.
+func (p *Pythonic) Called() bool { return p.OK }
+
+// pyRegex checks vLLM's TOOL_CALL_REGEX
+//
+//	\[(N\((N=.*,\s*)*(N=.*\s)?\),\s*)*(N\((N=.*,\s*)*(N=.*\s*)?\)\s*)+\]
+//
+// (N = [a-zA-Z]+\w*, DOTALL) as a prefix match. Once a call's first
+// argument "N=" is read, ".*" can absorb anything, so the match then only
+// needs a later ")\s*]"; before that, argument-less calls chain with ","
+// (while no call was followed by bare whitespace) or whitespace.
+type pyRegex struct {
+	State rxState
+	// C2 is set once a call was followed by whitespace rather than ",".
+	C2 bool
+}
+
+type rxState uint8
+
+const (
+	rxOpen     rxState = iota // expecting '['
+	rxNameHead                // a name's first byte, an ASCII letter
+	rxName                    // rest of a call name, then '('
+	rxParen                   // after '(': ')' or an argument name
+	rxKw                      // rest of an argument name, then '='
+	rxAbsorb                  // waiting for ')'
+	rxClose                   // after ')' in rxAbsorb: whitespace then ']'
+	rxAfter                   // after an argument-less call
+	rxSpace                   // whitespace, then a call name (or ']' if C2)
+	rxOK                      // matched
+	rxFail                    // cannot match
+)
+
+func isRxWord(c byte) bool { return isPyNameByte(c) }
+
+func isRxSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// feed advances over text; false once no match is possible.
+func (r *pyRegex) feed(text string) bool {
+	for i := 0; i < len(text) && r.State != rxOK && r.State != rxFail; {
+		c := text[i]
+		i++
+		switch r.State {
+		case rxOpen:
+			r.State = rxFail
+			if c == '[' {
+				r.State = rxNameHead
+			}
+		case rxNameHead:
+			r.State = rxFail
+			if isASCIILetter(c) {
+				r.State = rxName
+			}
+		case rxName:
+			switch {
+			case c == '(':
+				r.State = rxParen
+			case !isRxWord(c):
+				r.State = rxFail
+			}
+		case rxParen:
+			switch {
+			case c == ')':
+				r.State = rxAfter
+			case isASCIILetter(c):
+				r.State = rxKw
+			default:
+				r.State = rxFail
+			}
+		case rxKw:
+			switch {
+			case c == '=':
+				r.State = rxAbsorb
+			case !isRxWord(c):
+				r.State = rxFail
+			}
+		case rxAbsorb:
+			if c == ')' {
+				r.State = rxClose
+			}
+		case rxClose:
+			switch {
+			case c == ']':
+				r.State = rxOK
+			case c == ')' || isRxSpace(c):
+			default:
+				r.State = rxAbsorb
+			}
+		case rxAfter:
+			if c == ',' && !r.C2 {
+				r.State = rxSpace
+				continue
+			}
+			r.C2 = true
+			r.State = rxSpace
+			i-- // see c again as whitespace, ']' or a name
+		case rxSpace:
+			switch {
+			case isRxSpace(c):
+			case c == ']' && r.C2:
+				r.State = rxOK
+			case isASCIILetter(c):
+				r.State = rxName
+			default:
+				r.State = rxFail
+			}
+		}
+	}
+	return r.State != rxFail
+}
+
+func (r *pyRegex) ok() bool { return r.State == rxOK }

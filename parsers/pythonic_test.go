@@ -1,0 +1,151 @@
+package parsers
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var (
+	pythonicOnly = Config{ToolParser: "pythonic", EnableAutoToolChoice: true}
+	llama4Only   = Config{ToolParser: "llama4_pythonic", EnableAutoToolChoice: true}
+)
+
+// pythonicCases were checked against vLLM's regex + ast.parse path run in
+// Python.
+var pythonicCases = []struct {
+	name string
+	cfg  Config
+	req  string
+	text string
+	want Result
+}{
+	{"plain text", pythonicOnly, weatherTools, "Hello! How can I help?", Result{Content: ptr("Hello! How can I help?"), FinishReason: "stop"}},
+	{"single call", pythonicOnly, weatherTools, `[get_weather(city="Paris")]`,
+		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "Paris"}`)}, FinishReason: "tool_calls"}},
+	{"parallel calls", pythonicOnly, weatherTools, `[get_weather(city="A", unit='c'), search(query="vllm", top_k=3), get_time()]`,
+		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "A", "unit": "c"}`), call("search", `{"query": "vllm", "top_k": 3}`), call("get_time", `{}`)}, FinishReason: "tool_calls"}},
+	{"parallel_tool_calls false", pythonicOnly, `{"parallel_tool_calls":false,"tools":[{"type":"function","function":{"name":"a"}}]}`, `[a(x=1), a(x=2)]`,
+		Result{ToolCalls: []ToolCall{call("a", `{"x": 1}`)}, FinishReason: "tool_calls"}},
+	{"literals", pythonicOnly, weatherTools, `[f(a=True, b=None, c=null, d=[1, 2.50, 1e-7, 1E400, 0x1F, 1_000, 12345678901234567890], e={'k': {'n': [false]}}, g=.5, h=1.)]`,
+		Result{ToolCalls: []ToolCall{call("f", `{"a": true, "b": null, "c": null, "d": [1, 2.5, 1e-07, Infinity, 31, 1000, 12345678901234567890], "e": {"k": {"n": [false]}}, "g": 0.5, "h": 1.0}`)}, FinishReason: "tool_calls"}},
+	{"strings", pythonicOnly, weatherTools, `[f(a='it\'s "q"', b="\u00e9\x41\101\n\t", c=r'\d', d='''tri"p''' "le", e="東京 🌧️", f='\q')]`,
+		Result{ToolCalls: []ToolCall{call("f", `{"a": "it's \"q\"", "b": "éAA\n\t", "c": "\\d", "d": "tri\"ple", "e": "東京 🌧️", "f": "\\q"}`)}, FinishReason: "tool_calls"}},
+	{"dict keys as Python keeps them", pythonicOnly, weatherTools, `[f(d={1.0: "a", 1: "b", True: "c", None: 0, 'x': 1, 'x': 2})]`,
+		Result{ToolCalls: []ToolCall{call("f", `{"d": {"1.0": "c", "null": 0, "x": 2}}`)}, FinishReason: "tool_calls"}},
+	{"repeated keyword keeps first place, last value", pythonicOnly, weatherTools, `[f(a=1, b=2, a=3)]`,
+		Result{ToolCalls: []ToolCall{call("f", `{"a": 3, "b": 2}`)}, FinishReason: "tool_calls"}},
+	{"dotted name and ignored positional argument", pythonicOnly, weatherTools, `[f(a=1), m.g(x[0] + 1, b=2)]`,
+		Result{ToolCalls: []ToolCall{call("f", `{"a": 1}`), call("m.g", `{"b": 2}`)}, FinishReason: "tool_calls"}},
+	{"comment and semicolon after the list", pythonicOnly, weatherTools, "[f(a=1)];  # done\n",
+		Result{ToolCalls: []ToolCall{call("f", `{"a": 1}`)}, FinishReason: "tool_calls"}},
+	{"text before", pythonicOnly, weatherTools, `Sure: [get_weather(city="Paris")]`, Result{Content: ptr(`Sure: [get_weather(city="Paris")]`), FinishReason: "stop"}},
+	{"text after", pythonicOnly, weatherTools, `[get_weather(city="Paris")] Done.`, Result{Content: ptr(`[get_weather(city="Paris")] Done.`), FinishReason: "stop"}},
+	{"negative number is not a literal", pythonicOnly, weatherTools, `[f(a=-1)]`, Result{Content: ptr(`[f(a=-1)]`), FinishReason: "stop"}},
+	{"regex: space after the paren", pythonicOnly, weatherTools, `[f( a=1)]`, Result{Content: ptr(`[f( a=1)]`), FinishReason: "stop"}},
+	{"regex: newline after the bracket", pythonicOnly, weatherTools, "[\n f(a=1)]", Result{Content: ptr("[\n f(a=1)]"), FinishReason: "stop"}},
+	{"regex: trailing comma", pythonicOnly, weatherTools, `[f(a=1),]`, Result{Content: ptr(`[f(a=1),]`), FinishReason: "stop"}},
+	{"regex: calls chained by whitespace", pythonicOnly, weatherTools, `[f() g()]`, Result{Content: ptr(`[f() g()]`), FinishReason: "stop"}},
+	{"not calls", pythonicOnly, weatherTools, `[1, 2, 3]`, Result{Content: ptr(`[1, 2, 3]`), FinishReason: "stop"}},
+	{"empty list", pythonicOnly, weatherTools, `[]`, Result{Content: ptr(`[]`), FinishReason: "stop"}},
+	{"bytes fail", pythonicOnly, weatherTools, `[f(a=b'x')]`, Result{Content: ptr(`[f(a=b'x')]`), FinishReason: "stop"}},
+	{"f-string fails", pythonicOnly, weatherTools, `[f(a=f'x')]`, Result{Content: ptr(`[f(a=f'x')]`), FinishReason: "stop"}},
+	{"set fails", pythonicOnly, weatherTools, `[f(a={1})]`, Result{Content: ptr(`[f(a={1})]`), FinishReason: "stop"}},
+	{"truncated", pythonicOnly, weatherTools, `[get_weather(city="A"), search(q="b`, Result{Content: ptr(`[get_weather(city="A"), search(q="b`), FinishReason: "stop"}},
+	{"tool_choice none", pythonicOnly, `{"tool_choice":"none","tools":[{"type":"function","function":{"name":"a"}}]}`, `[a(x=1)]`,
+		Result{Content: ptr(`[a(x=1)]`), FinishReason: "stop"}},
+
+	{"llama4/wrapped call", llama4Only, weatherTools, pythonStart + `[get_weather(city="Paris")]` + pythonEnd,
+		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "Paris"}`)}, FinishReason: "tool_calls"}},
+	{"llama4/bare call", llama4Only, weatherTools, `[get_weather(city="Paris")]`,
+		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "Paris"}`)}, FinishReason: "tool_calls"}},
+	{"llama4/markers removed from failed content", llama4Only, weatherTools, pythonStart + "Hi " + pythonEnd + "there",
+		Result{Content: ptr("Hi there"), FinishReason: "stop"}},
+	{"llama4/end marker kept without start", llama4Only, weatherTools, "Hi " + pythonEnd, Result{Content: ptr("Hi " + pythonEnd), FinishReason: "stop"}},
+	{"llama4/partial start is text", llama4Only, weatherTools, "<|python_st", Result{Content: ptr("<|python_st"), FinishReason: "stop"}},
+}
+
+func TestPythonicCases(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, tc := range pythonicCases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := mustRequest(t, tc.req)
+			batch, _ := runSplits(t, tc.cfg, req, tc.text, nil)
+			if got, want := normalise(batch), normalise(tc.want); !reflect.DeepEqual(got, want) {
+				t.Fatalf("batch:\n got %s\nwant %s", dump(got), dump(want))
+			}
+			bytewise := make([]int, 0, len(tc.text))
+			for i := 1; i < len(tc.text); i++ {
+				bytewise = append(bytewise, i)
+			}
+			for k := 0; k < 21; k++ {
+				cuts := bytewise
+				if k > 0 {
+					cuts = randomCuts(len(tc.text), r)
+				}
+				got, _ := runSplits(t, tc.cfg, req, tc.text, cuts)
+				if !reflect.DeepEqual(normalise(got), normalise(batch)) {
+					t.Fatalf("cuts %v:\n got %s\nwant %s", cuts, dump(got), dump(batch))
+				}
+			}
+		})
+	}
+}
+
+func TestPythonicStreamsCallsBeforeTheEnd(t *testing.T) {
+	p, err := New(pythonicOnly, testVocab, mustRequest(t, weatherTools), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Push(`[get_weather(city="Paris"), sea`, nil)
+	if len(d.ToolCalls) != 1 || d.ToolCalls[0].Name != "get_weather" || d.ToolCalls[0].Arguments != `{"city": "Paris"}` || d.Content != "" {
+		t.Fatalf("first delta = %+v", d)
+	}
+}
+
+func TestPythonicHugeArguments(t *testing.T) {
+	long := strings.Repeat(`lorem \"ipsum\" `, 20000)
+	text := `[w(text="` + long + `", n=12345678901234567890)]`
+	req := mustRequest(t, weatherTools)
+	batch, _ := runSplits(t, pythonicOnly, req, text, nil)
+	want := `{"text": "` + strings.ReplaceAll(long, `\"`, `\"`) + `", "n": 12345678901234567890}`
+	if len(batch.ToolCalls) != 1 || batch.ToolCalls[0].Arguments != want {
+		t.Fatalf("huge arguments not re-serialised exactly")
+	}
+	stream, _ := runSplits(t, pythonicOnly, req, text, randomCuts(len(text), rand.New(rand.NewPCG(5, 6))))
+	if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
+		t.Fatal("stream differs from batch")
+	}
+}
+
+// pyFuzzPieces are fragments a pythonic output is built from.
+var pyFuzzPieces = []string{"[", "]", "(", ")", "get_weather", "m.g", "a=", "b=", "1", "2.5", "-1", "1e3", `"x"`, `'y'`,
+	`"\u00e9\n"`, `'''t'''`, "b'x'", "True", "None", "null", "{", "}", ":", ", ", "\n", "# c\n", ";", "東京", "=", ".",
+	pythonStart, pythonEnd, "<|python_", "\\", `"`}
+
+func FuzzPythonic(f *testing.F) {
+	f.Add([]byte{0, 4, 2, 6, 12, 23, 7, 8, 3, 1}, uint64(1))
+	f.Add([]byte{30, 0, 5, 2, 3, 23, 4, 2, 6, 20, 12, 22, 8, 21, 3, 1, 31}, uint64(2))
+	f.Fuzz(func(t *testing.T, recipe []byte, seed uint64) {
+		var sb strings.Builder
+		for _, b := range recipe {
+			sb.WriteString(pyFuzzPieces[int(b)%len(pyFuzzPieces)])
+		}
+		text := sb.String()
+		req := mustRequest(t, weatherTools)
+		for _, cfg := range []Config{pythonicOnly, llama4Only} {
+			batch, _ := runSplits(t, cfg, req, text, nil)
+			stream, acc := runSplits(t, cfg, req, text, randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))))
+			if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
+				t.Fatalf("%s %q:\nstream %s\n batch %s", cfg.ToolParser, text, dump(stream), dump(batch))
+			}
+			if len(batch.ToolCalls) > 0 && acc.Content() != "" {
+				t.Fatalf("%s %q: content %q next to calls", cfg.ToolParser, text, acc.Content())
+			}
+			if cfg.ToolParser == "llama4_pythonic" && strings.HasPrefix(text, pythonStart) && strings.Contains(acc.Content(), pythonEnd) {
+				t.Fatalf("%q: %s leaked as content %q", text, pythonEnd, acc.Content())
+			}
+		}
+	})
+}
