@@ -72,6 +72,7 @@ bench: models build ## Go benchmarks, then `vrender bench tokenize` against the 
 		echo "== bench tokenize $$m"; \
 		$(BIN) bench tokenize --model $(MODELS_DIR)/$$m; \
 	done
+	@echo "== bench render qwen3"; $(BIN) bench render --model $(MODELS_DIR)/qwen3
 
 clean: ## Remove build outputs (bin/) and Go's test cache.
 	rm -rf bin

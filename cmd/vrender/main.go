@@ -99,7 +99,7 @@ func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "serve", "render", "tokenize", "detokenize", "version":
 		return run(ctx, []string{args[0], "--help"}, nil, stdout, stderr)
 	case "bench":
-		fmt.Fprintln(stdout, "Usage: vrender bench KIND [options]\n\nKinds: tokenize. Run 'vrender bench tokenize --help' for its options.")
+		fmt.Fprintln(stdout, "Usage: vrender bench KIND [options]\n\nKinds: tokenize, render. Run 'vrender bench KIND --help' for their options.")
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "vrender help: unknown command %q\n\n%s", args[0], usageText)
