@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/render"
 )
@@ -42,6 +43,9 @@ type Config struct {
 	// Generator renders chat and completion requests (the render flags
 	// live in it); nil means one with vLLM's default flags.
 	Generator *render.Generator
+	// Derender derenders engine output (the parser flags live in it); nil
+	// means one without parsers.
+	Derender *derender.Engine
 }
 
 // server holds the state handlers share; it is read-only after New.
@@ -54,6 +58,7 @@ type server struct {
 	maxBodyBytes int64
 	now          func() time.Time
 	generator    *render.Generator
+	derender     *derender.Engine
 }
 
 // New returns the HTTP handler serving cfg.
@@ -78,6 +83,14 @@ func newServer(cfg Config) (*server, error) {
 		maxBodyBytes: cfg.MaxBodyBytes,
 		now:          time.Now,
 		generator:    cfg.Generator,
+		derender:     cfg.Derender,
+	}
+	if s.derender == nil {
+		d, err := derender.New(cfg.Model, derender.Config{MaxLogprobs: 20, CacheSize: 0})
+		if err != nil {
+			return nil, err
+		}
+		s.derender = d
 	}
 	if s.generator == nil {
 		g, err := DefaultGenerator(cfg.Model)
@@ -128,6 +141,8 @@ func (s *server) routes() http.Handler {
 	r.Post("/detokenize", s.handleDetokenize)
 	r.Post("/v1/chat/completions/render", s.handleChatRender)
 	r.Post("/v1/completions/render", s.handleCompletionRender)
+	r.Post("/v1/chat/completions/derender", s.handleChatDerender)
+	r.Post("/v1/completions/derender", s.handleCompletionDerender)
 	return r
 }
 

@@ -37,6 +37,7 @@ Commands:
   render       chat request on stdin -> GenerateRequest (or prompt text) on stdout
   tokenize     text on stdin -> token IDs on stdout
   detokenize   token IDs on stdin -> text on stdout
+  derender     engine output (DerenderChatRequest or golden line) on stdin -> chat response
   bench        measure throughput (vrender bench tokenize --help)
   version      print the version
   help         show help for a command: vrender help <command>
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runTokenize(ctx, rest, stdin, stdout, stderr)
 	case "detokenize":
 		err = runDetokenize(ctx, rest, stdin, stdout, stderr)
+	case "derender":
+		err = runDerender(ctx, rest, stdin, stdout, stderr)
 	case "bench":
 		err = runBench(ctx, rest, stdout, stderr)
 	case "version", "--version":
@@ -96,7 +99,7 @@ func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	switch args[0] {
-	case "serve", "render", "tokenize", "detokenize", "version":
+	case "serve", "render", "tokenize", "detokenize", "derender", "version":
 		return run(ctx, []string{args[0], "--help"}, nil, stdout, stderr)
 	case "bench":
 		fmt.Fprintln(stdout, "Usage: vrender bench KIND [options]\n\nKinds: tokenize, render. Run 'vrender bench KIND --help' for their options.")

@@ -22,12 +22,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var (
 		mf          modelFlags
 		rf          renderFlags
+		df          derenderFlags
 		host        string
 		port        int
 		servedNames stringList
 	)
 	mf.register(c, true)
 	rf.register(c)
+	df.register(c)
 	c.fs.StringVar(&host, "host", "", "`HOST` address to listen on (default: all interfaces)")
 	c.fs.IntVar(&port, "port", 8000, "`PORT` to listen on")
 	c.fs.Var(&servedNames, "served-model-name", "`NAME`s clients may use in \"model\"; the first is the one reported (default: MODEL)")
@@ -63,7 +65,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	der, err := df.engine(m, &rf)
+	if err != nil {
+		return err
+	}
 	h, err := server.New(server.Config{
+		Derender:         der,
 		Generator:        gen,
 		Model:            m,
 		ModelPath:        mf.model,

@@ -1,0 +1,160 @@
+package derender
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/parsers"
+	"github.com/vrender/vrender/protocol"
+)
+
+// benchOutput is a qwen3 output of about n tokens: reasoning, then a hermes
+// tool call whose argument is long, then <|im_end|>.
+func benchOutput(tb testing.TB, m *model.Model, n int) []int {
+	tb.Helper()
+	build := func(k int) []int {
+		var b strings.Builder
+		b.WriteString("<think>\n")
+		for i := 0; i < k; i++ {
+			fmt.Fprintf(&b, "Step %d: check the file layout. ", i)
+		}
+		b.WriteString("\n</think>\n\n<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"main.go\", \"content\": \"")
+		for i := 0; i < k; i++ {
+			fmt.Fprintf(&b, "x%d := f(%d)\\n", i, i)
+		}
+		b.WriteString("\"}}\n</tool_call>")
+		ids := m.Tokenizer.Encode(b.String(), false)
+		return append(ids, 151645) // <|im_end|>
+	}
+	per := len(build(100)) / 100
+	return build(n / per)
+}
+
+const benchChatRequest = `{"messages":[{"role":"user","content":"write it"}],"tools":[{"type":"function","function":{"name":"write_file","parameters":{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}}}}}]}`
+
+func benchEngine(tb testing.TB, cacheSize int) (*Engine, *protocol.ChatCompletionRequest) {
+	tb.Helper()
+	m, err := model.Load(context.Background(), testenv.ModelDir(tb, "qwen3"), model.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e, err := New(m, Config{Parsers: parsers.Config{ReasoningParser: "qwen3", ToolParser: "hermes", EnableAutoToolChoice: true},
+		MaxLogprobs: 20, CacheSize: cacheSize})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cr, err := protocol.DecodeChatCompletionRequest([]byte(benchChatRequest))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e, cr
+}
+
+var benchPrompt = []int{151644, 872, 198, 4934, 432, 151645, 198, 151644, 77091, 198}
+
+// streamOnce derenders ids one token per call as a vLLM client does,
+// echoing the state (and with it the output history) each time.
+func streamOnce(tb testing.TB, e *Engine, cr *protocol.ChatCompletionRequest, ids []int) parsers.Accumulator {
+	var acc parsers.Accumulator
+	var state *protocol.DerenderStreamState
+	ctx := context.Background()
+	for i, id := range ids {
+		ch := protocol.GenerateChoice{Index: 0, TokenIDs: []int{id}}
+		if i == len(ids)-1 {
+			ch.FinishReason = ptr("stop")
+		}
+		res, err := e.ChatStream(ctx, &protocol.DerenderChatStreamRequest{
+			GenerateChunk: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{ch}},
+			StreamState:   state, PromptTokenIDs: benchPrompt, ChatRequest: cr,
+		}, "m")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		state = &res.StreamState
+		d := res.Chunk.Choices[0].Delta
+		pd := parsers.Delta{}
+		if d.Content != nil {
+			pd.Content = *d.Content
+		}
+		if d.Reasoning != nil {
+			pd.Reasoning = *d.Reasoning
+		}
+		for _, tc := range d.ToolCalls {
+			c := parsers.ToolCallDelta{Index: tc.Index}
+			if tc.ID != nil {
+				c.ID, c.Name = *tc.ID, *tc.Function.Name
+			}
+			if tc.Function.Arguments != nil {
+				c.Arguments = *tc.Function.Arguments
+			}
+			pd.ToolCalls = append(pd.ToolCalls, c)
+		}
+		acc.Add(pd)
+	}
+	return acc
+}
+
+func batchOnce(tb testing.TB, e *Engine, cr *protocol.ChatCompletionRequest, ids []int) *protocol.ChatCompletionResponse {
+	res, err := e.Chat(context.Background(), &protocol.DerenderChatRequest{
+		GenerateResponse: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{{Index: 0, TokenIDs: ids, FinishReason: ptr("stop")}}},
+		PromptTokenIDs:   benchPrompt, ChatRequest: cr,
+	}, "m")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res
+}
+
+// TestBenchOutputAgrees checks the benchmark's stream reaches the batch
+// answer, so the benchmark measures correct work.
+func TestBenchOutputAgrees(t *testing.T) {
+	for _, cacheSize := range []int{16, 0} {
+		e, cr := benchEngine(t, cacheSize)
+		ids := benchOutput(t, e.model, 300)
+		batch := batchOnce(t, e, cr, ids)
+		acc := streamOnce(t, e, cr, ids)
+		calls := acc.Calls()
+		msg := batch.Choices[0].Message
+		if len(calls) != 1 || len(msg.ToolCalls) != 1 || calls[0].Arguments != msg.ToolCalls[0].Function.Arguments ||
+			msg.Reasoning == nil || acc.Reasoning() != *msg.Reasoning || *batch.Choices[0].FinishReason != "tool_calls" {
+			t.Fatalf("cache %d: stream %+v %q\nbatch %+v", cacheSize, calls, acc.Reasoning(), msg)
+		}
+		if hits, misses := e.CacheStats(); cacheSize > 0 && (misses != 1 || hits != int64(len(ids)-1)) {
+			t.Fatalf("cache: %d hits %d misses for %d calls", hits, misses, len(ids))
+		}
+	}
+}
+
+// BenchmarkDerender measures one whole output per op: batch, streamed one
+// token per call with the live-state cache, and without it (replay, O(n²);
+// skipped at 16k where one op takes minutes).
+func BenchmarkDerender(b *testing.B) {
+	for _, n := range []int{1 << 10, 4 << 10, 16 << 10} {
+		for _, mode := range []string{"batch", "stream-cache", "stream-replay"} {
+			if mode == "stream-replay" && n > 4<<10 {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/%dk", mode, n>>10), func(b *testing.B) {
+				cache := 64
+				if mode == "stream-replay" {
+					cache = 0
+				}
+				e, cr := benchEngine(b, cache)
+				ids := benchOutput(b, e.model, n)
+				b.ResetTimer()
+				for b.Loop() {
+					if mode == "batch" {
+						batchOnce(b, e, cr, ids)
+					} else {
+						streamOnce(b, e, cr, ids)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ids)), "ns/token")
+			})
+		}
+	}
+}

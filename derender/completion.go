@@ -1,0 +1,123 @@
+package derender
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/tokenizer"
+)
+
+// completionSkip is skip_special_tokens of a completion_request (default
+// true).
+func completionSkip(p *protocol.CompletionDecodeParams) bool {
+	return p == nil || p.SkipSpecialTokens == nil || *p.SkipSpecialTokens
+}
+
+// Completion is the non-streaming completions derender: no parsing ever,
+// choices flattened with a running index, usage summed.
+func (e *Engine) Completion(ctx context.Context, req *protocol.DerenderCompletionRequest, model string) (*protocol.CompletionResponse, error) {
+	if len(req.GenerateResponses) == 0 {
+		return nil, badRequest("generate_responses must not be empty")
+	}
+	gens := make([]*protocol.GenerateResponse, len(req.GenerateResponses))
+	for i := range req.GenerateResponses {
+		gens[i] = &req.GenerateResponses[i]
+	}
+	if err := e.checkBounds(gens); err != nil {
+		return nil, err
+	}
+	opts := tokenizer.DetokOptions{SkipSpecialTokens: completionSkip(req.CompletionRequest)}
+	first := gens[0]
+	res := &protocol.CompletionResponse{ID: first.RequestID, Object: "text_completion", Created: e.now().Unix(),
+		Model: model, Choices: []protocol.CompletionChoice{}, KVTransferParams: first.KVTransferParams}
+	for _, g := range gens[1:] {
+		if !bytes.Equal(canonJSON(g.KVTransferParams), canonJSON(first.KVTransferParams)) {
+			res.KVTransferParams = nil
+		}
+	}
+	promptTotal, completionTotal, index := 0, 0, 0
+	for i, g := range gens {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		prompt := g.PromptTokenIDs
+		if req.PromptTokenIDs != nil && req.PromptTokenIDs[i] != nil {
+			prompt = req.PromptTokenIDs[i]
+		}
+		for _, c := range g.Choices {
+			if len(c.TokenIDs) == 0 {
+				return nil, badRequest("choice %d in response %s has empty or null token_ids", c.Index, g.RequestID)
+			}
+			text := tokenizer.NewDetokenizer(e.model.Tokenizer, opts, prompt).Push(c.TokenIDs)
+			res.Choices = append(res.Choices, protocol.CompletionChoice{Index: index, Text: text,
+				Logprobs: completionLogprobs(e.resolveLogprobs(c.Logprobs, nil), 0), FinishReason: c.FinishReason,
+				StopReason: json.RawMessage("null")})
+			completionTotal += len(c.TokenIDs)
+			index++
+		}
+		if req.PromptTokens != nil {
+			promptTotal += req.PromptTokens[i]
+		}
+	}
+	res.Usage = protocol.NewUsage(promptTotal, completionTotal)
+	return res, nil
+}
+
+// canonJSON compacts raw JSON for comparison (null when absent).
+func canonJSON(raw json.RawMessage) []byte {
+	if len(raw) == 0 {
+		return []byte("null")
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// CompletionStream derenders one generate stream event for completions;
+// text_offset stays absolute through logprob_text_offset.
+func (e *Engine) CompletionStream(ctx context.Context, req *protocol.DerenderCompletionStreamRequest, model string) (*protocol.DerenderCompletionStreamResponse, error) {
+	chunk := &req.GenerateChunk
+	if len(chunk.Choices) > 1 {
+		return nil, badRequest("derender_completion_stream expects at most one choice per chunk")
+	}
+	if err := e.checkStreamChunk(chunk); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	state := protocol.DerenderStreamState{}
+	if req.StreamState != nil {
+		state = *req.StreamState
+	}
+	prompt := req.PromptTokenIDs
+	if prompt == nil {
+		prompt = chunk.PromptTokenIDs
+	}
+	d, err := e.resumeDetok(&state, req.StreamState == nil, prompt,
+		tokenizer.DetokOptions{SkipSpecialTokens: completionSkip(req.CompletionRequest)})
+	if err != nil {
+		return nil, err
+	}
+	res := &protocol.DerenderCompletionStreamResponse{Chunk: protocol.CompletionStreamResponse{
+		ID: chunk.RequestID, Object: "text_completion", Created: e.now().Unix(), Model: model,
+		Choices: []protocol.CompletionStreamChoice{}, Usage: streamUsage(chunk.Usage, req.PromptTokens), Metrics: chunk.Metrics,
+	}}
+	for _, c := range chunk.Choices {
+		text := d.Push(c.TokenIDs)
+		lp := completionLogprobs(e.resolveLogprobs(c.Logprobs, state.LogprobContextTokenIDs), state.LogprobTextOffset)
+		state.LogprobContextTokenIDs = contextTail(state.LogprobContextTokenIDs, c.TokenIDs)
+		state.LogprobTextOffset += utf8.RuneCountInString(text)
+		res.Chunk.Choices = append(res.Chunk.Choices, protocol.CompletionStreamChoice{Index: c.Index, Text: text,
+			Logprobs: lp, FinishReason: c.FinishReason, StopReason: json.RawMessage("null")})
+	}
+	setDetokState(&state, d)
+	res.StreamState = normalizeState(state)
+	return res, nil
+}

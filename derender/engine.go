@@ -1,0 +1,102 @@
+// Package derender turns token-in/token-out engine output back into OpenAI
+// answers, as vLLM's derender endpoints do: batch and streaming, chat (with
+// reasoning and tool-call parsing) and completions. A streaming call with
+// a parser resumes a live parser and detokenizer from an LRU cache keyed by
+// a digest of everything that determines their state, so a hit costs
+// O(delta); a miss replays the echoed history with identical output.
+package derender
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/parsers"
+)
+
+// DefaultMaxNSequences is vLLM's default VLLM_MAX_N_SEQUENCES.
+const DefaultMaxNSequences = 256
+
+// Config is the derender part of the server flags.
+type Config struct {
+	// Parsers selects the reasoning and tool parsers.
+	Parsers parsers.Config
+	// MaxLogprobs is --max-logprobs (-1: no limit).
+	MaxLogprobs int
+	// MaxNSequences is VLLM_MAX_N_SEQUENCES; 0 means DefaultMaxNSequences.
+	MaxNSequences int
+	// CacheSize is --derender-cache-size: live streaming states kept; 0
+	// disables the cache (every call replays).
+	CacheSize int
+	// ReasoningFieldCompat adds reasoning_content beside reasoning.
+	ReasoningFieldCompat bool
+}
+
+// Engine derenders for one model. It is safe for concurrent use.
+type Engine struct {
+	model *model.Model
+	cfg   Config
+	cache *lru.Cache[digest, *live] // nil when disabled
+	stops map[int]bool
+	now   func() time.Time
+
+	hits, misses atomic.Int64
+}
+
+// BadRequestError is a request vLLM answers with 400.
+type BadRequestError struct{ Message string }
+
+func (e *BadRequestError) Error() string { return e.Message }
+
+func badRequest(format string, args ...any) error {
+	return &BadRequestError{Message: fmt.Sprintf(format, args...)}
+}
+
+// New builds an engine; the parsers named in cfg must be registered.
+func New(m *model.Model, cfg Config) (*Engine, error) {
+	if m == nil || m.Tokenizer == nil {
+		return nil, errors.New("derender: a model with a tokenizer is required")
+	}
+	if cfg.Parsers.ReasoningParser != "" && !parsers.HasReasoning(cfg.Parsers.ReasoningParser) {
+		return nil, fmt.Errorf("derender: unknown reasoning parser %q", cfg.Parsers.ReasoningParser)
+	}
+	if cfg.Parsers.ToolParser != "" && !parsers.HasTool(cfg.Parsers.ToolParser) {
+		return nil, fmt.Errorf("derender: unknown tool parser %q", cfg.Parsers.ToolParser)
+	}
+	if cfg.MaxNSequences <= 0 {
+		cfg.MaxNSequences = DefaultMaxNSequences
+	}
+	e := &Engine{model: m, cfg: cfg, now: time.Now, stops: map[int]bool{}}
+	for _, id := range m.EOSTokenIDs {
+		e.stops[id] = true
+	}
+	if cfg.CacheSize > 0 {
+		c, err := lru.New[digest, *live](cfg.CacheSize)
+		if err != nil {
+			return nil, fmt.Errorf("derender: cache: %w", err)
+		}
+		e.cache = c
+	}
+	return e, nil
+}
+
+// HasParser reports whether a reasoning or tool parser is configured.
+func (e *Engine) HasParser() bool {
+	return e.cfg.Parsers.ReasoningParser != "" || e.cfg.Parsers.ToolParser != ""
+}
+
+// CacheLen is the number of live states cached (for tests and metrics).
+func (e *Engine) CacheLen() int {
+	if e.cache == nil {
+		return 0
+	}
+	return e.cache.Len()
+}
+
+// CacheStats reports how many parsed streaming calls resumed a live state
+// (hits) and how many replayed the history (misses).
+func (e *Engine) CacheStats() (hits, misses int64) { return e.hits.Load(), e.misses.Load() }

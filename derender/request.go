@@ -1,0 +1,110 @@
+package derender
+
+import (
+	"encoding/binary"
+	"encoding/json"
+
+	"github.com/vrender/vrender/parsers"
+	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/tokenizer"
+)
+
+// parserRequest extracts the fields of a chat request that parsing reads.
+func parserRequest(cr *protocol.ChatCompletionRequest) (*parsers.Request, error) {
+	req := &parsers.Request{ToolChoice: cr.ToolChoice, ParallelToolCalls: cr.ParallelToolCalls}
+	inc, skip := cr.IncludeReasoning, cr.SkipSpecialTokens
+	req.IncludeReasoning, req.SkipSpecialTokens = &inc, &skip
+	for i, raw := range cr.Tools {
+		var t parsers.Tool
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return nil, badRequest("chat_request.tools[%d]: %v", i, err)
+		}
+		req.Tools = append(req.Tools, t)
+	}
+	if len(cr.ChatTemplateKwargs) > 0 && string(cr.ChatTemplateKwargs) != "null" {
+		if err := json.Unmarshal(cr.ChatTemplateKwargs, &req.ChatTemplateKwargs); err != nil {
+			return nil, badRequest("chat_request.chat_template_kwargs: %v", err)
+		}
+	}
+	if _, _, err := req.Choice(); err != nil {
+		return nil, badRequest("%v", err)
+	}
+	return req, nil
+}
+
+// parseSetup is what a parsed chat choice needs: the chat request, the
+// detokenizer options and the prompt the machines are seeded with.
+type parseSetup struct {
+	chat   *protocol.ChatCompletionRequest
+	reqKey []byte // the parsing-relevant fields, part of the cache key
+	opts   tokenizer.DetokOptions
+	prompt []int
+	stops  map[int]bool
+}
+
+// newParseSetup reads only raw fields: a cache hit never decodes the tools.
+func (e *Engine) newParseSetup(cr *protocol.ChatCompletionRequest, prompt []int) (*parseSetup, error) {
+	// NeedsSpecialTokens reads the number of tools and tool_choice only.
+	lite := &parsers.Request{Tools: make([]parsers.Tool, len(cr.Tools)), ToolChoice: cr.ToolChoice}
+	if _, _, err := lite.Choice(); err != nil {
+		return nil, badRequest("%v", err)
+	}
+	skip := cr.SkipSpecialTokens
+	if parsers.NeedsSpecialTokens(e.cfg.Parsers, lite) {
+		// The parser must see its markers.
+		skip = false
+	}
+	var key []byte
+	field := func(raw []byte) {
+		key = binary.AppendUvarint(key, uint64(len(raw)))
+		key = append(key, raw...)
+	}
+	for _, t := range cr.Tools {
+		field(t)
+	}
+	field([]byte{'|'})
+	field(cr.ToolChoice)
+	field(cr.ChatTemplateKwargs)
+	key = append(key, flag(cr.ParallelToolCalls == nil), flag(cr.ParallelToolCalls != nil && *cr.ParallelToolCalls),
+		flag(cr.IncludeReasoning), flag(cr.SkipSpecialTokens))
+	stops := e.stops
+	if len(cr.StopTokenIDs) > 0 {
+		stops = make(map[int]bool, len(e.stops)+len(cr.StopTokenIDs))
+		for id := range e.stops {
+			stops[id] = true
+		}
+		for _, id := range cr.StopTokenIDs {
+			stops[id] = true
+		}
+	}
+	return &parseSetup{chat: cr, reqKey: key, opts: tokenizer.DetokOptions{SkipSpecialTokens: skip},
+		prompt: prompt, stops: stops}, nil
+}
+
+func flag(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// textIDs are the ids of a chunk whose text is decoded: a stop token that
+// ended generation is counted but never detokenized (vLLM's engine never
+// hands it to the detokenizer).
+func (s *parseSetup) textIDs(ids []int, finish *string, isSpecial func(int) bool) []int {
+	if finish == nil || *finish != "stop" || len(ids) == 0 {
+		return ids
+	}
+	// A stop token is an EOS id, a stop_token_ids entry, or a special
+	// token (Llama 3 stops on <|eom_id|> too, which is in no EOS list of
+	// the tokenizer files alone); a stop string never is one.
+	if last := ids[len(ids)-1]; s.stops[last] || isSpecial(last) {
+		return ids[:len(ids)-1]
+	}
+	return ids
+}
+
+// newToolCallID is vLLM's make_tool_call_id shape.
+func newToolCallID() string { return "chatcmpl-tool-" + protocol.RandomUUID() }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,248 @@
+package derender
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/vrender/vrender/parsers"
+	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/tokenizer"
+)
+
+// ChatStream derenders one generate stream event with vLLM's stream_state
+// protocol: the client sends every event (finish-only and usage-only ones
+// too) with the state the previous call returned, one state per choice.
+func (e *Engine) ChatStream(ctx context.Context, req *protocol.DerenderChatStreamRequest, model string) (*protocol.DerenderChatStreamResponse, error) {
+	chunk := &req.GenerateChunk
+	if len(chunk.Choices) > 1 {
+		return nil, badRequest("derender_chat_stream expects at most one choice per chunk")
+	}
+	if err := e.checkStreamChunk(chunk); err != nil {
+		return nil, err
+	}
+	state := protocol.DerenderStreamState{}
+	if req.StreamState != nil {
+		state = *req.StreamState
+	}
+	res := &protocol.DerenderChatStreamResponse{Chunk: protocol.ChatCompletionStreamResponse{
+		ID: chunk.RequestID, Object: "chat.completion.chunk", Created: e.now().Unix(), Model: model,
+		Choices: []protocol.ChatStreamChoice{}, Usage: streamUsage(chunk.Usage, req.PromptTokens), Metrics: chunk.Metrics,
+	}}
+	var err error
+	if e.HasParser() {
+		err = e.chatStreamParsed(ctx, req, &state, res)
+	} else {
+		err = e.chatStreamPlain(req, &state, res)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.StreamState = normalizeState(state)
+	return res, nil
+}
+
+// checkStreamChunk applies the bounds of a non-streaming response to one
+// event.
+func (e *Engine) checkStreamChunk(chunk *protocol.GenerateResponse) error {
+	return e.checkBounds([]*protocol.GenerateResponse{chunk})
+}
+
+func streamUsage(u *protocol.GenerateUsage, promptTokens *int) *protocol.UsageInfo {
+	if u == nil {
+		return nil
+	}
+	pt, ct := 0, 0
+	if promptTokens != nil {
+		pt = *promptTokens
+	} else if u.PromptTokens != nil {
+		pt = *u.PromptTokens
+	}
+	if u.CompletionTokens != nil {
+		ct = *u.CompletionTokens
+	}
+	return protocol.NewUsage(pt, ct)
+}
+
+// normalizeState writes empty lists as [] rather than null, as vLLM does.
+func normalizeState(s protocol.DerenderStreamState) protocol.DerenderStreamState {
+	if s.PrevTokens == nil {
+		s.PrevTokens = []string{}
+	}
+	if s.LogprobContextTokenIDs == nil {
+		s.LogprobContextTokenIDs = []int{}
+	}
+	if s.OutputTokenIDs == nil {
+		s.OutputTokenIDs = []int{}
+	}
+	if s.OutputChunkLens == nil {
+		s.OutputChunkLens = []int{}
+	}
+	if s.LastToolCallIDs == nil {
+		s.LastToolCallIDs = []string{}
+	}
+	return s
+}
+
+// resumeDetok continues the client's detokenizer window, seeding it from
+// the prompt on the first call.
+func (e *Engine) resumeDetok(state *protocol.DerenderStreamState, first bool, prompt []int, opts tokenizer.DetokOptions) (*tokenizer.Detokenizer, error) {
+	if first {
+		return tokenizer.NewDetokenizer(e.model.Tokenizer, opts, prompt), nil
+	}
+	d, err := tokenizer.ResumeDetokenizer(e.model.Tokenizer, opts, tokenizer.DetokState{
+		PrevTokens: state.PrevTokens, PrefixOffset: state.PrefixOffset, ReadOffset: state.ReadOffset})
+	if err != nil {
+		return nil, badRequest("invalid stream_state: %v", err)
+	}
+	return d, nil
+}
+
+func setDetokState(state *protocol.DerenderStreamState, d *tokenizer.Detokenizer) {
+	ds := d.State()
+	state.PrevTokens, state.PrefixOffset, state.ReadOffset = ds.PrevTokens, ds.PrefixOffset, ds.ReadOffset
+}
+
+// chatStreamPlain is the path without a parser: the detokenizer resumes
+// from the carried window, nothing is replayed.
+func (e *Engine) chatStreamPlain(req *protocol.DerenderChatStreamRequest, state *protocol.DerenderStreamState, res *protocol.DerenderChatStreamResponse) error {
+	skip := req.ChatRequest == nil || req.ChatRequest.SkipSpecialTokens
+	prompt := req.PromptTokenIDs
+	if prompt == nil {
+		prompt = req.GenerateChunk.PromptTokenIDs
+	}
+	d, err := e.resumeDetok(state, req.StreamState == nil, prompt, tokenizer.DetokOptions{SkipSpecialTokens: skip})
+	if err != nil {
+		return err
+	}
+	for _, c := range req.GenerateChunk.Choices {
+		text := d.Push(c.TokenIDs)
+		lp := e.resolveLogprobs(c.Logprobs, state.LogprobContextTokenIDs)
+		delta := protocol.DeltaMessage{}
+		if !state.RoleSent {
+			delta.Role = ptr("assistant")
+		}
+		if text != "" {
+			delta.Content = &text
+		}
+		state.RoleSent = true
+		state.LogprobContextTokenIDs = contextTail(state.LogprobContextTokenIDs, c.TokenIDs)
+		res.Chunk.Choices = append(res.Chunk.Choices, protocol.ChatStreamChoice{Index: c.Index, Delta: delta,
+			Logprobs: lp, FinishReason: c.FinishReason, StopReason: json.RawMessage("null")})
+	}
+	setDetokState(state, d)
+	return nil
+}
+
+// chatStreamParsed is the parser path. The client echoes the whole output
+// history; the live machines that have seen exactly that history come out
+// of the cache, else a fresh pair replays it (same output either way).
+func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderChatStreamRequest, state *protocol.DerenderStreamState, res *protocol.DerenderChatStreamResponse) error {
+	if req.ChatRequest == nil {
+		return badRequest("chat_request is required for streaming chat derender when a tool or reasoning parser is configured")
+	}
+	if req.PromptTokenIDs == nil {
+		return badRequest("prompt_token_ids is required for streaming chat derender when a tool or reasoning parser is configured")
+	}
+	sum := 0
+	for _, n := range state.OutputChunkLens {
+		sum += n
+	}
+	if sum != len(state.OutputTokenIDs) {
+		return badRequest("invalid stream_state: output_chunk_lens sum (%d) does not match output_token_ids length (%d)",
+			sum, len(state.OutputTokenIDs))
+	}
+	var delta []int
+	var choice *protocol.GenerateChoice
+	if len(req.GenerateChunk.Choices) == 1 {
+		choice = &req.GenerateChunk.Choices[0]
+		delta = choice.TokenIDs
+	}
+	if total := len(req.PromptTokenIDs) + len(state.OutputTokenIDs) + len(delta); total > e.model.MaxModelLen {
+		return badRequest("prompt_token_ids (%d) + output_token_ids (%d) + delta token_ids (%d) exceeds max_model_len (%d).",
+			len(req.PromptTokenIDs), len(state.OutputTokenIDs), len(delta), e.model.MaxModelLen)
+	}
+	if choice == nil {
+		// Usage-only event: nothing to parse, the state passes through.
+		return nil
+	}
+	s, err := e.newParseSetup(req.ChatRequest, req.PromptTokenIDs)
+	if err != nil {
+		return err
+	}
+	h := e.keyHasher(res.Chunk.Model, s)
+	before, after := keys(h, state.OutputTokenIDs, delta)
+	l := e.checkout(before)
+	if l != nil {
+		e.hits.Add(1)
+	} else {
+		e.misses.Add(1)
+		if l, err = e.newLive(s); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// Replay: the machines are chunking-invariant, so the history goes
+		// in at once; its output was already sent.
+		l.push(state.OutputTokenIDs, false)
+	}
+	finished := choice.FinishReason != nil
+	d := l.push(s.textIDs(delta, choice.FinishReason, e.model.Tokenizer.IsSpecial), finished)
+	if !finished {
+		e.checkin(after, l)
+	}
+	setDetokState(state, l.detok)
+	if len(delta) > 0 {
+		// The request's lists are this call's own: appending in place keeps
+		// a one-token step O(1) amortised.
+		state.OutputTokenIDs = append(state.OutputTokenIDs, delta...)
+		state.OutputChunkLens = append(state.OutputChunkLens, len(delta))
+	}
+	out := protocol.ChatStreamChoice{Index: choice.Index, StopReason: json.RawMessage("null"),
+		Logprobs: e.resolveLogprobs(choice.Logprobs, state.LogprobContextTokenIDs)}
+	state.LogprobContextTokenIDs = contextTail(state.LogprobContextTokenIDs, delta)
+	out.Delta = e.delta(d, state)
+	if finished {
+		out.FinishReason = ptr(l.parser.FinishReason(*choice.FinishReason))
+	}
+	res.Chunk.Choices = append(res.Chunk.Choices, out)
+	return nil
+}
+
+// delta converts a parser delta, pinning one tool-call id per index.
+func (e *Engine) delta(d parsers.Delta, state *protocol.DerenderStreamState) protocol.DeltaMessage {
+	var m protocol.DeltaMessage
+	if !state.RoleSent {
+		m.Role = ptr("assistant")
+		state.RoleSent = true
+	}
+	if d.Content != "" {
+		m.Content = ptr(d.Content)
+	}
+	if d.Reasoning != "" {
+		m.Reasoning = ptr(d.Reasoning)
+		if e.cfg.ReasoningFieldCompat {
+			m.ReasoningContent = ptr(d.Reasoning)
+		}
+	}
+	for _, tc := range d.ToolCalls {
+		state.ToolsStreamed = true
+		out := protocol.ToolCallDelta{Index: tc.Index}
+		if tc.ID != "" || tc.Name != "" {
+			if tc.Index < len(state.LastToolCallIDs) {
+				out.ID = ptr(state.LastToolCallIDs[tc.Index])
+			} else {
+				id := newToolCallID()
+				state.LastToolCallIDs = append(state.LastToolCallIDs, id)
+				out.ID = &id
+			}
+			out.Type = ptr("function")
+			out.Function.Name = ptr(tc.Name)
+		}
+		if tc.Arguments != "" {
+			out.Function.Arguments = ptr(tc.Arguments)
+		}
+		m.ToolCalls = append(m.ToolCalls, out)
+	}
+	return m
+}

@@ -1,0 +1,422 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/parsers"
+)
+
+// parityCase is one line of ../shared/parity/*.jsonl.
+type parityCase struct {
+	ID              string          `json:"id"`
+	Tokenizer       string          `json:"tokenizer"`
+	ReasoningParser *string         `json:"reasoning_parser"`
+	ToolParser      *string         `json:"tool_parser"`
+	EnableAuto      bool            `json:"enable_auto_tool_choice"`
+	ChatRequest     json.RawMessage `json:"chat_request"`
+	PromptTokenIDs  []int           `json:"prompt_token_ids"`
+	OutputTokenIDs  []int           `json:"output_token_ids"`
+	FinishEngine    string          `json:"finish_reason_engine"`
+	Expect          struct {
+		Content   *string `json:"content"`
+		Reasoning *string `json:"reasoning"`
+		ToolCalls []struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"tool_calls"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"expect"`
+	Stream string `json:"stream"`
+}
+
+func (c *parityCase) config() parsers.Config {
+	var cfg parsers.Config
+	if c.ReasoningParser != nil {
+		cfg.ReasoningParser = *c.ReasoningParser
+	}
+	if c.ToolParser != nil {
+		cfg.ToolParser = *c.ToolParser
+	}
+	cfg.EnableAutoToolChoice = c.EnableAuto
+	return cfg
+}
+
+// parityAnswer is a comparable answer; "<null>" marks JSON null.
+type parityAnswer struct {
+	Content, Reasoning string
+	Calls              []string
+	FinishReason       string
+}
+
+func nullable(s *string) string {
+	if s == nil {
+		return "<null>"
+	}
+	return *s
+}
+
+func (c *parityCase) want(stream bool) parityAnswer {
+	a := parityAnswer{Content: nullable(c.Expect.Content), Reasoning: nullable(c.Expect.Reasoning), FinishReason: c.Expect.FinishReason}
+	for _, tc := range c.Expect.ToolCalls {
+		a.Calls = append(a.Calls, tc.Name+" "+tc.Arguments)
+	}
+	if stream {
+		// A stream accumulates null as "".
+		if a.Content == "<null>" {
+			a.Content = ""
+		}
+		if a.Reasoning == "<null>" {
+			a.Reasoning = ""
+		}
+	}
+	return a
+}
+
+func loadParity(t *testing.T) (names []string, sets map[string][]parityCase) {
+	dir := filepath.Join(testenv.SharedDir(t), "parity")
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no parity files in %s: %v", dir, err)
+	}
+	sets = map[string][]parityCase{}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 1<<20), 1<<26)
+		for sc.Scan() {
+			if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+				continue
+			}
+			var c parityCase
+			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			sets[filepath.Base(f)] = append(sets[filepath.Base(f)], c)
+		}
+		fh.Close()
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, filepath.Base(f))
+	}
+	sort.Strings(names)
+	return names, sets
+}
+
+// parityModels loads the golden set's tokenizers once per test.
+type parityModels struct {
+	t      *testing.T
+	models map[string]*model.Model
+	hs     map[string]http.Handler
+	es     map[string]*derender.Engine
+}
+
+func (p *parityModels) model(name string) *model.Model {
+	if m, ok := p.models[name]; ok {
+		return m
+	}
+	dir := ""
+	if name == "llama3_1" {
+		// Llama 3.1's names for ids 128004/128008/128010 (see the README).
+		dir = filepath.Join(testenv.SharedDir(p.t), "parity", "models", "llama3_1")
+	} else {
+		dir = testenv.ModelDir(p.t, name)
+	}
+	var opts model.Options
+	if name == "llama3_1" {
+		// The directory has no config.json; Llama 3.1's context length.
+		opts.MaxModelLen = 131072
+	}
+	m, err := model.Load(context.Background(), dir, opts)
+	if err != nil {
+		p.t.Fatalf("load %s: %v", name, err)
+	}
+	p.models[name] = m
+	return m
+}
+
+func (p *parityModels) engine(c *parityCase, cacheSize int) *derender.Engine {
+	return p.es[fmt.Sprintf("%s/%+v/%d", c.Tokenizer, c.config(), cacheSize)]
+}
+
+func (p *parityModels) handler(c *parityCase, cacheSize int) http.Handler {
+	key := fmt.Sprintf("%s/%+v/%d", c.Tokenizer, c.config(), cacheSize)
+	if h, ok := p.hs[key]; ok {
+		return h
+	}
+	m := p.model(c.Tokenizer)
+	d, err := derender.New(m, derender.Config{Parsers: c.config(), MaxLogprobs: 20, CacheSize: cacheSize})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	h, err := New(Config{Model: m, ServedModelNames: []string{"m"}, Logger: discardLogger(), Derender: d})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.hs[key] = h
+	p.es[key] = d
+	return h
+}
+
+func postJSON(t *testing.T, h http.Handler, path string, body any) []byte {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest("POST", path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("POST %s: %d %s", path, rec.Code, rec.Body.String())
+	}
+	return rec.Body.Bytes()
+}
+
+// batchAnswer runs the non-streaming endpoint.
+func batchAnswer(t *testing.T, h http.Handler, c *parityCase) parityAnswer {
+	body := map[string]any{
+		"model": "m", "prompt_tokens": len(c.PromptTokenIDs), "prompt_token_ids": c.PromptTokenIDs,
+		"chat_request": c.ChatRequest,
+		"generate_response": map[string]any{"request_id": "generate-tokens-chatcmpl-" + c.ID,
+			"choices": []any{map[string]any{"index": 0, "token_ids": c.OutputTokenIDs, "finish_reason": c.FinishEngine}}},
+	}
+	var res struct {
+		Choices []struct {
+			Message struct {
+				Content   *string `json:"content"`
+				Reasoning *string `json:"reasoning"`
+				ToolCalls []struct {
+					ID       string `json:"id"`
+					Function struct {
+						Name      string `json:"name"`
+						Arguments string `json:"arguments"`
+					} `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(postJSON(t, h, "/v1/chat/completions/derender", body), &res); err != nil {
+		t.Fatal(err)
+	}
+	msg := res.Choices[0].Message
+	a := parityAnswer{Content: nullable(msg.Content), Reasoning: nullable(msg.Reasoning), FinishReason: res.Choices[0].FinishReason}
+	for _, tc := range msg.ToolCalls {
+		if len(tc.ID) < len("chatcmpl-tool-")+32 {
+			t.Errorf("tool call id %q is not vLLM-shaped", tc.ID)
+		}
+		a.Calls = append(a.Calls, tc.Function.Name+" "+tc.Function.Arguments)
+	}
+	return a
+}
+
+// streamChunk is the part of a derender stream response a client reads.
+type streamChunk struct {
+	Chunk struct {
+		Choices []struct {
+			Delta struct {
+				Role      *string `json:"role"`
+				Content   *string `json:"content"`
+				Reasoning *string `json:"reasoning"`
+				ToolCalls []struct {
+					Index    int     `json:"index"`
+					ID       *string `json:"id"`
+					Function struct {
+						Name      *string `json:"name"`
+						Arguments *string `json:"arguments"`
+					} `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"delta"`
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *struct {
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	} `json:"chunk"`
+	StreamState json.RawMessage `json:"stream_state"`
+}
+
+// streamAnswer drives the streaming endpoint as vLLM's clients do: one
+// call per generate event (the finish reason on the last one, then a
+// usage-only event), echoing stream_state and re-sending the prompt and
+// chat_request every time.
+func streamAnswer(t *testing.T, h http.Handler, c *parityCase, cuts []int) parityAnswer {
+	var state json.RawMessage = json.RawMessage("null")
+	var content, reasoning bytes.Buffer
+	type call struct{ name, args string }
+	var calls []call
+	ids := map[int]string{}
+	finish := ""
+	send := func(choices []any, usage any) streamChunk {
+		body := map[string]any{
+			"stream": true, "model": "m", "prompt_tokens": len(c.PromptTokenIDs), "prompt_token_ids": c.PromptTokenIDs,
+			"chat_request": c.ChatRequest, "stream_state": state,
+			"generate_chunk": map[string]any{"request_id": "generate-tokens-chatcmpl-" + c.ID, "choices": choices, "usage": usage},
+		}
+		var res streamChunk
+		if err := json.Unmarshal(postJSON(t, h, "/v1/chat/completions/derender", body), &res); err != nil {
+			t.Fatal(err)
+		}
+		state = res.StreamState
+		return res
+	}
+	prev := 0
+	for k, cut := range cuts {
+		var fr any
+		if k == len(cuts)-1 {
+			fr = c.FinishEngine
+		}
+		res := send([]any{map[string]any{"index": 0, "token_ids": c.OutputTokenIDs[prev:cut], "finish_reason": fr}}, nil)
+		prev = cut
+		if len(res.Chunk.Choices) != 1 {
+			t.Fatalf("chunk %d: %d choices", k, len(res.Chunk.Choices))
+		}
+		ch := res.Chunk.Choices[0]
+		if (ch.Delta.Role != nil) != (k == 0) {
+			t.Fatalf("chunk %d: role %v", k, ch.Delta.Role)
+		}
+		if ch.Delta.Content != nil {
+			content.WriteString(*ch.Delta.Content)
+		}
+		if ch.Delta.Reasoning != nil {
+			reasoning.WriteString(*ch.Delta.Reasoning)
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			for len(calls) <= tc.Index {
+				calls = append(calls, call{})
+			}
+			if tc.ID != nil {
+				if old, ok := ids[tc.Index]; ok && old != *tc.ID {
+					t.Fatalf("tool call %d id changed: %s then %s", tc.Index, old, *tc.ID)
+				}
+				ids[tc.Index] = *tc.ID
+			}
+			if tc.Function.Name != nil {
+				calls[tc.Index].name = *tc.Function.Name
+			}
+			if tc.Function.Arguments != nil {
+				calls[tc.Index].args += *tc.Function.Arguments
+			}
+		}
+		if ch.FinishReason != nil {
+			finish = *ch.FinishReason
+		}
+	}
+	n := len(c.OutputTokenIDs)
+	res := send([]any{}, map[string]any{"prompt_tokens": len(c.PromptTokenIDs), "completion_tokens": n})
+	if len(res.Chunk.Choices) != 0 || res.Chunk.Usage == nil || res.Chunk.Usage.CompletionTokens != n {
+		t.Fatalf("usage-only event: %+v", res.Chunk)
+	}
+	a := parityAnswer{Content: content.String(), Reasoning: reasoning.String(), FinishReason: finish}
+	for _, tc := range calls {
+		a.Calls = append(a.Calls, tc.name+" "+tc.args)
+	}
+	return a
+}
+
+// parityChunkings: all at once, one token per chunk, and 20 seeded random
+// splits.
+func parityChunkings(n int, seed uint64) [][]int {
+	out := [][]int{{n}}
+	one := make([]int, n)
+	for i := range one {
+		one[i] = i + 1
+	}
+	out = append(out, one)
+	r := rand.New(rand.NewPCG(seed, 7))
+	for k := 0; k < 20; k++ {
+		var cuts []int
+		for i := 1; i < n; i++ {
+			if r.IntN(3) == 0 {
+				cuts = append(cuts, i)
+			}
+		}
+		out = append(out, append(cuts, n))
+	}
+	return out
+}
+
+// TestDerenderParity runs every golden case through the HTTP endpoints:
+// non-streaming must equal expect, and the stream (vLLM's stream_state
+// protocol) must accumulate to it under every chunking, with the live-state
+// cache on and off.
+func TestDerenderParity(t *testing.T) {
+	names, sets := loadParity(t)
+	p := &parityModels{t: t, models: map[string]*model.Model{}, hs: map[string]http.Handler{}, es: map[string]*derender.Engine{}}
+	type tally struct{ pass, fail, skip int }
+	counts := map[string]*tally{}
+	for _, file := range names {
+		counts[file] = &tally{}
+		for i := range sets[file] {
+			c := &sets[file][i]
+			cfg := c.config()
+			if (cfg.ReasoningParser != "" && !parsers.HasReasoning(cfg.ReasoningParser)) ||
+				(cfg.ToolParser != "" && !parsers.HasTool(cfg.ToolParser)) {
+				counts[file].skip++
+				t.Run(file+"/"+c.ID, func(t *testing.T) { t.Skipf("parser %+v not registered yet", cfg) })
+				continue
+			}
+			ok := t.Run(file+"/"+c.ID, func(t *testing.T) {
+				for _, cacheSize := range []int{64, 0} {
+					h := p.handler(c, cacheSize)
+					hits0, misses0 := p.engine(c, cacheSize).CacheStats()
+					streams, calls := int64(0), int64(0)
+					if got, want := batchAnswer(t, h, c), c.want(false); !reflect.DeepEqual(got, want) {
+						t.Fatalf("non-streaming (cache %d):\n got %+v\nwant %+v", cacheSize, got, want)
+					}
+					for k, cuts := range parityChunkings(len(c.OutputTokenIDs), uint64(i)+1) {
+						streams++
+						calls += int64(len(cuts))
+						got, want := streamAnswer(t, h, c, cuts), c.want(true)
+						if c.Stream == "relaxed" {
+							got = parityAnswer{Reasoning: got.Reasoning, FinishReason: got.FinishReason}
+							want = parityAnswer{Reasoning: want.Reasoning, FinishReason: want.FinishReason}
+						}
+						if !reflect.DeepEqual(got, want) {
+							t.Fatalf("%s stream (cache %d), chunking %d %v:\n got %+v\nwant %+v", c.Stream, cacheSize, k, cuts, got, want)
+						}
+					}
+					// Only each stream's first call (empty history) may miss
+					// with the cache on; with it off every call replays.
+					hits, misses := p.engine(c, cacheSize).CacheStats()
+					hits, misses = hits-hits0, misses-misses0
+					if cacheSize > 0 && (misses != streams || hits != calls-streams) {
+						t.Fatalf("cache: %d hits, %d misses for %d streams of %d calls", hits, misses, streams, calls)
+					}
+					if cacheSize == 0 && (hits != 0 || misses != calls) {
+						t.Fatalf("no cache: %d hits, %d misses for %d calls", hits, misses, calls)
+					}
+				}
+			})
+			if ok {
+				counts[file].pass++
+			} else {
+				counts[file].fail++
+			}
+		}
+	}
+	for _, file := range names {
+		n := counts[file]
+		t.Logf("%-45s pass %3d  fail %3d  skipped %3d (parser not registered)", file, n.pass, n.fail, n.skip)
+	}
+}
