@@ -1,0 +1,137 @@
+package parsers
+
+import "strings"
+
+// Seed-OSS tool calls, as vLLM's SeedOssEngineToolParser: the qwen3_coder
+// grammar with its four wrapper terminals renamed (vllm/parser/seed_oss.py
+// subclasses Qwen3Parser changing only them):
+//
+//	<seed:tool_call>\n<function=NAME>\n<parameter=K>\nV\n</parameter>\n</function>\n</seed:tool_call>
+//
+// This machine runs the Qwen3Coder machine on translated text: each seed
+// wrapper becomes its qwen3 spelling, and a qwen3 spelling that appears
+// literally (plain text for Seed-OSS) becomes a private-use rune plus its
+// final ">" (">" is itself a terminal of the grammar, so it must stay).
+// Content, names and arguments are translated back on the way out, holding
+// only what may be a cut-off spelling. Known deviation: output that itself
+// contains one of the four private-use runes comes back as the qwen3 text.
+
+func init() {
+	registerTool("seed_oss", ToolInfo{New: newSeedOSS, NeedsSpecialTokens: true, EngineBased: true, SupportsRequiredAndNamed: true})
+}
+
+// seedWrap pairs a Seed-OSS wrapper with its qwen3 spelling and the rune
+// that stands for the qwen3 spelling without its ">".
+var seedWraps = []struct{ seed, qwen, escape string }{
+	{"<seed:think>", qcThinkStart, "\U0010FFF0"},
+	{"</seed:think>", qcThinkEnd, "\U0010FFF1"},
+	{"<seed:tool_call>", qcToolStart, "\U0010FFF2"},
+	{"</seed:tool_call>", qcToolEnd, "\U0010FFF3"},
+}
+
+var (
+	// seedInMarkers are what translation looks for in model text.
+	seedInMarkers []string
+	seedIn        = map[string]string{}
+	// seedOutMarkers are what back-translation looks for in output.
+	seedOutMarkers []string
+	seedOut        = map[string]string{}
+	seedNameFix    *strings.Replacer
+)
+
+func init() {
+	var pairs []string
+	for _, w := range seedWraps {
+		seedInMarkers = append(seedInMarkers, w.seed, w.qwen)
+		seedIn[w.seed] = w.qwen
+		seedIn[w.qwen] = w.escape + ">"
+		lit := strings.TrimSuffix(w.qwen, ">")
+		seedOutMarkers = append(seedOutMarkers, w.qwen, w.escape)
+		seedOut[w.qwen] = w.seed
+		seedOut[w.escape] = lit
+		pairs = append(pairs, w.qwen, w.seed, w.escape, lit)
+	}
+	seedNameFix = strings.NewReplacer(pairs...)
+}
+
+// SeedOSS is the seed_oss tool machine.
+type SeedOSS struct {
+	Inner *Qwen3Coder
+	// In translates model text; Out and Args translate back content and
+	// the current call's arguments.
+	In, Out, Args markerScan
+	ArgsIndex     int
+}
+
+func newSeedOSS(v Vocab, req *Request) (ToolMachine, error) {
+	m, err := newQwen3Coder(v, req)
+	if err != nil {
+		return nil, err
+	}
+	return &SeedOSS{Inner: m.(*Qwen3Coder)}, nil
+}
+
+// Push implements ToolMachine.
+func (s *SeedOSS) Push(text string) (string, []ToolCallDelta) {
+	content, calls := s.Inner.Push(seedTranslate(&s.In, text, seedInMarkers, seedIn))
+	return seedTranslate(&s.Out, content, seedOutMarkers, seedOut), s.fixCalls(calls, false)
+}
+
+// Finish implements ToolMachine.
+func (s *SeedOSS) Finish() (string, []ToolCallDelta) {
+	content, calls := s.Inner.Push(s.In.flush())
+	more, last := s.Inner.Finish()
+	out := seedTranslate(&s.Out, content+more, seedOutMarkers, seedOut) + s.Out.flush()
+	return out, s.fixCalls(append(calls, last...), true)
+}
+
+// Called implements ToolMachine.
+func (s *SeedOSS) Called() bool { return s.Inner.Called() }
+
+// ContentNull forwards the inner machine's answer.
+func (s *SeedOSS) ContentNull() (null, decided bool) { return s.Inner.ContentNull() }
+
+// fixCalls translates names and argument fragments back.
+func (s *SeedOSS) fixCalls(calls []ToolCallDelta, final bool) []ToolCallDelta {
+	out := calls[:0]
+	for _, c := range calls {
+		if c.Index != s.ArgsIndex {
+			// A new call: the previous one's arguments ended with "}",
+			// which holds nothing back, but flush to be sure.
+			if rest := s.Args.flush(); rest != "" {
+				out = append(out, ToolCallDelta{Index: s.ArgsIndex, Arguments: rest})
+			}
+			s.ArgsIndex = c.Index
+		}
+		c.Name = seedNameFix.Replace(c.Name)
+		c.Arguments = seedTranslate(&s.Args, c.Arguments, seedOutMarkers, seedOut)
+		if c.ID == "" && c.Arguments == "" {
+			continue
+		}
+		out = append(out, c)
+	}
+	if final {
+		if rest := s.Args.flush(); rest != "" {
+			out = append(out, ToolCallDelta{Index: s.ArgsIndex, Arguments: rest})
+		}
+	}
+	return out
+}
+
+// seedTranslate replaces every marker in the stream through table,
+// holding back a tail that may start one.
+func seedTranslate(scan *markerScan, text string, markers []string, table map[string]string) string {
+	if text == "" && scan.Held == "" {
+		return ""
+	}
+	var b strings.Builder
+	for {
+		before, marker, rest := scan.next(text, markers)
+		b.WriteString(before)
+		if marker == "" {
+			return b.String()
+		}
+		b.WriteString(table[marker])
+		text = rest
+	}
+}

@@ -1,0 +1,298 @@
+package parsers
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/vrender/vrender/parsers/pyjson"
+)
+
+// xLAM tool calls, as vLLM's xLAMToolParser.extract_tool_calls: a JSON
+// list of {"name", "arguments"} objects found, in this order of preference,
+//
+//  1. after the first "</think>" (the stripped rest, or the first valid
+//     JSON of a code-block pattern inside it): content is the stripped
+//     text up to and including "</think>";
+//  2. in ```json fences, then after [TOOL_CALLS] (to the end of the line),
+//     then in <tool_call>…</tool_call>: the first match that is valid JSON
+//     wins and content is the text with every match of that pattern
+//     removed, stripped;
+//  3. as the whole output when it starts with "[": content is null.
+//
+// Elements that are not objects with "name" and "arguments" are skipped; a
+// non-string name, or arguments neither an object (json.dumps'd) nor a
+// string (taken as is), void all calls. Without calls the server returns
+// the output unchanged.
+//
+// Which text survives depends on the whole output, so this machine streams
+// only the text before the first "```", "[TOOL_CALLS]", "<tool_call>" or
+// "</think>" (it is kept either way, less trailing space), holds the rest
+// and settles everything in Finish with one pass over the output. An output
+// that starts with space or "[" is held whole.
+
+func init() {
+	registerTool("xlam", ToolInfo{New: newXLAM, SupportsRequiredAndNamed: true})
+}
+
+const (
+	xlFence     = "```"
+	xlToolCalls = "[TOOL_CALLS]"
+	xlToolOpen  = "<tool_call>"
+	xlToolClose = "</tool_call>"
+	xlThinkEnd  = "</think>"
+)
+
+var xlTriggers = []string{xlFence, xlToolCalls, xlToolOpen, xlThinkEnd}
+
+// XLAM is the xlam tool machine.
+type XLAM struct {
+	Scan markerScan
+	// All is the whole output so far.
+	All []byte
+	// Certain counts the bytes of All known to precede every trigger;
+	// Emitted those handed out as content.
+	Certain, Emitted int
+	// Tail counts bytes at the end of Certain that a cut-off UTF-8
+	// sequence kept from being examined.
+	Tail          int
+	Started, Hold bool
+	Triggered     bool
+	Calls         bool
+}
+
+func newXLAM(Vocab, *Request) (ToolMachine, error) { return &XLAM{}, nil }
+
+// Push implements ToolMachine.
+func (x *XLAM) Push(text string) (string, []ToolCallDelta) {
+	x.All = append(x.All, text...)
+	if x.Triggered {
+		return "", nil
+	}
+	before, marker, _ := x.Scan.next(text, xlTriggers)
+	if marker != "" {
+		x.Triggered = true
+		x.Scan = markerScan{}
+	}
+	return x.certain(before), nil
+}
+
+// certain takes text known to precede every trigger.
+func (x *XLAM) certain(before string) string {
+	start := x.Certain - x.Tail
+	x.Certain += len(before)
+	if x.Hold || before == "" {
+		return ""
+	}
+	if !x.Started {
+		r, n := utf8.DecodeRune(x.All[:x.Certain])
+		if r == utf8.RuneError && n <= 1 && !utf8.FullRune(x.All[:x.Certain]) {
+			return "" // the first rune is still cut off
+		}
+		x.Started = true
+		if pyIsSpace(r) || r == '[' {
+			x.Hold = true
+			return ""
+		}
+		start = 0
+	}
+	seg := string(x.All[start:x.Certain])
+	x.Tail = incompleteTail(seg)
+	seg = seg[:len(seg)-x.Tail]
+	cut := len(strings.TrimRightFunc(seg, pyIsSpace))
+	if cut == 0 {
+		return ""
+	}
+	end := start + cut
+	out := string(x.All[x.Emitted:end])
+	x.Emitted = end
+	return out
+}
+
+// Finish implements ToolMachine.
+func (x *XLAM) Finish() (string, []ToolCallDelta) {
+	all := string(x.All)
+	content, calls := xlamExtract(all)
+	final := all
+	if len(calls) > 0 {
+		x.Calls = true
+		final = ""
+		if content != nil {
+			final = *content
+		}
+	}
+	if !strings.HasPrefix(final, all[:x.Emitted]) {
+		// Cannot happen: the streamed text precedes every trigger.
+		return final, calls
+	}
+	return final[x.Emitted:], calls
+}
+
+// Called implements ToolMachine.
+func (x *XLAM) Called() bool { return x.Calls }
+
+// xlamExtract is extract_tool_calls on a whole output: the content when
+// calls were found, and the calls.
+func xlamExtract(out string) (*string, []ToolCallDelta) {
+	content, potential, ok := xlamPreprocess(out)
+	if !ok {
+		return nil, nil
+	}
+	canon, err := pyjson.Canonical(potential)
+	if err != nil || canon[0] != '[' {
+		return nil, nil
+	}
+	var l jsonList
+	l.feed(canon)
+	if !l.done() {
+		return nil, nil
+	}
+	var calls []ToolCallDelta
+	for _, e := range l.Elems {
+		nameCanon, hasName := e.Fields["name"]
+		args, hasArgs := e.Fields["arguments"]
+		if !e.Object || !hasName || !hasArgs {
+			continue
+		}
+		name, ok := decodeString(nameCanon)
+		if !ok {
+			return nil, nil
+		}
+		var a string
+		switch {
+		case len(args) > 0 && args[0] == '{':
+			a = string(args)
+		case len(args) > 0 && args[0] == '"':
+			a, _ = decodeString(args)
+		default:
+			return nil, nil
+		}
+		calls = append(calls, ToolCallDelta{Index: len(calls), ID: newToolCallID(), Type: "function", Name: name, Arguments: a})
+	}
+	return content, calls
+}
+
+// xlamPreprocess is preprocess_model_output: ok is false when it finds no
+// potential tool calls.
+func xlamPreprocess(out string) (content *string, potential string, ok bool) {
+	if i := strings.Index(out, xlThinkEnd); i >= 0 {
+		c := pyStrip(out[:i+len(xlThinkEnd)])
+		rest := pyStrip(out[i+len(xlThinkEnd):])
+		if xlValid(rest) {
+			return &c, rest, true
+		}
+		for _, p := range xlPatterns {
+			for _, m := range p.findAll(rest) {
+				if xlValid(rest[m.group0:m.group1]) {
+					return &c, rest[m.group0:m.group1], true
+				}
+			}
+		}
+	}
+	for _, p := range xlPatterns {
+		matches := p.findAll(out)
+		for _, m := range matches {
+			if !xlValid(out[m.group0:m.group1]) {
+				continue
+			}
+			var b strings.Builder
+			prev := 0
+			for _, r := range matches {
+				b.WriteString(out[prev:r.start])
+				prev = r.end
+			}
+			b.WriteString(out[prev:])
+			c := pyStrip(b.String())
+			return &c, out[m.group0:m.group1], true
+		}
+	}
+	if strings.HasPrefix(pyStrip(out), "[") {
+		if xlValid(out) || strings.Contains(out, "{") && strings.Contains(out, "name") && strings.Contains(out, "arguments") {
+			return nil, out, true
+		}
+	}
+	return nil, "", false
+}
+
+// xlValid reports whether json.loads accepts s.
+func xlValid(s string) bool {
+	_, err := pyjson.Canonical(s)
+	return err == nil
+}
+
+// xlMatch is one regex match: the whole span and the group's.
+type xlMatch struct{ start, end, group0, group1 int }
+
+// xlPattern is one of the parser's json_code_block_patterns.
+type xlPattern struct {
+	findAll func(s string) []xlMatch
+}
+
+var xlPatterns = []xlPattern{{xlFences}, {xlToolCallsLines}, {xlToolCallTags}}
+
+// xlFences is re.finditer(r"```(?:json)?\s*([\s\S]*?)```").
+func xlFences(s string) []xlMatch {
+	var ms []xlMatch
+	for at := 0; ; {
+		i := strings.Index(s[at:], xlFence)
+		if i < 0 {
+			return ms
+		}
+		start := at + i
+		g := start + len(xlFence)
+		g += len("json") * boolInt(strings.HasPrefix(s[g:], "json"))
+		g += len(s[g:]) - len(strings.TrimLeftFunc(s[g:], pyIsSpace))
+		j := strings.Index(s[g:], xlFence)
+		if j < 0 {
+			return ms
+		}
+		end := g + j + len(xlFence)
+		ms = append(ms, xlMatch{start, end, g, g + j})
+		at = end
+	}
+}
+
+// xlToolCallsLines is re.finditer(r"\[TOOL_CALLS\]([\s\S]*?)(?=\n|$)").
+func xlToolCallsLines(s string) []xlMatch {
+	var ms []xlMatch
+	for at := 0; ; {
+		i := strings.Index(s[at:], xlToolCalls)
+		if i < 0 {
+			return ms
+		}
+		start := at + i
+		g := start + len(xlToolCalls)
+		e := len(s)
+		if j := strings.IndexByte(s[g:], '\n'); j >= 0 {
+			e = g + j
+		}
+		ms = append(ms, xlMatch{start, e, g, e})
+		at = e
+	}
+}
+
+// xlToolCallTags is re.finditer(r"<tool_call>([\s\S]*?)</tool_call>").
+func xlToolCallTags(s string) []xlMatch {
+	var ms []xlMatch
+	for at := 0; ; {
+		i := strings.Index(s[at:], xlToolOpen)
+		if i < 0 {
+			return ms
+		}
+		start := at + i
+		g := start + len(xlToolOpen)
+		j := strings.Index(s[g:], xlToolClose)
+		if j < 0 {
+			return ms
+		}
+		end := g + j + len(xlToolClose)
+		ms = append(ms, xlMatch{start, end, g, g + j})
+		at = end
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
