@@ -31,14 +31,31 @@ fi
 
 echo "fuzz: ${#targets[@]} target(s), $fuzztime each"
 failed=()
+flaked=()
 for t in "${targets[@]}"; do
   dir=${t%%$'\t'*}
   name=${t##*$'\t'}
   pkg=./${dir#./}
   echo "fuzz: $pkg $name"
-  if ! "$go" test -run='^$' -fuzz="^${name}\$" -fuzztime="$fuzztime" "$pkg"; then
+  corpus=$dir/testdata/fuzz/$name
+  before=$(find "$corpus" -type f 2>/dev/null | wc -l || true)
+  log=$(mktemp)
+  if "$go" test -run='^$' -fuzz="^${name}\$" -fuzztime="$fuzztime" "$pkg" 2>&1 | tee "$log"; then
+    rm -f "$log"
+    continue
+  fi
+  after=$(find "$corpus" -type f 2>/dev/null | wc -l || true)
+  # Go 1.26's fuzz coordinator can report a bare "context deadline exceeded" when -fuzztime expires
+  # while a worker is mid-call on a loaded machine (golang/go#75804, fixed in Go 1.27). That is no
+  # finding: a real one writes a reproducer into the corpus. Count it as a flake and say so.
+  if [ "$after" -eq "$before" ] && grep -q '^    context deadline exceeded$' "$log" &&
+    ! grep -qE '^\s+(panic|--- FAIL: .*/)|Failing input written' "$log"; then
+    echo "fuzz: $pkg $name: fuzztime deadline race in Go's coordinator (golang/go#75804), no failing input; not a failure"
+    flaked+=("$pkg $name")
+  else
     failed+=("$pkg $name")
   fi
+  rm -f "$log"
 done
 
 if [ ${#failed[@]} -gt 0 ]; then
@@ -47,3 +64,7 @@ if [ ${#failed[@]} -gt 0 ]; then
   exit 1
 fi
 echo "fuzz: all ${#targets[@]} target(s) passed"
+if [ ${#flaked[@]} -gt 0 ]; then
+  echo "fuzz: ${#flaked[@]} of them ended on the Go coordinator's deadline race (golang/go#75804):"
+  printf '  %s\n' "${flaked[@]}"
+fi
