@@ -1,0 +1,66 @@
+package parsers
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// toolCase is one table case for a tool parser.
+type toolCase struct {
+	name string
+	req  string
+	text string
+	want Result
+}
+
+// runToolCases checks each case batch, byte by byte and under 20 random
+// chunkings.
+func runToolCases(t *testing.T, cfg Config, seed uint64, cases []toolCase) {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			checkToolCase(t, r, cfg, mustRequest(t, tc.req), tc.text, tc.want)
+		})
+	}
+}
+
+// fuzzToolParser builds an output from pieces by recipe and checks that a
+// random chunking streams to the batch answer, and that no marker leaks
+// into content next to returned calls.
+func fuzzToolParser(t *testing.T, cfg Config, pieces []string, markers []string, recipe []byte, seed uint64) {
+	if len(recipe) > 200 {
+		return
+	}
+	var sb strings.Builder
+	for _, b := range recipe {
+		sb.WriteString(pieces[int(b)%len(pieces)])
+	}
+	text := sb.String()
+	req := mustRequest(t, weatherTools)
+	batch, _ := runSplits(t, cfg, req, text, nil)
+	// Pushes carry whole characters (the detokenizer holds split ones).
+	var cuts []int
+	for _, c := range randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))) {
+		if utf8.RuneStart(text[c]) {
+			cuts = append(cuts, c)
+		}
+	}
+	stream, acc := runSplits(t, cfg, req, text, cuts)
+	if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
+		t.Fatalf("%q:\nstream %s\n batch %s", text, dump(stream), dump(batch))
+	}
+	if len(batch.ToolCalls) == 0 {
+		return
+	}
+	for _, m := range markers {
+		if strings.Contains(acc.Content(), m) {
+			t.Fatalf("%q: marker %q leaked into content %q", text, m, acc.Content())
+		}
+	}
+}
+
+// argsCallsTools is a request with tools whose calls the cases make.
+const argsCallsTools = `{"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}]}`

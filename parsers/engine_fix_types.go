@@ -1,0 +1,214 @@
+package parsers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/vrender/vrender/parsers/pyjson"
+)
+
+// engineFixArgTypes is vLLM's ParserEngine._fix_arg_types: when the tool
+// has schema properties and args is a JSON object, values are coerced by
+// the schema (strings through coerce_to_schema_type, nested objects and
+// arrays by their "properties" and "items", other scalars through their
+// JSON text); if anything changed the object is re-serialised with
+// json.dumps, otherwise args is returned as given.
+//
+// Known deviation: JSON Go's decoder rejects but Python accepts (NaN,
+// Infinity) leaves args unchanged.
+func engineFixArgTypes(args string, props map[string]json.RawMessage) string {
+	if len(props) == 0 {
+		return args
+	}
+	root, err := parseJNode(args)
+	if err != nil || root.Kind != 'o' {
+		return args
+	}
+	if !coerceJObject(root, props) {
+		return args
+	}
+	var b strings.Builder
+	root.write(&b)
+	return b.String()
+}
+
+// jnode is an ordered JSON value: Python dicts keep key order.
+type jnode struct {
+	// Kind is 'o' (object), 'a' (array), 's' (string) or 'c' (any other
+	// value, held as canonical text in Canon).
+	Kind  byte
+	Keys  []string
+	Vals  []*jnode
+	Str   string
+	Canon string
+}
+
+func parseJNode(s string) (*jnode, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	n, err := readJNode(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("extra data after the value")
+	}
+	return n, nil
+}
+
+func readJNode(dec *json.Decoder) (*jnode, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		n := &jnode{Kind: 'a'}
+		if t == '{' {
+			n.Kind = 'o'
+		}
+		for dec.More() {
+			key := ""
+			if n.Kind == 'o' {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, _ = kt.(string)
+			}
+			v, err := readJNode(dec)
+			if err != nil {
+				return nil, err
+			}
+			n.set(key, v)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, err
+		}
+		return n, nil
+	case string:
+		return &jnode{Kind: 's', Str: t}, nil
+	case json.Number:
+		c, err := pyjson.Canonical(string(t))
+		if err != nil {
+			return nil, err
+		}
+		return &jnode{Kind: 'c', Canon: c}, nil
+	case bool:
+		if t {
+			return &jnode{Kind: 'c', Canon: "true"}, nil
+		}
+		return &jnode{Kind: 'c', Canon: "false"}, nil
+	}
+	return &jnode{Kind: 'c', Canon: "null"}, nil
+}
+
+// set appends an array item or an object field; a repeated key keeps its
+// first position and takes the new value, as a Python dict does.
+func (n *jnode) set(key string, v *jnode) {
+	if n.Kind == 'o' {
+		for i, k := range n.Keys {
+			if k == key {
+				n.Vals[i] = v
+				return
+			}
+		}
+		n.Keys = append(n.Keys, key)
+	}
+	n.Vals = append(n.Vals, v)
+}
+
+// write appends json.dumps(n, ensure_ascii=False).
+func (n *jnode) write(b *strings.Builder) {
+	switch n.Kind {
+	case 's':
+		b.WriteString(pyjson.Quote(n.Str))
+	case 'c':
+		b.WriteString(n.Canon)
+	default:
+		open, closing := byte('['), byte(']')
+		if n.Kind == 'o' {
+			open, closing = '{', '}'
+		}
+		b.WriteByte(open)
+		for i, v := range n.Vals {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if n.Kind == 'o' {
+				b.WriteString(pyjson.Quote(n.Keys[i]))
+				b.WriteString(": ")
+			}
+			v.write(b)
+		}
+		b.WriteByte(closing)
+	}
+}
+
+// coerceJObject is ParserEngine._coerce_dict.
+func coerceJObject(n *jnode, props map[string]json.RawMessage) bool {
+	changed := false
+	for i, k := range n.Keys {
+		prop, ok := props[k]
+		if !ok || !isJSONObjectText(prop) {
+			continue
+		}
+		if coerceJValue(&n.Vals[i], prop) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// coerceJValue is ParserEngine._coerce_value; it replaces *v when the
+// value changes.
+func coerceJValue(v **jnode, schema json.RawMessage) bool {
+	n := *v
+	var sub struct {
+		Properties json.RawMessage `json:"properties"`
+		Items      json.RawMessage `json:"items"`
+	}
+	switch n.Kind {
+	case 's':
+		c := coerceCanonical(n.Str, schemaTypes(schema))
+		if c == pyjson.Quote(n.Str) {
+			return false
+		}
+		*v = &jnode{Kind: 'c', Canon: c}
+		return true
+	case 'o':
+		if json.Unmarshal(schema, &sub) != nil || !isJSONObjectText(sub.Properties) {
+			return false
+		}
+		var props map[string]json.RawMessage
+		if json.Unmarshal(sub.Properties, &props) != nil {
+			return false
+		}
+		return coerceJObject(n, props)
+	case 'a':
+		if json.Unmarshal(schema, &sub) != nil || !isJSONObjectText(sub.Items) {
+			return false
+		}
+		changed := false
+		for i := range n.Vals {
+			if coerceJValue(&n.Vals[i], sub.Items) {
+				changed = true
+			}
+		}
+		return changed
+	}
+	c := coerceCanonical(n.Canon, schemaTypes(schema))
+	if c == n.Canon {
+		return false
+	}
+	*v = &jnode{Kind: 'c', Canon: c}
+	return true
+}
+
+func isJSONObjectText(raw json.RawMessage) bool {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
+}

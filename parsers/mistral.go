@@ -1,0 +1,308 @@
+package parsers
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/vrender/vrender/parsers/pyjson"
+)
+
+// Mistral tool calls, as vLLM's MistralToolParser.extract_tool_calls with
+// a tokenizer.json (not mistral_common) tokenizer. The output splits at
+// "[TOOL_CALLS]"; the text before the first is the content (null when
+// whitespace), and tools count as called as soon as the marker appears.
+// The format depends on the vocabulary:
+//
+//   - with "[ARGS]" (v11+): each part after a marker is NAME{ARGS...}: the
+//     name is the text before its first "{" with "[ARGS]" removed, the
+//     arguments are the rest of the part, raw and unchecked; a part
+//     without "{" is skipped.
+//   - without (pre-v11): exactly one marker; the text after it, stripped,
+//     must start with JSON (raw_decode: trailing text ignored) that Python
+//     iterates as {"name": str, "arguments": any} objects, arguments
+//     re-serialised with json.dumps ({} when absent). When that JSON does
+//     not parse, the first "[{" to the last "}]" is tried with json.loads.
+//     Calls stream when the JSON starts with "[{" (the fallback cannot
+//     succeed then); otherwise they go out when the output ends.
+//
+// vLLM refuses to build the parser for a vocabulary without
+// "[TOOL_CALLS]"; so does this one.
+//
+// Deviation: where vLLM's pre-v11 path raises (a second marker, JSON that
+// is not a list of call objects) the server answers with an error; this
+// machine returns no calls and the whole output as content.
+
+func init() {
+	registerTool("mistral", ToolInfo{New: newMistral, NeedsSpecialTokens: true, SupportsRequiredAndNamed: true})
+}
+
+const (
+	mistralBot  = "[TOOL_CALLS]"
+	mistralArgs = "[ARGS]"
+)
+
+var mistralMarkers = []string{mistralBot}
+
+// mistralToolPhase is where a Mistral machine is.
+type mistralToolPhase uint8
+
+const (
+	mtText   mistralToolPhase = iota // before the first marker
+	mtPart                           // v11: in a part after a marker
+	mtPre                            // pre-v11: after the marker
+	mtFailed                         // pre-v11 failed: everything is content
+)
+
+// Mistral is the mistral tool machine.
+type Mistral struct {
+	V11   bool
+	Phase mistralToolPhase
+	Scan  markerScan
+	// v11: Name collects the part's name until its "{"; InArgs is set
+	// after it; Count counts calls.
+	Name   []byte
+	InArgs bool
+	Count  int
+	// pre-v11: Raw is the text from the marker on (the content on
+	// failure); S the text after it with leading whitespace skipped once
+	// Lead is set; Mode is 's' streaming a "[{" list, 'b' buffering a
+	// JSON value, 'x' no JSON at the start (regex fallback at the end).
+	Raw      []byte
+	S        []byte
+	Lead     bool
+	Mode     byte
+	List     callList
+	Buffered []ToolCallDelta
+	Success  bool
+}
+
+func newMistral(v Vocab, _ *Request) (ToolMachine, error) {
+	if v == nil {
+		return nil, fmt.Errorf("mistral tool parser: no vocabulary")
+	}
+	if _, ok := v.TokenToID(mistralBot); !ok {
+		return nil, fmt.Errorf("mistral tool parser: the tokenizer has no %s token", mistralBot)
+	}
+	_, v11 := v.TokenToID(mistralArgs)
+	return &Mistral{V11: v11}, nil
+}
+
+// Push implements ToolMachine.
+func (m *Mistral) Push(text string) (content string, calls []ToolCallDelta) {
+	for {
+		switch m.Phase {
+		case mtFailed:
+			return content + text, calls
+		case mtText:
+			before, marker, rest := m.Scan.next(text, mistralMarkers)
+			content += before
+			if marker == "" {
+				return content, calls
+			}
+			if m.V11 {
+				m.startPart()
+			} else {
+				m.Phase = mtPre
+				m.Raw = append(m.Raw, marker...)
+				m.List = newCallList(0, []string{"arguments"}, true)
+				m.List.Default = "{}"
+			}
+			text = rest
+		case mtPart:
+			before, marker, rest := m.Scan.next(text, mistralMarkers)
+			calls = m.part(before, calls)
+			if marker == "" {
+				return content, calls
+			}
+			m.startPart()
+			text = rest
+		case mtPre:
+			before, marker, rest := m.Scan.next(text, mistralMarkers)
+			m.Raw = append(m.Raw, before...)
+			calls = m.pre(before, calls)
+			if marker == "" {
+				return content, calls
+			}
+			// A second marker: vLLM raises.
+			m.Raw = append(m.Raw, marker...)
+			return content + m.fail() + rest, calls
+		}
+	}
+}
+
+func (m *Mistral) startPart() {
+	m.Phase = mtPart
+	m.Name = m.Name[:0]
+	m.InArgs = false
+}
+
+// part handles v11 text of a part.
+func (m *Mistral) part(s string, calls []ToolCallDelta) []ToolCallDelta {
+	if s == "" {
+		return calls
+	}
+	if !m.InArgs {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			m.Name = append(m.Name, s...)
+			return calls
+		}
+		m.Name = append(m.Name, s[:i]...)
+		name := strings.ReplaceAll(string(m.Name), mistralArgs, "")
+		m.Name = m.Name[:0]
+		m.InArgs = true
+		calls = append(calls, ToolCallDelta{Index: m.Count, ID: newMistralID(), Type: "function", Name: name})
+		m.Count++
+		s = s[i:]
+	}
+	return appendArgs(calls, m.Count-1, s)
+}
+
+// pre handles pre-v11 text after the marker.
+func (m *Mistral) pre(s string, calls []ToolCallDelta) []ToolCallDelta {
+	if m.Mode == 0 {
+		m.S = append(m.S, s...)
+		if !m.Lead {
+			i := 0
+			for i < len(m.S) && utf8.FullRune(m.S[i:]) {
+				r, size := utf8.DecodeRune(m.S[i:])
+				if !pyIsSpace(r) {
+					m.Lead = true
+					break
+				}
+				i += size
+			}
+			m.S = m.S[i:]
+			if !m.Lead {
+				return calls
+			}
+		}
+		switch c := m.S[0]; {
+		case c == '[' && len(m.S) == 1:
+			return calls
+		case c == '[' && m.S[1] == '{':
+			m.Mode = 's'
+		case strings.IndexByte(`[{"-0123456789tfn`, c) >= 0:
+			m.Mode = 'b'
+		default:
+			m.Mode = 'x'
+			return calls
+		}
+		s = string(m.S)
+		if m.Mode == 's' {
+			m.S = nil
+		}
+	} else if m.Mode != 's' {
+		m.S = append(m.S, s...)
+	}
+	if m.Mode == 'x' || m.List.Failed || m.List.State == clDone {
+		return calls
+	}
+	_, out := m.List.feed(s, nil)
+	for i := range out {
+		if out[i].ID != "" {
+			out[i].ID = newMistralID()
+		}
+	}
+	if m.Mode == 's' {
+		return append(calls, out...)
+	}
+	m.Buffered = append(m.Buffered, out...)
+	return calls
+}
+
+// fail switches to passthrough and returns the held text.
+func (m *Mistral) fail() string {
+	m.Phase = mtFailed
+	out := string(m.Raw) + m.Scan.flush()
+	m.Raw, m.S, m.Buffered = nil, nil, nil
+	return out
+}
+
+// Finish implements ToolMachine.
+func (m *Mistral) Finish() (string, []ToolCallDelta) {
+	held := m.Scan.flush()
+	switch m.Phase {
+	case mtText:
+		return held, nil
+	case mtPart:
+		return "", m.part(held, nil)
+	case mtPre:
+		m.Raw = append(m.Raw, held...)
+		streamed := m.pre(held, nil)
+		if m.Mode != 'x' && !m.List.Failed {
+			m.List.end()
+		}
+		if m.Mode != 'x' && !m.List.Failed {
+			m.Success = true
+			calls := append(streamed, m.Buffered...)
+			m.Raw, m.S, m.Buffered = nil, nil, nil
+			return "", calls
+		}
+		if m.Mode != 's' && !startsWithJSONValue(m.S) {
+			if calls, ok := mistralFallback(m.S); ok {
+				m.Success = true
+				m.Raw, m.S, m.Buffered = nil, nil, nil
+				return "", calls
+			}
+		}
+		return m.fail(), nil
+	}
+	return "", nil
+}
+
+// Called implements ToolMachine.
+func (m *Mistral) Called() bool {
+	return m.Phase == mtPart || m.Phase == mtPre && m.Success
+}
+
+// startsWithJSONValue reports whether Python's raw_decode would read a
+// value at the start of s.
+func startsWithJSONValue(s []byte) bool {
+	var v any
+	return json.NewDecoder(strings.NewReader(string(s))).Decode(&v) == nil
+}
+
+// mistralFallback is the pre-v11 regex fallback: json.loads of the first
+// "[{" to the last "}]", a list of call objects.
+func mistralFallback(s []byte) ([]ToolCallDelta, bool) {
+	i := strings.Index(string(s), "[{")
+	j := strings.LastIndex(string(s), "}]")
+	if i < 0 || j < i+2 {
+		return nil, false
+	}
+	var items []map[string]json.RawMessage
+	if json.Unmarshal(s[i:j+2], &items) != nil {
+		return nil, false
+	}
+	calls := make([]ToolCallDelta, 0, len(items))
+	for k, item := range items {
+		var name string
+		if item == nil || json.Unmarshal(item["name"], &name) != nil {
+			return nil, false
+		}
+		args := "{}"
+		if raw, ok := item["arguments"]; ok {
+			c, err := pyjson.Canonical(string(raw))
+			if err != nil {
+				return nil, false
+			}
+			args = c
+		}
+		calls = append(calls, ToolCallDelta{Index: k, ID: newMistralID(), Type: "function", Name: name, Arguments: args})
+	}
+	return calls, true
+}
+
+// newMistralID is MistralToolCall.generate_random_id: nine alphanumerics.
+func newMistralID() string {
+	id := newToolCallID()
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return 'x'
+	}, id[len(id)-9:])
+}
