@@ -57,8 +57,10 @@ func benchEngine(tb testing.TB, cacheSize int) (*Engine, *protocol.ChatCompletio
 var benchPrompt = []int{151644, 872, 198, 4934, 432, 151645, 198, 151644, 77091, 198}
 
 // streamOnce derenders ids one token per call as a vLLM client does,
-// echoing the state (and with it the output history) each time.
-func streamOnce(tb testing.TB, e *Engine, cr *protocol.ChatCompletionRequest, ids []int) parsers.Accumulator {
+// echoing the state (and with it the output history) each time; the
+// checkpoint is dropped unless checkpoint is set, in which case only it is
+// echoed, without the prompt after the first call.
+func streamOnce(tb testing.TB, e *Engine, cr *protocol.ChatCompletionRequest, ids []int, checkpoint bool) parsers.Accumulator {
 	var acc parsers.Accumulator
 	var state *protocol.DerenderStreamState
 	ctx := context.Background()
@@ -67,14 +69,23 @@ func streamOnce(tb testing.TB, e *Engine, cr *protocol.ChatCompletionRequest, id
 		if i == len(ids)-1 {
 			ch.FinishReason = ptr("stop")
 		}
+		prompt := benchPrompt
+		if checkpoint && state != nil {
+			prompt = nil
+		}
 		res, err := e.ChatStream(ctx, &protocol.DerenderChatStreamRequest{
 			GenerateChunk: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{ch}},
-			StreamState:   state, PromptTokenIDs: benchPrompt, ChatRequest: cr,
+			StreamState:   state, PromptTokenIDs: prompt, ChatRequest: cr,
 		}, "m")
 		if err != nil {
 			tb.Fatal(err)
 		}
 		state = &res.StreamState
+		if checkpoint {
+			state = &protocol.DerenderStreamState{VrenderCheckpoint: res.StreamState.VrenderCheckpoint}
+		} else {
+			state.VrenderCheckpoint = ""
+		}
 		d := res.Chunk.Choices[0].Delta
 		pd := parsers.Delta{}
 		if d.Content != nil {
@@ -112,11 +123,12 @@ func batchOnce(tb testing.TB, e *Engine, cr *protocol.ChatCompletionRequest, ids
 // TestBenchOutputAgrees checks the benchmark's stream reaches the batch
 // answer, so the benchmark measures correct work.
 func TestBenchOutputAgrees(t *testing.T) {
-	for _, cacheSize := range []int{16, 0} {
-		e, cr := benchEngine(t, cacheSize)
+	for _, cacheSize := range []int{16, 0, -1} {
+		checkpoint := cacheSize < 0 // checkpoint path, cache off
+		e, cr := benchEngine(t, max(cacheSize, 0))
 		ids := benchOutput(t, e.model, 300)
 		batch := batchOnce(t, e, cr, ids)
-		acc := streamOnce(t, e, cr, ids)
+		acc := streamOnce(t, e, cr, ids, checkpoint)
 		calls := acc.Calls()
 		msg := batch.Choices[0].Message
 		if len(calls) != 1 || len(msg.ToolCalls) != 1 || calls[0].Arguments != msg.ToolCalls[0].Function.Arguments ||
@@ -126,6 +138,9 @@ func TestBenchOutputAgrees(t *testing.T) {
 		if hits, misses := e.CacheStats(); cacheSize > 0 && (misses != 1 || hits != int64(len(ids)-1)) {
 			t.Fatalf("cache: %d hits %d misses for %d calls", hits, misses, len(ids))
 		}
+		if hits, misses := e.CacheStats(); checkpoint && (misses != 1 || hits != 0) {
+			t.Fatalf("checkpoint: %d hits %d misses for %d calls", hits, misses, len(ids))
+		}
 	}
 }
 
@@ -134,13 +149,13 @@ func TestBenchOutputAgrees(t *testing.T) {
 // skipped at 16k where one op takes minutes).
 func BenchmarkDerender(b *testing.B) {
 	for _, n := range []int{1 << 10, 4 << 10, 16 << 10} {
-		for _, mode := range []string{"batch", "stream-cache", "stream-replay"} {
+		for _, mode := range []string{"batch", "stream-cache", "stream-checkpoint", "stream-replay"} {
 			if mode == "stream-replay" && n > 4<<10 {
 				continue
 			}
 			b.Run(fmt.Sprintf("%s/%dk", mode, n>>10), func(b *testing.B) {
 				cache := 64
-				if mode == "stream-replay" {
+				if mode == "stream-replay" || mode == "stream-checkpoint" {
 					cache = 0
 				}
 				e, cr := benchEngine(b, cache)
@@ -150,7 +165,7 @@ func BenchmarkDerender(b *testing.B) {
 					if mode == "batch" {
 						batchOnce(b, e, cr, ids)
 					} else {
-						streamOnce(b, e, cr, ids)
+						streamOnce(b, e, cr, ids, mode == "stream-checkpoint")
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ids)), "ns/token")

@@ -43,6 +43,8 @@ type Engine struct {
 	cache *lru.Cache[digest, *live] // nil when disabled
 	stops map[int]bool
 	now   func() time.Time
+	// stateKey signs checkpoints (SetStateKey; random per engine if unset).
+	stateKey []byte
 
 	hits, misses atomic.Int64
 }
@@ -70,7 +72,7 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 	if cfg.MaxNSequences <= 0 {
 		cfg.MaxNSequences = DefaultMaxNSequences
 	}
-	e := &Engine{model: m, cfg: cfg, now: time.Now, stops: map[int]bool{}}
+	e := &Engine{model: m, cfg: cfg, now: time.Now, stops: map[int]bool{}, stateKey: NewStateKey()}
 	for _, id := range m.EOSTokenIDs {
 		e.stops[id] = true
 	}

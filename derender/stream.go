@@ -140,6 +140,9 @@ func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderCha
 	if req.ChatRequest == nil {
 		return badRequest("chat_request is required for streaming chat derender when a tool or reasoning parser is configured")
 	}
+	if state.VrenderCheckpoint != "" {
+		return e.chatStreamCheckpoint(req, state, res)
+	}
 	if req.PromptTokenIDs == nil {
 		return badRequest("prompt_token_ids is required for streaming chat derender when a tool or reasoning parser is configured")
 	}
@@ -188,9 +191,6 @@ func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderCha
 	}
 	finished := choice.FinishReason != nil
 	d := l.push(s.textIDs(delta, choice.FinishReason, e.model.Tokenizer.IsSpecial), finished)
-	if !finished {
-		e.checkin(after, l)
-	}
 	setDetokState(state, l.detok)
 	if len(delta) > 0 {
 		// The request's lists are this call's own: appending in place keeps
@@ -206,6 +206,13 @@ func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderCha
 		out.FinishReason = ptr(l.parser.FinishReason(*choice.FinishReason))
 	}
 	res.Chunk.Choices = append(res.Chunk.Choices, out)
+	// Sign before check-in: once cached, another call may own l.
+	if err := e.attachCheckpoint(state, l, e.binding(res.Chunk.Model, s), len(req.PromptTokenIDs)+len(state.OutputTokenIDs)); err != nil {
+		return err
+	}
+	if !finished {
+		e.checkin(after, l)
+	}
 	return nil
 }
 

@@ -125,6 +125,9 @@ type DerenderStreamState struct {
 	OutputChunkLens        []int    `json:"output_chunk_lens"`
 	ToolsStreamed          bool     `json:"tools_streamed"`
 	LastToolCallIDs        []string `json:"last_tool_call_ids"`
+	// VrenderCheckpoint is vrender's signed parser checkpoint: with it the
+	// client may drop output_token_ids, output_chunk_lens and the prompt.
+	VrenderCheckpoint string `json:"vrender_checkpoint,omitempty"`
 }
 
 // MaxStatePrevTokens and MaxLogprobContext bound a carried state as vLLM

@@ -259,8 +259,11 @@ type streamChunk struct {
 // streamAnswer drives the streaming endpoint as vLLM's clients do: one
 // call per generate event (the finish reason on the last one, then a
 // usage-only event), echoing stream_state and re-sending the prompt and
-// chat_request every time.
-func streamAnswer(t *testing.T, h http.Handler, c *parityCase, cuts []int) parityAnswer {
+// chat_request every time. With checkpoint unset the client drops
+// vrender_checkpoint from the state (as vLLM's state model does), so the
+// history path runs; with it set the client echoes only the checkpoint and
+// sends no prompt after the first call.
+func streamAnswer(t *testing.T, h http.Handler, c *parityCase, cuts []int, checkpoint bool) parityAnswer {
 	var state json.RawMessage = json.RawMessage("null")
 	var content, reasoning bytes.Buffer
 	type call struct{ name, args string }
@@ -273,11 +276,30 @@ func streamAnswer(t *testing.T, h http.Handler, c *parityCase, cuts []int) parit
 			"chat_request": c.ChatRequest, "stream_state": state,
 			"generate_chunk": map[string]any{"request_id": "generate-tokens-chatcmpl-" + c.ID, "choices": choices, "usage": usage},
 		}
+		resumed := checkpoint && string(state) != "null"
+		if resumed {
+			delete(body, "prompt_token_ids")
+		}
 		var res streamChunk
 		if err := json.Unmarshal(postJSON(t, h, "/v1/chat/completions/derender", body), &res); err != nil {
 			t.Fatal(err)
 		}
-		state = res.StreamState
+		var st map[string]json.RawMessage
+		if err := json.Unmarshal(res.StreamState, &st); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := st["vrender_checkpoint"]; !ok && (checkpoint || len(choices) > 0) {
+			t.Fatalf("stream_state without vrender_checkpoint: %s", res.StreamState)
+		}
+		if resumed && string(st["output_token_ids"]) != "[]" {
+			t.Fatalf("checkpoint path echoed output_token_ids %s", st["output_token_ids"])
+		}
+		if checkpoint {
+			state, _ = json.Marshal(map[string]json.RawMessage{"vrender_checkpoint": st["vrender_checkpoint"]})
+		} else {
+			delete(st, "vrender_checkpoint")
+			state, _ = json.Marshal(st)
+		}
 		return res
 	}
 	prev := 0
@@ -377,7 +399,11 @@ func TestDerenderParity(t *testing.T) {
 				continue
 			}
 			ok := t.Run(file+"/"+c.ID, func(t *testing.T) {
-				for _, cacheSize := range []int{64, 0} {
+				for _, mode := range []struct {
+					cacheSize  int
+					checkpoint bool
+				}{{64, false}, {0, false}, {0, true}} {
+					cacheSize := mode.cacheSize
 					h := p.handler(c, cacheSize)
 					hits0, misses0 := p.engine(c, cacheSize).CacheStats()
 					streams, calls := int64(0), int64(0)
@@ -387,13 +413,13 @@ func TestDerenderParity(t *testing.T) {
 					for k, cuts := range parityChunkings(len(c.OutputTokenIDs), uint64(i)+1) {
 						streams++
 						calls += int64(len(cuts))
-						got, want := streamAnswer(t, h, c, cuts), c.want(true)
+						got, want := streamAnswer(t, h, c, cuts, mode.checkpoint), c.want(true)
 						if c.Stream == "relaxed" {
 							got = parityAnswer{Reasoning: got.Reasoning, FinishReason: got.FinishReason}
 							want = parityAnswer{Reasoning: want.Reasoning, FinishReason: want.FinishReason}
 						}
 						if !reflect.DeepEqual(got, want) {
-							t.Fatalf("%s stream (cache %d), chunking %d %v:\n got %+v\nwant %+v", c.Stream, cacheSize, k, cuts, got, want)
+							t.Fatalf("%s stream (cache %d, checkpoint %v), chunking %d %v:\n got %+v\nwant %+v", c.Stream, cacheSize, mode.checkpoint, k, cuts, got, want)
 						}
 					}
 					// Only each stream's first call (empty history) may miss
@@ -403,7 +429,11 @@ func TestDerenderParity(t *testing.T) {
 					if cacheSize > 0 && (misses != streams || hits != calls-streams) {
 						t.Fatalf("cache: %d hits, %d misses for %d streams of %d calls", hits, misses, streams, calls)
 					}
-					if cacheSize == 0 && (hits != 0 || misses != calls) {
+					if mode.checkpoint && (hits != 0 || misses != streams) {
+						// Only the first call of each stream (no checkpoint yet) replays.
+						t.Fatalf("checkpoint: %d hits, %d misses for %d streams", hits, misses, streams)
+					}
+					if cacheSize == 0 && !mode.checkpoint && (hits != 0 || misses != calls) {
 						t.Fatalf("no cache: %d hits, %d misses for %d calls", hits, misses, calls)
 					}
 				}

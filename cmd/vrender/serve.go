@@ -6,8 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 
+	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/server"
 )
 
@@ -26,6 +28,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		host        string
 		port        int
 		servedNames stringList
+		stateKey    string
 	)
 	mf.register(c, true)
 	rf.register(c)
@@ -34,6 +37,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c.fs.IntVar(&port, "port", 8000, "`PORT` to listen on")
 	c.fs.Var(&servedNames, "served-model-name", "`NAME`s clients may use in \"model\"; the first is the one reported (default: MODEL)")
 	c.multi["served-model-name"] = true
+	c.fs.StringVar(&stateKey, "state-key", "", "`KEY` (hex, or raw bytes; at least 16 bytes) signing the streaming derender checkpoints\n"+
+		"in stream_state (default: env VRENDER_STATE_KEY; if neither is set, a random key per process,\n"+
+		"so only this process can resume a checkpoint: give every replica the same key)")
 
 	rest, err := c.parse(args, stdout)
 	if err != nil {
@@ -68,6 +74,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	der, err := df.engine(m, &rf)
 	if err != nil {
 		return err
+	}
+	if stateKey == "" {
+		stateKey = os.Getenv("VRENDER_STATE_KEY")
+	}
+	if stateKey != "" {
+		key, err := derender.ParseStateKey(stateKey)
+		if err != nil {
+			return usagef("--state-key: %v", err)
+		}
+		if err := der.SetStateKey(key); err != nil {
+			return err
+		}
+	} else {
+		log.Warn("no --state-key or VRENDER_STATE_KEY: derender checkpoints resume only in this process")
 	}
 	h, err := server.New(server.Config{
 		Derender:         der,

@@ -1,0 +1,156 @@
+package derender
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/vrender/vrender/parsers"
+	"github.com/vrender/vrender/tokenizer"
+)
+
+// A checkpoint is everything a parsed stream needs to continue on any
+// replica without its history: the detokenizer window, the parser
+// machines' state, the counters, and a digest binding it to the model,
+// parser configuration and parsing-relevant request fields. Wire form,
+// base64url without padding:
+//
+//	version byte | gob(checkpoint) | HMAC-SHA256(key, version|payload)
+//
+// The payload uses the parser package's state codec (byte-exact strings,
+// no type descriptors, no per-message compilation: gob spent ~100µs per
+// token on those); the state is small (a detokenizer window and a few
+// marker buffers), so compression would cost CPU on every token for little. The tag is
+// checked before anything is decoded, so only states this key signed are
+// ever trusted.
+
+// checkpointVersion changes whenever the payload or a machine's state
+// layout changes; older checkpoints are rejected, never reinterpreted.
+const checkpointVersion = 1
+
+// maxCheckpointLen bounds the encoded checkpoint a request may carry.
+const maxCheckpointLen = 1 << 20
+
+// stateKeyLen is the length of a generated key.
+const stateKeyLen = 32
+
+type checkpoint struct {
+	Binding [sha256.Size]byte
+	Detok   tokenizer.DetokState
+	Parser  []byte
+	// Tokens is prompt plus output tokens so far (for max_model_len).
+	Tokens            int
+	RoleSent          bool
+	ToolsStreamed     bool
+	ToolCallIDs       []string
+	LogprobContext    []int
+	LogprobTextOffset int
+}
+
+// ParseStateKey reads --state-key / VRENDER_STATE_KEY: hex when it is an
+// even number of hex digits, else the raw bytes. A key shorter than 16
+// bytes is refused.
+func ParseStateKey(s string) ([]byte, error) {
+	key := []byte(s)
+	if b, err := hex.DecodeString(s); err == nil && len(s) > 0 {
+		key = b
+	}
+	if len(key) < 16 {
+		return nil, fmt.Errorf("state key must be at least 16 bytes (32 hex digits), got %d", len(key))
+	}
+	return key, nil
+}
+
+// NewStateKey returns a random key: checkpoints it signs resume only in
+// this process.
+func NewStateKey() []byte {
+	k := make([]byte, stateKeyLen)
+	_, _ = rand.Read(k) // crypto/rand.Read never fails
+	return k
+}
+
+// SetStateKey replaces the checkpoint key; call it before serving.
+func (e *Engine) SetStateKey(key []byte) error {
+	if len(key) < 16 {
+		return errors.New("derender: state key must be at least 16 bytes")
+	}
+	e.stateKey = bytes.Clone(key)
+	return nil
+}
+
+func (e *Engine) sealCheckpoint(cp *checkpoint) (string, error) {
+	payload, err := parsers.EncodeState(cp)
+	if err != nil {
+		return "", fmt.Errorf("encode checkpoint: %w", err)
+	}
+	return e.sealRaw(append([]byte{checkpointVersion}, payload...))
+}
+
+// sealRaw appends the tag to version|payload and encodes it.
+func (e *Engine) sealRaw(msg []byte) (string, error) {
+	mac := hmac.New(sha256.New, e.stateKey)
+	mac.Write(msg)
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(msg)), nil
+}
+
+// openCheckpoint verifies and decodes a checkpoint. Every failure is a
+// 400: nothing unsigned is ever decoded.
+func (e *Engine) openCheckpoint(s string) (*checkpoint, error) {
+	if len(s) > maxCheckpointLen {
+		return nil, badRequest("invalid stream_state.vrender_checkpoint: longer than %d bytes", maxCheckpointLen)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, badRequest("invalid stream_state.vrender_checkpoint: not base64url: %v", err)
+	}
+	if len(raw) < 1+sha256.Size {
+		return nil, badRequest("invalid stream_state.vrender_checkpoint: truncated")
+	}
+	if raw[0] != checkpointVersion {
+		return nil, badRequest("invalid stream_state.vrender_checkpoint: version %d is not supported (want %d); restart the stream",
+			raw[0], checkpointVersion)
+	}
+	body, tag := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
+	mac := hmac.New(sha256.New, e.stateKey)
+	mac.Write(body)
+	if !hmac.Equal(mac.Sum(nil), tag) {
+		return nil, badRequest("invalid stream_state.vrender_checkpoint: signature mismatch (tampered, or signed by another server key)")
+	}
+	var cp checkpoint
+	if err := parsers.DecodeState(body[1:], &cp); err != nil {
+		return nil, badRequest("invalid stream_state.vrender_checkpoint: %v", err)
+	}
+	return &cp, nil
+}
+
+// binding digests what a checkpoint must be used with: the model, parser
+// configuration and the parsing-relevant request fields (not the prompt,
+// which a resuming client need not send; what the machines learnt from it
+// is in their state).
+func (e *Engine) binding(model string, s *parseSetup) [sha256.Size]byte {
+	h := sha256.New()
+	str := func(v []byte) {
+		h.Write(binary.AppendUvarint(nil, uint64(len(v))))
+		h.Write(v)
+	}
+	str([]byte("vrender checkpoint binding"))
+	str([]byte(model))
+	str([]byte(e.cfg.Parsers.ReasoningParser))
+	str([]byte(e.cfg.Parsers.ToolParser))
+	str([]byte{flag(e.cfg.Parsers.EnableAutoToolChoice), flag(s.opts.SkipSpecialTokens)})
+	str(s.reqKey)
+	var stops []byte
+	for _, id := range s.chat.StopTokenIDs {
+		stops = binary.AppendVarint(stops, int64(id))
+	}
+	str(stops)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}

@@ -1,0 +1,163 @@
+package parsers
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+)
+
+// Parser state encoding for stateless streaming (a signed checkpoint the
+// client carries). The machines keep their mutable state in exported
+// fields and their per-request configuration (marker specs, tool tables)
+// in unexported ones, which the factory rebuilds from the request. So a
+// machine is saved by encoding its exported fields (statecodec.go), and
+// restored by building a fresh machine for the same request and decoding
+// into them. A machine whose state the codec cannot carry (an interface
+// field, shared pointers) implements encoding.BinaryMarshaler itself, as
+// the pythonic call list does; one that does neither fails to save with an
+// error rather than saving wrongly.
+
+// parserState is what a Parser carries beside its machines: the fields
+// that change while streaming. The rest follows from the request.
+type parserState struct {
+	WS         string
+	ContentOut bool
+	CallsOut   bool
+	Finished   bool
+	// The machines' types and layout fingerprints guard against decoding
+	// into a different machine than the one saved, or one another build
+	// laid out differently.
+	ReasoningType, ToolsType     string
+	ReasoningLayout, ToolsLayout uint64
+	Reasoning, Tools             []byte
+}
+
+// MarshalState encodes everything p needs to continue a stream; Restore
+// with the same configuration and request brings it back.
+func (p *Parser) MarshalState() ([]byte, error) {
+	s := parserState{WS: p.WS, ContentOut: p.ContentOut, CallsOut: p.CallsOut, Finished: p.Finished}
+	var err error
+	if p.Reasoning != nil {
+		s.ReasoningType, s.ReasoningLayout = machineType(p.Reasoning)
+		if s.Reasoning, err = encodeMachine(p.Reasoning); err != nil {
+			return nil, fmt.Errorf("reasoning parser state: %w", err)
+		}
+	}
+	if p.Tools != nil {
+		s.ToolsType, s.ToolsLayout = machineType(p.Tools)
+		if s.Tools, err = encodeMachine(p.Tools); err != nil {
+			return nil, fmt.Errorf("tool parser state: %w", err)
+		}
+	}
+	return appendState(nil, reflect.ValueOf(&s).Elem())
+}
+
+// Restore rebuilds the parser MarshalState saved, for the same cfg, vocab
+// and request. The prompt is not needed: what the machines learnt from it
+// is part of the state. Malformed state is an error, never a panic.
+func Restore(cfg Config, v Vocab, req *Request, state []byte) (*Parser, error) {
+	p, err := New(cfg, v, req, nil)
+	if err != nil {
+		return nil, err
+	}
+	var s parserState
+	if err := decodeAll(state, reflect.ValueOf(&s).Elem()); err != nil {
+		return nil, fmt.Errorf("parser state: %w", err)
+	}
+	rt, rl := machineType(p.Reasoning)
+	tt, tl := machineType(p.Tools)
+	if s.ReasoningType != rt || s.ToolsType != tt {
+		return nil, fmt.Errorf("parser state is for machines %q/%q, not %q/%q", s.ReasoningType, s.ToolsType, rt, tt)
+	}
+	if s.ReasoningLayout != rl || s.ToolsLayout != tl {
+		return nil, errors.New("parser state was saved by a build whose machines are laid out differently")
+	}
+	if p.Reasoning != nil {
+		if err := decodeMachine(p.Reasoning, s.Reasoning); err != nil {
+			return nil, fmt.Errorf("reasoning parser state: %w", err)
+		}
+	}
+	if p.Tools != nil {
+		if err := decodeMachine(p.Tools, s.Tools); err != nil {
+			return nil, fmt.Errorf("tool parser state: %w", err)
+		}
+	}
+	p.WS, p.ContentOut, p.CallsOut, p.Finished = s.WS, s.ContentOut, s.CallsOut, s.Finished
+	return p, nil
+}
+
+// layouts memoises StateLayout per machine type: a pure function of the
+// type, so the cache never changes an answer.
+var layouts sync.Map // reflect.Type -> uint64
+
+func machineType(m any) (string, uint64) {
+	if m == nil || reflect.ValueOf(m).IsNil() {
+		return "", 0
+	}
+	t := reflect.TypeOf(m)
+	if l, ok := layouts.Load(t); ok {
+		return t.String(), l.(uint64)
+	}
+	l := StateLayout(t)
+	layouts.Store(t, l)
+	return t.String(), l
+}
+
+var errNotPointer = errors.New("machine is not a pointer to a struct; its state cannot be restored in place")
+
+func machineValue(m any) (reflect.Value, error) {
+	v := reflect.ValueOf(m)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, fmt.Errorf("%T: %w", m, errNotPointer)
+	}
+	return v.Elem(), nil
+}
+
+func encodeMachine(m any) ([]byte, error) {
+	v, err := machineValue(m)
+	if err != nil {
+		return nil, err
+	}
+	return appendState(nil, v)
+}
+
+func decodeMachine(m any, data []byte) error {
+	v, err := machineValue(m)
+	if err != nil {
+		return err
+	}
+	return decodeAll(data, v)
+}
+
+// decodeAll decodes data into v and insists nothing is left over.
+func decodeAll(data []byte, v reflect.Value) (err error) {
+	r := &stateReader{b: data}
+	if err := readState(r, v); err != nil {
+		return err
+	}
+	if len(r.b) != 0 {
+		return fmt.Errorf("%d bytes of state left over", len(r.b))
+	}
+	return nil
+}
+
+// EncodeState encodes the exported fields of the struct v points to with
+// the machine-state codec (for the checkpoint envelope).
+func EncodeState(v any) ([]byte, error) {
+	rv, err := machineValue(v)
+	if err != nil {
+		return nil, err
+	}
+	return appendState(nil, rv)
+}
+
+// DecodeState decodes what EncodeState wrote into the struct v points to;
+// malformed data is an error, never a panic.
+func DecodeState(data []byte, v any) error {
+	rv, err := machineValue(v)
+	if err != nil {
+		return err
+	}
+	return decodeAll(data, rv)
+}

@@ -1,0 +1,229 @@
+package parsers
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/vrender/vrender/tokenizer"
+)
+
+// everyVocab knows every string as a token, so factories that insist on
+// their markers being tokens (mistral, deepseek) build their machines.
+type everyVocab struct{}
+
+func (everyVocab) TokenToID(s string) (int, bool) {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return int(h.Sum32() >> 2), true
+}
+
+// stateTools has a string, a number and an object parameter so the
+// schema-coercing parsers exercise their paths.
+const stateTools = `{"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object",` +
+	`"properties":{"location":{"type":"string"},"days":{"type":"integer"},"opts":{"type":"object"}}}}},` +
+	`{"type":"function","function":{"name":"search","parameters":{"type":"object","properties":{"q":{"type":"string"}}}}}]}`
+
+// stateCorpus spells tool calls and reasoning the ways the registered
+// families do, so every registered machine is driven through its states
+// mid-marker, mid-call and mid-argument. A parser registered later runs
+// through the same corpus: its checkpoint gaps show here.
+var stateCorpus = []string{
+	"Plain answer with no markers at all.",
+	"   \n ",
+	"<think>Let me think about Paris.</think>The answer is Paris.",
+	"I reason here</think>\n\nThen content <think>not again</think>",
+	"<think>reasoning <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}</tool_call>",
+	"Sure.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris, ü 🌍\", \"days\": 3, \"opts\": {\"a\": [1, 2.50, -1e-7]}}}\n</tool_call>\n<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"x\\\"y\"}}\n</tool_call>",
+	"<tool_call>\n<function=get_weather>\n<parameter=location>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+	"{\"name\": \"get_weather\", \"parameters\": {\"location\": \"Paris\", \"days\": 2}}; {\"name\": \"search\", \"parameters\": {\"q\": \"a\"}}",
+	"[get_weather(location='Paris', days=3), search(q=\"x\")]",
+	"<|python_start|>[get_weather(location='Paris')]<|python_end|>",
+	"[TOOL_CALLS]get_weather{\"location\": \"Paris\"}[TOOL_CALLS]search{\"q\": \"b\"}",
+	"[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}]",
+	"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"location\": \"Paris\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+	"text<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"location\": \"Paris\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+	"<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"location\": \"Paris\"}<|tool_call_end|><|tool_calls_section_end|>",
+	"<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>days</arg_key><arg_value>3</arg_value>\n</tool_call>",
+	"<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}]",
+	"<tool_call>[{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}]</tool_call>",
+	"Calling<|action_start|><|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"location\": \"Paris\"}}<|action_end|>",
+	"<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}]</tool_calls>",
+	"functools[{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}]",
+	"<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"location\">Paris</parameter>\n</invoke>\n</minimax:tool_call>",
+	"```json\n[{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}]\n```",
+	"<seed:think>hmm</seed:think><seed:tool_call>\n<function=get_weather>\n<parameter=location>Paris</parameter>\n</function>\n</seed:tool_call>",
+	"<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"location\">Paris</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+	"Here is my thought process: hmm. Here is my response: done.",
+	"[THINK]maybe[/THINK]answer",
+	"<answer>final</answer> <tool_call>{\"name\": \"get_weather\", \"arguments\": {broken",
+	"<tool_call>{\"name\": \"nope\", \"arguments\": {\"a\": 1}}</tool_call> trailing text",
+}
+
+// stateRun is every delta a parser returned plus its final answers.
+type stateRun struct {
+	Deltas []Delta
+	Final  string
+}
+
+func finalAnswers(p *Parser) string {
+	return fmt.Sprintf("finish=%s tools=%v contentNull=%v reasoningNull=%v",
+		p.FinishReason("stop"), p.ToolsCalled(), p.ContentNull(), p.ReasoningNull())
+}
+
+// runPieces feeds pieces, checkpointing and restoring before each push
+// when roundTrip is set.
+func runPieces(t *testing.T, cfg Config, v Vocab, req *Request, prompt []int, pieces []string, ids [][]int, roundTrip bool) stateRun {
+	t.Helper()
+	p, err := New(cfg, v, req, prompt)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	restore := func() {
+		if !roundTrip {
+			return
+		}
+		st, err := p.MarshalState()
+		if err != nil {
+			t.Fatalf("MarshalState: %v", err)
+		}
+		if p, err = Restore(cfg, v, req, st); err != nil {
+			t.Fatalf("Restore: %v", err)
+		}
+	}
+	var run stateRun
+	for i, s := range pieces {
+		restore()
+		var chunk []int
+		if ids != nil {
+			chunk = ids[i]
+		}
+		run.Deltas = append(run.Deltas, p.Push(s, chunk))
+	}
+	restore()
+	run.Deltas = append(run.Deltas, p.Finish())
+	restore()
+	run.Final = finalAnswers(p)
+	return run
+}
+
+// runeChunks splits text at rune boundaries: whole, and at random with
+// pieces of about four runes (per-rune splits are the golden test's).
+func runeChunks(text string, seed uint64) [][]string {
+	out := [][]string{{text}}
+	rng := rand.New(rand.NewPCG(seed, 3))
+	for range 1 {
+		var pieces []string
+		prev := 0
+		for i := range text {
+			if i > prev && rng.IntN(4) == 0 {
+				pieces = append(pieces, text[prev:i])
+				prev = i
+			}
+		}
+		out = append(out, append(pieces, text[prev:]))
+	}
+	return out
+}
+
+func checkRoundTrip(t *testing.T, cfg Config, v Vocab, req *Request, prompt []int, pieces []string, ids [][]int) {
+	t.Helper()
+	want := runPieces(t, cfg, v, req, prompt, pieces, ids, false)
+	got := runPieces(t, cfg, v, req, prompt, pieces, ids, true)
+	if !reflect.DeepEqual(normDeltas(got), normDeltas(want)) {
+		t.Fatalf("restored after every chunk differs on %q: %s", pieces, firstDiff(got, want))
+	}
+}
+
+// normDeltas makes nil and empty call lists compare equal and replaces
+// tool-call ids, which parsers draw at random (derender pins its own), by
+// whether one was given.
+func normDeltas(r stateRun) stateRun {
+	out := stateRun{Final: r.Final}
+	for _, d := range r.Deltas {
+		calls := d.ToolCalls
+		d.ToolCalls = nil
+		for _, c := range calls {
+			if c.ID != "" {
+				c.ID = "<id>"
+			}
+			d.ToolCalls = append(d.ToolCalls, c)
+		}
+		out.Deltas = append(out.Deltas, d)
+	}
+	return out
+}
+
+// TestStateRoundTripRegistered runs every registered reasoning and tool
+// parser, alone and behind each reasoning parser family sample, through
+// the corpus with a checkpoint after every chunk.
+func TestStateRoundTripRegistered(t *testing.T) {
+	req := mustRequest(t, stateTools)
+	var cfgs []Config
+	for _, r := range ReasoningParsers() {
+		cfgs = append(cfgs, Config{ReasoningParser: r})
+		cfgs = append(cfgs, Config{ReasoningParser: r, ToolParser: "hermes", EnableAutoToolChoice: true})
+	}
+	for _, tp := range ToolParsers() {
+		cfgs = append(cfgs, Config{ToolParser: tp, EnableAutoToolChoice: true})
+		cfgs = append(cfgs, Config{ReasoningParser: "qwen3", ToolParser: tp, EnableAutoToolChoice: true})
+	}
+	for _, cfg := range cfgs {
+		t.Run(cfg.ReasoningParser+"+"+cfg.ToolParser, func(t *testing.T) {
+			for i, text := range stateCorpus {
+				for _, pieces := range runeChunks(text, uint64(i)) {
+					checkRoundTrip(t, cfg, everyVocab{}, req, nil, pieces, nil)
+				}
+			}
+		})
+	}
+}
+
+// TestStateRoundTripGolden checkpoints after every chunk of every golden
+// case under one-token, one-chunk and random chunkings.
+func TestStateRoundTripGolden(t *testing.T) {
+	sets := loadGolden(t)
+	toks := map[string]*tokenizer.Tokenizer{}
+	for file, cases := range sets {
+		for i := range cases {
+			c := &cases[i]
+			t.Run(file+"/"+c.ID, func(t *testing.T) {
+				var req Request
+				if err := json.Unmarshal(c.ChatRequest, &req); err != nil {
+					t.Fatal(err)
+				}
+				tok := goldenTokenizer(t, toks, c.Tokenizer)
+				pieces, ids := detokPieces(tok, c, &req)
+				for k, cuts := range chunkings(len(ids), uint64(i)) {
+					if k > 2 {
+						break // one chunk, one token, one random
+					}
+					var ps []string
+					var is [][]int
+					prev := 0
+					for _, cut := range cuts {
+						s := ""
+						for _, p := range pieces[prev:cut] {
+							s += p
+						}
+						ps, is = append(ps, s), append(is, ids[prev:cut])
+						prev = cut
+					}
+					checkRoundTrip(t, c.config(), tok, &req, c.PromptTokenIDs, ps, is)
+				}
+			})
+		}
+	}
+}
+
+func firstDiff(got, want stateRun) string {
+	for i := range min(len(got.Deltas), len(want.Deltas)) {
+		if !reflect.DeepEqual(normDeltas(stateRun{Deltas: got.Deltas[i : i+1]}), normDeltas(stateRun{Deltas: want.Deltas[i : i+1]})) {
+			return fmt.Sprintf("delta %d: got %+v want %+v", i, got.Deltas[i], want.Deltas[i])
+		}
+	}
+	return fmt.Sprintf("final: got %s want %s", got.Final, want.Final)
+}
