@@ -3,6 +3,7 @@ package parsers
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/vrender/vrender/internal/parity"
 	"hash/fnv"
 	"math/rand/v2"
 	"reflect"
@@ -185,7 +186,7 @@ func TestStateRoundTripRegistered(t *testing.T) {
 // TestStateRoundTripGolden checkpoints after every chunk of every golden
 // case under one-token, one-chunk and random chunkings.
 func TestStateRoundTripGolden(t *testing.T) {
-	sets := loadGolden(t)
+	_, sets := parity.Load(t)
 	toks := map[string]*tokenizer.Tokenizer{}
 	for file, cases := range sets {
 		for i := range cases {
@@ -197,7 +198,7 @@ func TestStateRoundTripGolden(t *testing.T) {
 				}
 				tok := goldenTokenizer(t, toks, c.Tokenizer)
 				pieces, ids := detokPieces(tok, c, &req)
-				for k, cuts := range chunkings(len(ids), uint64(i)) {
+				for k, cuts := range parity.Chunkings(len(ids), uint64(i)) {
 					if k > 2 {
 						break // one chunk, one token, one random
 					}
@@ -212,7 +213,7 @@ func TestStateRoundTripGolden(t *testing.T) {
 						ps, is = append(ps, s), append(is, ids[prev:cut])
 						prev = cut
 					}
-					checkRoundTrip(t, c.config(), tok, &req, c.PromptTokenIDs, ps, is)
+					checkRoundTrip(t, goldenConfig(c), tok, &req, c.PromptTokenIDs, ps, is)
 				}
 			})
 		}

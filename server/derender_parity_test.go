@@ -1,124 +1,27 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
-	"sort"
 	"testing"
 
 	"github.com/vrender/vrender/derender"
-	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/parity"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/parsers"
 )
 
-// parityCase is one line of ../shared/parity/*.jsonl.
-type parityCase struct {
-	ID              string          `json:"id"`
-	Tokenizer       string          `json:"tokenizer"`
-	ReasoningParser *string         `json:"reasoning_parser"`
-	ToolParser      *string         `json:"tool_parser"`
-	EnableAuto      bool            `json:"enable_auto_tool_choice"`
-	ChatRequest     json.RawMessage `json:"chat_request"`
-	PromptTokenIDs  []int           `json:"prompt_token_ids"`
-	OutputTokenIDs  []int           `json:"output_token_ids"`
-	FinishEngine    string          `json:"finish_reason_engine"`
-	Expect          struct {
-		Content   *string `json:"content"`
-		Reasoning *string `json:"reasoning"`
-		ToolCalls []struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"tool_calls"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"expect"`
-	Stream string `json:"stream"`
-}
+type parityCase = parity.Case
 
-func (c *parityCase) config() parsers.Config {
-	var cfg parsers.Config
-	if c.ReasoningParser != nil {
-		cfg.ReasoningParser = *c.ReasoningParser
-	}
-	if c.ToolParser != nil {
-		cfg.ToolParser = *c.ToolParser
-	}
-	cfg.EnableAutoToolChoice = c.EnableAuto
-	return cfg
-}
-
-// parityAnswer is a comparable answer; "<null>" marks JSON null.
-type parityAnswer struct {
-	Content, Reasoning string
-	Calls              []string
-	FinishReason       string
-}
-
-func nullable(s *string) string {
-	if s == nil {
-		return "<null>"
-	}
-	return *s
-}
-
-func (c *parityCase) want(stream bool) parityAnswer {
-	a := parityAnswer{Content: nullable(c.Expect.Content), Reasoning: nullable(c.Expect.Reasoning), FinishReason: c.Expect.FinishReason}
-	for _, tc := range c.Expect.ToolCalls {
-		a.Calls = append(a.Calls, tc.Name+" "+tc.Arguments)
-	}
-	if stream {
-		// A stream accumulates null as "".
-		if a.Content == "<null>" {
-			a.Content = ""
-		}
-		if a.Reasoning == "<null>" {
-			a.Reasoning = ""
-		}
-	}
-	return a
-}
-
-func loadParity(t *testing.T) (names []string, sets map[string][]parityCase) {
-	dir := filepath.Join(testenv.SharedDir(t), "parity")
-	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no parity files in %s: %v", dir, err)
-	}
-	sets = map[string][]parityCase{}
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 1<<20), 1<<26)
-		for sc.Scan() {
-			if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-				continue
-			}
-			var c parityCase
-			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			sets[filepath.Base(f)] = append(sets[filepath.Base(f)], c)
-		}
-		fh.Close()
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, filepath.Base(f))
-	}
-	sort.Strings(names)
-	return names, sets
+// parityConfig is the parser configuration a case was produced with.
+func parityConfig(c *parityCase) parsers.Config {
+	r, tool := c.Parsers()
+	return parsers.Config{ReasoningParser: r, ToolParser: tool, EnableAutoToolChoice: c.EnableAutoToolChoice}
 }
 
 // parityModels loads the golden set's tokenizers once per test.
@@ -133,17 +36,10 @@ func (p *parityModels) model(name string) *model.Model {
 	if m, ok := p.models[name]; ok {
 		return m
 	}
-	dir := ""
-	if name == "llama3_1" {
-		// Llama 3.1's names for ids 128004/128008/128010 (see the README).
-		dir = filepath.Join(testenv.SharedDir(p.t), "parity", "models", "llama3_1")
-	} else {
-		dir = testenv.ModelDir(p.t, name)
-	}
+	dir := parity.ModelDir(p.t, name)
 	var opts model.Options
 	if name == "llama3_1" {
-		// The directory has no config.json; Llama 3.1's context length.
-		opts.MaxModelLen = 131072
+		opts.MaxModelLen = parity.Llama31MaxModelLen
 	}
 	m, err := model.Load(context.Background(), dir, opts)
 	if err != nil {
@@ -154,16 +50,16 @@ func (p *parityModels) model(name string) *model.Model {
 }
 
 func (p *parityModels) engine(c *parityCase, cacheSize int) *derender.Engine {
-	return p.es[fmt.Sprintf("%s/%+v/%d", c.Tokenizer, c.config(), cacheSize)]
+	return p.es[fmt.Sprintf("%s/%+v/%d", c.Tokenizer, parityConfig(c), cacheSize)]
 }
 
 func (p *parityModels) handler(c *parityCase, cacheSize int) http.Handler {
-	key := fmt.Sprintf("%s/%+v/%d", c.Tokenizer, c.config(), cacheSize)
+	key := fmt.Sprintf("%s/%+v/%d", c.Tokenizer, parityConfig(c), cacheSize)
 	if h, ok := p.hs[key]; ok {
 		return h
 	}
 	m := p.model(c.Tokenizer)
-	d, err := derender.New(m, derender.Config{Parsers: c.config(), MaxLogprobs: 20, CacheSize: cacheSize})
+	d, err := derender.New(m, derender.Config{Parsers: parityConfig(c), MaxLogprobs: 20, CacheSize: cacheSize})
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -193,12 +89,12 @@ func postJSON(t *testing.T, h http.Handler, path string, body any) []byte {
 }
 
 // batchAnswer runs the non-streaming endpoint.
-func batchAnswer(t *testing.T, h http.Handler, c *parityCase) parityAnswer {
+func batchAnswer(t *testing.T, h http.Handler, c *parityCase) parity.Answer {
 	body := map[string]any{
 		"model": "m", "prompt_tokens": len(c.PromptTokenIDs), "prompt_token_ids": c.PromptTokenIDs,
 		"chat_request": c.ChatRequest,
 		"generate_response": map[string]any{"request_id": "generate-tokens-chatcmpl-" + c.ID,
-			"choices": []any{map[string]any{"index": 0, "token_ids": c.OutputTokenIDs, "finish_reason": c.FinishEngine}}},
+			"choices": []any{map[string]any{"index": 0, "token_ids": c.OutputTokenIDs, "finish_reason": c.FinishReasonEngine}}},
 	}
 	var res struct {
 		Choices []struct {
@@ -220,7 +116,7 @@ func batchAnswer(t *testing.T, h http.Handler, c *parityCase) parityAnswer {
 		t.Fatal(err)
 	}
 	msg := res.Choices[0].Message
-	a := parityAnswer{Content: nullable(msg.Content), Reasoning: nullable(msg.Reasoning), FinishReason: res.Choices[0].FinishReason}
+	a := parity.Answer{Content: parity.Null(msg.Content), Reasoning: parity.Null(msg.Reasoning), FinishReason: res.Choices[0].FinishReason}
 	for _, tc := range msg.ToolCalls {
 		if len(tc.ID) < len("chatcmpl-tool-")+32 {
 			t.Errorf("tool call id %q is not vLLM-shaped", tc.ID)
@@ -263,7 +159,7 @@ type streamChunk struct {
 // vrender_checkpoint from the state (as vLLM's state model does), so the
 // history path runs; with it set the client echoes only the checkpoint and
 // sends no prompt after the first call.
-func streamAnswer(t *testing.T, h http.Handler, c *parityCase, cuts []int, checkpoint bool) parityAnswer {
+func streamAnswer(t *testing.T, h http.Handler, c *parityCase, cuts []int, checkpoint bool) parity.Answer {
 	var state json.RawMessage = json.RawMessage("null")
 	var content, reasoning bytes.Buffer
 	type call struct{ name, args string }
@@ -306,7 +202,7 @@ func streamAnswer(t *testing.T, h http.Handler, c *parityCase, cuts []int, check
 	for k, cut := range cuts {
 		var fr any
 		if k == len(cuts)-1 {
-			fr = c.FinishEngine
+			fr = c.FinishReasonEngine
 		}
 		res := send([]any{map[string]any{"index": 0, "token_ids": c.OutputTokenIDs[prev:cut], "finish_reason": fr}}, nil)
 		prev = cut
@@ -349,33 +245,11 @@ func streamAnswer(t *testing.T, h http.Handler, c *parityCase, cuts []int, check
 	if len(res.Chunk.Choices) != 0 || res.Chunk.Usage == nil || res.Chunk.Usage.CompletionTokens != n {
 		t.Fatalf("usage-only event: %+v", res.Chunk)
 	}
-	a := parityAnswer{Content: content.String(), Reasoning: reasoning.String(), FinishReason: finish}
+	a := parity.Answer{Content: content.String(), Reasoning: reasoning.String(), FinishReason: finish}
 	for _, tc := range calls {
 		a.Calls = append(a.Calls, tc.name+" "+tc.args)
 	}
 	return a
-}
-
-// parityChunkings: all at once, one token per chunk, and 20 seeded random
-// splits.
-func parityChunkings(n int, seed uint64) [][]int {
-	out := [][]int{{n}}
-	one := make([]int, n)
-	for i := range one {
-		one[i] = i + 1
-	}
-	out = append(out, one)
-	r := rand.New(rand.NewPCG(seed, 7))
-	for k := 0; k < 20; k++ {
-		var cuts []int
-		for i := 1; i < n; i++ {
-			if r.IntN(3) == 0 {
-				cuts = append(cuts, i)
-			}
-		}
-		out = append(out, append(cuts, n))
-	}
-	return out
 }
 
 // TestDerenderParity runs every golden case through the HTTP endpoints:
@@ -383,7 +257,7 @@ func parityChunkings(n int, seed uint64) [][]int {
 // protocol) must accumulate to it under every chunking, with the live-state
 // cache on and off.
 func TestDerenderParity(t *testing.T) {
-	names, sets := loadParity(t)
+	names, sets := parity.Load(t)
 	p := &parityModels{t: t, models: map[string]*model.Model{}, hs: map[string]http.Handler{}, es: map[string]*derender.Engine{}}
 	type tally struct{ pass, fail, skip int }
 	counts := map[string]*tally{}
@@ -391,7 +265,7 @@ func TestDerenderParity(t *testing.T) {
 		counts[file] = &tally{}
 		for i := range sets[file] {
 			c := &sets[file][i]
-			cfg := c.config()
+			cfg := parityConfig(c)
 			if (cfg.ReasoningParser != "" && !parsers.HasReasoning(cfg.ReasoningParser)) ||
 				(cfg.ToolParser != "" && !parsers.HasTool(cfg.ToolParser)) {
 				counts[file].skip++
@@ -407,16 +281,16 @@ func TestDerenderParity(t *testing.T) {
 					h := p.handler(c, cacheSize)
 					hits0, misses0 := p.engine(c, cacheSize).CacheStats()
 					streams, calls := int64(0), int64(0)
-					if got, want := batchAnswer(t, h, c), c.want(false); !reflect.DeepEqual(got, want) {
+					if got, want := batchAnswer(t, h, c), c.Want(false); !reflect.DeepEqual(got, want) {
 						t.Fatalf("non-streaming (cache %d):\n got %+v\nwant %+v", cacheSize, got, want)
 					}
-					for k, cuts := range parityChunkings(len(c.OutputTokenIDs), uint64(i)+1) {
+					for k, cuts := range parity.Chunkings(len(c.OutputTokenIDs), uint64(i)+1) {
 						streams++
 						calls += int64(len(cuts))
-						got, want := streamAnswer(t, h, c, cuts, mode.checkpoint), c.want(true)
+						got, want := streamAnswer(t, h, c, cuts, mode.checkpoint), c.Want(true)
 						if c.Stream == "relaxed" {
-							got = parityAnswer{Reasoning: got.Reasoning, FinishReason: got.FinishReason}
-							want = parityAnswer{Reasoning: want.Reasoning, FinishReason: want.FinishReason}
+							got = parity.Answer{Reasoning: got.Reasoning, FinishReason: got.FinishReason}
+							want = parity.Answer{Reasoning: want.Reasoning, FinishReason: want.FinishReason}
 						}
 						if !reflect.DeepEqual(got, want) {
 							t.Fatalf("%s stream (cache %d, checkpoint %v), chunking %d %v:\n got %+v\nwant %+v", c.Stream, cacheSize, mode.checkpoint, k, cuts, got, want)
