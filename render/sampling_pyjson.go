@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
+
+	"github.com/vrender/vrender/internal/pyfmt"
 )
 
 // Python's json module, as far as vLLM's output depends on it: values that
@@ -210,48 +211,17 @@ func pyJSONString(s string) string {
 }
 
 // pyNumber is how json.dumps writes the number json.loads read from lit.
+// An overflowing float keeps its literal: json.dumps would write Infinity,
+// which is not JSON and could not travel on as a json.RawMessage.
 func pyNumber(lit string) string {
-	for _, c := range lit {
-		if c == '.' || c == 'e' || c == 'E' {
-			f, err := strconv.ParseFloat(lit, 64)
-			if err != nil {
-				return lit
-			}
-			return pyFloatRepr(f)
-		}
+	b, ok := pyfmt.AppendNumberLiteral(nil, lit)
+	if !ok {
+		return lit
+	}
+	if s := string(b); s != "inf" && s != "-inf" {
+		return s
 	}
 	return lit
-}
-
-// pyFloatRepr is Python's repr of a float (json.dumps writes floats so):
-// shortest round-trip digits, positional for exponents in [-4, 16).
-func pyFloatRepr(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	sci := strconv.FormatFloat(f, 'e', -1, 64)
-	mant, expStr, _ := strings.Cut(sci, "e")
-	exp, _ := strconv.Atoi(expStr)
-	if exp < -4 || exp >= 16 {
-		if !strings.Contains(mant, ".") {
-			mant = strings.TrimSuffix(mant, ".")
-		}
-		sign := "+"
-		if exp < 0 {
-			sign, exp = "-", -exp
-		}
-		return fmt.Sprintf("%se%s%02d", mant, sign, exp)
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
 }
 
 // asciiJSONString is json.dumps of a str with ensure_ascii=True.

@@ -3,7 +3,8 @@ package pyjson
 import (
 	"math"
 	"strconv"
-	"strings"
+
+	"github.com/vrender/vrender/internal/pyfmt"
 )
 
 // appendNumber validates s against json.loads' number grammar
@@ -65,9 +66,8 @@ func scanNumber(s string) (isFloat, ok bool) {
 	return isFloat, i == len(s)
 }
 
-// AppendFloat writes f as Python's repr(float) (and so json.dumps) does:
-// the shortest round-tripping digits, fixed notation for decimal exponents
-// in [-4, 16), ".0" on whole numbers, otherwise d.ddde±XX.
+// AppendFloat writes f as json.dumps does: Python's repr(float), with
+// json.dumps's own spellings of NaN and the infinities.
 func AppendFloat(dst []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):
@@ -77,48 +77,5 @@ func AppendFloat(dst []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(dst, "-Infinity"...)
 	}
-	e := strconv.FormatFloat(f, 'e', -1, 64) // -d.dddde±XX
-	neg := e[0] == '-'
-	if neg {
-		e = e[1:]
-	}
-	mant, expText, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expText)
-	digits := strings.Replace(mant, ".", "", 1)
-	if neg {
-		dst = append(dst, '-')
-	}
-	decpt := exp + 1 // value = 0.digits × 10^decpt
-	if decpt > -4 && decpt <= 16 {
-		switch {
-		case decpt <= 0:
-			dst = append(dst, "0."...)
-			dst = append(dst, strings.Repeat("0", -decpt)...)
-			return append(dst, digits...)
-		case decpt >= len(digits):
-			dst = append(dst, digits...)
-			dst = append(dst, strings.Repeat("0", decpt-len(digits))...)
-			return append(dst, ".0"...)
-		default:
-			dst = append(dst, digits[:decpt]...)
-			dst = append(dst, '.')
-			return append(dst, digits[decpt:]...)
-		}
-	}
-	dst = append(dst, digits[0])
-	if len(digits) > 1 {
-		dst = append(dst, '.')
-		dst = append(dst, digits[1:]...)
-	}
-	dst = append(dst, 'e')
-	if exp < 0 {
-		dst = append(dst, '-')
-		exp = -exp
-	} else {
-		dst = append(dst, '+')
-	}
-	if exp < 10 {
-		dst = append(dst, '0')
-	}
-	return strconv.AppendInt(dst, int64(exp), 10)
+	return pyfmt.AppendFloatRepr(dst, f)
 }

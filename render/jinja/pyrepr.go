@@ -1,11 +1,10 @@
 package jinja
 
 import (
-	"math"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/vrender/vrender/internal/pyfmt"
 )
 
 // pyStr is Python's str(v), which is what {{ v }} prints.
@@ -139,58 +138,10 @@ func writeDictRepr(b *strings.Builder, d *Dict) {
 	b.WriteByte('}')
 }
 
-// writeStrRepr writes Python's repr of a str: single quotes unless the text
-// has a single quote and no double quote; non-printable characters escaped.
+// writeStrRepr writes Python's repr of a str. A byte that is not UTF-8 is
+// shown as the lone surrogate \udcff, since a Python str cannot hold it.
 func writeStrRepr(b *strings.Builder, s string) {
-	q := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		q = '"'
-	}
-	b.WriteByte(q)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == rune(q):
-			b.WriteByte('\\')
-			b.WriteByte(q)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == utf8.RuneError && size == 1:
-			b.WriteString(`\udcff`)
-		case r < 0x20 || r == 0x7f:
-			b.WriteString(`\x`)
-			writeHex(b, uint32(r), 2)
-		case r < 0x80 || pyPrintable(r):
-			b.WriteRune(r)
-		case r < 0x100:
-			b.WriteString(`\x`)
-			writeHex(b, uint32(r), 2)
-		case r < 0x10000:
-			b.WriteString(`\u`)
-			writeHex(b, uint32(r), 4)
-		default:
-			b.WriteString(`\U`)
-			writeHex(b, uint32(r), 8)
-		}
-	}
-	b.WriteByte(q)
-}
-
-// pyPrintable approximates Python's str.isprintable for one character:
-// everything but separators (other than the ASCII space), controls, format,
-// surrogate, private-use and unassigned characters.
-func pyPrintable(r rune) bool {
-	if r == ' ' {
-		return true
-	}
-	return unicode.IsPrint(r)
+	b.Write(pyfmt.AppendStrRepr(make([]byte, 0, len(s)+2), s, `\udcff`))
 }
 
 func writeHex(b *strings.Builder, v uint32, width int) {
@@ -200,64 +151,7 @@ func writeHex(b *strings.Builder, v uint32, width int) {
 	}
 }
 
-// formatFloatRepr is Python's repr(float): the shortest digits that round
-// trip, in fixed notation when the decimal exponent is in [-4, 16), otherwise
-// in scientific notation with at least two exponent digits.
+// formatFloatRepr is Python's repr(float).
 func formatFloatRepr(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±XX
-	neg := false
-	if e[0] == '-' {
-		neg = true
-		e = e[1:]
-	}
-	mant, expStr, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expStr)
-	digits := strings.Replace(mant, ".", "", 1)
-	var out strings.Builder
-	if neg {
-		out.WriteByte('-')
-	}
-	if exp >= -5+1 && exp < 16 {
-		if exp >= 0 {
-			if len(digits) <= exp+1 {
-				out.WriteString(digits)
-				out.WriteString(strings.Repeat("0", exp+1-len(digits)))
-				out.WriteString(".0")
-			} else {
-				out.WriteString(digits[:exp+1])
-				out.WriteByte('.')
-				out.WriteString(digits[exp+1:])
-			}
-		} else {
-			out.WriteString("0.")
-			out.WriteString(strings.Repeat("0", -exp-1))
-			out.WriteString(digits)
-		}
-		return out.String()
-	}
-	out.WriteString(digits[:1])
-	if len(digits) > 1 {
-		out.WriteByte('.')
-		out.WriteString(digits[1:])
-	}
-	out.WriteByte('e')
-	if exp < 0 {
-		out.WriteByte('-')
-		exp = -exp
-	} else {
-		out.WriteByte('+')
-	}
-	if exp < 10 {
-		out.WriteByte('0')
-	}
-	out.WriteString(strconv.Itoa(exp))
-	return out.String()
+	return string(pyfmt.AppendFloatRepr(nil, f))
 }
