@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/vrender/vrender/internal/pyfmt"
 )
 
 // Content formats, as --chat-template-content-format names them.
@@ -352,31 +354,5 @@ func normalizeMessages(raw []json.RawMessage, format string, templateUsesDevelop
 
 // pyStrRepr is Python's repr() of a str, for error messages.
 func pyStrRepr(s string) string {
-	q := byte('\'')
-	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == rune(q):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
+	return string(pyfmt.AppendStrRepr(make([]byte, 0, len(s)+2), s, `\ufffd`))
 }
