@@ -204,10 +204,5 @@ func (l *Llama3JSON) endObject() bool {
 }
 
 func (l *Llama3JSON) emitArgs(frag string) {
-	idx := l.Cur.Index
-	if n := len(l.calls); n > 0 && l.calls[n-1].Index == idx {
-		l.calls[n-1].Arguments += frag
-		return
-	}
-	l.calls = append(l.calls, ToolCallDelta{Index: idx, Arguments: frag})
+	l.calls = appendArgs(l.calls, l.Cur.Index, frag)
 }

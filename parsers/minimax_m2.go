@@ -337,26 +337,12 @@ func (m *MinimaxM2) param(p xmlParam) {
 	c.NParams++
 	b.WriteString(pyjson.Quote(p.Name))
 	b.WriteString(": ")
-	value := ""
-	if schema, ok := c.Props[p.Name]; ok {
-		if types := schemaTypes(schema); types != nil {
-			value = coerceCanonical(p.Value, types)
-		}
-	}
-	if value == "" {
-		value = pyjson.Quote(p.Value)
-	}
-	b.WriteString(value)
+	b.WriteString(paramJSON(c.Props, p.Name, p.Value))
 	m.emitArgs(b.String())
 }
 
 func (m *MinimaxM2) emitArgs(frag string) {
-	c := &m.Call
-	if n := len(m.calls); n > 0 && m.calls[n-1].Index == c.Index {
-		m.calls[n-1].Arguments += frag
-		return
-	}
-	m.calls = append(m.calls, ToolCallDelta{Index: c.Index, Arguments: frag})
+	m.calls = appendArgs(m.calls, m.Call.Index, frag)
 }
 
 // endCall is TOOL_CALL_END: a name still open ends here too.

@@ -812,11 +812,7 @@ func (p *pyCallList) endCall() bool {
 }
 
 func (p *pyCallList) emitArgs(frag string) {
-	if n := len(p.out); n > 0 && p.out[n-1].Index == p.Calls {
-		p.out[n-1].Arguments += frag
-		return
-	}
-	p.out = append(p.out, ToolCallDelta{Index: p.Calls, Arguments: frag})
+	p.out = appendArgs(p.out, p.Calls, frag)
 }
 
 // valueToken handles a token inside a keyword's value.

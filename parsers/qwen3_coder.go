@@ -309,26 +309,12 @@ func (q *Qwen3Coder) param(p xmlParam) {
 	}
 	var b strings.Builder
 	b.WriteString(q.paramHead(p.Name))
-	value := ""
-	if schema, ok := c.Props[p.Name]; ok {
-		if types := schemaTypes(schema); types != nil {
-			value = coerceCanonical(p.Value, types)
-		}
-	}
-	if value == "" {
-		value = pyjson.Quote(p.Value)
-	}
-	b.WriteString(value)
+	b.WriteString(paramJSON(c.Props, p.Name, p.Value))
 	q.emitArgs(b.String())
 }
 
 func (q *Qwen3Coder) emitArgs(frag string) {
-	c := &q.Call
-	if n := len(q.calls); n > 0 && q.calls[n-1].Index == c.Index {
-		q.calls[n-1].Arguments += frag
-		return
-	}
-	q.calls = append(q.calls, ToolCallDelta{Index: c.Index, Arguments: frag})
+	q.calls = appendArgs(q.calls, q.Call.Index, frag)
 }
 
 // endCall is TOOL_CALL_END: a name still open ends here too.

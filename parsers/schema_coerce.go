@@ -303,3 +303,17 @@ func coerceNumber(value string) (string, bool) {
 	}
 	return string(pyjson.AppendFloat(nil, f)), true
 }
+
+// paramJSON is a parameter's value as vLLM's engine writes it into the
+// arguments: coerced by the type the tool's schema gives the parameter,
+// else (no schema, no type, or not coercible) a JSON string.
+func paramJSON(props map[string]json.RawMessage, name, raw string) string {
+	if schema, ok := props[name]; ok {
+		if types := schemaTypes(schema); types != nil {
+			if v := coerceCanonical(raw, types); v != "" {
+				return v
+			}
+		}
+	}
+	return pyjson.Quote(raw)
+}
