@@ -49,7 +49,7 @@ type Parser struct {
 // New builds the machine for one request. promptIDs may be nil; some
 // reasoning parsers read it to learn whether the prompt closed reasoning.
 func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
-	choice, _, err := req.Choice()
+	choice, named, err := req.Choice()
 	if err != nil {
 		return nil, err
 	}
@@ -74,12 +74,10 @@ func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
 		}
 		auto := cfg.EnableAutoToolChoice && len(req.Tools) > 0 && (choice == ChoiceAuto ||
 			!info.SupportsRequiredAndNamed && (choice == ChoiceRequired || choice == ChoiceNamed))
-		if choice == ChoiceRequired || choice == ChoiceNamed {
-			if info.SupportsRequiredAndNamed {
-				return nil, fmt.Errorf("tool parser %q: required and named tool_choice are not supported yet", cfg.ToolParser)
-			}
-		}
-		if auto {
+		if (choice == ChoiceRequired || choice == ChoiceNamed) && info.SupportsRequiredAndNamed {
+			// vLLM's generic JSON path, with or without auto tool choice.
+			p.Tools, p.Parse = newJSONChoice(choice, named), true
+		} else if auto {
 			if p.Tools, err = info.New(v, req); err != nil {
 				return nil, err
 			}
