@@ -181,7 +181,14 @@ func pyCompactValue(raw json.RawMessage) (string, error) {
 }
 
 // pyJSONString is json.dumps of a str with ensure_ascii=False.
-func pyJSONString(s string) string {
+func pyJSONString(s string) string { return jsonString(s, false) }
+
+// asciiJSONString is json.dumps of a str with ensure_ascii=True.
+func asciiJSONString(s string) string { return jsonString(s, true) }
+
+// jsonString writes s as Python's json.dumps does; with ensureASCII every
+// non-ASCII character is a \uXXXX escape (a surrogate pair above U+FFFF).
+func jsonString(s string, ensureASCII bool) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {
@@ -200,8 +207,11 @@ func pyJSONString(s string) string {
 			b.WriteString(`\b`)
 		case r == '\f':
 			b.WriteString(`\f`)
-		case r < 0x20:
+		case r < 0x20 || (ensureASCII && r >= 0x7f && r <= 0xffff):
 			fmt.Fprintf(&b, `\u%04x`, r)
+		case ensureASCII && r > 0xffff:
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
 		default:
 			b.WriteRune(r)
 		}
@@ -222,37 +232,4 @@ func pyNumber(lit string) string {
 		return s
 	}
 	return lit
-}
-
-// asciiJSONString is json.dumps of a str with ensure_ascii=True.
-func asciiJSONString(s string) string {
-	var b bytes.Buffer
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || (r > 0x7f && r <= 0xffff):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case r > 0xffff:
-			r -= 0x10000
-			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
