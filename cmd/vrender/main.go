@@ -38,6 +38,7 @@ Commands:
   tokenize     text on stdin -> token IDs on stdout
   detokenize   token IDs on stdin -> text on stdout
   derender     engine output (DerenderChatRequest or golden line) on stdin -> chat response
+  engine-sim   simulated tokens-only vLLM engine (/inference/v1/generate) for tests and benchmarks
   bench        measure throughput (vrender bench tokenize --help)
   version      print the version
   help         show help for a command: vrender help <command>
@@ -66,6 +67,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runDerender(ctx, rest, stdin, stdout, stderr)
 	case "bench":
 		err = runBench(ctx, rest, stdout, stderr)
+	case "engine-sim":
+		err = runEngineSim(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		err = runVersion(rest, stdout)
 	case "help", "-h", "--help":

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/vrender/vrender/enginesim"
+	"github.com/vrender/vrender/server"
+)
+
+// runEngineSim is `vrender engine-sim`: a simulated tokens-only vLLM engine
+// (POST /inference/v1/generate) for a model's tokenizer, until ctx is done.
+func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := newCommand("engine-sim", "--model MODEL [options]",
+		"Serve a simulated tokens-only vLLM engine (vllm serve MODEL --tokens-only): POST /inference/v1/generate,\n"+
+			"/inference/v1/abort_requests, /abort_requests, /health and /v1/models, answering with scripted outputs\n"+
+			"or a built-in reasoning-model imitation, with configurable latency and injected faults.")
+	var (
+		mf          modelFlags
+		host        string
+		port        int
+		servedName  string
+		script      string
+		firstToken  time.Duration
+		perToken    time.Duration
+		fault       string
+		faultAfter  int
+		faultRate   float64
+		maxNumSeqs  int
+		logLevelDbg bool
+	)
+	mf.register(c, true)
+	c.fs.StringVar(&host, "host", "", "`HOST` address to listen on (default: all interfaces)")
+	c.fs.IntVar(&port, "port", 8000, "`PORT` to listen on")
+	c.fs.StringVar(&servedName, "served-model-name", "", "the model `NAME` the engine reports and accepts (default: MODEL)")
+	c.fs.StringVar(&script, "script", "", "JSONL or JSON list `FILE` of scripted outputs (see the enginesim package docs)")
+	c.fs.DurationVar(&firstToken, "first-token-latency", 0, "time to first token, a Go `DURATION` such as 200ms")
+	c.fs.DurationVar(&perToken, "token-latency", 0, "`DURATION` between tokens")
+	c.fs.StringVar(&fault, "fault", "", "inject a `KIND` of fault: refuse, 500, drop or stall")
+	c.fs.IntVar(&faultAfter, "fault-after", 0, "events sent before the fault strikes (`N`)")
+	c.fs.Float64Var(&faultRate, "fault-rate", 0, "probability `R` that a request gets the fault (0 = every request)")
+	c.fs.IntVar(&maxNumSeqs, "max-num-seqs", 256, "vLLM's max_num_seqs `N`: requests with a larger n are refused")
+	c.fs.BoolVar(&logLevelDbg, "debug", false, "log every request")
+
+	rest, err := c.parse(args, stdout)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rest) > 1:
+		return usagef("unexpected argument %q", rest[1])
+	case len(rest) == 1:
+		mf.model = rest[0]
+	}
+	if port < 0 || port > 65535 {
+		return usagef("--port %d is out of range", port)
+	}
+	if maxNumSeqs < 1 {
+		return usagef("--max-num-seqs must be at least 1")
+	}
+	f := enginesim.Fault{Kind: fault, AfterTokens: faultAfter, Rate: faultRate}
+	if err := f.Validate(); err != nil {
+		return usagef("--fault: %v", err)
+	}
+	if firstToken < 0 || perToken < 0 {
+		return usagef("latencies must not be negative")
+	}
+	level := slog.LevelInfo
+	if logLevelDbg {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	m, err := mf.load(ctx)
+	if err != nil {
+		return err
+	}
+	cfg := enginesim.Config{
+		ServedModelName:   servedName,
+		FirstTokenLatency: firstToken,
+		TokenLatency:      perToken,
+		Fault:             f,
+		MaxNumSeqs:        maxNumSeqs,
+		Logger:            log,
+	}
+	if script != "" {
+		if cfg.Script, err = enginesim.LoadScript(script, m.Tokenizer); err != nil {
+			return err
+		}
+	}
+	sim, err := enginesim.New(m, cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	name := servedName
+	if name == "" {
+		name = mf.model
+	}
+	log.Info("simulated engine serving", "addr", ln.Addr().String(), "model", name, "script", script,
+		"first_token_latency", firstToken, "token_latency", perToken, "fault", fault)
+	return server.Serve(ctx, ln, sim.Handler(), server.ServeOptions{Logger: log})
+}

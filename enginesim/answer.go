@@ -1,0 +1,205 @@
+package enginesim
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/protocol"
+)
+
+// answerKit holds the built-in outputs, tokenised once.
+type answerKit struct {
+	tok      func(string) []int
+	eos      int  // the token a finished answer ends with
+	hasEOS   bool // the model names an EOS token
+	otherEOS []int
+	thinking bool    // the vocabulary has <think> as one token: answer like a reasoning model
+	answers  [][]int // full default answers with a reasoning block
+	plain    [][]int // the same answers without it
+	tail     [][]int // reasoning close + answer, for prompts that opened <think>
+	filler   []int   // repeated after an answer when ignore_eos asks for more tokens
+}
+
+const thinkText = "The user wants a reply from the simulated engine. " +
+	"I will keep it short and answer directly.\n"
+
+var answerTexts = []string{
+	"This is the simulated engine's answer. It is deterministic for a given seed.",
+	"Hello! The simulated engine answers every question the same way, briefly.",
+	"Here is a short reply from the simulated engine, ending with its EOS token.",
+}
+
+const afterToolText = "I called the tool and received its result. Based on it, the answer is ready."
+
+const fillerText = " Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor" +
+	" incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation" +
+	" ullamco laboris nisi ut aliquip ex ea commodo consequat."
+
+func newAnswerKit(m *model.Model) answerKit {
+	tok := m.Tokenizer
+	k := answerKit{tok: func(s string) []int { return tok.Encode(s, false) }}
+	if len(m.EOSTokenIDs) > 0 {
+		k.eos, k.hasEOS = m.EOSTokenIDs[0], true
+		k.otherEOS = m.EOSTokenIDs[1:]
+	}
+	if id, ok := tok.TokenToID("<think>"); ok {
+		_, closeOK := tok.TokenToID("</think>")
+		k.thinking = closeOK && id >= 0
+	}
+	for _, a := range answerTexts {
+		k.plain = append(k.plain, k.tok(a))
+		k.answers = append(k.answers, k.tok("<think>\n"+thinkText+"</think>\n\n"+a))
+		k.tail = append(k.tail, k.tok(thinkText+"</think>\n\n"+a))
+	}
+	k.filler = k.tok(fillerText)
+	return k
+}
+
+// thinkMode is how an answer starts.
+type thinkMode int
+
+const (
+	thinkNone  thinkMode = iota // no reasoning block
+	thinkFull                   // <think>...</think> then the answer
+	thinkClose                  // the prompt opened <think>: reasoning, </think>, answer
+)
+
+// thinkModeFor decides whether the answer reasons first: only for models
+// with think tokens, not when the renderer says reasoning has ended, and not
+// when the prompt already closed an empty block (enable_thinking=false).
+func (k *answerKit) thinkModeFor(req *protocol.GenerateRequest, prompt string) thinkMode {
+	switch {
+	case !k.thinking,
+		req.ReasoningEnded != nil && *req.ReasoningEnded,
+		strings.HasSuffix(prompt, "</think>\n\n"), strings.HasSuffix(prompt, "</think>\n"):
+		return thinkNone
+	case strings.HasSuffix(prompt, "<think>\n"), strings.HasSuffix(prompt, "<think>"):
+		return thinkClose
+	}
+	return thinkFull
+}
+
+// withThinking tokenises body after the reasoning block mode asks for.
+func (k *answerKit) withThinking(mode thinkMode, body string) []int {
+	switch mode {
+	case thinkFull:
+		return k.tok("<think>\n" + thinkText + "</think>\n\n" + body)
+	case thinkClose:
+		return k.tok(thinkText + "</think>\n\n" + body)
+	}
+	return k.tok(body)
+}
+
+// defaultAnswer is the built-in output for a request: JSON for structured
+// outputs, a hermes tool call when tools were rendered and not yet
+// answered, else a canned answer chosen by variant.
+func (k *answerKit) defaultAnswer(req *protocol.GenerateRequest, prompt string, variant int) []int {
+	mode := k.thinkModeFor(req, prompt)
+	if so := req.SamplingParams.StructuredOutputs; so != nil {
+		if text, ok := structuredText(so, variant); ok {
+			return k.withThinking(mode, text)
+		}
+	}
+	if tools := renderedTools(prompt); len(tools) > 0 {
+		if toolResultPending(prompt) {
+			return k.withThinking(mode, afterToolText)
+		}
+		return k.withThinking(mode, hermesCall(tools[0]))
+	}
+	i := variant % len(k.answers)
+	switch mode {
+	case thinkFull:
+		return k.answers[i]
+	case thinkClose:
+		return k.tail[i]
+	}
+	return k.plain[i]
+}
+
+// structuredText is output satisfying a structured outputs constraint.
+// Regex, grammar and structural tags are not simulated (ok=false).
+func structuredText(so *protocol.StructuredOutputsParams, variant int) (string, bool) {
+	switch {
+	case len(so.JSON) > 0 && string(so.JSON) != "null":
+		raw := []byte(so.JSON)
+		var text string
+		if json.Unmarshal(raw, &text) == nil {
+			raw = []byte(text) // the schema given as a JSON string
+		}
+		schema, err := parseJSONValue(raw)
+		if err != nil {
+			return "", false
+		}
+		return jsonForSchema(schema), true
+	case len(so.Choice) > 0:
+		return so.Choice[variant%len(so.Choice)], true
+	case so.JSONObject != nil && *so.JSONObject:
+		return `{"answer": "This is the simulated engine's answer."}`, true
+	}
+	return "", false
+}
+
+// tool is one function signature found in the prompt.
+type tool struct {
+	name       string
+	parameters *jsonValue
+}
+
+// renderedTools finds the tools a hermes-style template (Qwen2.5/Qwen3)
+// rendered into the prompt: one JSON signature per line inside the last
+// <tools>...</tools> block.
+func renderedTools(prompt string) []tool {
+	start := strings.LastIndex(prompt, "<tools>")
+	if start < 0 {
+		return nil
+	}
+	body := prompt[start+len("<tools>"):]
+	end := strings.Index(body, "</tools>")
+	if end < 0 {
+		return nil
+	}
+	var tools []tool
+	for _, line := range strings.Split(body[:end], "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		v, err := parseJSONValue([]byte(line))
+		if err != nil {
+			continue
+		}
+		if fn := v.get("function"); fn != nil {
+			v = fn
+		}
+		name := v.get("name")
+		if name == nil || name.kind != 's' {
+			continue
+		}
+		tools = append(tools, tool{name: name.str, parameters: v.get("parameters")})
+	}
+	return tools
+}
+
+// toolResultPending reports whether the latest user turn carries tool
+// results, so the model should answer rather than call again.
+func toolResultPending(prompt string) bool {
+	last := strings.LastIndex(prompt, "<|im_start|>user")
+	return last >= 0 && strings.Contains(prompt[last:], "<tool_response>")
+}
+
+// hermesCall is a hermes tool call with arguments satisfying the tool's
+// parameter schema, printed as Qwen models print it.
+func hermesCall(t tool) string {
+	var b strings.Builder
+	b.WriteString("<tool_call>\n{\"name\": ")
+	writeJSONString(&b, t.name)
+	b.WriteString(", \"arguments\": ")
+	if t.parameters == nil || schemaType(t.parameters) != "object" {
+		b.WriteString("{}")
+	} else {
+		b.WriteString(jsonForSchema(t.parameters))
+	}
+	b.WriteString("}\n</tool_call>")
+	return b.String()
+}

@@ -1,0 +1,67 @@
+package enginesim
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Config tunes a Sim.
+type Config struct {
+	// ServedModelName is the "model" the sim reports and accepts; "" means
+	// the model path, as vLLM defaults --served-model-name.
+	ServedModelName string
+	// Script gives per-prompt outputs; nil means the built-in behaviour
+	// (a reasoning model that calls the first rendered tool).
+	Script *Script
+	// FirstTokenLatency is slept before a request's first token,
+	// TokenLatency before every later one.
+	FirstTokenLatency, TokenLatency time.Duration
+	// Fault is applied to every request unless a script entry sets its own.
+	Fault Fault
+	// MaxNumSeqs is vLLM's max_num_seqs: a request with n above it is
+	// refused with 400. 0 means 256, vLLM's default.
+	MaxNumSeqs int
+	// Logger receives per-request debug records; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Fault kinds.
+const (
+	FaultNone   = ""
+	FaultRefuse = "refuse" // close the connection without a response
+	FaultError  = "500"    // answer with the engine's 500 error (in-stream after AfterTokens events)
+	FaultDrop   = "drop"   // close the stream after AfterTokens events, without [DONE]
+	FaultStall  = "stall"  // stop sending after AfterTokens events until the client goes away
+)
+
+// Fault is an injected failure.
+type Fault struct {
+	// Kind is one of the Fault* constants; "" means no fault.
+	Kind string
+	// AfterTokens is how many events (streaming) are sent before the
+	// fault strikes; refuse ignores it.
+	AfterTokens int
+	// Rate is the probability that a request gets the fault; 0 means
+	// always (when Kind is set).
+	Rate float64
+}
+
+// Validate reports a fault that cannot be applied.
+func (f Fault) Validate() error {
+	switch f.Kind {
+	case FaultNone, FaultRefuse, FaultError, FaultDrop, FaultStall:
+	default:
+		return fmt.Errorf("unknown fault kind %q (want refuse, 500, drop or stall)", f.Kind)
+	}
+	if f.AfterTokens < 0 {
+		return fmt.Errorf("fault after_tokens %d is negative", f.AfterTokens)
+	}
+	if f.Rate < 0 || f.Rate > 1 {
+		return fmt.Errorf("fault rate %v is outside [0, 1]", f.Rate)
+	}
+	return nil
+}
+
+// defaultMaxNumSeqs is vLLM's default max_num_seqs.
+const defaultMaxNumSeqs = 256

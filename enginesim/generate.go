@@ -1,0 +1,332 @@
+package enginesim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/vrender/vrender/protocol"
+)
+
+// requestIDHeader is the header whose value names the request, as vLLM's
+// _base_request_id reads it.
+const requestIDHeader = "X-Request-Id"
+
+// engineErrorMessage is what a dead vLLM engine reports (EngineDeadError).
+const engineErrorMessage = "EngineCore encountered an issue. See stack trace (above) for the root cause."
+
+// generation is one accepted generate request on its way out.
+type generation struct {
+	id              string
+	idJSON          []byte
+	req             *protocol.GenerateRequest
+	plans           []choicePlan
+	promptLen       int
+	vocab           int
+	logprobs        *int
+	includeUsage    bool
+	continuousUsage bool
+	returnTokenIDs  bool
+	kvResponse      json.RawMessage
+	firstLatency    time.Duration
+	tokenLatency    time.Duration
+	fault           Fault // Kind "" when this request gets none
+
+	stopCh   chan struct{} // closed by an abort call
+	stopOnce sync.Once
+}
+
+func (g *generation) stop() { g.stopOnce.Do(func() { close(g.stopCh) }) }
+
+func (g *generation) stopped() bool {
+	select {
+	case <-g.stopCh:
+		return true
+	default:
+		return false
+	}
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+func (s *Sim) handleGenerate(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Fault.Kind == FaultRefuse && s.faultStrikes(s.cfg.Fault) {
+		refuse(w)
+		return
+	}
+	body, apiErr := readJSONBody(w, r)
+	if apiErr != nil {
+		apiErr.write(w)
+		return
+	}
+	req, info, err := protocol.DecodeGenerateRequest(body)
+	if err != nil {
+		var ve *protocol.ValidationError
+		if errors.As(err, &ve) {
+			writeError(w, http.StatusBadRequest, protocol.NewValidationErrorResponse(ve))
+			return
+		}
+		badRequest(err.Error()).write(w)
+		return
+	}
+	g, apiErr := s.accept(r, req, info)
+	if apiErr != nil {
+		apiErr.write(w)
+		return
+	}
+	if g.fault.Kind == FaultRefuse {
+		refuse(w)
+		return
+	}
+	s.register(g)
+	defer s.unregister(g)
+	if req.Stream != nil && *req.Stream {
+		s.stream(w, r, g)
+		return
+	}
+	s.respond(w, r, g)
+}
+
+// accept runs the serving-layer checks of vLLM's serve_tokens, in its order,
+// and plans the outputs.
+func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protocol.GenerateRequestInfo) (*generation, *apiError) {
+	if req.Model != nil && *req.Model != "" && *req.Model != s.servedName {
+		param := "model"
+		return nil, &apiError{http.StatusNotFound, protocol.NewErrorResponse(http.StatusNotFound,
+			protocol.ErrorTypeNotFound, "The model `"+*req.Model+"` does not exist.", &param)}
+	}
+	base := req.RequestID
+	if h := r.Header.Get(requestIDHeader); h != "" {
+		base = h
+	}
+	id := "generate-tokens-" + base
+	p := &req.SamplingParams
+	switch {
+	case p.N > s.cfg.MaxNumSeqs:
+		return nil, badRequest(fmt.Sprintf("sampling_params.n must be at most the server's max_num_seqs (%d), got %d.", s.cfg.MaxNumSeqs, p.N))
+	case len(p.Stop) > 0:
+		return nil, badRequest("stop strings are not supported on a --tokens-only server because detokenization is disabled. " +
+			"Check stop strings on the coordinator, or use stop_token_ids.")
+	case req.OutputMode != protocol.OutputModeTokens:
+		return nil, badRequest("output_mode='" + req.OutputMode + "' requires a tokenizer, " +
+			"but this server does not load one (--tokens-only or --skip-tokenizer-init). " +
+			"Send the request to a server that loads a tokenizer, or use output_mode='tokens'.")
+	case len(req.Features) > 0 || (len(req.ContentParts) > 0 && string(req.ContentParts) != "[]"):
+		return nil, badRequest("simulated engine: multimodal inputs (features, content_parts) are not supported")
+	}
+	maxID := 0
+	for _, t := range req.TokenIDs {
+		maxID = max(maxID, t)
+	}
+	if maxID >= s.vocabSize {
+		return nil, badRequest(fmt.Sprintf("Token id %d is out of vocabulary", maxID))
+	}
+	if mml := s.model.MaxModelLen; mml > 0 && len(req.TokenIDs) > mml {
+		return nil, badRequest(fmt.Sprintf("The decoder prompt (length %d) is longer than the maximum model length of %d. "+
+			"Make sure that `max_model_len` is no smaller than the number of text tokens.", len(req.TokenIDs), mml))
+	}
+	s.recordRequest(req)
+
+	g := &generation{
+		id:           id,
+		idJSON:       appendJSONString(nil, id),
+		req:          req,
+		promptLen:    len(req.TokenIDs),
+		vocab:        s.vocabSize,
+		logprobs:     p.Logprobs,
+		firstLatency: s.cfg.FirstTokenLatency,
+		tokenLatency: s.cfg.TokenLatency,
+		stopCh:       make(chan struct{}),
+	}
+	if so := req.StreamOptions; so != nil && so.IncludeUsage != nil && *so.IncludeUsage {
+		g.includeUsage = true
+		g.continuousUsage = so.ContinuousUsageStats != nil && *so.ContinuousUsageStats
+	}
+	g.returnTokenIDs = req.ReturnTokenIDs != nil && *req.ReturnTokenIDs
+	remoteDecode, _ := kvFlags(req.KVTransferParams)
+	if remoteDecode {
+		g.kvResponse = s.kv.prefillResponse(id, len(req.TokenIDs))
+	}
+
+	prompt := s.tok.Decode(req.TokenIDs, false)
+	entry := s.cfg.Script.lookup(prompt)
+	fault := s.cfg.Fault
+	if entry != nil {
+		if entry.firstTokenLatency != nil {
+			g.firstLatency = *entry.firstTokenLatency
+		}
+		if entry.tokenLatency != nil {
+			g.tokenLatency = *entry.tokenLatency
+		}
+		if entry.fault != nil {
+			fault = *entry.fault
+		}
+	}
+	if fault.Kind != FaultNone && s.faultStrikes(fault) {
+		g.fault = fault
+	}
+	limits := s.kit.limitsFor(p, info.MaxTokensSet, len(req.TokenIDs), s.model.MaxModelLen)
+	seed := promptSeed(req, prompt)
+	g.plans = make([]choicePlan, p.N)
+	for i := range g.plans {
+		variant := choiceVariant(seed, i)
+		if entry != nil {
+			g.plans[i] = s.kit.plan(entry.tokens, entry.eos, limits)
+			continue
+		}
+		g.plans[i] = s.kit.plan(s.kit.defaultAnswer(req, prompt, variant), true, limits)
+	}
+	s.log.Debug("enginesim: generate", "request_id", id, "prompt_tokens", len(req.TokenIDs), "n", p.N,
+		"stream", req.Stream != nil && *req.Stream, "fault", g.fault.Kind)
+	return g, nil
+}
+
+// promptSeed makes outputs deterministic: the request's seed when given,
+// else a hash of the prompt (same prompt, same answer, like greedy decoding).
+func promptSeed(req *protocol.GenerateRequest, prompt string) uint64 {
+	if req.SamplingParams.Seed != nil {
+		return uint64(*req.SamplingParams.Seed)
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(prompt))
+	return h.Sum64()
+}
+
+// choiceVariant picks choice i's answer variant from the seed.
+func choiceVariant(seed uint64, i int) int {
+	r := rand.New(rand.NewPCG(seed, uint64(i)))
+	return r.IntN(1 << 20)
+}
+
+// faultStrikes decides whether a request gets the fault (Rate 0: always).
+func (s *Sim) faultStrikes(f Fault) bool {
+	return f.Rate == 0 || rand.Float64() < f.Rate
+}
+
+// refuse closes the connection without answering, as a crashed engine
+// process or a full accept queue does.
+func refuse(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler) // net/http drops the connection without logging
+}
+
+// wait sleeps d unless ctx ends or the generation is aborted first; it
+// reports which happened.
+func (g *generation) wait(ctx context.Context, d time.Duration) (aborted, gone bool) {
+	if d <= 0 {
+		select {
+		case <-ctx.Done():
+			return false, true
+		case <-g.stopCh:
+			return true, false
+		default:
+			return false, false
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false, true
+	case <-g.stopCh:
+		return true, false
+	case <-t.C:
+		return false, false
+	}
+}
+
+// clientGone records an abort for a generation whose client went away,
+// unless an abort call already did.
+func (s *Sim) clientGone(g *generation) {
+	if !g.stopped() {
+		s.recordAbort(g.id)
+		s.log.Debug("enginesim: client went away", "request_id", g.id)
+	}
+}
+
+// steps is how many engine steps the longest choice takes; a choice with no
+// tokens still has a step for its terminal output.
+func (g *generation) steps() int {
+	n := 1
+	for _, p := range g.plans {
+		n = max(n, len(p.tokens))
+	}
+	return n
+}
+
+func (g *generation) latencyBefore(step int) time.Duration {
+	if step == 0 {
+		return g.firstLatency
+	}
+	return g.tokenLatency
+}
+
+// respond serves a non-streaming request.
+func (s *Sim) respond(w http.ResponseWriter, r *http.Request, g *generation) {
+	ctx := r.Context()
+	if g.fault.Kind == FaultError {
+		writeError(w, http.StatusInternalServerError, protocol.NewErrorResponse(http.StatusInternalServerError,
+			protocol.ErrorTypeInternal, engineErrorMessage, nil))
+		return
+	}
+	done := g.steps() // steps completed; fewer when aborted
+	aborted := false
+	if g.firstLatency > 0 || g.tokenLatency > 0 || g.fault.Kind != FaultNone {
+		for step := range g.steps() {
+			if g.fault.Kind != FaultNone && step == g.fault.AfterTokens {
+				s.applyHTTPFault(ctx, w, g)
+				return
+			}
+			a, gone := g.wait(ctx, g.latencyBefore(step))
+			if gone {
+				s.clientGone(g)
+				return
+			}
+			if a {
+				done, aborted = step, true
+				break
+			}
+		}
+	} else if g.stopped() {
+		done, aborted = 0, true
+	}
+	choices := make([]choiceFields, len(g.plans))
+	for i, p := range g.plans {
+		c := choiceFields{index: i, finish: p.finish, stopReason: p.stopReason, hasStop: p.hasStop, tokens: p.tokens, final: true}
+		if aborted && done < len(p.tokens) {
+			c = choiceFields{index: i, finish: "abort", tokens: p.tokens[:done], final: true}
+		}
+		c.total = len(c.tokens)
+		choices[i] = c
+	}
+	bp := bufPool.Get().(*[]byte)
+	b := g.appendResponse((*bp)[:0], s.servedName, s.now().Unix(), choices)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+	*bp = b
+	bufPool.Put(bp)
+}
+
+// applyHTTPFault applies drop or stall to a non-streaming request.
+func (s *Sim) applyHTTPFault(ctx context.Context, w http.ResponseWriter, g *generation) {
+	if g.fault.Kind == FaultStall {
+		<-ctx.Done()
+		s.clientGone(g)
+		return
+	}
+	refuse(w) // drop: the connection closes with no response
+}

@@ -1,0 +1,116 @@
+package enginesim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/vrender/vrender/protocol"
+)
+
+// maxBodyBytes bounds a request body: a 1M-token prompt is under 8 MiB of
+// JSON, so this is generous.
+const maxBodyBytes = 64 << 20
+
+// apiError is an error response ready to write.
+type apiError struct {
+	status int
+	body   protocol.ErrorResponse
+}
+
+func badRequest(msg string) *apiError {
+	return &apiError{http.StatusBadRequest, protocol.NewErrorResponse(http.StatusBadRequest, protocol.ErrorTypeBadRequest, msg, nil)}
+}
+
+func httpError(status int, detail string) *apiError {
+	return &apiError{status, protocol.NewHTTPErrorResponse(status, detail)}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := protocol.MarshalJSON(v)
+	if err != nil { // only our own types are written; they always marshal
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func writeError(w http.ResponseWriter, status int, body protocol.ErrorResponse) {
+	writeJSON(w, status, body)
+}
+
+func (e *apiError) write(w http.ResponseWriter) { writeError(w, e.status, e.body) }
+
+// readJSONBody reads a POST body with vLLM's checks in FastAPI's order: a
+// JSON-typed (or untyped) body must parse, then the media type must be
+// exactly application/json.
+func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, httpError(http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("Request body is larger than the limit of %d bytes", tooBig.Limit))
+		}
+		return nil, httpError(http.StatusBadRequest, protocol.ErrBodyNotParsable.Error())
+	}
+	contentType := r.Header.Get("Content-Type")
+	mediaType, _, _ := strings.Cut(strings.ToLower(contentType), ";")
+	mediaType = strings.TrimSpace(mediaType)
+	sub, isApp := strings.CutPrefix(mediaType, "application/")
+	if len(body) > 0 && (mediaType == "" || isApp && (sub == "json" || strings.HasSuffix(sub, "+json"))) {
+		body, err = protocol.ParseJSONBody(body)
+		var syn *protocol.JSONSyntaxError
+		switch {
+		case errors.As(err, &syn):
+			ve := &protocol.ValidationError{Errors: []protocol.FieldError{syn.FieldError()}}
+			return nil, &apiError{http.StatusBadRequest, protocol.NewValidationErrorResponse(ve)}
+		case err != nil:
+			return nil, httpError(http.StatusBadRequest, err.Error())
+		}
+	}
+	if mediaType != "application/json" {
+		return nil, &apiError{http.StatusBadRequest, protocol.NewUnsupportedMediaTypeResponse()}
+	}
+	return body, nil
+}
+
+// handleAbort is POST /inference/v1/abort_requests (and the legacy
+// /abort_requests): {"request_ids": [...]} -> empty 200. vLLM aborts in the
+// background; here the running streams are told at once.
+func (s *Sim) handleAbort(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		httpError(http.StatusBadRequest, protocol.ErrBodyNotParsable.Error()).write(w)
+		return
+	}
+	var payload map[string]json.RawMessage
+	if err := json.Unmarshal(body, &payload); err != nil {
+		httpError(http.StatusBadRequest, "JSON decode error: "+err.Error()).write(w)
+		return
+	}
+	raw, ok := payload["request_ids"]
+	if !ok || string(raw) == "null" {
+		httpError(http.StatusBadRequest, "Missing 'request_ids' in request body").write(w)
+		return
+	}
+	var ids []string
+	if err := json.Unmarshal(raw, &ids); err != nil {
+		// vLLM hands anything to engine.abort, which accepts a str or an
+		// iterable of them.
+		var one string
+		if json.Unmarshal(raw, &one) != nil {
+			badRequest("request_ids must be a string or a list of strings").write(w)
+			return
+		}
+		ids = []string{one}
+	}
+	s.abort(ids)
+	s.log.Debug("enginesim: abort", "request_ids", ids)
+	w.WriteHeader(http.StatusOK)
+}

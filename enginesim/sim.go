@@ -1,0 +1,208 @@
+package enginesim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/tokenizer"
+)
+
+// maxRecorded bounds Requests() and Aborts(): a long benchmark run must not
+// grow the sim without limit, so beyond it the oldest half is dropped.
+const maxRecorded = 1 << 16
+
+// Sim is a simulated tokens-only engine. It is safe for concurrent use.
+type Sim struct {
+	model      *model.Model
+	tok        *tokenizer.Tokenizer
+	cfg        Config
+	log        *slog.Logger
+	servedName string
+	vocabSize  int
+	kit        answerKit
+	kv         kvTransfer
+	now        func() time.Time
+
+	mu       sync.Mutex
+	requests []protocol.GenerateRequest
+	aborts   []string
+	aborted  map[string]bool          // every id in aborts
+	running  map[string][]*generation // engine request id -> live generations
+	changed  chan struct{}            // closed and replaced when an abort is recorded
+}
+
+// New builds a simulated engine for m.
+func New(m *model.Model, cfg Config) (*Sim, error) {
+	if m == nil || m.Tokenizer == nil {
+		return nil, errors.New("enginesim: a model with a tokenizer is required")
+	}
+	if err := cfg.Fault.Validate(); err != nil {
+		return nil, fmt.Errorf("enginesim: %w", err)
+	}
+	if cfg.FirstTokenLatency < 0 || cfg.TokenLatency < 0 {
+		return nil, errors.New("enginesim: latencies must not be negative")
+	}
+	if cfg.MaxNumSeqs < 0 {
+		return nil, fmt.Errorf("enginesim: max_num_seqs %d is negative", cfg.MaxNumSeqs)
+	}
+	if cfg.MaxNumSeqs == 0 {
+		cfg.MaxNumSeqs = defaultMaxNumSeqs
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	name := cfg.ServedModelName
+	if name == "" {
+		name = m.Path
+	}
+	s := &Sim{
+		model:      m,
+		tok:        m.Tokenizer,
+		cfg:        cfg,
+		log:        log,
+		servedName: name,
+		vocabSize:  vocabSize(m),
+		kit:        newAnswerKit(m),
+		kv:         newKVTransfer(),
+		now:        time.Now,
+		aborted:    map[string]bool{},
+		running:    map[string][]*generation{},
+		changed:    make(chan struct{}),
+	}
+	return s, nil
+}
+
+// vocabSize is the engine's vocabulary: config.json's vocab_size (the
+// embedding rows, which a tokens-only server checks against), else the
+// tokenizer's size.
+func vocabSize(m *model.Model) int {
+	if v, ok := m.Config["vocab_size"].(float64); ok && v > 0 {
+		return int(v)
+	}
+	return m.Tokenizer.Len()
+}
+
+// Handler serves the engine's routes.
+func (s *Sim) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /inference/v1/generate", s.handleGenerate)
+	mux.HandleFunc("POST /inference/v1/abort_requests", s.handleAbort)
+	mux.HandleFunc("POST /abort_requests", s.handleAbort)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, protocol.NewHTTPErrorResponse(http.StatusNotFound, "Not Found"))
+	})
+	return mux
+}
+
+func (s *Sim) handleModels(w http.ResponseWriter, r *http.Request) {
+	card := protocol.NewModelCard(s.servedName, s.model.Path, s.model.MaxModelLen, s.now())
+	writeJSON(w, http.StatusOK, protocol.NewModelList([]protocol.ModelCard{card}))
+}
+
+// Requests returns every accepted generate request, in arrival order
+// (the most recent ones once more than 65536 were seen).
+func (s *Sim) Requests() []protocol.GenerateRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]protocol.GenerateRequest(nil), s.requests...)
+}
+
+// Aborts returns the engine request ids aborted so far, by an abort call or
+// by the client going away before the request finished, in order.
+func (s *Sim) Aborts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.aborts...)
+}
+
+// WaitAbort waits until engineRequestID has been aborted or ctx is done.
+func (s *Sim) WaitAbort(ctx context.Context, engineRequestID string) error {
+	for {
+		s.mu.Lock()
+		done, changed := s.aborted[engineRequestID], s.changed
+		s.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for abort of %s: %w", engineRequestID, ctx.Err())
+		}
+	}
+}
+
+func (s *Sim) recordRequest(req *protocol.GenerateRequest) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.requests) >= maxRecorded {
+		s.requests = append(s.requests[:0], s.requests[maxRecorded/2:]...)
+	}
+	s.requests = append(s.requests, *req)
+}
+
+// recordAbort notes an aborted id and wakes WaitAbort callers.
+func (s *Sim) recordAbort(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recordAbortLocked(id)
+}
+
+func (s *Sim) recordAbortLocked(id string) {
+	if len(s.aborts) >= maxRecorded {
+		for _, old := range s.aborts[:maxRecorded/2] {
+			delete(s.aborted, old)
+		}
+		s.aborts = append(s.aborts[:0], s.aborts[maxRecorded/2:]...)
+	}
+	s.aborts = append(s.aborts, id)
+	s.aborted[id] = true
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// register makes a generation abortable by its engine request id.
+func (s *Sim) register(g *generation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running[g.id] = append(s.running[g.id], g)
+}
+
+func (s *Sim) unregister(g *generation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.running[g.id]
+	for i, x := range list {
+		if x == g {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(s.running, g.id)
+	} else {
+		s.running[g.id] = list
+	}
+}
+
+// abort records ids as aborted and stops the generations running under them.
+func (s *Sim) abort(ids []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		for _, g := range s.running[id] {
+			g.stop()
+		}
+		s.recordAbortLocked(id)
+	}
+}
