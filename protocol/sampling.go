@@ -71,6 +71,14 @@ type SamplingParams struct {
 	SkipReadingPrefixCache     *bool
 	ThinkingTokenBudget        *int
 	RepetitionDetection        json.RawMessage // a JSON object, or nil for None
+
+	// ExplicitMaxTokens writes max_tokens even when it equals the declared
+	// default 16. The render endpoints leave it off as vLLM's msgspec
+	// omit_defaults does, but a tokens-only engine applies its own default
+	// (max_model_len - prompt) when the key is absent, so the orchestrator,
+	// which must get exactly what the client asked for, sets this. Never
+	// serialised itself.
+	ExplicitMaxTokens bool
 }
 
 // LogitBias is one logit_bias entry after vLLM's conversion: the key as an
@@ -316,7 +324,7 @@ func (p SamplingParams) MarshalJSON() ([]byte, error) {
 	switch {
 	case p.MaxTokens == nil:
 		w.key("max_tokens").WriteString("null")
-	case *p.MaxTokens != 16:
+	case *p.MaxTokens != 16 || p.ExplicitMaxTokens:
 		w.key("max_tokens").WriteString(strconv.Itoa(*p.MaxTokens))
 	}
 	if p.MinTokens != 0 {

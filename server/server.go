@@ -15,6 +15,7 @@ import (
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/render"
 )
 
@@ -46,6 +47,9 @@ type Config struct {
 	// Derender derenders engine output (the parser flags live in it); nil
 	// means one without parsers.
 	Derender *derender.Engine
+	// Orchestrator serves /v1/chat/completions and /v1/completions over
+	// engines; nil (no --engine) answers them with 503.
+	Orchestrator *orchestrator.Orchestrator
 }
 
 // server holds the state handlers share; it is read-only after New.
@@ -59,6 +63,7 @@ type server struct {
 	now          func() time.Time
 	generator    *render.Generator
 	derender     *derender.Engine
+	orchestrator *orchestrator.Orchestrator
 }
 
 // New returns the HTTP handler serving cfg.
@@ -84,6 +89,7 @@ func newServer(cfg Config) (*server, error) {
 		now:          time.Now,
 		generator:    cfg.Generator,
 		derender:     cfg.Derender,
+		orchestrator: cfg.Orchestrator,
 	}
 	if s.derender == nil {
 		d, err := derender.New(cfg.Model, derender.Config{MaxLogprobs: 20, CacheSize: 0})
@@ -143,6 +149,9 @@ func (s *server) routes() http.Handler {
 	r.Post("/v1/completions/render", s.handleCompletionRender)
 	r.Post("/v1/chat/completions/derender", s.handleChatDerender)
 	r.Post("/v1/completions/derender", s.handleCompletionDerender)
+	r.Post("/v1/chat/completions", s.handleChatCompletions)
+	r.Post("/v1/completions", s.handleCompletions)
+	r.Get("/metrics", s.handleMetrics)
 	return r
 }
 

@@ -18,13 +18,16 @@ import (
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := newCommand("serve", "[MODEL] [options]",
 		"Serve the HTTP API (vLLM's render tier: /v1/chat/completions/render, /v1/completions/render,\n"+
-			"/tokenize, /detokenize, /v1/models, /health, /version)\n"+
+			"/v1/chat/completions/derender, /v1/completions/derender, /tokenize, /detokenize, /v1/models,\n"+
+			"/health, /version, /metrics) and, with --engine, OpenAI's /v1/chat/completions and /v1/completions\n"+
+			"over tokens-only engines (--engine sim: the in-process simulated engine)\n"+
 			"for MODEL, a local directory in Hugging Face layout or a model ID in the HF cache.\n"+
 			"MODEL may come before or after the options, or be given with --model.")
 	var (
 		mf          modelFlags
 		rf          renderFlags
 		df          derenderFlags
+		ef          engineFlags
 		host        string
 		port        int
 		servedNames stringList
@@ -33,6 +36,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	mf.register(c, true)
 	rf.register(c)
 	df.register(c)
+	ef.register(c)
 	c.fs.StringVar(&host, "host", "", "`HOST` address to listen on (default: all interfaces)")
 	c.fs.IntVar(&port, "port", 8000, "`PORT` to listen on")
 	c.fs.Var(&servedNames, "served-model-name", "`NAME`s clients may use in \"model\"; the first is the one reported (default: MODEL)")
@@ -89,7 +93,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		log.Warn("no --state-key or VRENDER_STATE_KEY: derender checkpoints resume only in this process")
 	}
+	names := []string(servedNames)
+	if len(names) == 0 {
+		names = []string{mf.model}
+	}
+	orch, stopEngines, err := ef.orchestrator(ctx, m, gen, der, &rf, names[0], log)
+	if err != nil {
+		return err
+	}
+	defer stopEngines()
 	h, err := server.New(server.Config{
+		Orchestrator:     orch,
 		Derender:         der,
 		Generator:        gen,
 		Model:            m,
@@ -105,11 +119,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	names := []string(servedNames)
-	if len(names) == 0 {
-		names = []string{mf.model}
-	}
 	log.Info("serving", "addr", ln.Addr().String(), "model", mf.model, "dir", m.Dir,
-		"served_model_names", names, "max_model_len", m.MaxModelLen, "version", vrenderVersion())
+		"served_model_names", names, "max_model_len", m.MaxModelLen, "engines", []string(ef.engines),
+		"version", vrenderVersion())
 	return server.Serve(ctx, ln, h, server.ServeOptions{Logger: log})
 }

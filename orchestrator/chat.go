@@ -1,0 +1,367 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/parsers"
+	"github.com/vrender/vrender/protocol"
+)
+
+// Chat serves one chat completion. A non-streaming request gets its
+// response back; a streaming one is written to sink as vLLM's SSE chunks
+// and returns (nil, nil), or an error when it failed before anything was
+// written. Errors are classified by AsError.
+func (o *Orchestrator) Chat(ctx context.Context, req *protocol.ChatCompletionRequest, baseID string, sink Sink) (*protocol.ServedChatResponse, error) {
+	o.cfg.Metrics.chatRequests.Add(1)
+	res, err := o.chat(ctx, req, baseID, sink)
+	if err != nil {
+		o.cfg.Metrics.failed.Add(1)
+	}
+	return res, err
+}
+
+// chatRun is one chat request in flight.
+type chatRun struct {
+	o        *Orchestrator
+	id       string
+	created  int64
+	role     string
+	prompt   []int
+	sessions []*derender.ChatSession
+	// tokens are each choice's ids when return_token_ids asks for them.
+	tokens         [][]int
+	returnTokenIDs bool
+	usage, cont    bool
+	stopMatched    bool
+	kv             json.RawMessage
+
+	stream  bool
+	sink    Sink
+	started bool
+	enc     *protocol.ChunkEncoder
+	buf     []byte
+}
+
+func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionRequest, baseID string, sink Sink) (*protocol.ServedChatResponse, error) {
+	rreq := *req
+	if err := o.adjustForTools(&rreq); err != nil {
+		return nil, AsError(err)
+	}
+	rendered, err := o.cfg.Generator.RenderChat(ctx, &rreq)
+	if err != nil {
+		return nil, AsError(err)
+	}
+	g := rendered.Request
+	stop := o.stopConfig(g.SamplingParams)
+	engineRequest(&g)
+	if parsers.NeedsSpecialTokens(o.cfg.Parsers, liteParserRequest(req)) {
+		// The parser's adjust_request: its markers are special tokens.
+		g.SamplingParams.SkipSpecialTokens = false
+	}
+	if !req.IncludeReasoning {
+		t := true
+		g.ReasoningEnded = &t
+	}
+	run := &chatRun{o: o, id: "chatcmpl-" + baseID, created: o.now().Unix(), role: o.chatRole(req),
+		prompt: g.TokenIDs, stream: req.Stream != nil && *req.Stream, sink: sink,
+		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs}
+	if run.stream && req.StreamOptions != nil {
+		run.usage = req.StreamOptions.IncludeUsage != nil && *req.StreamOptions.IncludeUsage
+		run.cont = run.usage && req.StreamOptions.ContinuousUsageStats != nil && *req.StreamOptions.ContinuousUsageStats
+	}
+	n := max(g.SamplingParams.N, 1)
+	for range n {
+		s, err := o.cfg.Derender.NewChatSession(req, derender.SessionConfig{Prompt: g.TokenIDs, Stop: stop, Collect: !run.stream})
+		if err != nil {
+			return nil, AsError(err)
+		}
+		run.sessions = append(run.sessions, s)
+	}
+	if run.returnTokenIDs {
+		run.tokens = make([][]int, n)
+	}
+	o.cfg.Metrics.promptTokens.Add(int64(len(g.TokenIDs)))
+
+	eng := o.cfg.Engines.Pick()
+	st, err := eng.Stream(ctx, &g, run.id)
+	if err != nil {
+		return nil, AsError(err)
+	}
+	defer st.Close()
+	o.log.DebugContext(ctx, "chat request sent", "request_id", run.id, "engine", eng.URL(), "prompt_tokens", len(g.TokenIDs), "n", n)
+
+	for {
+		ev, err := st.Recv()
+		read := time.Now()
+		if errors.Is(err, io.EOF) {
+			if !run.allDone() {
+				err = &Error{Status: http.StatusBadGateway, Type: http.StatusText(http.StatusBadGateway),
+					Message: "engine stream ended before every choice finished"}
+			} else {
+				break
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				o.abort(ctx, eng, run.id)
+				return nil, ctx.Err()
+			}
+			if !run.started {
+				return nil, AsError(err)
+			}
+			return nil, run.fail(AsError(err))
+		}
+		if err := run.event(ev, read); err != nil {
+			if ctx.Err() != nil || errors.Is(err, errClientGone) {
+				o.abort(ctx, eng, run.id)
+				return nil, nil
+			}
+			if !run.started {
+				return nil, AsError(err)
+			}
+			return nil, run.fail(AsError(err))
+		}
+		if run.stopMatched && run.allDone() {
+			// The engine is still generating what no one will read.
+			o.abort(ctx, eng, run.id)
+			break
+		}
+	}
+	completion := run.completionTokens()
+	o.cfg.Metrics.completionTokens.Add(int64(completion))
+	if !run.stream {
+		return run.response(completion), nil
+	}
+	if err := run.finish(completion); err != nil {
+		return nil, nil // the client went away after the last token
+	}
+	return nil, nil
+}
+
+// errClientGone is a failed write to the client.
+var errClientGone = errors.New("client went away")
+
+// event derenders one engine event and, when streaming, writes its chunks.
+func (r *chatRun) event(ev *protocol.GenerateResponse, read time.Time) error {
+	if ev.KVTransferParams != nil && string(ev.KVTransferParams) != "null" {
+		r.kv = ev.KVTransferParams
+	}
+	wrote := false
+	if r.stream && !r.started && len(ev.Choices) > 0 {
+		if err := r.start(); err != nil {
+			return err
+		}
+		wrote = true
+	}
+	for i := range ev.Choices {
+		c := &ev.Choices[i]
+		if c.Index < 0 || c.Index >= len(r.sessions) {
+			return &Error{Status: http.StatusBadGateway, Type: http.StatusText(http.StatusBadGateway),
+				Message: "engine sent a choice index beyond n"}
+		}
+		if c.FinishReason != nil && *c.FinishReason == "error" {
+			return generationError
+		}
+		s := r.sessions[c.Index]
+		if s.Done() {
+			continue
+		}
+		step := s.Push(c.TokenIDs, c.Logprobs, c.FinishReason)
+		if step.StopMatched {
+			r.stopMatched = true
+		}
+		if r.tokens != nil {
+			r.tokens[c.Index] = append(r.tokens[c.Index], c.TokenIDs...)
+		}
+		if !r.stream || !step.Emit {
+			continue
+		}
+		if err := r.writeStep(c, &step); err != nil {
+			return err
+		}
+		wrote = true
+	}
+	if wrote {
+		r.o.cfg.Metrics.Event.Observe(time.Since(read))
+	}
+	return nil
+}
+
+// start commits the stream and sends each choice's role chunk.
+func (r *chatRun) start() error {
+	if err := r.sink.Start(); err != nil {
+		return errClientGone
+	}
+	r.started = true
+	r.enc = protocol.NewChunkEncoder(r.id, "chat.completion.chunk", r.created, r.o.cfg.ModelName)
+	var promptIDs []int
+	if r.returnTokenIDs {
+		promptIDs = r.prompt
+	}
+	for i := range r.sessions {
+		var u *protocol.UsageInfo
+		if r.cont {
+			u = protocol.NewUsage(len(r.prompt), 0)
+		}
+		r.buf = append(r.buf[:0], "data: "...)
+		r.buf = r.enc.AppendChatRole(r.buf, i, r.role, u, promptIDs)
+		if err := r.frame(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *chatRun) writeStep(c *protocol.GenerateChoice, step *derender.ChatStep) error {
+	choice := protocol.ChatChunkChoice{Index: c.Index, Delta: &step.Delta, Logprobs: step.Logprobs}
+	if step.FinishReason != nil {
+		choice.Final, choice.FinishReason, choice.StopReason = true, *step.FinishReason, step.StopReason
+	}
+	if r.returnTokenIDs {
+		choice.TokenIDs = c.TokenIDs
+		if choice.TokenIDs == nil {
+			choice.TokenIDs = []int{}
+		}
+	}
+	var u *protocol.UsageInfo
+	if r.cont {
+		u = protocol.NewUsage(len(r.prompt), r.sessions[c.Index].Tokens())
+	}
+	r.buf = append(r.buf[:0], "data: "...)
+	var err error
+	if r.buf, err = r.enc.AppendChatDelta(r.buf, &choice, u); err != nil {
+		return err
+	}
+	return r.frame()
+}
+
+// frame terminates the event in buf and writes it.
+func (r *chatRun) frame() error {
+	r.buf = append(r.buf, "\n\n"...)
+	if err := r.sink.Frame(r.buf); err != nil {
+		return errClientGone
+	}
+	r.o.cfg.Metrics.chunks.Add(1)
+	return nil
+}
+
+// finish sends the usage chunk (when asked) and [DONE].
+func (r *chatRun) finish(completion int) error {
+	if !r.started {
+		if err := r.sink.Start(); err != nil {
+			return errClientGone
+		}
+		r.started = true
+		r.enc = protocol.NewChunkEncoder(r.id, "chat.completion.chunk", r.created, r.o.cfg.ModelName)
+	}
+	if r.usage {
+		r.buf = append(r.buf[:0], "data: "...)
+		r.buf = r.enc.AppendUsage(r.buf, protocol.NewUsage(len(r.prompt), completion))
+		if err := r.frame(); err != nil {
+			return err
+		}
+	}
+	return r.sink.Frame([]byte("data: [DONE]\n\n"))
+}
+
+// fail ends a started stream as vLLM's generator does on an exception: an
+// error event, then [DONE]. The returned error is nil: the answer was sent.
+func (r *chatRun) fail(e *Error) error {
+	r.o.cfg.Metrics.failed.Add(1)
+	r.o.log.Warn("chat stream failed", "request_id", r.id, "status", e.Status, "err", e.Message)
+	r.buf = append(r.buf[:0], "data: "...)
+	r.buf = protocol.AppendStreamError(r.buf, e.Info())
+	r.buf = append(r.buf, "\n\n"...)
+	if r.sink.Frame(r.buf) == nil {
+		_ = r.sink.Frame([]byte("data: [DONE]\n\n"))
+	}
+	return nil
+}
+
+func (r *chatRun) allDone() bool {
+	for _, s := range r.sessions {
+		if !s.Done() {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *chatRun) completionTokens() int {
+	n := 0
+	for _, s := range r.sessions {
+		n += s.Tokens()
+	}
+	return n
+}
+
+// response is the non-streaming answer.
+func (r *chatRun) response(completion int) *protocol.ServedChatResponse {
+	res := &protocol.ServedChatResponse{ID: r.id, Object: "chat.completion", Created: r.created,
+		Model: r.o.cfg.ModelName, Choices: make([]protocol.ServedChatChoice, 0, len(r.sessions)),
+		Usage: protocol.NewUsage(len(r.prompt), completion), KVTransferParams: r.kv}
+	if r.returnTokenIDs {
+		res.PromptTokenIDs = r.prompt
+	}
+	for i, s := range r.sessions {
+		c := s.Result()
+		c.Message.Role = r.role
+		choice := protocol.ServedChatChoice{Index: i, Message: c.Message, Logprobs: c.Logprobs,
+			FinishReason: c.FinishReason, StopReason: c.StopReason}
+		if r.tokens != nil {
+			choice.TokenIDs = r.tokens[i]
+			if choice.TokenIDs == nil {
+				choice.TokenIDs = []int{}
+			}
+		}
+		res.Choices = append(res.Choices, choice)
+	}
+	return res
+}
+
+// chatRole is get_chat_request_role: the response role, or the last
+// message's role when no generation prompt is added.
+func (o *Orchestrator) chatRole(req *protocol.ChatCompletionRequest) string {
+	if req.AddGenerationPrompt || len(req.Messages) == 0 {
+		return o.cfg.ResponseRole
+	}
+	var m struct {
+		Role string `json:"role"`
+	}
+	if json.Unmarshal(req.Messages[len(req.Messages)-1], &m) != nil || m.Role == "" {
+		return o.cfg.ResponseRole
+	}
+	return m.Role
+}
+
+// adjustForTools is the tool parser's adjust_request: a required or named
+// tool_choice constrains generation to the tools' JSON schema through
+// structured_outputs (replacing response_format), unless a structural tag
+// is already set. Without a tool parser nothing changes (render refuses
+// those choices then).
+func (o *Orchestrator) adjustForTools(req *protocol.ChatCompletionRequest) error {
+	if o.cfg.Parsers.ToolParser == "" || !o.cfg.Parsers.EnableAutoToolChoice {
+		return nil
+	}
+	if req.StructuredOutputs != nil && req.StructuredOutputs.StructuralTag != nil {
+		return nil
+	}
+	schema, err := toolChoiceSchema(req)
+	if err != nil || schema == nil {
+		return err
+	}
+	req.StructuredOutputs = &protocol.StructuredOutputsParams{JSON: schema}
+	req.ResponseFormat = nil
+	return nil
+}
+
+// liteParserRequest is the part of a chat request NeedsSpecialTokens reads.
+func liteParserRequest(req *protocol.ChatCompletionRequest) *parsers.Request {
+	return &parsers.Request{Tools: make([]parsers.Tool, len(req.Tools)), ToolChoice: req.ToolChoice}
+}

@@ -1,0 +1,373 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/orchestrator/engine"
+	"github.com/vrender/vrender/protocol"
+)
+
+// Completion serves one completion request: one engine request per prompt
+// ("cmpl-<id>-<i>"), n choices each, flattened with index prompt*n+choice
+// as vLLM numbers them. Stream and errors as Chat.
+func (o *Orchestrator) Completion(ctx context.Context, req *protocol.CompletionRequest, baseID string, sink Sink) (*protocol.ServedCompletionResponse, error) {
+	o.cfg.Metrics.completionRequests.Add(1)
+	res, err := o.completion(ctx, req, baseID, sink)
+	if err != nil {
+		o.cfg.Metrics.failed.Add(1)
+	}
+	return res, err
+}
+
+// promptRun is one prompt's engine request.
+type promptRun struct {
+	requestID string
+	engine    *engine.Client
+	stream    *engine.Stream
+	prompt    []int
+	echo      string
+	sessions  []*derender.CompletionSession
+	echoed    []bool
+	tokens    [][]int
+	kv        json.RawMessage
+	stopped   bool // a stop string ended a choice
+	aborted   bool
+}
+
+func (p *promptRun) allDone() bool {
+	for _, s := range p.sessions {
+		if !s.Done() {
+			return false
+		}
+	}
+	return true
+}
+
+type completionRun struct {
+	o              *Orchestrator
+	id             string
+	created        int64
+	n              int
+	prompts        []*promptRun
+	returnTokenIDs bool
+	usage, cont    bool
+	stream         bool
+	sink           Sink
+	started        bool
+	enc            *protocol.ChunkEncoder
+	buf            []byte
+}
+
+// promptEvent is an event of one prompt's stream.
+type promptEvent struct {
+	prompt int
+	ev     *protocol.GenerateResponse
+	err    error
+	read   time.Time
+}
+
+func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionRequest, baseID string, sink Sink) (*protocol.ServedCompletionResponse, error) {
+	if req.Stream != nil && *req.Stream && req.UseBeamSearch {
+		return nil, badRequestf("Streaming is not currently supported with beam search")
+	}
+	rendered, err := o.cfg.Generator.RenderCompletion(ctx, req)
+	if err != nil {
+		return nil, AsError(err)
+	}
+	run := &completionRun{o: o, id: "cmpl-" + baseID, created: o.now().Unix(), n: 1,
+		stream: req.Stream != nil && *req.Stream, sink: sink,
+		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs}
+	if run.stream && req.StreamOptions != nil {
+		run.usage = req.StreamOptions.IncludeUsage != nil && *req.StreamOptions.IncludeUsage
+		run.cont = run.usage && req.StreamOptions.ContinuousUsageStats != nil && *req.StreamOptions.ContinuousUsageStats
+	}
+	echo := req.Echo != nil && *req.Echo
+	skip := req.SkipSpecialTokens
+	for i := range rendered {
+		g := &rendered[i]
+		stop := o.stopConfig(g.SamplingParams)
+		engineRequest(g)
+		run.n = max(g.SamplingParams.N, 1)
+		p := &promptRun{requestID: run.id + "-" + strconv.Itoa(i), prompt: g.TokenIDs, echoed: make([]bool, run.n)}
+		if echo {
+			p.echo = o.promptText(req, i, g.TokenIDs)
+		}
+		for range run.n {
+			p.sessions = append(p.sessions, o.cfg.Derender.NewCompletionSession(skip,
+				derender.SessionConfig{Prompt: g.TokenIDs, Stop: stop, Collect: !run.stream}))
+		}
+		p.tokens = make([][]int, run.n)
+		run.prompts = append(run.prompts, p)
+		o.cfg.Metrics.promptTokens.Add(int64(len(g.TokenIDs)))
+	}
+	for i, p := range run.prompts {
+		p.engine = o.cfg.Engines.Pick()
+		st, err := p.engine.Stream(ctx, &rendered[i], p.requestID)
+		if err != nil {
+			run.closeAll(ctx, true)
+			return nil, AsError(err)
+		}
+		p.stream = st
+	}
+	defer run.closeAll(ctx, false)
+
+	ectx, cancel := context.WithCancel(ctx)
+	defer cancel() // releases the readers of streams left early
+	events := run.events(ectx)
+	for pe := range events {
+		err := pe.err
+		p := run.prompts[pe.prompt]
+		if errors.Is(err, io.EOF) {
+			if !p.allDone() {
+				err = &Error{Status: http.StatusBadGateway, Type: http.StatusText(http.StatusBadGateway),
+					Message: "engine stream ended before every choice finished"}
+			} else {
+				continue
+			}
+		}
+		if err == nil {
+			err = run.event(pe.prompt, pe.ev, pe.read)
+			if err == nil && p.stopped && p.allDone() && !p.aborted {
+				p.aborted = true
+				o.abort(ctx, p.engine, p.requestID)
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, errClientGone) {
+				run.closeAll(ctx, true)
+				return nil, ctx.Err()
+			}
+			run.closeAll(ctx, true)
+			if !run.started {
+				return nil, AsError(err)
+			}
+			run.fail(AsError(err))
+			return nil, nil
+		}
+	}
+	completion := 0
+	for _, p := range run.prompts {
+		for _, s := range p.sessions {
+			completion += s.Tokens()
+		}
+	}
+	o.cfg.Metrics.completionTokens.Add(int64(completion))
+	if !run.stream {
+		return run.response(completion), nil
+	}
+	run.finish(completion)
+	return nil, nil
+}
+
+// events merges the prompts' streams; a prompt stream stops after EOF, an
+// error, or once all its choices finished by stop string.
+func (r *completionRun) events(ctx context.Context) <-chan promptEvent {
+	out := make(chan promptEvent, 16)
+	var wg sync.WaitGroup
+	for i, p := range r.prompts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				ev, err := p.stream.Recv()
+				select {
+				case out <- promptEvent{prompt: i, ev: ev, err: err, read: time.Now()}:
+				case <-ctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	return out
+}
+
+// closeAll closes every prompt stream; abort also aborts the engine
+// requests not known to be finished.
+func (r *completionRun) closeAll(ctx context.Context, abort bool) {
+	for _, p := range r.prompts {
+		if p.stream == nil {
+			continue
+		}
+		if abort && !p.aborted && !p.allDone() {
+			p.aborted = true
+			r.o.abort(ctx, p.engine, p.requestID)
+		}
+		_ = p.stream.Close()
+	}
+}
+
+func (r *completionRun) event(pi int, ev *protocol.GenerateResponse, read time.Time) error {
+	p := r.prompts[pi]
+	if ev.KVTransferParams != nil && string(ev.KVTransferParams) != "null" {
+		p.kv = ev.KVTransferParams
+	}
+	wrote := false
+	for i := range ev.Choices {
+		c := &ev.Choices[i]
+		if c.Index < 0 || c.Index >= len(p.sessions) {
+			return &Error{Status: http.StatusBadGateway, Type: http.StatusText(http.StatusBadGateway),
+				Message: fmt.Sprintf("engine sent choice index %d beyond n=%d", c.Index, len(p.sessions))}
+		}
+		if c.FinishReason != nil && *c.FinishReason == "error" {
+			return generationError
+		}
+		s := p.sessions[c.Index]
+		if s.Done() {
+			continue
+		}
+		step := s.Push(c.TokenIDs, c.Logprobs, c.FinishReason)
+		if step.StopMatched {
+			p.stopped = true
+		}
+		p.tokens[c.Index] = append(p.tokens[c.Index], c.TokenIDs...)
+		if !r.stream || !step.Emit {
+			continue
+		}
+		if err := r.writeStep(p, pi, c, &step); err != nil {
+			return err
+		}
+		wrote = true
+	}
+	if wrote {
+		r.o.cfg.Metrics.Event.Observe(time.Since(read))
+	}
+	return nil
+}
+
+func (r *completionRun) start() error {
+	if err := r.sink.Start(); err != nil {
+		return errClientGone
+	}
+	r.started = true
+	r.enc = protocol.NewChunkEncoder(r.id, "text_completion", r.created, r.o.cfg.ModelName)
+	return nil
+}
+
+func (r *completionRun) writeStep(p *promptRun, pi int, c *protocol.GenerateChoice, step *derender.CompletionStep) error {
+	if !r.started {
+		if err := r.start(); err != nil {
+			return err
+		}
+	}
+	choice := protocol.CompletionChunkChoice{Index: c.Index + pi*r.n, Text: step.Text, Logprobs: step.Logprobs,
+		FinishReason: step.FinishReason, StopReason: step.StopReason}
+	if !p.echoed[c.Index] {
+		p.echoed[c.Index] = true
+		if p.echo != "" {
+			choice.Text = p.echo + choice.Text
+		}
+		if r.returnTokenIDs || p.echo != "" {
+			choice.PromptTokenIDs = p.prompt
+		}
+	}
+	if r.returnTokenIDs {
+		choice.TokenIDs = c.TokenIDs
+		if choice.TokenIDs == nil {
+			choice.TokenIDs = []int{}
+		}
+	}
+	var u *protocol.UsageInfo
+	if r.cont {
+		u = protocol.NewUsage(len(p.prompt), p.sessions[c.Index].Tokens())
+	}
+	r.buf = append(r.buf[:0], "data: "...)
+	var err error
+	if r.buf, err = r.enc.AppendCompletion(r.buf, &choice, u); err != nil {
+		return err
+	}
+	return r.frame()
+}
+
+func (r *completionRun) frame() error {
+	r.buf = append(r.buf, "\n\n"...)
+	if err := r.sink.Frame(r.buf); err != nil {
+		return errClientGone
+	}
+	r.o.cfg.Metrics.chunks.Add(1)
+	return nil
+}
+
+func (r *completionRun) finish(completion int) {
+	if !r.started && r.start() != nil {
+		return
+	}
+	if r.usage {
+		prompt := 0
+		for _, p := range r.prompts {
+			prompt += len(p.prompt)
+		}
+		r.buf = append(r.buf[:0], "data: "...)
+		r.buf = r.enc.AppendUsage(r.buf, protocol.NewUsage(prompt, completion))
+		if r.frame() != nil {
+			return
+		}
+	}
+	_ = r.sink.Frame([]byte("data: [DONE]\n\n"))
+}
+
+func (r *completionRun) fail(e *Error) {
+	r.o.cfg.Metrics.failed.Add(1)
+	r.o.log.Warn("completion stream failed", "request_id", r.id, "status", e.Status, "err", e.Message)
+	r.buf = append(r.buf[:0], "data: "...)
+	r.buf = protocol.AppendStreamError(r.buf, e.Info())
+	r.buf = append(r.buf, "\n\n"...)
+	if r.sink.Frame(r.buf) == nil {
+		_ = r.sink.Frame([]byte("data: [DONE]\n\n"))
+	}
+}
+
+func (r *completionRun) response(completion int) *protocol.ServedCompletionResponse {
+	res := &protocol.ServedCompletionResponse{ID: r.id, Object: "text_completion", Created: r.created,
+		Model: r.o.cfg.ModelName, Choices: []protocol.ServedCompletionChoice{}}
+	prompt := 0
+	for pi, p := range r.prompts {
+		prompt += len(p.prompt)
+		if pi == 0 {
+			res.KVTransferParams = p.kv
+		}
+		for ci, s := range p.sessions {
+			c := s.Result()
+			choice := protocol.ServedCompletionChoice{Index: len(res.Choices), Text: p.echo + c.Text,
+				Logprobs: c.Logprobs, FinishReason: c.FinishReason, StopReason: c.StopReason}
+			if r.returnTokenIDs {
+				choice.PromptTokenIDs = p.prompt
+				choice.TokenIDs = p.tokens[ci]
+				if choice.TokenIDs == nil {
+					choice.TokenIDs = []int{}
+				}
+			}
+			res.Choices = append(res.Choices, choice)
+		}
+	}
+	res.Usage = protocol.NewUsage(prompt, completion)
+	return res
+}
+
+// promptText is the text echo prepends: the prompt as given, or the
+// decoded ids of a token prompt.
+func (o *Orchestrator) promptText(req *protocol.CompletionRequest, i int, ids []int) string {
+	if i < len(req.Prompts) && req.Prompts[i].Text != nil {
+		return *req.Prompts[i].Text
+	}
+	text, err := o.cfg.Model.Decode(ids, false)
+	if err != nil {
+		return ""
+	}
+	return text
+}

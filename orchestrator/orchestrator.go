@@ -1,0 +1,182 @@
+// Package orchestrator serves OpenAI's /v1/chat/completions and
+// /v1/completions over tokens-only engines: render the request to prompt
+// ids and sampling params, stream POST /inference/v1/generate from an
+// engine, derender each event in-process into vLLM's SSE chunks, and
+// enforce what the engine will not — stop strings, cancellation, timeouts
+// and errors.
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/orchestrator/engine"
+	"github.com/vrender/vrender/parsers"
+	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/render"
+)
+
+// abortTimeout bounds the abort call sent after the client went away or a
+// stop string matched.
+const abortTimeout = 5 * time.Second
+
+// Config is what an Orchestrator needs.
+type Config struct {
+	Model     *model.Model
+	Generator *render.Generator
+	Derender  *derender.Engine
+	// Parsers are the parser flags Derender was built with (they decide
+	// skip_special_tokens and the tool_choice grammar sent to the engine).
+	Parsers parsers.Config
+	// Engines picks the engine of each request.
+	Engines Picker
+	// ModelName is the "model" answers report (the first served name).
+	ModelName string
+	// ResponseRole is --response-role ("" means "assistant").
+	ResponseRole string
+	Logger       *slog.Logger
+	// Metrics receives per-request figures; nil keeps none.
+	Metrics *Metrics
+}
+
+// Orchestrator runs OpenAI requests over engines. It is safe for
+// concurrent use.
+type Orchestrator struct {
+	cfg Config
+	log *slog.Logger
+	now func() time.Time
+}
+
+// New checks cfg and returns an Orchestrator.
+func New(cfg Config) (*Orchestrator, error) {
+	switch {
+	case cfg.Model == nil || cfg.Generator == nil || cfg.Derender == nil:
+		return nil, errors.New("orchestrator: Model, Generator and Derender are required")
+	case cfg.Engines == nil:
+		return nil, errors.New("orchestrator: an engine picker is required")
+	case cfg.ModelName == "":
+		return nil, errors.New("orchestrator: ModelName is required")
+	}
+	if cfg.ResponseRole == "" {
+		cfg.ResponseRole = "assistant"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	return &Orchestrator{cfg: cfg, log: cfg.Logger, now: time.Now}, nil
+}
+
+// Metrics is where the orchestrator's figures are kept.
+func (o *Orchestrator) Metrics() *Metrics { return o.cfg.Metrics }
+
+// Sink receives a streamed answer: the HTTP layer's SSE writer.
+type Sink interface {
+	// Start commits the 200 text/event-stream response; it is called once,
+	// before the first frame.
+	Start() error
+	// Frame writes one complete SSE frame ("data: …\n\n") and flushes it.
+	Frame(frame []byte) error
+}
+
+// Error is a request that failed before any answer was sent: the status
+// and OpenAI error body to answer with.
+type Error struct {
+	Status  int
+	Type    string
+	Message string
+	Param   *string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Type, e.Message) }
+
+// Info is the error body.
+func (e *Error) Info() protocol.ErrorInfo {
+	return protocol.ErrorInfo{Message: protocol.SanitizeMessage(e.Message), Type: e.Type, Param: e.Param, Code: e.Status}
+}
+
+// AsError classifies err as the OpenAI error a client gets.
+func AsError(err error) *Error {
+	var (
+		oe  *Error
+		rb  *render.BadRequestError
+		db  *derender.BadRequestError
+		ee  *engine.Error
+		spe *protocol.SamplingParamsError
+	)
+	switch {
+	case errors.As(err, &oe):
+		return oe
+	case errors.As(err, &rb):
+		e := &Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest, Message: rb.Message}
+		if rb.Param != "" {
+			p := rb.Param
+			e.Param = &p
+		}
+		return e
+	case errors.As(err, &db):
+		return &Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest, Message: db.Message}
+	case errors.As(err, &spe):
+		return &Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest, Message: spe.Error(), Param: spe.Parameter}
+	case errors.As(err, &ee):
+		t := ee.Type
+		if t == "" {
+			t = http.StatusText(ee.Status)
+		}
+		return &Error{Status: ee.Status, Type: t, Message: ee.Message}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Status: http.StatusGatewayTimeout, Type: http.StatusText(http.StatusGatewayTimeout), Message: err.Error()}
+	}
+	return &Error{Status: http.StatusInternalServerError, Type: protocol.ErrorTypeInternal, Message: "Internal Server Error"}
+}
+
+// generationError is vLLM's GenerationError: an engine choice finished
+// with finish_reason "error".
+var generationError = &Error{Status: http.StatusInternalServerError, Type: protocol.ErrorTypeInternal,
+	Message: "Internal server error"}
+
+// abort tells the engine to stop a request the client no longer reads,
+// even though ctx (the client's) may be done.
+func (o *Orchestrator) abort(ctx context.Context, eng *engine.Client, requestIDs ...string) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+	defer cancel()
+	ids := make([]string, len(requestIDs))
+	for i, id := range requestIDs {
+		ids[i] = engine.EngineRequestID(id)
+	}
+	if err := eng.Abort(actx, ids...); err != nil {
+		o.log.WarnContext(ctx, "engine abort failed", "request_ids", ids, "engine", eng.URL(), "err", err)
+		return
+	}
+	o.cfg.Metrics.aborts.Add(int64(len(ids)))
+	o.log.DebugContext(ctx, "engine request aborted", "request_ids", ids)
+}
+
+// engineRequest turns a rendered GenerateRequest into what the engine gets:
+// stop strings stripped (the tokens-only engine refuses them; they are
+// enforced here), always streamed, no engine usage events (usage is
+// counted here), and max_tokens always sent: the engine reads an absent key
+// as "up to the context length", so omitting the default 16 as the render
+// endpoint does would not give the client its 16 tokens.
+func engineRequest(g *protocol.GenerateRequest) {
+	g.SamplingParams.Stop = nil
+	g.SamplingParams.ExplicitMaxTokens = true
+	t := true
+	g.Stream = &t
+	g.StreamOptions = nil
+}
+
+// stopConfig is the stop handling of a request's sampling params on m.
+func (o *Orchestrator) stopConfig(p protocol.SamplingParams) derender.StopConfig {
+	es := render.ApplyEngineStops(p, o.cfg.Model)
+	return derender.StopConfig{Stop: p.Stop, IncludeInOutput: p.IncludeStopStrInOutput, MinTokens: p.MinTokens,
+		EOS: es.EOS, StopTokenIDs: es.StopTokenIDs}
+}

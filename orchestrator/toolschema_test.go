@@ -1,0 +1,79 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/vrender/vrender/protocol"
+)
+
+func TestToolChoiceSchema(t *testing.T) {
+	tools := []json.RawMessage{
+		json.RawMessage(`{"type":"function","function":{"name":"a","parameters":{"type":"object","$defs":{"D":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/D"}}}}}`),
+		json.RawMessage(`{"type":"function","function":{"name":"b"}}`),
+	}
+	cases := []struct {
+		name, choice, want, wantErr string
+	}{
+		{name: "required", choice: `"required"`,
+			want: `{"type":"array","minItems":1,"items":{"type":"object","anyOf":[` +
+				`{"properties":{"name":{"type":"string","enum":["a"]},"parameters":{"type":"object","properties":{"x":{"$ref":"#/$defs/D"}}}},"required":["name","parameters"]},` +
+				`{"properties":{"name":{"type":"string","enum":["b"]},"parameters":{"type":"object","properties":{}}},"required":["name","parameters"]}` +
+				`]},"$defs":{"D":{"type":"string"}}}`},
+		{name: "named", choice: `{"type":"function","function":{"name":"a"}}`,
+			want: `{"type":"object","$defs":{"D":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/D"}}}`},
+		{name: "named without parameters", choice: `{"type":"function","function":{"name":"b"}}`},
+		{name: "named unknown", choice: `{"type":"function","function":{"name":"zz"}}`, wantErr: "Tool 'zz' has not been passed"},
+		{name: "auto", choice: `"auto"`},
+		{name: "none", choice: `"none"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &protocol.ChatCompletionRequest{Tools: tools, ToolChoice: json.RawMessage(tc.choice)}
+			got, err := toolChoiceSchema(req)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Errorf("got %s, %v\nwant %s", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestToolChoiceSchemaConflictingDefs(t *testing.T) {
+	req := &protocol.ChatCompletionRequest{ToolChoice: json.RawMessage(`"required"`), Tools: []json.RawMessage{
+		json.RawMessage(`{"type":"function","function":{"name":"a","parameters":{"$defs":{"D":{"type":"string"}}}}}`),
+		json.RawMessage(`{"type":"function","function":{"name":"b","parameters":{"$defs":{"D":{"type":"integer"}}}}}`),
+	}}
+	if _, err := toolChoiceSchema(req); err == nil || !strings.Contains(err.Error(), "multiple schemas") {
+		t.Errorf("err %v", err)
+	}
+}
+
+func TestMetricsExposition(t *testing.T) {
+	m := NewMetrics()
+	m.Event.Observe(3000) // 3µs
+	m.Event.Observe(2_000_000)
+	m.chatRequests.Add(2)
+	var b strings.Builder
+	if err := m.WritePrometheus(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# TYPE vrender_orchestrator_event_seconds histogram",
+		`vrender_orchestrator_event_seconds_bucket{le="5e-06"} 1`,
+		`vrender_orchestrator_event_seconds_bucket{le="0.0025"} 2`,
+		`vrender_orchestrator_event_seconds_bucket{le="+Inf"} 2`,
+		"vrender_orchestrator_event_seconds_count 2",
+		`vrender_orchestrator_requests_total{endpoint="chat"} 2`,
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in\n%s", want, b.String())
+		}
+	}
+}

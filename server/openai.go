@@ -1,0 +1,136 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/vrender/vrender/orchestrator"
+	"github.com/vrender/vrender/protocol"
+)
+
+// noEngineMessage is the 503 of the OpenAI endpoints on a render-only
+// server.
+const noEngineMessage = "no engine is configured; start vrender serve with --engine URL or --engine sim"
+
+// handleChatCompletions answers POST /v1/chat/completions through the
+// orchestrator: vLLM's OpenAI chat endpoint over a tokens-only engine.
+func (s *server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
+	body, e := s.readJSONBody(w, r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	req, err := protocol.DecodeChatCompletionRequest(body)
+	if err != nil {
+		s.writeError(w, r, decodeError(err))
+		return
+	}
+	if e := s.checkModel(req.Model); e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	if s.orchestrator == nil {
+		s.writeError(w, r, noEngine())
+		return
+	}
+	sink := newSSESink(w, r)
+	res, err := s.orchestrator.Chat(r.Context(), req, s.baseRequestID(r, req.RequestID), sink)
+	s.finishOpenAI(w, r, sink, res, err)
+}
+
+// handleCompletions answers POST /v1/completions through the orchestrator.
+func (s *server) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	body, e := s.readJSONBody(w, r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	req, err := protocol.DecodeCompletionRequest(body)
+	if err != nil {
+		s.writeError(w, r, decodeError(err))
+		return
+	}
+	if e := s.checkModel(req.Model); e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	if s.orchestrator == nil {
+		s.writeError(w, r, noEngine())
+		return
+	}
+	sink := newSSESink(w, r)
+	res, err := s.orchestrator.Completion(r.Context(), req, s.baseRequestID(r, req.RequestID), sink)
+	s.finishOpenAI(w, r, sink, res, err)
+}
+
+// finishOpenAI writes a non-streaming answer or an error that happened
+// before any stream frame; a started stream has already been answered.
+func (s *server) finishOpenAI(w http.ResponseWriter, r *http.Request, sink *sseSink, res any, err error) {
+	switch {
+	case err != nil && (errors.Is(err, context.Canceled) || r.Context().Err() != nil):
+		// The client went away; the engine request was aborted.
+		s.log.DebugContext(r.Context(), "client disconnected", "request_id", requestIDFrom(r.Context()))
+	case err != nil && !sink.started:
+		oe := orchestrator.AsError(err)
+		if oe.Status >= 500 {
+			s.log.WarnContext(r.Context(), "engine request failed", "request_id", requestIDFrom(r.Context()),
+				"status", oe.Status, "err", err)
+		}
+		s.writeError(w, r, &apiError{oe.Status, protocol.ErrorResponse{Error: oe.Info()}})
+	case err != nil:
+		s.log.WarnContext(r.Context(), "stream failed", "request_id", requestIDFrom(r.Context()), "err", err)
+	case !sink.started && res != nil:
+		s.writeJSON(w, r, http.StatusOK, res)
+	}
+}
+
+// baseRequestID is vLLM's _base_request_id: the X-Request-Id header, else
+// the body's request_id, else a new id (the one the access log carries).
+func (s *server) baseRequestID(r *http.Request, bodyID *string) string {
+	if id := r.Header.Get("X-Request-Id"); id != "" {
+		return id
+	}
+	if bodyID != nil && *bodyID != "" {
+		return *bodyID
+	}
+	if id := requestIDFrom(r.Context()); id != "" {
+		return id
+	}
+	return protocol.RandomUUID()
+}
+
+func noEngine() *apiError {
+	return &apiError{http.StatusServiceUnavailable, protocol.NewErrorResponse(http.StatusServiceUnavailable,
+		http.StatusText(http.StatusServiceUnavailable), noEngineMessage, nil)}
+}
+
+// sseSink writes a text/event-stream response, flushing every frame.
+type sseSink struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	started bool
+}
+
+func newSSESink(w http.ResponseWriter, r *http.Request) *sseSink {
+	return &sseSink{w: w, rc: http.NewResponseController(w)}
+}
+
+// Start implements orchestrator.Sink: the headers of Starlette's
+// StreamingResponse(media_type="text/event-stream").
+func (s *sseSink) Start() error {
+	s.started = true
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	s.w.WriteHeader(http.StatusOK)
+	return s.rc.Flush()
+}
+
+// Frame implements orchestrator.Sink.
+func (s *sseSink) Frame(frame []byte) error {
+	if _, err := s.w.Write(frame); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
