@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -260,32 +259,8 @@ func (b *syncBuffer) String() string {
 
 func TestServe(t *testing.T) {
 	qwen := testenv.ModelDir(t, "qwen3")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	logs := &syncBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		// vLLM style: flags first, names space-separated, MODEL last after "--".
-		done <- run(ctx, []string{"serve", "--host", "127.0.0.1", "--port", "0", "--served_model_name", "qwen", "alias", "--max-model-len", "4k", "--", qwen},
-			strings.NewReader(""), io.Discard, logs)
-	}()
-	addr := ""
-	addrRE := regexp.MustCompile(`msg=serving addr=(\S+)`)
-	for deadline := time.Now().Add(20 * time.Second); addr == ""; {
-		if m := addrRE.FindStringSubmatch(logs.String()); m != nil {
-			addr = m[1]
-			break
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited %d early:\n%s", code, logs)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server never logged its address:\n%s", logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// vLLM style: flags first, names space-separated, MODEL last after "--".
+	addr, logs, stop := startServe(t, "--host", "127.0.0.1", "--port", "0", "--served_model_name", "qwen", "alias", "--max-model-len", "4k", "--", qwen)
 
 	resp, err := http.Get("http://" + addr + "/v1/models")
 	if err != nil {
@@ -316,15 +291,7 @@ func TestServe(t *testing.T) {
 		t.Errorf("/tokenize = %s", body)
 	}
 
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("serve exit %d after shutdown:\n%s", code, logs)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	stop()
 	if !strings.Contains(logs.String(), "shutting down") {
 		t.Errorf("no shutdown log:\n%s", logs)
 	}
