@@ -10,6 +10,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"strings"
+	"sync"
 
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/tokenizer"
@@ -18,24 +21,35 @@ import (
 // A checkpoint is everything a parsed stream needs to continue on any
 // replica without its history: the detokenizer window, the parser
 // machines' state, the counters, and a digest binding it to the model,
-// parser configuration and parsing-relevant request fields. Wire form,
-// base64url without padding:
+// parser configuration and parsing-relevant request fields. Wire form:
 //
-//	version byte | gob(checkpoint) | HMAC-SHA256(key, version|payload)
+//	base64url(version | payload | HMAC-SHA256(key, version|payload)) [ "." base64url(tail) ]
 //
 // The payload uses the parser package's state codec (byte-exact strings,
-// no type descriptors, no per-message compilation: gob spent ~100µs per
-// token on those); the state is small (a detokenizer window and a few
-// marker buffers), so compression would cost CPU on every token for little. The tag is
-// checked before anything is decoded, so only states this key signed are
-// ever trusted.
+// no type descriptors). Sealing (encode, MAC, base64) costs microseconds,
+// more than a token's own work, so a stream is not resealed on every
+// token: the tail lists, three bytes each, the ids pushed since the sealed
+// state, and a resume replays them (at most maxCheckpointTail, so still
+// O(delta)). The tail needs no tag: it holds only token ids, which a client
+// may send as deltas anyway; everything a client must not forge (parser
+// state, counters, tool-call ids) is in the signed part, and a call that
+// changes anything but the ids reseals. The tag is checked before anything
+// is decoded, so only states this key signed are ever trusted.
 
 // checkpointVersion changes whenever the payload or a machine's state
 // layout changes; older checkpoints are rejected, never reinterpreted.
-const checkpointVersion = 1
+const checkpointVersion = 2
 
 // maxCheckpointLen bounds the encoded checkpoint a request may carry.
 const maxCheckpointLen = 1 << 20
+
+// maxCheckpointTail is how many ids a checkpoint carries unsealed: a resume
+// replays at most this many, a stream reseals once every this many tokens.
+const maxCheckpointTail = 32
+
+// maxTailID bounds the ids a tail can carry (three bytes each); a larger
+// id reseals.
+const maxTailID = 1<<24 - 1
 
 // stateKeyLen is the length of a generated key.
 const stateKeyLen = 32
@@ -81,7 +95,24 @@ func (e *Engine) SetStateKey(key []byte) error {
 		return errors.New("derender: state key must be at least 16 bytes")
 	}
 	e.stateKey = bytes.Clone(key)
+	e.macs = newMACPool(e.stateKey)
 	return nil
+}
+
+// newMACPool pools HMAC states for key: a fresh one costs its key schedule
+// and several allocations on every seal.
+func newMACPool(key []byte) *sync.Pool {
+	return &sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}
+}
+
+// mac returns HMAC(key, msg) appended to dst.
+func (e *Engine) mac(dst, msg []byte) []byte {
+	m := e.macs.Get().(hash.Hash)
+	m.Reset()
+	m.Write(msg)
+	dst = m.Sum(dst)
+	e.macs.Put(m)
+	return dst
 }
 
 func (e *Engine) sealCheckpoint(cp *checkpoint) (string, error) {
@@ -94,13 +125,42 @@ func (e *Engine) sealCheckpoint(cp *checkpoint) (string, error) {
 
 // sealRaw appends the tag to version|payload and encodes it.
 func (e *Engine) sealRaw(msg []byte) (string, error) {
-	mac := hmac.New(sha256.New, e.stateKey)
-	mac.Write(msg)
-	return base64.RawURLEncoding.EncodeToString(mac.Sum(msg)), nil
+	return base64.RawURLEncoding.EncodeToString(e.mac(msg, msg)), nil
 }
 
-// openCheckpoint verifies and decodes a checkpoint. Every failure is a
-// 400: nothing unsigned is ever decoded.
+// splitCheckpoint separates the sealed part of a checkpoint from its tail
+// of ids.
+func splitCheckpoint(s string) (sealed string, tail []int, err error) {
+	if len(s) > maxCheckpointLen {
+		return "", nil, badRequest("invalid stream_state.vrender_checkpoint: longer than %d bytes", maxCheckpointLen)
+	}
+	sealed, enc, found := strings.Cut(s, ".")
+	if !found {
+		return sealed, nil, nil
+	}
+	if len(enc)%4 != 0 || len(enc)/4 > maxCheckpointTail {
+		return "", nil, badRequest("invalid stream_state.vrender_checkpoint: malformed tail")
+	}
+	var b [3]byte
+	tail = make([]int, 0, len(enc)/4)
+	for i := 0; i < len(enc); i += 4 {
+		if n, err := base64.RawURLEncoding.Decode(b[:], []byte(enc[i:i+4])); err != nil || n != 3 {
+			return "", nil, badRequest("invalid stream_state.vrender_checkpoint: malformed tail")
+		}
+		tail = append(tail, int(b[0])<<16|int(b[1])<<8|int(b[2]))
+	}
+	return sealed, tail, nil
+}
+
+// appendTailID appends id's four tail characters.
+func appendTailID(dst []byte, id int) []byte {
+	var enc [4]byte
+	base64.RawURLEncoding.Encode(enc[:], []byte{byte(id >> 16), byte(id >> 8), byte(id)})
+	return append(dst, enc[:]...)
+}
+
+// openCheckpoint verifies and decodes the sealed part of a checkpoint.
+// Every failure is a 400: nothing unsigned is ever decoded.
 func (e *Engine) openCheckpoint(s string) (*checkpoint, error) {
 	if len(s) > maxCheckpointLen {
 		return nil, badRequest("invalid stream_state.vrender_checkpoint: longer than %d bytes", maxCheckpointLen)
@@ -117,9 +177,8 @@ func (e *Engine) openCheckpoint(s string) (*checkpoint, error) {
 			raw[0], checkpointVersion)
 	}
 	body, tag := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
-	mac := hmac.New(sha256.New, e.stateKey)
-	mac.Write(body)
-	if !hmac.Equal(mac.Sum(nil), tag) {
+	var sum [sha256.Size]byte
+	if !hmac.Equal(e.mac(sum[:0], body), tag) {
 		return nil, badRequest("invalid stream_state.vrender_checkpoint: signature mismatch (tampered, or signed by another server key)")
 	}
 	var cp checkpoint

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,8 +47,12 @@ func checkpointAfter(t testing.TB, e *Engine, cr *protocol.ChatCompletionRequest
 func TestCheckpointRejects(t *testing.T) {
 	e, cr := benchEngine(t, 0)
 	ids := benchOutput(t, e.model, 200)
-	good, _ := checkpointAfter(t, e, cr, ids[:100])
-	raw, err := base64.RawURLEncoding.DecodeString(good.VrenderCheckpoint)
+	good, _ := checkpointAfter(t, e, cr, ids[:90])
+	sealed, tail, hasTail := strings.Cut(good.VrenderCheckpoint, ".")
+	if !hasTail || len(tail) == 0 {
+		t.Fatalf("checkpoint after 100 one-token calls has no tail: %q", good.VrenderCheckpoint)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(sealed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +89,10 @@ func TestCheckpointRejects(t *testing.T) {
 		{"version byte only", enc(raw[:1]), "truncated", e, cr, "m"},
 		{"stale version", enc(append([]byte{checkpointVersion + 1}, raw[1:]...)), "version", e, cr, "m"},
 		{"not base64", "!!" + good.VrenderCheckpoint, "base64", e, cr, "m"},
+		{"tail not in fours", good.VrenderCheckpoint + "A", "malformed tail", e, cr, "m"},
+		{"tail not base64", sealed + ".!!!!", "malformed tail", e, cr, "m"},
+		{"tail too long", sealed + "." + strings.Repeat("AAAA", maxCheckpointTail+1), "malformed tail", e, cr, "m"},
+		{"tail on a forged seal", flip(3) + "." + tail, "signature", e, cr, "m"},
 		{"other key", good.VrenderCheckpoint, "signature", other, cr, "m"},
 		{"other request", good.VrenderCheckpoint, "another model", e, otherCR, "m"},
 		{"other model", good.VrenderCheckpoint, "another model", e, cr, "m2"},
@@ -93,7 +102,7 @@ func TestCheckpointRejects(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.engine.ChatStream(context.Background(), &protocol.DerenderChatStreamRequest{
-				GenerateChunk: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{{TokenIDs: ids[100:101]}}},
+				GenerateChunk: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{{TokenIDs: ids[90:91]}}},
 				StreamState:   &protocol.DerenderStreamState{VrenderCheckpoint: tc.ckpt}, ChatRequest: tc.cr,
 			}, tc.model)
 			var bad *BadRequestError
@@ -104,7 +113,7 @@ func TestCheckpointRejects(t *testing.T) {
 	}
 	// The good checkpoint still resumes.
 	if _, err := e.ChatStream(context.Background(), &protocol.DerenderChatStreamRequest{
-		GenerateChunk: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{{TokenIDs: ids[100:101]}}},
+		GenerateChunk: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{{TokenIDs: ids[90:91]}}},
 		StreamState:   &good, ChatRequest: cr,
 	}, "m"); err != nil {
 		t.Fatal(err)
@@ -112,9 +121,8 @@ func TestCheckpointRejects(t *testing.T) {
 }
 
 // TestCheckpointBodyFlat: with the checkpoint path the request body does
-// not grow with the output (reasoning and content; inside a hermes tool
-// call the parser keeps the call's raw text for vLLM's failed-call
-// fallback, which the checkpoint must carry).
+// not grow with the output (reasoning and content here; inside a long
+// hermes call in TestCheckpointBodyFlatInCall).
 func TestCheckpointBodyFlat(t *testing.T) {
 	e, cr := benchEngine(t, 0)
 	var b strings.Builder
@@ -130,10 +138,10 @@ func TestCheckpointBodyFlat(t *testing.T) {
 		t.Fatalf("only %d tokens", len(ids))
 	}
 	_, sizes := checkpointAfter(t, e, cr, ids)
-	early, late := sizes[100], sizes[len(sizes)-1]
-	for _, s := range sizes[100:] {
-		late = max(late, s)
-	}
+	// The tail of unsealed ids makes the size saw-tooth over
+	// maxCheckpointTail calls; compare the peaks.
+	early := slices.Max(sizes[100 : 100+2*maxCheckpointTail])
+	late := slices.Max(sizes[100:])
 	if late > early+64 {
 		t.Fatalf("request body grew from %d bytes (token 100) to %d (token %d)", early, late, len(ids))
 	}
@@ -171,4 +179,51 @@ func mustSeal(t *testing.T, e *Engine, payload []byte) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestCheckpointTailResume: a checkpoint resumed with its tail of ids on an
+// engine that never saw the stream (cache off), from the live state that
+// issued it (cache on), and with the tail folded into a fresh seal all
+// continue to the same answer as one batch call.
+func TestCheckpointTailResume(t *testing.T) {
+	cold, cr := benchEngine(t, 0)
+	warm, _ := benchEngine(t, 16)
+	if err := warm.SetStateKey(cold.stateKey); err != nil {
+		t.Fatal(err)
+	}
+	ids := benchOutput(t, cold.model, 400)
+	want := batchOnce(t, cold, cr, ids).Choices[0].Message
+	for _, e := range []*Engine{cold, warm} {
+		acc := streamOnce(t, e, cr, ids, echoCheckpoint)
+		if calls := acc.Calls(); len(calls) != 1 || len(want.ToolCalls) != 1 || calls[0].Arguments != want.ToolCalls[0].Function.Arguments ||
+			want.Reasoning == nil || acc.Reasoning() != *want.Reasoning {
+			t.Fatalf("stream %+v %q\nbatch %+v", calls, acc.Reasoning(), want)
+		}
+	}
+	if hits, restores := cold.CheckpointStats(); hits != 0 || restores != int64(len(ids)-1) {
+		t.Fatalf("cold engine: %d hits, %d restores for %d calls", hits, restores, len(ids))
+	}
+	if hits, restores := warm.CheckpointStats(); hits != int64(len(ids)-2) || restores != 1 {
+		// The first call has no checkpoint; the second finds the one the
+		// history path issued under its own key, so it restores once.
+		t.Fatalf("warm engine: %d hits, %d restores for %d calls", hits, restores, len(ids))
+	}
+}
+
+// TestCheckpointBodyFlatInCall: inside a long hermes tool call argument the
+// checkpoint stays flat (the streaming machine drops the raw call text once
+// the call went out).
+func TestCheckpointBodyFlatInCall(t *testing.T) {
+	e, cr := benchEngine(t, 0)
+	ids := benchOutput(t, e.model, 3000)
+	_, sizes := checkpointAfter(t, e, cr, ids)
+	// The second half of the output is the call's argument; entering the
+	// call adds its id and the JSON reader's state once.
+	from := len(sizes) * 6 / 10
+	early := slices.Max(sizes[from : from+2*maxCheckpointTail])
+	late := slices.Max(sizes[from:])
+	if late > early+16 {
+		t.Fatalf("request body grew from %d bytes (token %d, in the call) to %d (token %d)", early, from, late, len(ids))
+	}
+	t.Logf("request body %d bytes at token %d, at most %d up to token %d", early, from, late, len(ids))
 }

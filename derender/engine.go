@@ -9,6 +9,7 @@ package derender
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,8 +46,15 @@ type Engine struct {
 	now   func() time.Time
 	// stateKey signs checkpoints (SetStateKey; random per engine if unset).
 	stateKey []byte
+	macs     *sync.Pool // HMAC states for stateKey
+	// ckCache holds live states by the checkpoint they last issued: a
+	// client echoing it resumes them without verifying or replaying.
+	ckCache *lru.Cache[string, *live] // nil when disabled
 
 	hits, misses atomic.Int64
+	// ckptHits and ckptRestores count checkpoint resumes from ckCache and
+	// from the checkpoint itself.
+	ckptHits, ckptRestores atomic.Int64
 }
 
 // BadRequestError is a request vLLM answers with 400.
@@ -73,6 +81,7 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 		cfg.MaxNSequences = DefaultMaxNSequences
 	}
 	e := &Engine{model: m, cfg: cfg, now: time.Now, stops: map[int]bool{}, stateKey: NewStateKey()}
+	e.macs = newMACPool(e.stateKey)
 	for _, id := range m.EOSTokenIDs {
 		e.stops[id] = true
 	}
@@ -82,6 +91,9 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("derender: cache: %w", err)
 		}
 		e.cache = c
+		if e.ckCache, err = lru.New[string, *live](cfg.CacheSize); err != nil {
+			return nil, fmt.Errorf("derender: cache: %w", err)
+		}
 	}
 	return e, nil
 }
@@ -96,9 +108,15 @@ func (e *Engine) CacheLen() int {
 	if e.cache == nil {
 		return 0
 	}
-	return e.cache.Len()
+	return e.cache.Len() + e.ckCache.Len()
 }
 
 // CacheStats reports how many parsed streaming calls resumed a live state
 // (hits) and how many replayed the history (misses).
 func (e *Engine) CacheStats() (hits, misses int64) { return e.hits.Load(), e.misses.Load() }
+
+// CheckpointStats reports how many checkpoint resumes found their live
+// state cached (hits) and how many rebuilt it from the checkpoint.
+func (e *Engine) CheckpointStats() (hits, restores int64) {
+	return e.ckptHits.Load(), e.ckptRestores.Load()
+}

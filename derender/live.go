@@ -15,6 +15,8 @@ import (
 type live struct {
 	parser *parsers.Parser
 	detok  *tokenizer.Detokenizer
+	// ck is the checkpoint bookkeeping of a stream (zero for batch).
+	ck liveCheckpoint
 }
 
 // digest keys the cache: SHA-256 of (model, parser config, parsing-relevant

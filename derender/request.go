@@ -54,19 +54,7 @@ func (e *Engine) newParseSetup(cr *protocol.ChatCompletionRequest, prompt []int)
 		// The parser must see its markers.
 		skip = false
 	}
-	var key []byte
-	field := func(raw []byte) {
-		key = binary.AppendUvarint(key, uint64(len(raw)))
-		key = append(key, raw...)
-	}
-	for _, t := range cr.Tools {
-		field(t)
-	}
-	field([]byte{'|'})
-	field(cr.ToolChoice)
-	field(cr.ChatTemplateKwargs)
-	key = append(key, flag(cr.ParallelToolCalls == nil), flag(cr.ParallelToolCalls != nil && *cr.ParallelToolCalls),
-		flag(cr.IncludeReasoning), flag(cr.SkipSpecialTokens))
+	key := appendRequestKey(nil, cr)
 	stops := e.stops
 	if len(cr.StopTokenIDs) > 0 {
 		stops = make(map[int]bool, len(e.stops)+len(cr.StopTokenIDs))
@@ -79,6 +67,23 @@ func (e *Engine) newParseSetup(cr *protocol.ChatCompletionRequest, prompt []int)
 	}
 	return &parseSetup{chat: cr, reqKey: key, opts: tokenizer.DetokOptions{SkipSpecialTokens: skip},
 		prompt: prompt, stops: stops}, nil
+}
+
+// appendRequestKey appends the parsing-relevant fields of a chat request,
+// raw.
+func appendRequestKey(key []byte, cr *protocol.ChatCompletionRequest) []byte {
+	field := func(raw []byte) {
+		key = binary.AppendUvarint(key, uint64(len(raw)))
+		key = append(key, raw...)
+	}
+	for _, t := range cr.Tools {
+		field(t)
+	}
+	field([]byte{'|'})
+	field(cr.ToolChoice)
+	field(cr.ChatTemplateKwargs)
+	return append(key, flag(cr.ParallelToolCalls == nil), flag(cr.ParallelToolCalls != nil && *cr.ParallelToolCalls),
+		flag(cr.IncludeReasoning), flag(cr.SkipSpecialTokens))
 }
 
 func flag(b bool) byte {

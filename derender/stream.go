@@ -182,12 +182,14 @@ func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderCha
 		if l, err = e.newLive(s); err != nil {
 			return err
 		}
+		l.parser.SetStreaming()
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		// Replay: the machines are chunking-invariant, so the history goes
 		// in at once; its output was already sent.
 		l.push(state.OutputTokenIDs, false)
+		l.ck = liveCheckpoint{binding: e.binding(res.Chunk.Model, s), bindKey: e.bindKey(res.Chunk.Model, req.ChatRequest), setup: s}
 	}
 	finished := choice.FinishReason != nil
 	d := l.push(s.textIDs(delta, choice.FinishReason, e.model.Tokenizer.IsSpecial), finished)
@@ -206,8 +208,8 @@ func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderCha
 		out.FinishReason = ptr(l.parser.FinishReason(*choice.FinishReason))
 	}
 	res.Chunk.Choices = append(res.Chunk.Choices, out)
-	// Sign before check-in: once cached, another call may own l.
-	if err := e.attachCheckpoint(state, l, e.binding(res.Chunk.Model, s), len(req.PromptTokenIDs)+len(state.OutputTokenIDs)); err != nil {
+	// Issue before check-in: once cached, another call may own l.
+	if err := e.issueCheckpoint(state, l, delta, finished, len(req.PromptTokenIDs)+len(state.OutputTokenIDs)); err != nil {
 		return err
 	}
 	if !finished {

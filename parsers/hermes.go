@@ -35,9 +35,35 @@ type Hermes struct {
 	// Raw is the text from the first "<tool_call>" on: the content vLLM
 	// returns if a call fails to parse.
 	Raw []byte
+	// RawDropped is set once a streamed call went out: the client has the
+	// call, so the non-streaming fallback can no longer be reached and Raw
+	// stops growing (a checkpoint stays flat inside a long call).
+	RawDropped bool
 	// Calls is the number of calls started.
 	Calls int
 	Call  jsonCall
+
+	streaming bool // set by SetStreaming; configuration, not state
+}
+
+// setStreaming implements streamingMachine.
+func (h *Hermes) setStreaming() { h.streaming = true }
+
+// keep appends to Raw unless it was dropped.
+func (h *Hermes) keep(parts ...string) {
+	if h.RawDropped {
+		return
+	}
+	for _, s := range parts {
+		h.Raw = append(h.Raw, s...)
+	}
+}
+
+// dropRaw forgets Raw once a streamed call has gone out.
+func (h *Hermes) dropRaw() {
+	if h.streaming && !h.RawDropped && (h.Call.Named || h.Calls > 1) {
+		h.Raw, h.RawDropped = nil, true
+	}
 }
 
 func newHermes(Vocab, *Request) (ToolMachine, error) { return &Hermes{}, nil }
@@ -49,29 +75,30 @@ var (
 
 // Push implements ToolMachine.
 func (h *Hermes) Push(text string) (content string, calls []ToolCallDelta) {
+	defer h.dropRaw()
 	for {
 		switch h.Phase {
 		case hermesFailed:
-			h.Raw = append(append(h.Raw, h.Scan.flush()...), text...)
+			h.keep(h.Scan.flush(), text)
 			return content, calls
 		case hermesText, hermesBetween:
 			before, marker, rest := h.Scan.next(text, hermesOpenMarkers)
 			if h.Phase == hermesText {
 				content += before
 			} else {
-				h.Raw = append(h.Raw, before...)
+				h.keep(before)
 			}
 			if marker == "" {
 				return content, calls
 			}
-			h.Raw = append(h.Raw, marker...)
+			h.keep(marker)
 			h.Phase = hermesBody
 			h.Call = jsonCall{Index: h.Calls}
 			h.Calls++
 			text = rest
 		case hermesBody:
 			before, marker, rest := h.Scan.next(text, hermesCloseMarkers)
-			h.Raw = append(append(h.Raw, before...), marker...)
+			h.keep(before, marker)
 			calls = h.Call.feed(before, calls)
 			if marker == "" {
 				if h.Call.Failed {
@@ -97,15 +124,15 @@ func (h *Hermes) Finish() (content string, calls []ToolCallDelta) {
 	case hermesText:
 		return held, nil
 	case hermesBody:
-		h.Raw = append(h.Raw, held...)
+		h.keep(held)
 		calls = h.Call.feed(held, calls)
 		if calls = h.Call.end(calls); h.Call.Failed {
 			h.Phase = hermesFailed
 		}
 	default:
-		h.Raw = append(h.Raw, held...)
+		h.keep(held)
 	}
-	if h.Phase == hermesFailed {
+	if h.Phase == hermesFailed && !h.RawDropped {
 		return string(h.Raw), calls
 	}
 	return "", calls

@@ -161,3 +161,22 @@ func DecodeState(data []byte, v any) error {
 	}
 	return decodeAll(data, rv)
 }
+
+// streamingMachine is a machine that keeps less when its output is
+// streamed (see SetStreaming).
+type streamingMachine interface{ setStreaming() }
+
+// SetStreaming tells the machines that every delta goes out to a client as
+// it is made. A fallback that re-answers the whole output at Finish (vLLM's
+// non-streaming answer for a malformed call) can then no longer be reached
+// once a call was sent, so the text it would need is not kept and the
+// state, and with it a checkpoint, stays flat. Batch parsing never calls
+// it. Call it before the first Push, or after Restore.
+func (p *Parser) SetStreaming() {
+	if s, ok := p.Reasoning.(streamingMachine); ok {
+		s.setStreaming()
+	}
+	if s, ok := p.Tools.(streamingMachine); ok {
+		s.setStreaming()
+	}
+}

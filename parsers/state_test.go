@@ -228,3 +228,51 @@ func firstDiff(got, want stateRun) string {
 	}
 	return fmt.Sprintf("final: got %s want %s", got.Final, want.Final)
 }
+
+// TestHermesStreamingState: a streaming hermes machine stops keeping the
+// raw call text once a call went out, so its state stays flat inside a
+// long argument; the batch machine keeps it for vLLM's failed-call answer.
+func TestHermesStreamingState(t *testing.T) {
+	var req Request
+	if err := json.Unmarshal([]byte(stateTools), &req); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{ToolParser: "hermes", EnableAutoToolChoice: true}
+	head := "<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \""
+	for _, tc := range []struct {
+		name      string
+		streaming bool
+	}{{"batch", false}, {"stream", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := New(cfg, everyVocab{}, &req, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.streaming {
+				p.SetStreaming()
+			}
+			p.Push(head, nil)
+			var sizes []int
+			for range 200 {
+				p.Push("abcdefgh ", nil)
+				st, err := p.MarshalState()
+				if err != nil {
+					t.Fatal(err)
+				}
+				sizes = append(sizes, len(st))
+			}
+			// Truncated: the call never closes, so it fails at Finish.
+			d := p.Finish()
+			grew := sizes[len(sizes)-1] - sizes[0]
+			if tc.streaming {
+				if grew != 0 || d.Content != "" {
+					t.Fatalf("streaming: state grew %d bytes, final content %q", grew, d.Content)
+				}
+				return
+			}
+			if grew < 199*9 || d.Content == "" || d.Content[:len(head)] != head {
+				t.Fatalf("batch: state grew %d bytes, final content %.40q", grew, d.Content)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"reflect"
 	"sort"
+	"sync"
 )
 
 // A compact binary codec for machine state, driven by the Go types: the
@@ -34,8 +35,40 @@ const maxStateLen = 1 << 24
 
 var errStateShort = errors.New("state truncated")
 
+// typePlan is what the codec asks of a type on every value: computed once
+// per type (reflect's Implements and Field cost more than encoding the
+// value itself).
+type typePlan struct {
+	marshaler, unmarshaler bool
+	fields                 []int // exported struct fields, in order
+	names                  []string
+}
+
+// plans memoises typePlan per type: a pure function of the type, so the
+// cache never changes an answer.
+var plans sync.Map // reflect.Type -> *typePlan
+
+func planOf(t reflect.Type) *typePlan {
+	if p, ok := plans.Load(t); ok {
+		return p.(*typePlan)
+	}
+	pt := reflect.PointerTo(t)
+	p := &typePlan{marshaler: pt.Implements(binaryMarshalerType), unmarshaler: pt.Implements(binaryUnmarshalerType)}
+	if t.Kind() == reflect.Struct {
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() {
+				p.fields = append(p.fields, i)
+				p.names = append(p.names, t.String()+"."+f.Name)
+			}
+		}
+	}
+	plans.Store(t, p)
+	return p
+}
+
 func appendState(buf []byte, v reflect.Value) ([]byte, error) {
-	if v.CanAddr() && v.Addr().Type().Implements(binaryMarshalerType) {
+	plan := planOf(v.Type())
+	if plan.marshaler && v.CanAddr() {
 		b, err := v.Addr().Interface().(encoding.BinaryMarshaler).MarshalBinary()
 		if err != nil {
 			return nil, err
@@ -72,14 +105,10 @@ func appendState(buf []byte, v reflect.Value) ([]byte, error) {
 	case reflect.Map:
 		return appendMap(buf, v)
 	case reflect.Struct:
-		t := v.Type()
 		var err error
-		for i := range t.NumField() {
-			if !t.Field(i).IsExported() {
-				continue
-			}
+		for k, i := range plan.fields {
 			if buf, err = appendState(buf, v.Field(i)); err != nil {
-				return nil, fmt.Errorf("%s.%s: %w", t, t.Field(i).Name, err)
+				return nil, fmt.Errorf("%s: %w", plan.names[k], err)
 			}
 		}
 		return buf, nil
@@ -177,7 +206,8 @@ func (r *stateReader) bytes(n int) ([]byte, error) {
 // readState decodes into v (settable), leaving unexported struct fields
 // (the factory's configuration) as they are.
 func readState(r *stateReader, v reflect.Value) error {
-	if v.CanAddr() && v.Addr().Type().Implements(binaryUnmarshalerType) {
+	plan := planOf(v.Type())
+	if plan.unmarshaler && v.CanAddr() {
 		n, err := r.length()
 		if err != nil {
 			return err
@@ -292,13 +322,9 @@ func readState(r *stateReader, v reflect.Value) error {
 		}
 		v.Set(m)
 	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			if !t.Field(i).IsExported() {
-				continue
-			}
+		for k, i := range plan.fields {
 			if err := readState(r, v.Field(i)); err != nil {
-				return fmt.Errorf("%s.%s: %w", t, t.Field(i).Name, err)
+				return fmt.Errorf("%s: %w", plan.names[k], err)
 			}
 		}
 	case reflect.Pointer:

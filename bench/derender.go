@@ -1,0 +1,469 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/parsers"
+	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/server"
+)
+
+// Targets of the parsers-and-derender issue.
+const (
+	// TargetStreamRatio bounds one-token streaming over batch CPU.
+	TargetStreamRatio = 1.2
+	// TargetScaleRatio bounds per-token cost at the largest size over the
+	// smallest.
+	TargetScaleRatio = 1.3
+)
+
+// DerenderOptions configures a derender benchmark run.
+type DerenderOptions struct {
+	ModelDir string // a Qwen3-family tokenizer (the output uses its <think> and <tool_call> markup)
+	Sizes    []int  // output lengths in tokens; default 1k, 4k, 16k
+	// MinTime repeats each measurement until it lasts this long (at least
+	// one run): the machine is shared, so short runs measure noise.
+	MinTime time.Duration
+	// HTTP also measures the endpoint (default on in the CLI).
+	HTTP bool
+	// HTTPHistoryMax skips the HTTP history-only client above this many
+	// tokens (0: never): its bodies grow with the output, so a stream costs
+	// O(n²) and a 16k one takes minutes.
+	HTTPHistoryMax int
+}
+
+// DerenderReport is the result of a run; it is also the --json output.
+type DerenderReport struct {
+	Model      string `json:"model"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Parsers    string `json:"parsers"`
+	// Clock is what the ns figures measure: process CPU time (user+system,
+	// GC included) over the timed runs.
+	Clock   string           `json:"clock"`
+	Results []DerenderResult `json:"results"`
+	// Scale compares per-token (per-call) cost at the largest size with
+	// the smallest: API stream, HTTP echo, HTTP checkpoint-only.
+	ScaleAPI, ScaleHTTPEcho, ScaleHTTPCheckpoint float64 `json:",omitempty"`
+}
+
+// DerenderResult is one output size.
+type DerenderResult struct {
+	Tokens int `json:"tokens"`
+	// Package API, ns per output token: one batch call, and one-token
+	// streaming where the client echoes stream_state as returned (prompt
+	// and chat_request re-sent on every call).
+	BatchNsPerToken  float64 `json:"batch_ns_per_token"`
+	StreamNsPerToken float64 `json:"stream_ns_per_token"`
+	StreamRatio      float64 `json:"stream_over_batch"`
+	// The other clients through the package API: history only (vLLM's
+	// state model drops vrender_checkpoint, so the history is replayed or
+	// found by its digest), checkpoint only on a replica that holds the
+	// live state, and on one that does not (every call restores).
+	HistoryNsPerToken        float64 `json:"history_ns_per_token"`
+	CheckpointNsPerToken     float64 `json:"checkpoint_ns_per_token"`
+	CheckpointColdNsPerToken float64 `json:"checkpoint_cold_ns_per_token"`
+	HTTPBatchNsPerToken      float64 `json:"http_batch_ns_per_token,omitempty"`
+	HTTPEchoNsPerCall        float64 `json:"http_echo_ns_per_call,omitempty"`
+	HTTPHistoryNsPerCall     float64 `json:"http_history_ns_per_call,omitempty"`
+	HTTPCheckpointNsPerCall  float64 `json:"http_checkpoint_ns_per_call,omitempty"`
+	EchoMaxBodyBytes         int     `json:"echo_max_body_bytes,omitempty"`
+	HistoryMaxBodyBytes      int     `json:"history_max_body_bytes,omitempty"`
+	CheckpointMaxBodyBytes   int     `json:"checkpoint_max_body_bytes,omitempty"`
+	CheckpointMaxLen         int     `json:"checkpoint_max_len"`
+	StreamEqualsBatch        bool    `json:"stream_equals_batch"`
+	CheckpointHitsOfCalls    string  `json:"checkpoint_hits_of_calls"`
+}
+
+const derenderChatRequest = `{"messages":[{"role":"user","content":"write it"}],"tools":[{"type":"function","function":{"name":"write_file","parameters":{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}}}}}]}`
+
+// derenderPrompt is the Qwen3 chat prompt of derenderChatRequest's message.
+var derenderPrompt = []int{151644, 872, 198, 4934, 432, 151645, 198, 151644, 77091, 198}
+
+// DerenderOutput is about n tokens of model output: reasoning, then a
+// hermes tool call whose argument is long, then the end-of-turn token.
+func DerenderOutput(m *model.Model, n int) []int {
+	end := 151645 // Qwen3's <|im_end|>
+	if len(m.EOSTokenIDs) > 0 {
+		end = m.EOSTokenIDs[0]
+	}
+	build := func(k int) []int {
+		var b strings.Builder
+		b.WriteString("<think>\n")
+		for i := range k {
+			fmt.Fprintf(&b, "Step %d: check the file layout. ", i)
+		}
+		b.WriteString("\n</think>\n\n<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"main.go\", \"content\": \"")
+		for i := range k {
+			fmt.Fprintf(&b, "x%d := f(%d)\\n", i, i)
+		}
+		b.WriteString("\"}}\n</tool_call>")
+		return append(m.Tokenizer.Encode(b.String(), false), end)
+	}
+	per := float64(len(build(200))) / 200
+	return build(max(int(float64(n)/per), 1))
+}
+
+// Derender measures streaming against batch derender on one core.
+func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error) {
+	if len(opts.Sizes) == 0 {
+		opts.Sizes = []int{1 << 10, 4 << 10, 16 << 10}
+	}
+	m, err := model.Load(ctx, opts.ModelDir, model.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("bench derender: %w", err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	newEngine := func(cache int) (*derender.Engine, error) { return newBenchEngine(m, cache) }
+	cr, err := protocol.DecodeChatCompletionRequest([]byte(derenderChatRequest))
+	if err != nil {
+		return nil, fmt.Errorf("bench derender: %w", err)
+	}
+	report := &DerenderReport{Model: opts.ModelDir, GOMAXPROCS: 1, Parsers: "qwen3 + hermes (auto tool choice)",
+		Clock: "process CPU time (getrusage), GOMAXPROCS=1"}
+	for _, n := range opts.Sizes {
+		ids := DerenderOutput(m, n)
+		r := DerenderResult{Tokens: len(ids)}
+		warm, err := newEngine(256)
+		if err != nil {
+			return nil, err
+		}
+		cold, err := newEngine(0)
+		if err != nil {
+			return nil, err
+		}
+		c := &apiClient{cr: cr, ids: ids}
+		var batch *protocol.ChatCompletionResponse
+		perTok := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(len(ids)) }
+		bt, err := repeat(ctx, opts.MinTime, func() error { batch, err = c.batch(ctx, warm); return err })
+		if err != nil {
+			return nil, err
+		}
+		r.BatchNsPerToken = perTok(bt)
+		var acc parsers.Accumulator
+		st, err := repeat(ctx, opts.MinTime, func() error { acc, err = c.stream(ctx, warm, echoAll); return err })
+		if err != nil {
+			return nil, err
+		}
+		r.StreamNsPerToken, r.StreamRatio = perTok(st), perTok(st)/r.BatchNsPerToken
+		r.StreamEqualsBatch = sameAnswer(acc, batch)
+		r.CheckpointMaxLen = c.maxCkpt
+		for _, mode := range []struct {
+			e    *derender.Engine
+			echo echoMode
+			out  *float64
+		}{{warm, echoHistory, &r.HistoryNsPerToken}, {warm, echoCheckpoint, &r.CheckpointNsPerToken}, {cold, echoCheckpoint, &r.CheckpointColdNsPerToken}} {
+			h0, _ := mode.e.CheckpointStats()
+			d, err := repeat(ctx, opts.MinTime, func() error { acc, err = c.stream(ctx, mode.e, mode.echo); return err })
+			if err != nil {
+				return nil, err
+			}
+			*mode.out = perTok(d)
+			if !sameAnswer(acc, batch) {
+				r.StreamEqualsBatch = false
+			}
+			if mode.e == warm && mode.echo == echoCheckpoint {
+				h1, _ := mode.e.CheckpointStats()
+				r.CheckpointHitsOfCalls = fmt.Sprintf("%d/%d", h1-h0, c.runs*len(ids))
+			}
+		}
+		if opts.HTTP {
+			history := opts.HTTPHistoryMax == 0 || len(ids) <= opts.HTTPHistoryMax
+			if err := measureHTTP(ctx, m, ids, opts.MinTime, history, &r); err != nil {
+				return nil, err
+			}
+		}
+		report.Results = append(report.Results, r)
+	}
+	if k := len(report.Results); k > 1 {
+		first, last := report.Results[0], report.Results[k-1]
+		report.ScaleAPI = last.StreamNsPerToken / first.StreamNsPerToken
+		if opts.HTTP {
+			report.ScaleHTTPEcho = last.HTTPEchoNsPerCall / first.HTTPEchoNsPerCall
+			report.ScaleHTTPCheckpoint = last.HTTPCheckpointNsPerCall / first.HTTPCheckpointNsPerCall
+		}
+	}
+	return report, nil
+}
+
+// benchParsers are the parsers of the benchmark's output.
+var benchParsers = parsers.Config{ReasoningParser: "qwen3", ToolParser: "hermes", EnableAutoToolChoice: true}
+
+func newBenchEngine(m *model.Model, cache int) (*derender.Engine, error) {
+	e, err := derender.New(m, derender.Config{Parsers: benchParsers, MaxLogprobs: 20, CacheSize: cache})
+	if err != nil {
+		return nil, fmt.Errorf("bench derender: %w", err)
+	}
+	return e, nil
+}
+
+// cpuTime is the process's user plus system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// repeat runs f at least once and until minTime of CPU has passed, and
+// returns the CPU time per run. A GC before the timed runs keeps garbage
+// from the previous measurement out of this one.
+func repeat(ctx context.Context, minTime time.Duration, f func() error) (time.Duration, error) {
+	runtime.GC()
+	start, runs := cpuTime(), 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if err := f(); err != nil {
+			return 0, err
+		}
+		runs++
+		if d := cpuTime() - start; d >= minTime {
+			return d / time.Duration(runs), nil
+		}
+	}
+}
+
+type echoMode int
+
+const (
+	echoAll        echoMode = iota // stream_state as returned, prompt every call
+	echoHistory                    // vLLM's state model: vrender_checkpoint dropped
+	echoCheckpoint                 // only the checkpoint, no prompt after the first call
+)
+
+// apiClient drives the derender package API as a client would.
+type apiClient struct {
+	cr      *protocol.ChatCompletionRequest
+	ids     []int
+	maxCkpt int
+	runs    int
+}
+
+func (c *apiClient) batch(ctx context.Context, e *derender.Engine) (*protocol.ChatCompletionResponse, error) {
+	stop := "stop"
+	return e.Chat(ctx, &protocol.DerenderChatRequest{
+		GenerateResponse: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{{TokenIDs: c.ids, FinishReason: &stop}}},
+		PromptTokenIDs:   derenderPrompt, ChatRequest: c.cr,
+	}, "m")
+}
+
+// stream derenders the output one token per call and accumulates it.
+func (c *apiClient) stream(ctx context.Context, e *derender.Engine, echo echoMode) (parsers.Accumulator, error) {
+	var acc parsers.Accumulator
+	var state *protocol.DerenderStreamState
+	stop := "stop"
+	c.runs++
+	for i, id := range c.ids {
+		ch := protocol.GenerateChoice{TokenIDs: []int{id}}
+		if i == len(c.ids)-1 {
+			ch.FinishReason = &stop
+		}
+		req := &protocol.DerenderChatStreamRequest{GenerateChunk: protocol.GenerateResponse{RequestID: "r",
+			Choices: []protocol.GenerateChoice{ch}}, StreamState: state, PromptTokenIDs: derenderPrompt, ChatRequest: c.cr}
+		if echo == echoCheckpoint && state != nil {
+			req.PromptTokenIDs = nil
+		}
+		res, err := e.ChatStream(ctx, req, "m")
+		if err != nil {
+			return acc, fmt.Errorf("bench derender: stream call %d: %w", i, err)
+		}
+		c.maxCkpt = max(c.maxCkpt, len(res.StreamState.VrenderCheckpoint))
+		switch echo {
+		case echoAll:
+			state = &res.StreamState
+		case echoHistory:
+			state = &res.StreamState
+			state.VrenderCheckpoint = ""
+		case echoCheckpoint:
+			state = &protocol.DerenderStreamState{VrenderCheckpoint: res.StreamState.VrenderCheckpoint}
+		}
+		acc.Add(parserDelta(res.Chunk.Choices[0].Delta))
+	}
+	return acc, nil
+}
+
+func parserDelta(d protocol.DeltaMessage) parsers.Delta {
+	var pd parsers.Delta
+	if d.Content != nil {
+		pd.Content = *d.Content
+	}
+	if d.Reasoning != nil {
+		pd.Reasoning = *d.Reasoning
+	}
+	for _, tc := range d.ToolCalls {
+		c := parsers.ToolCallDelta{Index: tc.Index}
+		if tc.ID != nil {
+			c.ID = *tc.ID
+		}
+		if tc.Function.Name != nil {
+			c.Name = *tc.Function.Name
+		}
+		if tc.Function.Arguments != nil {
+			c.Arguments = *tc.Function.Arguments
+		}
+		pd.ToolCalls = append(pd.ToolCalls, c)
+	}
+	return pd
+}
+
+// sameAnswer checks a stream reached the batch answer, so the benchmark
+// measures correct work.
+func sameAnswer(acc parsers.Accumulator, batch *protocol.ChatCompletionResponse) bool {
+	if batch == nil || len(batch.Choices) != 1 {
+		return false
+	}
+	msg := batch.Choices[0].Message
+	calls := acc.Calls()
+	if len(calls) != len(msg.ToolCalls) || msg.Reasoning == nil || acc.Reasoning() != *msg.Reasoning {
+		return false
+	}
+	for i, c := range calls {
+		if c.Name != msg.ToolCalls[i].Function.Name || c.Arguments != msg.ToolCalls[i].Function.Arguments {
+			return false
+		}
+	}
+	return true
+}
+
+// measureHTTP times the chat derender endpoint in process (the handler
+// called directly, no socket): a batch call, and one-token streaming with
+// the three clients.
+func measureHTTP(ctx context.Context, m *model.Model, ids []int, minTime time.Duration, history bool, r *DerenderResult) error {
+	e, err := newBenchEngine(m, 256)
+	if err != nil {
+		return err
+	}
+	h, err := server.New(server.Config{Model: m, ServedModelNames: []string{"m"}, Derender: e,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return err
+	}
+	batchBody, _ := json.Marshal(map[string]any{"model": "m", "prompt_token_ids": derenderPrompt,
+		"chat_request":      json.RawMessage(derenderChatRequest),
+		"generate_response": map[string]any{"request_id": "r", "choices": []any{map[string]any{"index": 0, "token_ids": ids, "finish_reason": "stop"}}}})
+	d, err := repeat(ctx, minTime, func() error { _, err := post(h, batchBody); return err })
+	if err != nil {
+		return err
+	}
+	r.HTTPBatchNsPerToken = float64(d.Nanoseconds()) / float64(len(ids))
+	for _, mode := range []struct {
+		echo    echoMode
+		perCall *float64
+		maxBody *int
+	}{{echoAll, &r.HTTPEchoNsPerCall, &r.EchoMaxBodyBytes}, {echoHistory, &r.HTTPHistoryNsPerCall, &r.HistoryMaxBodyBytes},
+		{echoCheckpoint, &r.HTTPCheckpointNsPerCall, &r.CheckpointMaxBodyBytes}} {
+		if mode.echo == echoHistory && !history {
+			continue
+		}
+		d, err := repeat(ctx, minTime, func() error { return httpStream(h, ids, mode.echo, mode.maxBody) })
+		if err != nil {
+			return err
+		}
+		*mode.perCall = float64(d.Nanoseconds()) / float64(len(ids))
+	}
+	return nil
+}
+
+// httpStream streams ids one per call; the client's own JSON work is part
+// of the measured CPU (as small as it can be: the state is echoed as raw
+// bytes, except for dropping or keeping fields).
+func httpStream(h http.Handler, ids []int, echo echoMode, maxBody *int) error {
+	state := json.RawMessage("null")
+	chatRequest := json.RawMessage(derenderChatRequest)
+	var buf bytes.Buffer
+	for i, id := range ids {
+		buf.Reset()
+		buf.WriteString(`{"stream":true,"model":"m","chat_request":`)
+		buf.Write(chatRequest)
+		if echo != echoCheckpoint || i == 0 {
+			buf.WriteString(`,"prompt_token_ids":`)
+			p, _ := json.Marshal(derenderPrompt)
+			buf.Write(p)
+		}
+		fr := "null"
+		if i == len(ids)-1 {
+			fr = `"stop"`
+		}
+		fmt.Fprintf(&buf, `,"stream_state":%s,"generate_chunk":{"request_id":"r","choices":[{"index":0,"token_ids":[%d],"finish_reason":%s}]}}`, state, id, fr)
+		*maxBody = max(*maxBody, buf.Len())
+		out, err := post(h, buf.Bytes())
+		if err != nil {
+			return fmt.Errorf("call %d: %w", i, err)
+		}
+		var res struct {
+			StreamState json.RawMessage `json:"stream_state"`
+		}
+		if err := json.Unmarshal(out, &res); err != nil {
+			return err
+		}
+		switch echo {
+		case echoAll:
+			state = res.StreamState
+		case echoHistory:
+			var st map[string]json.RawMessage
+			if err := json.Unmarshal(res.StreamState, &st); err != nil {
+				return err
+			}
+			delete(st, "vrender_checkpoint")
+			state, _ = json.Marshal(st)
+		case echoCheckpoint:
+			var st struct {
+				C string `json:"vrender_checkpoint"`
+			}
+			if err := json.Unmarshal(res.StreamState, &st); err != nil {
+				return err
+			}
+			state, _ = json.Marshal(map[string]string{"vrender_checkpoint": st.C})
+		}
+	}
+	return nil
+}
+
+func post(h http.Handler, body []byte) ([]byte, error) {
+	req := httptest.NewRequest("POST", "/v1/chat/completions/derender", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return nil, fmt.Errorf("status %d: %s", rec.Code, rec.Body.String())
+	}
+	return rec.Body.Bytes(), nil
+}
+
+// WriteTable prints the report.
+func (r *DerenderReport) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "derender: %s, parsers %s; %s; one-token chunks\n", r.Model, r.Parsers, r.Clock)
+	fmt.Fprintf(&b, "%-7s %9s %9s %7s %9s %9s %9s | %9s %9s %9s %9s | %7s %7s %7s %6s\n",
+		"tokens", "batch", "stream", "ratio", "history", "ckpt", "ckpt-cold",
+		"http-bat", "http-echo", "http-hist", "http-ckpt", "body-e", "body-h", "body-c", "equal")
+	for _, x := range r.Results {
+		fmt.Fprintf(&b, "%-7d %9.0f %9.0f %6.2fx %9.0f %9.0f %9.0f | %9.0f %9.0f %9.0f %9.0f | %7d %7d %7d %6v\n",
+			x.Tokens, x.BatchNsPerToken, x.StreamNsPerToken, x.StreamRatio, x.HistoryNsPerToken, x.CheckpointNsPerToken,
+			x.CheckpointColdNsPerToken, x.HTTPBatchNsPerToken, x.HTTPEchoNsPerCall, x.HTTPHistoryNsPerCall,
+			x.HTTPCheckpointNsPerCall, x.EchoMaxBodyBytes, x.HistoryMaxBodyBytes, x.CheckpointMaxBodyBytes, x.StreamEqualsBatch)
+	}
+	b.WriteString("(ns per output token, CPU; http-* stream columns are ns per call = per token; body-* the largest request body, bytes)\n")
+	if len(r.Results) > 1 {
+		first, last := r.Results[0].Tokens, r.Results[len(r.Results)-1].Tokens
+		fmt.Fprintf(&b, "per-token cost %d vs %d tokens: API stream %.2fx, HTTP echo %.2fx, HTTP checkpoint-only %.2fx (target <= %.1fx); stream/batch target <= %.1fx\n",
+			last, first, r.ScaleAPI, r.ScaleHTTPEcho, r.ScaleHTTPCheckpoint, TargetScaleRatio, TargetStreamRatio)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
