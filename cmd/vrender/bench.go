@@ -18,7 +18,7 @@ import (
 // runBench is the `vrender bench KIND ...` subcommand.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: vrender bench tokenize|render --model DIR [flags]")
+		fmt.Fprintln(stderr, "usage: vrender bench tokenize|render|derender --model DIR [flags] | vrender bench serve --model NAME [flags]")
 		return errors.New("bench: missing kind (tokenize, render)")
 	}
 	switch args[0] {
@@ -26,6 +26,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runBenchTokenize(ctx, args[1:], stdout, stderr)
 	case "render":
 		return runBenchRender(ctx, args[1:], stdout, stderr)
+	case "derender":
+		return runBenchDerender(ctx, args[1:], stdout, stderr)
+	case "serve":
+		return runBenchServe(ctx, args[1:], stdout, stderr)
 	default:
 		return fmt.Errorf("bench: unknown kind %q (known: tokenize, render)", args[0])
 	}

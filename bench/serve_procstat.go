@@ -1,0 +1,60 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// clockTicksPerSecond is USER_HZ, the unit of /proc/PID/stat's CPU times.
+// Linux fixes it at 100 on every architecture Go supports (sysconf's
+// _SC_CLK_TCK would need cgo to ask).
+const clockTicksPerSecond = 100
+
+// ProcCPUSeconds returns the user+system CPU time, in seconds, that process
+// pid (all its threads) has used so far, from /proc/PID/stat under root
+// ("/proc" on a live system).
+func ProcCPUSeconds(root string, pid int) (float64, error) {
+	path := root + "/" + strconv.Itoa(pid) + "/stat"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("server CPU: %w", err)
+	}
+	return parseProcStat(data)
+}
+
+// parseProcStat reads utime and stime (fields 14 and 15) from a
+// /proc/PID/stat line. The command name (field 2) is parenthesised and may
+// hold spaces and parentheses itself, so fields are counted after its last ')'.
+func parseProcStat(data []byte) (float64, error) {
+	end := bytes.LastIndexByte(data, ')')
+	if end < 0 {
+		return 0, fmt.Errorf("server CPU: malformed stat line %q", data)
+	}
+	// After ")": field 3 (state) is rest[0], so field k is rest[k-3].
+	rest := strings.Fields(string(data[end+1:]))
+	if len(rest) < 13 {
+		return 0, fmt.Errorf("server CPU: stat line has %d fields after the command name, want at least 13", len(rest))
+	}
+	utime, err1 := strconv.ParseUint(rest[14-3], 10, 64)
+	stime, err2 := strconv.ParseUint(rest[15-3], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("server CPU: bad utime/stime %q %q", rest[14-3], rest[15-3])
+	}
+	return float64(utime+stime) / clockTicksPerSecond, nil
+}
+
+// cpuOf sums the CPU seconds of several processes.
+func cpuOf(root string, pids []int) (float64, error) {
+	total := 0.0
+	for _, pid := range pids {
+		s, err := ProcCPUSeconds(root, pid)
+		if err != nil {
+			return 0, err
+		}
+		total += s
+	}
+	return total, nil
+}

@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseProcStat(t *testing.T) {
+	cases := []struct {
+		name, line string
+		want       float64
+		wantErr    string
+	}{
+		{"plain", "1234 (vrender) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 12 0 100 0 0", 3.25, ""},
+		{"command with spaces and parens", "77 (a) b (c)) R 1 77 77 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 5 0 0", 0.03, ""},
+		{"truncated", "77 (x) R 1 2", 0, "fields"},
+		{"no command", "garbage", 0, "malformed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseProcStat([]byte(tc.line))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !near(got, tc.want) {
+				t.Fatalf("parseProcStat = %g, %v; want %g", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestProcCPUSeconds(t *testing.T) {
+	root := t.TempDir()
+	for pid, line := range map[string]string{
+		"10": "10 (a) S 1 1 1 0 -1 0 0 0 0 0 100 50 0 0 20 0 1 0 1 0 0\n",
+		"11": "11 (b) S 1 1 1 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 1 0 0\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(root, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, pid, "stat"), []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := cpuOf(root, []int{10, 11})
+	if err != nil || !near(got, 1.6) {
+		t.Errorf("cpuOf = %g, %v; want 1.6", got, err)
+	}
+	if _, err := cpuOf(root, []int{12}); err == nil {
+		t.Error("cpuOf of a missing pid succeeded")
+	}
+	// The live /proc of this process: some CPU has been used by now.
+	if _, err := os.Stat("/proc/self/stat"); err == nil {
+		if s, err := ProcCPUSeconds("/proc", os.Getpid()); err != nil || s < 0 {
+			t.Errorf("live ProcCPUSeconds = %g, %v", s, err)
+		}
+	}
+}
