@@ -15,6 +15,8 @@ BENCH_MODELS := qwen3 llama3_1 deepseek_v3 gptoss gemma3
 PORT ?= 8000
 RUN_MODEL ?= $(MODELS_DIR)/qwen3
 RUN_NAME ?= Qwen/Qwen3-8B
+# sim: the built-in simulated engine; a URL points at a real tokens-only vLLM engine.
+ENGINE ?= sim
 
 # go test's timeout is per package test binary: the slowest one (tokenizer parity over five models) takes
 # about a minute on 2 cores; the margin is for a loaded machine.
@@ -36,15 +38,17 @@ models: ## Fetch the five test tokenizers and the reference binding into .cache 
 build: ## Build bin/vrender.
 	$(GO) build -o $(BIN) ./cmd/vrender
 
-run: models build ## Serve the qwen3 tokenizer on :8000 as Qwen/Qwen3-8B (PORT=, RUN_MODEL=, RUN_NAME= override).
-	@echo "vrender: serving $(RUN_MODEL) as $(RUN_NAME) on http://127.0.0.1:$(PORT); try from another shell:"
-	@echo "  curl -s http://127.0.0.1:$(PORT)/v1/models"
-	@echo "  curl -s http://127.0.0.1:$(PORT)/tokenize -H 'Content-Type: application/json' \\"
-	@echo "       -d '{\"model\": \"$(RUN_NAME)\", \"prompt\": \"Hello, world!\"}'"
-	@echo "  curl -s http://127.0.0.1:$(PORT)/detokenize -H 'Content-Type: application/json' \\"
-	@echo "       -d '{\"model\": \"$(RUN_NAME)\", \"tokens\": [9707, 11, 1879, 0]}'"
-	@echo "Ctrl-C stops it."
-	$(BIN) serve $(RUN_MODEL) --port $(PORT) --served-model-name $(RUN_NAME)
+run: models build ## Serve Qwen3 on :8000 over the in-process simulated engine (PORT=, RUN_MODEL=, RUN_NAME=, ENGINE= override).
+	@echo "vrender: serving $(RUN_MODEL) as $(RUN_NAME) on http://127.0.0.1:$(PORT) (engine: $(ENGINE)); try from another shell:"
+	@echo "  curl -s http://127.0.0.1:$(PORT)/v1/chat/completions -H 'Content-Type: application/json' \\"
+	@echo "       -d '{\"model\": \"$(RUN_NAME)\", \"messages\": [{\"role\": \"user\", \"content\": \"What is 2+2?\"}]}'"
+	@echo "  curl -sN http://127.0.0.1:$(PORT)/v1/chat/completions -H 'Content-Type: application/json' \\"
+	@echo "       -d '{\"model\": \"$(RUN_NAME)\", \"stream\": true, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}'"
+	@echo "  curl -s http://127.0.0.1:$(PORT)/v1/chat/completions/render -H 'Content-Type: application/json' \\"
+	@echo "       -d '{\"model\": \"$(RUN_NAME)\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}'"
+	@echo "  (README.md: the openai SDK, tools, streaming; Ctrl-C stops it.)"
+	$(BIN) serve $(RUN_MODEL) --port $(PORT) --served-model-name $(RUN_NAME) --engine $(ENGINE) \
+		--reasoning-parser qwen3 --tool-call-parser hermes --enable-auto-tool-choice
 
 test: models vet fmt-check unit-test fuzz-short ## Vet, gofmt check, all tests, then every fuzz target for FUZZTIME (5s).
 
@@ -66,13 +70,15 @@ fuzz-short:
 fuzz: models ## Run every fuzz target for 60s (FUZZTIME= overrides).
 	@FUZZTIME=$(if $(filter command line environment,$(origin FUZZTIME)),$(FUZZTIME),60s) scripts/fuzz.sh
 
-bench: models build ## Go benchmarks, then `vrender bench tokenize` against the reference for each model.
+bench: models build ## Go benchmarks, then every `vrender bench` tool (tokenize per model, render, derender, serve).
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 	@for m in $(BENCH_MODELS); do \
 		echo "== bench tokenize $$m"; \
 		$(BIN) bench tokenize --model $(MODELS_DIR)/$$m; \
 	done
 	@echo "== bench render qwen3"; $(BIN) bench render --model $(MODELS_DIR)/qwen3
+	@echo "== bench derender qwen3"; $(BIN) bench derender --model $(MODELS_DIR)/qwen3
+	@echo "== bench serve (vrender + engine-sim, 500 concurrent streams)"; BIN=$(BIN) scripts/bench-serve.sh
 
 clean: ## Remove build outputs (bin/) and Go's test cache.
 	rm -rf bin

@@ -19,7 +19,7 @@ import (
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "usage: vrender bench tokenize|render|derender --model DIR [flags] | vrender bench serve --model NAME [flags]")
-		return errors.New("bench: missing kind (tokenize, render)")
+		return errors.New("bench: missing kind (tokenize, render, derender, serve)")
 	}
 	switch args[0] {
 	case "tokenize":
@@ -31,7 +31,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case "serve":
 		return runBenchServe(ctx, args[1:], stdout, stderr)
 	default:
-		return fmt.Errorf("bench: unknown kind %q (known: tokenize, render)", args[0])
+		return fmt.Errorf("bench: unknown kind %q (known: tokenize, render, derender, serve)", args[0])
 	}
 }
 

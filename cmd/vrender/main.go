@@ -102,10 +102,10 @@ func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	switch args[0] {
-	case "serve", "render", "tokenize", "detokenize", "derender", "version":
+	case "serve", "render", "tokenize", "detokenize", "derender", "engine-sim", "version":
 		return run(ctx, []string{args[0], "--help"}, nil, stdout, stderr)
 	case "bench":
-		fmt.Fprintln(stdout, "Usage: vrender bench KIND [options]\n\nKinds: tokenize, render. Run 'vrender bench KIND --help' for their options.")
+		fmt.Fprintln(stdout, "Usage: vrender bench KIND [options]\n\nKinds: tokenize, render, derender, serve. Run 'vrender bench KIND --help' for their options.")
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "vrender help: unknown command %q\n\n%s", args[0], usageText)

@@ -39,7 +39,7 @@ func TestExitStatuses(t *testing.T) {
 		{name: "help serve", args: []string{"help", "serve"}, code: 0, stdout: "Usage: vrender serve [MODEL] [options]"},
 		{name: "help tokenize", args: []string{"help", "tokenize"}, code: 0, stdout: "--add-special-tokens"},
 		{name: "help detokenize", args: []string{"help", "detokenize"}, code: 0, stdout: "--skip-special-tokens"},
-		{name: "help bench", args: []string{"help", "bench"}, code: 0, stdout: "Kinds: tokenize, render"},
+		{name: "help bench", args: []string{"help", "bench"}, code: 0, stdout: "Kinds: tokenize, render, derender, serve"},
 		{name: "help unknown", args: []string{"help", "nope"}, code: 2, stderr: `unknown command "nope"`},
 		{name: "serve --help", args: []string{"serve", "--help"}, code: 0, stdout: "--served-model-name NAME [NAME ...]"},
 		{name: "version", args: []string{"version"}, code: 0, stdout: "vrender "},
