@@ -1,5 +1,7 @@
 package parsers
 
+import "strings"
+
 // Reasoning of vLLM's declarative ParserEngine families (qwen3, seed_oss,
 // glm45, kimi_k2, minimax_m2) as their extract_reasoning runs it: the
 // engine with tool parsing skipped, fed the whole text. The output starts
@@ -93,6 +95,9 @@ func (e *EngineReasoning) Push(text string) (reasoning, content string) {
 	if e.Disabled {
 		return "", text
 	}
+	// Builders, not +=: a push carrying many markers would otherwise copy
+	// the growing output once per marker.
+	var r, c strings.Builder
 	for {
 		markers := e.spec.reasoningMarkers
 		if e.InContent {
@@ -100,20 +105,20 @@ func (e *EngineReasoning) Push(text string) (reasoning, content string) {
 		}
 		before, marker, rest := e.Scan.next(text, markers)
 		if e.InContent {
-			content += before
+			c.WriteString(before)
 		} else {
-			reasoning += e.trimReasoning(before)
+			r.WriteString(e.trimReasoning(before))
 		}
 		switch {
 		case marker == "":
-			return reasoning, content
+			return r.String(), c.String()
 		case marker == e.spec.end:
 			e.InContent = true
 		case marker == e.spec.start:
 			e.InContent = false // dropped in reasoning, re-enters from content
 		default: // a tool opener
 			e.InContent = true
-			content += marker
+			c.WriteString(marker)
 		}
 		text = rest
 	}

@@ -1,5 +1,7 @@
 package parsers
 
+import "strings"
+
 // ERNIE-4.5 reasoning, as vLLM's Ernie45ReasoningParser.extract_reasoning:
 // the thinking family's split on "<think>"/"</think>" (thinking.go), then,
 // when the content holds a "<response>" followed somewhere by a
@@ -59,7 +61,8 @@ func (e *Ernie45Reasoning) Push(text string) (reasoning, content string) {
 }
 
 // filter passes content through the response-tag rule.
-func (e *Ernie45Reasoning) filter(text string) (out string) {
+func (e *Ernie45Reasoning) filter(text string) string {
+	var out strings.Builder // not +=: many markers in one push would copy it each time
 	for {
 		markers := ernieOffMarkers
 		if e.Phase == ernieBefore {
@@ -75,19 +78,20 @@ func (e *Ernie45Reasoning) filter(text string) (out string) {
 		case ernieInside:
 			e.Body = append(e.Body, before...)
 			if marker != "" {
-				out += string(e.Body)
+				out.Write(e.Body)
 				e.Pre, e.Body = nil, nil
 				e.Phase = ernieClosed
 			}
 		case ernieClosed:
 			e.Body = append(e.Body, before...)
 			if marker != "" {
-				out += ernieResponseOff + string(e.Body)
+				out.WriteString(ernieResponseOff)
+				out.Write(e.Body)
 				e.Body = nil
 			}
 		}
 		if marker == "" {
-			return out
+			return out.String()
 		}
 		text = rest
 	}

@@ -71,7 +71,7 @@ type GLM47 struct {
 	Call    glmCall
 
 	out   strings.Builder
-	calls []ToolCallDelta
+	calls deltaSink
 }
 
 // glmCall is the call being read.
@@ -140,9 +140,8 @@ func (g *GLM47) ContentNull() (null, decided bool) {
 }
 
 func (g *GLM47) take() (string, []ToolCallDelta) {
-	out, calls := g.out.String(), g.calls
+	out, calls := g.out.String(), g.calls.take()
 	g.out.Reset()
-	g.calls = nil
 	return out, calls
 }
 
@@ -284,7 +283,7 @@ func (g *GLM47) name(name string) {
 	if len(g.Tools) > 0 {
 		c.Props = toolProperties(g.Tools, name)
 	}
-	g.calls = append(g.calls, ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
+	g.calls.add(ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
 	// Pairs read before the name was known go out now.
 	for _, p := range c.Pairs.Done {
 		g.param(p)
@@ -322,7 +321,7 @@ func (g *GLM47) param(p glmPair) {
 }
 
 func (g *GLM47) emitArgs(frag string) {
-	g.calls = appendArgs(g.calls, g.Call.Index, frag)
+	g.calls.args(g.Call.Index, frag)
 }
 
 // endCall is TOOL_CALL_END.

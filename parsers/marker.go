@@ -7,6 +7,12 @@ import "strings"
 type markerScan struct {
 	// Held is text not yet handed out because it may start a marker.
 	Held string
+
+	// found remembers where markers occur in the rest handed out by the
+	// previous call: callers feed that rest straight back, and searching
+	// it again for every marker after each marker found would make a push
+	// carrying many markers cost quadratic time.
+	found markerCache
 }
 
 // next looks for the earliest marker in Held+text. When one is found it
@@ -20,15 +26,13 @@ func (m *markerScan) next(text string, markers []string) (before, marker, rest s
 		s = m.Held + text
 		m.Held = ""
 	}
-	best, bestLen := -1, 0
-	for _, mk := range markers {
-		if i := strings.Index(s, mk); i >= 0 && (best < 0 || i < best || i == best && len(mk) > bestLen) {
-			best, bestLen = i, len(mk)
-		}
-	}
+	best, bestLen := m.found.earliest(s, markers)
 	if best >= 0 {
-		return s[:best], s[best : best+bestLen], s[best+bestLen:]
+		rest = s[best+bestLen:]
+		m.found.advance(rest, best+bestLen)
+		return s[:best], s[best : best+bestLen], rest
 	}
+	m.found.reset()
 	keep := partialTail(s, markers)
 	m.Held = s[len(s)-keep:]
 	return s[:len(s)-keep], "", ""
@@ -63,4 +67,74 @@ func partialTail(s string, markers []string) int {
 		}
 	}
 	return best
+}
+
+// markerCache records, for one text, the first position of each marker
+// searched in it (-1: nowhere). A fixed array keeps copies of a machine
+// independent of each other.
+type markerCache struct {
+	text string
+	n    int
+	at   [16]markerPos
+}
+
+type markerPos struct {
+	mk string
+	i  int
+}
+
+func (c *markerCache) reset() { *c = markerCache{} }
+
+// earliest finds the earliest marker in s (the longest on a tie), reusing
+// what is known about s.
+func (c *markerCache) earliest(s string, markers []string) (best, bestLen int) {
+	if s != c.text {
+		c.reset()
+		c.text = s
+	}
+	best = -1
+	for _, mk := range markers {
+		i, ok := c.lookup(mk)
+		if !ok {
+			i = strings.Index(s, mk)
+			if c.n < len(c.at) {
+				c.at[c.n] = markerPos{mk, i}
+				c.n++
+			}
+		}
+		if i >= 0 && (best < 0 || i < best || i == best && len(mk) > bestLen) {
+			best, bestLen = i, len(mk)
+		}
+	}
+	return best, bestLen
+}
+
+func (c *markerCache) lookup(mk string) (int, bool) {
+	for _, p := range c.at[:c.n] {
+		if p.mk == mk {
+			return p.i, true
+		}
+	}
+	return 0, false
+}
+
+// advance moves to rest, the text from cut on: positions past the cut
+// shift, absences stay, and occurrences the cut passed are forgotten.
+func (c *markerCache) advance(rest string, cut int) {
+	k := 0
+	for _, p := range c.at[:c.n] {
+		switch {
+		case p.i < 0:
+		case p.i >= cut:
+			p.i -= cut
+		default:
+			continue
+		}
+		c.at[k] = p
+		k++
+	}
+	for j := k; j < c.n; j++ {
+		c.at[j] = markerPos{}
+	}
+	c.text, c.n = rest, k
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/vrender/vrender/parsers/pyjson"
 )
@@ -81,7 +80,7 @@ type MinimaxM2 struct {
 	Call  mmCall
 
 	out   strings.Builder
-	calls []ToolCallDelta
+	calls deltaSink
 }
 
 // mmCall is the call being read.
@@ -138,9 +137,8 @@ func (m *MinimaxM2) ContentNull() (null, decided bool) {
 }
 
 func (m *MinimaxM2) take() (string, []ToolCallDelta) {
-	out, calls := m.out.String(), m.calls
+	out, calls := m.out.String(), m.calls.take()
 	m.out.Reset()
-	m.calls = nil
 	return out, calls
 }
 
@@ -160,26 +158,28 @@ func (m *MinimaxM2) run(text string, final bool) {
 // a terminal that a longer one extends is held while the input cannot yet
 // tell them apart. With final set, nothing is held.
 func scanTerminal(m *markerScan, text string, markers []string, final bool) (before, marker, rest string) {
-	s := m.Held + text
-	m.Held = ""
-	best, bestLen := -1, 0
-	for _, mk := range markers {
-		if i := strings.Index(s, mk); i >= 0 && (best < 0 || i < best || i == best && len(mk) > bestLen) {
-			best, bestLen = i, len(mk)
-		}
+	s := text
+	if m.Held != "" {
+		s = m.Held + text
+		m.Held = ""
 	}
+	best, bestLen := m.found.earliest(s, markers)
 	if best >= 0 {
 		if !final {
 			tail := s[best:]
 			for _, mk := range markers {
 				if len(mk) > len(tail) && strings.HasPrefix(mk, tail) {
+					m.found.reset()
 					m.Held = tail
 					return s[:best], "", ""
 				}
 			}
 		}
-		return s[:best], s[best : best+bestLen], s[best+bestLen:]
+		rest = s[best+bestLen:]
+		m.found.advance(rest, best+bestLen)
+		return s[:best], s[best : best+bestLen], rest
 	}
+	m.found.reset()
 	if final {
 		return s, "", ""
 	}
@@ -291,7 +291,7 @@ func (m *MinimaxM2) nameDone() {
 	c.Emitted, c.Index = true, m.Calls
 	m.Calls++
 	c.Props = toolProperties(m.Tools, name)
-	m.calls = append(m.calls, ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
+	m.calls.add(ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
 }
 
 // knownTool is validate_tool_names: without tools any name passes.
@@ -342,7 +342,7 @@ func (m *MinimaxM2) param(p xmlParam) {
 }
 
 func (m *MinimaxM2) emitArgs(frag string) {
-	m.calls = appendArgs(m.calls, m.Call.Index, frag)
+	m.calls.args(m.Call.Index, frag)
 }
 
 // endCall is TOOL_CALL_END: a name still open ends here too.
@@ -373,15 +373,31 @@ func (m *MinimaxM2) endCall() {
 //	<\s*parameter\s+name\s*=\s*(?:"([^"]*)"|'([^']*)'|([^>\s]+))\s*>(.*?)(?:<\s*/\s*parameter\s*>|(?=<\s*parameter\s+name\s*=))
 //
 // Names are stripped and empty ones skipped; values are verbatim. Each
-// '<' is examined once unless a tag starting there is cut off by the end
-// of the input so far.
+// byte is examined once: a tag cut off by the end of the input so far is
+// resumed where its match stopped, not matched again from its '<'.
 type mmParams struct {
 	Buf      []byte
 	Pos      int
 	InValue  bool
 	Name     string
 	ValStart int
+	// TagOn is set while the tag at TagAt (a '<' in Buf) is undecided;
+	// Open, Close and Ahead hold how far its match got.
+	Open  mmOpenScan
+	Close tagScan
+	Ahead tagScan
+	TagOn bool
+	TagAt int
+
+	// scanned counts the bytes examined, for the complexity test.
+	scanned int
 }
+
+var (
+	mmHeadPat  = []tagElem{lit("<"), wsStar, lit("parameter"), wsPlus, lit("name"), wsStar, lit("="), wsStar}
+	mmAheadPat = mmHeadPat[:len(mmHeadPat)-1]
+	mmClosePat = []tagElem{lit("<"), wsStar, lit("/"), wsStar, lit("parameter"), wsStar, lit(">")}
+)
 
 // feed consumes body text; final marks the end of the body, where a tag
 // still undecided does not match.
@@ -390,6 +406,7 @@ func (x *mmParams) feed(text string, final bool, out []xmlParam) []xmlParam {
 	for {
 		i := bytes.IndexByte(x.Buf[x.Pos:], '<')
 		if i < 0 {
+			x.scanned += len(x.Buf) - x.Pos
 			if x.InValue {
 				x.Pos = len(x.Buf)
 			} else {
@@ -397,26 +414,34 @@ func (x *mmParams) feed(text string, final bool, out []xmlParam) []xmlParam {
 			}
 			return out
 		}
+		x.scanned += i + 1
 		at := x.Pos + i
 		s := x.Buf
+		if !x.TagOn || x.TagAt != at {
+			x.TagOn, x.TagAt = true, at
+			x.Open, x.Close, x.Ahead = mmOpenScan{}, tagScan{}, tagScan{}
+		}
 		if !x.InValue {
-			m, name, end := mmOpenTag(s, at, final)
+			m, name, end := x.Open.match(s, at, final, &x.scanned)
 			switch m {
 			case tagMore:
-				x.Buf, x.Pos = append(x.Buf[:0], x.Buf[at:]...), 0
+				if at > 0 {
+					x.Buf, x.TagAt = append(x.Buf[:0], x.Buf[at:]...), 0
+				}
+				x.Pos = 0
 				return out
 			case tagNo:
-				x.Pos = at + 1
+				x.Pos, x.TagOn = at+1, false
 				continue
 			}
 			x.Name = pyStrip(name)
-			x.InValue, x.ValStart, x.Pos = true, end, end
+			x.InValue, x.ValStart, x.Pos, x.TagOn = true, end, end, false
 			continue
 		}
-		mc, endClose := matchCloseTag(s, at)
+		mc, endClose := x.Close.match(s, at, mmClosePat, &x.scanned)
 		ma := tagNo
 		if mc != tagYes {
-			ma = mmAheadTag(s, at)
+			ma, _ = x.Ahead.match(s, at, mmAheadPat, &x.scanned)
 		}
 		if final {
 			mc, ma = settle(mc), settle(ma)
@@ -430,15 +455,25 @@ func (x *mmParams) feed(text string, final bool, out []xmlParam) []xmlParam {
 			if mc == tagYes {
 				rest = endClose
 			}
-			x.Buf, x.Pos = append(x.Buf[:0], x.Buf[rest:]...), 0
-			x.InValue = false
+			x.Pos, x.InValue, x.TagOn = rest, false, false
+			x.compact()
 		case mc == tagMore || ma == tagMore:
 			x.Pos = at
 			return out
 		default:
-			x.Pos = at + 1
+			x.Pos, x.TagOn = at+1, false
 		}
 	}
+}
+
+// compact drops the consumed text before Pos once it is at least half of
+// Buf: dropping it after every parameter would copy the rest of a long
+// push once per parameter.
+func (x *mmParams) compact() {
+	if x.Pos < len(x.Buf)-x.Pos {
+		return
+	}
+	x.Buf, x.Pos = append(x.Buf[:0], x.Buf[x.Pos:]...), 0
 }
 
 // settle turns an undecided match into a failed one at the end of input.
@@ -449,98 +484,89 @@ func settle(m tagMatch) tagMatch {
 	return m
 }
 
-// mmAheadTag matches <\s*parameter\s+name\s*= at s[i].
-func mmAheadTag(s []byte, i int) tagMatch {
-	m, _ := mmTagHead(s, i)
-	return m
+// mmOpenScan resumes the match of the full opening tag, trying the quoted
+// name forms before the bare one as the regex alternation does. Positions
+// are relative to the tag's '<'.
+type mmOpenScan struct {
+	Head tagScan
+	// Started is set once the head matched; K is where the name starts.
+	Started bool
+	K       int
+	// Quote finds a quoted name's closing quote; QSpace resumes the \s*
+	// after it.
+	Quote  byteSearch
+	QSpace int
+	// Bare resumes [^>\s]+; once BareDone it ended at BareEnd and BSpace
+	// resumes the \s* after it.
+	Bare     int
+	BareDone bool
+	BareEnd  int
+	BSpace   int
 }
 
-// mmTagHead matches <\s*parameter\s+name\s*= at s[i] and returns where it
-// ends.
-func mmTagHead(s []byte, i int) (tagMatch, int) {
-	m, j := matchSeq(s, i, mmParamOpenLit)
-	if m != tagYes {
-		return m, 0
-	}
-	k := skipRegexSpace(s, j)
-	if k == len(s) {
-		return tagMore, 0
-	}
-	if k == j {
-		return tagNo, 0
-	}
-	if m, k = matchLit(s, k, "name"); m != tagYes {
-		return m, 0
-	}
-	k = skipRegexSpace(s, k)
-	if k == len(s) {
-		return tagMore, 0
-	}
-	if m, k = matchLit(s, k, "="); m != tagYes {
-		return m, 0
-	}
-	return tagYes, k
-}
-
-// mmOpenTag matches the full opening tag at s[i], trying the quoted forms
-// before the bare one as the regex alternation does.
-func mmOpenTag(s []byte, i int, final bool) (tagMatch, string, int) {
-	m, k := mmTagHead(s, i)
-	if m == tagYes {
-		if k = skipRegexSpace(s, k); k == len(s) {
-			m = tagMore
-		}
-	}
+// match resumes the opening tag's match at s[base]; on tagYes it returns
+// the raw name and where the tag ends.
+func (o *mmOpenScan) match(s []byte, base int, final bool, scanned *int) (tagMatch, string, int) {
+	m, k := o.Head.match(s, base, mmHeadPat, scanned)
 	if final {
 		m = settle(m)
 	}
 	if m != tagYes {
 		return m, "", 0
 	}
-	for _, q := range []byte{'"', '\''} {
-		if s[k] != q {
-			continue
-		}
-		j := bytes.IndexByte(s[k+1:], q)
-		if j < 0 {
+	if !o.Started {
+		o.Started, o.K = true, k-base
+		o.Quote, o.QSpace, o.Bare = byteSearch{Pos: o.K + 1}, 0, o.K
+	}
+	k = base + o.K
+	if q := s[k]; q == '"' || q == '\'' {
+		if j := o.Quote.find(s, base, q, scanned); j < 0 {
 			if !final {
 				return tagMore, "", 0
 			}
-			break
-		}
-		e := skipRegexSpace(s, k+1+j+1)
-		if e == len(s) {
-			if !final {
-				return tagMore, "", 0
+		} else {
+			if o.QSpace == 0 {
+				o.QSpace = j + 1 - base
 			}
-			break
+			p := base + o.QSpace
+			e, more := spaceRun(s, p)
+			*scanned += e - p
+			o.QSpace = e - base
+			switch {
+			case more && !final:
+				return tagMore, "", 0
+			case !more && s[e] == '>':
+				return tagYes, string(s[k+1 : j]), e + 1
+			}
 		}
-		if s[e] == '>' {
-			return tagYes, string(s[k+1 : k+1+j]), e + 1
-		}
-		break
 	}
 	// [^>\s]+\s*>
-	e := k
-	for e < len(s) {
-		r, n := utf8.DecodeRune(s[e:])
-		if r == '>' || pyIsSpace(r) {
-			break
-		}
-		e += n
-	}
-	if e == k {
-		return tagNo, "", 0
-	}
-	f := skipRegexSpace(s, e)
-	if f == len(s) {
-		if final {
+	if !o.BareDone {
+		p := base + o.Bare
+		e, more := nameRun(s, p)
+		*scanned += e - p
+		o.Bare = e - base
+		switch {
+		case more && final:
+			return tagNo, "", 0
+		case more:
+			return tagMore, "", 0
+		case e == k:
 			return tagNo, "", 0
 		}
-		return tagMore, "", 0
+		o.BareDone, o.BareEnd, o.BSpace = true, e-base, e-base
 	}
-	if s[f] != '>' {
+	p := base + o.BSpace
+	f, more := spaceRun(s, p)
+	*scanned += f - p
+	o.BSpace = f - base
+	switch {
+	case more && final:
+		return tagNo, "", 0
+	case more:
+		return tagMore, "", 0
+	case s[f] != '>':
 		return tagNo, "", 0
 	}
-	return tagYes, string(s[k:e]), f + 1
+	return tagYes, string(s[k : base+o.BareEnd]), f + 1
 }

@@ -88,7 +88,7 @@ type Qwen3Coder struct {
 
 	// out and calls collect one Push's results.
 	out   strings.Builder
-	calls []ToolCallDelta
+	calls deltaSink
 }
 
 // qcCall is the call being read.
@@ -153,9 +153,8 @@ func (q *Qwen3Coder) ContentNull() (null, decided bool) {
 }
 
 func (q *Qwen3Coder) take() (string, []ToolCallDelta) {
-	out, calls := q.out.String(), q.calls
+	out, calls := q.out.String(), q.calls.take()
 	q.out.Reset()
-	q.calls = nil
 	return out, calls
 }
 
@@ -272,7 +271,7 @@ func (q *Qwen3Coder) nameDone() {
 	c.Emitted, c.Index = true, q.Calls
 	q.Calls++
 	c.Props = toolProperties(q.Tools, name)
-	q.calls = append(q.calls, ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
+	q.calls.add(ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
 }
 
 func (q *Qwen3Coder) args(s string) {
@@ -314,7 +313,7 @@ func (q *Qwen3Coder) param(p xmlParam) {
 }
 
 func (q *Qwen3Coder) emitArgs(frag string) {
-	q.calls = appendArgs(q.calls, q.Call.Index, frag)
+	q.calls.args(q.Call.Index, frag)
 }
 
 // endCall is TOOL_CALL_END: a name still open ends here too.

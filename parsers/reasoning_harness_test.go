@@ -109,7 +109,7 @@ var fuzzReasoningConfigs = []struct{ parser, kwargs string }{
 	{"deepseek_v3", `{"thinking":true}`}, {"deepseek_v3", ""}, {"step3", ""}, {"ernie45", ""},
 	{"glm45", ""}, {"glm45", `{"enable_thinking":false}`}, {"kimi_k2", ""}, {"minimax_m2", ""},
 	{"minimax_m2_append_think", ""}, {"seed_oss", ""}, {"mistral", ""}, {"granite", ""}, {"olmo3", ""},
-	{"hunyuan_a13b", ""},
+	{"hunyuan_a13b", ""}, {"qwen3", ""}, {"qwen3", `{"enable_thinking":false}`}, {"deepseek_r1", ""},
 }
 
 // droppedMarkers are markers a parser always removes: they never reach
@@ -126,6 +126,10 @@ var droppedMarkers = map[string]struct{ reasoning, content []string }{
 	"mistral":     {reasoning: []string{"[/THINK]"}},
 	"granite":     {reasoning: []string{"Here is my response:", "Here's my response:"}},
 	"olmo3":       {reasoning: []string{"</think>"}},
+	"qwen3":       {reasoning: []string{"</think>", "<tool_call>"}, content: []string{"</think>"}},
+	"deepseek_r1": {reasoning: []string{"</think>"}},
+	// Both of vLLM's regexes end reasoning at the first answer marker.
+	"hunyuan_a13b": {reasoning: []string{hunyuanAnswer}},
 }
 
 func FuzzReasoningParsers(f *testing.F) {
@@ -146,7 +150,7 @@ func FuzzReasoningParsers(f *testing.F) {
 				t.Fatalf("%s %q: stream %s %s, batch %s %s", fc.parser, text, showPtr(stream.Reasoning),
 					showPtr(stream.Content), showPtr(batch.Reasoning), showPtr(batch.Content))
 			}
-			if fc.kwargs != "" && fc.parser == "glm45" {
+			if fc.kwargs != "" && (fc.parser == "glm45" || fc.parser == "qwen3") { // thinking off: markers are content
 				continue
 			}
 			d := droppedMarkers[fc.parser]

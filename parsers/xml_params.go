@@ -3,7 +3,6 @@ package parsers
 import (
 	"bytes"
 	"strings"
-	"unicode/utf8"
 )
 
 // xmlParams reads "<parameter=NAME>VALUE</parameter>" pairs out of a
@@ -13,8 +12,9 @@ import (
 //
 // A value ends at the first closing tag or just before the next opening
 // tag; a value still open at the end of the body is dropped (the
-// non-streaming converter runs with partial=False). Each '<' is examined
-// once unless it may start a tag that is cut off by the end of the input.
+// non-streaming converter runs with partial=False). Each byte is examined
+// once: a tag cut off by the end of the input so far is resumed where its
+// match stopped, not matched again from its '<'.
 type xmlParams struct {
 	// Buf holds the body from the current scan anchor: the start of a
 	// value, or of a possible opening tag.
@@ -25,6 +25,17 @@ type xmlParams struct {
 	Name    string
 	// ValStart is where the current value starts in Buf.
 	ValStart int
+	// TagOn is set while the tag at TagAt (a '<' in Buf) is undecided;
+	// Head, NameEnd, Close and Ahead hold how far its match got.
+	Head    tagScan
+	NameEnd byteSearch
+	Close   tagScan
+	Ahead   tagScan
+	TagOn   bool
+	TagAt   int
+
+	// scanned counts the bytes examined, for the complexity test.
+	scanned int
 }
 
 // xmlParam is one completed parameter.
@@ -39,12 +50,19 @@ const (
 	tagMore                 // the input ends inside a possible match
 )
 
+var (
+	xmlHeadPat  = []tagElem{lit("<"), wsStar, lit("parameter"), wsStar, lit("="), wsStar}
+	xmlAheadPat = xmlHeadPat[:len(xmlHeadPat)-1]
+	xmlClosePat = []tagElem{lit("<"), wsStar, lit("/"), wsStar, lit("parameter"), wsStar, lit(">")}
+)
+
 // feed consumes body text and returns the parameters it completes.
 func (x *xmlParams) feed(text string, out []xmlParam) []xmlParam {
 	x.Buf = append(x.Buf, text...)
 	for {
 		i := bytes.IndexByte(x.Buf[x.Pos:], '<')
 		if i < 0 {
+			x.scanned += len(x.Buf) - x.Pos
 			if x.InValue {
 				x.Pos = len(x.Buf)
 			} else {
@@ -52,26 +70,34 @@ func (x *xmlParams) feed(text string, out []xmlParam) []xmlParam {
 			}
 			return out
 		}
+		x.scanned += i + 1
 		at := x.Pos + i
 		s := x.Buf
+		if !x.TagOn || x.TagAt != at {
+			x.TagOn, x.TagAt = true, at
+			x.Head, x.NameEnd, x.Close, x.Ahead = tagScan{}, byteSearch{}, tagScan{}, tagScan{}
+		}
 		if !x.InValue {
-			m, nameStart, end := matchOpenTag(s, at)
+			m, nameStart, end := x.openTag(s, at)
 			switch m {
 			case tagMore:
-				x.Buf, x.Pos = append(x.Buf[:0], x.Buf[at:]...), 0
+				if at > 0 {
+					x.Buf, x.TagAt = append(x.Buf[:0], x.Buf[at:]...), 0
+				}
+				x.Pos = 0
 				return out
 			case tagNo:
-				x.Pos = at + 1
+				x.Pos, x.TagOn = at+1, false
 				continue
 			}
 			x.Name = string(s[nameStart : end-1])
-			x.InValue, x.ValStart, x.Pos = true, end, end
+			x.InValue, x.ValStart, x.Pos, x.TagOn = true, end, end, false
 			continue
 		}
-		mc, endClose := matchCloseTag(s, at)
+		mc, endClose := x.Close.match(s, at, xmlClosePat, &x.scanned)
 		ma := tagNo
 		if mc == tagNo {
-			ma = matchAheadTag(s, at)
+			ma, _ = x.Ahead.match(s, at, xmlAheadPat, &x.scanned)
 		}
 		switch {
 		case mc == tagMore || ma == tagMore:
@@ -83,30 +109,44 @@ func (x *xmlParams) feed(text string, out []xmlParam) []xmlParam {
 			if mc == tagYes {
 				rest = endClose
 			}
-			x.Buf, x.Pos = append(x.Buf[:0], x.Buf[rest:]...), 0
-			x.InValue = false
+			x.Pos, x.InValue, x.TagOn = rest, false, false
+			x.compact()
 		default:
-			x.Pos = at + 1
+			x.Pos, x.TagOn = at+1, false
 		}
 	}
+}
+
+// compact drops the consumed text before Pos once it is at least half of
+// Buf: dropping it after every parameter would copy the rest of a long
+// push once per parameter.
+func (x *xmlParams) compact() {
+	if x.Pos < len(x.Buf)-x.Pos {
+		return
+	}
+	x.Buf, x.Pos = append(x.Buf[:0], x.Buf[x.Pos:]...), 0
+}
+
+// openTag resumes the match of <\s*parameter\s*=\s*([^>]*)> at s[at].
+func (x *xmlParams) openTag(s []byte, at int) (m tagMatch, nameStart, end int) {
+	m, j := x.Head.match(s, at, xmlHeadPat, &x.scanned)
+	if m != tagYes {
+		return m, 0, 0
+	}
+	if !x.NameEnd.Found && x.NameEnd.Pos == 0 {
+		x.NameEnd.Pos = j - at
+	}
+	k := x.NameEnd.find(s, at, '>', &x.scanned)
+	if k < 0 {
+		return tagMore, 0, 0
+	}
+	return tagYes, j, k + 1
 }
 
 // trimWrappingNewline strips one leading and one trailing "\n".
 func trimWrappingNewline(v string) string {
 	v = strings.TrimPrefix(v, "\n")
 	return strings.TrimSuffix(v, "\n")
-}
-
-// skipRegexSpace skips what Python's \s matches in a str pattern.
-func skipRegexSpace(s []byte, i int) int {
-	for i < len(s) {
-		r, n := utf8.DecodeRune(s[i:])
-		if !pyIsSpace(r) {
-			break
-		}
-		i += n
-	}
-	return i
 }
 
 // matchLit matches lit at s[i:].
@@ -119,47 +159,4 @@ func matchLit(s []byte, i int, lit string) (tagMatch, int) {
 		return tagMore, i
 	}
 	return tagNo, i
-}
-
-// matchSeq matches '<' followed by the literal parts, each after optional
-// whitespace.
-func matchSeq(s []byte, i int, parts ...string) (tagMatch, int) {
-	i++ // '<'
-	for _, p := range parts {
-		i = skipRegexSpace(s, i)
-		if i == len(s) {
-			return tagMore, i
-		}
-		m, j := matchLit(s, i, p)
-		if m != tagYes {
-			return m, i
-		}
-		i = j
-	}
-	return tagYes, i
-}
-
-// matchOpenTag matches <\s*parameter\s*=\s*([^>]*)> at s[i].
-func matchOpenTag(s []byte, i int) (m tagMatch, nameStart, end int) {
-	m, j := matchSeq(s, i, "parameter", "=")
-	if m != tagYes {
-		return m, 0, 0
-	}
-	j = skipRegexSpace(s, j)
-	k := bytes.IndexByte(s[j:], '>')
-	if k < 0 {
-		return tagMore, 0, 0
-	}
-	return tagYes, j, j + k + 1
-}
-
-// matchCloseTag matches <\s*/\s*parameter\s*> at s[i].
-func matchCloseTag(s []byte, i int) (tagMatch, int) {
-	return matchSeq(s, i, "/", "parameter", ">")
-}
-
-// matchAheadTag matches <\s*parameter\s*= at s[i].
-func matchAheadTag(s []byte, i int) tagMatch {
-	m, _ := matchSeq(s, i, "parameter", "=")
-	return m
 }

@@ -910,6 +910,7 @@ func (o *object) toolChoice(name string, haveTools bool) json.RawMessage {
 	case isNull(raw):
 		return nil
 	}
+	o.namedToolChoiceType(name, raw)
 	return raw
 }
 

@@ -452,6 +452,7 @@ def run(endpoint, body_text):
 
 M = '"messages":[{"role":"user","content":"hi"}]'
 TOOLS = '"tools":[{"type":"function","function":{"name":"f"}}]'
+TOOLS2 = '"tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"g"}}]'
 C, P = "chat", "completion"
 cases = [
     ("chat_ok_minimal", C, "{" + M + "}"),
@@ -473,6 +474,29 @@ cases = [
     ("chat_tool_choice_empty_name", C, "{" + M + "," + TOOLS + ',"tool_choice":{"function":{"name":""}}}'),
     ("chat_tool_choice_int_name", C, "{" + M + "," + TOOLS + ',"tool_choice":{"function":{"name":3}}}'),
     ("chat_tool_choice_unknown_tool", C, "{" + M + "," + TOOLS + ',"tool_choice":{"function":{"name":"g"}}}'),
+    ("chat_tool_choice_required_without_tools", C, "{" + M + ',"tool_choice":"required"}'),
+    ("chat_named_tool_choice_without_tools", C, "{" + M + ',"tool_choice":{"type":"function","function":{"name":"f"}}}'),
+    ("chat_named_tool_choice_tools_null", C, "{" + M + ',"tools":null,"tool_choice":{"type":"function","function":{"name":"f"}}}'),
+    ("chat_auto_tool_choice_tools_null", C, "{" + M + ',"tools":null,"tool_choice":"auto"}'),
+    ("chat_ok_tool_choice_none_without_tools", C, "{" + M + ',"tool_choice":"none"}'),
+    ("chat_ok_tool_choice_null_with_tools", C, "{" + M + "," + TOOLS + ',"tool_choice":null}'),
+    ("chat_ok_required_with_tools", C, "{" + M + "," + TOOLS + ',"tool_choice":"required"}'),
+    ("chat_tool_choice_bool", C, "{" + M + "," + TOOLS + ',"tool_choice":true}'),
+    ("chat_tool_choice_float", C, "{" + M + "," + TOOLS + ',"tool_choice":1.5}'),
+    ("chat_tool_choice_list", C, "{" + M + "," + TOOLS + ',"tool_choice":["auto"]}'),
+    ("chat_tool_choice_capitalised", C, "{" + M + "," + TOOLS + ',"tool_choice":"Auto"}'),
+    ("chat_ok_named_second_tool", C, "{" + M + "," + TOOLS2 + ',"tool_choice":{"type":"function","function":{"name":"g"}}}'),
+    ("chat_named_unknown_among_several", C, "{" + M + "," + TOOLS2 + ',"tool_choice":{"type":"function","function":{"name":"h"}}}'),
+    ("chat_named_case_differs", C, "{" + M + "," + TOOLS + ',"tool_choice":{"type":"function","function":{"name":"F"}}}'),
+    ("chat_named_name_null", C, "{" + M + "," + TOOLS + ',"tool_choice":{"function":{"name":null}}}'),
+    ("chat_named_function_null", C, "{" + M + "," + TOOLS + ',"tool_choice":{"function":null}}'),
+    ("chat_named_function_string", C, "{" + M + "," + TOOLS + ',"tool_choice":{"function":"f"}}'),
+    ("chat_named_type_not_function", C, "{" + M + "," + TOOLS + ',"tool_choice":{"type":"custom","function":{"name":"f"}}}'),
+    ("chat_named_type_null", C, "{" + M + "," + TOOLS + ',"tool_choice":{"type":null,"function":{"name":"f","x":1}},"n":"x"}'),
+    ("chat_ok_named_type_absent", C, "{" + M + "," + TOOLS + ',"tool_choice":{"function":{"name":"f"}}}'),
+    ("chat_named_unknown_empty_tools", C, "{" + M + ',"tools":[],"tool_choice":{"type":"function","function":{"name":"f"}}}'),
+    ("chat_none_empty_tools", C, "{" + M + ',"tools":[],"tool_choice":"none"}'),
+    ("chat_named_unknown_with_so", C, "{" + M + "," + TOOLS + ',"tool_choice":{"function":{"name":"g"}},"structured_outputs":{"regex":"a"}}'),
     ("chat_both_prompts", C, "{" + M + ',"continue_final_message":true,"add_generation_prompt":1}'),
     ("chat_cache_salt_empty", C, "{" + M + ',"cache_salt":""}'),
     ("chat_cache_salt_int", C, "{" + M + ',"cache_salt":5}'),
