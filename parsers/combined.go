@@ -36,7 +36,7 @@ type Parser struct {
 
 	// WS is whitespace-only content held back while tools may still be
 	// called (vLLM drops whitespace-only content next to tool calls).
-	WS string
+	WS []byte
 	// ContentOut is set once content has been emitted.
 	ContentOut bool
 	// CallsOut is set once a tool call has been emitted: vLLM reports
@@ -167,16 +167,18 @@ func (p *Parser) route(d *Delta, content string, final bool) {
 // vLLM returns null content when it is whitespace-only and tools were called.
 func (p *Parser) holdWhitespace(out string, final bool) string {
 	if !p.ContentOut {
+		// WS only ever holds whitespace, so appending to a byte slice keeps
+		// a long whitespace-only start linear when it arrives in tiny pieces.
 		if strings.TrimSpace(out) == "" && !final {
-			p.WS += out
+			p.WS = append(p.WS, out...)
 			return ""
 		}
-		if final && strings.TrimSpace(p.WS+out) == "" && p.Tools.Called() {
-			p.WS = ""
+		if final && strings.TrimSpace(out) == "" && p.Tools.Called() {
+			p.WS = nil
 			return ""
 		}
-		out = p.WS + out
-		p.WS = ""
+		out = string(p.WS) + out
+		p.WS = nil
 		p.ContentOut = out != ""
 	}
 	return out

@@ -36,7 +36,7 @@ type parserState struct {
 // MarshalState encodes everything p needs to continue a stream; Restore
 // with the same configuration and request brings it back.
 func (p *Parser) MarshalState() ([]byte, error) {
-	s := parserState{WS: p.WS, ContentOut: p.ContentOut, CallsOut: p.CallsOut, Finished: p.Finished}
+	s := parserState{WS: string(p.WS), ContentOut: p.ContentOut, CallsOut: p.CallsOut, Finished: p.Finished}
 	var err error
 	if p.Reasoning != nil {
 		s.ReasoningType, s.ReasoningLayout = machineType(p.Reasoning)
@@ -83,7 +83,11 @@ func Restore(cfg Config, v Vocab, req *Request, state []byte) (*Parser, error) {
 			return nil, fmt.Errorf("tool parser state: %w", err)
 		}
 	}
-	p.WS, p.ContentOut, p.CallsOut, p.Finished = s.WS, s.ContentOut, s.CallsOut, s.Finished
+	p.ContentOut, p.CallsOut, p.Finished = s.ContentOut, s.CallsOut, s.Finished
+	p.WS = nil
+	if s.WS != "" {
+		p.WS = []byte(s.WS)
+	}
 	return p, nil
 }
 
