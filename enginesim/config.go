@@ -24,6 +24,22 @@ type Config struct {
 	MaxNumSeqs int
 	// Logger receives per-request debug records; nil means slog.Default().
 	Logger *slog.Logger
+
+	// KVRole is the engine's part in disaggregated serving: KVRoleBoth
+	// ("" too), KVRoleProducer or KVRoleConsumer. A request the role does
+	// not serve is refused with 400 (see the constants).
+	KVRole string
+	// KVRegistry, shared by the producer and consumer sims of one
+	// process, makes a consumer accept only KV blocks a producer issued,
+	// each once; nil checks the parameters' form only.
+	KVRegistry *KVRegistry
+	// KVTransferLatency replaces FirstTokenLatency for a decode request
+	// whose prompt's KV cache comes from a prefill engine: the transfer
+	// and one decode step instead of a prefill. 0 means TokenLatency.
+	KVTransferLatency time.Duration
+	// SerialPrefill runs prefills one at a time and stalls decoding while
+	// one runs, as one batch-at-a-time engine does (see prefillGate).
+	SerialPrefill bool
 }
 
 // Fault kinds.

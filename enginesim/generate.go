@@ -38,6 +38,12 @@ type generation struct {
 	firstLatency    time.Duration
 	tokenLatency    time.Duration
 	fault           Fault // Kind "" when this request gets none
+	// gate serialises prefills (Config.SerialPrefill); nil otherwise.
+	gate *prefillGate
+	// remotePrefill: the prompt's KV cache came from a prefill engine, so
+	// the first step is a decode step, not a prefill.
+	remotePrefill bool
+	waits         int // wait calls so far: the step being waited for
 
 	stopCh   chan struct{} // closed by an abort call
 	stopOnce sync.Once
@@ -132,6 +138,10 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 		return nil, badRequest(fmt.Sprintf("The decoder prompt (length %d) is longer than the maximum model length of %d. "+
 			"Make sure that `max_model_len` is no smaller than the number of text tokens.", len(req.TokenIDs), mml))
 	}
+	kv, apiErr := s.acceptKV(req, id)
+	if apiErr != nil {
+		return nil, apiErr
+	}
 	s.recordRequest(req)
 
 	g := &generation{
@@ -150,14 +160,20 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 		g.continuousUsage = so.ContinuousUsageStats != nil && *so.ContinuousUsageStats
 	}
 	g.returnTokenIDs = req.ReturnTokenIDs != nil && *req.ReturnTokenIDs
-	remoteDecode, _ := kvFlags(req.KVTransferParams)
-	if remoteDecode {
-		g.kvResponse = s.kv.prefillResponse(id, len(req.TokenIDs))
+	g.kvResponse, g.remotePrefill = kv.response, kv.remotePrefill
+	if s.cfg.SerialPrefill {
+		g.gate = s.kv.gate
 	}
 
 	prompt := s.tok.Decode(req.TokenIDs, false)
 	entry := s.cfg.Script.lookup(prompt)
 	fault := s.cfg.Fault
+	if g.remotePrefill {
+		g.firstLatency = g.tokenLatency
+		if s.cfg.KVTransferLatency > 0 {
+			g.firstLatency = s.cfg.KVTransferLatency
+		}
+	}
 	if entry != nil {
 		if entry.firstTokenLatency != nil {
 			g.firstLatency = *entry.firstTokenLatency
@@ -225,6 +241,14 @@ func refuse(w http.ResponseWriter) {
 // wait sleeps d unless ctx ends or the generation is aborted first; it
 // reports which happened.
 func (g *generation) wait(ctx context.Context, d time.Duration) (aborted, gone bool) {
+	step := g.waits
+	g.waits++
+	if g.gate != nil {
+		if step == 0 && !g.remotePrefill {
+			return g.gate.prefill(ctx, g.stopCh, d)
+		}
+		return g.gate.decodeStep(ctx, g.stopCh, d)
+	}
 	if d <= 0 {
 		select {
 		case <-ctx.Done():

@@ -28,6 +28,8 @@ type Sim struct {
 	vocabSize  int
 	kit        answerKit
 	kv         kvTransfer
+	kvm        kvMetrics
+	version    simVersion
 	now        func() time.Time
 
 	mu       sync.Mutex
@@ -44,6 +46,9 @@ func New(m *model.Model, cfg Config) (*Sim, error) {
 		return nil, errors.New("enginesim: a model with a tokenizer is required")
 	}
 	if err := cfg.Fault.Validate(); err != nil {
+		return nil, fmt.Errorf("enginesim: %w", err)
+	}
+	if err := ValidateKVRole(cfg.KVRole); err != nil {
 		return nil, fmt.Errorf("enginesim: %w", err)
 	}
 	if cfg.FirstTokenLatency < 0 || cfg.TokenLatency < 0 {
@@ -98,6 +103,8 @@ func (s *Sim) Handler() http.Handler {
 	mux.HandleFunc("POST /abort_requests", s.handleAbort)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("GET /version", s.handleVersion)
+	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, protocol.NewHTTPErrorResponse(http.StatusNotFound, "Not Found"))
 	})
@@ -143,6 +150,7 @@ func (s *Sim) WaitAbort(ctx context.Context, engineRequestID string) error {
 }
 
 func (s *Sim) recordRequest(req *protocol.GenerateRequest) {
+	s.observeKV(req)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.requests) >= maxRecorded {

@@ -88,12 +88,12 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 	}
 	o.cfg.Metrics.promptTokens.Add(int64(len(g.TokenIDs)))
 
-	eng := o.cfg.Engines.Pick()
-	st, err := eng.Stream(ctx, &g, run.id)
+	st, err := o.cfg.Engines.Start(ctx, &g, run.id)
 	if err != nil {
 		return nil, AsError(err)
 	}
 	defer st.Close()
+	eng := st.Engine() // the engine holding the request: aborts go there
 	o.log.DebugContext(ctx, "chat request sent", "request_id", run.id, "engine", eng.URL(), "prompt_tokens", len(g.TokenIDs), "n", n)
 
 	for {

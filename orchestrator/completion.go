@@ -32,7 +32,7 @@ func (o *Orchestrator) Completion(ctx context.Context, req *protocol.CompletionR
 type promptRun struct {
 	requestID string
 	engine    *engine.Client
-	stream    *engine.Stream
+	stream    *Call
 	prompt    []int
 	echo      string
 	sessions  []*derender.CompletionSession
@@ -110,13 +110,12 @@ func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionR
 		o.cfg.Metrics.promptTokens.Add(int64(len(g.TokenIDs)))
 	}
 	for i, p := range run.prompts {
-		p.engine = o.cfg.Engines.Pick()
-		st, err := p.engine.Stream(ctx, &rendered[i], p.requestID)
+		st, err := o.cfg.Engines.Start(ctx, &rendered[i], p.requestID)
 		if err != nil {
 			run.closeAll(ctx, true)
 			return nil, AsError(err)
 		}
-		p.stream = st
+		p.stream, p.engine = st, st.Engine()
 	}
 	defer run.closeAll(ctx, false)
 

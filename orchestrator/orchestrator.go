@@ -34,8 +34,8 @@ type Config struct {
 	// Parsers are the parser flags Derender was built with (they decide
 	// skip_special_tokens and the tool_choice grammar sent to the engine).
 	Parsers parsers.Config
-	// Engines picks the engine of each request.
-	Engines Picker
+	// Engines runs each engine request: a collocated Pool or a PDPool.
+	Engines Engines
 	// ModelName is the "model" answers report (the first served name).
 	ModelName string
 	// ResponseRole is --response-role ("" means "assistant").
@@ -59,7 +59,7 @@ func New(cfg Config) (*Orchestrator, error) {
 	case cfg.Model == nil || cfg.Generator == nil || cfg.Derender == nil:
 		return nil, errors.New("orchestrator: Model, Generator and Derender are required")
 	case cfg.Engines == nil:
-		return nil, errors.New("orchestrator: an engine picker is required")
+		return nil, errors.New("orchestrator: an engine pool is required")
 	case cfg.ModelName == "":
 		return nil, errors.New("orchestrator: ModelName is required")
 	}
@@ -77,6 +77,9 @@ func New(cfg Config) (*Orchestrator, error) {
 
 // Metrics is where the orchestrator's figures are kept.
 func (o *Orchestrator) Metrics() *Metrics { return o.cfg.Metrics }
+
+// EngineHealth is a snapshot of the engine pools' state.
+func (o *Orchestrator) EngineHealth() []EngineHealth { return o.cfg.Engines.Health() }
 
 // Sink receives a streamed answer: the HTTP layer's SSE writer.
 type Sink interface {

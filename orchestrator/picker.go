@@ -1,34 +1,81 @@
 package orchestrator
 
 import (
+	"context"
 	"errors"
-	"sync/atomic"
+	"io"
+	"sync"
 
 	"github.com/vrender/vrender/orchestrator/engine"
+	"github.com/vrender/vrender/protocol"
 )
 
-// Picker chooses the engine a request goes to. Issue 7's pools
-// (collocated, prefill/decode) implement it too.
-type Picker interface {
-	Pick() *engine.Client
+// Engines is where the orchestrator's generate requests run: a collocated
+// Pool or a prefill/decode PDPool. Start sends one engine request and
+// returns its stream; Health is read by metrics and readiness code.
+type Engines interface {
+	// Start sends g (already prepared for the engine) under requestID and
+	// returns the stream of the engine that holds the request. Errors are
+	// classified by AsError.
+	Start(ctx context.Context, g *protocol.GenerateRequest, requestID string) (*Call, error)
+	// Health is a snapshot of every engine's state.
+	Health() []EngineHealth
 }
 
-// RoundRobin spreads requests over a fixed list of engines in turn.
-type RoundRobin struct {
-	engines []*engine.Client
-	next    atomic.Uint64
+// Call is one streaming engine request. Recv is not safe for concurrent
+// use; Close may be called from another goroutine to interrupt Recv, and
+// must be called once the caller is done.
+type Call struct {
+	stream *engine.Stream
+	member *poolMember
+	pool   *Pool
+
+	mu       sync.Mutex
+	outcome  error // the error that ended the stream (io.EOF when it completed)
+	released bool
 }
 
-// NewRoundRobin returns a picker over engines (at least one).
-func NewRoundRobin(engines ...*engine.Client) (*RoundRobin, error) {
-	if len(engines) == 0 {
-		return nil, errors.New("orchestrator: at least one engine is required")
+// Engine is the engine that holds the request: aborts go there.
+func (c *Call) Engine() *engine.Client { return c.member.client }
+
+// Recv returns the next event, io.EOF after the last (see engine.Stream).
+func (c *Call) Recv() (*protocol.GenerateResponse, error) {
+	ev, err := c.stream.Recv()
+	if err != nil {
+		c.mu.Lock()
+		if c.outcome == nil {
+			c.outcome = err
+		}
+		c.mu.Unlock()
 	}
-	return &RoundRobin{engines: engines}, nil
+	return ev, err
 }
 
-// Pick returns the next engine.
-func (r *RoundRobin) Pick() *engine.Client {
-	n := r.next.Add(1) - 1
-	return r.engines[n%uint64(len(r.engines))]
+// Close releases the stream and the engine's outstanding-request slot,
+// and tells the pool how the engine did: a completed stream counts as a
+// success, an engine failure (5xx, broken stream, timeout) as a failure,
+// anything else (the client went away) as neither.
+func (c *Call) Close() error {
+	err := c.stream.Close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.released {
+		return err
+	}
+	c.released = true
+	c.member.outstanding.Add(-1)
+	switch {
+	case errors.Is(c.outcome, io.EOF):
+		c.pool.report(c.member, nil)
+	case c.outcome != nil && engineFault(c.outcome):
+		c.pool.report(c.member, c.outcome)
+	}
+	return err
+}
+
+// NewRoundRobin is kept for callers with a fixed list of engines: a
+// collocated pool (least outstanding requests, ties taken in turn) that
+// never ejects an engine, as no health checks run to re-admit it.
+func NewRoundRobin(engines ...*engine.Client) (*Pool, error) {
+	return NewPool(PoolConfig{Role: RoleCollocated, Health: HealthConfig{Interval: -1, EjectAfter: -1}}, engines...)
 }

@@ -33,6 +33,9 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		faultRate   float64
 		maxNumSeqs  int
 		logLevelDbg bool
+		kvRole      string
+		kvLatency   time.Duration
+		serial      bool
 	)
 	mf.register(c, true)
 	c.fs.StringVar(&host, "host", "", "`HOST` address to listen on (default: all interfaces)")
@@ -46,6 +49,13 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	c.fs.Float64Var(&faultRate, "fault-rate", 0, "probability `R` that a request gets the fault (0 = every request)")
 	c.fs.IntVar(&maxNumSeqs, "max-num-seqs", 256, "vLLM's max_num_seqs `N`: requests with a larger n are refused")
 	c.fs.BoolVar(&logLevelDbg, "debug", false, "log every request")
+	c.fs.StringVar(&kvRole, "kv-role", enginesim.KVRoleBoth, "`ROLE` in disaggregated serving: producer (prefill engine: only prefill requests,\n"+
+		"answered with kv_transfer_params), consumer (decode engine: only requests carrying a producer's\n"+
+		"kv_transfer_params) or both (every request, parameters unchecked)")
+	c.fs.DurationVar(&kvLatency, "kv-transfer-latency", 0, "first-token `DURATION` of a decode whose KV cache comes from a prefill engine\n"+
+		"(default: --token-latency)")
+	c.fs.BoolVar(&serial, "serial-prefill", false, "run prefills (--first-token-latency) one at a time and stall decoding while one runs,\n"+
+		"as a batch-at-a-time engine does: the interference disaggregated serving removes")
 
 	rest, err := c.parse(args, stdout)
 	if err != nil {
@@ -67,7 +77,10 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := f.Validate(); err != nil {
 		return usagef("--fault: %v", err)
 	}
-	if firstToken < 0 || perToken < 0 {
+	if err := enginesim.ValidateKVRole(kvRole); err != nil {
+		return usagef("--kv-role: %v", err)
+	}
+	if firstToken < 0 || perToken < 0 || kvLatency < 0 {
 		return usagef("latencies must not be negative")
 	}
 	level := slog.LevelInfo
@@ -87,6 +100,9 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		Fault:             f,
 		MaxNumSeqs:        maxNumSeqs,
 		Logger:            log,
+		KVRole:            kvRole,
+		KVTransferLatency: kvLatency,
+		SerialPrefill:     serial,
 	}
 	if script != "" {
 		if cfg.Script, err = enginesim.LoadScript(script, m.Tokenizer); err != nil {
@@ -106,6 +122,7 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		name = mf.model
 	}
 	log.Info("simulated engine serving", "addr", ln.Addr().String(), "model", name, "script", script,
-		"first_token_latency", firstToken, "token_latency", perToken, "fault", fault)
+		"first_token_latency", firstToken, "token_latency", perToken, "fault", fault,
+		"kv_role", kvRole, "serial_prefill", serial)
 	return server.Serve(ctx, ln, sim.Handler(), server.ServeOptions{Logger: log})
 }

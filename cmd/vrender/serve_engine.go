@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/vrender/vrender/derender"
@@ -19,20 +20,75 @@ import (
 )
 
 // engineFlags are serve's orchestrator flags: which tokens-only engines
-// answer /v1/chat/completions and /v1/completions.
+// answer /v1/chat/completions and /v1/completions, in a collocated pool
+// (--engine) or a prefill/decode pool (--prefill-engine, --decode-engine),
+// given as flags or in an --engine-config file.
 type engineFlags struct {
-	engines      stringList
-	simScript    string
-	simLatency   time.Duration
-	engineTimout time.Duration
-	engineAPIKey string
+	engines, prefill, decode stringList
+	config                   string
+	healthInterval           setDuration
+	healthTimeout            setDuration
+	ejectAfter               setInt
+	simScript                string
+	simLatency               time.Duration
+	engineTimout             time.Duration
+	engineAPIKey             string
+}
+
+// setDuration and setInt are flags that remember whether they were given,
+// so that a given flag overrides the config file and an absent one does
+// not.
+type setDuration struct {
+	set bool
+	v   time.Duration
+}
+
+func (d *setDuration) String() string { return d.v.String() }
+func (d *setDuration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	d.set, d.v = true, v
+	return nil
+}
+
+type setInt struct {
+	set bool
+	v   int
+}
+
+func (n *setInt) String() string { return strconv.Itoa(n.v) }
+func (n *setInt) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("not an integer: %q", s)
+	}
+	n.set, n.v = true, v
+	return nil
 }
 
 func (f *engineFlags) register(c *command) {
 	c.fs.Var(&f.engines, "engine", "tokens-only engine `URL` (vllm serve --tokens-only) serving /v1/chat/completions and\n"+
-		"/v1/completions; repeat for several (round-robin). \"sim\" starts the simulated engine in-process.\n"+
-		"Without --engine those endpoints answer 503")
+		"/v1/completions; repeat for several (a collocated pool: least outstanding requests, health checks,\n"+
+		"ejection). \"sim\" starts the simulated engine in-process. Without engines those endpoints answer 503")
 	c.multi["engine"] = true
+	c.fs.Var(&f.prefill, "prefill-engine", "prefill engine `URL` (kv_role kv_producer) of a disaggregated pool; repeatable;\n"+
+		"needs --decode-engine. \"sim\" starts a simulated producer in-process")
+	c.multi["prefill-engine"] = true
+	c.fs.Var(&f.decode, "decode-engine", "decode engine `URL` (kv_role kv_consumer) of a disaggregated pool; repeatable;\n"+
+		"needs --prefill-engine. \"sim\" starts a simulated consumer in-process")
+	c.multi["decode-engine"] = true
+	c.fs.StringVar(&f.config, "engine-config", "", "YAML `FILE` of engine pools, health settings and the engines' API key\n"+
+		"(see orchestrator.EngineConfig); health flags given on the command line override it")
+	f.healthInterval.v = 5 * time.Second
+	c.fs.Var(&f.healthInterval, "engine-health-interval", "period (`DURATION`) of the engines' GET /health checks; negative disables\n"+
+		"checks and ejection (default 5s)")
+	f.healthTimeout.v = 2 * time.Second
+	c.fs.Var(&f.healthTimeout, "engine-health-timeout", "`DURATION` one health check may take (default 2s)")
+	f.ejectAfter.v = 3
+	c.fs.Var(&f.ejectAfter, "engine-eject-after", "eject an engine after `N` consecutive failures (unreachable, 5xx, broken stream,\n"+
+		"failed health check) until a health check passes; negative never ejects (default 3)")
 	c.fs.StringVar(&f.simScript, "sim-script", "", "script `FILE` of the simulated engine's answers (--engine sim; default: built-in)")
 	c.fs.DurationVar(&f.simLatency, "sim-token-latency", 0, "per-token `DURATION` of the simulated engine (--engine sim), e.g. 20ms")
 	c.fs.DurationVar(&f.engineTimout, "engine-timeout", 60*time.Second,
@@ -40,65 +96,190 @@ func (f *engineFlags) register(c *command) {
 	c.fs.StringVar(&f.engineAPIKey, "engine-api-key", "", "`KEY` sent to the engines as a bearer token (their --api-key)")
 }
 
-// orchestrator builds the orchestrator, starting the in-process simulated
-// engine for "sim"; it returns nil when no engine is configured. The
-// returned stop function shuts the simulator down.
+// enginePlan is the pools to build, from the flags and the config file.
+type enginePlan struct {
+	collocated, prefill, decode []string
+	health                      orchestrator.HealthConfig
+	apiKey                      string
+}
+
+func (f *engineFlags) plan() (*enginePlan, error) {
+	p := &enginePlan{collocated: f.engines, prefill: f.prefill, decode: f.decode, apiKey: f.engineAPIKey,
+		health: orchestrator.HealthConfig{Interval: f.healthInterval.v, Timeout: f.healthTimeout.v, EjectAfter: f.ejectAfter.v}}
+	if f.config != "" {
+		if len(f.engines)+len(f.prefill)+len(f.decode) > 0 {
+			return nil, usagef("give engine URLs either in --engine-config or as --engine/--prefill-engine/--decode-engine, not both")
+		}
+		c, err := orchestrator.LoadEngineConfig(f.config)
+		if err != nil {
+			return nil, usagef("--engine-config: %v", err)
+		}
+		p.collocated, p.prefill, p.decode = c.Pools.Collocated, c.Pools.Prefill, c.Pools.Decode
+		h := c.HealthConfig()
+		if !f.healthInterval.set && h.Interval != 0 {
+			p.health.Interval = h.Interval
+		}
+		if !f.healthTimeout.set && h.Timeout != 0 {
+			p.health.Timeout = h.Timeout
+		}
+		if !f.ejectAfter.set && h.EjectAfter != 0 {
+			p.health.EjectAfter = h.EjectAfter
+		}
+		if p.apiKey == "" {
+			p.apiKey = c.APIKey
+		}
+	}
+	switch {
+	case len(p.collocated) > 0 && len(p.prefill)+len(p.decode) > 0:
+		return nil, usagef("--engine (collocated) and --prefill-engine/--decode-engine (disaggregated) are exclusive")
+	case len(p.prefill) > 0 != (len(p.decode) > 0):
+		return nil, usagef("disaggregated serving needs both --prefill-engine and --decode-engine")
+	case p.health.Interval == 0:
+		return nil, usagef("--engine-health-interval must not be 0 (negative disables the checks)")
+	case p.health.Timeout <= 0:
+		return nil, usagef("--engine-health-timeout must be positive")
+	case p.health.EjectAfter == 0:
+		return nil, usagef("--engine-eject-after must not be 0 (negative never ejects)")
+	}
+	return p, nil
+}
+
+// orchestrator builds the orchestrator and starts its pools' health
+// checks, starting the in-process simulated engines for "sim"; it returns
+// nil when no engine is configured. The returned stop function ends the
+// health checks and shuts the simulators down.
 func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *render.Generator, der *derender.Engine,
 	rf *renderFlags, modelName string, log *slog.Logger) (*orchestrator.Orchestrator, func(), error) {
-	stop := func() {}
-	if len(f.engines) == 0 {
+	noop := func() {}
+	p, err := f.plan()
+	if err != nil {
+		return nil, noop, err
+	}
+	if len(p.collocated)+len(p.prefill) == 0 {
 		if f.simScript != "" || f.simLatency != 0 {
-			return nil, stop, usagef("--sim-script and --sim-token-latency need --engine sim")
+			return nil, noop, usagef("--sim-script and --sim-token-latency need --engine sim")
 		}
-		return nil, stop, nil
+		return nil, noop, nil
 	}
 	if f.engineTimout <= 0 {
-		return nil, stop, usagef("--engine-timeout must be positive, got %s", f.engineTimout)
+		return nil, noop, usagef("--engine-timeout must be positive, got %s", f.engineTimout)
 	}
-	var clients []*engine.Client
-	var stops []func()
-	stop = func() {
-		for _, s := range stops {
-			s()
-		}
-	}
-	for _, url := range f.engines {
-		if url == "sim" {
-			u, shutdown, err := f.startSim(ctx, m, modelName, log)
-			if err != nil {
-				stop()
-				return nil, func() {}, err
-			}
-			stops = append(stops, shutdown)
-			url = u
-		}
-		c, err := engine.New(url, engine.Options{APIKey: f.engineAPIKey, IdleTimeout: f.engineTimout, Logger: log})
-		if err != nil {
-			stop()
-			return nil, func() {}, usagef("--engine %s: %v", url, err)
-		}
-		clients = append(clients, c)
-	}
-	picker, err := orchestrator.NewRoundRobin(clients...)
+	b := &poolBuilder{f: f, plan: p, ctx: ctx, m: m, modelName: modelName, log: log, kvRegistry: enginesim.NewKVRegistry()}
+	engines, run, err := b.build()
 	if err != nil {
-		stop()
-		return nil, func() {}, err
+		b.stop()
+		return nil, noop, err
 	}
-	o, err := orchestrator.New(orchestrator.Config{Model: m, Generator: gen, Derender: der, Engines: picker,
+	o, err := orchestrator.New(orchestrator.Config{Model: m, Generator: gen, Derender: der, Engines: engines,
 		Parsers: parsers.Config{ReasoningParser: rf.reasoningParser, ToolParser: rf.toolCallParser,
 			EnableAutoToolChoice: rf.enableAutoToolChoice},
 		ModelName: modelName, Logger: log})
 	if err != nil {
-		stop()
-		return nil, func() {}, err
+		b.stop()
+		return nil, noop, err
 	}
-	return o, stop, nil
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run(hctx)
+	}()
+	return o, func() {
+		cancel()
+		<-done
+		b.stop()
+	}, nil
+}
+
+// poolBuilder turns an enginePlan into pools.
+type poolBuilder struct {
+	f          *engineFlags
+	plan       *enginePlan
+	ctx        context.Context
+	m          *model.Model
+	modelName  string
+	log        *slog.Logger
+	kvRegistry *enginesim.KVRegistry // shared by the in-process producer and consumer sims
+	stops      []func()
+}
+
+func (b *poolBuilder) stop() {
+	for _, s := range b.stops {
+		s()
+	}
+	b.stops = nil
+}
+
+// build returns the pool and its health-check loop.
+func (b *poolBuilder) build() (orchestrator.Engines, func(context.Context), error) {
+	if len(b.plan.collocated) > 0 {
+		pool, err := b.pool(orchestrator.RoleCollocated, b.plan.collocated)
+		if err != nil {
+			return nil, nil, err
+		}
+		b.log.Info("engine pool", "kind", "collocated", "engines", b.plan.collocated, "health_interval", b.plan.health.Interval,
+			"eject_after", b.plan.health.EjectAfter)
+		return pool, pool.Run, nil
+	}
+	pre, err := b.pool(orchestrator.RolePrefill, b.plan.prefill)
+	if err != nil {
+		return nil, nil, err
+	}
+	dec, err := b.pool(orchestrator.RoleDecode, b.plan.decode)
+	if err != nil {
+		return nil, nil, err
+	}
+	pd, err := orchestrator.NewPD(pre, dec, b.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.log.Info("engine pool", "kind", "prefill/decode", "prefill", b.plan.prefill, "decode", b.plan.decode,
+		"health_interval", b.plan.health.Interval, "eject_after", b.plan.health.EjectAfter)
+	return pd, pd.Run, nil
+}
+
+func (b *poolBuilder) pool(role string, urls []string) (*orchestrator.Pool, error) {
+	flag := map[string]string{orchestrator.RoleCollocated: "--engine", orchestrator.RolePrefill: "--prefill-engine",
+		orchestrator.RoleDecode: "--decode-engine"}[role]
+	var clients []*engine.Client
+	for _, url := range urls {
+		if url == "sim" {
+			u, shutdown, err := b.f.startSim(b.ctx, b.m, b.modelName, b.log, simRole(role), b.kvRegistry)
+			if err != nil {
+				return nil, err
+			}
+			b.stops = append(b.stops, shutdown)
+			url = u
+		}
+		c, err := engine.New(url, engine.Options{APIKey: b.plan.apiKey, IdleTimeout: b.f.engineTimout, Logger: b.log})
+		if err != nil {
+			return nil, usagef("%s %s: %v", flag, url, err)
+		}
+		clients = append(clients, c)
+	}
+	pool, err := orchestrator.NewPool(orchestrator.PoolConfig{Role: role, Health: b.plan.health, Logger: b.log}, clients...)
+	if err != nil {
+		return nil, usagef("%s: %v", flag, err)
+	}
+	return pool, nil
+}
+
+// simRole is the KV role of an in-process simulated engine in a pool.
+func simRole(poolRole string) string {
+	switch poolRole {
+	case orchestrator.RolePrefill:
+		return enginesim.KVRoleProducer
+	case orchestrator.RoleDecode:
+		return enginesim.KVRoleConsumer
+	}
+	return enginesim.KVRoleBoth
 }
 
 // startSim serves the simulated engine on a loopback port and returns its
 // base URL.
-func (f *engineFlags) startSim(ctx context.Context, m *model.Model, modelName string, log *slog.Logger) (string, func(), error) {
-	cfg := enginesim.Config{ServedModelName: modelName, TokenLatency: f.simLatency, Logger: log}
+func (f *engineFlags) startSim(ctx context.Context, m *model.Model, modelName string, log *slog.Logger,
+	role string, reg *enginesim.KVRegistry) (string, func(), error) {
+	cfg := enginesim.Config{ServedModelName: modelName, TokenLatency: f.simLatency, Logger: log, KVRole: role, KVRegistry: reg}
 	if f.simScript != "" {
 		s, err := enginesim.LoadScript(f.simScript, m.Tokenizer)
 		if err != nil {
@@ -121,7 +302,7 @@ func (f *engineFlags) startSim(ctx context.Context, m *model.Model, modelName st
 		}
 	}()
 	url := "http://" + ln.Addr().String()
-	log.Info("simulated engine started", "url", url, "token_latency", f.simLatency, "script", f.simScript)
+	log.Info("simulated engine started", "url", url, "kv_role", role, "token_latency", f.simLatency, "script", f.simScript)
 	return url, func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
