@@ -39,6 +39,7 @@ Commands:
   detokenize   token IDs on stdin -> text on stdout
   derender     engine output (DerenderChatRequest or golden line) on stdin -> chat response
   engine-sim   simulated tokens-only vLLM engine (/inference/v1/generate) for tests and benchmarks
+  preflight    check real engines before taking traffic: version, one request end to end, KV transfers
   parity       compare vrender with a running vLLM server on your own requests (exit 1 on a difference)
   bench        measure throughput (vrender bench tokenize --help)
   version      print the version
@@ -68,10 +69,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runDerender(ctx, rest, stdin, stdout, stderr)
 	case "bench":
 		err = runBench(ctx, rest, stdout, stderr)
-	case "parity":
-		err = runParity(ctx, rest, stdout, stderr)
 	case "engine-sim":
 		err = runEngineSim(ctx, rest, stdout, stderr)
+	case "preflight":
+		err = runPreflight(ctx, rest, stdout, stderr)
+	case "parity":
+		err = runParity(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		err = runVersion(rest, stdout)
 	case "help", "-h", "--help":
@@ -105,7 +108,7 @@ func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	switch args[0] {
-	case "serve", "render", "tokenize", "detokenize", "derender", "engine-sim", "parity", "version":
+	case "serve", "render", "tokenize", "detokenize", "derender", "engine-sim", "parity", "preflight", "version":
 		return run(ctx, []string{args[0], "--help"}, nil, stdout, stderr)
 	case "bench":
 		fmt.Fprintln(stdout, "Usage: vrender bench KIND [options]\n\nKinds: tokenize, render, derender, serve. Run 'vrender bench KIND --help' for their options.")
