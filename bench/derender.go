@@ -55,8 +55,8 @@ type DerenderReport struct {
 	Clock   string           `json:"clock"`
 	Results []DerenderResult `json:"results"`
 	// Scale compares per-token (per-call) cost at the largest size with
-	// the smallest: API stream, HTTP echo, HTTP checkpoint-only.
-	ScaleAPI, ScaleHTTPEcho, ScaleHTTPCheckpoint float64 `json:",omitempty"`
+	// the smallest: API stream, session, HTTP echo, HTTP checkpoint-only.
+	ScaleAPI, ScaleSession, ScaleHTTPEcho, ScaleHTTPCheckpoint float64 `json:",omitempty"`
 }
 
 // DerenderResult is one output size.
@@ -68,6 +68,10 @@ type DerenderResult struct {
 	BatchNsPerToken  float64 `json:"batch_ns_per_token"`
 	StreamNsPerToken float64 `json:"stream_ns_per_token"`
 	StreamRatio      float64 `json:"stream_over_batch"`
+	// Session is the same output pushed one token at a time through an
+	// in-process ChatSession (the orchestrator's path): no stream_state.
+	SessionNsPerToken float64 `json:"session_ns_per_token"`
+	SessionRatio      float64 `json:"session_over_batch"`
 	// The other clients through the package API: history only (vLLM's
 	// state model drops vrender_checkpoint, so the history is replayed or
 	// found by its digest), checkpoint only on a replica that holds the
@@ -160,6 +164,14 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 		r.StreamNsPerToken, r.StreamRatio = perTok(st), perTok(st)/r.BatchNsPerToken
 		r.StreamEqualsBatch = sameAnswer(acc, batch)
 		r.CheckpointMaxLen = c.maxCkpt
+		sst, err := repeat(ctx, opts.MinTime, func() error { acc, err = c.session(warm); return err })
+		if err != nil {
+			return nil, err
+		}
+		r.SessionNsPerToken, r.SessionRatio = perTok(sst), perTok(sst)/r.BatchNsPerToken
+		if !sameAnswer(acc, batch) {
+			r.StreamEqualsBatch = false
+		}
 		for _, mode := range []struct {
 			e    *derender.Engine
 			echo echoMode
@@ -190,6 +202,7 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 	if k := len(report.Results); k > 1 {
 		first, last := report.Results[0], report.Results[k-1]
 		report.ScaleAPI = last.StreamNsPerToken / first.StreamNsPerToken
+		report.ScaleSession = last.SessionNsPerToken / first.SessionNsPerToken
 		if opts.HTTP {
 			report.ScaleHTTPEcho = last.HTTPEchoNsPerCall / first.HTTPEchoNsPerCall
 			report.ScaleHTTPCheckpoint = last.HTTPCheckpointNsPerCall / first.HTTPCheckpointNsPerCall
@@ -344,12 +357,7 @@ func sameAnswer(acc parsers.Accumulator, batch *protocol.ChatCompletionResponse)
 // called directly, no socket): a batch call, and one-token streaming with
 // the three clients.
 func measureHTTP(ctx context.Context, m *model.Model, ids []int, minTime time.Duration, history bool, r *DerenderResult) error {
-	e, err := newBenchEngine(m, 256)
-	if err != nil {
-		return err
-	}
-	h, err := server.New(server.Config{Model: m, ServedModelNames: []string{"m"}, Derender: e,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h, err := newBenchHandler(m)
 	if err != nil {
 		return err
 	}
@@ -377,6 +385,21 @@ func measureHTTP(ctx context.Context, m *model.Model, ids []int, minTime time.Du
 		*mode.perCall = float64(d.Nanoseconds()) / float64(len(ids))
 	}
 	return nil
+}
+
+// newBenchHandler is the server with a warm derender engine, its access
+// log discarded.
+func newBenchHandler(m *model.Model) (http.Handler, error) {
+	e, err := newBenchEngine(m, 256)
+	if err != nil {
+		return nil, err
+	}
+	h, err := server.New(server.Config{Model: m, ServedModelNames: []string{"m"}, Derender: e,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, fmt.Errorf("bench derender: %w", err)
+	}
+	return h, nil
 }
 
 // httpStream streams ids one per call; the client's own JSON work is part
@@ -449,20 +472,22 @@ func post(h http.Handler, body []byte) ([]byte, error) {
 func (r *DerenderReport) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "derender: %s, parsers %s; %s; one-token chunks\n", r.Model, r.Parsers, r.Clock)
-	fmt.Fprintf(&b, "%-7s %9s %9s %7s %9s %9s %9s | %9s %9s %9s %9s | %7s %7s %7s %6s\n",
-		"tokens", "batch", "stream", "ratio", "history", "ckpt", "ckpt-cold",
+	fmt.Fprintf(&b, "%-7s %9s %9s %7s %9s %7s %9s %9s %9s | %9s %9s %9s %9s | %7s %7s %7s %6s\n",
+		"tokens", "batch", "session", "ratio", "stream", "ratio", "history", "ckpt", "ckpt-cold",
 		"http-bat", "http-echo", "http-hist", "http-ckpt", "body-e", "body-h", "body-c", "equal")
 	for _, x := range r.Results {
-		fmt.Fprintf(&b, "%-7d %9.0f %9.0f %6.2fx %9.0f %9.0f %9.0f | %9.0f %9.0f %9.0f %9.0f | %7d %7d %7d %6v\n",
-			x.Tokens, x.BatchNsPerToken, x.StreamNsPerToken, x.StreamRatio, x.HistoryNsPerToken, x.CheckpointNsPerToken,
+		fmt.Fprintf(&b, "%-7d %9.0f %9.0f %6.2fx %9.0f %6.2fx %9.0f %9.0f %9.0f | %9.0f %9.0f %9.0f %9.0f | %7d %7d %7d %6v\n",
+			x.Tokens, x.BatchNsPerToken, x.SessionNsPerToken, x.SessionRatio, x.StreamNsPerToken, x.StreamRatio,
+			x.HistoryNsPerToken, x.CheckpointNsPerToken,
 			x.CheckpointColdNsPerToken, x.HTTPBatchNsPerToken, x.HTTPEchoNsPerCall, x.HTTPHistoryNsPerCall,
 			x.HTTPCheckpointNsPerCall, x.EchoMaxBodyBytes, x.HistoryMaxBodyBytes, x.CheckpointMaxBodyBytes, x.StreamEqualsBatch)
 	}
-	b.WriteString("(ns per output token, CPU; http-* stream columns are ns per call = per token; body-* the largest request body, bytes)\n")
+	b.WriteString("(ns per output token, CPU; session: in-process ChatSession.Push; stream: stream_state protocol, state echoed;\n" +
+		" http-* stream columns are ns per call = per token; body-* the largest request body, bytes)\n")
 	if len(r.Results) > 1 {
 		first, last := r.Results[0].Tokens, r.Results[len(r.Results)-1].Tokens
-		fmt.Fprintf(&b, "per-token cost %d vs %d tokens: API stream %.2fx, HTTP echo %.2fx, HTTP checkpoint-only %.2fx (target <= %.1fx); stream/batch target <= %.1fx\n",
-			last, first, r.ScaleAPI, r.ScaleHTTPEcho, r.ScaleHTTPCheckpoint, TargetScaleRatio, TargetStreamRatio)
+		fmt.Fprintf(&b, "per-token cost %d vs %d tokens: session %.2fx, API stream %.2fx, HTTP echo %.2fx, HTTP checkpoint-only %.2fx (target <= %.1fx); stream/batch target <= %.1fx\n",
+			last, first, r.ScaleSession, r.ScaleAPI, r.ScaleHTTPEcho, r.ScaleHTTPCheckpoint, TargetScaleRatio, TargetStreamRatio)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -28,7 +28,7 @@ func TestDerenderTiny(t *testing.T) {
 		if !x.StreamEqualsBatch {
 			t.Errorf("%d tokens: a stream did not reach the batch answer", x.Tokens)
 		}
-		if x.BatchNsPerToken <= 0 || x.StreamNsPerToken <= 0 || x.HTTPEchoNsPerCall <= 0 || x.HTTPCheckpointNsPerCall <= 0 {
+		if x.BatchNsPerToken <= 0 || x.StreamNsPerToken <= 0 || x.SessionNsPerToken <= 0 || x.SessionRatio <= 0 || x.HTTPEchoNsPerCall <= 0 || x.HTTPCheckpointNsPerCall <= 0 {
 			t.Errorf("%d tokens: missing figures %+v", x.Tokens, x)
 		}
 	}
@@ -47,7 +47,8 @@ func TestDerenderTiny(t *testing.T) {
 }
 
 // BenchmarkDerenderStreamEcho is one-token streaming through the package
-// API with a client echoing stream_state as returned, for profiling.
+// API with a client echoing stream_state as returned, with one echoing
+// only the checkpoint, and through an in-process session, for profiling.
 func BenchmarkDerenderStreamEcho(b *testing.B) {
 	m, err := model.Load(context.Background(), testenv.ModelDir(b, "qwen3"), model.Options{})
 	if err != nil {
@@ -58,9 +59,10 @@ func BenchmarkDerenderStreamEcho(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, mode := range []struct {
-		name string
-		echo echoMode
-	}{{"echo", echoAll}, {"checkpoint", echoCheckpoint}} {
+		name    string
+		echo    echoMode
+		session bool // ChatSession.Push instead of the stream_state protocol
+	}{{"echo", echoAll, false}, {"checkpoint", echoCheckpoint, false}, {"session", 0, true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			e, err := newBenchEngine(m, 256)
 			if err != nil {
@@ -68,11 +70,45 @@ func BenchmarkDerenderStreamEcho(b *testing.B) {
 			}
 			c := &apiClient{cr: cr, ids: DerenderOutput(m, 1024)}
 			for b.Loop() {
-				if _, err := c.stream(context.Background(), e, mode.echo); err != nil {
+				var err error
+				if mode.session {
+					_, err = c.session(e)
+				} else {
+					_, err = c.stream(context.Background(), e, mode.echo)
+				}
+				if err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(c.ids)), "ns/token")
+		})
+	}
+}
+
+// BenchmarkDerenderHTTP is one-token streaming through the chat derender
+// endpoint (in process), for profiling the per-call cost.
+func BenchmarkDerenderHTTP(b *testing.B) {
+	m, err := model.Load(context.Background(), testenv.ModelDir(b, "qwen3"), model.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := DerenderOutput(m, 1024)
+	for _, mode := range []struct {
+		name string
+		echo echoMode
+	}{{"echo", echoAll}, {"checkpoint", echoCheckpoint}} {
+		b.Run(mode.name, func(b *testing.B) {
+			h, err := newBenchHandler(m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var maxBody int
+			for b.Loop() {
+				if err := httpStream(h, ids, mode.echo, &maxBody); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ids)), "ns/call")
 		})
 	}
 }

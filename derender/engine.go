@@ -50,6 +50,8 @@ type Engine struct {
 	// ckCache holds live states by the checkpoint they last issued: a
 	// client echoing it resumes them without verifying or replaying.
 	ckCache *lru.Cache[string, *live] // nil when disabled
+	// reqCache holds decoded chat requests (RequestCache).
+	reqCache *requestCache
 
 	hits, misses atomic.Int64
 	// ckptHits and ckptRestores count checkpoint resumes from ckCache and
@@ -80,7 +82,7 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 	if cfg.MaxNSequences <= 0 {
 		cfg.MaxNSequences = DefaultMaxNSequences
 	}
-	e := &Engine{model: m, cfg: cfg, now: time.Now, stops: map[int]bool{}, stateKey: NewStateKey()}
+	e := &Engine{model: m, cfg: cfg, now: time.Now, stops: map[int]bool{}, stateKey: NewStateKey(), reqCache: newRequestCache()}
 	e.macs = newMACPool(e.stateKey)
 	for _, id := range m.EOSTokenIDs {
 		e.stops[id] = true

@@ -32,7 +32,8 @@ type ChatStep struct {
 	// something was derendered, or the choice finished.
 	Emit bool
 	// Delta is the chunk's delta (role never set: the caller sends the
-	// role chunk itself).
+	// role chunk itself). Its pointers and slices are reused by the
+	// session: they are valid until the next Push.
 	Delta protocol.DeltaMessage
 	// Logprobs are the event's resolved logprobs (nil when none asked).
 	Logprobs *protocol.ChatCompletionLogProbs
@@ -189,6 +190,7 @@ type ChatSession struct {
 	lp      []protocol.ChatLogProbsContent
 	hasLP   bool
 	stopRsn json.RawMessage
+	buf     deltaBuf
 }
 
 // NewChatSession starts a chat choice for cr, whose prompt is cfg.Prompt.
@@ -232,7 +234,8 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 	final := fin != nil
 	if s.parser == nil {
 		// vLLM sends every event's text as content, "" included.
-		step.Delta.Content = &text
+		s.buf.content = text
+		step.Delta.Content = &s.buf.content
 		step.Emit = true
 		if s.collect {
 			s.content.WriteString(text)
@@ -245,7 +248,7 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 		if s.collect {
 			s.acc.Add(d)
 		}
-		step.Delta = s.e.delta(d, &s.state)
+		step.Delta = s.buf.fill(s.e, &d, &s.state)
 		step.Emit = !d.Empty() || final
 	}
 	if final {

@@ -79,9 +79,11 @@ type GenerateChoice struct {
 // choice defaults it to "stop", a stream choice to null.
 func (c *GenerateChoice) UnmarshalJSON(data []byte) error {
 	type plain GenerateChoice
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return err
+	members, ok := fastMembers(data)
+	if !ok {
+		if err := json.Unmarshal(data, &members); err != nil {
+			return err
+		}
 	}
 	var p plain
 	if err := json.Unmarshal(data, &p); err != nil {
@@ -186,16 +188,23 @@ type DerenderCompletionStreamRequest struct {
 }
 
 // derenderBody walks one derender body, recording pydantic-style errors.
-type derenderBody struct{ *object }
+type derenderBody struct {
+	*object
+	cache ChatRequestCache // nil: decode every chat_request
+}
 
 // DecodeDerenderChat decodes the body of /v1/chat/completions/derender:
 // exactly one of the results is non-nil. Errors are *ValidationError.
 func DecodeDerenderChat(data []byte) (*DerenderChatRequest, *DerenderChatStreamRequest, error) {
-	obj, fe := decodeBody(data, "DerenderChatRequest")
+	return decodeDerenderChat(data, nil)
+}
+
+func decodeDerenderChat(data []byte, cache ChatRequestCache) (*DerenderChatRequest, *DerenderChatStreamRequest, error) {
+	obj, fe := decodeDerenderBody(data, "DerenderChatRequest")
 	if fe != nil {
 		return nil, nil, &ValidationError{Errors: []FieldError{*fe}}
 	}
-	b := derenderBody{obj}
+	b := derenderBody{object: obj, cache: cache}
 	if b.isStream() {
 		r := &DerenderChatStreamRequest{
 			Model:          b.optionalString("model"),
@@ -225,11 +234,11 @@ func DecodeDerenderChat(data []byte) (*DerenderChatRequest, *DerenderChatStreamR
 
 // DecodeDerenderCompletion decodes the body of /v1/completions/derender.
 func DecodeDerenderCompletion(data []byte) (*DerenderCompletionRequest, *DerenderCompletionStreamRequest, error) {
-	obj, fe := decodeBody(data, "DerenderCompletionRequest")
+	obj, fe := decodeDerenderBody(data, "DerenderCompletionRequest")
 	if fe != nil {
 		return nil, nil, &ValidationError{Errors: []FieldError{*fe}}
 	}
-	b := derenderBody{obj}
+	b := derenderBody{object: obj}
 	if b.isStream() {
 		r := &DerenderCompletionStreamRequest{
 			Model:             b.optionalString("model"),
@@ -338,8 +347,7 @@ func (b derenderBody) generateRaw(loc []any, raw json.RawMessage, stream bool) G
 		b.fail(loc, "value_error", "Value error, "+err.Error(), raw)
 		return g
 	}
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &members)
+	members := membersOf(raw)
 	if _, ok := members["choices"]; !ok {
 		b.fail(append(loc, "choices"), "missing", "Field required", raw)
 	}
@@ -412,7 +420,7 @@ func (b derenderBody) chatRequest() *ChatCompletionRequest {
 	if !ok || isNull(raw) {
 		return nil
 	}
-	r, err := DecodeChatCompletionRequest(raw)
+	r, err := decodeChatRequestCached(raw, b.cache)
 	if err != nil {
 		if verr, ok := err.(*ValidationError); ok {
 			for _, fe := range verr.Errors {

@@ -17,7 +17,9 @@ func (s *server) handleChatDerender(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, e)
 		return
 	}
-	batch, stream, err := protocol.DecodeDerenderChat(body)
+	// A stream re-sends its chat_request on every call: the engine keeps
+	// the decoded ones.
+	batch, stream, err := protocol.DecodeDerenderChatCached(body, s.derender.RequestCache())
 	if err != nil {
 		s.writeError(w, r, decodeError(err))
 		return

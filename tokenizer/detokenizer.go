@@ -68,6 +68,13 @@ type Detokenizer struct {
 	vocabLen  int
 	slow      *addedTokenDecoder // nil on the fast path
 	state     DetokState
+	// pieces is set for byte-level vocabularies (fastStep); clean caches
+	// whether the window holds nothing back, one backs the one-token
+	// window fastStep leaves, scratch is isClean's buffer.
+	pieces  byteLevelVocab
+	clean   cleanState
+	one     [1]string
+	scratch []byte
 }
 
 // NewDetokenizer returns a detokenizer seeded from the end of the prompt,
@@ -109,6 +116,8 @@ func newBareDetokenizer(v detokVocab, opts DetokOptions) *Detokenizer {
 	}
 	if opts.SlowTokenizer {
 		d.slow = newAddedTokenDecoder(v, d.isSpecial)
+	} else if bl, ok := v.(byteLevelVocab); ok && bl.byteLevelMode() {
+		d.pieces = bl
 	}
 	return d
 }
@@ -139,6 +148,11 @@ func (d *Detokenizer) seedState(promptIDs []int) DetokState {
 // new_text of one detokenize_incrementally call. Ids outside [0, Len) and
 // ids without a token decode to "".
 func (d *Detokenizer) Step(id int) string {
+	if d.pieces != nil {
+		if text, ok := d.fastStep(id); ok {
+			return text
+		}
+	}
 	window := d.state.PrevTokens
 	if tok, keep := d.convertID(id); keep {
 		window = append(window, tok)
@@ -163,6 +177,11 @@ func (d *Detokenizer) Step(id int) string {
 // texts, which is what vLLM's streaming derender returns for the chunk (it
 // calls detokenize_incrementally once per token).
 func (d *Detokenizer) Push(ids []int) string {
+	if len(ids) == 1 {
+		// The streaming case: no builder, and a fast step's text is a
+		// slice of the vocabulary, so nothing is allocated.
+		return d.Step(ids[0])
+	}
 	var b strings.Builder
 	for _, id := range ids {
 		b.WriteString(d.Step(id))
@@ -180,6 +199,7 @@ func (d *Detokenizer) State() DetokState { return d.state.clone() }
 // vLLM's.
 func (d *Detokenizer) rebase(window []string, prefix, read int) {
 	d.state = DetokState{PrevTokens: window[prefix:], PrefixOffset: 0, ReadOffset: read - prefix}
+	d.clean = cleanUnknown
 }
 
 // convertID mirrors the new-token conversion in detokenize_incrementally:

@@ -27,8 +27,9 @@ func runBenchDerender(ctx context.Context, args []string, stdout, stderr io.Writ
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: vrender bench derender --model DIR [--sizes 1024,4096,16384] [--min-time 1s] [--no-http] [--json out.json]")
-		fmt.Fprintln(stderr, "Streams outputs (reasoning + a hermes tool call with a long argument) one token per call through the")
-		fmt.Fprintln(stderr, "derender package API and the HTTP endpoint (in process), against batch derender of the same output, on one core.")
+		fmt.Fprintln(stderr, "Streams outputs (reasoning + a hermes tool call with a long argument) one token per call through an in-process")
+		fmt.Fprintln(stderr, "ChatSession (the orchestrator's path), the stream_state protocol of the derender package API and the HTTP endpoint")
+		fmt.Fprintln(stderr, "(in process), against batch derender of the same output, on one core.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -1,0 +1,42 @@
+package protocol
+
+import "crypto/sha256"
+
+// ChatRequestCache holds decoded chat requests by the SHA-256 of their raw
+// JSON. A streaming derender client re-sends the same chat_request on
+// every call; decoding and validating it (messages, tools) costs more than
+// the one token the call derenders, and identical bytes always decode to
+// the same request and the same errors. Cached requests are shared: no
+// caller may modify a decoded ChatCompletionRequest.
+type ChatRequestCache interface {
+	Get(key [sha256.Size]byte) (*ChatCompletionRequest, bool)
+	Add(key [sha256.Size]byte, r *ChatCompletionRequest)
+}
+
+// MaxCachedChatRequest bounds the raw size of a cached chat request, so a
+// cache of a few hundred entries stays small; larger ones are decoded on
+// every call (their decode dwarfs a digest anyway).
+const MaxCachedChatRequest = 64 << 10
+
+// DecodeDerenderChatCached is DecodeDerenderChat with chat_request decodes
+// looked up in, and added to, cache (nil: no cache). Only successful
+// decodes are cached, so every error is reported exactly as without it.
+func DecodeDerenderChatCached(data []byte, cache ChatRequestCache) (*DerenderChatRequest, *DerenderChatStreamRequest, error) {
+	return decodeDerenderChat(data, cache)
+}
+
+// decodeChatRequestCached decodes raw through cache.
+func decodeChatRequestCached(raw []byte, cache ChatRequestCache) (*ChatCompletionRequest, error) {
+	if cache == nil || len(raw) > MaxCachedChatRequest {
+		return DecodeChatCompletionRequest(raw)
+	}
+	key := sha256.Sum256(raw)
+	if r, ok := cache.Get(key); ok {
+		return r, nil
+	}
+	r, err := DecodeChatCompletionRequest(raw)
+	if err == nil {
+		cache.Add(key, r)
+	}
+	return r, err
+}
