@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/vrender/vrender/derender"
@@ -32,6 +33,7 @@ type chatRun struct {
 	id       string
 	created  int64
 	role     string
+	echo     *string // echo: the text vLLM repeats before the answer
 	prompt   []int
 	sessions []*derender.ChatSession
 	// tokens are each choice's ids when return_token_ids asks for them.
@@ -68,7 +70,8 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 		t := true
 		g.ReasoningEnded = &t
 	}
-	run := &chatRun{o: o, id: "chatcmpl-" + baseID, created: o.now().Unix(), role: o.chatRole(req),
+	role := o.chatRole(req)
+	run := &chatRun{o: o, id: "chatcmpl-" + baseID, created: o.now().Unix(), role: role, echo: echoContent(req, role),
 		prompt: g.TokenIDs, stream: req.Stream != nil && *req.Stream, sink: sink,
 		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs}
 	if run.stream && req.StreamOptions != nil {
@@ -215,6 +218,20 @@ func (r *chatRun) start() error {
 			return err
 		}
 	}
+	if r.echo == nil || *r.echo == "" {
+		return nil
+	}
+	for i := range r.sessions {
+		var u *protocol.UsageInfo
+		if r.cont {
+			u = protocol.NewUsage(len(r.prompt), 0)
+		}
+		r.buf = append(r.buf[:0], "data: "...)
+		r.buf = r.enc.AppendChatEcho(r.buf, i, *r.echo, u)
+		if err := r.frame(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -312,6 +329,14 @@ func (r *chatRun) response(completion int) *protocol.ServedChatResponse {
 	for i, s := range r.sessions {
 		c := s.Result()
 		c.Message.Role = r.role
+		if r.echo != nil {
+			// vLLM prepends the echoed text even to a null content.
+			full := *r.echo
+			if c.Message.Content != nil {
+				full += *c.Message.Content
+			}
+			c.Message.Content = &full
+		}
 		choice := protocol.ServedChatChoice{Index: i, Message: c.Message, Logprobs: c.Logprobs,
 			FinishReason: c.FinishReason, StopReason: c.StopReason}
 		if r.tokens != nil {
@@ -323,6 +348,42 @@ func (r *chatRun) response(completion int) *protocol.ServedChatResponse {
 		res.Choices = append(res.Choices, choice)
 	}
 	return res
+}
+
+// echoContent is what vLLM's echo prepends: the last message's content
+// when that message has the response role (text parts joined by "\n"),
+// "" when it has another role; nil without echo.
+func echoContent(req *protocol.ChatCompletionRequest, role string) *string {
+	if !req.Echo {
+		return nil
+	}
+	text := ""
+	if len(req.Messages) > 0 {
+		var m struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(req.Messages[len(req.Messages)-1], &m) == nil && m.Role == role {
+			var s string
+			var parts []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			}
+			switch {
+			case json.Unmarshal(m.Content, &s) == nil:
+				text = s
+			case json.Unmarshal(m.Content, &parts) == nil:
+				texts := make([]string, 0, len(parts))
+				for _, p := range parts {
+					if p.Type == "text" {
+						texts = append(texts, p.Text)
+					}
+				}
+				text = strings.Join(texts, "\n")
+			}
+		}
+	}
+	return &text
 }
 
 // chatRole is get_chat_request_role: the response role, or the last

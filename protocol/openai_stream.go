@@ -104,6 +104,20 @@ func (e *ChunkEncoder) AppendChatRole(dst []byte, index int, role string, usage 
 	return append(dst, `,"prompt_text":null}`...)
 }
 
+// AppendChatEcho writes the chunk vLLM sends after the role chunks when a
+// request asks for echo: the last message's content as a delta, with only
+// the keys vLLM sets (no token_ids).
+func (e *ChunkEncoder) AppendChatEcho(dst []byte, index int, content string, usage *UsageInfo) []byte {
+	dst = append(dst, e.head...)
+	dst = append(dst, `{"index":`...)
+	dst = strconv.AppendInt(dst, int64(index), 10)
+	dst = append(dst, `,"delta":{"content":`...)
+	dst = AppendJSONString(dst, content)
+	dst = append(dst, `},"logprobs":null,"finish_reason":null}]`...)
+	dst = appendChunkUsage(dst, usage)
+	return append(dst, '}')
+}
+
 // ChatChunkChoice is one choice of a chat delta chunk.
 type ChatChunkChoice struct {
 	Index    int

@@ -248,6 +248,36 @@ func TestOpenAIGoClient(t *testing.T) {
 		}
 	})
 
+	t.Run("echo", func(t *testing.T) {
+		// vLLM repeats the final message when it has the response role
+		// (continue_final_message: the assistant's own partial answer).
+		p := chatParams("What is 2+2?")
+		p.Messages = append(p.Messages, openai.AssistantMessage("Partial answer: "))
+		p.SetExtraFields(map[string]any{"echo": true, "add_generation_prompt": false, "continue_final_message": true})
+		res, err := c.Chat.Completions.New(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := streamChat(ctx, c, p)
+		if s.err != nil {
+			t.Fatal(s.err)
+		}
+		got, streamed := res.Choices[0].Message.Content, s.acc.Choices[0].Message.Content
+		if !strings.HasPrefix(got, "Partial answer: ") || len(got) == len("Partial answer: ") || streamed != got {
+			t.Errorf("echo: batch %q, stream %q", got, streamed)
+		}
+		// A last message of another role echoes nothing.
+		p = chatParams("What is 2+2?")
+		p.SetExtraFields(map[string]any{"echo": true})
+		res, err = c.Chat.Completions.New(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Choices[0].Message.Content != wantDefaultContent {
+			t.Errorf("echo of a user message: %q", res.Choices[0].Message.Content)
+		}
+	})
+
 	t.Run("max_completion_tokens 16", func(t *testing.T) {
 		// 16 is SamplingParams' declared default, which the render endpoint
 		// leaves out; the engine must still be told.
