@@ -22,6 +22,10 @@ type Config struct {
 	// MaxNumSeqs is vLLM's max_num_seqs: a request with n above it is
 	// refused with 400. 0 means 256, vLLM's default.
 	MaxNumSeqs int
+	// MaxLogprobs is vLLM's --max-logprobs: a request asking for more
+	// sample or prompt logprobs is refused with 400. 0 means 20, vLLM's
+	// default; -1 means the vocabulary size.
+	MaxLogprobs int
 	// Logger receives per-request debug records; nil means slog.Default().
 	Logger *slog.Logger
 
@@ -81,3 +85,6 @@ func (f Fault) Validate() error {
 
 // defaultMaxNumSeqs is vLLM's default max_num_seqs.
 const defaultMaxNumSeqs = 256
+
+// defaultMaxLogprobs is vLLM's default --max-logprobs.
+const defaultMaxLogprobs = 20

@@ -127,6 +127,9 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 	case len(req.Features) > 0 || (len(req.ContentParts) > 0 && string(req.ContentParts) != "[]"):
 		return nil, badRequest("simulated engine: multimodal inputs (features, content_parts) are not supported")
 	}
+	if e := s.checkLogprobs(p); e != nil {
+		return nil, e
+	}
 	maxID := 0
 	for _, t := range req.TokenIDs {
 		maxID = max(maxID, t)

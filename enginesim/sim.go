@@ -60,6 +60,12 @@ func New(m *model.Model, cfg Config) (*Sim, error) {
 	if cfg.MaxNumSeqs == 0 {
 		cfg.MaxNumSeqs = defaultMaxNumSeqs
 	}
+	if cfg.MaxLogprobs < -1 {
+		return nil, fmt.Errorf("enginesim: max_logprobs %d must be -1 or at least 0", cfg.MaxLogprobs)
+	}
+	if cfg.MaxLogprobs == 0 {
+		cfg.MaxLogprobs = defaultMaxLogprobs
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()

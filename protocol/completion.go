@@ -19,7 +19,10 @@ type CompletionRequest struct {
 	Model *string
 	// Prompts is the prompt field as a list: a string or a list of token
 	// IDs is one prompt, a list of strings or of ID lists one per item.
-	Prompts          []Prompt
+	Prompts []Prompt
+	// HasPromptEmbeds is set when prompt_embeds is present and not null:
+	// vrender has no --enable-prompt-embeds, so render refuses the request.
+	HasPromptEmbeds  bool
 	Echo             *bool // default false
 	FrequencyPenalty *float64
 	LogitBias        []LogitBiasEntry
@@ -85,8 +88,8 @@ func (r *CompletionRequest) UnmarshalJSON(data []byte) error {
 
 // DecodeCompletionRequest validates a completion body as vLLM's pydantic
 // model does (model validators first, then the fields). Errors are
-// *ValidationError. prompt_embeds are not supported by vrender and are
-// ignored like any unknown field.
+// *ValidationError. prompt_embeds are not supported by vrender: render
+// refuses them as vLLM does without --enable-prompt-embeds.
 func DecodeCompletionRequest(data []byte) (*CompletionRequest, error) {
 	obj, fe := decodeBody(data, "CompletionRequest")
 	if fe != nil {
@@ -124,6 +127,9 @@ func DecodeCompletionRequest(data []byte) (*CompletionRequest, error) {
 	r.Stream = obj.optionalBool("stream", false)
 	r.StreamOptions = obj.streamOptions("stream_options")
 	r.Suffix = obj.optionalString("suffix")
+	if pe, ok := obj.members["prompt_embeds"]; ok && !isNull(pe) {
+		r.HasPromptEmbeds = true
+	}
 	r.Temperature = obj.optionalFloat("temperature", nil)
 	r.TopP = obj.optionalFloat("top_p", nil)
 	r.User = obj.optionalString("user")

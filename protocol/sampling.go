@@ -890,6 +890,18 @@ func (o *object) dictList(name string) []json.RawMessage {
 			o.fail(o.at(name, i, "function", "name"), "string_type", "Input should be a valid string", n)
 			valid = false
 		}
+		// FunctionDefinition's optional fields: description: str | None,
+		// parameters: dict[str, Any] | None.
+		if d, ok := def["description"]; ok && !isNull(d) {
+			if _, isStr := laxString(d); !isStr {
+				o.fail(o.at(name, i, "function", "description"), "string_type", "Input should be a valid string", d)
+				valid = false
+			}
+		}
+		if p, ok := def["parameters"]; ok && !isNull(p) && jsonKind(p) != '{' {
+			o.fail(o.at(name, i, "function", "parameters"), "dict_type", "Input should be a valid dictionary", p)
+			valid = false
+		}
 	}
 	if !valid {
 		return nil

@@ -182,6 +182,9 @@ func (g *Generator) RenderCompletion(ctx context.Context, req *protocol.Completi
 	if req.Suffix != nil {
 		return nil, &BadRequestError{Message: "suffix is not currently supported"}
 	}
+	if req.HasPromptEmbeds {
+		return nil, &BadRequestError{Message: "You must set `--enable-prompt-embeds` to input `prompt_embeds`.", Param: "prompt_embeds"}
+	}
 	maxOutput := req.MaxTokens
 	limits, err := g.tokenLimits(maxOutput, "max_tokens", req.TruncatePromptTokens)
 	if err != nil {
