@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 )
@@ -65,7 +66,10 @@ func (e *Engine) chatChoice(c *protocol.GenerateChoice, cr *protocol.ChatComplet
 		FinishReason: c.FinishReason, StopReason: json.RawMessage("null")}
 	if !e.HasParser() || cr == nil {
 		skip := cr == nil || cr.SkipSpecialTokens
+		st := e.stages.Load()
+		start := st.Start()
 		text, err := e.model.Decode(c.TokenIDs, skip)
+		st.Since(telemetry.StageDetokenize, start)
 		if err != nil {
 			return out, badRequest("%v", err)
 		}

@@ -194,7 +194,7 @@ func (e *Engine) restoreLive(s *parseSetup, cp *checkpoint) (*live, error) {
 	if err != nil {
 		return nil, badRequest("invalid stream_state.vrender_checkpoint: %v", err)
 	}
-	return &live{parser: p, detok: d}, nil
+	return &live{parser: p, detok: d, st: e.stages.Load()}, nil
 }
 
 // issueCheckpoint sets the checkpoint of the state after this call: the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/tokenizer"
 )
@@ -39,6 +40,7 @@ func (e *Engine) Completion(ctx context.Context, req *protocol.DerenderCompletio
 		}
 	}
 	promptTotal, completionTotal, index := 0, 0, 0
+	st := e.stages.Load()
 	for i, g := range gens {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -51,7 +53,9 @@ func (e *Engine) Completion(ctx context.Context, req *protocol.DerenderCompletio
 			if len(c.TokenIDs) == 0 {
 				return nil, badRequest("choice %d in response %s has empty or null token_ids", c.Index, g.RequestID)
 			}
+			start := st.Start()
 			text := tokenizer.NewDetokenizer(e.model.Tokenizer, opts, prompt).Push(c.TokenIDs)
+			st.Since(telemetry.StageDetokenize, start)
 			res.Choices = append(res.Choices, protocol.CompletionChoice{Index: index, Text: text,
 				Logprobs: completionLogprobs(e.resolveLogprobs(c.Logprobs, nil), 0), FinishReason: c.FinishReason,
 				StopReason: json.RawMessage("null")})
@@ -109,8 +113,11 @@ func (e *Engine) CompletionStream(ctx context.Context, req *protocol.DerenderCom
 		ID: chunk.RequestID, Object: "text_completion", Created: e.now().Unix(), Model: model,
 		Choices: []protocol.CompletionStreamChoice{}, Usage: streamUsage(chunk.Usage, req.PromptTokens), Metrics: chunk.Metrics,
 	}}
+	st := e.stages.Load()
 	for _, c := range chunk.Choices {
+		start := st.Start()
 		text := d.Push(c.TokenIDs)
+		st.Since(telemetry.StageDetokenize, start)
 		lp := completionLogprobs(e.resolveLogprobs(c.Logprobs, state.LogprobContextTokenIDs), state.LogprobTextOffset)
 		state.LogprobContextTokenIDs = contextTail(state.LogprobContextTokenIDs, c.TokenIDs)
 		state.LogprobTextOffset += utf8.RuneCountInString(text)

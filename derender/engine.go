@@ -15,6 +15,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/parsers"
 )
@@ -57,7 +58,15 @@ type Engine struct {
 	// ckptHits and ckptRestores count checkpoint resumes from ckCache and
 	// from the checkpoint itself.
 	ckptHits, ckptRestores atomic.Int64
+
+	// stages times detokenizing and parsing (SetStages).
+	stages atomic.Pointer[telemetry.Stages]
 }
+
+// SetStages makes the engine time its detokenize and parse stages into st
+// (nil stops timing). States cached before the call keep the recorder
+// they were built with.
+func (e *Engine) SetStages(st *telemetry.Stages) { e.stages.Store(st) }
 
 // BadRequestError is a request vLLM answers with 400.
 type BadRequestError struct{ Message string }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash"
 
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/tokenizer"
 )
@@ -17,6 +18,8 @@ type live struct {
 	detok  *tokenizer.Detokenizer
 	// ck is the checkpoint bookkeeping of a stream (zero for batch).
 	ck liveCheckpoint
+	// st times push's stages; nil when the engine times nothing.
+	st *telemetry.Stages
 }
 
 // digest keys the cache: SHA-256 of (model, parser config, parsing-relevant
@@ -33,16 +36,19 @@ func (e *Engine) newLive(s *parseSetup) (*live, error) {
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}
-	return &live{parser: p, detok: tokenizer.NewDetokenizer(e.model.Tokenizer, s.opts, s.prompt)}, nil
+	return &live{parser: p, detok: tokenizer.NewDetokenizer(e.model.Tokenizer, s.opts, s.prompt), st: e.stages.Load()}, nil
 }
 
 // push decodes ids and feeds their text to the parser; finish flushes.
 func (l *live) push(ids []int, final bool) parsers.Delta {
+	start := l.st.Start()
 	text := l.detok.Push(ids)
+	start = l.st.Since(telemetry.StageDetokenize, start)
 	d := l.parser.Push(text, ids)
 	if final {
 		d = mergeDelta(d, l.parser.Finish())
 	}
+	l.st.Since(telemetry.StageParse, start)
 	return d
 }
 

@@ -2,6 +2,7 @@ package derender
 
 import (
 	"crypto/sha256"
+	"sync/atomic"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
@@ -15,7 +16,8 @@ const chatRequestCacheSize = 512
 
 // requestCache is the engine's protocol.ChatRequestCache.
 type requestCache struct {
-	c *lru.Cache[[sha256.Size]byte, *protocol.ChatCompletionRequest]
+	c            *lru.Cache[[sha256.Size]byte, *protocol.ChatCompletionRequest]
+	hits, misses atomic.Int64
 }
 
 func newRequestCache() *requestCache {
@@ -27,7 +29,13 @@ func newRequestCache() *requestCache {
 }
 
 func (r *requestCache) Get(key [sha256.Size]byte) (*protocol.ChatCompletionRequest, bool) {
-	return r.c.Get(key)
+	req, ok := r.c.Get(key)
+	if ok {
+		r.hits.Add(1)
+	} else {
+		r.misses.Add(1)
+	}
+	return req, ok
 }
 
 func (r *requestCache) Add(key [sha256.Size]byte, req *protocol.ChatCompletionRequest) {
@@ -39,3 +47,10 @@ func (r *requestCache) Add(key [sha256.Size]byte, req *protocol.ChatCompletionRe
 // (protocol.DecodeDerenderChatCached). The engine never modifies a chat
 // request, so sharing decoded ones between calls is safe.
 func (e *Engine) RequestCache() protocol.ChatRequestCache { return e.reqCache }
+
+// RequestCacheStats reports how many streaming chat derender calls found
+// their chat_request decoded in the cache (hits) and how many decoded it
+// (misses).
+func (e *Engine) RequestCacheStats() (hits, misses int64) {
+	return e.reqCache.hits.Load(), e.reqCache.misses.Load()
+}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/tokenizer"
@@ -225,7 +226,10 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 		// vLLM skips empty outputs before the first token (chunked prefill).
 		return ChatStep{}
 	}
+	st := s.e.stages.Load()
+	start := st.Start()
 	text, fin, stopReason, matched := s.decode(ids, finish)
+	st.Since(telemetry.StageDetokenize, start)
 	step := ChatStep{Logprobs: s.logprobs(lp, ids), StopMatched: matched}
 	if step.Logprobs != nil && s.collect {
 		s.hasLP = true
@@ -241,10 +245,12 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 			s.content.WriteString(text)
 		}
 	} else {
+		start = st.Start()
 		d := s.parser.Push(text, ids)
 		if final {
 			d = mergeDelta(d, s.parser.Finish())
 		}
+		st.Since(telemetry.StageParse, start)
 		if s.collect {
 			s.acc.Add(d)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/tokenizer"
@@ -114,8 +115,11 @@ func (e *Engine) chatStreamPlain(req *protocol.DerenderChatStreamRequest, state 
 	if err != nil {
 		return err
 	}
+	st := e.stages.Load()
 	for _, c := range req.GenerateChunk.Choices {
+		start := st.Start()
 		text := d.Push(c.TokenIDs)
+		st.Since(telemetry.StageDetokenize, start)
 		lp := e.resolveLogprobs(c.Logprobs, state.LogprobContextTokenIDs)
 		delta := protocol.DeltaMessage{}
 		if !state.RoleSent {

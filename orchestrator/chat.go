@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
@@ -55,7 +57,9 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 	if err := o.adjustForTools(&rreq); err != nil {
 		return nil, AsError(err)
 	}
-	rendered, err := o.cfg.Generator.RenderChat(ctx, &rreq)
+	rctx, span := startSpan(ctx, "render")
+	rendered, err := o.cfg.Generator.RenderChat(rctx, &rreq)
+	endSpan(span, err)
 	if err != nil {
 		return nil, AsError(err)
 	}
@@ -89,13 +93,21 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 	if run.returnTokenIDs {
 		run.tokens = make([][]int, n)
 	}
-	o.cfg.Metrics.promptTokens.Add(int64(len(g.TokenIDs)))
+	o.cfg.Metrics.prompt[epChat].Add(int64(len(g.TokenIDs)))
 
+	// The engine span covers the engine call and the in-process derender
+	// of its events; the engine's own spans are its children through the
+	// traceparent header.
+	ctx, span = startSpan(ctx, "engine", attribute.Int("vrender.prompt_tokens", len(g.TokenIDs)))
+	var engErr error
+	defer func() { endSpan(span, engErr) }()
 	st, err := o.cfg.Engines.Start(ctx, &g, run.id)
 	if err != nil {
+		engErr = err
 		return nil, AsError(err)
 	}
 	defer st.Close()
+	span.SetAttributes(attribute.String("vrender.engine", st.Engine().URL()))
 	eng := st.Engine() // the engine holding the request: aborts go there
 	o.log.DebugContext(ctx, "chat request sent", "request_id", run.id, "engine", eng.URL(), "prompt_tokens", len(g.TokenIDs), "n", n)
 
@@ -137,7 +149,8 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 		}
 	}
 	completion := run.completionTokens()
-	o.cfg.Metrics.completionTokens.Add(int64(completion))
+	o.cfg.Metrics.generated[epChat].Add(int64(completion))
+	span.SetAttributes(attribute.Int("vrender.completion_tokens", completion))
 	if !run.stream {
 		return run.response(completion), nil
 	}

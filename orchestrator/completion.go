@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/protocol"
@@ -35,6 +37,7 @@ type promptRun struct {
 	stream    *Call
 	prompt    []int
 	echo      string
+	noGen     bool // echo with max_tokens 0: the prompt is the whole answer
 	sessions  []*derender.CompletionSession
 	echoed    []bool
 	tokens    [][]int
@@ -79,7 +82,9 @@ func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionR
 	if req.Stream != nil && *req.Stream && req.UseBeamSearch {
 		return nil, badRequestf("Streaming is not currently supported with beam search")
 	}
-	rendered, err := o.cfg.Generator.RenderCompletion(ctx, req)
+	rctx, span := startSpan(ctx, "render")
+	rendered, err := o.cfg.Generator.RenderCompletion(rctx, req)
+	endSpan(span, err)
 	if err != nil {
 		return nil, AsError(err)
 	}
@@ -100,6 +105,9 @@ func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionR
 		p := &promptRun{requestID: run.id + "-" + strconv.Itoa(i), prompt: g.TokenIDs, echoed: make([]bool, run.n)}
 		if echo {
 			p.echo = o.promptText(req, i, g.TokenIDs)
+			// OpenAI's "echo without generation": render asked the engine for
+			// one token, and vLLM answers with the prompt alone.
+			p.noGen = req.MaxTokens != nil && *req.MaxTokens == 0
 		}
 		for range run.n {
 			p.sessions = append(p.sessions, o.cfg.Derender.NewCompletionSession(skip,
@@ -107,11 +115,17 @@ func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionR
 		}
 		p.tokens = make([][]int, run.n)
 		run.prompts = append(run.prompts, p)
-		o.cfg.Metrics.promptTokens.Add(int64(len(g.TokenIDs)))
+		o.cfg.Metrics.prompt[epCompletions].Add(int64(len(g.TokenIDs)))
 	}
+	// One engine span covers every prompt's engine call and the
+	// in-process derender of their events.
+	ctx, span = startSpan(ctx, "engine", attribute.Int("vrender.prompts", len(rendered)))
+	var engErr error
+	defer func() { endSpan(span, engErr) }()
 	for i, p := range run.prompts {
 		st, err := o.cfg.Engines.Start(ctx, &rendered[i], p.requestID)
 		if err != nil {
+			engErr = err
 			run.closeAll(ctx, true)
 			return nil, AsError(err)
 		}
@@ -159,7 +173,8 @@ func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionR
 			completion += s.Tokens()
 		}
 	}
-	o.cfg.Metrics.completionTokens.Add(int64(completion))
+	o.cfg.Metrics.generated[epCompletions].Add(int64(completion))
+	span.SetAttributes(attribute.Int("vrender.completion_tokens", completion))
 	if !run.stream {
 		return run.response(completion), nil
 	}
@@ -266,6 +281,9 @@ func (r *completionRun) writeStep(p *promptRun, pi int, c *protocol.GenerateChoi
 	}
 	choice := protocol.CompletionChunkChoice{Index: c.Index + pi*r.n, Text: step.Text, Logprobs: step.Logprobs,
 		FinishReason: step.FinishReason, StopReason: step.StopReason}
+	if p.noGen {
+		choice.Text, choice.Logprobs = "", nil
+	}
 	if !p.echoed[c.Index] {
 		p.echoed[c.Index] = true
 		if p.echo != "" {
@@ -344,6 +362,9 @@ func (r *completionRun) response(completion int) *protocol.ServedCompletionRespo
 			c := s.Result()
 			choice := protocol.ServedCompletionChoice{Index: len(res.Choices), Text: p.echo + c.Text,
 				Logprobs: c.Logprobs, FinishReason: c.FinishReason, StopReason: c.StopReason}
+			if p.noGen {
+				choice.Text, choice.Logprobs = p.echo, nil
+			}
 			if r.returnTokenIDs {
 				choice.PromptTokenIDs = p.prompt
 				choice.TokenIDs = p.tokens[ci]

@@ -90,9 +90,24 @@ type Metrics struct {
 
 	chatRequests, completionRequests atomic.Int64
 	failed                           atomic.Int64
-	promptTokens, completionTokens   atomic.Int64
-	chunks                           atomic.Int64
-	aborts                           atomic.Int64
+	// prompt and generated are token counts by endpoint (epChat,
+	// epCompletions).
+	prompt, generated [2]atomic.Int64
+	chunks            atomic.Int64
+	aborts            atomic.Int64
+}
+
+// Endpoint indexes of the per-endpoint token counters.
+const (
+	epChat = iota
+	epCompletions
+)
+
+// Tokens reports prompt tokens sent to engines and generated tokens
+// received from them, for chat and completions requests.
+func (m *Metrics) Tokens() (chatPrompt, chatGenerated, completionsPrompt, completionsGenerated int64) {
+	return m.prompt[epChat].Load(), m.generated[epChat].Load(),
+		m.prompt[epCompletions].Load(), m.generated[epCompletions].Load()
 }
 
 // NewMetrics returns empty metrics.
@@ -111,8 +126,8 @@ func (m *Metrics) WritePrometheus(w io.Writer) error {
 		{"vrender_orchestrator_requests_total", "OpenAI requests served through an engine.", `{endpoint="chat"}`, m.chatRequests.Load()},
 		{"vrender_orchestrator_requests_total", "", `{endpoint="completions"}`, m.completionRequests.Load()},
 		{"vrender_orchestrator_failed_requests_total", "Requests that ended with an error.", "", m.failed.Load()},
-		{"vrender_orchestrator_prompt_tokens_total", "Prompt tokens sent to engines.", "", m.promptTokens.Load()},
-		{"vrender_orchestrator_generation_tokens_total", "Completion tokens received from engines.", "", m.completionTokens.Load()},
+		{"vrender_orchestrator_prompt_tokens_total", "Prompt tokens sent to engines.", "", m.prompt[epChat].Load() + m.prompt[epCompletions].Load()},
+		{"vrender_orchestrator_generation_tokens_total", "Completion tokens received from engines.", "", m.generated[epChat].Load() + m.generated[epCompletions].Load()},
 		{"vrender_orchestrator_stream_chunks_total", "SSE chunks written to clients.", "", m.chunks.Load()},
 		{"vrender_orchestrator_engine_aborts_total", "Engine requests aborted (client gone or stop string).", "", m.aborts.Load()},
 	}

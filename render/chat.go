@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/render/jinja"
 )
 
@@ -101,7 +102,10 @@ func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, e
 	if err != nil {
 		return nil, err
 	}
+	st := r.stages.Load()
+	start := st.Start()
 	text, err := tmpl.tmpl.Render(ctx, vars, r.cfg.Now)
+	st.Since(telemetry.StageTemplate, start)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

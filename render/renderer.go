@@ -9,8 +9,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/render/jinja"
 	"github.com/vrender/vrender/tokenizer"
@@ -82,6 +84,24 @@ type Renderer struct {
 
 	mu       sync.Mutex
 	requests map[string]*compiled // request templates (trusted servers only)
+
+	// stages times template rendering and tokenization (SetStages).
+	stages atomic.Pointer[telemetry.Stages]
+	// tmplHits and tmplMisses count request-supplied templates found in,
+	// and compiled into, the requests cache.
+	tmplHits, tmplMisses atomic.Int64
+}
+
+// SetStages makes the renderer time its template and tokenize stages into
+// st (nil stops timing). Safe to call while serving.
+func (r *Renderer) SetStages(st *telemetry.Stages) { r.stages.Store(st) }
+
+// TemplateCacheStats reports how many request-supplied chat templates were
+// found compiled in the cache (hits) and how many were compiled (misses).
+// The server's and model's templates are compiled once at start and are
+// not counted.
+func (r *Renderer) TemplateCacheStats() (hits, misses int64) {
+	return r.tmplHits.Load(), r.tmplMisses.Load()
 }
 
 type specialToken struct{ name, value string }
@@ -208,8 +228,10 @@ func (r *Renderer) requestTemplate(src string) *compiled {
 	c, ok := r.requests[src]
 	r.mu.Unlock()
 	if ok {
+		r.tmplHits.Add(1)
 		return c
 	}
+	r.tmplMisses.Add(1)
 	c = compileTemplate(src)
 	r.mu.Lock()
 	if len(r.requests) >= maxRequestTemplates {

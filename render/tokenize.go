@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/model"
 )
 
@@ -69,6 +70,8 @@ func (r *Renderer) TokenizePrompt(text string, addSpecialTokens bool, truncate *
 		return nil, badParam("truncation_side", "truncation_side must be 'left' or 'right', got %s", pyStrRepr(side))
 	}
 
+	st := r.stages.Load()
+	defer st.Since(telemetry.StageTokenize, st.Start())
 	var ids []int
 	if addSpecialTokens && r.post != nil {
 		body := r.tok.Encode(text, false)

@@ -2,8 +2,8 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -23,10 +23,16 @@ func (s *server) readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, httpError(http.StatusRequestEntityTooLarge,
-				fmt.Sprintf("Request body is larger than the limit of %d bytes", tooBig.Limit))
+			return nil, s.tooLarge(tooBig.Limit)
 		}
 		return nil, httpError(http.StatusBadRequest, protocol.ErrBodyNotParsable.Error())
+	}
+	if s.logRequests {
+		// --enable-log-requests: the body, as vLLM logs prompts; headers
+		// (and so keys) never.
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request body",
+			slog.String("request_id", requestIDFrom(r.Context())), slog.String("path", r.URL.Path),
+			slog.String("body", string(body)))
 	}
 	contentType := r.Header.Get("Content-Type")
 	if len(body) > 0 && parsesAsJSON(contentType) {

@@ -25,18 +25,23 @@ func (s *server) handleChatDerender(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var res any
+	ctx, span := s.span(r.Context(), "derender")
+	defer span.End()
 	if stream != nil {
-		if e := s.checkModel(stream.Model); e != nil {
+		if e := s.checkDerender(stream.Model, generatedTokens(&stream.GenerateChunk),
+			len(stream.PromptTokenIDs)+streamStateTokens(stream.StreamState)); e != nil {
 			s.writeError(w, r, e)
 			return
 		}
-		res, err = s.derender.ChatStream(r.Context(), stream, s.modelName(stream.Model))
+		s.metrics.generated[epChatDerender].Add(int64(generatedTokens(&stream.GenerateChunk)))
+		res, err = s.derender.ChatStream(ctx, stream, s.modelName(stream.Model))
 	} else {
-		if e := s.checkModel(batch.Model); e != nil {
+		if e := s.checkDerender(batch.Model, generatedTokens(&batch.GenerateResponse), len(batch.PromptTokenIDs)); e != nil {
 			s.writeError(w, r, e)
 			return
 		}
-		res, err = s.derender.Chat(r.Context(), batch, s.modelName(batch.Model))
+		s.metrics.generated[epChatDerender].Add(int64(generatedTokens(&batch.GenerateResponse)))
+		res, err = s.derender.Chat(ctx, batch, s.modelName(batch.Model))
 	}
 	if err != nil {
 		s.writeError(w, r, s.derenderError(r.Context(), err))
@@ -58,24 +63,46 @@ func (s *server) handleCompletionDerender(w http.ResponseWriter, r *http.Request
 		return
 	}
 	var res any
+	ctx, span := s.span(r.Context(), "derender")
+	defer span.End()
 	if stream != nil {
-		if e := s.checkModel(stream.Model); e != nil {
+		if e := s.checkDerender(stream.Model, generatedTokens(&stream.GenerateChunk),
+			len(stream.PromptTokenIDs)+streamStateTokens(stream.StreamState)); e != nil {
 			s.writeError(w, r, e)
 			return
 		}
-		res, err = s.derender.CompletionStream(r.Context(), stream, s.modelName(stream.Model))
+		s.metrics.generated[epCompletionDerender].Add(int64(generatedTokens(&stream.GenerateChunk)))
+		res, err = s.derender.CompletionStream(ctx, stream, s.modelName(stream.Model))
 	} else {
-		if e := s.checkModel(batch.Model); e != nil {
+		gens := make([]*protocol.GenerateResponse, len(batch.GenerateResponses))
+		prompts := 0
+		for i := range batch.GenerateResponses {
+			gens[i] = &batch.GenerateResponses[i]
+		}
+		for _, p := range batch.PromptTokenIDs {
+			prompts += len(p)
+		}
+		if e := s.checkDerender(batch.Model, generatedTokens(gens...), prompts); e != nil {
 			s.writeError(w, r, e)
 			return
 		}
-		res, err = s.derender.Completion(r.Context(), batch, s.modelName(batch.Model))
+		s.metrics.generated[epCompletionDerender].Add(int64(generatedTokens(gens...)))
+		res, err = s.derender.Completion(ctx, batch, s.modelName(batch.Model))
 	}
 	if err != nil {
 		s.writeError(w, r, s.derenderError(r.Context(), err))
 		return
 	}
 	s.writeJSON(w, r, http.StatusOK, res)
+}
+
+// checkDerender checks a derender request's model and the token ids it
+// carries (generated plus prompt and stream state).
+func (s *server) checkDerender(model *string, generated, other int) *apiError {
+	if e := s.checkModel(model); e != nil {
+		return e
+	}
+	return s.checkDerenderTokens(generated + other)
 }
 
 // modelName is the request's model, or the served name when absent.

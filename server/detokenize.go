@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/protocol"
 )
@@ -25,7 +26,16 @@ func (s *server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, e)
 		return
 	}
+	if e := s.checkDerenderTokens(len(req.Tokens)); e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	_, span := s.span(r.Context(), "detokenize")
+	start := s.stages.Start()
 	text, err := s.model.Decode(req.Tokens, false)
+	s.stages.Since(telemetry.StageDetokenize, start)
+	span.End()
+	s.metrics.generated[epDetokenize].Add(int64(len(req.Tokens)))
 	if err != nil {
 		var oov *model.OutOfVocabularyError
 		if errors.As(err, &oov) {

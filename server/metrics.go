@@ -2,32 +2,165 @@ package server
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/vrender/vrender/internal/telemetry"
 )
 
-// handleMetrics answers GET /metrics in Prometheus text exposition format:
-// the orchestrator's counters and its per-event latency histogram
-// (vrender_orchestrator_event_seconds), and the derender cache's hit
-// counters.
+// handleMetrics answers GET /metrics in Prometheus text exposition format
+// (version 0.0.4). docs/metrics.md describes every metric and which ones
+// to autoscale on.
 func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	var b bytes.Buffer
-	if s.orchestrator != nil {
-		if err := s.orchestrator.Metrics().WritePrometheus(&b); err != nil {
-			s.writeError(w, r, internalError())
-			return
-		}
+	if err := s.writeMetrics(&b); err != nil {
+		s.log.ErrorContext(r.Context(), "write metrics", "request_id", requestIDFrom(r.Context()), "err", err)
+		s.writeError(w, r, internalError())
+		return
 	}
-	hits, misses := s.derender.CacheStats()
-	b.WriteString("# HELP vrender_derender_cache_hits_total Streaming derender calls that resumed a cached parser state.\n")
-	b.WriteString("# TYPE vrender_derender_cache_hits_total counter\n")
-	b.WriteString("vrender_derender_cache_hits_total " + strconv.FormatInt(hits, 10) + "\n")
-	b.WriteString("# HELP vrender_derender_cache_misses_total Streaming derender calls that replayed the history.\n")
-	b.WriteString("# TYPE vrender_derender_cache_misses_total counter\n")
-	b.WriteString("vrender_derender_cache_misses_total " + strconv.FormatInt(misses, 10) + "\n")
 	h := w.Header()
 	h.Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(b.Len()))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b.Bytes())
+}
+
+// metricWriter writes families, remembering the first error so that the
+// many writes read as a list.
+type metricWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (m *metricWriter) header(name, typ, help string) {
+	if m.err == nil {
+		m.err = telemetry.WriteHeader(m.w, name, typ, help)
+	}
+}
+
+func (m *metricWriter) sample(name, labels string, v int64) {
+	if m.err == nil {
+		m.err = telemetry.WriteSample(m.w, name, labels, float64(v))
+	}
+}
+
+func (m *metricWriter) single(name, typ, help string, v int64) {
+	m.header(name, typ, help)
+	m.sample(name, "", v)
+}
+
+func (s *server) writeMetrics(w io.Writer) error {
+	m := &metricWriter{w: w}
+	sm := &s.metrics
+
+	m.header("vrender_requests_total", "counter", "HTTP requests finished, by endpoint and status code.")
+	for ep := range numEndpoints {
+		for i := range sm.requests[ep] {
+			if v := sm.requests[ep][i].Load(); v != 0 {
+				m.sample("vrender_requests_total", telemetry.Label("endpoint", endpointPaths[ep])+","+
+					telemetry.Label("code", strconv.Itoa(i+minCode)), v)
+			}
+		}
+	}
+	m.single("vrender_inflight_requests", "gauge", "HTTP requests being served now (streams included).", sm.inflightRequests.Load())
+	m.single("vrender_inflight_streams", "gauge",
+		"Streaming (SSE) chat and completions responses being written now: the per-pod autoscaling signal.", sm.inflightStreams.Load())
+	m.single("vrender_unauthorized_requests_total", "counter", "Requests refused with 401 for a missing or wrong API key.", sm.unauthorized.Load())
+	m.single("vrender_limited_requests_total", "counter", "Requests refused by a body size or field count limit (413/400).", sm.limited.Load())
+	draining := int64(0)
+	if s.draining.Load() {
+		draining = 1
+	}
+	m.single("vrender_draining", "gauge", "1 while the server drains for shutdown (/health answers 503).", draining)
+
+	prompt, generated := s.tokenCounts()
+	m.header("vrender_prompt_tokens_total", "counter", "Prompt tokens processed, by endpoint (tokenized, rendered, or sent to engines).")
+	for ep := range numEndpoints {
+		if prompt[ep] != 0 {
+			m.sample("vrender_prompt_tokens_total", telemetry.Label("endpoint", endpointPaths[ep]), prompt[ep])
+		}
+	}
+	m.header("vrender_generation_tokens_total", "counter", "Generated tokens processed, by endpoint (derendered, detokenized, or streamed from engines).")
+	for ep := range numEndpoints {
+		if generated[ep] != 0 {
+			m.sample("vrender_generation_tokens_total", telemetry.Label("endpoint", endpointPaths[ep]), generated[ep])
+		}
+	}
+
+	hits, misses := s.derender.CacheStats()
+	m.single("vrender_derender_cache_hits_total", "counter", "Streaming derender calls that resumed a cached parser state.", hits)
+	m.single("vrender_derender_cache_misses_total", "counter", "Streaming derender calls that replayed the history.", misses)
+	ckHits, ckRestores := s.derender.CheckpointStats()
+	m.single("vrender_derender_checkpoint_hits_total", "counter",
+		"Checkpoint resumes whose live state was cached in this process.", ckHits)
+	m.single("vrender_derender_checkpoint_restores_total", "counter",
+		"Checkpoint resumes rebuilt from the signed checkpoint (another replica issued it, or it was evicted).", ckRestores)
+	rcHits, rcMisses := s.derender.RequestCacheStats()
+	m.single("vrender_derender_request_cache_hits_total", "counter",
+		"Streaming chat derender calls whose chat_request was found decoded in the cache.", rcHits)
+	m.single("vrender_derender_request_cache_misses_total", "counter",
+		"Streaming chat derender calls that decoded their chat_request.", rcMisses)
+	tHits, tMisses := s.generator.Renderer().TemplateCacheStats()
+	m.single("vrender_template_cache_hits_total", "counter", "Request-supplied chat templates found compiled in the cache.", tHits)
+	m.single("vrender_template_cache_misses_total", "counter", "Request-supplied chat templates compiled.", tMisses)
+	if m.err != nil {
+		return m.err
+	}
+
+	if err := s.stages.WritePrometheus(w); err != nil {
+		return err
+	}
+	if s.orchestrator != nil {
+		if err := s.writeEngineHealth(m); err != nil {
+			return err
+		}
+		if err := s.orchestrator.Metrics().WritePrometheus(w); err != nil {
+			return err
+		}
+	}
+	return telemetry.WriteProcess(w, s.started)
+}
+
+// tokenCounts merges the server's per-endpoint token counts with the
+// orchestrator's.
+func (s *server) tokenCounts() (prompt, generated [numEndpoints]int64) {
+	for ep := range numEndpoints {
+		prompt[ep] = s.metrics.prompt[ep].Load()
+		generated[ep] = s.metrics.generated[ep].Load()
+	}
+	if s.orchestrator != nil {
+		cp, cg, op, og := s.orchestrator.Metrics().Tokens()
+		prompt[epChat] += cp
+		generated[epChat] += cg
+		prompt[epCompletion] += op
+		generated[epCompletion] += og
+	}
+	return prompt, generated
+}
+
+// writeEngineHealth writes the engine pools' state.
+func (s *server) writeEngineHealth(m *metricWriter) error {
+	health := s.orchestrator.EngineHealth()
+	labels := make([]string, len(health))
+	for i, h := range health {
+		labels[i] = telemetry.Label("engine", h.URL) + "," + telemetry.Label("role", h.Role)
+	}
+	m.header("vrender_engine_healthy", "gauge", "1 while the engine is in its pool, 0 while it is ejected.")
+	for i, h := range health {
+		v := int64(0)
+		if h.Healthy {
+			v = 1
+		}
+		m.sample("vrender_engine_healthy", labels[i], v)
+	}
+	m.header("vrender_engine_outstanding_requests", "gauge", "Requests the engine holds now (the balancer's load figure).")
+	for i, h := range health {
+		m.sample("vrender_engine_outstanding_requests", labels[i], h.Outstanding)
+	}
+	m.header("vrender_engine_ejections_total", "counter", "Times the engine was ejected from its pool.")
+	for i, h := range health {
+		m.sample("vrender_engine_ejections_total", labels[i], h.Ejections)
+	}
+	return m.err
 }

@@ -67,15 +67,19 @@ func (w *statusRecorder) Flush() {
 func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // accessLog logs one line per request: method, path, status, size,
-// duration. Never bodies or query strings: they carry prompts and outputs.
+// duration, and counts it in vrender_requests_total. Never bodies, query
+// strings or headers: they carry prompts, outputs and API keys.
 func (s *server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
+		s.metrics.inflightRequests.Add(1)
+		defer s.metrics.inflightRequests.Add(-1)
 		next.ServeHTTP(rec, r)
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
+		s.metrics.request(routeEndpoint(r), rec.status)
 		level := slog.LevelInfo
 		if rec.status >= 500 {
 			level = slog.LevelError

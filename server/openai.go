@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/protocol"
@@ -30,11 +31,16 @@ func (s *server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, e)
 		return
 	}
+	if e := s.checkChatLimits(len(req.Messages), len(req.Tools)); e != nil {
+		s.writeError(w, r, e)
+		return
+	}
 	if s.orchestrator == nil {
 		s.writeError(w, r, noEngine())
 		return
 	}
-	sink := newSSESink(w, r)
+	sink := s.newSSESink(w, r)
+	defer sink.close()
 	res, err := s.orchestrator.Chat(r.Context(), req, s.baseRequestID(r, req.RequestID), sink)
 	s.finishOpenAI(w, r, sink, res, err)
 }
@@ -59,7 +65,8 @@ func (s *server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, noEngine())
 		return
 	}
-	sink := newSSESink(w, r)
+	sink := s.newSSESink(w, r)
+	defer sink.close()
 	res, err := s.orchestrator.Completion(r.Context(), req, s.baseRequestID(r, req.RequestID), sink)
 	s.finishOpenAI(w, r, sink, res, err)
 }
@@ -105,21 +112,31 @@ func noEngine() *apiError {
 		http.StatusText(http.StatusServiceUnavailable), noEngineMessage, nil)}
 }
 
-// sseSink writes a text/event-stream response, flushing every frame.
+// sseSink writes a text/event-stream response, flushing every frame. A
+// started stream counts in vrender_inflight_streams until close.
 type sseSink struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	started bool
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	started  bool
+	inflight *atomic.Int64
 }
 
-func newSSESink(w http.ResponseWriter, r *http.Request) *sseSink {
-	return &sseSink{w: w, rc: http.NewResponseController(w)}
+func (s *server) newSSESink(w http.ResponseWriter, r *http.Request) *sseSink {
+	return &sseSink{w: w, rc: http.NewResponseController(w), inflight: &s.metrics.inflightStreams}
+}
+
+// close ends the stream's count in the in-flight gauge.
+func (s *sseSink) close() {
+	if s.started {
+		s.inflight.Add(-1)
+	}
 }
 
 // Start implements orchestrator.Sink: the headers of Starlette's
 // StreamingResponse(media_type="text/event-stream").
 func (s *sseSink) Start() error {
 	s.started = true
+	s.inflight.Add(1)
 	h := s.w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")

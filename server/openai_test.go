@@ -67,9 +67,24 @@ const testScript = `{"match": "two cities", "text": "<think>\nTwo calls.\n</thin
 type openAIEnv struct {
 	url string
 	sim *enginesim.Sim
+	h   *Handler
+}
+
+// envOptions adjust an openAIEnv: the server's config, and a wrapper
+// around the simulated engine's handler (to observe what it receives).
+type envOptions struct {
+	edit       func(*Config)
+	wrapEngine func(http.Handler) http.Handler
+	// noServer leaves the handler unserved (the caller serves env.h).
+	noServer bool
 }
 
 func newOpenAIEnv(t *testing.T, engineURL string) *openAIEnv {
+	t.Helper()
+	return newOpenAIEnvWith(t, engineURL, envOptions{})
+}
+
+func newOpenAIEnvWith(t *testing.T, engineURL string, opts envOptions) *openAIEnv {
 	t.Helper()
 	m := qwen(t)
 	path := filepath.Join(t.TempDir(), "script.jsonl")
@@ -86,7 +101,11 @@ func newOpenAIEnv(t *testing.T, engineURL string) *openAIEnv {
 		if err != nil {
 			t.Fatal(err)
 		}
-		es := httptest.NewServer(sim.Handler())
+		var eh http.Handler = sim.Handler()
+		if opts.wrapEngine != nil {
+			eh = opts.wrapEngine(eh)
+		}
+		es := httptest.NewServer(eh)
 		t.Cleanup(es.Close)
 		env.sim, engineURL = sim, es.URL
 	}
@@ -117,10 +136,27 @@ func newOpenAIEnv(t *testing.T, engineURL string) *openAIEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Config{Model: m, ServedModelNames: []string{"qwen"}, Generator: gen, Derender: der,
-		Orchestrator: orch, Logger: discardLogger()})
+	cfg := Config{Model: m, ServedModelNames: []string{"qwen"}, Generator: gen, Derender: der,
+		Orchestrator: orch, Logger: discardLogger()}
+	if opts.edit != nil {
+		opts.edit(&cfg)
+		// The orchestrator logs too: give it the server's logger.
+		if cfg.Logger != nil {
+			orch, err = orchestrator.New(orchestrator.Config{Model: m, Generator: gen, Derender: der, Parsers: pc,
+				Engines: picker, ModelName: "qwen", Logger: cfg.Logger})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Orchestrator = orch
+		}
+	}
+	h, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	env.h = h
+	if opts.noServer {
+		return env
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

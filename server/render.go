@@ -26,11 +26,18 @@ func (s *server) handleChatRender(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, e)
 		return
 	}
-	res, err := s.generator.RenderChat(r.Context(), req)
+	if e := s.checkChatLimits(len(req.Messages), len(req.Tools)); e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	ctx, span := s.span(r.Context(), "render")
+	res, err := s.generator.RenderChat(ctx, req)
+	span.End()
 	if err != nil {
 		s.writeError(w, r, s.renderError(r.Context(), err))
 		return
 	}
+	s.metrics.prompt[epChatRender].Add(int64(len(res.Request.TokenIDs)))
 	s.writeJSON(w, r, http.StatusOK, res.Request)
 }
 
@@ -51,10 +58,15 @@ func (s *server) handleCompletionRender(w http.ResponseWriter, r *http.Request) 
 		s.writeError(w, r, e)
 		return
 	}
-	reqs, err := s.generator.RenderCompletion(r.Context(), req)
+	ctx, span := s.span(r.Context(), "render")
+	reqs, err := s.generator.RenderCompletion(ctx, req)
+	span.End()
 	if err != nil {
 		s.writeError(w, r, s.renderError(r.Context(), err))
 		return
+	}
+	for i := range reqs {
+		s.metrics.prompt[epCompletionRender].Add(int64(len(reqs[i].TokenIDs)))
 	}
 	if reqs == nil {
 		reqs = []protocol.GenerateRequest{}

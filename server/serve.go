@@ -7,36 +7,64 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
+
+// DefaultShutdownTimeout is how long in-flight requests may run once
+// shutdown starts, when ServeOptions.ShutdownTimeout is 0.
+const DefaultShutdownTimeout = 30 * time.Second
+
+// cancelGrace is how long handlers get, once their requests were
+// cancelled at the end of the shutdown timeout, to send the engines their
+// aborts and return. A healthy engine answers an abort in milliseconds;
+// one that does not answer within this is not worth holding the exit for.
+const cancelGrace = 2 * time.Second
 
 // ServeOptions tune the HTTP server around a handler.
 type ServeOptions struct {
 	// Logger receives net/http's own errors; nil means slog.Default().
 	Logger *slog.Logger
-	// ShutdownTimeout is how long in-flight requests may run once ctx is
-	// done; 0 means 30s. Requests still running then are cut off.
+	// ShutdownTimeout is how long in-flight requests (streams included)
+	// may run once ctx is done; 0 means DefaultShutdownTimeout. Requests
+	// still running then are cancelled: their engine requests are aborted.
 	ShutdownTimeout time.Duration
 	// KeepAliveTimeout closes idle keep-alive connections; 0 means 5s, the
 	// value vLLM's server (uvicorn) uses.
 	KeepAliveTimeout time.Duration
 }
 
+// drainer is a handler that can tell load balancers it is going away
+// (*Handler: /health answers 503).
+type drainer interface{ StartDraining() }
+
 // Serve serves h on ln until ctx is done, then shuts down gracefully: it
-// stops accepting at once and lets in-flight requests finish within
-// ShutdownTimeout. It returns nil after a clean shutdown.
+// marks h draining, stops accepting at once and lets in-flight requests
+// finish within ShutdownTimeout; then it cancels the requests still
+// running (their handlers abort their engine requests) and closes their
+// connections. It returns nil after a clean shutdown.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptions) error {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	if opts.ShutdownTimeout <= 0 {
-		opts.ShutdownTimeout = 30 * time.Second
+		opts.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if opts.KeepAliveTimeout <= 0 {
 		opts.KeepAliveTimeout = 5 * time.Second
 	}
+	// Request contexts derive from base, not from ctx: a shutdown must
+	// let them run on, and cancel them only when the grace period ends.
+	base, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
+	var handlers sync.WaitGroup
 	srv := &http.Server{
-		Handler: h,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			handlers.Add(1)
+			defer handlers.Done()
+			h.ServeHTTP(w, r)
+		}),
+		BaseContext: func(net.Listener) context.Context { return base },
 		// Bounds the time a client may take to send headers (slowloris);
 		// bodies are bounded by size in the handlers instead, because a
 		// slow client legitimately uploads a long prompt slowly.
@@ -52,16 +80,29 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptio
 		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
-	opts.Logger.Info("shutting down", "addr", ln.Addr().String(), "timeout", opts.ShutdownTimeout)
+	if d, ok := h.(drainer); ok {
+		d.StartDraining()
+	}
+	opts.Logger.Info("shutting down: draining in-flight requests", "addr", ln.Addr().String(), "timeout", opts.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
 	defer cancel()
 	err := srv.Shutdown(sctx)
 	if serr := <-served; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		return fmt.Errorf("serve %s: %w", ln.Addr(), serr)
 	}
-	if err != nil {
-		_ = srv.Close()
-		return fmt.Errorf("shutdown %s: %w", ln.Addr(), err)
+	if err == nil {
+		return nil
 	}
-	return nil
+	// The grace period is over: cancel what is left, give the handlers a
+	// moment to abort their engine requests, then cut the connections.
+	opts.Logger.Warn("shutdown timeout reached: cancelling in-flight requests", "addr", ln.Addr().String())
+	cancelRequests()
+	done := make(chan struct{})
+	go func() { handlers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(cancelGrace):
+	}
+	_ = srv.Close()
+	return fmt.Errorf("shutdown %s: %w", ln.Addr(), err)
 }

@@ -8,12 +8,15 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/render"
@@ -50,6 +53,18 @@ type Config struct {
 	// Orchestrator serves /v1/chat/completions and /v1/completions over
 	// engines; nil (no --engine) answers them with 503.
 	Orchestrator *orchestrator.Orchestrator
+	// APIKeys are vLLM's --api-key: when any is set, every route serving
+	// model work needs "Authorization: Bearer <one of them>".
+	APIKeys []string
+	// Limits bound request fields (messages, tools, derender token ids).
+	Limits Limits
+	// LogRequests is vLLM's --enable-log-requests: log request bodies at
+	// info. Off, no prompt or output is ever logged.
+	LogRequests bool
+	// TracerProvider, when set, traces every request (OpenTelemetry);
+	// nil traces nothing but still forwards an incoming traceparent to
+	// engines.
+	TracerProvider trace.TracerProvider
 }
 
 // server holds the state handlers share; it is read-only after New.
@@ -64,15 +79,40 @@ type server struct {
 	generator    *render.Generator
 	derender     *derender.Engine
 	orchestrator *orchestrator.Orchestrator
+	apiKeys      apiKeys
+	limits       Limits
+	logRequests  bool
+	tracer       trace.Tracer // nil: tracing off
+	stages       *telemetry.Stages
+	started      time.Time
+
+	metrics  serverMetrics
+	draining atomic.Bool
 }
 
+// Handler is the server's HTTP handler. Serve drains it on shutdown.
+type Handler struct {
+	h http.Handler
+	s *server
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.h.ServeHTTP(w, r) }
+
+// StartDraining makes /health answer 503, so that load balancers stop
+// sending requests while in-flight ones finish.
+func (h *Handler) StartDraining() { h.s.draining.Store(true) }
+
+// InflightStreams is the number of streaming responses being written.
+func (h *Handler) InflightStreams() int64 { return h.s.metrics.inflightStreams.Load() }
+
 // New returns the HTTP handler serving cfg.
-func New(cfg Config) (http.Handler, error) {
+func New(cfg Config) (*Handler, error) {
 	s, err := newServer(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return s.routes(), nil
+	return &Handler{h: s.routes(), s: s}, nil
 }
 
 func newServer(cfg Config) (*server, error) {
@@ -90,6 +130,14 @@ func newServer(cfg Config) (*server, error) {
 		generator:    cfg.Generator,
 		derender:     cfg.Derender,
 		orchestrator: cfg.Orchestrator,
+		apiKeys:      newAPIKeys(cfg.APIKeys),
+		limits:       cfg.Limits.withDefaults(),
+		logRequests:  cfg.LogRequests,
+		stages:       telemetry.NewStages(),
+		started:      time.Now(),
+	}
+	if cfg.TracerProvider != nil {
+		s.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
 	if s.derender == nil {
 		d, err := derender.New(cfg.Model, derender.Config{MaxLogprobs: 20, CacheSize: 0})
@@ -122,17 +170,26 @@ func newServer(cfg Config) (*server, error) {
 	if s.maxBodyBytes <= 0 {
 		s.maxBodyBytes = DefaultMaxBodyBytes
 	}
+	// The generator and derender engine are shared with the orchestrator,
+	// so their stages land in the same histograms whichever endpoint ran
+	// them.
+	s.generator.Renderer().SetStages(s.stages)
+	s.derender.SetStages(s.stages)
 	return s, nil
 }
 
 // routes builds the router. Middleware order matters: the request ID is
 // set first so that the access log and panic reports carry it, and panics
-// are recovered inside the access log so that their 500 is logged.
+// are recovered inside the access log so that their 500 is logged and
+// counted.
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
 	// GetHead answers HEAD on every GET route, as Starlette does; load
 	// balancers probe /health that way.
-	r.Use(requestID, s.accessLog, s.recoverPanics, middleware.GetHead)
+	// Authentication runs after tracing and the access log so that
+	// refused requests are counted, logged (without their header) and
+	// traced.
+	r.Use(requestID, s.accessLog, s.recoverPanics, s.trace, s.authenticate, middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, httpError(http.StatusNotFound, "Not Found"))
 	})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -26,14 +27,25 @@ func (s *server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := s.model.Tokenizer
 	var ids []int
+	ctx, span := s.span(r.Context(), "tokenize")
 	if req.Chat != nil {
-		if ids, err = s.tokenizeChat(r.Context(), req.Chat); err != nil {
+		if e := s.checkChatLimits(len(req.Chat.Messages), len(req.Chat.Tools)); e != nil {
+			span.End()
+			s.writeError(w, r, e)
+			return
+		}
+		if ids, err = s.tokenizeChat(ctx, req.Chat); err != nil {
+			span.End()
 			s.writeError(w, r, s.renderError(r.Context(), err))
 			return
 		}
 	} else {
+		start := s.stages.Start()
 		ids = tok.Encode(req.Completion.Prompt, req.Completion.AddSpecialTokens)
+		s.stages.Since(telemetry.StageTokenize, start)
 	}
+	span.End()
+	s.metrics.prompt[epTokenize].Add(int64(len(ids)))
 	var strs []string
 	if req.WantTokenStrs() {
 		strs = make([]string, len(ids))

@@ -32,6 +32,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		port        int
 		servedNames stringList
 		stateKey    string
+		sec         serveSecurityFlags
 	)
 	mf.register(c, true)
 	rf.register(c)
@@ -44,6 +45,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c.fs.StringVar(&stateKey, "state-key", "", "`KEY` (hex, or raw bytes; at least 16 bytes) signing the streaming derender checkpoints\n"+
 		"in stream_state (default: env VRENDER_STATE_KEY; if neither is set, a random key per process,\n"+
 		"so only this process can resume a checkpoint: give every replica the same key)")
+
+	sec.register(c)
 
 	rest, err := c.parse(args, stdout)
 	if err != nil {
@@ -64,6 +67,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("--port %d is out of range", port)
 	}
 	if err := rf.validate(); err != nil {
+		return err
+	}
+	if err := sec.validate(); err != nil {
 		return err
 	}
 
@@ -102,7 +108,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopEngines()
+	tp, stopTracing, err := sec.tracing(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	h, err := server.New(server.Config{
+		APIKeys:          sec.keys(),
+		MaxBodyBytes:     sec.maxBodyBytes,
+		Limits:           server.Limits{MaxMessages: sec.maxMessages, MaxTools: sec.maxTools, MaxDerenderTokens: sec.maxDerenderTokens},
+		LogRequests:      sec.logRequests,
+		TracerProvider:   tp,
 		Orchestrator:     orch,
 		Derender:         der,
 		Generator:        gen,
@@ -122,5 +138,5 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log.Info("serving", "addr", ln.Addr().String(), "model", mf.model, "dir", m.Dir,
 		"served_model_names", names, "max_model_len", m.MaxModelLen, "engines", []string(ef.engines),
 		"version", vrenderVersion())
-	return server.Serve(ctx, ln, h, server.ServeOptions{Logger: log})
+	return server.Serve(ctx, ln, h, server.ServeOptions{Logger: log, ShutdownTimeout: sec.shutdownTimeout})
 }

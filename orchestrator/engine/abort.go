@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // legacyAbortPath is the unauthenticated abort route older tokens-only
@@ -50,6 +52,10 @@ func (c *Client) postAbort(ctx context.Context, url string, body []byte) error {
 	if c.apiKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
+	// W3C trace context: the engine's spans join the caller's trace. A
+	// ctx without a span context (tracing off, no incoming traceparent)
+	// adds nothing.
+	traceContext.Inject(ctx, propagation.HeaderCarrier(hreq.Header))
 	resp, err := c.http.Do(hreq)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -244,6 +246,10 @@ func (c *Client) sendOnce(ctx context.Context, body []byte, requestID string, st
 	if c.apiKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
+	// W3C trace context: the engine's spans join the caller's trace. A
+	// ctx without a span context (tracing off, no incoming traceparent)
+	// adds nothing.
+	traceContext.Inject(ctx, propagation.HeaderCarrier(hreq.Header))
 	resp, err := c.http.Do(hreq)
 	if err != nil {
 		return nil, c.transportError(ctx, err)
