@@ -212,6 +212,12 @@ func (e *Engine) NewChatSession(cr *protocol.ChatCompletionRequest, cfg SessionC
 	}
 	s.sessionCore = e.newCore(cfg, setup.opts)
 	s.parser = l.parser
+	if !cfg.Collect {
+		// Every delta goes out as it is made, as on the stream_state
+		// path: the machines need not keep text for a batch-only
+		// fallback, so a long call's argument is not copied twice.
+		s.parser.SetStreaming()
+	}
 	return s, nil
 }
 
@@ -229,7 +235,7 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 	st := s.e.stages.Load()
 	start := st.Start()
 	text, fin, stopReason, matched := s.decode(ids, finish)
-	st.Since(telemetry.StageDetokenize, start)
+	start = st.Since(telemetry.StageDetokenize, start)
 	step := ChatStep{Logprobs: s.logprobs(lp, ids), StopMatched: matched}
 	if step.Logprobs != nil && s.collect {
 		s.hasLP = true
@@ -246,7 +252,9 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 		}
 	} else {
 		start = st.Start()
-		d := s.parser.Push(text, ids)
+		// The step is encoded before the next Push: the parser may reuse
+		// its tool-call deltas.
+		d := s.parser.PushReuse(text, ids)
 		if final {
 			d = mergeDelta(d, s.parser.Finish())
 		}
@@ -254,7 +262,7 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 		if s.collect {
 			s.acc.Add(d)
 		}
-		step.Delta = s.buf.fill(s.e, &d, &s.state)
+		s.buf.fill(s.e, &d, &s.state, &step.Delta)
 		step.Emit = !d.Empty() || final
 	}
 	if final {

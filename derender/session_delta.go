@@ -17,9 +17,9 @@ type deltaBuf struct {
 }
 
 // fill is Engine.delta into reused storage, for a session whose role
-// chunk the caller sends (no role here).
-func (b *deltaBuf) fill(e *Engine, d *parsers.Delta, state *protocol.DerenderStreamState) protocol.DeltaMessage {
-	var m protocol.DeltaMessage
+// chunk the caller sends (no role here). It writes m, which must be zero,
+// in place: the message is copied often enough on its way out already.
+func (b *deltaBuf) fill(e *Engine, d *parsers.Delta, state *protocol.DerenderStreamState, m *protocol.DeltaMessage) {
 	if d.Content != "" {
 		b.content = d.Content
 		m.Content = &b.content
@@ -32,7 +32,7 @@ func (b *deltaBuf) fill(e *Engine, d *parsers.Delta, state *protocol.DerenderStr
 		}
 	}
 	if len(d.ToolCalls) == 0 {
-		return m
+		return
 	}
 	// Sized up front: the pointers below must not move within this step.
 	n := 4 * len(d.ToolCalls)
@@ -62,5 +62,4 @@ func (b *deltaBuf) fill(e *Engine, d *parsers.Delta, state *protocol.DerenderStr
 		b.calls = append(b.calls, out)
 	}
 	m.ToolCalls = b.calls
-	return m
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // benchOutput builds a qwen3+hermes output of about n 4-byte tokens: half
@@ -25,24 +26,42 @@ func BenchmarkPushPerToken(b *testing.B) {
 	req := mustRequest(b, weatherTools)
 	for _, n := range []int{1000, 4000, 16000} {
 		toks := benchOutput(n)
-		b.Run(fmt.Sprintf("stream/%dk", n/1000), func(b *testing.B) {
-			for b.Loop() {
-				p, _ := New(qwen3Hermes, testVocab, req, nil)
-				for _, t := range toks {
-					p.Push(t, nil)
+		// stream is a streaming server's use (SetStreaming, a fresh delta
+		// per push); reuse is a session's, which encodes each delta at once.
+		for _, mode := range []string{"stream", "reuse"} {
+			b.Run(fmt.Sprintf("%s/%dk", mode, n/1000), func(b *testing.B) {
+				cpu := processCPU()
+				for b.Loop() {
+					p, _ := New(qwen3Hermes, testVocab, req, nil)
+					p.SetStreaming()
+					for _, t := range toks {
+						if mode == "reuse" {
+							p.PushReuse(t, nil)
+						} else {
+							p.Push(t, nil)
+						}
+					}
+					p.Finish()
 				}
-				p.Finish()
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(toks)), "ns/token")
-		})
+				reportPerToken(b, cpu, len(toks))
+			})
+		}
 		text := strings.Join(toks, "")
 		b.Run(fmt.Sprintf("batch/%dk", n/1000), func(b *testing.B) {
+			cpu := processCPU()
 			for b.Loop() {
 				p, _ := New(qwen3Hermes, testVocab, req, nil)
 				p.Push(text, nil)
 				p.Finish()
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(toks)), "ns/token")
+			reportPerToken(b, cpu, len(toks))
 		})
 	}
+}
+
+// reportPerToken reports wall and process CPU time per token since cpu.
+func reportPerToken(b *testing.B, cpu time.Duration, tokens int) {
+	n := float64(b.N * tokens)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/token")
+	b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/n, "cpu-ns/token")
 }

@@ -44,6 +44,10 @@ type Parser struct {
 	// parser says tools were called (e.g. deepseek_v3's bare calls-begin).
 	CallsOut bool
 	Finished bool
+
+	// arena backs Push's tool-call deltas, reused PushReuse's; not state.
+	arena  callArena
+	reused []ToolCallDelta
 }
 
 // New builds the machine for one request. promptIDs may be nil; some
@@ -119,14 +123,36 @@ func NeedsSpecialTokens(cfg Config, req *Request) bool {
 // families here find their markers in the text.
 func (p *Parser) Push(text string, ids []int) Delta {
 	_ = ids
+	return p.push(text, false)
+}
+
+// PushReuse is Push for a caller done with each delta before its next
+// push (a session encoding every step at once): the returned ToolCalls
+// slice is overwritten by the next PushReuse, which spares a one-token
+// stream the memory of a slice per tool-call push. Copy it to keep it.
+func (p *Parser) PushReuse(text string, ids []int) Delta {
+	_ = ids
+	return p.push(text, true)
+}
+
+func (p *Parser) push(text string, reuse bool) Delta {
+	if d, ok := p.fastArgs(text, reuse); ok {
+		return d
+	}
 	var d Delta
 	content := text
 	if p.Reasoning != nil {
 		d.Reasoning, content = p.Reasoning.Push(text)
 	}
-	p.route(&d, content, false)
+	p.route(&d, content, false, reuse)
 	p.filter(&d)
 	return d
+}
+
+// callAppender is a tool machine that can append a push's deltas to a
+// caller's slice (the parser's arena) instead of a new one.
+type callAppender interface {
+	pushAppend(text string, calls []ToolCallDelta) (content string, _ []ToolCallDelta)
 }
 
 // Finish flushes everything held back. After it, Result-style questions
@@ -141,19 +167,36 @@ func (p *Parser) Finish() Delta {
 	if p.Reasoning != nil {
 		d.Reasoning, content = p.Reasoning.Finish()
 	}
-	p.route(&d, content, true)
+	p.route(&d, content, true, false)
 	p.filter(&d)
 	return d
 }
 
-// route passes content through the tool machine.
-func (p *Parser) route(d *Delta, content string, final bool) {
+// route passes content through the tool machine: with reuse, appending
+// its deltas to PushReuse's buffer, else to the arena when it can.
+func (p *Parser) route(d *Delta, content string, final, reuse bool) {
 	if !p.Parse {
 		d.Content = content
 		return
 	}
+	var out string
 	var calls []ToolCallDelta
-	out, calls := p.Tools.Push(content)
+	a, appends := p.Tools.(callAppender)
+	switch {
+	case appends && reuse:
+		out, calls = a.pushAppend(content, p.reused[:0])
+		if cap(calls) > cap(p.reused) {
+			p.reused = calls[:0]
+		}
+		if len(calls) == 0 {
+			calls = nil // as Push returns it
+		}
+	case appends && !final:
+		out, calls = a.pushAppend(content, p.arena.free())
+		calls = p.arena.commit(calls)
+	default:
+		out, calls = p.Tools.Push(content)
+	}
 	if final {
 		more, last := p.Tools.Finish()
 		out += more
@@ -166,6 +209,9 @@ func (p *Parser) route(d *Delta, content string, final bool) {
 // holdWhitespace delays content while everything so far is whitespace:
 // vLLM returns null content when it is whitespace-only and tools were called.
 func (p *Parser) holdWhitespace(out string, final bool) string {
+	if out == "" && !final {
+		return "" // nothing to hold or release (most pushes inside a call)
+	}
 	if !p.ContentOut {
 		// WS only ever holds whitespace, so appending to a byte slice keeps
 		// a long whitespace-only start linear when it arrives in tiny pieces.

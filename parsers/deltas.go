@@ -33,6 +33,22 @@ func (s *deltaSink) args(idx int, frag string) {
 	s.add(ToolCallDelta{Index: idx, Arguments: frag})
 }
 
+// argsBytes is args for a fragment in scratch bytes: copied once, into
+// the merged arguments or a string of its own.
+func (s *deltaSink) argsBytes(idx int, frag []byte) {
+	if len(frag) == 0 {
+		return
+	}
+	if n := len(s.calls); n > 0 && s.calls[n-1].Index == idx {
+		if s.pend.Len() == 0 {
+			s.pend.WriteString(s.calls[n-1].Arguments)
+		}
+		s.pend.Write(frag)
+		return
+	}
+	s.add(ToolCallDelta{Index: idx, Arguments: string(frag)})
+}
+
 func (s *deltaSink) flush() {
 	if s.pend.Len() > 0 {
 		s.calls[len(s.calls)-1].Arguments = s.pend.String()

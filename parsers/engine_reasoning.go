@@ -1,7 +1,5 @@
 package parsers
 
-import "strings"
-
 // Reasoning of vLLM's declarative ParserEngine families (qwen3, seed_oss,
 // glm45, kimi_k2, minimax_m2) as their extract_reasoning runs it: the
 // engine with tool parsing skipped, fed the whole text. The output starts
@@ -95,9 +93,20 @@ func (e *EngineReasoning) Push(text string) (reasoning, content string) {
 	if e.Disabled {
 		return "", text
 	}
-	// Builders, not +=: a push carrying many markers would otherwise copy
-	// the growing output once per marker.
-	var r, c strings.Builder
+	if e.Scan.Held == "" {
+		// Most pushes carry no byte that starts a marker: they go out
+		// whole, as the loop below would hand them out.
+		if e.InContent && !mayHoldMarker(text, e.spec.contentMarkers) {
+			return "", text
+		}
+		if !e.InContent && !e.spec.stripTrailing && !mayHoldMarker(text, e.spec.reasoningMarkers) {
+			return text, ""
+		}
+	}
+	// Joiners, not +=: a push carrying many markers would otherwise copy
+	// the growing output once per marker; a push of one piece (most of a
+	// stream) hands it out as is.
+	var r, c joiner
 	for {
 		markers := e.spec.reasoningMarkers
 		if e.InContent {
@@ -105,9 +114,9 @@ func (e *EngineReasoning) Push(text string) (reasoning, content string) {
 		}
 		before, marker, rest := e.Scan.next(text, markers)
 		if e.InContent {
-			c.WriteString(before)
+			c.add(before)
 		} else {
-			r.WriteString(e.trimReasoning(before))
+			r.add(e.trimReasoning(before))
 		}
 		switch {
 		case marker == "":
@@ -118,7 +127,7 @@ func (e *EngineReasoning) Push(text string) (reasoning, content string) {
 			e.InContent = false // dropped in reasoning, re-enters from content
 		default: // a tool opener
 			e.InContent = true
-			c.WriteString(marker)
+			c.add(marker)
 		}
 		text = rest
 	}

@@ -117,6 +117,12 @@ func (g *GLM47) Push(text string) (string, []ToolCallDelta) {
 	return g.take()
 }
 
+// pushAppend implements callAppender: the push's deltas go after calls.
+func (g *GLM47) pushAppend(text string, calls []ToolCallDelta) (string, []ToolCallDelta) {
+	g.calls.calls = append(calls, g.calls.calls...)
+	return g.Push(text)
+}
+
 // Finish implements ToolMachine.
 func (g *GLM47) Finish() (string, []ToolCallDelta) {
 	g.text(g.Scan.flush())

@@ -68,12 +68,12 @@ func runChunks(t *testing.T, c *goldenCase, v Vocab, req *Request, pieces []stri
 	}
 	var acc Accumulator
 	prev := 0
-	for _, cut := range cuts {
+	for i, cut := range cuts {
 		text := ""
 		for _, s := range pieces[prev:cut] {
 			text += s
 		}
-		acc.Add(p.Push(text, ids[prev:cut]))
+		acc.Add(pushAlternating(p, i, text, ids[prev:cut]))
 		prev = cut
 	}
 	acc.Add(p.Finish())

@@ -75,6 +75,11 @@ var (
 
 // Push implements ToolMachine.
 func (h *Hermes) Push(text string) (content string, calls []ToolCallDelta) {
+	return h.pushAppend(text, nil)
+}
+
+// pushAppend implements callAppender.
+func (h *Hermes) pushAppend(text string, calls []ToolCallDelta) (content string, _ []ToolCallDelta) {
 	defer h.dropRaw()
 	for {
 		switch h.Phase {
@@ -84,7 +89,7 @@ func (h *Hermes) Push(text string) (content string, calls []ToolCallDelta) {
 		case hermesText, hermesBetween:
 			before, marker, rest := h.Scan.next(text, hermesOpenMarkers)
 			if h.Phase == hermesText {
-				content += before
+				content = concat(content, before)
 			} else {
 				h.keep(before)
 			}
@@ -156,6 +161,9 @@ type jsonCall struct {
 	// ArgsKey is the field carrying the arguments ("arguments" for hermes).
 	ArgsKey string
 	Failed  bool
+
+	// out collects the deltas of the current feed; not state.
+	out deltaSink
 }
 
 func (c *jsonCall) argsKey() string {
@@ -170,21 +178,21 @@ func (c *jsonCall) feed(text string, calls []ToolCallDelta) []ToolCallDelta {
 	if c.Failed || text == "" {
 		return calls
 	}
-	var sink callSink
-	sink.call = c
-	sink.calls = calls
+	c.out.calls = calls
 	if !c.Obj.Done() {
-		n, err := c.Obj.Feed(text, &sink)
+		// The call is its own field sink: a pointer already on the heap,
+		// so routing the fields costs no allocation per push.
+		n, err := c.Obj.Feed(text, c)
 		if err != nil {
 			c.Failed = true
-			return sink.calls
+			return c.out.take()
 		}
 		text = text[n:]
 	}
 	if !isJSONSpace(text) {
 		c.Failed = true
 	}
-	return sink.calls
+	return c.out.take()
 }
 
 // end validates the finished call.
@@ -198,14 +206,8 @@ func (c *jsonCall) end(calls []ToolCallDelta) []ToolCallDelta {
 	return calls
 }
 
-// callSink routes the object's fields for one Feed call.
-type callSink struct {
-	call  *jsonCall
-	calls []ToolCallDelta
-}
-
-func (s *callSink) Field(key string) {
-	c := s.call
+// Field implements pyjson.FieldSink.
+func (c *jsonCall) Field(key string) {
 	switch key {
 	case "name":
 		c.NameCanon = c.NameCanon[:0]
@@ -219,22 +221,37 @@ func (s *callSink) Field(key string) {
 	}
 }
 
-func (s *callSink) FieldBytes(key string, canon []byte) {
-	c := s.call
+// FieldBytes implements pyjson.FieldSink.
+func (c *jsonCall) FieldBytes(key string, canon []byte) {
 	switch key {
 	case "name":
 		c.NameCanon = append(c.NameCanon, canon...)
 	case c.argsKey():
 		if c.Named {
-			s.emitArgs(string(canon))
+			c.out.argsBytes(c.Index, canon)
 		} else {
 			c.Args = append(c.Args, canon...)
 		}
 	}
 }
 
-func (s *callSink) FieldEnd(key string) {
-	c := s.call
+// FieldString implements pyjson.FieldStringSink: a streamed argument
+// piece that is verbatim input goes out as a substring, uncopied.
+func (c *jsonCall) FieldString(key string, canon string) {
+	if key == c.argsKey() && c.Named {
+		c.out.args(c.Index, canon)
+		return
+	}
+	switch key {
+	case "name":
+		c.NameCanon = append(c.NameCanon, canon...)
+	case c.argsKey():
+		c.Args = append(c.Args, canon...)
+	}
+}
+
+// FieldEnd implements pyjson.FieldSink.
+func (c *jsonCall) FieldEnd(key string) {
 	if key != "name" {
 		return
 	}
@@ -244,17 +261,9 @@ func (s *callSink) FieldEnd(key string) {
 		return
 	}
 	c.Named = true
-	s.calls = append(s.calls, ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
+	c.out.add(ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
 	if len(c.Args) > 0 {
-		s.emitArgs(string(c.Args))
+		c.out.args(c.Index, string(c.Args))
 		c.Args = nil
 	}
-}
-
-func (s *callSink) emitArgs(frag string) {
-	if n := len(s.calls); n > 0 && s.calls[n-1].Index == s.call.Index {
-		s.calls[n-1].Arguments += frag
-		return
-	}
-	s.calls = append(s.calls, ToolCallDelta{Index: s.call.Index, Arguments: frag})
 }

@@ -26,6 +26,12 @@ func (m *markerScan) next(text string, markers []string) (before, marker, rest s
 		s = m.Held + text
 		m.Held = ""
 	}
+	if !mayHoldMarker(s, markers) {
+		// Most pushes: no byte of s starts a marker, so s holds neither a
+		// marker nor a partial one. Known positions stay valid: the cache
+		// is keyed by its text.
+		return s, "", ""
+	}
 	best, bestLen := m.found.earliest(s, markers)
 	if best >= 0 {
 		rest = s[best+bestLen:]
@@ -36,6 +42,32 @@ func (m *markerScan) next(text string, markers []string) (before, marker, rest s
 	keep := partialTail(s, markers)
 	m.Held = s[len(s)-keep:]
 	return s[:len(s)-keep], "", ""
+}
+
+// mayHoldMarker reports whether s contains the first byte of one of
+// markers: without one, s has no marker and no partial marker.
+func mayHoldMarker(s string, markers []string) bool {
+	var prev byte
+	for j, mk := range markers {
+		c := mk[0]
+		if j > 0 && c == prev {
+			continue // markers often share a first byte ('<')
+		}
+		prev = c
+		if len(s) > 16 {
+			if strings.IndexByte(s, c) >= 0 {
+				return true
+			}
+			continue
+		}
+		// A token's worth of text: a plain loop beats the call.
+		for i := 0; i < len(s); i++ {
+			if s[i] == c {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // flush hands out whatever is held back.
@@ -83,7 +115,12 @@ type markerPos struct {
 	i  int
 }
 
-func (c *markerCache) reset() { *c = markerCache{} }
+// reset forgets everything, clearing only the entries in use (a push
+// that found nothing has none).
+func (c *markerCache) reset() {
+	clear(c.at[:c.n])
+	c.text, c.n = "", 0
+}
 
 // earliest finds the earliest marker in s (the longest on a tie), reusing
 // what is known about s.

@@ -114,6 +114,12 @@ func (m *MinimaxM2) Push(text string) (string, []ToolCallDelta) {
 	return m.take()
 }
 
+// pushAppend implements callAppender: the push's deltas go after calls.
+func (m *MinimaxM2) pushAppend(text string, calls []ToolCallDelta) (string, []ToolCallDelta) {
+	m.calls.calls = append(calls, m.calls.calls...)
+	return m.Push(text)
+}
+
 // Finish implements ToolMachine.
 func (m *MinimaxM2) Finish() (string, []ToolCallDelta) {
 	m.run("", true)

@@ -25,7 +25,8 @@ func mustRequest(t testing.TB, s string) *Request {
 	return &r
 }
 
-// runSplits parses text fed at the given byte cuts.
+// runSplits parses text fed at the given byte cuts, alternating Push and
+// PushReuse so both paths see every split.
 func runSplits(t testing.TB, cfg Config, req *Request, text string, cuts []int) (Result, Accumulator) {
 	p, err := New(cfg, testVocab, req, nil)
 	if err != nil {
@@ -33,13 +34,22 @@ func runSplits(t testing.TB, cfg Config, req *Request, text string, cuts []int) 
 	}
 	var acc Accumulator
 	prev := 0
-	for _, c := range cuts {
-		acc.Add(p.Push(text[prev:c], nil))
+	for i, c := range cuts {
+		acc.Add(pushAlternating(p, i, text[prev:c], nil))
 		prev = c
 	}
-	acc.Add(p.Push(text[prev:], nil))
+	acc.Add(pushAlternating(p, len(cuts), text[prev:], nil))
 	acc.Add(p.Finish())
 	return acc.Result(p, "stop"), acc
+}
+
+// pushAlternating is Push for even i and PushReuse for odd i (the
+// accumulator copies each delta before the next push, as PushReuse needs).
+func pushAlternating(p *Parser, i int, text string, ids []int) Delta {
+	if i%2 == 1 {
+		return p.PushReuse(text, ids)
+	}
+	return p.Push(text, ids)
 }
 
 func randomCuts(n int, r *rand.Rand) []int {

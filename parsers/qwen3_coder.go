@@ -130,6 +130,12 @@ func (q *Qwen3Coder) Push(text string) (string, []ToolCallDelta) {
 	return q.take()
 }
 
+// pushAppend implements callAppender: the push's deltas go after calls.
+func (q *Qwen3Coder) pushAppend(text string, calls []ToolCallDelta) (string, []ToolCallDelta) {
+	q.calls.calls = append(calls, q.calls.calls...)
+	return q.Push(text)
+}
+
 // Finish implements ToolMachine.
 func (q *Qwen3Coder) Finish() (string, []ToolCallDelta) {
 	q.text(q.Scan.flush())

@@ -14,6 +14,14 @@ type FieldSink interface {
 	FieldEnd(key string)
 }
 
+// FieldStringSink is a FieldSink that also takes canonical text as a
+// string: a piece of Feed's input that re-serialises to itself, handed
+// over without a copy. A sink without it gets the same text through
+// FieldBytes.
+type FieldStringSink interface {
+	FieldString(key string, canon string)
+}
+
 // objState is where an Object machine is within its object.
 type objState uint8
 
@@ -39,6 +47,10 @@ type Object struct {
 	CurKey string
 	// Val reads the current key or value.
 	Val Value
+
+	// buf is scratch for a value's canonical bytes, reused across calls
+	// (the sink copies what it keeps); not state.
+	buf []byte
 }
 
 // Done reports whether the closing brace has been read.
@@ -47,7 +59,7 @@ func (o *Object) Done() bool { return o.State == obDone }
 // Feed consumes src until the object closes and returns how many bytes it
 // consumed; bytes after the closing brace are left for the caller.
 func (o *Object) Feed(src string, sink FieldSink) (int, error) {
-	var scratch [64]byte
+	strSink, _ := sink.(FieldStringSink)
 	i := 0
 	for i < len(src) {
 		c := src[i]
@@ -98,7 +110,15 @@ func (o *Object) Feed(src string, sink FieldSink) (int, error) {
 				o.State = obColon
 			}
 		case obValue:
-			out, n, err := o.Val.Feed(scratch[:0], src[i:])
+			if strSink != nil {
+				if n := o.Val.plainRun(src[i:]); n > 0 {
+					strSink.FieldString(o.CurKey, src[i:i+n])
+					i += n
+					continue
+				}
+			}
+			out, n, err := o.Val.Feed(o.buf[:0], src[i:])
+			o.buf = out[:0]
 			i += n
 			if len(out) > 0 {
 				sink.FieldBytes(o.CurKey, out)

@@ -68,6 +68,11 @@ func (v *Value) Feed(dst []byte, src string) ([]byte, int, error) {
 		if v.State == stDone {
 			return dst, i, nil
 		}
+		if n := v.plainRun(src[i:]); n > 0 {
+			dst = append(dst, src[i:i+n]...)
+			i += n
+			continue
+		}
 		c := src[i]
 		var consumed bool
 		var err error

@@ -1,0 +1,41 @@
+package parsers
+
+// A one-token stream inside a tool call makes a tool-call delta on nearly
+// every push, and a fresh slice for each would be an allocation per token.
+// callArena carves the pushes' delta slices out of shared blocks instead:
+// each slice handed out is capped at its length, so it never overlaps
+// another and a caller appending to it gets a copy. Deltas stay the
+// caller's to keep, as with fresh slices.
+
+// arenaBlock is how many deltas one block holds.
+const arenaBlock = 32
+
+type callArena struct {
+	// buf's length is the part of its block already handed out.
+	buf []ToolCallDelta
+}
+
+// free is the unused rest of the current block (a new block when it is
+// used up), for a machine to append a push's deltas to.
+func (a *callArena) free() []ToolCallDelta {
+	if len(a.buf) == cap(a.buf) {
+		a.buf = make([]ToolCallDelta, 0, arenaBlock)
+	}
+	return a.buf[len(a.buf):len(a.buf):cap(a.buf)]
+}
+
+// commit takes calls, which a machine appended to free(): when they stayed
+// in the block, that part is marked handed out and the slice capped.
+// Otherwise (none, or more than fitted, so append moved them) the block
+// is untouched.
+func (a *callArena) commit(calls []ToolCallDelta) []ToolCallDelta {
+	if len(calls) == 0 {
+		return nil
+	}
+	n := len(a.buf)
+	if cap(a.buf) > n && &a.buf[:n+1][n] == &calls[0] {
+		a.buf = a.buf[:n+len(calls)]
+		return calls[:len(calls):len(calls)]
+	}
+	return calls
+}
