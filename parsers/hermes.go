@@ -267,3 +267,5 @@ func (c *jsonCall) FieldEnd(key string) {
 		c.Args = nil
 	}
 }
+
+func (h *Hermes) checkState() error { return phaseError(h.Phase, int(hermesFailed)+1) }

@@ -306,3 +306,5 @@ func newMistralID() string {
 		return 'x'
 	}, id[len(id)-9:])
 }
+
+func (m *Mistral) checkState() error { return phaseError(m.Phase, int(mtFailed)+1) }

@@ -111,3 +111,5 @@ func (m *MistralReasoning) Nulls() (reasoningNull, contentNull bool) {
 	thought := m.Phase == mistralReasoning || m.Phase == mistralContent
 	return !thought, thought
 }
+
+func (m *MistralReasoning) checkState() error { return phaseError(m.Phase, int(mistralContent)+1) }

@@ -77,9 +77,15 @@ func Restore(cfg Config, v Vocab, req *Request, state []byte) (*Parser, error) {
 		if err := decodeMachine(p.Reasoning, s.Reasoning); err != nil {
 			return nil, fmt.Errorf("reasoning parser state: %w", err)
 		}
+		if err := checkState(p.Reasoning); err != nil {
+			return nil, fmt.Errorf("reasoning parser state: %w", err)
+		}
 	}
 	if p.Tools != nil {
 		if err := decodeMachine(p.Tools, s.Tools); err != nil {
+			return nil, fmt.Errorf("tool parser state: %w", err)
+		}
+		if err := checkState(p.Tools); err != nil {
 			return nil, fmt.Errorf("tool parser state: %w", err)
 		}
 	}
@@ -89,6 +95,27 @@ func Restore(cfg Config, v Vocab, req *Request, state []byte) (*Parser, error) {
 		p.WS = []byte(s.WS)
 	}
 	return p, nil
+}
+
+// stateChecker is a machine whose decoded state can be out of its domain
+// in a way that would make it loop: a phase outside its enum, say. The
+// codec checks types only; a checkpoint is signed, but a signing key can
+// leak, and a machine must never hang on its own state.
+type stateChecker interface{ checkState() error }
+
+func checkState(m any) error {
+	if c, ok := m.(stateChecker); ok {
+		return c.checkState()
+	}
+	return nil
+}
+
+// phaseError reports a phase outside [0, n).
+func phaseError[P ~int | ~uint8](phase P, n int) error {
+	if int(phase) < 0 || int(phase) >= n {
+		return fmt.Errorf("phase %d out of range", phase)
+	}
+	return nil
 }
 
 // layouts memoises StateLayout per machine type: a pure function of the

@@ -338,3 +338,5 @@ func pyFloat(v string) (string, bool) {
 	}
 	return string(pyjson.AppendFloat(nil, f)), true
 }
+
+func (s *Step3) checkState() error { return phaseError(s.Phase, int(s3NoCalls)+1) }
