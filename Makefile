@@ -26,7 +26,7 @@ FUZZTIME ?= 5s
 export VRENDER_CACHE := $(CACHE)
 
 .NOTPARALLEL:
-.PHONY: help models build run test vet fmt-check unit-test fuzz-short fuzz bench clean distclean
+.PHONY: help models build run test vet fmt-check unit-test fuzz-short fuzz bench soak clean distclean
 
 help: ## List the targets.
 	@echo "vrender make targets:"
@@ -79,6 +79,10 @@ bench: models build ## Go benchmarks, then every `vrender bench` tool (tokenize 
 	@echo "== bench render qwen3"; $(BIN) bench render --model $(MODELS_DIR)/qwen3
 	@echo "== bench derender qwen3"; $(BIN) bench derender --model $(MODELS_DIR)/qwen3
 	@echo "== bench serve (vrender + engine-sim, 500 concurrent streams)"; BIN=$(BIN) scripts/bench-serve.sh
+	@echo "== bench serve: collocated pool vs prefill/decode pool (goodput)"; BIN=$(BIN) scripts/bench-pd.sh
+
+soak: models build ## Load and soak: 1,000 streams for 60s against engine-sim, one replica then three behind haproxy.
+	@BIN=$(BIN) scripts/soak.sh
 
 clean: ## Remove build outputs (bin/) and Go's test cache.
 	rm -rf bin

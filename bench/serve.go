@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,7 +41,7 @@ type ServeOptions struct {
 
 	ServerPIDs []int  // processes whose CPU time the run charges (/proc/PID/stat)
 	ProcRoot   string // "" = /proc
-	MetricsURL string // Prometheus endpoint with AddedLatencyMetric; "" skips it
+	MetricsURL string // Prometheus endpoint(s) with AddedLatencyMetric, comma separated (summed: the replicas behind a load balancer); "" skips it
 
 	Progress io.Writer // periodic progress lines; nil for none
 	Log      io.Writer // notes and warnings; nil discards
@@ -163,7 +164,7 @@ func RunServe(ctx context.Context, o ServeOptions) (*ServeResult, error) {
 	}
 	var histBefore *Histogram
 	if o.MetricsURL != "" {
-		h, err := ScrapeHistogram(ctx, http.DefaultClient, o.MetricsURL, AddedLatencyMetric)
+		h, err := ScrapeHistograms(ctx, http.DefaultClient, strings.Split(o.MetricsURL, ","), AddedLatencyMetric)
 		if err != nil {
 			fmt.Fprintf(logw, "note: no added-latency figures: %v\n", err)
 		} else {
@@ -192,7 +193,7 @@ func RunServe(ctx context.Context, o ServeOptions) (*ServeResult, error) {
 		res.ServerCPU = &ServerCPU{PIDs: o.ServerPIDs, Seconds: after - serverBefore}
 	}
 	if histBefore != nil {
-		h, err := ScrapeHistogram(ctx, http.DefaultClient, o.MetricsURL, AddedLatencyMetric)
+		h, err := ScrapeHistograms(ctx, http.DefaultClient, strings.Split(o.MetricsURL, ","), AddedLatencyMetric)
 		if err != nil {
 			fmt.Fprintf(logw, "note: no added-latency figures: %v\n", err)
 		} else {

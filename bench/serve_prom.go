@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -149,6 +150,40 @@ func (h Histogram) Sub(before Histogram) Histogram {
 		out.Buckets[i] = HistogramBucket{UpperBound: b.UpperBound, Count: b.Count - prev[b.UpperBound]}
 	}
 	return out
+}
+
+// Add returns the observations of h and other together, as PromQL's sum()
+// over replicas does (a bound missing from one side counts its cumulative
+// count below that bound as zero there, which only matters for mismatched
+// layouts; replicas of one binary share theirs).
+func (h Histogram) Add(other Histogram) Histogram {
+	counts := map[float64]float64{}
+	for _, b := range h.Buckets {
+		counts[b.UpperBound] += b.Count
+	}
+	for _, b := range other.Buckets {
+		counts[b.UpperBound] += b.Count
+	}
+	out := Histogram{Count: h.Count + other.Count, Sum: h.Sum + other.Sum, Buckets: make([]HistogramBucket, 0, len(counts))}
+	for le, n := range counts {
+		out.Buckets = append(out.Buckets, HistogramBucket{UpperBound: le, Count: n})
+	}
+	slices.SortFunc(out.Buckets, func(a, b HistogramBucket) int { return cmp.Compare(a.UpperBound, b.UpperBound) })
+	return out
+}
+
+// ScrapeHistograms scrapes histogram name from every url (the replicas of
+// a load-balanced service) and returns their sum.
+func ScrapeHistograms(ctx context.Context, client *http.Client, urls []string, name string) (Histogram, error) {
+	var sum Histogram
+	for _, u := range urls {
+		h, err := ScrapeHistogram(ctx, client, u, name)
+		if err != nil {
+			return Histogram{}, err
+		}
+		sum = sum.Add(h)
+	}
+	return sum, nil
 }
 
 // Quantile estimates the q-quantile (0..1) the way PromQL's

@@ -6,7 +6,11 @@
 # all have run, so one report lists every failure). Crashers that the fuzzer finds are written by Go to
 # <pkg>/testdata/fuzz/FuzzXxx/ — commit them as regression seeds once fixed.
 #
-# Environment: FUZZTIME per target (default 5s), FUZZ_PKGS to restrict the search to some package dirs.
+# Environment: FUZZTIME per target (default 5s), FUZZ_PKGS to restrict the search to some package dirs,
+# FUZZ_MATCH an extended regexp the "dir name" of a target must match (e.g. 'parsers|FuzzCheckpoint'),
+# FUZZ_SHARD=i/n to run only every n-th target starting at the i-th (1-based; two shards in parallel halve the
+# wall time on a 2-core machine), FUZZ_WORKERS fuzzing processes per target (go test -parallel; default GOMAXPROCS),
+# FUZZ_SUMMARY a file to append one "pkg name execs status" line per target to (for docs/reliability.md).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,6 +28,24 @@ mapfile -t targets < <(
     sort -u
 )
 
+if [ -n "${FUZZ_MATCH:-}" ]; then
+  mapfile -t targets < <(printf '%s\n' "${targets[@]}" | { grep -E -- "$FUZZ_MATCH" || true; })
+  [ -n "${targets[0]:-}" ] || targets=()
+fi
+if [ -n "${FUZZ_SHARD:-}" ]; then
+  shard_i=${FUZZ_SHARD%/*}
+  shard_n=${FUZZ_SHARD#*/}
+  mapfile -t targets < <(printf '%s\n' "${targets[@]}" | awk -v i="$shard_i" -v n="$shard_n" 'NF && (NR - i) % n == 0')
+  [ -n "${targets[0]:-}" ] || targets=()
+fi
+workers=()
+[ -z "${FUZZ_WORKERS:-}" ] || workers=(-parallel="$FUZZ_WORKERS")
+summary=${FUZZ_SUMMARY:-/dev/null}
+
+# execs_of prints the execution count of the last progress line of a fuzz log ("fuzz: elapsed: 1m0s, execs:
+# 123456 (2057/sec), ..."), or "?" when the run never got that far.
+execs_of() { sed -nE 's/^fuzz: elapsed: .*, execs: ([0-9]+) .*/\1/p' "$1" | tail -n 1 | grep . || echo "?"; }
+
 if [ ${#targets[@]} -eq 0 ]; then
   echo "fuzz: no fuzz targets found"
   exit 0
@@ -40,7 +62,8 @@ for t in "${targets[@]}"; do
   corpus=$dir/testdata/fuzz/$name
   before=$(find "$corpus" -type f 2>/dev/null | wc -l || true)
   log=$(mktemp)
-  if "$go" test -run='^$' -fuzz="^${name}\$" -fuzztime="$fuzztime" "$pkg" 2>&1 | tee "$log"; then
+  if "$go" test -run='^$' -fuzz="^${name}\$" -fuzztime="$fuzztime" "${workers[@]}" "$pkg" 2>&1 | tee "$log"; then
+    echo "$pkg $name $(execs_of "$log") ok" >>"$summary"
     rm -f "$log"
     continue
   fi
@@ -52,8 +75,10 @@ for t in "${targets[@]}"; do
     ! grep -qE '^\s+(panic|--- FAIL: .*/)|Failing input written' "$log"; then
     echo "fuzz: $pkg $name: fuzztime deadline race in Go's coordinator (golang/go#75804), no failing input; not a failure"
     flaked+=("$pkg $name")
+    echo "$pkg $name $(execs_of "$log") ok-deadline-race" >>"$summary"
   else
     failed+=("$pkg $name")
+    echo "$pkg $name $(execs_of "$log") FAILED" >>"$summary"
   fi
   rm -f "$log"
 done

@@ -136,7 +136,7 @@ func (f *benchServeFlags) register(c *command) {
 		fs.Var(v, name, "sampling parameter `VALUE` sent in every request (temperature defaults to 0, greedy)")
 	}
 	fs.Var(&f.serverPIDs, "server-pid", "`PID` of a server process (repeatable): its CPU time over the run gives output tokens/s per server CPU core")
-	fs.StringVar(&f.metricsURL, "metrics-url", "", "Prometheus `URL` with "+bench.AddedLatencyMetric+", scraped before and after for the latency the server adds per token\n"+
+	fs.StringVar(&f.metricsURL, "metrics-url", "", "Prometheus `URL` with "+bench.AddedLatencyMetric+", scraped before and after for the latency the server adds per token;\ncomma-separated URLs (the replicas behind a load balancer) are summed\n"+
 		"(default: base URL + /metrics; \"none\" skips it)")
 }
 
