@@ -108,19 +108,9 @@ func FuzzGoldenChunking(f *testing.F) {
 // one token per chunk and a fuzzer-chosen chunking agree. Only strict
 // cases' configurations are used: for relaxed ones vLLM's own streaming
 // answer depends on the chunking, and so may vrender's.
-//
-// The pythonic parsers are left out until a known finding is fixed: for
-// "[_time()]" (a name vLLM's regex refuses) pushing "[" then "_time()]"
-// streams a tool-call delta that pushing "[", "_time", "()]" does not, and
-// that the final Result (content only) contradicts. Reproducer: golden
-// case py_no_args with edits {0, 1}, or runSplits on that text with cuts
-// nil versus {1, 6}.
 func FuzzGoldenMutated(f *testing.F) {
 	var cases []goldenFuzzCase
 	for _, gc := range loadGoldenFuzzCases(f) {
-		if _, tool := gc.c.Parsers(); knownChunkDependent[tool] {
-			continue
-		}
 		if gc.c.Stream == "strict" {
 			cases = append(cases, gc)
 		}
@@ -147,9 +137,6 @@ func FuzzGoldenMutated(f *testing.F) {
 		}
 	})
 }
-
-// knownChunkDependent are tool parsers FuzzGoldenMutated skips (see there).
-var knownChunkDependent = map[string]bool{"pythonic": true, "llama4_pythonic": true}
 
 // mutateIDs applies edits to a copy of ids: each pair of bytes is an
 // operation (top two bits: drop, repeat, swap with the next, or move to the

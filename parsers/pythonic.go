@@ -121,10 +121,13 @@ func (p *Pythonic) feed(text string) (content string, calls []ToolCallDelta) {
 		return text, nil
 	}
 	p.Raw = append(p.Raw, text...)
-	rxOK := p.Rx.feed(text)
-	lexOK := p.Lex.feed(text, p.Parse.token)
+	// The lexer only sees the bytes the regex still allows: a call it
+	// read past the regex's failure would stream in one push but not when
+	// the failing byte came alone, and the result would take it back.
+	n := p.Rx.feed(text)
+	lexOK := p.Lex.feed(text[:n], p.Parse.token)
 	calls, p.Parse.out = p.Parse.out, nil
-	if !rxOK || !lexOK {
+	if n < len(text) || !lexOK {
 		return p.fail(), calls
 	}
 	return "", calls
@@ -202,9 +205,13 @@ func isRxSpace(c byte) bool {
 
 func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-// feed advances over text; false once no match is possible.
-func (r *pyRegex) feed(text string) bool {
-	for i := 0; i < len(text) && r.State != rxOK && r.State != rxFail; {
+// feed advances over text and returns how many of its bytes keep a match
+// possible: len(text) unless a byte in it rules the match out.
+func (r *pyRegex) feed(text string) int {
+	if r.State == rxFail {
+		return 0
+	}
+	for i := 0; i < len(text) && r.State != rxOK; {
 		c := text[i]
 		i++
 		switch r.State {
@@ -272,8 +279,11 @@ func (r *pyRegex) feed(text string) bool {
 				r.State = rxFail
 			}
 		}
+		if r.State == rxFail {
+			return i - 1
+		}
 	}
-	return r.State != rxFail
+	return len(text)
 }
 
 func (r *pyRegex) ok() bool { return r.State == rxOK }

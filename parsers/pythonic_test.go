@@ -135,10 +135,15 @@ func FuzzPythonic(f *testing.F) {
 		text := sb.String()
 		req := mustRequest(t, weatherTools)
 		for _, cfg := range []Config{pythonicOnly, llama4Only} {
-			batch, _ := runSplits(t, cfg, req, text, nil)
+			batch, batchAcc := runSplits(t, cfg, req, text, nil)
 			stream, acc := runSplits(t, cfg, req, text, randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))))
 			if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
 				t.Fatalf("%s %q:\nstream %s\n batch %s", cfg.ToolParser, text, dump(stream), dump(batch))
+			}
+			// Streamed calls, even ones the final answer drops, must not
+			// depend on the chunking either.
+			if s, b := streamedCalls(&acc), streamedCalls(&batchAcc); !reflect.DeepEqual(s, b) {
+				t.Fatalf("%s %q: streamed calls %q, one push %q", cfg.ToolParser, text, s, b)
 			}
 			if len(batch.ToolCalls) > 0 && acc.Content() != "" {
 				t.Fatalf("%s %q: content %q next to calls", cfg.ToolParser, text, acc.Content())
@@ -148,4 +153,72 @@ func FuzzPythonic(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPythonicRegexRefusedNames covers call names vLLM's TOOL_CALL_REGEX
+// refuses (its names start with an ASCII letter and have no dots) while
+// Python accepts them. The regex is checked byte by byte, so a refused
+// call must never stream, whether its "(" arrives in the same push as the
+// refused byte or later; calls before it stream in every chunking and the
+// final answer is the content. After a keyword argument the regex's ".*"
+// absorbs anything, so a later "_b" is a call.
+func TestPythonicRegexRefusedNames(t *testing.T) {
+	cases := []struct {
+		name     string
+		text     string
+		streamed []string // name + " " + arguments of every streamed call
+		calls    bool     // the final answer keeps the streamed calls
+	}{
+		{"underscore first", "[_time()]", nil, false},
+		{"digit first", "[9time()]", nil, false},
+		{"underscore first with argument", `[_w(city="Paris")]`, nil, false},
+		{"dotted first", "[m.g()]", nil, false},
+		{"underscore after argument-less call", "[get_time(), _time()]", []string{"get_time {}"}, false},
+		{"digit after argument-less call", "[get_time(), 9x()]", []string{"get_time {}"}, false},
+		{"dotted after argument-less call", "[get_time(), m.g()]", []string{"get_time {}"}, false},
+		{"bare positional name", "[get_time(b)]", []string{"get_time "}, false},
+		{"underscore after keyword argument", "[a(x=1), _b(y=2)]", []string{`a {"x": 1}`, `_b {"y": 2}`}, true},
+		{"digit after keyword argument", "[a(x=1), 2b(y=2)]", []string{`a {"x": 1}`}, false},
+	}
+	req := mustRequest(t, weatherTools)
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bytewise := make([]int, 0, len(tc.text))
+			for i := 1; i < len(tc.text); i++ {
+				bytewise = append(bytewise, i)
+			}
+			chunkings := [][]int{nil, bytewise}
+			for k := 0; k < 10; k++ {
+				chunkings = append(chunkings, randomCuts(len(tc.text), r))
+			}
+			for _, cfg := range []Config{pythonicOnly, llama4Only} {
+				for _, cuts := range chunkings {
+					res, acc := runSplits(t, cfg, req, tc.text, cuts)
+					streamed := streamedCalls(&acc)
+					if !reflect.DeepEqual(streamed, tc.streamed) {
+						t.Fatalf("%s cuts %v: streamed %q, want %q", cfg.ToolParser, cuts, streamed, tc.streamed)
+					}
+					if tc.calls {
+						if res.Content != nil || len(res.ToolCalls) != len(tc.streamed) {
+							t.Fatalf("%s cuts %v: result %s, want the streamed calls", cfg.ToolParser, cuts, dump(res))
+						}
+						continue
+					}
+					if res.Content == nil || *res.Content != tc.text || len(res.ToolCalls) != 0 {
+						t.Fatalf("%s cuts %v: result %s, want content %q only", cfg.ToolParser, cuts, dump(res), tc.text)
+					}
+				}
+			}
+		})
+	}
+}
+
+// streamedCalls lists every call a stream sent as name + " " + arguments.
+func streamedCalls(acc *Accumulator) []string {
+	var out []string
+	for _, c := range acc.Calls() {
+		out = append(out, c.Name+" "+c.Arguments)
+	}
+	return out
 }
