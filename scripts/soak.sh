@@ -17,7 +17,7 @@
 # `vrender bench serve` has no duration flag, so NUM_PROMPTS is sized to fill DURATION at that pace.
 #
 # Environment: BIN (bin/vrender), MODEL (.cache/models/qwen3), MODES ("single lb"), CONCURRENCY (1000),
-# DURATION (60), TOKEN_LATENCY (50ms), INPUT_LEN (128), OUTPUT_LEN (200), SETTLE (15), SAMPLE_EVERY (5),
+# DURATION (60), TOKEN_LATENCY (50ms), INPUT_LEN (128), OUTPUT_LEN (200), SETTLE (30), SAMPLE_EVERY (5),
 # GOROUTINE_SLACK (50), RESULT_DIR (.cache/soak), HAPROXY (haproxy on PATH or /usr/sbin/haproxy),
 # LOG_DIR (a temporary directory, kept on failure).
 set -euo pipefail
@@ -33,7 +33,7 @@ duration=${DURATION:-60}
 token_latency=${TOKEN_LATENCY:-50ms}
 input_len=${INPUT_LEN:-128}
 output_len=${OUTPUT_LEN:-200}
-settle=${SETTLE:-15}
+settle=${SETTLE:-30}
 sample_every=${SAMPLE_EVERY:-5}
 goroutine_slack=${GOROUTINE_SLACK:-50}
 result_dir=${RESULT_DIR:-.cache/soak}
