@@ -17,22 +17,8 @@ const noEngineMessage = "no engine is configured; start vrender serve with --eng
 // handleChatCompletions answers POST /v1/chat/completions through the
 // orchestrator: vLLM's OpenAI chat endpoint over a tokens-only engine.
 func (s *server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
-	body, e := s.readJSONBody(w, r)
-	if e != nil {
-		s.writeError(w, r, e)
-		return
-	}
-	req, err := protocol.DecodeChatCompletionRequest(body)
-	if err != nil {
-		s.writeError(w, r, decodeError(err))
-		return
-	}
-	if e := s.checkModel(req.Model); e != nil {
-		s.writeError(w, r, e)
-		return
-	}
-	if e := s.checkChatLimits(len(req.Messages), len(req.Tools)); e != nil {
-		s.writeError(w, r, e)
+	req, ok := s.readChatRequest(w, r)
+	if !ok {
 		return
 	}
 	if s.orchestrator == nil {
@@ -47,18 +33,8 @@ func (s *server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 
 // handleCompletions answers POST /v1/completions through the orchestrator.
 func (s *server) handleCompletions(w http.ResponseWriter, r *http.Request) {
-	body, e := s.readJSONBody(w, r)
-	if e != nil {
-		s.writeError(w, r, e)
-		return
-	}
-	req, err := protocol.DecodeCompletionRequest(body)
-	if err != nil {
-		s.writeError(w, r, decodeError(err))
-		return
-	}
-	if e := s.checkModel(req.Model); e != nil {
-		s.writeError(w, r, e)
+	req, ok := s.readCompletionRequest(w, r)
+	if !ok {
 		return
 	}
 	if s.orchestrator == nil {

@@ -12,22 +12,8 @@ import (
 // handleChatRender answers POST /v1/chat/completions/render with the one
 // GenerateRequest vLLM's render server builds from a chat request.
 func (s *server) handleChatRender(w http.ResponseWriter, r *http.Request) {
-	body, e := s.readJSONBody(w, r)
-	if e != nil {
-		s.writeError(w, r, e)
-		return
-	}
-	req, err := protocol.DecodeChatCompletionRequest(body)
-	if err != nil {
-		s.writeError(w, r, decodeError(err))
-		return
-	}
-	if e := s.checkModel(req.Model); e != nil {
-		s.writeError(w, r, e)
-		return
-	}
-	if e := s.checkChatLimits(len(req.Messages), len(req.Tools)); e != nil {
-		s.writeError(w, r, e)
+	req, ok := s.readChatRequest(w, r)
+	if !ok {
 		return
 	}
 	ctx, span := s.span(r.Context(), "render")
@@ -44,18 +30,8 @@ func (s *server) handleChatRender(w http.ResponseWriter, r *http.Request) {
 // handleCompletionRender answers POST /v1/completions/render with a JSON
 // array of GenerateRequests, one per prompt.
 func (s *server) handleCompletionRender(w http.ResponseWriter, r *http.Request) {
-	body, e := s.readJSONBody(w, r)
-	if e != nil {
-		s.writeError(w, r, e)
-		return
-	}
-	req, err := protocol.DecodeCompletionRequest(body)
-	if err != nil {
-		s.writeError(w, r, decodeError(err))
-		return
-	}
-	if e := s.checkModel(req.Model); e != nil {
-		s.writeError(w, r, e)
+	req, ok := s.readCompletionRequest(w, r)
+	if !ok {
 		return
 	}
 	ctx, span := s.span(r.Context(), "render")
@@ -111,4 +87,48 @@ func (s *server) renderError(ctx context.Context, err error) *apiError {
 	}
 	s.log.ErrorContext(ctx, "render failed", "request_id", requestIDFrom(ctx), "err", err)
 	return internalError()
+}
+
+// readChatRequest reads and validates a chat completion body: JSON syntax,
+// vLLM's pydantic checks, the served model name and the message and tool
+// limits. On failure it has written the error and returns false.
+func (s *server) readChatRequest(w http.ResponseWriter, r *http.Request) (*protocol.ChatCompletionRequest, bool) {
+	body, e := s.readJSONBody(w, r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return nil, false
+	}
+	req, err := protocol.DecodeChatCompletionRequest(body)
+	if err != nil {
+		s.writeError(w, r, decodeError(err))
+		return nil, false
+	}
+	if e := s.checkModel(req.Model); e != nil {
+		s.writeError(w, r, e)
+		return nil, false
+	}
+	if e := s.checkChatLimits(len(req.Messages), len(req.Tools)); e != nil {
+		s.writeError(w, r, e)
+		return nil, false
+	}
+	return req, true
+}
+
+// readCompletionRequest is readChatRequest for a completion body.
+func (s *server) readCompletionRequest(w http.ResponseWriter, r *http.Request) (*protocol.CompletionRequest, bool) {
+	body, e := s.readJSONBody(w, r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return nil, false
+	}
+	req, err := protocol.DecodeCompletionRequest(body)
+	if err != nil {
+		s.writeError(w, r, decodeError(err))
+		return nil, false
+	}
+	if e := s.checkModel(req.Model); e != nil {
+		s.writeError(w, r, e)
+		return nil, false
+	}
+	return req, true
 }
