@@ -7,7 +7,7 @@
 # after it and again after SETTLE seconds: VmRSS and Threads from /proc/PID/status, go_goroutines from its own
 # /metrics. The script fails when any request failed, or when a replica's goroutines after the settle are more
 # than GOROUTINE_SLACK above its pre-run baseline (a leak); RSS is reported against the baseline, not judged:
-# Go returns freed heap to the OS gradually (the scavenger), so RSS settles over minutes, not seconds.
+# vrender serve returns freed heap to the OS once idle (checked every 10 s), so RSS settles within the 30 s settle.
 #
 # Pace: the engine emits a token every TOKEN_LATENCY (default 50 ms, 20 tokens/s per stream, a real decode's
 # pace) rather than as fast as it can. At zero latency a 200-token stream ends within milliseconds, so 1,000
