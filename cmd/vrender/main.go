@@ -1,6 +1,7 @@
 // Command vrender serves vLLM's CPU tier (tokenize, render, detokenize and
-// derender) as one Go binary, and offers the same operations on the command
-// line. Run `vrender help` for the commands.
+// derender) as one Go binary, serves the OpenAI API over tokens-only vLLM
+// engines, and offers the same operations on the command line. Run
+// `vrender help` for the commands.
 package main
 
 import (
@@ -28,7 +29,8 @@ func main() {
 	os.Exit(code)
 }
 
-const usageText = `vrender serves vLLM's CPU tier (tokenize, render, derender) for a model.
+const usageText = `vrender serves vLLM's CPU tier (tokenize, render, derender) for a model, and the OpenAI API
+over tokens-only vLLM engines (serve --engine).
 
 Usage: vrender <command> [arguments]
 
