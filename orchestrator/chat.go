@@ -45,11 +45,8 @@ type chatRun struct {
 	stopMatched    bool
 	kv             json.RawMessage
 
-	stream  bool
-	sink    Sink
-	started bool
-	enc     *protocol.ChunkEncoder
-	buf     []byte
+	stream bool
+	sseWriter
 }
 
 func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionRequest, baseID string, sink Sink) (*protocol.ServedChatResponse, error) {
@@ -76,7 +73,7 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 	}
 	role := o.chatRole(req)
 	run := &chatRun{o: o, id: "chatcmpl-" + baseID, created: o.now().Unix(), role: role, echo: echoContent(req, role),
-		prompt: g.TokenIDs, stream: req.Stream != nil && *req.Stream, sink: sink,
+		prompt: g.TokenIDs, stream: req.Stream != nil && *req.Stream, sseWriter: sseWriter{sink: sink, metrics: o.cfg.Metrics},
 		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs}
 	if run.stream && req.StreamOptions != nil {
 		run.usage = req.StreamOptions.IncludeUsage != nil && *req.StreamOptions.IncludeUsage
@@ -211,11 +208,9 @@ func (r *chatRun) event(ev *protocol.GenerateResponse, read time.Time) error {
 
 // start commits the stream and sends each choice's role chunk.
 func (r *chatRun) start() error {
-	if err := r.sink.Start(); err != nil {
-		return errClientGone
+	if err := r.openChat(); err != nil {
+		return err
 	}
-	r.started = true
-	r.enc = protocol.NewChunkEncoder(r.id, "chat.completion.chunk", r.created, r.o.cfg.ModelName)
 	var promptIDs []int
 	if r.returnTokenIDs {
 		promptIDs = r.prompt
@@ -225,7 +220,7 @@ func (r *chatRun) start() error {
 		if r.cont {
 			u = protocol.NewUsage(len(r.prompt), 0)
 		}
-		r.buf = append(r.buf[:0], "data: "...)
+		r.begin()
 		r.buf = r.enc.AppendChatRole(r.buf, i, r.role, u, promptIDs)
 		if err := r.frame(); err != nil {
 			return err
@@ -239,7 +234,7 @@ func (r *chatRun) start() error {
 		if r.cont {
 			u = protocol.NewUsage(len(r.prompt), 0)
 		}
-		r.buf = append(r.buf[:0], "data: "...)
+		r.begin()
 		r.buf = r.enc.AppendChatEcho(r.buf, i, *r.echo, u)
 		if err := r.frame(); err != nil {
 			return err
@@ -254,16 +249,13 @@ func (r *chatRun) writeStep(c *protocol.GenerateChoice, step *derender.ChatStep)
 		choice.Final, choice.FinishReason, choice.StopReason = true, *step.FinishReason, step.StopReason
 	}
 	if r.returnTokenIDs {
-		choice.TokenIDs = c.TokenIDs
-		if choice.TokenIDs == nil {
-			choice.TokenIDs = []int{}
-		}
+		choice.TokenIDs = idsOrEmpty(c.TokenIDs)
 	}
 	var u *protocol.UsageInfo
 	if r.cont {
 		u = protocol.NewUsage(len(r.prompt), r.sessions[c.Index].Tokens())
 	}
-	r.buf = append(r.buf[:0], "data: "...)
+	r.begin()
 	var err error
 	if r.buf, err = r.enc.AppendChatDelta(r.buf, &choice, u); err != nil {
 		return err
@@ -271,46 +263,30 @@ func (r *chatRun) writeStep(c *protocol.GenerateChoice, step *derender.ChatStep)
 	return r.frame()
 }
 
-// frame terminates the event in buf and writes it.
-func (r *chatRun) frame() error {
-	r.buf = append(r.buf, "\n\n"...)
-	if err := r.sink.Frame(r.buf); err != nil {
-		return errClientGone
-	}
-	r.o.cfg.Metrics.chunks.Add(1)
-	return nil
+// openChat commits the stream with the chat chunk encoder.
+func (r *chatRun) openChat() error {
+	return r.open(r.id, "chat.completion.chunk", r.created, r.o.cfg.ModelName)
 }
 
 // finish sends the usage chunk (when asked) and [DONE].
 func (r *chatRun) finish(completion int) error {
 	if !r.started {
-		if err := r.sink.Start(); err != nil {
-			return errClientGone
-		}
-		r.started = true
-		r.enc = protocol.NewChunkEncoder(r.id, "chat.completion.chunk", r.created, r.o.cfg.ModelName)
-	}
-	if r.usage {
-		r.buf = append(r.buf[:0], "data: "...)
-		r.buf = r.enc.AppendUsage(r.buf, protocol.NewUsage(len(r.prompt), completion))
-		if err := r.frame(); err != nil {
+		if err := r.openChat(); err != nil {
 			return err
 		}
 	}
-	return r.sink.Frame([]byte("data: [DONE]\n\n"))
+	var u *protocol.UsageInfo
+	if r.usage {
+		u = protocol.NewUsage(len(r.prompt), completion)
+	}
+	return r.end(u)
 }
 
-// fail ends a started stream as vLLM's generator does on an exception: an
-// error event, then [DONE]. The returned error is nil: the answer was sent.
+// fail ends a started stream with an error event, then [DONE]. The
+// returned error is nil: the answer was sent.
 func (r *chatRun) fail(e *Error) error {
-	r.o.cfg.Metrics.failed.Add(1)
 	r.o.log.Warn("chat stream failed", "request_id", r.id, "status", e.Status, "err", e.Message)
-	r.buf = append(r.buf[:0], "data: "...)
-	r.buf = protocol.AppendStreamError(r.buf, e.Info())
-	r.buf = append(r.buf, "\n\n"...)
-	if r.sink.Frame(r.buf) == nil {
-		_ = r.sink.Frame([]byte("data: [DONE]\n\n"))
-	}
+	r.sseWriter.fail(e)
 	return nil
 }
 
@@ -353,10 +329,7 @@ func (r *chatRun) response(completion int) *protocol.ServedChatResponse {
 		choice := protocol.ServedChatChoice{Index: i, Message: c.Message, Logprobs: c.Logprobs,
 			FinishReason: c.FinishReason, StopReason: c.StopReason}
 		if r.tokens != nil {
-			choice.TokenIDs = r.tokens[i]
-			if choice.TokenIDs == nil {
-				choice.TokenIDs = []int{}
-			}
+			choice.TokenIDs = idsOrEmpty(r.tokens[i])
 		}
 		res.Choices = append(res.Choices, choice)
 	}

@@ -64,10 +64,7 @@ type completionRun struct {
 	returnTokenIDs bool
 	usage, cont    bool
 	stream         bool
-	sink           Sink
-	started        bool
-	enc            *protocol.ChunkEncoder
-	buf            []byte
+	sseWriter
 }
 
 // promptEvent is an event of one prompt's stream.
@@ -89,7 +86,7 @@ func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionR
 		return nil, AsError(err)
 	}
 	run := &completionRun{o: o, id: "cmpl-" + baseID, created: o.now().Unix(), n: 1,
-		stream: req.Stream != nil && *req.Stream, sink: sink,
+		stream: req.Stream != nil && *req.Stream, sseWriter: sseWriter{sink: sink, metrics: o.cfg.Metrics},
 		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs}
 	if run.stream && req.StreamOptions != nil {
 		run.usage = req.StreamOptions.IncludeUsage != nil && *req.StreamOptions.IncludeUsage
@@ -265,12 +262,7 @@ func (r *completionRun) event(pi int, ev *protocol.GenerateResponse, read time.T
 }
 
 func (r *completionRun) start() error {
-	if err := r.sink.Start(); err != nil {
-		return errClientGone
-	}
-	r.started = true
-	r.enc = protocol.NewChunkEncoder(r.id, "text_completion", r.created, r.o.cfg.ModelName)
-	return nil
+	return r.open(r.id, "text_completion", r.created, r.o.cfg.ModelName)
 }
 
 func (r *completionRun) writeStep(p *promptRun, pi int, c *protocol.GenerateChoice, step *derender.CompletionStep) error {
@@ -294,16 +286,13 @@ func (r *completionRun) writeStep(p *promptRun, pi int, c *protocol.GenerateChoi
 		}
 	}
 	if r.returnTokenIDs {
-		choice.TokenIDs = c.TokenIDs
-		if choice.TokenIDs == nil {
-			choice.TokenIDs = []int{}
-		}
+		choice.TokenIDs = idsOrEmpty(c.TokenIDs)
 	}
 	var u *protocol.UsageInfo
 	if r.cont {
 		u = protocol.NewUsage(len(p.prompt), p.sessions[c.Index].Tokens())
 	}
-	r.buf = append(r.buf[:0], "data: "...)
+	r.begin()
 	var err error
 	if r.buf, err = r.enc.AppendCompletion(r.buf, &choice, u); err != nil {
 		return err
@@ -311,42 +300,24 @@ func (r *completionRun) writeStep(p *promptRun, pi int, c *protocol.GenerateChoi
 	return r.frame()
 }
 
-func (r *completionRun) frame() error {
-	r.buf = append(r.buf, "\n\n"...)
-	if err := r.sink.Frame(r.buf); err != nil {
-		return errClientGone
-	}
-	r.o.cfg.Metrics.chunks.Add(1)
-	return nil
-}
-
 func (r *completionRun) finish(completion int) {
 	if !r.started && r.start() != nil {
 		return
 	}
+	var u *protocol.UsageInfo
 	if r.usage {
 		prompt := 0
 		for _, p := range r.prompts {
 			prompt += len(p.prompt)
 		}
-		r.buf = append(r.buf[:0], "data: "...)
-		r.buf = r.enc.AppendUsage(r.buf, protocol.NewUsage(prompt, completion))
-		if r.frame() != nil {
-			return
-		}
+		u = protocol.NewUsage(prompt, completion)
 	}
-	_ = r.sink.Frame([]byte("data: [DONE]\n\n"))
+	_ = r.end(u)
 }
 
 func (r *completionRun) fail(e *Error) {
-	r.o.cfg.Metrics.failed.Add(1)
 	r.o.log.Warn("completion stream failed", "request_id", r.id, "status", e.Status, "err", e.Message)
-	r.buf = append(r.buf[:0], "data: "...)
-	r.buf = protocol.AppendStreamError(r.buf, e.Info())
-	r.buf = append(r.buf, "\n\n"...)
-	if r.sink.Frame(r.buf) == nil {
-		_ = r.sink.Frame([]byte("data: [DONE]\n\n"))
-	}
+	r.sseWriter.fail(e)
 }
 
 func (r *completionRun) response(completion int) *protocol.ServedCompletionResponse {
@@ -367,10 +338,7 @@ func (r *completionRun) response(completion int) *protocol.ServedCompletionRespo
 			}
 			if r.returnTokenIDs {
 				choice.PromptTokenIDs = p.prompt
-				choice.TokenIDs = p.tokens[ci]
-				if choice.TokenIDs == nil {
-					choice.TokenIDs = []int{}
-				}
+				choice.TokenIDs = idsOrEmpty(p.tokens[ci])
 			}
 			res.Choices = append(res.Choices, choice)
 		}
