@@ -474,9 +474,7 @@ func (o *object) responseFormat(name string) json.RawMessage {
 		}
 		return nil
 	}
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &members)
-	sub := &object{raw: raw, members: members, loc: o.at(name)}
+	sub := o.sub(name, raw)
 	e1 := plainResponseFormatErrors(sub)
 	e2 := structuralTagErrors(sub.fresh())
 	e3 := legacyStructuralTagErrors(sub.fresh())

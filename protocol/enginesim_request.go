@@ -184,24 +184,16 @@ func (o *object) tokenOffsets(name string) [][2]int {
 // reasoningParserKwargs is `ReasoningParserKwargs | None`, a model with
 // extra="forbid" holding only chat_template_kwargs.
 func (o *object) reasoningParserKwargs(name string) json.RawMessage {
-	raw, ok := o.members[name]
-	if !ok || isNull(raw) {
+	sub, raw := o.nested(name, false, "ReasoningParserKwargs")
+	if sub == nil {
 		return nil
 	}
-	if jsonKind(raw) != '{' {
-		o.fail(o.at(name), "model_type", "Input should be a valid dictionary or instance of ReasoningParserKwargs", raw,
-			CtxEntry{Key: "class_name", Value: "ReasoningParserKwargs"})
-		return nil
-	}
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &members)
-	sub := &object{raw: raw, members: members, loc: o.at(name)}
-	if v, ok := members["chat_template_kwargs"]; ok && jsonKind(v) != '{' {
+	if v, ok := sub.members["chat_template_kwargs"]; ok && jsonKind(v) != '{' {
 		sub.fail(sub.at("chat_template_kwargs"), "dict_type", "Input should be a valid dictionary", v)
 	}
-	for _, key := range keysInOrder(raw, members) {
+	for _, key := range keysInOrder(raw, sub.members) {
 		if key != "chat_template_kwargs" {
-			sub.fail(sub.at(key), "extra_forbidden", "Extra inputs are not permitted", members[key])
+			sub.fail(sub.at(key), "extra_forbidden", "Extra inputs are not permitted", sub.members[key])
 		}
 	}
 	o.errs = append(o.errs, sub.errs...)

@@ -823,20 +823,41 @@ func rawNumber(raw json.RawMessage) (float64, bool) {
 	return f, err == nil
 }
 
-// streamOptions is `stream_options: StreamOptions | None`.
-func (o *object) streamOptions(name string) *StreamOptions {
+// nested validates a member typed as a nested pydantic model (or, with
+// dataclass, a dataclass) named class: nil for an absent or null member,
+// nil after recording pydantic's type error for a non-object, else the
+// member as an object whose errors are located under name.
+func (o *object) nested(name string, dataclass bool, class string) (sub *object, raw json.RawMessage) {
 	raw, ok := o.members[name]
 	if !ok || isNull(raw) {
-		return nil
+		return nil, raw
 	}
 	if jsonKind(raw) != '{' {
-		o.fail(o.at(name), "model_type", "Input should be a valid dictionary or instance of StreamOptions", raw,
-			CtxEntry{Key: "class_name", Value: "StreamOptions"})
-		return nil
+		if dataclass {
+			o.fail(o.at(name), "dataclass_type", "Input should be a dictionary or an instance of "+class, raw,
+				CtxEntry{Key: "class_name", Value: class})
+		} else {
+			o.fail(o.at(name), "model_type", "Input should be a valid dictionary or instance of "+class, raw,
+				CtxEntry{Key: "class_name", Value: class})
+		}
+		return nil, raw
 	}
+	return o.sub(name, raw), raw
+}
+
+// sub is the JSON object raw, the member name of o, as an object of its own.
+func (o *object) sub(name string, raw json.RawMessage) *object {
 	var members map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &members)
-	sub := &object{raw: raw, members: members, loc: o.at(name)}
+	return &object{raw: raw, members: members, loc: o.at(name)}
+}
+
+// streamOptions is `stream_options: StreamOptions | None`.
+func (o *object) streamOptions(name string) *StreamOptions {
+	sub, _ := o.nested(name, false, "StreamOptions")
+	if sub == nil {
+		return nil
+	}
 	so := &StreamOptions{
 		IncludeUsage:         sub.optionalBool("include_usage", false),
 		ContinuousUsageStats: sub.optionalBool("continuous_usage_stats", false),
@@ -956,20 +977,12 @@ func (o *object) documents(name string) json.RawMessage {
 
 // structuredOutputs is `structured_outputs: StructuredOutputsParams | None`.
 func (o *object) structuredOutputs(name string) *StructuredOutputsParams {
-	raw, ok := o.members[name]
-	if !ok || isNull(raw) {
+	sub, raw := o.nested(name, true, "StructuredOutputsParams")
+	if sub == nil {
 		return nil
 	}
-	if jsonKind(raw) != '{' {
-		o.fail(o.at(name), "dataclass_type", "Input should be a dictionary or an instance of StructuredOutputsParams", raw,
-			CtxEntry{Key: "class_name", Value: "StructuredOutputsParams"})
-		return nil
-	}
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &members)
-	sub := &object{raw: raw, members: members, loc: o.at(name)}
 	so := &StructuredOutputsParams{}
-	if j, ok := members["json"]; ok && !isNull(j) {
+	if j, ok := sub.members["json"]; ok && !isNull(j) {
 		if k := jsonKind(j); k != '"' && k != '{' {
 			sub.fail(sub.at("json", "str"), "string_type", "Input should be a valid string", j)
 			sub.fail(sub.at("json", "dict[any,any]"), "dict_type", "Input should be a valid dictionary", j)
@@ -989,7 +1002,7 @@ func (o *object) structuredOutputs(name string) *StructuredOutputsParams {
 		}
 	}
 	so.Grammar = sub.optionalString("grammar")
-	if _, ok := members["json_object"]; ok {
+	if _, ok := sub.members["json_object"]; ok {
 		so.JSONObject = sub.optionalBool("json_object", false)
 	}
 	so.DisableAnyWhitespace = sub.boolean("disable_any_whitespace", false)
@@ -1092,18 +1105,10 @@ func (o *object) vllmXargs(name string) json.RawMessage {
 // repetitionDetection is `repetition_detection: RepetitionDetectionParams |
 // None`, returned as the dataclass serialises: all three fields.
 func (o *object) repetitionDetection(name string) json.RawMessage {
-	raw, ok := o.members[name]
-	if !ok || isNull(raw) {
+	sub, raw := o.nested(name, true, "RepetitionDetectionParams")
+	if sub == nil {
 		return nil
 	}
-	if jsonKind(raw) != '{' {
-		o.fail(o.at(name), "dataclass_type", "Input should be a dictionary or an instance of RepetitionDetectionParams", raw,
-			CtxEntry{Key: "class_name", Value: "RepetitionDetectionParams"})
-		return nil
-	}
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &members)
-	sub := &object{raw: raw, members: members, loc: o.at(name)}
 	maxSize := sub.integer("max_pattern_size", 0)
 	minSize := sub.integer("min_pattern_size", 0)
 	minCount := sub.integer("min_count", 0)
