@@ -17,6 +17,9 @@ type decodeTable struct {
 	// bytes end at ends[id] and start where id-1's end.
 	bytes string
 	ends  []uint32
+	// step holds, per id, what the detokenizer's fast step must know
+	// without a map lookup or a UTF-8 scan (stepFast, stepSpecial).
+	step []uint8
 
 	// decodeFused: the tokens after the leading per-token decoders
 	// (Replace, Strip), and the byte of each "<0xXX>" token when the chain
@@ -49,6 +52,11 @@ func newDecodeTable(t *Tokenizer) decodeTable {
 	if len(chain) == 1 {
 		if _, ok := chain[0].(byteLevelDecoder); ok {
 			d.initByteLevel()
+			for id := range d.step {
+				if t.IsSpecial(id) {
+					d.step[id] |= stepSpecial
+				}
+			}
 			return d
 		}
 	}
@@ -113,7 +121,27 @@ func (d *decodeTable) initByteLevel() {
 		d.ends[id] = uint32(len(arena))
 	}
 	d.bytes = string(arena)
+	d.step = make([]uint8, len(d.tokens))
+	for id := range d.tokens {
+		start := uint32(0)
+		if id > 0 {
+			start = d.ends[id-1]
+		}
+		piece := d.bytes[start:d.ends[id]]
+		if d.known[id] && piece != "" && !strings.HasSuffix(piece, detokHoldBackSuffix) && utf8.ValidString(piece) {
+			d.step[id] |= stepFast
+		}
+	}
 }
+
+// Flags of decodeTable.step.
+const (
+	// stepFast: the id has a token whose decoded bytes are non-empty,
+	// complete UTF-8 and do not end in U+FFFD.
+	stepFast uint8 = 1 << iota
+	// stepSpecial: Tokenizer.IsSpecial(id).
+	stepSpecial
+)
 
 func (d *decodeTable) initFused(perToken []decoder, byteFallback bool) {
 	d.mode = decodeFused

@@ -71,10 +71,14 @@ type Detokenizer struct {
 	// pieces is set for byte-level vocabularies (fastStep); clean caches
 	// whether the window holds nothing back, one backs the one-token
 	// window fastStep leaves, scratch is isClean's buffer.
-	pieces  byteLevelVocab
+	// lazy says the window is the one token lastID, not yet written
+	// to state (see materialize).
+	pieces  *decodeTable
 	clean   cleanState
 	one     [1]string
 	scratch []byte
+	lazy    bool
+	lastID  int
 }
 
 // NewDetokenizer returns a detokenizer seeded from the end of the prompt,
@@ -116,8 +120,8 @@ func newBareDetokenizer(v detokVocab, opts DetokOptions) *Detokenizer {
 	}
 	if opts.SlowTokenizer {
 		d.slow = newAddedTokenDecoder(v, d.isSpecial)
-	} else if bl, ok := v.(byteLevelVocab); ok && bl.byteLevelMode() {
-		d.pieces = bl
+	} else if bl, ok := v.(byteLevelVocab); ok {
+		d.pieces = bl.byteLevelTable()
 	}
 	return d
 }
@@ -153,6 +157,7 @@ func (d *Detokenizer) Step(id int) string {
 			return text
 		}
 	}
+	d.materialize()
 	window := d.state.PrevTokens
 	if tok, keep := d.convertID(id); keep {
 		window = append(window, tok)
@@ -183,6 +188,16 @@ func (d *Detokenizer) Push(ids []int) string {
 		return d.Step(ids[0])
 	}
 	var b strings.Builder
+	if d.pieces != nil {
+		// The pieces' total is the text's size but for held-back bytes
+		// and replacement characters: one allocation instead of doublings.
+		n := 0
+		for _, id := range ids {
+			piece, _ := d.pieces.stepInfo(id)
+			n += len(piece)
+		}
+		b.Grow(n)
+	}
 	for _, id := range ids {
 		b.WriteString(d.Step(id))
 	}
@@ -191,7 +206,10 @@ func (d *Detokenizer) Push(ids []int) string {
 
 // State returns a copy of the current state, for a client to carry to the
 // next call (vLLM's stream_state).
-func (d *Detokenizer) State() DetokState { return d.state.clone() }
+func (d *Detokenizer) State() DetokState {
+	d.materialize()
+	return d.state.clone()
+}
 
 // rebase records the new offsets and drops the tokens before the prefix
 // offset, which no later step reads: vLLM's derender trims the window the

@@ -1,33 +1,36 @@
 package tokenizer
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
-// byteLevelVocab is implemented by vocabularies whose decoder is exactly
-// ByteLevel: the text of a token list is then the lossy UTF-8 of the
-// concatenation of each token's bytes, so a token whose bytes are complete
-// UTF-8, appended to a window whose bytes are, decodes to itself.
+// byteLevelVocab is implemented by vocabularies whose decoder may be
+// exactly ByteLevel: the text of a token list is then the lossy UTF-8 of
+// the concatenation of each token's bytes, so a token whose bytes are
+// complete UTF-8, appended to a window whose bytes are, decodes to itself.
 type byteLevelVocab interface {
-	byteLevelMode() bool
-	byteLevelPiece(id int) (string, bool)
+	byteLevelTable() *decodeTable // nil unless the decoder is exactly ByteLevel
 }
 
 func (t *Tokenizer) byteLevelMode() bool { return t.dec.mode == decodeByteLevel }
 
-// byteLevelPiece is id's decoded bytes, a slice of the decode table's
-// arena (no copy). ok is false for ids without a token.
-func (t *Tokenizer) byteLevelPiece(id int) (string, bool) {
-	d := &t.dec
-	if d.mode != decodeByteLevel || id < 0 || id >= len(d.known) || !d.known[id] {
-		return "", false
+func (t *Tokenizer) byteLevelTable() *decodeTable {
+	if !t.byteLevelMode() {
+		return nil
+	}
+	return &t.dec
+}
+
+// stepInfo is what a fast step needs of id: its decoded bytes (a slice of
+// the arena, no copy) and its step flags (0 for ids without a token or out
+// of range).
+func (d *decodeTable) stepInfo(id int) (piece string, flags uint8) {
+	if uint(id) >= uint(len(d.step)) {
+		return "", 0
 	}
 	start := uint32(0)
 	if id > 0 {
 		start = d.ends[id-1]
 	}
-	return d.bytes[start:d.ends[id]], true
+	return d.bytes[start:d.ends[id]], d.step[id]
 }
 
 // cleanState caches whether the window is clean: nothing held back
@@ -47,23 +50,48 @@ const (
 // exactly the piece, so two window decodes and their allocations are
 // skipped. ok is false when the slow path must decide.
 func (d *Detokenizer) fastStep(id int) (text string, ok bool) {
-	piece, known := d.pieces.byteLevelPiece(id)
-	if !known || piece == "" || strings.HasSuffix(piece, detokHoldBackSuffix) || !utf8.ValidString(piece) {
+	piece, flags := d.pieces.stepInfo(id)
+	if flags&stepFast == 0 {
 		return "", false
 	}
-	if d.opts.SkipSpecialTokens && d.isSpecial(id) {
+	if d.opts.SkipSpecialTokens {
+		special := flags&stepSpecial != 0
+		if d.opts.IsSpecial != nil {
+			special = d.isSpecial(id)
+		}
+		if special {
+			return "", false
+		}
+	}
+	if d.clean != cleanYes && !d.isClean() {
 		return "", false
 	}
-	if !d.isClean() {
-		return "", false
-	}
-	tok, _ := d.vocab.IDToToken(id)
 	// The window after the step is this one token, already read: the
 	// slow path's rebase(window, read, len(window)) on a clean window.
-	d.one[0] = tok
-	d.state = DetokState{PrevTokens: d.one[:1:1], PrefixOffset: 0, ReadOffset: 1}
-	d.clean = cleanYes
+	// It is written out only when something reads it (materialize): a run
+	// of fast steps then writes no pointers, which under a running GC
+	// would each cost a write barrier.
+	d.lastID, d.lazy = id, true
 	return piece, true
+}
+
+// FastStep is Step for a token the byte-level fast path decodes: the
+// steady state of a stream, where a step is a table lookup. ok is false,
+// and nothing consumed, when Step must decide.
+func (d *Detokenizer) FastStep(id int) (text string, ok bool) {
+	if d.pieces == nil {
+		return "", false
+	}
+	return d.fastStep(id)
+}
+
+// materialize writes out the one-token window a fast step left.
+func (d *Detokenizer) materialize() {
+	if d.lazy {
+		d.lazy = false
+		d.one[0] = d.pieces.tokens[d.lastID]
+		d.state = DetokState{PrevTokens: d.one[:1:1], PrefixOffset: 0, ReadOffset: 1}
+	}
 }
 
 // isClean reports (and caches) whether the window is clean.
