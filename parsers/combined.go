@@ -48,6 +48,10 @@ type Parser struct {
 	// arena backs Push's tool-call deltas, reused PushReuse's; not state.
 	arena  callArena
 	reused []ToolCallDelta
+	hot    hotPath
+	// argsStop and argsPlain are the hot arguments path's byte sets,
+	// built once.
+	argsStop, argsPlain *byteSet
 }
 
 // New builds the machine for one request. promptIDs may be nil; some
@@ -123,7 +127,9 @@ func NeedsSpecialTokens(cfg Config, req *Request) bool {
 // families here find their markers in the text.
 func (p *Parser) Push(text string, ids []int) Delta {
 	_ = ids
-	return p.push(text, false)
+	var d Delta
+	p.push(&d, text, false)
+	return d
 }
 
 // PushReuse is Push for a caller done with each delta before its next
@@ -132,21 +138,31 @@ func (p *Parser) Push(text string, ids []int) Delta {
 // stream the memory of a slice per tool-call push. Copy it to keep it.
 func (p *Parser) PushReuse(text string, ids []int) Delta {
 	_ = ids
-	return p.push(text, true)
+	var d Delta
+	p.push(&d, text, true)
+	return d
 }
 
-func (p *Parser) push(text string, reuse bool) Delta {
-	if d, ok := p.fastArgs(text, reuse); ok {
-		return d
+// push is Push into d, which must be zero.
+func (p *Parser) push(d *Delta, text string, reuse bool) {
+	if p.hot.kind != HotNone {
+		if p.hotPush(d, text, reuse) {
+			return
+		}
+		text = p.coolText(text)
 	}
-	var d Delta
+	if p.fastArgs(d, text, reuse) {
+		return
+	}
 	content := text
 	if p.Reasoning != nil {
 		d.Reasoning, content = p.Reasoning.Push(text)
 	}
-	p.route(&d, content, false, reuse)
-	p.filter(&d)
-	return d
+	p.route(d, content, false, reuse)
+	p.filter(d)
+	if content == "" && !p.Finished {
+		p.warmReasoning()
+	}
 }
 
 // callAppender is a tool machine that can append a push's deltas to a
@@ -162,6 +178,7 @@ func (p *Parser) Finish() Delta {
 	if p.Finished {
 		return d
 	}
+	p.settle()
 	p.Finished = true
 	content := ""
 	if p.Reasoning != nil {

@@ -24,6 +24,8 @@ type engineSpec struct {
 	disabled func(*Request) bool
 
 	reasoningMarkers, contentMarkers []string
+	// reasoningStop and contentStop are the markers' first bytes.
+	reasoningStop, contentStop *byteSet
 }
 
 func (s *engineSpec) init() *engineSpec {
@@ -32,6 +34,7 @@ func (s *engineSpec) init() *engineSpec {
 	if s.reenter {
 		s.contentMarkers = append(s.contentMarkers, s.start)
 	}
+	s.reasoningStop, s.contentStop = newByteSet(s.reasoningMarkers), newByteSet(s.contentMarkers)
 	return s
 }
 

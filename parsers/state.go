@@ -36,6 +36,7 @@ type parserState struct {
 // MarshalState encodes everything p needs to continue a stream; Restore
 // with the same configuration and request brings it back.
 func (p *Parser) MarshalState() ([]byte, error) {
+	p.settle()
 	s := parserState{WS: string(p.WS), ContentOut: p.ContentOut, CallsOut: p.CallsOut, Finished: p.Finished}
 	var err error
 	if p.Reasoning != nil {

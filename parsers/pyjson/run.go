@@ -21,6 +21,12 @@ func (v *Value) plainRun(src string) int {
 	if v.State != stString || v.High != 0 {
 		return 0
 	}
+	return plainLen(src)
+}
+
+// plainLen is the length of src's plain run inside a string (see
+// plainRun).
+func plainLen(src string) int {
 	i := 0
 	for i < len(src) {
 		c := src[i]
@@ -39,6 +45,24 @@ func (v *Value) plainRun(src string) int {
 		}
 	}
 	return i
+}
+
+// PlainLen is the length of src's plain run inside a string: the bytes
+// that re-serialise to themselves and leave the machine where it was. A
+// run that stops one byte short at a backslash stopped at an escape split
+// across pushes.
+func PlainLen(src string) int { return plainLen(src) }
+
+// VerbatimEscape reports whether the escape backslash+c re-serialises to
+// itself.
+func VerbatimEscape(c byte) bool { return verbatimEscape[c] }
+
+// PlainString reports whether src, fed to a value that InPlainValue
+// accepted a moment ago and that has taken only plain text since, would
+// again be plain: inside the same string, re-serialised to itself. It
+// lets a caller that remembers that acceptance skip re-asking the machine.
+func PlainString(src string) bool {
+	return len(src) > 0 && plainLen(src) == len(src)
 }
 
 // InPlainValue reports whether all of src, fed now, would go to the
