@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/parsers"
@@ -192,6 +193,10 @@ type ChatSession struct {
 	hasLP   bool
 	stopRsn json.RawMessage
 	buf     deltaBuf
+	step    ChatStep // what Push returns
+	// hotOK: one-token events may take hotStep (a parser, no stop
+	// strings, nothing collected).
+	hotOK bool
 }
 
 // NewChatSession starts a chat choice for cr, whose prompt is cfg.Prompt.
@@ -218,25 +223,37 @@ func (e *Engine) NewChatSession(cr *protocol.ChatCompletionRequest, cfg SessionC
 		// fallback, so a long call's argument is not copied twice.
 		s.parser.SetStreaming()
 	}
+	s.hotOK = !cfg.Collect && s.text == nil
 	return s, nil
 }
 
 // Push derenders one engine event of this choice: its new token ids, their
 // logprobs, and the engine's finish_reason on the last event. Events after
 // the choice finished (a stop string matched) are ignored.
-func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *string) ChatStep {
+//
+// The step is the session's own, valid until the next Push: a one-token
+// stream then copies no step struct per token.
+func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *string) *ChatStep {
+	step := &s.step
+	*step = ChatStep{}
 	if s.done {
-		return ChatStep{}
+		return step
 	}
 	if len(ids) == 0 && finish == nil && s.tokens == 0 {
 		// vLLM skips empty outputs before the first token (chunked prefill).
-		return ChatStep{}
+		return step
 	}
 	st := s.e.stages.Load()
+	if s.hotOK && len(ids) == 1 && lp == nil && finish == nil && s.hotStep(st, step, ids[0]) {
+		return step
+	}
 	start := st.Start()
 	text, fin, stopReason, matched := s.decode(ids, finish)
 	start = st.Since(telemetry.StageDetokenize, start)
-	step := ChatStep{Logprobs: s.logprobs(lp, ids), StopMatched: matched}
+	step.StopMatched = matched
+	if lp != nil {
+		step.Logprobs = s.logprobs(lp, ids)
+	}
 	if step.Logprobs != nil && s.collect {
 		s.hasLP = true
 		s.lp = append(s.lp, step.Logprobs.Content...)
@@ -251,19 +268,7 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 			s.content.WriteString(text)
 		}
 	} else {
-		start = st.Start()
-		// The step is encoded before the next Push: the parser may reuse
-		// its tool-call deltas.
-		d := s.parser.PushReuse(text, ids)
-		if final {
-			d = mergeDelta(d, s.parser.Finish())
-		}
-		st.Since(telemetry.StageParse, start)
-		if s.collect {
-			s.acc.Add(d)
-		}
-		s.buf.fill(s.e, &d, &s.state, &step.Delta)
-		step.Emit = !d.Empty() || final
+		s.parse(st, start, step, text, ids, final)
 	}
 	if final {
 		s.done = true
@@ -277,6 +282,23 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 		s.stopRsn = stopReason
 	}
 	return step
+}
+
+// parse runs the parser on a step's text (the stage clock started at
+// start) and fills the step's delta.
+func (s *ChatSession) parse(st *telemetry.Stages, start time.Time, step *ChatStep, text string, ids []int, final bool) {
+	// The step is encoded before the next Push: the parser may reuse
+	// its tool-call deltas.
+	d := s.parser.PushReuse(text, ids)
+	if final {
+		d = mergeDelta(d, s.parser.Finish())
+	}
+	st.Since(telemetry.StageParse, start)
+	if s.collect {
+		s.acc.Add(d)
+	}
+	s.buf.fill(s.e, &d, &s.state, &step.Delta)
+	step.Emit = !d.Empty() || final
 }
 
 // Result is the non-streaming choice once the session finished (Collect

@@ -195,7 +195,7 @@ func (r *chatRun) event(ev *protocol.GenerateResponse, read time.Time) error {
 		if !r.stream || !step.Emit {
 			continue
 		}
-		if err := r.writeStep(c, &step); err != nil {
+		if err := r.writeStep(c, step); err != nil {
 			return err
 		}
 		wrote = true
