@@ -72,7 +72,7 @@ func BenchmarkDerenderStreamEcho(b *testing.B) {
 			for b.Loop() {
 				var err error
 				if mode.session {
-					_, err = c.session(e)
+					_, err = c.session(e, false)
 				} else {
 					_, err = c.stream(context.Background(), e, mode.echo)
 				}
