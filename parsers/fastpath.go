@@ -94,8 +94,14 @@ type hotPath struct {
 	index int
 	stop  *byteSet
 	// plain (arguments only) is stop plus jsonStringSpecial: text without
-	// any of them is a plain fragment at a glance.
-	plain *byteSet
+	// any of them is a plain fragment at a glance. plainOut says such a
+	// fragment goes out as it is (parallel_tool_calls does not drop the
+	// call).
+	plain    *byteSet
+	plainOut bool
+	// fast is plain while plainOut and no escape is held, else nil:
+	// PushHot's one test.
+	fast *byteSet
 	// escape is a backslash that ended the last arguments push: the
 	// machines have not seen it (settle hands it over), and the next
 	// push starts with its escaped byte.
@@ -123,6 +129,15 @@ const (
 // nothing is emitted: an empty push, include_reasoning=false, a call
 // parallel_tool_calls=false drops, or an escape held for the next push).
 func (p *Parser) PushHot(text string) (kind HotKind, index int, out string) {
+	// Inlined into the caller: a plain fragment of an argument whose
+	// call is emitted (and so already counted in CallsOut).
+	if set := p.hot.fast; set != nil && len(text) > 0 && !set.any(text) {
+		return HotArgs, p.hot.index, text
+	}
+	return p.pushHot(text)
+}
+
+func (p *Parser) pushHot(text string) (kind HotKind, index int, out string) {
 	if p.hot.kind == HotNone {
 		return HotNone, 0, ""
 	}
@@ -139,6 +154,16 @@ func (p *Parser) PushHot(text string) (kind HotKind, index int, out string) {
 		p.CallsOut = true
 	}
 	return kind, p.hot.index, out
+}
+
+// setEscape records whether a backslash is held, and so whether
+// PushHot's one test applies.
+func (h *hotPath) setEscape(escape bool) {
+	h.escape = escape
+	h.fast = nil
+	if h.plainOut && !escape {
+		h.fast = h.plain
+	}
 }
 
 // hotPush answers a push from the hot path; ok is false when the machines
@@ -201,7 +226,7 @@ func (p *Parser) hotTake(text string) (HotKind, string) {
 	if p.hot.escape {
 		frag = "\\" + frag
 	}
-	p.hot.escape = escape
+	p.hot.setEscape(escape)
 	return HotArgs, frag
 }
 
@@ -329,7 +354,9 @@ func (p *Parser) fastArgs(d *Delta, text string, reuse bool) bool {
 			if p.argsPlain == nil {
 				p.argsPlain = p.argsStop.union(&jsonStringSpecial)
 			}
-			p.hot = hotPath{kind: HotArgs, index: idx, stop: p.argsStop, plain: p.argsPlain}
+			p.hot = hotPath{kind: HotArgs, index: idx, stop: p.argsStop, plain: p.argsPlain,
+				plainOut: p.Parallel || idx == 0}
+			p.hot.setEscape(false)
 		}
 	}
 	p.argsDelta(d, idx, text, reuse)
