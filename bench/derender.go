@@ -308,33 +308,9 @@ func (c *apiClient) stream(ctx context.Context, e *derender.Engine, echo echoMod
 		case echoCheckpoint:
 			state = &protocol.DerenderStreamState{VrenderCheckpoint: res.StreamState.VrenderCheckpoint}
 		}
-		acc.Add(parserDelta(res.Chunk.Choices[0].Delta))
+		acc.Add(derender.ParserDelta(&res.Chunk.Choices[0].Delta, nil))
 	}
 	return acc, nil
-}
-
-func parserDelta(d protocol.DeltaMessage) parsers.Delta {
-	var pd parsers.Delta
-	if d.Content != nil {
-		pd.Content = *d.Content
-	}
-	if d.Reasoning != nil {
-		pd.Reasoning = *d.Reasoning
-	}
-	for _, tc := range d.ToolCalls {
-		c := parsers.ToolCallDelta{Index: tc.Index}
-		if tc.ID != nil {
-			c.ID = *tc.ID
-		}
-		if tc.Function.Name != nil {
-			c.Name = *tc.Function.Name
-		}
-		if tc.Function.Arguments != nil {
-			c.Arguments = *tc.Function.Arguments
-		}
-		pd.ToolCalls = append(pd.ToolCalls, c)
-	}
-	return pd
 }
 
 // sameAnswer checks a stream reached the batch answer, so the benchmark

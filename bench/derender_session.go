@@ -36,7 +36,11 @@ func (c *apiClient) session(e *derender.Engine, collect bool) (parsers.Accumulat
 			continue
 		}
 		if collect {
-			scratch = addDelta(&acc, &step.Delta, scratch)
+			d := derender.ParserDelta(&step.Delta, scratch)
+			acc.Add(d)
+			if d.ToolCalls != nil {
+				scratch = d.ToolCalls
+			}
 		} else {
 			seen += deltaLen(&step.Delta)
 		}
@@ -65,33 +69,4 @@ func deltaLen(d *protocol.DeltaMessage) int {
 		}
 	}
 	return n
-}
-
-// addDelta accumulates a wire delta, reusing scratch for its tool calls so
-// the client's share of the measured CPU stays small.
-func addDelta(acc *parsers.Accumulator, d *protocol.DeltaMessage, scratch []parsers.ToolCallDelta) []parsers.ToolCallDelta {
-	var pd parsers.Delta
-	if d.Content != nil {
-		pd.Content = *d.Content
-	}
-	if d.Reasoning != nil {
-		pd.Reasoning = *d.Reasoning
-	}
-	scratch = scratch[:0]
-	for _, tc := range d.ToolCalls {
-		c := parsers.ToolCallDelta{Index: tc.Index}
-		if tc.ID != nil {
-			c.ID = *tc.ID
-		}
-		if tc.Function.Name != nil {
-			c.Name = *tc.Function.Name
-		}
-		if tc.Function.Arguments != nil {
-			c.Arguments = *tc.Function.Arguments
-		}
-		scratch = append(scratch, c)
-	}
-	pd.ToolCalls = scratch
-	acc.Add(pd)
-	return scratch
 }

@@ -95,24 +95,7 @@ func streamOnce(tb testing.TB, e *Engine, cr *protocol.ChatCompletionRequest, id
 		case echoHistory:
 			state.VrenderCheckpoint = ""
 		}
-		d := res.Chunk.Choices[0].Delta
-		pd := parsers.Delta{}
-		if d.Content != nil {
-			pd.Content = *d.Content
-		}
-		if d.Reasoning != nil {
-			pd.Reasoning = *d.Reasoning
-		}
-		for _, tc := range d.ToolCalls {
-			c := parsers.ToolCallDelta{Index: tc.Index}
-			if tc.ID != nil {
-				c.ID, c.Name = *tc.ID, *tc.Function.Name
-			}
-			if tc.Function.Arguments != nil {
-				c.Arguments = *tc.Function.Arguments
-			}
-			pd.ToolCalls = append(pd.ToolCalls, c)
-		}
+		pd := ParserDelta(&res.Chunk.Choices[0].Delta, nil)
 		acc.Add(pd)
 	}
 	return acc

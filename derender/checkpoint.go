@@ -115,12 +115,30 @@ func (e *Engine) mac(dst, msg []byte) []byte {
 	return dst
 }
 
-func (e *Engine) sealCheckpoint(cp *checkpoint) (string, error) {
-	payload, err := parsers.EncodeState(cp)
-	if err != nil {
-		return "", fmt.Errorf("encode checkpoint: %w", err)
+// sealScratch is the working memory of one seal, pooled by the engine: a
+// stream seals once every maxCheckpointTail calls, too rarely to keep its
+// own.
+type sealScratch struct{ msg, enc []byte }
+
+// sealCheckpoint seals cp and makes it the checkpoint ck last issued.
+func (e *Engine) sealCheckpoint(ck *liveCheckpoint, cp *checkpoint) error {
+	sc, _ := e.seals.Get().(*sealScratch)
+	if sc == nil {
+		sc = new(sealScratch)
 	}
-	return e.sealRaw(append([]byte{checkpointVersion}, payload...))
+	defer e.seals.Put(sc)
+	msg, err := parsers.AppendState(append(sc.msg[:0], checkpointVersion), cp)
+	if err != nil {
+		return fmt.Errorf("encode checkpoint: %w", err)
+	}
+	msg = e.mac(msg, msg)
+	sc.enc = base64.RawURLEncoding.AppendEncode(sc.enc[:0], msg)
+	sc.msg = msg
+	ck.text.Reset()
+	ck.text.Grow(len(sc.enc) + tailRoom)
+	ck.text.Write(sc.enc)
+	ck.cur, ck.sealedN, ck.tailN = ck.text.String(), len(sc.enc), 0
+	return nil
 }
 
 // sealRaw appends the tag to version|payload and encodes it.

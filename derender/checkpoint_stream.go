@@ -1,7 +1,6 @@
 package derender
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,19 +12,86 @@ import (
 )
 
 // liveCheckpoint is what a live stream knows about the checkpoints it
-// issues: the sealed part of the last one, the ids pushed since, and the
-// client-side state after the last call, so a call that changes only the
-// ids extends the tail instead of resealing.
+// issues: the last one, and the client-side state after the last call, so
+// a call that changes only the ids extends the tail instead of resealing.
 type liveCheckpoint struct {
-	sealed string
-	tail   []byte // base64url, four characters per id
-	tailN  int
-	out    outState
+	// text holds cur, the checkpoint last issued: the sealed part (its
+	// first sealedN bytes), then, once ids were pushed since, "." and four
+	// characters for each of tailN ids. Between seals text is only
+	// appended to, and a strings.Builder never rewrites what it wrote, so
+	// every checkpoint handed out stays valid and issuing the next one
+	// copies nothing.
+	text    strings.Builder
+	cur     string
+	sealedN int
+	tailN   int
+	// key is what the checkpoint cache holds the stream under ("" when
+	// it is not there).
+	key string
+	out outState
 	// binding is the digest the sealed part carries; bindKey the raw
 	// fields it digests, compared on a cache hit instead of rehashing.
 	binding [32]byte
 	bindKey string
 	setup   *parseSetup
+	// boundCR and boundModel are the request and model bindKey last
+	// matched: a client re-sends the same chat_request, which the
+	// server's request cache decodes once, so a hit usually skips
+	// rebuilding the key. Requests are values the engine never modifies.
+	boundCR    *protocol.ChatCompletionRequest
+	boundModel string
+}
+
+// boundTo reports whether model and cr are what the checkpoint binds.
+func (ck *liveCheckpoint) boundTo(model string, cr *protocol.ChatCompletionRequest) bool {
+	if cr == ck.boundCR && model == ck.boundModel {
+		return true
+	}
+	var buf [512]byte
+	if ck.bindKey != string(appendBindKey(buf[:0], model, cr)) {
+		return false
+	}
+	ck.boundCR, ck.boundModel = cr, model
+	return true
+}
+
+// tailRoom is the room a checkpoint's text keeps for its tail.
+const tailRoom = 1 + 4*maxCheckpointTail
+
+// setIssued makes s, whose sealed part is sealedN bytes followed by a
+// tail of tailN ids, the checkpoint last issued.
+func (ck *liveCheckpoint) setIssued(s string, sealedN, tailN int) {
+	ck.text.Reset()
+	ck.text.Grow(len(s) + tailRoom)
+	ck.text.WriteString(s)
+	ck.cur, ck.sealedN, ck.tailN = ck.text.String(), sealedN, tailN
+}
+
+// appendTail issues the checkpoint last issued with ids appended to its
+// tail.
+func (ck *liveCheckpoint) appendTail(ids []int) {
+	if ck.tailN == 0 {
+		ck.text.WriteByte('.')
+	}
+	var b [4]byte
+	for _, id := range ids {
+		ck.text.Write(appendTailID(b[:0], id))
+	}
+	ck.tailN += len(ids)
+	ck.cur = ck.text.String()
+}
+
+// sealed is the sealed part of the checkpoint last issued.
+func (ck *liveCheckpoint) sealed() string { return ck.cur[:ck.sealedN] }
+
+// ckKeyLen is how much of a sealed part keys the checkpoint cache: its
+// end, which is the tag, so distinct seals have distinct keys. A stream
+// keeps its key between seals; a hit is still only the live state whose
+// last checkpoint equals the client's, byte for byte.
+const ckKeyLen = 32
+
+func ckKey(sealed string) string {
+	return sealed[max(len(sealed)-ckKeyLen, 0):]
 }
 
 // outState is the client-side part of a stream's state that a checkpoint
@@ -73,9 +139,9 @@ func appendBindKey(dst []byte, model string, cr *protocol.ChatCompletionRequest)
 // issued the checkpoint is reused when this replica still holds it;
 // otherwise the checkpoint is verified, decoded and its tail replayed. The
 // checkpoint, not the client's plain fields, is authoritative.
-func (e *Engine) chatStreamCheckpoint(req *protocol.DerenderChatStreamRequest, state *protocol.DerenderStreamState, res *protocol.DerenderChatStreamResponse) error {
-	in := state.VrenderCheckpoint
-	l, err := e.resumeCheckpoint(in, req.ChatRequest, res.Chunk.Model)
+func (e *Engine) chatStreamCheckpoint(req *protocol.DerenderChatStreamRequest, state *protocol.DerenderStreamState, a *streamAnswer) error {
+	res := &a.res
+	l, err := e.resumeCheckpoint(state.VrenderCheckpoint, req.ChatRequest, res.Chunk.Model)
 	if err != nil {
 		return err
 	}
@@ -86,13 +152,13 @@ func (e *Engine) chatStreamCheckpoint(req *protocol.DerenderChatStreamRequest, s
 	if len(req.GenerateChunk.Choices) == 0 {
 		// Usage-only event: the state passes through.
 		setDetokState(state, l.detok)
-		e.checkinCk(in, l)
+		e.releaseCk(l)
 		return nil
 	}
 	choice := &req.GenerateChunk.Choices[0]
 	delta := choice.TokenIDs
 	if total := l.ck.out.Tokens + len(delta); total > e.model.MaxModelLen {
-		e.checkinCk(in, l)
+		e.releaseCk(l)
 		return badRequest("prompt and output tokens so far (%d) + delta token_ids (%d) exceeds max_model_len (%d).",
 			l.ck.out.Tokens, len(delta), e.model.MaxModelLen)
 	}
@@ -100,38 +166,40 @@ func (e *Engine) chatStreamCheckpoint(req *protocol.DerenderChatStreamRequest, s
 	finished := choice.FinishReason != nil
 	d := l.push(s.textIDs(delta, choice.FinishReason, e.model.Tokenizer.IsSpecial), finished)
 	setDetokState(state, l.detok)
-	out := protocol.ChatStreamChoice{Index: choice.Index, StopReason: json.RawMessage("null"),
+	out := protocol.ChatStreamChoice{Index: choice.Index, StopReason: stopReasonNull,
 		Logprobs: e.resolveLogprobs(choice.Logprobs, state.LogprobContextTokenIDs)}
-	state.LogprobContextTokenIDs = contextTail(state.LogprobContextTokenIDs, delta)
-	out.Delta = e.delta(d, state)
+	state.LogprobContextTokenIDs = l.contextTail(state.LogprobContextTokenIDs, delta)
+	out.Delta = e.delta(d, state, &a.delta)
 	if finished {
 		out.FinishReason = ptr(l.parser.FinishReason(*choice.FinishReason))
 	}
 	res.Chunk.Choices = append(res.Chunk.Choices, out)
 	if err := e.issueCheckpoint(state, l, delta, finished, l.ck.out.Tokens+len(delta)); err != nil {
+		// The machines moved past the checkpoint l last issued.
+		e.dropCk(l)
 		return err
 	}
-	if !finished {
-		e.checkinCk(state.VrenderCheckpoint, l)
+	if finished {
+		e.dropCk(l)
+	} else {
+		e.releaseCk(l)
 	}
 	return nil
 }
 
-// resumeCheckpoint returns the live state a checkpoint describes, from the
-// cache when this replica issued it, else rebuilt from it.
+// resumeCheckpoint returns the live state a checkpoint describes, held by
+// the caller: from the cache when this replica issued it, else rebuilt
+// from it.
 func (e *Engine) resumeCheckpoint(ckpt string, cr *protocol.ChatCompletionRequest, model string) (*live, error) {
-	if e.ckCache != nil {
-		if l, ok := e.ckCache.Peek(ckpt); ok && e.ckCache.Remove(ckpt) {
-			// Only this engine issued the key, so it is authentic; what is
-			// left to check is that it belongs to this request.
-			var buf [512]byte
-			if l.ck.bindKey == string(appendBindKey(buf[:0], model, cr)) {
-				e.ckptHits.Add(1)
-				return l, nil
-			}
-			e.checkinCk(ckpt, l)
-			return nil, errForeignCheckpoint()
+	if l := e.acquireCk(ckpt); l != nil {
+		// Only this engine issued the checkpoint, so it is authentic;
+		// what is left to check is that it belongs to this request.
+		if l.ck.boundTo(model, cr) {
+			e.ckptHits.Add(1)
+			return l, nil
 		}
+		e.releaseCk(l)
+		return nil, errForeignCheckpoint()
 	}
 	sealed, tail, err := splitCheckpoint(ckpt)
 	if err != nil {
@@ -159,12 +227,10 @@ func (e *Engine) resumeCheckpoint(ckpt string, cr *protocol.ChatCompletionReques
 	// The tail's output was sent by the calls that pushed it; the machines
 	// are chunking-invariant, so it goes in at once.
 	l.push(tail, false)
-	l.ck = liveCheckpoint{sealed: sealed, tailN: len(tail), binding: cp.Binding, bindKey: e.bindKey(model, cr), setup: s,
+	l.ck = liveCheckpoint{binding: cp.Binding, bindKey: e.bindKey(model, cr), setup: s, boundCR: cr, boundModel: model,
 		out: outState{Tokens: cp.Tokens + len(tail), RoleSent: cp.RoleSent, ToolsStreamed: cp.ToolsStreamed,
-			ToolCallIDs: cp.ToolCallIDs, LogprobContext: contextTail(cp.LogprobContext, tail), LogprobTextOffset: cp.LogprobTextOffset}}
-	for _, id := range tail {
-		l.ck.tail = appendTailID(l.ck.tail, id)
-	}
+			ToolCallIDs: cp.ToolCallIDs, LogprobContext: l.contextTail(cp.LogprobContext, tail), LogprobTextOffset: cp.LogprobTextOffset}}
+	l.ck.setIssued(ckpt, len(sealed), len(tail))
 	return l, nil
 }
 
@@ -172,10 +238,70 @@ func errForeignCheckpoint() error {
 	return badRequest("invalid stream_state.vrender_checkpoint: it belongs to another model, parser configuration or chat_request")
 }
 
-// checkinCk stores l under the checkpoint it issued.
-func (e *Engine) checkinCk(ckpt string, l *live) {
-	if e.ckCache != nil && ckpt != "" {
-		e.ckCache.Add(ckpt, l)
+// acquireCk returns the cached live state whose last checkpoint is ckpt,
+// held by the caller, or nil. A state stays in the cache while it is held
+// (moving it out and back on every call would cost an allocation and two
+// more map updates): busy says who holds it.
+func (e *Engine) acquireCk(ckpt string) *live {
+	if e.ckCache == nil {
+		return nil
+	}
+	sealed := ckpt
+	if i := strings.IndexByte(ckpt, '.'); i >= 0 {
+		sealed = ckpt[:i]
+	}
+	l, ok := e.ckCache.Get(ckKey(sealed))
+	if !ok || !l.busy.CompareAndSwap(false, true) {
+		// Unknown here, or held by a concurrent call (a client retrying):
+		// the checkpoint itself still resumes.
+		return nil
+	}
+	if l.ck.cur != ckpt {
+		// The stream moved on (this is a retry of an earlier call) or a
+		// different checkpoint shares the key: not this state.
+		l.busy.Store(false)
+		return nil
+	}
+	return l
+}
+
+// releaseCk lets go of a held live state, cached under its last
+// checkpoint for the next call. It re-keys the cache only when a seal
+// changed the key.
+func (e *Engine) releaseCk(l *live) {
+	if e.ckCache == nil || l.ck.cur == "" {
+		return
+	}
+	key := ckKey(l.ck.sealed())
+	if key == l.ck.key {
+		l.busy.Store(false)
+		return
+	}
+	e.uncacheCk(l)
+	l.ck.key = key
+	l.busy.Store(false)
+	// From here l may be held by another call; key is this call's own.
+	e.ckCache.Add(key, l)
+}
+
+// dropCk takes a held live state out of the cache for good: its stream
+// ended, or its machines no longer match the checkpoint it last issued. It
+// stays busy, so a call that found it just before is turned away.
+func (e *Engine) dropCk(l *live) {
+	if e.ckCache != nil {
+		e.uncacheCk(l)
+	}
+	l.ck.key = ""
+}
+
+// uncacheCk removes l's cache entry if it is still l's (a cold resume of
+// the same checkpoint may have replaced it).
+func (e *Engine) uncacheCk(l *live) {
+	if l.ck.key == "" {
+		return
+	}
+	if v, ok := e.ckCache.Peek(l.ck.key); ok && v == l {
+		e.ckCache.Remove(l.ck.key)
 	}
 }
 
@@ -194,7 +320,7 @@ func (e *Engine) restoreLive(s *parseSetup, cp *checkpoint) (*live, error) {
 	if err != nil {
 		return nil, badRequest("invalid stream_state.vrender_checkpoint: %v", err)
 	}
-	return &live{parser: p, detok: d, st: e.stages.Load()}, nil
+	return e.held(&live{parser: p, detok: d}), nil
 }
 
 // issueCheckpoint sets the checkpoint of the state after this call: the
@@ -204,19 +330,11 @@ func (e *Engine) issueCheckpoint(state *protocol.DerenderStreamState, l *live, d
 	ck := &l.ck
 	prev := ck.out
 	ck.out = outStateOf(state, tokens)
-	if ck.sealed != "" && !finished && ck.tailN+len(delta) <= maxCheckpointTail && tailable(delta) &&
+	if ck.cur != "" && !finished && ck.tailN+len(delta) <= maxCheckpointTail && tailable(delta) &&
 		prev.RoleSent == ck.out.RoleSent && prev.ToolsStreamed == ck.out.ToolsStreamed &&
 		len(prev.ToolCallIDs) == len(ck.out.ToolCallIDs) && prev.LogprobTextOffset == ck.out.LogprobTextOffset {
-		for _, id := range delta {
-			ck.tail = appendTailID(ck.tail, id)
-		}
-		ck.tailN += len(delta)
-		var b strings.Builder
-		b.Grow(len(ck.sealed) + 1 + len(ck.tail))
-		b.WriteString(ck.sealed)
-		b.WriteByte('.')
-		b.Write(ck.tail)
-		state.VrenderCheckpoint = b.String()
+		ck.appendTail(delta)
+		state.VrenderCheckpoint = ck.cur
 		return nil
 	}
 	ps, err := l.parser.MarshalState()
@@ -227,11 +345,10 @@ func (e *Engine) issueCheckpoint(state *protocol.DerenderStreamState, l *live, d
 	cp := checkpoint{Binding: ck.binding, Detok: l.detok.State(), Parser: ps, Tokens: o.Tokens,
 		RoleSent: o.RoleSent, ToolsStreamed: o.ToolsStreamed, ToolCallIDs: o.ToolCallIDs,
 		LogprobContext: o.LogprobContext, LogprobTextOffset: o.LogprobTextOffset}
-	if ck.sealed, err = e.sealCheckpoint(&cp); err != nil {
+	if err := e.sealCheckpoint(ck, &cp); err != nil {
 		return fmt.Errorf("derender: %w", err)
 	}
-	ck.tail, ck.tailN = ck.tail[:0], 0
-	state.VrenderCheckpoint = ck.sealed
+	state.VrenderCheckpoint = ck.cur
 	return nil
 }
 

@@ -48,6 +48,7 @@ type Engine struct {
 	// stateKey signs checkpoints (SetStateKey; random per engine if unset).
 	stateKey []byte
 	macs     *sync.Pool // HMAC states for stateKey
+	seals    sync.Pool  // *sealScratch
 	// ckCache holds live states by the checkpoint they last issued: a
 	// client echoing it resumes them without verifying or replaying.
 	ckCache *lru.Cache[string, *live] // nil when disabled

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
+	"sync/atomic"
 
 	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/parsers"
@@ -20,6 +21,13 @@ type live struct {
 	ck liveCheckpoint
 	// st times push's stages; nil when the engine times nothing.
 	st *telemetry.Stages
+	// busy is set while a call holds l. The checkpoint cache keeps a live
+	// state in place between calls, so a call that finds one there must
+	// win busy before it reads or changes anything; a fresh state is born
+	// held by the call that made it.
+	busy atomic.Bool
+	// lpCtx backs the logprob context windows l hands out (contextTail).
+	lpCtx []int
 }
 
 // digest keys the cache: SHA-256 of (model, parser config, parsing-relevant
@@ -36,7 +44,48 @@ func (e *Engine) newLive(s *parseSetup) (*live, error) {
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}
-	return &live{parser: p, detok: tokenizer.NewDetokenizer(e.model.Tokenizer, s.opts, s.prompt), st: e.stages.Load()}, nil
+	return e.held(&live{parser: p, detok: tokenizer.NewDetokenizer(e.model.Tokenizer, s.opts, s.prompt)}), nil
+}
+
+// held finishes a fresh live state, held by the calling call.
+func (e *Engine) held(l *live) *live {
+	l.st = e.stages.Load()
+	l.busy.Store(true)
+	return l
+}
+
+// lpCtxCap is how many ids a live state's logprob context backing holds
+// before it is replaced: one allocation per about this many calls.
+const lpCtxCap = 128
+
+// contextTail is the package's contextTail for a stream l serves, without
+// allocating on every call: the window is cut from an append-only backing
+// array that l owns. Ids once handed out are never written again (only
+// appended after, or the backing replaced), and the window is clipped, so
+// earlier answers and the client's appends are never disturbed.
+func (l *live) contextTail(ctx, ids []int) []int {
+	if len(ids) >= logprobContextWindow {
+		ctx, ids = nil, ids[len(ids)-logprobContextWindow:]
+	} else if cut := len(ctx) + len(ids) - logprobContextWindow; cut > 0 {
+		ctx = ctx[cut:]
+	}
+	n := len(ctx) + len(ids)
+	if n == 0 {
+		return []int{} // as contextTail: empty, not nil
+	}
+	b := l.lpCtx
+	// ctx is usually the window this stream handed out last, already at
+	// the end of the backing: then only ids are appended.
+	atEnd := len(ctx) > 0 && len(b) >= len(ctx) && &b[len(b)-len(ctx)] == &ctx[0]
+	if !atEnd && cap(b)-len(b) < n || atEnd && cap(b)-len(b) < len(ids) {
+		b, atEnd = make([]int, 0, max(lpCtxCap, n)), false
+	}
+	if !atEnd {
+		b = append(b, ctx...)
+	}
+	b = append(b, ids...)
+	l.lpCtx = b
+	return b[len(b)-n : len(b) : len(b)]
 }
 
 // push decodes ids and feeds their text to the parser; finish flushes.

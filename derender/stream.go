@@ -13,6 +13,9 @@ import (
 // ChatStream derenders one generate stream event with vLLM's stream_state
 // protocol: the client sends every event (finish-only and usage-only ones
 // too) with the state the previous call returned, one state per choice.
+// The engine never modifies req.ChatRequest, and the caller must not
+// either while a stream that used it may continue: a live state remembers
+// the request it was last checked against.
 func (e *Engine) ChatStream(ctx context.Context, req *protocol.DerenderChatStreamRequest, model string) (*protocol.DerenderChatStreamResponse, error) {
 	chunk := &req.GenerateChunk
 	if len(chunk.Choices) > 1 {
@@ -21,25 +24,49 @@ func (e *Engine) ChatStream(ctx context.Context, req *protocol.DerenderChatStrea
 	if err := e.checkStreamChunk(chunk); err != nil {
 		return nil, err
 	}
-	state := protocol.DerenderStreamState{}
+	a := new(streamAnswer)
+	res := &a.res
+	// The state is worked on where the answer carries it.
+	state := &res.StreamState
 	if req.StreamState != nil {
-		state = *req.StreamState
+		*state = *req.StreamState
 	}
-	res := &protocol.DerenderChatStreamResponse{Chunk: protocol.ChatCompletionStreamResponse{
+	res.Chunk = protocol.ChatCompletionStreamResponse{
 		ID: chunk.RequestID, Object: "chat.completion.chunk", Created: e.now().Unix(), Model: model,
-		Choices: []protocol.ChatStreamChoice{}, Usage: streamUsage(chunk.Usage, req.PromptTokens), Metrics: chunk.Metrics,
-	}}
+		Choices: a.choices[:0], Usage: streamUsage(chunk.Usage, req.PromptTokens), Metrics: chunk.Metrics,
+	}
 	var err error
 	if e.HasParser() {
-		err = e.chatStreamParsed(ctx, req, &state, res)
+		err = e.chatStreamParsed(ctx, req, state, a)
 	} else {
-		err = e.chatStreamPlain(req, &state, res)
+		err = e.chatStreamPlain(req, state, a)
 	}
 	if err != nil {
 		return nil, err
 	}
-	res.StreamState = normalizeState(state)
+	normalizeStateInPlace(state)
 	return res, nil
+}
+
+// streamAnswer is a streaming call's response with room for what it
+// usually holds, so that one allocation serves a one-choice chunk and its
+// delta: a one-token call is cheap enough that each allocation shows. It
+// is kept within 512 bytes, an allocation size class.
+type streamAnswer struct {
+	res     protocol.DerenderChatStreamResponse
+	choices [1]protocol.ChatStreamChoice
+	delta   deltaStore
+}
+
+// stopReasonNull is every stream choice's stop_reason: vLLM's derender
+// never sets one. Shared by all answers; nothing writes into it.
+var stopReasonNull = json.RawMessage("null")
+
+// deltaStore holds the strings a delta message usually points to.
+type deltaStore struct {
+	content, reasoning string
+	calls              [1]protocol.ToolCallDelta
+	args               [1]string
 }
 
 // checkStreamChunk applies the bounds of a non-streaming response to one
@@ -66,6 +93,11 @@ func streamUsage(u *protocol.GenerateUsage, promptTokens *int) *protocol.UsageIn
 
 // normalizeState writes empty lists as [] rather than null, as vLLM does.
 func normalizeState(s protocol.DerenderStreamState) protocol.DerenderStreamState {
+	normalizeStateInPlace(&s)
+	return s
+}
+
+func normalizeStateInPlace(s *protocol.DerenderStreamState) {
 	if s.PrevTokens == nil {
 		s.PrevTokens = []string{}
 	}
@@ -81,7 +113,6 @@ func normalizeState(s protocol.DerenderStreamState) protocol.DerenderStreamState
 	if s.LastToolCallIDs == nil {
 		s.LastToolCallIDs = []string{}
 	}
-	return s
 }
 
 // resumeDetok continues the client's detokenizer window, seeding it from
@@ -105,7 +136,8 @@ func setDetokState(state *protocol.DerenderStreamState, d *tokenizer.Detokenizer
 
 // chatStreamPlain is the path without a parser: the detokenizer resumes
 // from the carried window, nothing is replayed.
-func (e *Engine) chatStreamPlain(req *protocol.DerenderChatStreamRequest, state *protocol.DerenderStreamState, res *protocol.DerenderChatStreamResponse) error {
+func (e *Engine) chatStreamPlain(req *protocol.DerenderChatStreamRequest, state *protocol.DerenderStreamState, a *streamAnswer) error {
+	res := &a.res
 	skip := req.ChatRequest == nil || req.ChatRequest.SkipSpecialTokens
 	prompt := req.PromptTokenIDs
 	if prompt == nil {
@@ -126,12 +158,14 @@ func (e *Engine) chatStreamPlain(req *protocol.DerenderChatStreamRequest, state 
 			delta.Role = ptr("assistant")
 		}
 		if text != "" {
-			delta.Content = &text
+			// ChatStream takes at most one choice, so the store is free.
+			a.delta.content = text
+			delta.Content = &a.delta.content
 		}
 		state.RoleSent = true
 		state.LogprobContextTokenIDs = contextTail(state.LogprobContextTokenIDs, c.TokenIDs)
 		res.Chunk.Choices = append(res.Chunk.Choices, protocol.ChatStreamChoice{Index: c.Index, Delta: delta,
-			Logprobs: lp, FinishReason: c.FinishReason, StopReason: json.RawMessage("null")})
+			Logprobs: lp, FinishReason: c.FinishReason, StopReason: stopReasonNull})
 	}
 	setDetokState(state, d)
 	return nil
@@ -140,13 +174,14 @@ func (e *Engine) chatStreamPlain(req *protocol.DerenderChatStreamRequest, state 
 // chatStreamParsed is the parser path. The client echoes the whole output
 // history; the live machines that have seen exactly that history come out
 // of the cache, else a fresh pair replays it (same output either way).
-func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderChatStreamRequest, state *protocol.DerenderStreamState, res *protocol.DerenderChatStreamResponse) error {
+func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderChatStreamRequest, state *protocol.DerenderStreamState, a *streamAnswer) error {
 	if req.ChatRequest == nil {
 		return badRequest("chat_request is required for streaming chat derender when a tool or reasoning parser is configured")
 	}
 	if state.VrenderCheckpoint != "" {
-		return e.chatStreamCheckpoint(req, state, res)
+		return e.chatStreamCheckpoint(req, state, a)
 	}
+	res := &a.res
 	if req.PromptTokenIDs == nil {
 		return badRequest("prompt_token_ids is required for streaming chat derender when a tool or reasoning parser is configured")
 	}
@@ -204,10 +239,10 @@ func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderCha
 		state.OutputTokenIDs = append(state.OutputTokenIDs, delta...)
 		state.OutputChunkLens = append(state.OutputChunkLens, len(delta))
 	}
-	out := protocol.ChatStreamChoice{Index: choice.Index, StopReason: json.RawMessage("null"),
+	out := protocol.ChatStreamChoice{Index: choice.Index, StopReason: stopReasonNull,
 		Logprobs: e.resolveLogprobs(choice.Logprobs, state.LogprobContextTokenIDs)}
-	state.LogprobContextTokenIDs = contextTail(state.LogprobContextTokenIDs, delta)
-	out.Delta = e.delta(d, state)
+	state.LogprobContextTokenIDs = l.contextTail(state.LogprobContextTokenIDs, delta)
+	out.Delta = e.delta(d, state, &a.delta)
 	if finished {
 		out.FinishReason = ptr(l.parser.FinishReason(*choice.FinishReason))
 	}
@@ -222,23 +257,29 @@ func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderCha
 	return nil
 }
 
-// delta converts a parser delta, pinning one tool-call id per index.
-func (e *Engine) delta(d parsers.Delta, state *protocol.DerenderStreamState) protocol.DeltaMessage {
+// delta converts a parser delta, pinning one tool-call id per index. Its
+// strings live in s.
+func (e *Engine) delta(d parsers.Delta, state *protocol.DerenderStreamState, s *deltaStore) protocol.DeltaMessage {
 	var m protocol.DeltaMessage
 	if !state.RoleSent {
 		m.Role = ptr("assistant")
 		state.RoleSent = true
 	}
 	if d.Content != "" {
-		m.Content = ptr(d.Content)
+		s.content = d.Content
+		m.Content = &s.content
 	}
 	if d.Reasoning != "" {
-		m.Reasoning = ptr(d.Reasoning)
+		s.reasoning = d.Reasoning
+		m.Reasoning = &s.reasoning
 		if e.cfg.ReasoningFieldCompat {
 			m.ReasoningContent = ptr(d.Reasoning)
 		}
 	}
-	for _, tc := range d.ToolCalls {
+	if len(d.ToolCalls) > 0 {
+		m.ToolCalls = s.calls[:0]
+	}
+	for i, tc := range d.ToolCalls {
 		state.ToolsStreamed = true
 		out := protocol.ToolCallDelta{Index: tc.Index}
 		if tc.ID != "" || tc.Name != "" {
@@ -253,7 +294,12 @@ func (e *Engine) delta(d parsers.Delta, state *protocol.DerenderStreamState) pro
 			out.Function.Name = ptr(tc.Name)
 		}
 		if tc.Arguments != "" {
-			out.Function.Arguments = ptr(tc.Arguments)
+			if i < len(s.args) {
+				s.args[i] = tc.Arguments
+				out.Function.Arguments = &s.args[i]
+			} else {
+				out.Function.Arguments = ptr(tc.Arguments)
+			}
 		}
 		m.ToolCalls = append(m.ToolCalls, out)
 	}

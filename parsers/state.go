@@ -51,7 +51,9 @@ func (p *Parser) MarshalState() ([]byte, error) {
 			return nil, fmt.Errorf("tool parser state: %w", err)
 		}
 	}
-	return appendState(nil, reflect.ValueOf(&s).Elem())
+	// Sized for the lot: the varints and flags take well under 64 bytes.
+	buf := make([]byte, 0, len(s.WS)+len(s.ReasoningType)+len(s.ToolsType)+len(s.Reasoning)+len(s.Tools)+64)
+	return appendState(buf, reflect.ValueOf(&s).Elem())
 }
 
 // Restore rebuilds the parser MarshalState saved, for the same cfg, vocab
@@ -146,12 +148,16 @@ func machineValue(m any) (reflect.Value, error) {
 	return v.Elem(), nil
 }
 
+// machineStateCap is the buffer a machine's state starts in: most fit, so
+// encoding one is one allocation, not a run of doublings.
+const machineStateCap = 256
+
 func encodeMachine(m any) ([]byte, error) {
 	v, err := machineValue(m)
 	if err != nil {
 		return nil, err
 	}
-	return appendState(nil, v)
+	return appendState(make([]byte, 0, machineStateCap), v)
 }
 
 func decodeMachine(m any, data []byte) error {
@@ -176,12 +182,16 @@ func decodeAll(data []byte, v reflect.Value) (err error) {
 
 // EncodeState encodes the exported fields of the struct v points to with
 // the machine-state codec (for the checkpoint envelope).
-func EncodeState(v any) ([]byte, error) {
+func EncodeState(v any) ([]byte, error) { return AppendState(nil, v) }
+
+// AppendState is EncodeState appending to dst, for a caller that reuses
+// its buffer.
+func AppendState(dst []byte, v any) ([]byte, error) {
 	rv, err := machineValue(v)
 	if err != nil {
 		return nil, err
 	}
-	return appendState(nil, rv)
+	return appendState(dst, rv)
 }
 
 // DecodeState decodes what EncodeState wrote into the struct v points to;

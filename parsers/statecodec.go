@@ -42,6 +42,22 @@ type typePlan struct {
 	marshaler, unmarshaler bool
 	fields                 []int // exported struct fields, in order
 	names                  []string
+	// fieldPlans are the fields' plans, looked up on first use (not in
+	// planOf: a type may contain itself).
+	fieldOnce  sync.Once
+	fieldPlans []*typePlan
+}
+
+// fieldPlansOf returns the plans of t's exported fields; p is t's plan.
+func (p *typePlan) fieldPlansOf(t reflect.Type) []*typePlan {
+	p.fieldOnce.Do(func() {
+		fps := make([]*typePlan, len(p.fields))
+		for k, i := range p.fields {
+			fps[k] = planOf(t.Field(i).Type)
+		}
+		p.fieldPlans = fps
+	})
+	return p.fieldPlans
 }
 
 // plans memoises typePlan per type: a pure function of the type, so the
@@ -67,7 +83,12 @@ func planOf(t reflect.Type) *typePlan {
 }
 
 func appendState(buf []byte, v reflect.Value) ([]byte, error) {
-	plan := planOf(v.Type())
+	return appendValue(buf, v, planOf(v.Type()))
+}
+
+// appendValue is appendState with v's plan already looked up: elements of
+// a slice or array share one (a lookup costs more than encoding a byte).
+func appendValue(buf []byte, v reflect.Value, plan *typePlan) ([]byte, error) {
 	if plan.marshaler && v.CanAddr() {
 		b, err := v.Addr().Interface().(encoding.BinaryMarshaler).MarshalBinary()
 		if err != nil {
@@ -106,8 +127,9 @@ func appendState(buf []byte, v reflect.Value) ([]byte, error) {
 		return appendMap(buf, v)
 	case reflect.Struct:
 		var err error
+		fps := plan.fieldPlansOf(v.Type())
 		for k, i := range plan.fields {
-			if buf, err = appendState(buf, v.Field(i)); err != nil {
+			if buf, err = appendValue(buf, v.Field(i), fps[k]); err != nil {
 				return nil, fmt.Errorf("%s: %w", plan.names[k], err)
 			}
 		}
@@ -127,8 +149,9 @@ func appendState(buf []byte, v reflect.Value) ([]byte, error) {
 
 func appendElems(buf []byte, v reflect.Value) ([]byte, error) {
 	var err error
+	plan := planOf(v.Type().Elem())
 	for i := range v.Len() {
-		if buf, err = appendState(buf, v.Index(i)); err != nil {
+		if buf, err = appendValue(buf, v.Index(i), plan); err != nil {
 			return nil, err
 		}
 	}
@@ -206,7 +229,11 @@ func (r *stateReader) bytes(n int) ([]byte, error) {
 // readState decodes into v (settable), leaving unexported struct fields
 // (the factory's configuration) as they are.
 func readState(r *stateReader, v reflect.Value) error {
-	plan := planOf(v.Type())
+	return readValue(r, v, planOf(v.Type()))
+}
+
+// readValue is readState with v's plan already looked up.
+func readValue(r *stateReader, v reflect.Value, plan *typePlan) error {
 	if plan.unmarshaler && v.CanAddr() {
 		n, err := r.length()
 		if err != nil {
@@ -286,15 +313,17 @@ func readState(r *stateReader, v reflect.Value) error {
 			return errStateShort
 		}
 		s := reflect.MakeSlice(v.Type(), n, n)
+		ep := planOf(v.Type().Elem())
 		for i := range n {
-			if err := readState(r, s.Index(i)); err != nil {
+			if err := readValue(r, s.Index(i), ep); err != nil {
 				return err
 			}
 		}
 		v.Set(s)
 	case reflect.Array:
+		ep := planOf(v.Type().Elem())
 		for i := range v.Len() {
-			if err := readState(r, v.Index(i)); err != nil {
+			if err := readValue(r, v.Index(i), ep); err != nil {
 				return err
 			}
 		}
@@ -322,8 +351,9 @@ func readState(r *stateReader, v reflect.Value) error {
 		}
 		v.Set(m)
 	case reflect.Struct:
+		fps := plan.fieldPlansOf(v.Type())
 		for k, i := range plan.fields {
-			if err := readState(r, v.Field(i)); err != nil {
+			if err := readValue(r, v.Field(i), fps[k]); err != nil {
 				return fmt.Errorf("%s: %w", plan.names[k], err)
 			}
 		}
