@@ -36,6 +36,15 @@ type digest [sha256.Size]byte
 
 // newLive builds fresh machines for a choice.
 func (e *Engine) newLive(s *parseSetup) (*live, error) {
+	p, err := e.newParser(s)
+	if err != nil {
+		return nil, err
+	}
+	return e.held(&live{parser: p, detok: tokenizer.NewDetokenizer(e.model.Tokenizer, s.opts, s.prompt)}), nil
+}
+
+// newParser builds the parser for a choice.
+func (e *Engine) newParser(s *parseSetup) (*parsers.Parser, error) {
 	req, err := parserRequest(s.chat)
 	if err != nil {
 		return nil, err
@@ -44,7 +53,7 @@ func (e *Engine) newLive(s *parseSetup) (*live, error) {
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}
-	return e.held(&live{parser: p, detok: tokenizer.NewDetokenizer(e.model.Tokenizer, s.opts, s.prompt)}), nil
+	return p, nil
 }
 
 // held finishes a fresh live state, held by the calling call.

@@ -211,12 +211,10 @@ func (e *Engine) NewChatSession(cr *protocol.ChatCompletionRequest, cfg SessionC
 	if err != nil {
 		return nil, err
 	}
-	l, err := e.newLive(setup)
-	if err != nil {
+	if s.parser, err = e.newParser(setup); err != nil {
 		return nil, err
 	}
 	s.sessionCore = e.newCore(cfg, setup.opts)
-	s.parser = l.parser
 	if !cfg.Collect {
 		// Every delta goes out as it is made, as on the stream_state
 		// path: the machines need not keep text for a batch-only
