@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -18,8 +19,9 @@ type decodeTable struct {
 	bytes string
 	ends  []uint32
 	// step holds, per id, what the detokenizer's fast step must know
-	// without a map lookup or a UTF-8 scan (stepFast, stepSpecial).
-	step []uint8
+	// without a map lookup or a UTF-8 scan, in one 8-byte entry so a step
+	// touches one cache line of the table.
+	step []stepEntry
 
 	// decodeFused: the tokens after the leading per-token decoders
 	// (Replace, Strip), and the byte of each "<0xXX>" token when the chain
@@ -54,7 +56,7 @@ func newDecodeTable(t *Tokenizer) decodeTable {
 			d.initByteLevel()
 			for id := range d.step {
 				if t.IsSpecial(id) {
-					d.step[id] |= stepSpecial
+					d.step[id].flags |= stepSpecial
 				}
 			}
 			return d
@@ -121,17 +123,28 @@ func (d *decodeTable) initByteLevel() {
 		d.ends[id] = uint32(len(arena))
 	}
 	d.bytes = string(arena)
-	d.step = make([]uint8, len(d.tokens))
+	d.step = make([]stepEntry, len(d.tokens))
 	for id := range d.tokens {
 		start := uint32(0)
 		if id > 0 {
 			start = d.ends[id-1]
 		}
 		piece := d.bytes[start:d.ends[id]]
-		if d.known[id] && piece != "" && !strings.HasSuffix(piece, detokHoldBackSuffix) && utf8.ValidString(piece) {
-			d.step[id] |= stepFast
+		e := &d.step[id]
+		e.start = start
+		if d.known[id] && piece != "" && len(piece) <= math.MaxUint16 &&
+			!strings.HasSuffix(piece, detokHoldBackSuffix) && utf8.ValidString(piece) {
+			e.n, e.flags = uint16(len(piece)), stepFast
 		}
 	}
+}
+
+// stepEntry is where id's decoded bytes lie in the arena (start, n; n is
+// set only with stepFast) and its step flags.
+type stepEntry struct {
+	start uint32
+	n     uint16
+	flags uint8
 }
 
 // Flags of decodeTable.step.

@@ -19,18 +19,18 @@ func (t *Tokenizer) byteLevelTable() *decodeTable {
 	return &t.dec
 }
 
-// stepInfo is what a fast step needs of id: its decoded bytes (a slice of
-// the arena, no copy) and its step flags (0 for ids without a token or out
-// of range).
+// stepInfo is what a fast step needs of id: its step flags (0 for ids
+// without a token or out of range) and, with stepFast, its decoded bytes
+// (a slice of the arena, no copy).
 func (d *decodeTable) stepInfo(id int) (piece string, flags uint8) {
 	if uint(id) >= uint(len(d.step)) {
 		return "", 0
 	}
-	start := uint32(0)
-	if id > 0 {
-		start = d.ends[id-1]
+	e := d.step[id]
+	if e.flags&stepFast == 0 {
+		return "", e.flags
 	}
-	return d.bytes[start:d.ends[id]], d.step[id]
+	return d.bytes[e.start : e.start+uint32(e.n)], e.flags
 }
 
 // cleanState caches whether the window is clean: nothing held back
