@@ -1,5 +1,7 @@
 package parsers
 
+import "strings"
+
 // A one-token stream inside a tool call makes a tool-call delta on nearly
 // every push, and a fresh slice for each would be an allocation per token.
 // callArena carves the pushes' delta slices out of shared blocks instead:
@@ -38,4 +40,32 @@ func (a *callArena) commit(calls []ToolCallDelta) []ToolCallDelta {
 		return calls[:len(calls):len(calls)]
 	}
 	return calls
+}
+
+// textArena makes the short strings a stream joins on the way out (an
+// escape's held backslash and the push after it) without an allocation
+// each: they are cut from a strings.Builder's buffer, which the Builder
+// never writes again once String has exposed it (it grows into a new
+// buffer), so every string handed out stays as it was.
+type textArena struct {
+	b strings.Builder
+}
+
+// textArenaBlock is the size of one arena buffer; longer joins allocate.
+const textArenaBlock = 2048
+
+// join returns a+b.
+func (t *textArena) join(a, b string) string {
+	n := len(a) + len(b)
+	if n > textArenaBlock/8 {
+		return a + b
+	}
+	if t.b.Cap()-t.b.Len() < n {
+		t.b = strings.Builder{}
+		t.b.Grow(textArenaBlock)
+	}
+	start := t.b.Len()
+	t.b.WriteString(a)
+	t.b.WriteString(b)
+	return t.b.String()[start:]
 }

@@ -1,6 +1,7 @@
 package parsers
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -72,5 +73,25 @@ func TestKeptDeltasSurvive(t *testing.T) {
 				t.Fatalf("kept deltas:\n got %s\nwant %s", dump(normalise(got)), dump(normalise(want)))
 			}
 		})
+	}
+}
+
+// TestTextArenaKeepsStrings checks that strings the arena handed out
+// never change as it hands out more, across buffer changes.
+func TestTextArenaKeepsStrings(t *testing.T) {
+	var a textArena
+	var got, want []string
+	for i := range 2000 {
+		x, y := fmt.Sprint(i), strings.Repeat("y", i%300)
+		got = append(got, a.join(x, y))
+		want = append(want, x+y)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("string %d changed: %q, want %q", i, got[i], want[i])
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { a.join("\\", "nx") }); n > 0.1 {
+		t.Errorf("%.2f allocations per short join, want ~0", n)
 	}
 }

@@ -52,6 +52,8 @@ type Parser struct {
 	// argsStop and argsPlain are the hot arguments path's byte sets,
 	// built once.
 	argsStop, argsPlain *byteSet
+	// text backs the hot path's joined fragments; not state.
+	text textArena
 }
 
 // New builds the machine for one request. promptIDs may be nil; some

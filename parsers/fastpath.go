@@ -99,8 +99,9 @@ type hotPath struct {
 	// call).
 	plain    *byteSet
 	plainOut bool
-	// fast is plain while plainOut and no escape is held, else nil:
-	// PushHot's one test.
+	// fast is PushHot's one test: text without a byte of it is answered
+	// whole as kind. It is stop for reasoning that goes out, plain for
+	// arguments while plainOut and no escape is held, else nil.
 	fast *byteSet
 	// escape is a backslash that ended the last arguments push: the
 	// machines have not seen it (settle hands it over), and the next
@@ -129,10 +130,10 @@ const (
 // nothing is emitted: an empty push, include_reasoning=false, a call
 // parallel_tool_calls=false drops, or an escape held for the next push).
 func (p *Parser) PushHot(text string) (kind HotKind, index int, out string) {
-	// Inlined into the caller: a plain fragment of an argument whose
-	// call is emitted (and so already counted in CallsOut).
+	// The common push: reasoning that goes out, or a plain fragment of
+	// an argument whose call is emitted (so already counted in CallsOut).
 	if set := p.hot.fast; set != nil && len(text) > 0 && !set.any(text) {
-		return HotArgs, p.hot.index, text
+		return p.hot.kind, p.hot.index, text
 	}
 	return p.pushHot(text)
 }
@@ -224,7 +225,7 @@ func (p *Parser) hotTake(text string) (HotKind, string) {
 	}
 	frag := text[:n]
 	if p.hot.escape {
-		frag = "\\" + frag
+		frag = p.text.join("\\", frag)
 	}
 	p.hot.setEscape(escape)
 	return HotArgs, frag
@@ -281,6 +282,9 @@ func (p *Parser) warmReasoning() {
 		}
 	}
 	p.hot = hotPath{kind: HotReasoning, stop: stop}
+	if p.IncludeReasoning {
+		p.hot.fast = stop
+	}
 }
 
 // passThrough implements passThrougher: in content, with nothing held
