@@ -31,7 +31,8 @@ type SessionConfig struct {
 // ChatStep is what one engine event made of a chat choice.
 type ChatStep struct {
 	// Emit reports whether vLLM's server sends a chunk for this event:
-	// something was derendered, or the choice finished.
+	// something was derendered, or the choice finished. Without it Delta
+	// is not to be read (a one-token step may leave the last one's).
 	Emit bool
 	// Delta is the chunk's delta (role never set: the caller sends the
 	// role chunk itself). Its pointers and slices are reused by the
@@ -197,6 +198,11 @@ type ChatSession struct {
 	// hotOK: one-token events may take hotStep (a parser, no stop
 	// strings, nothing collected).
 	hotOK bool
+	// layout is the shape hotStep left step in (see layoutArgs), so the
+	// next hot step of the same kind only replaces the text.
+	layout int
+	// st times the stages; nil when the engine times nothing.
+	st *telemetry.Stages
 }
 
 // NewChatSession starts a chat choice for cr, whose prompt is cfg.Prompt.
@@ -222,6 +228,7 @@ func (e *Engine) NewChatSession(cr *protocol.ChatCompletionRequest, cfg SessionC
 		s.parser.SetStreaming()
 	}
 	s.hotOK = !cfg.Collect && s.text == nil
+	s.st = e.stages.Load()
 	return s, nil
 }
 
@@ -232,17 +239,23 @@ func (e *Engine) NewChatSession(cr *protocol.ChatCompletionRequest, cfg SessionC
 // The step is the session's own, valid until the next Push: a one-token
 // stream then copies no step struct per token.
 func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *string) *ChatStep {
+	// Small enough to inline: a one-token stream's step is one call.
+	if s.hotOK && len(ids) == 1 && lp == nil && finish == nil && !s.done && s.hotStep(ids[0]) {
+		return &s.step
+	}
+	return s.push(ids, lp, finish)
+}
+
+// push is Push for the events hotStep does not take.
+func (s *ChatSession) push(ids []int, lp *protocol.GenerateLogProbs, finish *string) *ChatStep {
 	step := &s.step
-	*step = ChatStep{}
+	st := s.st
+	s.clearStep()
 	if s.done {
 		return step
 	}
 	if len(ids) == 0 && finish == nil && s.tokens == 0 {
 		// vLLM skips empty outputs before the first token (chunked prefill).
-		return step
-	}
-	st := s.e.stages.Load()
-	if s.hotOK && len(ids) == 1 && lp == nil && finish == nil && s.hotStep(st, step, ids[0]) {
 		return step
 	}
 	start := st.Start()

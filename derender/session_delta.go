@@ -14,9 +14,6 @@ type deltaBuf struct {
 	calls              []protocol.ToolCallDelta
 	// strs holds each call's id, type, name and arguments, in that order.
 	strs []string
-	// argsOf is 1 + the index of the call whose arguments-only layout
-	// calls and strs hold (see args), 0 after fill reshaped them.
-	argsOf int
 }
 
 // fill is Engine.delta into reused storage, for a session whose role
@@ -37,7 +34,6 @@ func (b *deltaBuf) fill(e *Engine, d *parsers.Delta, state *protocol.DerenderStr
 	if len(d.ToolCalls) == 0 {
 		return
 	}
-	b.argsOf = 0
 	// Sized up front: the pointers below must not move within this step.
 	n := 4 * len(d.ToolCalls)
 	if cap(b.strs) < n {

@@ -16,7 +16,8 @@ import (
 // several times the work itself. ok is false, with nothing consumed, when
 // the token needs the general path; a token the detokenizer took but the
 // parser's hot path did not is parsed here the general way.
-func (s *ChatSession) hotStep(st *telemetry.Stages, step *ChatStep, id int) bool {
+func (s *ChatSession) hotStep(id int) bool {
+	st, step := s.st, &s.step
 	// The stage clock is read only when metrics are on: Start and Since
 	// are calls even on a nil Stages, a fifth of this step's cost.
 	var start time.Time
@@ -33,6 +34,7 @@ func (s *ChatSession) hotStep(st *telemetry.Stages, step *ChatStep, id int) bool
 	}
 	kind, index, out := s.parser.PushHot(text)
 	if kind == parsers.HotNone {
+		s.clearStep()
 		s.parse(st, start, step, text, []int{id}, false)
 		return true
 	}
@@ -40,35 +42,55 @@ func (s *ChatSession) hotStep(st *telemetry.Stages, step *ChatStep, id int) bool
 		st.Since(telemetry.StageParse, start)
 	}
 	if out == "" {
-		return true // nothing to send for this token
-	}
-	step.Emit = true
-	if kind == parsers.HotReasoning {
-		s.buf.reasoning = out
-		step.Delta.Reasoning = &s.buf.reasoning
-		if s.e.cfg.ReasoningFieldCompat {
-			step.Delta.ReasoningContent = &s.buf.reasoning
-		}
+		step.Emit = false // nothing to send for this token
 		return true
 	}
-	s.buf.args(index, out, &s.state, &step.Delta)
+	// Consecutive steps of one kind keep the delta's shape: only the
+	// text changes, so a step writes one string, not a cleared struct
+	// and its pointers.
+	if kind == parsers.HotReasoning {
+		s.buf.reasoning = out
+		if s.layout != layoutReasoning {
+			s.clearStep()
+			s.layout = layoutReasoning
+			step.Delta.Reasoning = &s.buf.reasoning
+			if s.e.cfg.ReasoningFieldCompat {
+				step.Delta.ReasoningContent = &s.buf.reasoning
+			}
+		}
+	} else {
+		if s.layout != layoutArgs(index) {
+			s.clearStep()
+			s.layout = layoutArgs(index)
+			s.buf.argsLayout(index, &s.state, &step.Delta)
+		}
+		s.buf.strs[3] = out
+	}
+	step.Emit = true
 	return true
 }
 
-// args is fill for a delta that is one arguments fragment of a call
-// whose id and name went out before. Consecutive fragments of one call
-// share the delta's layout, so only the text is replaced.
-func (b *deltaBuf) args(index int, frag string, state *protocol.DerenderStreamState, m *protocol.DeltaMessage) {
-	if b.argsOf != index+1 {
-		state.ToolsStreamed = true
-		if cap(b.strs) < 4 {
-			b.strs = make([]string, 4)
-		}
-		b.strs = b.strs[:4]
-		b.calls = append(b.calls[:0], protocol.ToolCallDelta{Index: index})
-		b.calls[0].Function.Arguments = &b.strs[3]
-		b.argsOf = index + 1
+// The step layouts hotStep keeps: none (0), reasoning, or the arguments
+// of call i.
+const layoutReasoning = -1
+
+func layoutArgs(i int) int { return i + 1 }
+
+// clearStep empties the step for an answer of another shape.
+func (s *ChatSession) clearStep() {
+	s.step = ChatStep{}
+	s.layout = 0
+}
+
+// argsLayout shapes a delta as one arguments fragment (in strs[3]) of a
+// call whose id and name went out before.
+func (b *deltaBuf) argsLayout(index int, state *protocol.DerenderStreamState, m *protocol.DeltaMessage) {
+	state.ToolsStreamed = true
+	if cap(b.strs) < 4 {
+		b.strs = make([]string, 4)
 	}
-	b.strs[3] = frag
+	b.strs = b.strs[:4]
+	b.calls = append(b.calls[:0], protocol.ToolCallDelta{Index: index})
+	b.calls[0].Function.Arguments = &b.strs[3]
 	m.ToolCalls = b.calls
 }
