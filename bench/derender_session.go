@@ -5,16 +5,16 @@ import (
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/parsers"
-	"github.com/vrender/vrender/protocol"
 )
 
 // session streams the output one token per Push through an in-process
 // ChatSession, as the orchestrator does for /v1/chat/completions: no
 // stream_state round trips, so it shows what one-token streaming costs
 // without the protocol's per-call floor. With collect it accumulates the
-// answer (to check it against batch); without, it only reads each delta
-// as an encoder would (the timed runs: accumulating is the client's work,
-// not derender's, and batch's measure has no client either).
+// answer (to check it against batch); without (the timed runs) it only
+// counts the chunks, as the batch measure only takes its response: the
+// answer is made in memory on both sides and encoding it is left out of
+// both.
 func (c *apiClient) session(e *derender.Engine, collect bool) (parsers.Accumulator, error) {
 	var acc parsers.Accumulator
 	var scratch []parsers.ToolCallDelta
@@ -35,14 +35,13 @@ func (c *apiClient) session(e *derender.Engine, collect bool) (parsers.Accumulat
 		if !step.Emit {
 			continue
 		}
+		seen++
 		if collect {
 			d := derender.ParserDelta(&step.Delta, scratch)
 			acc.Add(d)
 			if d.ToolCalls != nil {
 				scratch = d.ToolCalls
 			}
-		} else {
-			seen += deltaLen(&step.Delta)
 		}
 	}
 	if !s.Done() {
@@ -52,21 +51,4 @@ func (c *apiClient) session(e *derender.Engine, collect bool) (parsers.Accumulat
 		return acc, fmt.Errorf("bench derender: session emitted nothing")
 	}
 	return acc, nil
-}
-
-// deltaLen is the text a delta carries, in bytes: reading each field once.
-func deltaLen(d *protocol.DeltaMessage) int {
-	n := 0
-	if d.Content != nil {
-		n += len(*d.Content)
-	}
-	if d.Reasoning != nil {
-		n += len(*d.Reasoning)
-	}
-	for i := range d.ToolCalls {
-		if a := d.ToolCalls[i].Function.Arguments; a != nil {
-			n += len(*a)
-		}
-	}
-	return n
 }
