@@ -96,7 +96,7 @@ func (e *Engine) chatChoice(c *protocol.GenerateChoice, cr *protocol.ChatComplet
 	}
 	var calls []protocol.ToolCall
 	for _, tc := range r.ToolCalls {
-		calls = append(calls, protocol.ToolCall{ID: newToolCallID(), Type: "function",
+		calls = append(calls, protocol.ToolCall{ID: l.parser.ToolCallID(tc.ID, newToolCallID), Type: "function",
 			Function: protocol.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
 	}
 	out.Message = e.message(r.Content, r.Reasoning, calls)

@@ -169,7 +169,7 @@ func (e *Engine) chatStreamCheckpoint(req *protocol.DerenderChatStreamRequest, s
 	out := protocol.ChatStreamChoice{Index: choice.Index, StopReason: stopReasonNull,
 		Logprobs: e.resolveLogprobs(choice.Logprobs, state.LogprobContextTokenIDs)}
 	state.LogprobContextTokenIDs = l.contextTail(state.LogprobContextTokenIDs, delta)
-	out.Delta = e.delta(d, state, &a.delta)
+	out.Delta = e.delta(l.parser, d, state, &a.delta)
 	if finished {
 		out.FinishReason = ptr(l.parser.FinishReason(*choice.FinishReason))
 	}

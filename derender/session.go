@@ -308,7 +308,7 @@ func (s *ChatSession) parse(st *telemetry.Stages, start time.Time, step *ChatSte
 	if s.collect {
 		s.acc.Add(d)
 	}
-	s.buf.fill(s.e, &d, &s.state, &step.Delta)
+	s.buf.fill(s.e, s.parser, &d, &s.state, &step.Delta)
 	step.Emit = !d.Empty() || final
 }
 
@@ -333,12 +333,11 @@ func (s *ChatSession) Result() protocol.ChatCompletionChoice {
 	out.FinishReason = &r.FinishReason
 	var calls []protocol.ToolCall
 	for i, tc := range r.ToolCalls {
-		id := tc.ID
+		var id string
 		if i < len(s.state.LastToolCallIDs) {
 			id = s.state.LastToolCallIDs[i]
-		}
-		if id == "" {
-			id = newToolCallID()
+		} else {
+			id = s.parser.ToolCallID(tc.ID, newToolCallID)
 		}
 		calls = append(calls, protocol.ToolCall{ID: id, Type: "function",
 			Function: protocol.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})

@@ -19,7 +19,7 @@ type deltaBuf struct {
 // fill is Engine.delta into reused storage, for a session whose role
 // chunk the caller sends (no role here). It writes m, which must be zero,
 // in place: the message is copied often enough on its way out already.
-func (b *deltaBuf) fill(e *Engine, d *parsers.Delta, state *protocol.DerenderStreamState, m *protocol.DeltaMessage) {
+func (b *deltaBuf) fill(e *Engine, parser *parsers.Parser, d *parsers.Delta, state *protocol.DerenderStreamState, m *protocol.DeltaMessage) {
 	if d.Content != "" {
 		b.content = d.Content
 		m.Content = &b.content
@@ -49,7 +49,7 @@ func (b *deltaBuf) fill(e *Engine, d *parsers.Delta, state *protocol.DerenderStr
 			if tc.Index < len(state.LastToolCallIDs) {
 				s[0] = state.LastToolCallIDs[tc.Index]
 			} else {
-				s[0] = newToolCallID()
+				s[0] = parser.ToolCallID(tc.ID, newToolCallID)
 				state.LastToolCallIDs = append(state.LastToolCallIDs, s[0])
 			}
 			s[1], s[2] = "function", tc.Name

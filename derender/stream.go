@@ -242,7 +242,7 @@ func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderCha
 	out := protocol.ChatStreamChoice{Index: choice.Index, StopReason: stopReasonNull,
 		Logprobs: e.resolveLogprobs(choice.Logprobs, state.LogprobContextTokenIDs)}
 	state.LogprobContextTokenIDs = l.contextTail(state.LogprobContextTokenIDs, delta)
-	out.Delta = e.delta(d, state, &a.delta)
+	out.Delta = e.delta(l.parser, d, state, &a.delta)
 	if finished {
 		out.FinishReason = ptr(l.parser.FinishReason(*choice.FinishReason))
 	}
@@ -259,7 +259,7 @@ func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderCha
 
 // delta converts a parser delta, pinning one tool-call id per index. Its
 // strings live in s.
-func (e *Engine) delta(d parsers.Delta, state *protocol.DerenderStreamState, s *deltaStore) protocol.DeltaMessage {
+func (e *Engine) delta(parser *parsers.Parser, d parsers.Delta, state *protocol.DerenderStreamState, s *deltaStore) protocol.DeltaMessage {
 	var m protocol.DeltaMessage
 	if !state.RoleSent {
 		m.Role = ptr("assistant")
@@ -286,7 +286,7 @@ func (e *Engine) delta(d parsers.Delta, state *protocol.DerenderStreamState, s *
 			if tc.Index < len(state.LastToolCallIDs) {
 				out.ID = ptr(state.LastToolCallIDs[tc.Index])
 			} else {
-				id := newToolCallID()
+				id := parser.ToolCallID(tc.ID, newToolCallID)
 				state.LastToolCallIDs = append(state.LastToolCallIDs, id)
 				out.ID = &id
 			}

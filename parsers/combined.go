@@ -54,6 +54,8 @@ type Parser struct {
 	argsStop, argsPlain *byteSet
 	// text backs the hot path's joined fragments; not state.
 	text textArena
+	// ownIDs: the tool machine's call ids are vLLM's (ToolInfo.OwnIDs).
+	ownIDs bool
 }
 
 // New builds the machine for one request. promptIDs may be nil; some
@@ -91,14 +93,14 @@ func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
 			if p.Tools, err = info.New(v, req); err != nil {
 				return nil, err
 			}
-			p.Parse = true
+			p.Parse, p.ownIDs = true, info.OwnIDs
 			p.AutoFinish = choice == ChoiceAuto
 		} else if choice == ChoiceNone && cfg.EnableAutoToolChoice && info.EngineBased &&
 			(cfg.ReasoningParser == "" || engineReasoningParsers[cfg.ReasoningParser]) {
 			if p.Tools, err = info.New(v, req); err != nil {
 				return nil, err
 			}
-			p.Parse = true
+			p.Parse, p.ownIDs = true, info.OwnIDs
 		}
 	}
 	return p, nil
@@ -266,6 +268,16 @@ func (p *Parser) filter(d *Delta) {
 	if len(d.ToolCalls) > 0 {
 		p.CallsOut = true
 	}
+}
+
+// ToolCallID is the id to send for a call whose parser-side id is id: id
+// itself when the tool machine's ids are vLLM's (ToolInfo.OwnIDs), else
+// a fresh chatcmpl-tool-<uuid> made by newID.
+func (p *Parser) ToolCallID(id string, newID func() string) string {
+	if p.ownIDs && id != "" {
+		return id
+	}
+	return newID()
 }
 
 // ToolsCalled reports, after Finish, whether the answer carries tool calls.

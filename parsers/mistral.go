@@ -35,7 +35,7 @@ import (
 // machine returns no calls and the whole output as content.
 
 func init() {
-	registerTool("mistral", ToolInfo{New: newMistral, NeedsSpecialTokens: true, SupportsRequiredAndNamed: true})
+	registerTool("mistral", ToolInfo{New: newMistral, NeedsSpecialTokens: true, SupportsRequiredAndNamed: true, OwnIDs: true})
 }
 
 const (

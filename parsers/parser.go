@@ -78,6 +78,11 @@ type ToolInfo struct {
 	// (or no) reasoning parser, vLLM runs them even for tool_choice "none"
 	// and returns their content (calls dropped).
 	EngineBased bool
+	// OwnIDs marks a parser whose tool call ids are the ones vLLM sends
+	// (mistral's nine alphanumerics, which Mistral's chat templates check
+	// on the next turn); other machines' ids are placeholders the server
+	// replaces with vLLM's chatcmpl-tool-<uuid>.
+	OwnIDs bool
 }
 
 // ReasoningInfo describes a reasoning parser family.
