@@ -239,9 +239,10 @@ func (e *Engine) NewChatSession(cr *protocol.ChatCompletionRequest, cfg SessionC
 // The step is the session's own, valid until the next Push: a one-token
 // stream then copies no step struct per token.
 func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *string) *ChatStep {
-	// Small enough to inline: a one-token stream's step is one call.
-	if s.hotOK && len(ids) == 1 && lp == nil && finish == nil && !s.done && s.hotStep(ids[0]) {
-		return &s.step
+	if s.hotOK && len(ids) == 1 && lp == nil && finish == nil && !s.done {
+		if s.hotStep(ids[0]) {
+			return &s.step
+		}
 	}
 	return s.push(ids, lp, finish)
 }
