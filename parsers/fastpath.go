@@ -130,12 +130,22 @@ const (
 // nothing is emitted: an empty push, include_reasoning=false, a call
 // parallel_tool_calls=false drops, or an escape held for the next push).
 func (p *Parser) PushHot(text string) (kind HotKind, index int, out string) {
-	// The common push: reasoning that goes out, or a plain fragment of
-	// an argument whose call is emitted (so already counted in CallsOut).
-	if set := p.hot.fast; set != nil && len(text) > 0 && !set.any(text) {
-		return p.hot.kind, p.hot.index, text
+	if kind, index, ok := p.PushPlain(text); ok {
+		return kind, index, text
 	}
 	return p.pushHot(text)
+}
+
+// PushPlain is PushHot's commonest case, small enough to inline into a
+// caller's per-token loop: reasoning that goes out, or a plain fragment
+// of an argument whose call is emitted (so already counted in CallsOut).
+// When ok, text is the push's whole answer as kind (of call index); when
+// not, nothing was consumed and PushHot must see text.
+func (p *Parser) PushPlain(text string) (kind HotKind, index int, ok bool) {
+	if set := p.hot.fast; set != nil && len(text) > 0 && !set.any(text) {
+		return p.hot.kind, p.hot.index, true
+	}
+	return HotNone, 0, false
 }
 
 func (p *Parser) pushHot(text string) (kind HotKind, index int, out string) {
