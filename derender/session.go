@@ -195,11 +195,12 @@ type ChatSession struct {
 	stopRsn json.RawMessage
 	buf     deltaBuf
 	step    ChatStep // what Push returns
-	// hotOK: one-token events may take hotStep (a parser, no stop
-	// strings, nothing collected).
+	// hotOK: one-token events may take Push's steady state (a parser,
+	// no stop strings, nothing collected).
 	hotOK bool
-	// layout is the shape hotStep left step in (see layoutArgs), so the
-	// next hot step of the same kind only replaces the text.
+	// layout is the shape the steady state left step in (see
+	// layoutArgs), so the next step of the same kind only replaces the
+	// text.
 	layout int
 	// st times the stages; nil when the engine times nothing.
 	st *telemetry.Stages
@@ -232,22 +233,7 @@ func (e *Engine) NewChatSession(cr *protocol.ChatCompletionRequest, cfg SessionC
 	return s, nil
 }
 
-// Push derenders one engine event of this choice: its new token ids, their
-// logprobs, and the engine's finish_reason on the last event. Events after
-// the choice finished (a stop string matched) are ignored.
-//
-// The step is the session's own, valid until the next Push: a one-token
-// stream then copies no step struct per token.
-func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *string) *ChatStep {
-	if s.hotOK && len(ids) == 1 && lp == nil && finish == nil && !s.done {
-		if s.hotStep(ids[0]) {
-			return &s.step
-		}
-	}
-	return s.push(ids, lp, finish)
-}
-
-// push is Push for the events hotStep does not take.
+// push is Push for the events its steady state does not take.
 func (s *ChatSession) push(ids []int, lp *protocol.GenerateLogProbs, finish *string) *ChatStep {
 	step := &s.step
 	st := s.st

@@ -8,15 +8,25 @@ import (
 	"github.com/vrender/vrender/protocol"
 )
 
-// hotStep is Push for the steady state of a one-token stream: a token the
+// Push derenders one engine event of this choice: its new token ids, their
+// logprobs, and the engine's finish_reason on the last event. Events after
+// the choice finished (a stop string matched) are ignored.
+//
+// The step is the session's own, valid until the next Push: a one-token
+// stream then copies no step struct per token.
+//
+// Push itself is the steady state of a one-token stream: a token the
 // detokenizer decodes by table lookup, inside reasoning or a tool call's
 // string argument, where the parser answers without its general path.
 // Those are nearly all tokens of a long output, and the general path's
 // layers (a Delta, the engine-side stop checks, the delta fill) would cost
-// several times the work itself. ok is false, with nothing consumed, when
-// the token needs the general path; a token the detokenizer took but the
-// parser's hot path did not is parsed here the general way.
-func (s *ChatSession) hotStep(id int) bool {
+// several times the work itself; the rest goes to push. A token the
+// detokenizer took but the parser's hot path did not is parsed here the
+// general way.
+func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *string) *ChatStep {
+	if !s.hotOK || len(ids) != 1 || lp != nil || finish != nil || s.done {
+		return s.push(ids, lp, finish)
+	}
 	st, step := s.st, &s.step
 	// The stage clock is read only when metrics are on: Start and Since
 	// are calls even on a nil Stages, a fifth of this step's cost.
@@ -24,26 +34,29 @@ func (s *ChatSession) hotStep(id int) bool {
 	if st != nil {
 		start = st.Start()
 	}
-	text, ok := s.detok.FastStep(id)
+	text, ok := s.detok.FastStep(ids[0])
 	if !ok {
-		return false
+		return s.push(ids, lp, finish)
 	}
 	s.tokens++
 	if st != nil {
 		start = st.Since(telemetry.StageDetokenize, start)
 	}
-	kind, index, out := s.parser.PushHot(text)
-	if kind == parsers.HotNone {
-		s.clearStep()
-		s.parse(st, start, step, text, []int{id}, false)
-		return true
+	kind, index, plain := s.parser.PushPlain(text) // inlined: most tokens end here
+	out := text
+	if !plain {
+		if kind, index, out = s.parser.PushHot(text); kind == parsers.HotNone {
+			s.clearStep()
+			s.parse(st, start, step, text, ids, false)
+			return step
+		}
 	}
 	if st != nil {
 		st.Since(telemetry.StageParse, start)
 	}
 	if out == "" {
 		step.Emit = false // nothing to send for this token
-		return true
+		return step
 	}
 	// Consecutive steps of one kind keep the delta's shape: only the
 	// text changes, so a step writes one string, not a cleared struct
@@ -67,10 +80,10 @@ func (s *ChatSession) hotStep(id int) bool {
 		s.buf.strs[3] = out
 	}
 	step.Emit = true
-	return true
+	return step
 }
 
-// The step layouts hotStep keeps: none (0), reasoning, or the arguments
+// The step layouts Push's steady state keeps: none (0), reasoning, or the arguments
 // of call i.
 const layoutReasoning = -1
 
