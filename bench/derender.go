@@ -136,7 +136,7 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 		return nil, fmt.Errorf("bench derender: %w", err)
 	}
 	report := &DerenderReport{Model: opts.ModelDir, GOMAXPROCS: 1, Parsers: "qwen3 + hermes (auto tool choice)",
-		Clock: "process CPU time (getrusage), GOMAXPROCS=1; batch, session and stream: fastest of 7 interleaved rounds"}
+		Clock: "process CPU time (getrusage), GOMAXPROCS=1; batch, session and stream: fastest of 15 interleaved rounds"}
 	for _, n := range opts.Sizes {
 		ids := DerenderOutput(m, n)
 		r := DerenderResult{Tokens: len(ids)}
@@ -259,7 +259,7 @@ func repeat(ctx context.Context, minTime time.Duration, f func() error) (time.Du
 }
 
 // interleaveRounds is how many rounds interleave splits its time into.
-const interleaveRounds = 7
+const interleaveRounds = 15
 
 // interleave runs each f in turn, round after round, for about minTime
 // of CPU each in all, and returns each one's fastest round as CPU time
