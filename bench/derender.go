@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -136,7 +137,7 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 		return nil, fmt.Errorf("bench derender: %w", err)
 	}
 	report := &DerenderReport{Model: opts.ModelDir, GOMAXPROCS: 1, Parsers: "qwen3 + hermes (auto tool choice)",
-		Clock: "process CPU time (getrusage), GOMAXPROCS=1; batch, session, stream and HTTP echo/checkpoint: fastest of 15 rounds (the first three interleaved)"}
+		Clock: "process CPU time (getrusage), GOMAXPROCS=1; batch, session, stream, HTTP echo/checkpoint: fastest of 15 rounds; ratios: median of back-to-back rounds"}
 	for _, n := range opts.Sizes {
 		ids := DerenderOutput(m, n)
 		r := DerenderResult{Tokens: len(ids)}
@@ -165,10 +166,11 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 		if !sameAnswer(acc, batch) {
 			r.StreamEqualsBatch = false
 		}
-		// The three the ratios compare run in alternating rounds, each
-		// keeping its fastest round: a neighbour's load on a shared
-		// machine then shifts all three alike instead of one.
-		best, err := interleave(ctx, opts.MinTime,
+		// The three the ratios compare run in alternating rounds: each
+		// ratio is the median of its rounds' ratios, measured back to
+		// back, so a neighbour's load on a shared machine shifts both
+		// sides of one alike; the ns figures are each one's fastest round.
+		rounds, err := interleave(ctx, opts.MinTime,
 			func() error { _, err := c.batch(ctx, warm); return err },
 			func() error { _, err := c.session(warm, false); return err },
 			func() error { _, err := c.stream(ctx, warm, echoAll); return err })
@@ -176,9 +178,9 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 			return nil, err
 		}
 		r.CheckpointMaxLen = c.maxCkpt
-		r.BatchNsPerToken = perTok(best[0])
-		r.SessionNsPerToken, r.SessionRatio = perTok(best[1]), perTok(best[1])/r.BatchNsPerToken
-		r.StreamNsPerToken, r.StreamRatio = perTok(best[2]), perTok(best[2])/r.BatchNsPerToken
+		r.BatchNsPerToken = perTok(fastest(rounds, 0))
+		r.SessionNsPerToken, r.SessionRatio = perTok(fastest(rounds, 1)), medianRatio(rounds, 1, 0)
+		r.StreamNsPerToken, r.StreamRatio = perTok(fastest(rounds, 2)), medianRatio(rounds, 2, 0)
 		for _, mode := range []struct {
 			e    *derender.Engine
 			echo echoMode
@@ -262,31 +264,52 @@ func repeat(ctx context.Context, minTime time.Duration, f func() error) (time.Du
 const interleaveRounds = 15
 
 // interleave runs each f in turn, round after round, for about minTime
-// of CPU each in all, and returns each one's fastest round as CPU time
-// per run.
-func interleave(ctx context.Context, minTime time.Duration, fs ...func() error) ([]time.Duration, error) {
-	best := make([]time.Duration, len(fs))
-	for range interleaveRounds {
+// of CPU each in all, and returns the CPU time per run of each f in each
+// round (rounds[r][i]).
+func interleave(ctx context.Context, minTime time.Duration, fs ...func() error) ([][]time.Duration, error) {
+	rounds := make([][]time.Duration, interleaveRounds)
+	for r := range rounds {
+		rounds[r] = make([]time.Duration, len(fs))
 		for i, f := range fs {
 			d, err := repeat(ctx, minTime/interleaveRounds, f)
 			if err != nil {
 				return nil, err
 			}
-			if best[i] == 0 || d < best[i] {
-				best[i] = d
-			}
+			rounds[r][i] = d
 		}
 	}
-	return best, nil
+	return rounds, nil
 }
 
-// bestOf is interleave for one measurement: its fastest round.
+// fastest is f i's fastest round.
+func fastest(rounds [][]time.Duration, i int) time.Duration {
+	best := rounds[0][i]
+	for _, r := range rounds[1:] {
+		best = min(best, r[i])
+	}
+	return best
+}
+
+// medianRatio is the median over rounds of f i's time over f j's.
+func medianRatio(rounds [][]time.Duration, i, j int) float64 {
+	ratios := make([]float64, len(rounds))
+	for k, r := range rounds {
+		ratios[k] = float64(r[i]) / float64(r[j])
+	}
+	slices.Sort(ratios)
+	if n := len(ratios); n%2 == 0 {
+		return (ratios[n/2-1] + ratios[n/2]) / 2
+	}
+	return ratios[len(ratios)/2]
+}
+
+// bestOf runs f in interleave's rounds and returns its fastest.
 func bestOf(ctx context.Context, minTime time.Duration, f func() error) (time.Duration, error) {
-	best, err := interleave(ctx, minTime, f)
+	rounds, err := interleave(ctx, minTime, f)
 	if err != nil {
 		return 0, err
 	}
-	return best[0], nil
+	return fastest(rounds, 0), nil
 }
 
 type echoMode int

@@ -21,7 +21,7 @@ func runBenchDerender(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs.SetOutput(stderr)
 	model := fs.String("model", "", "Qwen3-family model directory holding tokenizer.json (required)")
 	sizes := fs.String("sizes", "1024,4096,16384", "comma-separated output lengths in tokens")
-	minTime := fs.Duration("min-time", time.Second, "repeat each measurement until it used this much CPU (batch, session, stream_state and the echoing HTTP clients: over 15 rounds, the fastest kept)")
+	minTime := fs.Duration("min-time", time.Second, "repeat each measurement until it used this much CPU (batch, session, stream_state and the echoing HTTP clients: over 15 rounds, the fastest kept; ratios are medians of back-to-back rounds)")
 	noHTTP := fs.Bool("no-http", false, "skip the HTTP endpoint measurements")
 	historyMax := fs.Int("http-history-max", 4096, "skip the HTTP history-only client (O(n²) per stream) above this many tokens; 0: never")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
