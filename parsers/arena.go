@@ -49,6 +49,18 @@ func (a *callArena) commit(calls []ToolCallDelta) []ToolCallDelta {
 // buffer), so every string handed out stays as it was.
 type textArena struct {
 	b strings.Builder
+	// lastIn and lastOut memoise escaped: code arguments repeat the
+	// token after a split escape ("nx" after ")\\") line after line.
+	lastIn, lastOut string
+}
+
+// escaped returns a backslash joined to s.
+func (t *textArena) escaped(s string) string {
+	if t.lastOut != "" && t.lastIn == s {
+		return t.lastOut
+	}
+	t.lastIn, t.lastOut = s, t.join("\\", s)
+	return t.lastOut
 }
 
 // textArenaBlock is the size of one arena buffer; longer joins allocate.

@@ -95,3 +95,13 @@ func TestTextArenaKeepsStrings(t *testing.T) {
 		t.Errorf("%.2f allocations per short join, want ~0", n)
 	}
 }
+
+// TestTextArenaEscaped checks the memoised backslash join.
+func TestTextArenaEscaped(t *testing.T) {
+	var a textArena
+	for _, s := range []string{"nx", "nx", "", "t", "nx", "", ""} {
+		if got := a.escaped(s); got != "\\"+s {
+			t.Fatalf("escaped(%q) = %q", s, got)
+		}
+	}
+}

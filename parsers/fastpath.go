@@ -129,26 +129,9 @@ const (
 // is out, as reasoning or as the arguments fragment of call index ("" when
 // nothing is emitted: an empty push, include_reasoning=false, a call
 // parallel_tool_calls=false drops, or an escape held for the next push).
+// A per-token loop asks PushPlain first, which answers most pushes
+// inline; PushHot answers those too, only not inline.
 func (p *Parser) PushHot(text string) (kind HotKind, index int, out string) {
-	if kind, index, ok := p.PushPlain(text); ok {
-		return kind, index, text
-	}
-	return p.pushHot(text)
-}
-
-// PushPlain is PushHot's commonest case, small enough to inline into a
-// caller's per-token loop: reasoning that goes out, or a plain fragment
-// of an argument whose call is emitted (so already counted in CallsOut).
-// When ok, text is the push's whole answer as kind (of call index); when
-// not, nothing was consumed and PushHot must see text.
-func (p *Parser) PushPlain(text string) (kind HotKind, index int, ok bool) {
-	if set := p.hot.fast; set != nil && len(text) > 0 && !set.any(text) {
-		return p.hot.kind, p.hot.index, true
-	}
-	return HotNone, 0, false
-}
-
-func (p *Parser) pushHot(text string) (kind HotKind, index int, out string) {
 	if p.hot.kind == HotNone {
 		return HotNone, 0, ""
 	}
@@ -165,6 +148,18 @@ func (p *Parser) pushHot(text string) (kind HotKind, index int, out string) {
 		p.CallsOut = true
 	}
 	return kind, p.hot.index, out
+}
+
+// PushPlain is PushHot's commonest case, small enough to inline into a
+// caller's per-token loop: reasoning that goes out, or a plain fragment
+// of an argument whose call is emitted (so already counted in CallsOut).
+// When ok, text is the push's whole answer as kind (of call index); when
+// not, nothing was consumed and PushHot must see text.
+func (p *Parser) PushPlain(text string) (kind HotKind, index int, ok bool) {
+	if set := p.hot.fast; set != nil && len(text) > 0 && !set.any(text) {
+		return p.hot.kind, p.hot.index, true
+	}
+	return HotNone, 0, false
 }
 
 // setEscape records whether a backslash is held, and so whether
@@ -235,7 +230,7 @@ func (p *Parser) hotTake(text string) (HotKind, string) {
 	}
 	frag := text[:n]
 	if p.hot.escape {
-		frag = p.text.join("\\", frag)
+		frag = p.text.escaped(frag)
 	}
 	p.hot.setEscape(escape)
 	return HotArgs, frag

@@ -124,7 +124,12 @@ func streamHot(t *testing.T, req *Request, text string, size int, hot, restore, 
 		if viaPushHot {
 			var idx int
 			var out string
-			kind, idx, out = p.PushHot(piece)
+			// Every other push asks PushPlain first, as a session does.
+			if k, ix, ok := p.PushPlain(piece); ok && (i/size)%2 == 0 {
+				kind, idx, out = k, ix, piece
+			} else if !ok || (i/size)%2 == 1 {
+				kind, idx, out = p.PushHot(piece)
+			}
 			switch {
 			case kind == HotReasoning:
 				acc.Add(Delta{Reasoning: out})
