@@ -39,24 +39,20 @@ result_dir=${RESULT_DIR:-.cache/bench}
 [ -x "$bin" ] || { echo "bench-pd: $bin not found; run make build" >&2; exit 1; }
 [ -f "$model/tokenizer.json" ] || { echo "bench-pd: $model/tokenizer.json not found; run make models" >&2; exit 1; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 
 keep_logs=${LOG_DIR:+yes}
 log_dir=${LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/vrender-bench-pd.XXXXXX")}
 mkdir -p "$log_dir" "$result_dir"
 pids=()
 
+tag=bench-pd
+# shellcheck source=scripts/proc.sh
+. "$repo/scripts/proc.sh"
+
 # stop_pids ends the processes of the current configuration (by pid), waiting for each.
 stop_pids() {
   local pid
-  for pid in "${pids[@]}"; do
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null || true
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-  done
+  for pid in "${pids[@]}"; do stop_pid "$pid"; done
   pids=()
 }
 
@@ -72,18 +68,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-wait_health() {
-  local name=$1 url=$2 pid=$3 log=$4
-  for _ in $(seq 600); do
-    if curl -fsS -o /dev/null --max-time 1 "$url/health" 2>/dev/null; then return 0; fi
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "bench-pd: $name exited before becoming healthy; its log:" >&2; tail -n 40 "$log" >&2; return 1
-    fi
-    sleep 0.1
-  done
-  echo "bench-pd: $name not healthy at $url after 60 s; its log:" >&2; tail -n 40 "$log" >&2
-  return 1
-}
 
 # start_sim NAME ROLE: an engine-sim with the shared engine model; sets sim_url.
 start_sim() {

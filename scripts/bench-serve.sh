@@ -28,8 +28,9 @@ result_dir=${RESULT_DIR:-.cache/bench}
 [ -x "$bin" ] || { echo "bench-serve: $bin not found; run make build" >&2; exit 1; }
 [ -f "$model/tokenizer.json" ] || { echo "bench-serve: $model/tokenizer.json not found; run make models" >&2; exit 1; }
 
-# free_port asks the kernel for an unused loopback port.
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+tag=bench-serve
+# shellcheck source=scripts/proc.sh
+. "$repo/scripts/proc.sh"
 engine_port=${ENGINE_PORT:-$(free_port)}
 serve_port=${SERVE_PORT:-$(free_port)}
 while [ "$serve_port" = "$engine_port" ]; do serve_port=$(free_port); done
@@ -44,14 +45,7 @@ serve_pid=""
 # stop ends the two processes this script started (by pid), waiting for each, then tidies the logs.
 stop() {
   local status=$? pid
-  for pid in $serve_pid $engine_pid; do
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null || true
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-  done
+  for pid in $serve_pid $engine_pid; do stop_pid "$pid"; done
   if [ "$status" -ne 0 ]; then
     echo "bench-serve: failed (status $status); server logs kept in $log_dir" >&2
   elif [ -z "$keep_logs" ]; then
@@ -61,19 +55,6 @@ stop() {
 trap stop EXIT
 trap 'exit 130' INT TERM
 
-# wait_health polls URL/health until it answers 200, the process dies, or 60 s pass.
-wait_health() {
-  local name=$1 url=$2 pid=$3 log=$4
-  for _ in $(seq 600); do
-    if curl -fsS -o /dev/null --max-time 1 "$url/health" 2>/dev/null; then return 0; fi
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "bench-serve: $name exited before becoming healthy; its log:" >&2; tail -n 40 "$log" >&2; return 1
-    fi
-    sleep 0.1
-  done
-  echo "bench-serve: $name not healthy at $url after 60 s; its log:" >&2; tail -n 40 "$log" >&2
-  return 1
-}
 
 echo "== engine-sim on 127.0.0.1:$engine_port (zero latency)"
 "$bin" engine-sim --model "$model" --served-model-name "$served" --host 127.0.0.1 --port "$engine_port" \

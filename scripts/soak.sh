@@ -55,20 +55,16 @@ mkdir -p "$log_dir" "$result_dir"
 pids=()
 sampler_pid=""
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+tag=soak
+# shellcheck source=scripts/proc.sh
+. "$repo/scripts/proc.sh"
+
 
 # stop_all ends every process this script started (by pid) and waits for it.
 stop_all() {
   local pid
   [ -z "$sampler_pid" ] || { kill "$sampler_pid" 2>/dev/null || true; wait "$sampler_pid" 2>/dev/null || true; sampler_pid=""; }
-  for pid in "${pids[@]}"; do
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null || true
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-  done
+  for pid in "${pids[@]}"; do stop_pid "$pid"; done
   pids=()
 }
 on_exit() {
@@ -83,17 +79,6 @@ on_exit() {
 trap on_exit EXIT
 trap 'exit 130' INT TERM
 
-wait_health() {
-  local name=$1 url=$2 pid=$3 log=$4
-  for _ in $(seq 600); do
-    if curl -fsS -o /dev/null --max-time 1 "$url/health" 2>/dev/null; then return 0; fi
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "soak: $name exited before becoming healthy; its log:" >&2; tail -n 40 "$log" >&2; return 1
-    fi
-    sleep 0.1
-  done
-  echo "soak: $name not healthy at $url after 60 s" >&2; tail -n 40 "$log" >&2; return 1
-}
 
 # sample PHASE PID PORT...: one "phase pid rss_kib threads goroutines" line per serve process.
 sample() {
