@@ -172,20 +172,22 @@ func (h *hotPath) setEscape(escape bool) {
 	}
 }
 
-// hotPush answers a push from the hot path; ok is false when the machines
-// must see it.
+// hotPush answers a push from the hot path (PushPlain, then PushHot) as
+// a Delta; ok is false when the machines must see it.
 func (p *Parser) hotPush(d *Delta, text string, reuse bool) bool {
-	kind, out := p.hotTake(text)
+	kind, index, plain := p.PushPlain(text)
+	out := text
+	if !plain {
+		if kind, index, out = p.PushHot(text); kind == HotNone {
+			return false
+		}
+	}
 	switch {
-	case kind == HotNone:
-		return false
 	case out == "":
 	case kind == HotReasoning:
-		if p.IncludeReasoning {
-			d.Reasoning = out
-		}
+		d.Reasoning = out
 	default:
-		p.argsDelta(d, p.hot.index, out, reuse)
+		p.argsDelta(d, index, out, reuse)
 	}
 	return true
 }
