@@ -23,7 +23,7 @@ func TestSessionParity(t *testing.T) {
 	names, sets := parity.Load(t)
 	models := map[string]*model.Model{}
 	engines := map[string]*Engine{}
-	engine := func(c *parity.Case) *Engine {
+	engine := func(t *testing.T, c *parity.Case) *Engine {
 		r, tool := c.Parsers()
 		cfg := parsers.Config{ReasoningParser: r, ToolParser: tool, EnableAutoToolChoice: c.EnableAutoToolChoice}
 		key := fmt.Sprintf("%s/%+v", c.Tokenizer, cfg)
@@ -49,7 +49,7 @@ func TestSessionParity(t *testing.T) {
 		engines[key] = e
 		return e
 	}
-	cases := 0
+	tally := parity.NewTally(names)
 	for _, file := range names {
 		for i := range sets[file] {
 			c := &sets[file][i]
@@ -57,9 +57,9 @@ func TestSessionParity(t *testing.T) {
 			if (r != "" && !parsers.HasReasoning(r)) || (tool != "" && !parsers.HasTool(tool)) {
 				t.Fatalf("%s/%s: parser %q/%q not registered", file, c.ID, r, tool)
 			}
-			cases++
 			t.Run(file+"/"+c.ID, func(t *testing.T) {
-				e := engine(c)
+				defer tally.Record(file, t)
+				e := engine(t, c)
 				cr, err := protocol.DecodeChatCompletionRequest(c.ChatRequest)
 				if err != nil {
 					t.Fatalf("chat request: %v", err)
@@ -80,9 +80,7 @@ func TestSessionParity(t *testing.T) {
 			})
 		}
 	}
-	if cases == 0 {
-		t.Fatal("no golden cases")
-	}
+	tally.Log(t)
 }
 
 // sessionAnswer feeds a case's output to a session in the chunks cuts

@@ -20,8 +20,8 @@ type goldenFuzzCase struct {
 	ids    []int
 }
 
-// loadGoldenFuzzCases prepares every golden case whose parsers exist. It
-// skips (fails in CI) when ../shared/parity or a model is absent.
+// loadGoldenFuzzCases prepares every golden case. It skips (fails in CI)
+// when ../shared/parity, a model or a case's parser is absent.
 func loadGoldenFuzzCases(f *testing.F) []goldenFuzzCase {
 	f.Helper()
 	names, sets := parity.Load(f)
@@ -31,9 +31,7 @@ func loadGoldenFuzzCases(f *testing.F) []goldenFuzzCase {
 		for i := range sets[file] {
 			c := &sets[file][i]
 			cfg := goldenConfig(c)
-			if cfg.ReasoningParser != "" && !HasReasoning(cfg.ReasoningParser) || cfg.ToolParser != "" && !HasTool(cfg.ToolParser) {
-				continue
-			}
+			parity.RequireParsers(f, cfg.ReasoningParser, cfg.ToolParser, HasReasoning, HasTool)
 			tok, ok := toks[c.Tokenizer]
 			if !ok {
 				var err error

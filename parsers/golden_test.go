@@ -88,22 +88,14 @@ func runChunks(t *testing.T, c *goldenCase, v Vocab, req *Request, pieces []stri
 func TestGolden(t *testing.T) {
 	names, sets := parity.Load(t)
 	toks := map[string]*tokenizer.Tokenizer{}
-	type tally struct{ pass, fail, skip int }
-	counts := map[string]*tally{}
+	tally := parity.NewTally(names)
 	for _, file := range names {
-		counts[file] = &tally{}
 		for i := range sets[file] {
 			c := &sets[file][i]
 			cfg := goldenConfig(c)
-			ok := t.Run(file+"/"+c.ID, func(t *testing.T) {
-				if cfg.ReasoningParser != "" && !HasReasoning(cfg.ReasoningParser) {
-					counts[file].skip++
-					t.Skipf("reasoning parser %q not implemented", cfg.ReasoningParser)
-				}
-				if cfg.ToolParser != "" && !HasTool(cfg.ToolParser) {
-					counts[file].skip++
-					t.Skipf("tool parser %q not implemented", cfg.ToolParser)
-				}
+			t.Run(file+"/"+c.ID, func(t *testing.T) {
+				defer tally.Record(file, t)
+				parity.RequireParsers(t, cfg.ReasoningParser, cfg.ToolParser, HasReasoning, HasTool)
 				var req Request
 				if err := json.Unmarshal(c.ChatRequest, &req); err != nil {
 					t.Fatalf("chat_request: %v", err)
@@ -127,18 +119,9 @@ func TestGolden(t *testing.T) {
 					}
 				}
 			})
-			if ok {
-				counts[file].pass++
-			} else {
-				counts[file].fail++
-			}
 		}
 	}
-	for _, file := range names {
-		n := counts[file]
-		n.pass -= n.skip
-		t.Logf("%-45s pass %2d  fail %2d  skipped %2d (parser not implemented)", file, n.pass, n.fail, n.skip)
-	}
+	tally.Log(t)
 }
 
 func show(a parity.Answer) string {

@@ -26,24 +26,23 @@ func parityConfig(c *parityCase) parsers.Config {
 
 // parityModels loads the golden set's tokenizers once per test.
 type parityModels struct {
-	t      *testing.T
 	models map[string]*model.Model
 	hs     map[string]http.Handler
 	es     map[string]*derender.Engine
 }
 
-func (p *parityModels) model(name string) *model.Model {
+func (p *parityModels) model(t *testing.T, name string) *model.Model {
 	if m, ok := p.models[name]; ok {
 		return m
 	}
-	dir := parity.ModelDir(p.t, name)
+	dir := parity.ModelDir(t, name)
 	var opts model.Options
 	if name == "llama3_1" {
 		opts.MaxModelLen = parity.Llama31MaxModelLen
 	}
 	m, err := model.Load(context.Background(), dir, opts)
 	if err != nil {
-		p.t.Fatalf("load %s: %v", name, err)
+		t.Fatalf("load %s: %v", name, err)
 	}
 	p.models[name] = m
 	return m
@@ -53,19 +52,19 @@ func (p *parityModels) engine(c *parityCase, cacheSize int) *derender.Engine {
 	return p.es[fmt.Sprintf("%s/%+v/%d", c.Tokenizer, parityConfig(c), cacheSize)]
 }
 
-func (p *parityModels) handler(c *parityCase, cacheSize int) http.Handler {
+func (p *parityModels) handler(t *testing.T, c *parityCase, cacheSize int) http.Handler {
 	key := fmt.Sprintf("%s/%+v/%d", c.Tokenizer, parityConfig(c), cacheSize)
 	if h, ok := p.hs[key]; ok {
 		return h
 	}
-	m := p.model(c.Tokenizer)
+	m := p.model(t, c.Tokenizer)
 	d, err := derender.New(m, derender.Config{Parsers: parityConfig(c), MaxLogprobs: 20, CacheSize: cacheSize})
 	if err != nil {
-		p.t.Fatal(err)
+		t.Fatal(err)
 	}
 	h, err := New(Config{Model: m, ServedModelNames: []string{"m"}, Logger: discardLogger(), Derender: d})
 	if err != nil {
-		p.t.Fatal(err)
+		t.Fatal(err)
 	}
 	p.hs[key] = h
 	p.es[key] = d
@@ -258,27 +257,21 @@ func streamAnswer(t *testing.T, h http.Handler, c *parityCase, cuts []int, check
 // cache on and off.
 func TestDerenderParity(t *testing.T) {
 	names, sets := parity.Load(t)
-	p := &parityModels{t: t, models: map[string]*model.Model{}, hs: map[string]http.Handler{}, es: map[string]*derender.Engine{}}
-	type tally struct{ pass, fail, skip int }
-	counts := map[string]*tally{}
+	p := &parityModels{models: map[string]*model.Model{}, hs: map[string]http.Handler{}, es: map[string]*derender.Engine{}}
+	tally := parity.NewTally(names)
 	for _, file := range names {
-		counts[file] = &tally{}
 		for i := range sets[file] {
 			c := &sets[file][i]
 			cfg := parityConfig(c)
-			if (cfg.ReasoningParser != "" && !parsers.HasReasoning(cfg.ReasoningParser)) ||
-				(cfg.ToolParser != "" && !parsers.HasTool(cfg.ToolParser)) {
-				counts[file].skip++
-				t.Run(file+"/"+c.ID, func(t *testing.T) { t.Skipf("parser %+v not registered yet", cfg) })
-				continue
-			}
-			ok := t.Run(file+"/"+c.ID, func(t *testing.T) {
+			t.Run(file+"/"+c.ID, func(t *testing.T) {
+				defer tally.Record(file, t)
+				parity.RequireParsers(t, cfg.ReasoningParser, cfg.ToolParser, parsers.HasReasoning, parsers.HasTool)
 				for _, mode := range []struct {
 					cacheSize  int
 					checkpoint bool
 				}{{64, false}, {0, false}, {0, true}} {
 					cacheSize := mode.cacheSize
-					h := p.handler(c, cacheSize)
+					h := p.handler(t, c, cacheSize)
 					hits0, misses0 := p.engine(c, cacheSize).CacheStats()
 					streams, calls := int64(0), int64(0)
 					if got, want := batchAnswer(t, h, c), c.Want(false); !reflect.DeepEqual(got, want) {
@@ -312,15 +305,7 @@ func TestDerenderParity(t *testing.T) {
 					}
 				}
 			})
-			if ok {
-				counts[file].pass++
-			} else {
-				counts[file].fail++
-			}
 		}
 	}
-	for _, file := range names {
-		n := counts[file]
-		t.Logf("%-45s pass %3d  fail %3d  skipped %3d (parser not registered)", file, n.pass, n.fail, n.skip)
-	}
+	tally.Log(t)
 }

@@ -42,8 +42,8 @@ func findRepoRoot() (string, error) {
 // InCI reports whether missing fixtures must fail rather than skip.
 func InCI() bool { return os.Getenv("CI") == "true" }
 
-// missing skips (or, in CI, fails) the test because a fixture is absent.
-func missing(t testing.TB, what, hint string) {
+// Missing skips (or, in CI, fails) the test because a fixture is absent.
+func Missing(t testing.TB, what, hint string) {
 	t.Helper()
 	msg := fmt.Sprintf("\n"+
 		"************************************************************\n"+
@@ -73,7 +73,7 @@ func SharedDir(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(filepath.Dir(RepoRoot(t)), "shared")
 	if !isDir(dir) {
-		missing(t, dir, "the shared specs folder must sit beside the repository (../shared)")
+		Missing(t, dir, "the shared specs folder must sit beside the repository (../shared)")
 	}
 	return dir
 }
@@ -83,7 +83,7 @@ func ModelDir(t testing.TB, name string) string {
 	t.Helper()
 	dir := filepath.Join(RepoRoot(t), ".cache", "models", name)
 	if !isFile(filepath.Join(dir, "tokenizer.json")) {
-		missing(t, filepath.Join(dir, "tokenizer.json"), "run `make models` to fetch the test models")
+		Missing(t, filepath.Join(dir, "tokenizer.json"), "run `make models` to fetch the test models")
 	}
 	return dir
 }
@@ -94,7 +94,7 @@ func RefNodeModules(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(RepoRoot(t), ".cache", "ref", "node_modules")
 	if !isFile(filepath.Join(dir, "tokenizers", "package.json")) {
-		missing(t, filepath.Join(dir, "tokenizers"), "run `make models` to install the reference tokenizers binding")
+		Missing(t, filepath.Join(dir, "tokenizers"), "run `make models` to install the reference tokenizers binding")
 	}
 	return dir
 }
@@ -105,7 +105,7 @@ func OpenAINodeModules(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(RepoRoot(t), ".cache", "openai-node", "node_modules")
 	if !isFile(filepath.Join(dir, "openai", "package.json")) {
-		missing(t, filepath.Join(dir, "openai"), "run `make models` to install the openai Node SDK")
+		Missing(t, filepath.Join(dir, "openai"), "run `make models` to install the openai Node SDK")
 	}
 	return dir
 }
@@ -126,7 +126,7 @@ func program(t testing.TB, name, hint string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
 	if err != nil {
-		missing(t, name+" binary on PATH", hint)
+		Missing(t, name+" binary on PATH", hint)
 	}
 	return path
 }
