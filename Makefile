@@ -26,7 +26,7 @@ FUZZTIME ?= 5s
 export VRENDER_CACHE := $(CACHE)
 
 .NOTPARALLEL:
-.PHONY: help models build run test vet fmt-check unit-test fuzz-short fuzz bench soak clean distclean
+.PHONY: help models build run test vet staticcheck fmt-check unit-test fuzz-short fuzz bench soak clean distclean
 
 help: ## List the targets.
 	@echo "vrender make targets:"
@@ -50,10 +50,15 @@ run: models build ## Serve Qwen3 on :8000 over the in-process simulated engine (
 	$(BIN) serve $(RUN_MODEL) --port $(PORT) --served-model-name $(RUN_NAME) --engine $(ENGINE) \
 		--reasoning-parser qwen3 --tool-call-parser hermes --enable-auto-tool-choice
 
-test: models vet fmt-check unit-test fuzz-short ## Vet, gofmt check, all tests, then every fuzz target for FUZZTIME (5s).
+test: models vet staticcheck fmt-check unit-test fuzz-short ## Vet, staticcheck, gofmt check, all tests, then every fuzz target for FUZZTIME (5s).
 
 vet:
 	$(GO) vet ./...
+
+# Pinned, fetched from the module proxy into Go's cache on first use (no install step).
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+staticcheck:
+	$(GO) run $(STATICCHECK) ./...
 
 fmt-check:
 	@files=$$(find . \( -path ./.cache -o -path ./.git -o -name testdata \) -prune -o -name '*.go' -print); \

@@ -71,7 +71,7 @@ func ParseGoodput(pairs []string) (map[string]float64, error) {
 // milliseconds out.
 func CalculateMetrics(reqs []SampleRequest, outs []RequestOutput, dur float64, percentiles []float64, goodput map[string]float64) ServeMetrics {
 	m := ServeMetrics{OutputLens: make([]int, len(outs))}
-	var ttfts, tpots, allTPOTs, itls, e2els []float64
+	var ttfts, tpots, itls, e2els []float64
 	good := 0
 	for i, o := range outs {
 		if !o.Success {
@@ -92,7 +92,6 @@ func CalculateMetrics(reqs []SampleRequest, outs []RequestOutput, dur float64, p
 			tpot = (o.Latency - o.TTFT) / float64(n-1)
 			tpots = append(tpots, tpot)
 		}
-		allTPOTs = append(allTPOTs, tpot)
 		itls = append(itls, o.ITL...)
 		ttfts = append(ttfts, o.TTFT)
 		e2els = append(e2els, o.Latency)

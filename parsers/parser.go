@@ -193,13 +193,3 @@ func (r *Request) Choice() (ToolChoiceKind, string, error) {
 func (r *Request) includeReasoning() bool {
 	return r.IncludeReasoning == nil || *r.IncludeReasoning
 }
-
-// kwargBool reads a boolean chat_template_kwargs entry.
-func (r *Request) kwargBool(name string) (value, set bool) {
-	v, ok := r.ChatTemplateKwargs[name]
-	if !ok {
-		return false, false
-	}
-	b, ok := v.(bool)
-	return b, ok
-}

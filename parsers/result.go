@@ -73,12 +73,3 @@ func (a *Accumulator) Result(p *Parser, engineFinish string) Result {
 	}
 	return r
 }
-
-// ParseAll runs a fresh machine over a complete output: the non-streaming
-// answer.
-func ParseAll(p *Parser, text string, engineFinish string) Result {
-	var a Accumulator
-	a.Add(p.Push(text, nil))
-	a.Add(p.Finish())
-	return a.Result(p, engineFinish)
-}

@@ -180,12 +180,8 @@ func decodeAll(data []byte, v reflect.Value) (err error) {
 	return nil
 }
 
-// EncodeState encodes the exported fields of the struct v points to with
-// the machine-state codec (for the checkpoint envelope).
-func EncodeState(v any) ([]byte, error) { return AppendState(nil, v) }
-
-// AppendState is EncodeState appending to dst, for a caller that reuses
-// its buffer.
+// AppendState appends the exported fields of the struct v points to,
+// encoded with the machine-state codec (for the checkpoint envelope).
 func AppendState(dst []byte, v any) ([]byte, error) {
 	rv, err := machineValue(v)
 	if err != nil {
@@ -194,7 +190,7 @@ func AppendState(dst []byte, v any) ([]byte, error) {
 	return appendState(dst, rv)
 }
 
-// DecodeState decodes what EncodeState wrote into the struct v points to;
+// DecodeState decodes what AppendState wrote into the struct v points to;
 // malformed data is an error, never a panic.
 func DecodeState(data []byte, v any) error {
 	rv, err := machineValue(v)

@@ -37,6 +37,8 @@ func (e *JSONSyntaxError) FieldError() FieldError {
 // ErrBodyNotParsable is a body Python cannot even hand to the JSON decoder
 // (not UTF-8, or nested deeper than its recursion limit); FastAPI answers
 // those with a plain 400 "There was an error parsing the body".
+//
+//lint:ignore ST1005 vLLM's message, byte for byte
 var ErrBodyNotParsable = errors.New("There was an error parsing the body")
 
 // maxJSONDepth approximates CPython's recursion limit, past which json.loads

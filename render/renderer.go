@@ -184,6 +184,7 @@ func loadChatTemplate(arg string) (string, error) {
 		return string(data), nil
 	}
 	if !strings.ContainsAny(arg, "{}\n") {
+		//lint:ignore ST1005 vLLM's message, byte for byte
 		return "", fmt.Errorf("The supplied chat template (%s) looks like a file path, but it failed to be opened. Reason: %v", arg, err)
 	}
 	return arg, nil

@@ -29,12 +29,6 @@ func notFoundModel(name string) *apiError {
 		protocol.ErrorTypeNotFound, "The model `"+name+"` does not exist.", &param)}
 }
 
-// notImplemented is vLLM's answer to a NotImplementedError (501).
-func notImplemented(message string) *apiError {
-	return &apiError{http.StatusNotImplemented,
-		protocol.NewErrorResponse(http.StatusNotImplemented, protocol.ErrorTypeNotImplemented, message, nil)}
-}
-
 // internalError is the answer to an unexpected failure; the cause is
 // logged, never sent.
 func internalError() *apiError {

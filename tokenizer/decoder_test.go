@@ -58,7 +58,7 @@ func TestDecoders(t *testing.T) {
 func TestDecoderErrors(t *testing.T) {
 	tests := []struct{ name, json, wantErr string }{
 		{"unknown type", `{"type":"Nope"}`, `unknown decoder type "Nope"`},
-		{"unknown nested type", `{"type":"Sequence","decoders":[{"type":"Fuse"},{"type":"Nope"}]}`, `Sequence[1]: unknown decoder type "Nope"`},
+		{"unknown nested type", `{"type":"Sequence","decoders":[{"type":"Fuse"},{"type":"Nope"}]}`, `sequence item 1: unknown decoder type "Nope"`},
 		{"Strip content", `{"type":"Strip","content":"ab","start":1,"stop":0}`, "one-character content"},
 	}
 	for _, tc := range tests {

@@ -291,7 +291,7 @@ func buildNormalizer(raw json.RawMessage) (normalizer, error) {
 		for i, sub := range c.Normalizers {
 			n, err := buildNormalizer(sub)
 			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+				return nil, fmt.Errorf("sequence item %d: %w", i, err)
 			}
 			if n != nil {
 				seq = append(seq, n)
@@ -314,16 +314,16 @@ func buildNormalizer(raw json.RawMessage) (normalizer, error) {
 		return stripNormalizer{left: c.StripLeft, right: c.StripRight}, nil
 	case "Prepend":
 		if c.Prepend == nil {
-			return nil, fmt.Errorf("Prepend without prepend")
+			return nil, fmt.Errorf("normalizer Prepend without prepend")
 		}
 		return prependNormalizer{prefix: *c.Prepend}, nil
 	case "Replace":
 		if c.Pattern == nil || c.Content == nil {
-			return nil, fmt.Errorf("Replace needs pattern and content")
+			return nil, fmt.Errorf("normalizer Replace needs pattern and content")
 		}
 		m, err := compilePattern(*c.Pattern)
 		if err != nil {
-			return nil, fmt.Errorf("Replace: %w", err)
+			return nil, fmt.Errorf("normalizer Replace: %w", err)
 		}
 		return replaceNormalizer{pattern: m, content: *c.Content}, nil
 	case "ByteLevel":
@@ -361,22 +361,22 @@ func buildPreTokenizer(raw json.RawMessage) ([]preTokenizer, error) {
 		for i, sub := range c.Pretokenizers {
 			ps, err := buildPreTokenizer(sub)
 			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+				return nil, fmt.Errorf("sequence item %d: %w", i, err)
 			}
 			seq = append(seq, ps...)
 		}
 		return seq, nil
 	case "Split":
 		if c.Pattern == nil {
-			return nil, fmt.Errorf("Split without pattern")
+			return nil, fmt.Errorf("pre-tokenizer Split without pattern")
 		}
 		m, err := compilePattern(*c.Pattern)
 		if err != nil {
-			return nil, fmt.Errorf("Split: %w", err)
+			return nil, fmt.Errorf("pre-tokenizer Split: %w", err)
 		}
 		b, err := parseSplitBehavior(c.Behavior)
 		if err != nil {
-			return nil, fmt.Errorf("Split: %w", err)
+			return nil, fmt.Errorf("pre-tokenizer Split: %w", err)
 		}
 		return one(&splitPreTok{m: m, behavior: b, invert: c.Invert})
 	case "ByteLevel":
@@ -392,7 +392,7 @@ func buildPreTokenizer(raw json.RawMessage) ([]preTokenizer, error) {
 		if c.Replacement != nil {
 			r := []rune(*c.Replacement)
 			if len(r) != 1 {
-				return nil, fmt.Errorf("Metaspace replacement %q is not one character", *c.Replacement)
+				return nil, fmt.Errorf("metaspace replacement %q is not one character", *c.Replacement)
 			}
 			p.repl = r[0]
 		}
@@ -411,7 +411,7 @@ func buildPreTokenizer(raw json.RawMessage) ([]preTokenizer, error) {
 		b := splitIsolated
 		if c.Behavior != "" {
 			if b, err = parseSplitBehavior(c.Behavior); err != nil {
-				return nil, fmt.Errorf("Punctuation: %w", err)
+				return nil, fmt.Errorf("pre-tokenizer Punctuation: %w", err)
 			}
 		}
 		return one(&punctuationPreTok{behavior: b})
@@ -470,7 +470,7 @@ func buildPostProcessor(raw json.RawMessage) (postProcessor, error) {
 		for i, sub := range c.Processors {
 			p, err := buildPostProcessor(sub)
 			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+				return nil, fmt.Errorf("sequence item %d: %w", i, err)
 			}
 			if p != nil {
 				seq = append(seq, p)
@@ -552,7 +552,7 @@ func buildDecoder(raw json.RawMessage) (decoder, error) {
 		for i, sub := range c.Decoders {
 			d, err := buildDecoder(sub)
 			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+				return nil, fmt.Errorf("sequence item %d: %w", i, err)
 			}
 			if d != nil {
 				seq = append(seq, d)
@@ -566,7 +566,7 @@ func buildDecoder(raw json.RawMessage) (decoder, error) {
 		if c.Replacement != nil {
 			r := []rune(*c.Replacement)
 			if len(r) != 1 {
-				return nil, fmt.Errorf("Metaspace replacement %q is not one character", *c.Replacement)
+				return nil, fmt.Errorf("metaspace replacement %q is not one character", *c.Replacement)
 			}
 			d.repl = r[0]
 		}
@@ -580,16 +580,16 @@ func buildDecoder(raw json.RawMessage) (decoder, error) {
 		return fuseDecoder{}, nil
 	case "Strip":
 		if c.Content == nil || len([]rune(*c.Content)) != 1 {
-			return nil, fmt.Errorf("Strip decoder needs a one-character content")
+			return nil, fmt.Errorf("decoder Strip needs a one-character content")
 		}
 		return stripDecoder{content: []rune(*c.Content)[0], start: c.Start, stop: c.Stop}, nil
 	case "Replace":
 		if c.Pattern == nil || c.Content == nil {
-			return nil, fmt.Errorf("Replace needs pattern and content")
+			return nil, fmt.Errorf("decoder Replace needs pattern and content")
 		}
 		m, err := compilePattern(*c.Pattern)
 		if err != nil {
-			return nil, fmt.Errorf("Replace: %w", err)
+			return nil, fmt.Errorf("decoder Replace: %w", err)
 		}
 		return replaceDecoder{pattern: m, content: *c.Content}, nil
 	case "WordPiece":

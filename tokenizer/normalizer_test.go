@@ -41,9 +41,9 @@ func TestNormalizers(t *testing.T) {
 func TestNormalizerErrors(t *testing.T) {
 	tests := []struct{ name, json, wantErr string }{
 		{"unknown type", `{"type":"Precompiled","precompiled_charsmap":""}`, `unknown normalizer type "Precompiled"`},
-		{"unknown type in Sequence", `{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"Nope"}]}`, `Sequence[1]: unknown normalizer type "Nope"`},
+		{"unknown type in Sequence", `{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"Nope"}]}`, `sequence item 1: unknown normalizer type "Nope"`},
 		{"missing type", `{"normalizers":[]}`, "without a type"},
-		{"Replace without pattern", `{"type":"Replace","content":"x"}`, "Replace needs pattern and content"},
+		{"Replace without pattern", `{"type":"Replace","content":"x"}`, "normalizer Replace needs pattern and content"},
 		{"pattern with both kinds", `{"type":"Replace","pattern":{"String":"a","Regex":"b"},"content":"x"}`, "exactly one of String or Regex"},
 		{"bad regex", `{"type":"Replace","pattern":{"Regex":"("},"content":"x"}`, "compile regex"},
 	}

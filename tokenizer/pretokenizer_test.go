@@ -110,7 +110,7 @@ func TestRegexMatcherEmptyMatches(t *testing.T) {
 func TestPreTokenizerErrors(t *testing.T) {
 	tests := []struct{ name, json, wantErr string }{
 		{"unknown type", `{"type":"UnicodeScripts"}`, `unknown pre-tokenizer type "UnicodeScripts"`},
-		{"unknown nested type", `{"type":"Sequence","pretokenizers":[{"type":"Digits"},{"type":"Nope"}]}`, `Sequence[1]: unknown pre-tokenizer type "Nope"`},
+		{"unknown nested type", `{"type":"Sequence","pretokenizers":[{"type":"Digits"},{"type":"Nope"}]}`, `sequence item 1: unknown pre-tokenizer type "Nope"`},
 		{"bad behavior", `{"type":"Split","pattern":{"String":" "},"behavior":"Sideways","invert":false}`, `unknown split behavior "Sideways"`},
 		{"bad prepend scheme", `{"type":"Metaspace","replacement":"_","prepend_scheme":"sometimes"}`, `unknown prepend_scheme "sometimes"`},
 		{"two-rune replacement", `{"type":"Metaspace","replacement":"__"}`, "not one character"},

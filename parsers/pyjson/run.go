@@ -57,14 +57,6 @@ func PlainLen(src string) int { return plainLen(src) }
 // itself.
 func VerbatimEscape(c byte) bool { return verbatimEscape[c] }
 
-// PlainString reports whether src, fed to a value that InPlainValue
-// accepted a moment ago and that has taken only plain text since, would
-// again be plain: inside the same string, re-serialised to itself. It
-// lets a caller that remembers that acceptance skip re-asking the machine.
-func PlainString(src string) bool {
-	return len(src) > 0 && plainLen(src) == len(src)
-}
-
 // InPlainValue reports whether all of src, fed now, would go to the
 // current field's value as the same text (it lies inside a string and
 // re-serialises to itself), so a caller may route it without Feed. The

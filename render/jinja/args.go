@@ -13,7 +13,7 @@ func bind(fname string, args []Value, kw []kwArg, names []string, nreq int, defa
 	}
 	out := make([]Value, len(names))
 	var setBuf [8]bool
-	set := setBuf[:0]
+	var set []bool
 	if len(names) > len(setBuf) {
 		set = make([]bool, len(names))
 	} else {
@@ -60,13 +60,6 @@ func noKw(fname string, kw []kwArg) error {
 		return typeErr("%s() takes no keyword arguments", fname)
 	}
 	return nil
-}
-
-func argStr(fname string, v Value, what string) (string, error) {
-	if v.kind != KindStr {
-		return "", typeErr("%s must be str, not %s", what, v.typeName())
-	}
-	return v.s, nil
 }
 
 // stripSet returns the cutset for str.strip(chars): Python whitespace when

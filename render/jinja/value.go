@@ -335,5 +335,3 @@ func viewValue(typeName string, items []Value) Value {
 type Namespace struct {
 	attrs *Dict
 }
-
-func isNaN(f float64) bool { return math.IsNaN(f) }
