@@ -122,11 +122,12 @@ func (c *command) printHelp(w io.Writer) {
 		if kind != "" && !isBoolFlag(f) {
 			line += " " + kind
 		}
-		fmt.Fprintf(w, "%s\n      %s", line, usage)
-		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" && f.DefValue != "[]" {
-			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		// A usage that names its own default (often in words) gets no second one.
+		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" && f.DefValue != "[]" &&
+			!strings.Contains(usage, "(default") {
+			usage += " (default " + f.DefValue + ")"
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "%s\n      %s\n", line, strings.ReplaceAll(usage, "\n", "\n      "))
 	})
 	fmt.Fprintln(w, "  -h, --help\n      show this help")
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
@@ -46,8 +47,8 @@ func (f *renderFlags) register(c *command) {
 }
 
 // Parser names vLLM registers (vllm/tool_parsers and vllm/reasoning at
-// bf578e1). The parsers themselves come with the derender tier; until then
-// the names are only checked.
+// bf578e1). vrender accepts only the parsers it registers (vLLM's message,
+// listing those); a vLLM name it lacks gets that said in a second sentence.
 var (
 	toolCallParsers = []string{
 		"deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4", "cohere_command3", "cohere_command4",
@@ -65,16 +66,26 @@ var (
 	}
 )
 
+// vllmOnly is the note for a parser name vLLM has and vrender does not.
+func vllmOnly(vllmNames []string, name string) string {
+	if !slices.Contains(vllmNames, name) {
+		return ""
+	}
+	return "; " + name + " is a vLLM parser that vrender does not implement"
+}
+
 // validate applies vLLM's start-up checks with its messages.
 func (f *renderFlags) validate() error {
 	if f.enableAutoToolChoice && f.toolCallParser == "" {
 		return usagef("Error: --enable-auto-tool-choice requires --tool-call-parser")
 	}
-	if f.enableAutoToolChoice && !slices.Contains(toolCallParsers, f.toolCallParser) {
-		return usagef("invalid tool call parser: %s (chose from { %s })", f.toolCallParser, strings.Join(toolCallParsers, ","))
+	if f.enableAutoToolChoice && !parsers.HasTool(f.toolCallParser) {
+		return usagef("invalid tool call parser: %s (chose from { %s })%s", f.toolCallParser,
+			strings.Join(parsers.ToolParsers(), ","), vllmOnly(toolCallParsers, f.toolCallParser))
 	}
-	if f.reasoningParser != "" && !slices.Contains(reasoningParsers, f.reasoningParser) {
-		return usagef("invalid reasoning parser: %s (chose from { %s })", f.reasoningParser, strings.Join(reasoningParsers, ","))
+	if f.reasoningParser != "" && !parsers.HasReasoning(f.reasoningParser) {
+		return usagef("invalid reasoning parser: %s (chose from { %s })%s", f.reasoningParser,
+			strings.Join(parsers.ReasoningParsers(), ","), vllmOnly(reasoningParsers, f.reasoningParser))
 	}
 	switch f.contentFormat {
 	case render.FormatAuto, render.FormatString, render.FormatOpenAI:

@@ -155,14 +155,7 @@ func haproxyPath(t *testing.T) string {
 	if _, err := os.Stat("/usr/sbin/haproxy"); err == nil {
 		return "/usr/sbin/haproxy"
 	}
-	msg := "\n************************************************************\n" +
-		"*** MISSING TEST PROGRAM: haproxy\n" +
-		"*** the horizontal-scale test needs a real load balancer: apt-get install -y haproxy (.ci/run does)\n" +
-		"************************************************************"
-	if testenv.InCI() {
-		t.Fatal(msg + "\n(CI=true: missing fixtures are failures)")
-	}
-	t.Skip(msg)
+	testenv.Missing(t, "haproxy (the horizontal-scale test needs a real load balancer)", "apt-get install -y haproxy (.ci/run does)")
 	return ""
 }
 
