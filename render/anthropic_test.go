@@ -2,7 +2,9 @@ package render
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"testing"
 
@@ -16,7 +18,7 @@ type anthropicGolden struct {
 	Chat      json.RawMessage `json:"chat"`
 }
 
-func loadAnthropicGolden(t *testing.T) []anthropicGolden {
+func loadAnthropicGolden(t testing.TB) []anthropicGolden {
 	t.Helper()
 	f, err := os.Open("../server/testdata/anthropic_render_golden.jsonl")
 	if err != nil {
@@ -41,7 +43,7 @@ func loadAnthropicGolden(t *testing.T) []anthropicGolden {
 
 // canonical is raw with members in document order and one spelling of
 // every string, so that two encodings of the same Python dict compare equal.
-func canonical(t *testing.T, raw json.RawMessage) string {
+func canonical(t testing.TB, raw json.RawMessage) string {
 	t.Helper()
 	out, err := pyJSONCompact(raw)
 	if err != nil {
@@ -129,4 +131,48 @@ func TestAnthropicToChatEdges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzAnthropicToChat feeds arbitrary Messages bodies through validation,
+// the conversion and a render: a body is refused with a validation or bad
+// request error or converts to a chat request whose messages and tools are
+// valid JSON, and nothing panics.
+func FuzzAnthropicToChat(f *testing.F) {
+	for _, c := range loadAnthropicGolden(f) {
+		f.Add([]byte(c.Anthropic))
+	}
+	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_result","content":[{"a":[1,2.5,true,null,{"b":"'\""}]}]}]}]}`))
+	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"image","source":{"type":7,"media_type":[1],"data":{}}}]}]}`))
+	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[],"tools":[{"name":"f","input_schema":{"type":null}}],"tool_choice":{"type":"tool","name":"f"}}`))
+	m := loadModel(f, "qwen3")
+	r, err := New(m, Config{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	gen := NewGenerator(r, m.MaxModelLen, GeneratorConfig{EnableAutoToolChoice: true, ToolCallParser: "hermes"})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := protocol.DecodeAnthropicMessagesRequest(data)
+		if err != nil {
+			var verr *protocol.ValidationError
+			if !errors.As(err, &verr) {
+				t.Fatalf("error is %T, want *protocol.ValidationError: %v", err, err)
+			}
+			return
+		}
+		req, err := AnthropicToChat(a)
+		if err != nil {
+			return // a chat validation error, or an unencodable tool input
+		}
+		for _, raw := range append(append([]json.RawMessage{}, req.Messages...), req.Tools...) {
+			if !json.Valid(raw) {
+				t.Fatalf("invalid JSON %q from %q", raw, data)
+			}
+		}
+		if _, err := gen.RenderChat(context.Background(), req); err != nil {
+			var br *BadRequestError
+			if !errors.As(err, &br) {
+				t.Fatalf("render error is %T, want *BadRequestError: %v", err, err)
+			}
+		}
+	})
 }
