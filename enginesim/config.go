@@ -26,6 +26,10 @@ type Config struct {
 	// sample or prompt logprobs is refused with 400. 0 means 20, vLLM's
 	// default; -1 means the vocabulary size.
 	MaxLogprobs int
+	// LogprobsShape is the wire shape of output logprobs:
+	// LogprobsShapeOpenAI ("" too), what vLLM's generate writes today, or
+	// LogprobsShapeGenerate, the GenerateLogProbs of vllm PR #58181.
+	LogprobsShape string
 	// Logger receives per-request debug records; nil means slog.Default().
 	Logger *slog.Logger
 
@@ -44,6 +48,28 @@ type Config struct {
 	// SerialPrefill runs prefills one at a time and stalls decoding while
 	// one runs, as one batch-at-a-time engine does (see prefillGate).
 	SerialPrefill bool
+}
+
+// Output logprobs shapes (Config.LogprobsShape).
+const (
+	// LogprobsShapeOpenAI is vLLM's generate output today: OpenAI
+	// ChatCompletionLogProbs with "token_id:N" placeholders for token and
+	// "bytes": null (vllm scale_out/token_in_token_out/serving.py
+	// _create_tokens_logprobs).
+	LogprobsShapeOpenAI = "openai"
+	// LogprobsShapeGenerate is GenerateLogProb{token_id, logprob, rank}
+	// with top_logprobs a list in rank order and no bytes or token
+	// (vllm issue #57574, PR #58181).
+	LogprobsShapeGenerate = "generate"
+)
+
+// ValidateLogprobsShape reports a shape the sim cannot write.
+func ValidateLogprobsShape(shape string) error {
+	switch shape {
+	case "", LogprobsShapeOpenAI, LogprobsShapeGenerate:
+		return nil
+	}
+	return fmt.Errorf("unknown logprobs shape %q (want openai or generate)", shape)
 }
 
 // Fault kinds.

@@ -20,7 +20,7 @@ import (
 // send it, so a client can tell which stop token ended the output):
 //
 //	{"index":…,"finish_reason":…,"stop_reason":…,"token_ids":[…],"routed_experts":null,
-//	 "sampling_mask":null,"weight_versions":…,"logprobs":…}
+//	 "sampling_mask":null,"weight_versions":…,"logprobs":…} (logprobs in Config.LogprobsShape)
 
 func appendInt(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) }
 
@@ -116,7 +116,7 @@ func (g *generation) appendChoice(b []byte, c choiceFields) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendLogprobEntry(b, t, c.pos+i, *g.logprobs, g.vocab)
+			b = appendLogprobEntry(b, t, c.pos+i, *g.logprobs, g.vocab, g.generateShape)
 		}
 		b = append(b, "]}"...)
 	}

@@ -31,6 +31,7 @@ type generation struct {
 	promptLen       int
 	vocab           int
 	logprobs        *int
+	generateShape   bool // logprobs in LogprobsShapeGenerate
 	includeUsage    bool
 	continuousUsage bool
 	returnTokenIDs  bool
@@ -148,15 +149,16 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 	s.recordRequest(req)
 
 	g := &generation{
-		id:           id,
-		idJSON:       appendJSONString(nil, id),
-		req:          req,
-		promptLen:    len(req.TokenIDs),
-		vocab:        s.vocabSize,
-		logprobs:     p.Logprobs,
-		firstLatency: s.cfg.FirstTokenLatency,
-		tokenLatency: s.cfg.TokenLatency,
-		stopCh:       make(chan struct{}),
+		id:            id,
+		idJSON:        appendJSONString(nil, id),
+		req:           req,
+		promptLen:     len(req.TokenIDs),
+		vocab:         s.vocabSize,
+		generateShape: s.cfg.LogprobsShape == LogprobsShapeGenerate,
+		logprobs:      p.Logprobs,
+		firstLatency:  s.cfg.FirstTokenLatency,
+		tokenLatency:  s.cfg.TokenLatency,
+		stopCh:        make(chan struct{}),
 	}
 	if so := req.StreamOptions; so != nil && so.IncludeUsage != nil && *so.IncludeUsage {
 		g.includeUsage = true

@@ -1,8 +1,8 @@
 package enginesim
 
-// Simulated logprobs in the generate shape (GenerateLogProbs): per token
-// {"token_id","logprob","rank","top_logprobs"}, the sampled token first in
-// top_logprobs with rank 1, then alternatives in rank order. Values come
+// Simulated logprobs: per token the sampled token's logprob and
+// top_logprobs, the sampled token first, then alternatives in rank order,
+// in either wire shape (Config.LogprobsShape). Values come
 // from fixed tables, chosen by token and position, so they are
 // deterministic, plausible (sampled > alternatives) and need no float
 // formatting per token.
@@ -17,35 +17,46 @@ var altLogprobs = []string{"-1.25", "-1.75", "-2.25", "-2.75", "-3.25", "-3.75",
 const maxTopLogprobs = 20
 
 // appendLogprobEntry appends one content entry for token t at position pos
-// with k alternatives requested (vLLM lists max(k, 1) entries).
-func appendLogprobEntry(b []byte, t, pos, k, vocab int) []byte {
+// with k alternatives requested (vLLM lists max(k, 1) entries), in the
+// GenerateLogProbs shape or, unless generateShape, in the OpenAI shape
+// vLLM's generate writes today: the same tokens and values, each token a
+// "token_id:N" placeholder with "bytes": null and no rank.
+func appendLogprobEntry(b []byte, t, pos, k, vocab int, generateShape bool) []byte {
 	n := max(k, 1)
 	if k < 0 {
 		n = maxTopLogprobs
 	}
 	n = min(n, maxTopLogprobs, vocab)
 	lp := sampledLogprobs[(t+pos)%len(sampledLogprobs)]
-	b = append(b, `{"token_id":`...)
-	b = appendInt(b, t)
-	b = append(b, `,"logprob":`...)
-	b = append(b, lp...)
-	b = append(b, `,"rank":1,"top_logprobs":[{"token_id":`...)
-	b = appendInt(b, t)
-	b = append(b, `,"logprob":`...)
-	b = append(b, lp...)
-	b = append(b, `,"rank":1}`...)
+	b = appendLogprob(b, t, lp, 1, generateShape)
+	b = b[:len(b)-1] // reopen the entry for its top_logprobs
+	b = append(b, `,"top_logprobs":[`...)
+	b = appendLogprob(b, t, lp, 1, generateShape)
 	for j := 1; j < n; j++ {
 		alt := (t + j*7919) % vocab
 		if alt == t {
 			alt = (alt + 1) % vocab
 		}
-		b = append(b, `,{"token_id":`...)
-		b = appendInt(b, alt)
-		b = append(b, `,"logprob":`...)
-		b = append(b, altLogprobs[j-1]...)
-		b = append(b, `,"rank":`...)
-		b = appendInt(b, j+1)
-		b = append(b, '}')
+		b = append(b, ',')
+		b = appendLogprob(b, alt, altLogprobs[j-1], j+1, generateShape)
 	}
 	return append(b, "]}"...)
+}
+
+// appendLogprob appends one {token, logprob} object of either shape.
+func appendLogprob(b []byte, t int, lp string, rank int, generateShape bool) []byte {
+	if generateShape {
+		b = append(b, `{"token_id":`...)
+		b = appendInt(b, t)
+		b = append(b, `,"logprob":`...)
+		b = append(b, lp...)
+		b = append(b, `,"rank":`...)
+		b = appendInt(b, rank)
+		return append(b, '}')
+	}
+	b = append(b, `{"token":"token_id:`...)
+	b = appendInt(b, t)
+	b = append(b, `","logprob":`...)
+	b = append(b, lp...)
+	return append(b, `,"bytes":null}`...)
 }

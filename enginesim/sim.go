@@ -60,6 +60,9 @@ func New(m *model.Model, cfg Config) (*Sim, error) {
 	if cfg.MaxNumSeqs == 0 {
 		cfg.MaxNumSeqs = defaultMaxNumSeqs
 	}
+	if err := ValidateLogprobsShape(cfg.LogprobsShape); err != nil {
+		return nil, fmt.Errorf("enginesim: %w", err)
+	}
 	if cfg.MaxLogprobs < -1 {
 		return nil, fmt.Errorf("enginesim: max_logprobs %d must be -1 or at least 0", cfg.MaxLogprobs)
 	}

@@ -276,7 +276,7 @@ func equalInts(a, b []int) bool {
 
 func TestLogprobsShape(t *testing.T) {
 	pingPrompt := promptJSON(t, "ping")
-	_, url := scripted(t, pingScript, Config{})
+	_, url := scripted(t, pingScript, Config{LogprobsShape: LogprobsShapeGenerate})
 	_, _, out := post(t, url, `{"token_ids":`+pingPrompt+`,"sampling_params":{"max_tokens":2,"logprobs":3},"stream":true}`)
 	for _, ev := range decodeEvents(t, out) {
 		c := ev.Choices[0]
@@ -298,6 +298,31 @@ func TestLogprobsShape(t *testing.T) {
 	if !strings.Contains(out, `"logprobs":{"content":[{"token_id":10,"logprob":`) ||
 		!strings.Contains(out, `"rank":1,"top_logprobs":[{"token_id":10,"logprob":`) {
 		t.Fatalf("non-stream logprobs: %s", out)
+	}
+}
+
+// TestLogprobsShapeOpenAI checks the default shape against what vLLM's
+// generate writes (ChatCompletionLogProbs with placeholders): the same
+// tokens and values as the generate shape, key for key in vLLM's order.
+func TestLogprobsShapeOpenAI(t *testing.T) {
+	pingPrompt := promptJSON(t, "ping")
+	_, openaiURL := scripted(t, pingScript, Config{})
+	_, generateURL := scripted(t, pingScript, Config{LogprobsShape: LogprobsShapeGenerate})
+	body := `{"token_ids":` + pingPrompt + `,"sampling_params":{"max_tokens":1,"logprobs":1}}`
+	_, _, out := post(t, openaiURL, body)
+	want := `"logprobs":{"content":[{"token":"token_id:10","logprob":-0.1054,"bytes":null,"top_logprobs":[` +
+		`{"token":"token_id:10","logprob":-0.1054,"bytes":null}]}]}`
+	if !strings.Contains(out, want) {
+		t.Fatalf("openai-shape logprobs: %s\nwant %s", out, want)
+	}
+	_, _, gen := post(t, generateURL, body)
+	wantGen := `"logprobs":{"content":[{"token_id":10,"logprob":-0.1054,"rank":1,"top_logprobs":[` +
+		`{"token_id":10,"logprob":-0.1054,"rank":1}]}]}`
+	if !strings.Contains(gen, wantGen) {
+		t.Fatalf("generate-shape logprobs: %s\nwant %s", gen, wantGen)
+	}
+	if _, err := New(loadQwen3(t), Config{LogprobsShape: "dict"}); err == nil {
+		t.Fatal("an unknown shape was accepted")
 	}
 }
 

@@ -25,6 +25,7 @@ const (
 	epChat
 	epCompletion
 	epMetrics
+	epMessagesRender
 	epOther // unrouted paths (404/405)
 	numEndpoints
 )
@@ -35,7 +36,8 @@ var endpointPaths = [numEndpoints]string{
 	"/health", "/version", "/v1/models", "/tokenize", "/detokenize",
 	"/v1/chat/completions/render", "/v1/completions/render",
 	"/v1/chat/completions/derender", "/v1/completions/derender",
-	"/v1/chat/completions", "/v1/completions", "/metrics", "other",
+	"/v1/chat/completions", "/v1/completions", "/metrics",
+	"/v1/messages/render", "other",
 }
 
 // endpointByPath finds an endpoint by its route pattern; read-only.

@@ -77,6 +77,8 @@ type envOptions struct {
 	wrapEngine func(http.Handler) http.Handler
 	// noServer leaves the handler unserved (the caller serves env.h).
 	noServer bool
+	// logprobsShape is the simulated engine's Config.LogprobsShape.
+	logprobsShape string
 }
 
 func newOpenAIEnv(t *testing.T, engineURL string) *openAIEnv {
@@ -97,7 +99,8 @@ func newOpenAIEnvWith(t *testing.T, engineURL string, opts envOptions) *openAIEn
 		if err != nil {
 			t.Fatal(err)
 		}
-		sim, err := enginesim.New(m, enginesim.Config{ServedModelName: "qwen", Script: script, Logger: discardLogger()})
+		sim, err := enginesim.New(m, enginesim.Config{ServedModelName: "qwen", Script: script, Logger: discardLogger(),
+			LogprobsShape: opts.logprobsShape})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,12 @@ func (s *server) handleChatRender(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.writeChatRender(w, r, req, epChatRender)
+}
+
+// writeChatRender renders a validated chat request and writes its
+// GenerateRequest, counting the prompt tokens under ep.
+func (s *server) writeChatRender(w http.ResponseWriter, r *http.Request, req *protocol.ChatCompletionRequest, ep endpoint) {
 	ctx, span := s.span(r.Context(), "render")
 	res, err := s.generator.RenderChat(ctx, req)
 	span.End()
@@ -23,7 +29,7 @@ func (s *server) handleChatRender(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, s.renderError(r.Context(), err))
 		return
 	}
-	s.metrics.prompt[epChatRender].Add(int64(len(res.Request.TokenIDs)))
+	s.metrics.prompt[ep].Add(int64(len(res.Request.TokenIDs)))
 	s.writeJSON(w, r, http.StatusOK, res.Request)
 }
 

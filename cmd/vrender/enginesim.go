@@ -36,6 +36,7 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		kvRole      string
 		kvLatency   time.Duration
 		serial      bool
+		lpShape     string
 	)
 	mf.register(c, true)
 	c.fs.StringVar(&host, "host", "", "`HOST` address to listen on (default: all interfaces)")
@@ -54,6 +55,8 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		"kv_transfer_params) or both (every request, parameters unchecked)")
 	c.fs.DurationVar(&kvLatency, "kv-transfer-latency", 0, "first-token `DURATION` of a decode whose KV cache comes from a prefill engine\n"+
 		"(default: --token-latency)")
+	c.fs.StringVar(&lpShape, "logprobs-shape", enginesim.LogprobsShapeOpenAI, "`SHAPE` of output logprobs: openai (what vLLM's generate writes today: \"token_id:N\"\n"+
+		"placeholders with bytes null) or generate (GenerateLogProbs {token_id, logprob, rank}, vllm PR #58181)")
 	c.fs.BoolVar(&serial, "serial-prefill", false, "run prefills (--first-token-latency) one at a time and stall decoding while one runs,\n"+
 		"as a batch-at-a-time engine does: the interference disaggregated serving removes")
 
@@ -76,6 +79,9 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	f := enginesim.Fault{Kind: fault, AfterTokens: faultAfter, Rate: faultRate}
 	if err := f.Validate(); err != nil {
 		return usagef("--fault: %v", err)
+	}
+	if err := enginesim.ValidateLogprobsShape(lpShape); err != nil {
+		return usagef("--logprobs-shape: %v", err)
 	}
 	if err := enginesim.ValidateKVRole(kvRole); err != nil {
 		return usagef("--kv-role: %v", err)
@@ -103,6 +109,7 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		KVRole:            kvRole,
 		KVTransferLatency: kvLatency,
 		SerialPrefill:     serial,
+		LogprobsShape:     lpShape,
 	}
 	if script != "" {
 		if cfg.Script, err = enginesim.LoadScript(script, m.Tokenizer); err != nil {

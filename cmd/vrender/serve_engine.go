@@ -30,6 +30,7 @@ type engineFlags struct {
 	healthTimeout            setDuration
 	ejectAfter               setInt
 	simScript                string
+	simLogprobsShape         string
 	simLatency               time.Duration
 	engineTimout             time.Duration
 	engineAPIKey             string
@@ -91,6 +92,8 @@ func (f *engineFlags) register(c *command) {
 		"failed health check) until a health check passes; negative never ejects (default 3)")
 	c.fs.StringVar(&f.simScript, "sim-script", "", "script `FILE` of the simulated engine's answers (--engine sim; default: built-in)")
 	c.fs.DurationVar(&f.simLatency, "sim-token-latency", 0, "per-token `DURATION` of the simulated engine (--engine sim), e.g. 20ms")
+	c.fs.StringVar(&f.simLogprobsShape, "sim-logprobs-shape", enginesim.LogprobsShapeOpenAI, "`SHAPE` of the simulated engine's logprobs (--engine sim):\n"+
+		"openai (vLLM's generate today) or generate (GenerateLogProbs, vllm PR #58181)")
 	c.fs.DurationVar(&f.engineTimout, "engine-timeout", 60*time.Second,
 		"longest silence (`DURATION`) between two events of an engine stream before the request fails with 504")
 	c.fs.StringVar(&f.engineAPIKey, "engine-api-key", "", "`KEY` sent to the engines as a bearer token (their --api-key)")
@@ -156,10 +159,13 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 		return nil, noop, err
 	}
 	if len(p.collocated)+len(p.prefill) == 0 {
-		if f.simScript != "" || f.simLatency != 0 {
-			return nil, noop, usagef("--sim-script and --sim-token-latency need --engine sim")
+		if f.simScript != "" || f.simLatency != 0 || f.simLogprobsShape != enginesim.LogprobsShapeOpenAI {
+			return nil, noop, usagef("--sim-script, --sim-token-latency and --sim-logprobs-shape need --engine sim")
 		}
 		return nil, noop, nil
+	}
+	if err := enginesim.ValidateLogprobsShape(f.simLogprobsShape); err != nil {
+		return nil, noop, usagef("--sim-logprobs-shape: %v", err)
 	}
 	if f.engineTimout <= 0 {
 		return nil, noop, usagef("--engine-timeout must be positive, got %s", f.engineTimout)
@@ -279,7 +285,8 @@ func simRole(poolRole string) string {
 // base URL.
 func (f *engineFlags) startSim(ctx context.Context, m *model.Model, modelName string, log *slog.Logger,
 	role string, reg *enginesim.KVRegistry) (string, func(), error) {
-	cfg := enginesim.Config{ServedModelName: modelName, TokenLatency: f.simLatency, Logger: log, KVRole: role, KVRegistry: reg}
+	cfg := enginesim.Config{ServedModelName: modelName, TokenLatency: f.simLatency, Logger: log, KVRole: role, KVRegistry: reg,
+		LogprobsShape: f.simLogprobsShape}
 	if f.simScript != "" {
 		s, err := enginesim.LoadScript(f.simScript, m.Tokenizer)
 		if err != nil {

@@ -1,0 +1,75 @@
+package protocol
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+)
+
+// TestAnthropicRequestGolden checks Messages body validation against
+// testdata/anthropic_validation_golden.jsonl, produced with pydantic by
+// testdata/gen_anthropic_golden.py from models declared as vLLM declares
+// AnthropicMessagesRequest: the exact 400 body for refused bodies.
+func TestAnthropicRequestGolden(t *testing.T) {
+	f, err := os.Open("testdata/anthropic_validation_golden.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	n := 0
+	for sc.Scan() {
+		var c goldenCase
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		t.Run(c.Name, func(t *testing.T) {
+			_, err := DecodeAnthropicMessagesRequest([]byte(c.Body))
+			if c.Result.Error == nil {
+				if err != nil {
+					t.Fatalf("refused a body vLLM accepts: %v", err)
+				}
+				return
+			}
+			verr, ok := err.(*ValidationError)
+			if !ok {
+				t.Fatalf("err = %v, want a validation error", err)
+			}
+			got := NewValidationErrorResponse(verr).Error
+			if got.Message != c.Result.Error.Message {
+				t.Errorf("message\n got: %s\nwant: %s", got.Message, c.Result.Error.Message)
+			}
+			if !reflect.DeepEqual(got.Param, c.Result.Error.Param) {
+				t.Errorf("param = %v, want %v", deref(got.Param), deref(c.Result.Error.Param))
+			}
+		})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 20 {
+		t.Fatalf("only %d golden cases", n)
+	}
+}
+
+func TestAnthropicDecodeValues(t *testing.T) {
+	r, err := DecodeAnthropicMessagesRequest([]byte(`{"model":"m","max_tokens":"8","messages":[{"role":"ctx","content":"a"}],` +
+		`"tools":[{"name":"f","input_schema":{"properties":{}}},{"name":"g","input_schema":{}},{"name":"h","input_schema":{"type":"object","a":1}}],` +
+		`"stop_sequences":null,"stream":1,"temperature":0.5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MaxTokens != 8 || r.Messages[0].Role != "user" || !r.Stream || string(r.Temperature) != "0.5" || r.StopSequences != nil {
+		t.Errorf("decoded %+v", r)
+	}
+	want := []string{`{"properties":{},"type":"object"}`, `{"type":"object"}`, `{"type":"object","a":1}`}
+	for i, w := range want {
+		if got := string(r.Tools[i].InputSchema); got != w {
+			t.Errorf("tools[%d].input_schema = %s, want %s", i, got, w)
+		}
+	}
+}

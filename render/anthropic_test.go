@@ -1,0 +1,178 @@
+package render
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/vrender/vrender/protocol"
+)
+
+type anthropicGolden struct {
+	Name      string          `json:"name"`
+	Source    string          `json:"source"`
+	Anthropic json.RawMessage `json:"anthropic"`
+	Chat      json.RawMessage `json:"chat"`
+}
+
+func loadAnthropicGolden(t testing.TB) []anthropicGolden {
+	t.Helper()
+	f, err := os.Open("../server/testdata/anthropic_render_golden.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []anthropicGolden
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var c anthropicGolden
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// canonical is raw with members in document order and one spelling of
+// every string, so that two encodings of the same Python dict compare equal.
+func canonical(t testing.TB, raw json.RawMessage) string {
+	t.Helper()
+	out, err := pyJSONCompact(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return string(out)
+}
+
+// TestAnthropicToChatGolden checks the conversion against the chat request
+// vLLM builds for each case (messages, tools and tool_choice in order, as
+// its tests assert them).
+func TestAnthropicToChatGolden(t *testing.T) {
+	cases := loadAnthropicGolden(t)
+	if len(cases) < 20 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			a, err := protocol.DecodeAnthropicMessagesRequest(c.Anthropic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := AnthropicToChat(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want map[string]json.RawMessage
+			if err := json.Unmarshal(c.Chat, &want); err != nil {
+				t.Fatal(err)
+			}
+			gotMsgs, _ := json.Marshal(got.Messages)
+			if g, w := canonical(t, gotMsgs), canonical(t, want["messages"]); g != w {
+				t.Errorf("messages\n got: %s\nwant: %s", g, w)
+			}
+			if w, ok := want["tools"]; ok {
+				gotTools, _ := json.Marshal(got.Tools)
+				if g, w := canonical(t, gotTools), canonical(t, w); g != w {
+					t.Errorf("tools\n got: %s\nwant: %s", g, w)
+				}
+			}
+			if w, ok := want["tool_choice"]; ok {
+				if g, w := canonical(t, got.ToolChoice), canonical(t, w); g != w {
+					t.Errorf("tool_choice = %s, want %s", g, w)
+				}
+			}
+			if w, ok := want["response_format"]; ok {
+				if g, w := canonical(t, got.ResponseFormat), canonical(t, w); g != w {
+					t.Errorf("response_format = %s, want %s", g, w)
+				}
+			}
+		})
+	}
+}
+
+func TestAnthropicToChatEdges(t *testing.T) {
+	for _, tc := range []struct{ name, body, messages string }{
+		{"assistant tool_result is text with the Python str of its content",
+			`{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_result","tool_use_id":"a","content":[{"type":"text","text":"it's"}]}]}]}`,
+			`[{"role":"assistant","content":"Tool result: [{'type': 'text', 'text': \"it's\"}]"}]`},
+		{"tool_use without id or input",
+			`{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"x","name":"f"}]}]}`,
+			`[{"role":"assistant","tool_calls":[{"id":"x","type":"function","function":{"name":"f","arguments":"{}"}}]}]`},
+		{"tool_use input in Python json.dumps spelling",
+			`{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"x","name":"f","input":{"q":"é","n":[1,2.50]}}]}]}`,
+			`[{"role":"assistant","tool_calls":[{"id":"x","type":"function","function":{"name":"f","arguments":"{\"q\": \"\\u00e9\", \"n\": [1, 2.5]}"}}]}]`},
+		{"empty assistant kept, empty user dropped",
+			`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"text","text":""}]},{"role":"assistant","content":[{"type":"redacted_thinking","data":"x"}]}]}`,
+			`[{"role":"assistant"}]`},
+		{"url image source and tool references",
+			`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://x/y.png"}},{"type":"tool_result","tool_use_id":"t","content":[{"type":"tool_reference","tool_name":"g"}]}]}]}`,
+			`[{"role":"tool","tool_call_id":"t","content":""},{"role":"tool","tool_call_id":"t","content":[{"type":"tool_reference","name":"g"}]},{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := protocol.DecodeAnthropicMessagesRequest([]byte(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := AnthropicToChat(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotMsgs, _ := json.Marshal(got.Messages)
+			if g, w := canonical(t, gotMsgs), canonical(t, json.RawMessage(tc.messages)); g != w {
+				t.Errorf("messages\n got: %s\nwant: %s", g, w)
+			}
+		})
+	}
+}
+
+// FuzzAnthropicToChat feeds arbitrary Messages bodies through validation,
+// the conversion and a render: a body is refused with a validation or bad
+// request error or converts to a chat request whose messages and tools are
+// valid JSON, and nothing panics.
+func FuzzAnthropicToChat(f *testing.F) {
+	for _, c := range loadAnthropicGolden(f) {
+		f.Add([]byte(c.Anthropic))
+	}
+	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_result","content":[{"a":[1,2.5,true,null,{"b":"'\""}]}]}]}]}`))
+	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"image","source":{"type":7,"media_type":[1],"data":{}}}]}]}`))
+	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[],"tools":[{"name":"f","input_schema":{"type":null}}],"tool_choice":{"type":"tool","name":"f"}}`))
+	m := loadModel(f, "qwen3")
+	r, err := New(m, Config{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	gen := NewGenerator(r, m.MaxModelLen, GeneratorConfig{EnableAutoToolChoice: true, ToolCallParser: "hermes"})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := protocol.DecodeAnthropicMessagesRequest(data)
+		if err != nil {
+			var verr *protocol.ValidationError
+			if !errors.As(err, &verr) {
+				t.Fatalf("error is %T, want *protocol.ValidationError: %v", err, err)
+			}
+			return
+		}
+		req, err := AnthropicToChat(a)
+		if err != nil {
+			return // a chat validation error, or an unencodable tool input
+		}
+		for _, raw := range append(append([]json.RawMessage{}, req.Messages...), req.Tools...) {
+			if !json.Valid(raw) {
+				t.Fatalf("invalid JSON %q from %q", raw, data)
+			}
+		}
+		if _, err := gen.RenderChat(context.Background(), req); err != nil {
+			var br *BadRequestError
+			if !errors.As(err, &br) {
+				t.Fatalf("render error is %T, want *BadRequestError: %v", err, err)
+			}
+		}
+	})
+}
