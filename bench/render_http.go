@@ -21,8 +21,8 @@ func renderHTTP(ctx context.Context, opts RenderOptions, r *render.Renderer, tok
 	if err != nil {
 		return err
 	}
-	// The session's reference: each turn rendered and tokenized once,
-	// as the session renders it once.
+	// The session's reference: every turn rendered and tokenized (the
+	// median of 3 runs each), as the session renders each turn once.
 	var reqFiles []string
 	for t := range MultiTurnTurns {
 		q := session
@@ -33,7 +33,7 @@ func renderHTTP(ctx context.Context, opts RenderOptions, r *render.Renderer, tok
 		}
 		reqFiles = append(reqFiles, f)
 	}
-	py, err := opts.Renderer.run(ctx, reqFiles, 1, 1, 0)
+	py, err := opts.Renderer.run(ctx, reqFiles, 3, 1, 0)
 	if err != nil {
 		return err
 	}
