@@ -81,8 +81,9 @@ bench: models build ## Go benchmarks, then every `vrender bench` tool (tokenize 
 		echo "== bench tokenize $$m"; \
 		$(BIN) bench tokenize --model $(MODELS_DIR)/$$m; \
 	done
-	@echo "== bench render qwen3"; $(BIN) bench render --model $(MODELS_DIR)/qwen3
-	@echo "== bench derender qwen3"; $(BIN) bench derender --model $(MODELS_DIR)/qwen3
+	@echo "== bench tokenize qwen3 over HTTP"; $(BIN) bench tokenize --model $(MODELS_DIR)/qwen3 --http
+	@echo "== bench render qwen3 (in process and over HTTP)"; $(BIN) bench render --model $(MODELS_DIR)/qwen3 --http
+	@echo "== bench derender qwen3 (in process and over HTTP)"; $(BIN) bench derender --model $(MODELS_DIR)/qwen3 --http
 	@echo "== bench serve (vrender + engine-sim, 500 concurrent streams)"; BIN=$(BIN) scripts/bench-serve.sh
 	@echo "== bench serve: collocated pool vs prefill/decode pool (goodput)"; BIN=$(BIN) scripts/bench-pd.sh
 

@@ -44,6 +44,9 @@ type DerenderOptions struct {
 	// tokens (0: never): its bodies grow with the output, so a stream costs
 	// O(n²) and a 16k one takes minutes.
 	HTTPHistoryMax int
+	// HTTPServe, when set, also measures the one-token checkpoint call
+	// (first size) against a `vrender serve` child process.
+	HTTPServe *HTTPOptions
 }
 
 // DerenderReport is the result of a run; it is also the --json output.
@@ -55,6 +58,8 @@ type DerenderReport struct {
 	// GC included) over the timed runs.
 	Clock   string           `json:"clock"`
 	Results []DerenderResult `json:"results"`
+	// HTTP is the over-HTTP measurement of a child server (--http).
+	HTTP *HTTPReport `json:"http,omitempty"`
 	// Scale compares per-token (per-call) cost at the largest size with
 	// the smallest: API stream, session, HTTP echo, HTTP checkpoint-only.
 	ScaleAPI, ScaleSession, ScaleHTTPEcho, ScaleHTTPCheckpoint float64 `json:",omitempty"`
@@ -216,6 +221,18 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 			report.ScaleHTTPEcho = last.HTTPEchoNsPerCall / first.HTTPEchoNsPerCall
 			report.ScaleHTTPCheckpoint = last.HTTPCheckpointNsPerCall / first.HTTPCheckpointNsPerCall
 		}
+	}
+	if opts.HTTPServe != nil && len(opts.Sizes) > 0 {
+		rep, err := RunHTTP(ctx, *opts.HTTPServe, []Workload{DerenderCallWorkload(DerenderOutput(m, opts.Sizes[0]))})
+		report.HTTP = rep
+		if err != nil {
+			return report, err
+		}
+		inProcess := 0.0
+		if len(report.Results) > 0 {
+			inProcess = report.Results[0].HTTPCheckpointNsPerCall
+		}
+		rep.Compare("derender 1-token call", "checkpoint", inProcess, 0, "≤1.3x floor")
 	}
 	return report, nil
 }
@@ -533,6 +550,11 @@ func (r *DerenderReport) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "per-token cost %d vs %d tokens: session %.2fx, API stream %.2fx, HTTP echo %.2fx, HTTP checkpoint-only %.2fx (target <= %.1fx); stream/batch target <= %.1fx\n",
 			last, first, r.ScaleSession, r.ScaleAPI, r.ScaleHTTPEcho, r.ScaleHTTPCheckpoint, TargetScaleRatio, TargetStreamRatio)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	if _, err := io.WriteString(w, b.String()); err != nil || r.HTTP == nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "\nin-process figures above (http-*: httptest in process); "); err != nil {
+		return err
+	}
+	return r.HTTP.WriteTable(w)
 }

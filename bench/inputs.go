@@ -31,7 +31,7 @@ func WriteStandardInputs(dir string) ([]Input, error) {
 	inputs := []struct {
 		name, file, text string
 	}{
-		{"chat prompt", "chat_prompt.txt", ChatPrompt()},
+		{ChatPromptName, "chat_prompt.txt", ChatPrompt()},
 		{"mixed 1 MB", "mixed_1mb.txt", MixedText(MixedTextBytes)},
 	}
 	var out []Input

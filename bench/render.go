@@ -33,6 +33,9 @@ type RenderOptions struct {
 	MinTime   time.Duration
 	Renderer  RenderReference
 	Tokenizer Reference
+	// HTTP, when set, also measures the requests over HTTP against a
+	// `vrender serve` child process.
+	HTTP *HTTPOptions
 }
 
 // RenderReport is the result of a run; it is also the --json output.
@@ -46,6 +49,7 @@ type RenderReport struct {
 	RefTokLoadNs  int64          `json:"reference_tokenizer_load_ns"`
 	ContentFormat string         `json:"content_format"`
 	Requests      []RenderResult `json:"requests"`
+	HTTP          *HTTPReport    `json:"http,omitempty"`
 }
 
 // RenderResult compares both implementations on one request.
@@ -176,6 +180,11 @@ func Render(ctx context.Context, opts RenderOptions) (*RenderReport, error) {
 				s.Name, res.PromptEqual, res.FirstDiffByte, res.IDsEqual, res.FirstDiff)
 		}
 		report.Requests = append(report.Requests, res)
+	}
+	if opts.HTTP != nil {
+		if err := renderHTTP(ctx, opts, r, tokenizerJSON, template, specialTokens(m), sizes, report, dir); err != nil {
+			return report, err
+		}
 	}
 	return report, mismatch
 }
@@ -376,6 +385,12 @@ func (r *RenderReport) WriteTable(w io.Writer) error {
 				q.Name, q.FirstDiff, q.Tokens, q.RefTokens)
 		default:
 			ew.printf("%s: prompt text and token ids identical to the reference\n", q.Name)
+		}
+	}
+	if ew.err == nil && r.HTTP != nil {
+		ew.printf("\nin-process figures above; ")
+		if err := r.HTTP.WriteTable(w); err != nil {
+			return err
 		}
 	}
 	return ew.err

@@ -33,7 +33,13 @@ type TokenizeOptions struct {
 	Iterations int // timed runs per input and operation
 	Warmup     int // untimed runs before them
 	Reference  Reference
+	// HTTP, when set, also measures POST /tokenize of the chat prompt
+	// input (ChatPromptName) against a `vrender serve` child process.
+	HTTP *HTTPOptions
 }
+
+// ChatPromptName is the name of the standard ~9,000-token chat prompt input.
+const ChatPromptName = "chat prompt"
 
 // Timing is the duration of one operation over a whole input.
 type Timing struct {
@@ -52,6 +58,7 @@ type TokenizeReport struct {
 	HeapAfterBytes int64         `json:"heap_after_bytes"` // the same after the runs (caches filled)
 	RefLoadNs      int64         `json:"reference_load_ns"`
 	Inputs         []InputResult `json:"inputs"`
+	HTTP           *HTTPReport   `json:"http,omitempty"`
 }
 
 // InputResult compares both implementations on one input.
@@ -143,6 +150,23 @@ func Tokenize(ctx context.Context, opts TokenizeOptions) (*TokenizeReport, error
 	runtime.KeepAlive(tok)
 	runtime.KeepAlive(ref)
 	runtime.KeepAlive(texts)
+	if opts.HTTP != nil {
+		for i, in := range report.Inputs {
+			if opts.Files[i].Name != ChatPromptName {
+				continue
+			}
+			text := texts[i]
+			rep, err := RunHTTP(ctx, *opts.HTTP, TokenizeWorkloads("9k", func(i int) (string, error) {
+				return ColdPrompt(text, coldTag(i)), nil
+			}))
+			report.HTTP = rep
+			if err != nil {
+				return report, err
+			}
+			rep.Compare("tokenize 9k", "cold", in.Encode.MedianNs, in.RefEncode.MedianNs, "≥20x")
+			rep.Compare("tokenize 9k", "warm", in.Encode.MedianNs, in.RefEncode.MedianNs, "")
+		}
+	}
 	return report, mismatch
 }
 
@@ -248,6 +272,10 @@ func (r *TokenizeReport) WriteTable(w io.Writer) error {
 		default:
 			ew.printf("%s: ids and decoded text identical to the reference\n", in.Name)
 		}
+	}
+	if ew.err == nil && r.HTTP != nil {
+		ew.printf("\nin-process figures above; ")
+		return r.HTTP.WriteTable(w)
 	}
 	return ew.err
 }

@@ -68,7 +68,8 @@ func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 
 // accessLog logs one line per request: method, path, status, size,
 // duration, and counts it in vrender_requests_total. Never bodies, query
-// strings or headers: they carry prompts, outputs and API keys.
+// strings or headers: they carry prompts, outputs and API keys. With
+// --disable-uvicorn-access-log only 5xx answers are logged.
 func (s *server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -83,6 +84,8 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 		level := slog.LevelInfo
 		if rec.status >= 500 {
 			level = slog.LevelError
+		} else if s.noAccessLog {
+			return
 		}
 		s.log.LogAttrs(r.Context(), level, "request",
 			slog.String("request_id", requestIDFrom(r.Context())),

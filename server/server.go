@@ -61,6 +61,10 @@ type Config struct {
 	// LogRequests is vLLM's --enable-log-requests: log request bodies at
 	// info. Off, no prompt or output is ever logged.
 	LogRequests bool
+	// DisableAccessLog is vLLM's --disable-uvicorn-access-log: no line per
+	// request (requests are still counted in /metrics, and 5xx answers
+	// still logged as errors).
+	DisableAccessLog bool
 	// TracerProvider, when set, traces every request (OpenTelemetry);
 	// nil traces nothing but still forwards an incoming traceparent to
 	// engines.
@@ -82,6 +86,7 @@ type server struct {
 	apiKeys      apiKeys
 	limits       Limits
 	logRequests  bool
+	noAccessLog  bool
 	tracer       trace.Tracer // nil: tracing off
 	stages       *telemetry.Stages
 	started      time.Time
@@ -133,6 +138,7 @@ func newServer(cfg Config) (*server, error) {
 		apiKeys:      newAPIKeys(cfg.APIKeys),
 		limits:       cfg.Limits.withDefaults(),
 		logRequests:  cfg.LogRequests,
+		noAccessLog:  cfg.DisableAccessLog,
 		stages:       telemetry.NewStages(),
 		started:      time.Now(),
 	}

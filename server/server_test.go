@@ -327,3 +327,32 @@ func TestModelsCreatedIsRequestTime(t *testing.T) {
 		t.Errorf("want card and permission created at request time, got %d matches: %s", n, rec.Body)
 	}
 }
+
+func TestDisableAccessLogKeepsErrorsAndMetrics(t *testing.T) {
+	s, err := newServer(Config{Model: tinyModel(t), DisableAccessLog: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &bytes.Buffer{}
+	s.log = slog.New(slog.NewTextHandler(logs, nil))
+	h := requestID(s.accessLog(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/fail" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/v1/models", nil))
+	if strings.Contains(logs.String(), "msg=request") {
+		t.Fatalf("access log line despite DisableAccessLog:\n%s", logs)
+	}
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/fail", nil))
+	if !strings.Contains(logs.String(), "status=503") {
+		t.Fatalf("5xx not logged with DisableAccessLog:\n%s", logs)
+	}
+	var m bytes.Buffer
+	if err := s.writeMetrics(&m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(m.String(), "vrender_requests_total{") {
+		t.Fatalf("requests not counted with DisableAccessLog:\n%s", m.String())
+	}
+}

@@ -54,8 +54,10 @@ func runBenchTokenize(ctx context.Context, args []string, stdout, stderr io.Writ
 	iterations := fs.Int("iterations", 5, "timed runs per input and operation")
 	warmup := fs.Int("warmup", 1, "untimed runs before the timed ones")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
+	var hf httpBenchFlags
+	hf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: vrender bench tokenize --model DIR [--file F ...] [--ref-dir .cache/ref] [--iterations N] [--json out.json]")
+		fmt.Fprintln(stderr, "usage: vrender bench tokenize --model DIR [--file F ...] [--ref-dir .cache/ref] [--iterations N] [--http] [--json out.json]")
 		fmt.Fprintln(stderr, "Measures encode and decode throughput of vrender and of the HF reference binding on one core, same inputs, same run.")
 		fs.PrintDefaults()
 	}
@@ -97,7 +99,12 @@ func runBenchTokenize(ctx context.Context, args []string, stdout, stderr io.Writ
 		}
 	}
 
+	httpOpts, err := hf.options(*model)
+	if err != nil {
+		return err
+	}
 	report, runErr := bench.Tokenize(ctx, bench.TokenizeOptions{
+		HTTP:       httpOpts,
 		ModelDir:   *model,
 		Files:      inputs,
 		Iterations: *iterations,
@@ -137,8 +144,10 @@ func runBenchRender(ctx context.Context, args []string, stdout, stderr io.Writer
 	warmup := fs.Int("warmup", 3, "untimed renders before the timed ones")
 	minTime := fs.Duration("min-time", time.Second, "vrender repeats its timed renders until they last at least this long")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
+	var hf httpBenchFlags
+	hf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: vrender bench render --model DIR [--iterations N] [--min-time 1s] [--ref-dir .cache/ref] [--json out.json]")
+		fmt.Fprintln(stderr, "usage: vrender bench render --model DIR [--iterations N] [--min-time 1s] [--ref-dir .cache/ref] [--http] [--json out.json]")
 		fmt.Fprintln(stderr, "Measures chat rendering (template + tokenize) of a ~1,000- and a ~9,000-token conversation with tools")
 		fmt.Fprintln(stderr, "on one core: vrender against the Python reference (vLLM message handling + Jinja2, then the HF binding),")
 		fmt.Fprintln(stderr, "same requests, same run, the reference timed inside its processes. Fails if prompts or ids differ.")
@@ -172,7 +181,14 @@ func runBenchRender(ctx context.Context, args []string, stdout, stderr io.Writer
 		return fmt.Errorf("bench render: reference binding not found under %s (run `make models`): %w", nodeModules, err)
 	}
 
+	// The requests offer tools with tool_choice "auto", which vLLM serves
+	// only with a tool parser.
+	httpOpts, err := hf.options(*model, "--enable-auto-tool-choice", "--tool-call-parser", "hermes")
+	if err != nil {
+		return err
+	}
 	report, runErr := bench.Render(ctx, bench.RenderOptions{
+		HTTP:       httpOpts,
 		ModelDir:   *model,
 		Iterations: *iterations,
 		Warmup:     *warmup,

@@ -25,8 +25,10 @@ func runBenchDerender(ctx context.Context, args []string, stdout, stderr io.Writ
 	noHTTP := fs.Bool("no-http", false, "skip the HTTP endpoint measurements")
 	historyMax := fs.Int("http-history-max", 4096, "skip the HTTP history-only client (O(n²) per stream) above this many tokens; 0: never")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
+	var hf httpBenchFlags
+	hf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: vrender bench derender --model DIR [--sizes 1024,4096,16384] [--min-time 1s] [--no-http] [--json out.json]")
+		fmt.Fprintln(stderr, "usage: vrender bench derender --model DIR [--sizes 1024,4096,16384] [--min-time 1s] [--no-http] [--http] [--json out.json]")
 		fmt.Fprintln(stderr, "Streams outputs (reasoning + a hermes tool call with a long argument) one token per call through an in-process")
 		fmt.Fprintln(stderr, "ChatSession (the orchestrator's path), the stream_state protocol of the derender package API and the HTTP endpoint")
 		fmt.Fprintln(stderr, "(in process), against batch derender of the same output, on one core.")
@@ -50,9 +52,13 @@ func runBenchDerender(ctx context.Context, args []string, stdout, stderr io.Writ
 		}
 		ns = append(ns, n)
 	}
-	report, err := bench.Derender(ctx, bench.DerenderOptions{ModelDir: *model, Sizes: ns, MinTime: *minTime, HTTP: !*noHTTP,
-		HTTPHistoryMax: *historyMax})
+	httpOpts, err := hf.options(*model, "--reasoning-parser", "qwen3", "--tool-call-parser", "hermes", "--enable-auto-tool-choice")
 	if err != nil {
+		return err
+	}
+	report, err := bench.Derender(ctx, bench.DerenderOptions{ModelDir: *model, Sizes: ns, MinTime: *minTime, HTTP: !*noHTTP,
+		HTTPHistoryMax: *historyMax, HTTPServe: httpOpts})
+	if report == nil {
 		return err
 	}
 	if err := report.WriteTable(stdout); err != nil {
@@ -67,5 +73,5 @@ func runBenchDerender(ctx context.Context, args []string, stdout, stderr io.Writ
 			return fmt.Errorf("bench derender: write %s: %w", *jsonOut, err)
 		}
 	}
-	return nil
+	return err
 }

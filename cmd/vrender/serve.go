@@ -52,7 +52,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	logBuf := newBufferedLog(stderr)
+	defer logBuf.Close()
+	log := slog.New(flushingHandler{slog.NewTextHandler(logBuf, nil), logBuf})
 	switch {
 	case len(rest) > 1:
 		return usagef("unexpected argument %q", rest[1])
@@ -118,6 +120,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		MaxBodyBytes:     sec.maxBodyBytes,
 		Limits:           server.Limits{MaxMessages: sec.maxMessages, MaxTools: sec.maxTools, MaxDerenderTokens: sec.maxDerenderTokens},
 		LogRequests:      sec.logRequests,
+		DisableAccessLog: sec.noAccessLog,
 		TracerProvider:   tp,
 		Orchestrator:     orch,
 		Derender:         der,

@@ -23,6 +23,7 @@ type serveSecurityFlags struct {
 	maxTools          int
 	maxDerenderTokens int
 	logRequests       bool
+	noAccessLog       bool
 	otlpEndpoint      string
 	shutdownTimeout   time.Duration
 }
@@ -37,6 +38,7 @@ func (f *serveSecurityFlags) register(c *command) {
 	c.fs.IntVar(&f.maxDerenderTokens, "max-derender-tokens", server.DefaultMaxDerenderTokens,
 		"`N`: derender and detokenize requests carrying more token ids get 400 (-1: no limit)")
 	c.fs.BoolVar(&f.logRequests, "enable-log-requests", false, "log request bodies (prompts) at info; API keys are never logged")
+	c.fs.BoolVar(&f.noAccessLog, "disable-uvicorn-access-log", false, "no access log line per request (vLLM's flag; 5xx answers are still logged as errors)")
 	c.fs.StringVar(&f.otlpEndpoint, "otlp-traces-endpoint", "", "`URL` of an OTLP/HTTP collector (e.g. http://otel:4318) receiving OpenTelemetry traces\n"+
 		"(default: env "+tracesEndpointEnv+"; none: no tracing, an incoming traceparent is still passed to engines)")
 	c.fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout,

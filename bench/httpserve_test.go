@@ -1,0 +1,161 @@
+package bench
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/vrender/vrender/internal/benchdata"
+)
+
+func TestParseProcIO(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    int64
+		wantErr bool
+	}{
+		{"kernel format", "rchar: 100\nwchar: 200\nsyscr: 7\nsyscw: 5\nread_bytes: 0\n", 12, false},
+		{"missing syscw", "rchar: 1\nsyscr: 7\n", 0, true},
+		{"bad number", "syscr: x\nsyscw: 1\n", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseProcIO([]byte(tt.in))
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Fatalf("parseProcIO = %d, %v; want %d, error %v", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestPromValue(t *testing.T) {
+	body := []byte("# HELP go_memstats_mallocs_total x\n# TYPE go_memstats_mallocs_total counter\n" +
+		"go_memstats_mallocs_total_extra 9\ngo_memstats_mallocs_total 1.234e+06\ngo_goroutines 7\n")
+	if v, ok := promValue(body, "go_memstats_mallocs_total"); !ok || v != 1.234e6 {
+		t.Fatalf("promValue = %v, %v", v, ok)
+	}
+	if _, ok := promValue(body, "absent"); ok {
+		t.Fatal("promValue found an absent metric")
+	}
+}
+
+// contents returns the content strings of q's messages.
+func contents(t *testing.T, q benchdata.Request) []string {
+	t.Helper()
+	var out []string
+	for _, raw := range q.Messages {
+		var m struct {
+			Content string `json:"content"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m.Content)
+	}
+	return out
+}
+
+func TestColdConversationNeverRepeatsText(t *testing.T) {
+	base := benchdata.Conversation(benchdata.Sizes[0])
+	seen := map[string]int{}
+	size := -1
+	for i := -1; i < 50; i++ {
+		q, err := ColdConversation(base, coldTag(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(q.Messages) != len(base.Messages) {
+			t.Fatalf("unit %d: %d messages, want %d", i, len(q.Messages), len(base.Messages))
+		}
+		n := 0
+		for _, c := range contents(t, q) {
+			if prev, ok := seen[c]; ok {
+				t.Fatalf("unit %d repeats a message of unit %d: %.60q", i, prev, c)
+			}
+			seen[c] = i
+			n += len(c)
+		}
+		// Cold units past the warm-up keep one size, so they cost the same.
+		if i >= 0 && size >= 0 && n != size {
+			t.Fatalf("unit %d: %d content bytes, unit 0 had %d", i, n, size)
+		}
+		if i == 0 {
+			size = n
+		}
+	}
+	// The base conversation is not modified.
+	if strings.HasPrefix(contents(t, base)[0], "[") {
+		t.Fatal("ColdConversation changed its input")
+	}
+}
+
+func TestColdPrompt(t *testing.T) {
+	chatml := "<|im_start|>system\nbe brief<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+	got := ColdPrompt(chatml, "[t] ")
+	want := "<|im_start|>system\n[t] 0 be brief<|im_end|>\n<|im_start|>user\n[t] 1 hi<|im_end|>\n<|im_start|>assistant\n[t] 2 "
+	if got != want {
+		t.Fatalf("ColdPrompt(ChatML) =\n%q\nwant\n%q", got, want)
+	}
+	if got := ColdPrompt("one\n\ntwo", "[t] "); got != "[t] 0 one\n\n[t] 1 two" {
+		t.Fatalf("ColdPrompt(plain) = %q", got)
+	}
+	if ColdPrompt(ChatPrompt(), coldTag(1)) == ColdPrompt(ChatPrompt(), coldTag(2)) {
+		t.Fatal("two tags gave the same prompt")
+	}
+}
+
+func TestMultiTurnCalls(t *testing.T) {
+	s := benchdata.Sizes[len(benchdata.Sizes)-1]
+	q := benchdata.Conversation(s)
+	calls := MultiTurnCalls(q)
+	if len(calls) != MultiTurnTurns {
+		t.Fatalf("%d calls, want %d", len(calls), MultiTurnTurns)
+	}
+	prev := 0
+	for i, c := range calls {
+		var body struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		if err := json.Unmarshal(c.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if len(body.Messages) <= prev && len(body.Messages) != len(q.Messages) {
+			t.Fatalf("turn %d holds %d messages after %d", i, len(body.Messages), prev)
+		}
+		prev = len(body.Messages)
+	}
+	if prev != len(q.Messages) {
+		t.Fatalf("last turn holds %d messages, want all %d", prev, len(q.Messages))
+	}
+}
+
+func TestDerenderCallWorkload(t *testing.T) {
+	w := DerenderCallWorkload([]int{10, 11})
+	for round := range 2 {
+		for pos := range 2 {
+			calls, err := w.Next(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body map[string]json.RawMessage
+			if err := json.Unmarshal(calls[0].Body, &body); err != nil {
+				t.Fatalf("round %d call %d: %v: %s", round, pos, err, calls[0].Body)
+			}
+			_, hasPrompt := body["prompt_token_ids"]
+			if hasPrompt != (pos == 0) {
+				t.Fatalf("round %d call %d: prompt sent %v", round, pos, hasPrompt)
+			}
+			wantState := "null"
+			if pos > 0 {
+				wantState = `{"vrender_checkpoint":"ck"}`
+			}
+			if string(body["stream_state"]) != wantState {
+				t.Fatalf("round %d call %d: stream_state %s, want %s", round, pos, body["stream_state"], wantState)
+			}
+			if err := w.Check([]byte(`{"stream_state":{"vrender_checkpoint":"ck"}}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
