@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -142,10 +143,17 @@ func (s *Sim) Aborts() []string {
 }
 
 // WaitAbort waits until engineRequestID has been aborted or ctx is done.
+// An id that vrender's orchestrator made unique (engineRequestID, '-', a
+// suffix) counts as the same.
 func (s *Sim) WaitAbort(ctx context.Context, engineRequestID string) error {
 	for {
 		s.mu.Lock()
 		done, changed := s.aborted[engineRequestID], s.changed
+		for id := range s.aborted {
+			if strings.HasPrefix(id, engineRequestID+"-") {
+				done = true
+			}
+		}
 		s.mu.Unlock()
 		if done {
 			return nil

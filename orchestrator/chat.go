@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 )
@@ -98,7 +99,10 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 	ctx, span = startSpan(ctx, "engine", attribute.Int("vrender.prompt_tokens", len(g.TokenIDs)))
 	var engErr error
 	defer func() { endSpan(span, engErr) }()
-	st, err := o.cfg.Engines.Start(ctx, &g, run.id)
+	// The engine knows the request by an id of its own: unique, so that
+	// clients reusing a request id never abort each other's requests.
+	engineID := engine.NewRequestID(run.id)
+	st, err := o.cfg.Engines.Start(ctx, &g, engineID)
 	if err != nil {
 		engErr = err
 		return nil, AsError(err)
@@ -106,7 +110,7 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 	defer st.Close()
 	span.SetAttributes(attribute.String("vrender.engine", st.Engine().URL()))
 	eng := st.Engine() // the engine holding the request: aborts go there
-	o.log.DebugContext(ctx, "chat request sent", "request_id", run.id, "engine", eng.URL(), "prompt_tokens", len(g.TokenIDs), "n", n)
+	o.log.DebugContext(ctx, "chat request sent", "request_id", run.id, "engine_request_id", engineID, "engine", eng.URL(), "prompt_tokens", len(g.TokenIDs), "n", n)
 
 	for {
 		ev, err := st.Recv()
@@ -121,9 +125,11 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				o.abort(ctx, eng, run.id)
+				o.abort(ctx, eng, engineID)
 				return nil, ctx.Err()
 			}
+			// A stalled or broken stream: the engine may still be generating.
+			o.abort(ctx, eng, engineID)
 			if !run.started {
 				return nil, AsError(err)
 			}
@@ -131,7 +137,7 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 		}
 		if err := run.event(ev, read); err != nil {
 			if ctx.Err() != nil || errors.Is(err, errClientGone) {
-				o.abort(ctx, eng, run.id)
+				o.abort(ctx, eng, engineID)
 				return nil, nil
 			}
 			if !run.started {
@@ -141,7 +147,7 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 		}
 		if run.stopMatched && run.allDone() {
 			// The engine is still generating what no one will read.
-			o.abort(ctx, eng, run.id)
+			o.abort(ctx, eng, engineID)
 			break
 		}
 	}

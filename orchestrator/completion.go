@@ -99,7 +99,7 @@ func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionR
 		stop := o.stopConfig(g.SamplingParams)
 		engineRequest(g)
 		run.n = max(g.SamplingParams.N, 1)
-		p := &promptRun{requestID: run.id + "-" + strconv.Itoa(i), prompt: g.TokenIDs, echoed: make([]bool, run.n)}
+		p := &promptRun{requestID: engine.NewRequestID(run.id + "-" + strconv.Itoa(i)), prompt: g.TokenIDs, echoed: make([]bool, run.n)}
 		if echo {
 			p.echo = o.promptText(req, i, g.TokenIDs)
 			// OpenAI's "echo without generation": render asked the engine for

@@ -27,6 +27,10 @@ const (
 	defaultHealthInterval = 5 * time.Second
 	defaultHealthTimeout  = 2 * time.Second
 	defaultEjectAfter     = 3
+	defaultEjectWindow    = 10 * time.Second
+	// maxProbeBackoff caps the spacing of an ejected engine's recovery
+	// probes, which doubles from Interval with every failed probe.
+	maxProbeBackoff = 16
 )
 
 // HealthConfig tunes how a pool decides an engine is usable. Zero values
@@ -43,6 +47,10 @@ type HealthConfig struct {
 	// re-admits an ejected engine, so a pool without active checks never
 	// ejects.
 	EjectAfter int
+	// EjectWindow is how close together failures must come to count as
+	// consecutive (default 10s): a failure after a longer quiet spell starts
+	// the count again, so scattered faults never add up to an ejection.
+	EjectWindow time.Duration
 }
 
 func (h HealthConfig) withDefaults() HealthConfig {
@@ -54,6 +62,9 @@ func (h HealthConfig) withDefaults() HealthConfig {
 	}
 	if h.EjectAfter == 0 {
 		h.EjectAfter = defaultEjectAfter
+	}
+	if h.EjectWindow <= 0 {
+		h.EjectWindow = defaultEjectWindow
 	}
 	if h.Interval < 0 {
 		h.EjectAfter = -1
@@ -74,9 +85,12 @@ type PoolConfig struct {
 
 // Pool balances requests over interchangeable engines: each request goes
 // to the admitted engine with the fewest outstanding requests (ties taken
-// in turn), an engine failing EjectAfter times in a row is ejected until
-// a health check passes again, and a request that could not reach its
-// engine is sent to another one. It is safe for concurrent use; Run
+// in turn), an engine failing EjectAfter times in a row (within
+// EjectWindow of each other) is ejected until a recovery probe passes, and
+// a request that could not reach its engine is sent to another one. The
+// pool never ejects its last admitted engine: with every other one out, a
+// failing engine stays in rotation (fail open), since refusing every
+// request is never better than trying the one engine that may answer. It is safe for concurrent use; Run
 // performs the active health checks.
 type Pool struct {
 	role    string
@@ -85,6 +99,11 @@ type Pool struct {
 	http    *http.Client
 	log     *slog.Logger
 	next    atomic.Uint64
+	// ejectMu serialises ejections, so that two engines failing at once
+	// cannot both leave on the count of each other still being admitted.
+	ejectMu  sync.Mutex
+	failOpen atomic.Int64
+	now      func() time.Time // time.Now; tests move it
 }
 
 // poolMember is one engine of a pool and what the pool knows of it.
@@ -92,12 +111,17 @@ type poolMember struct {
 	client      *engine.Client
 	outstanding atomic.Int64
 
-	mu        sync.Mutex
-	ejected   bool
-	failures  int // consecutive
-	ejections int64
-	lastError string
-	lastCheck time.Time
+	mu          sync.Mutex
+	ejected     bool
+	failures    int // consecutive, within the pool's EjectWindow
+	lastFailure time.Time
+	ejections   int64
+	lastError   string
+	lastCheck   time.Time
+	// While ejected: when the next recovery probe is due, and the spacing
+	// after it should fail (doubling, capped at maxProbeBackoff intervals).
+	nextProbe  time.Time
+	probeDelay time.Duration
 }
 
 // NewPool returns a pool over engines (at least one, each URL once).
@@ -113,11 +137,12 @@ func NewPool(cfg PoolConfig, engines ...*engine.Client) (*Pool, error) {
 	if len(engines) == 0 {
 		return nil, fmt.Errorf("orchestrator: the %s pool needs at least one engine", cfg.Role)
 	}
-	p := &Pool{role: cfg.Role, health: cfg.Health.withDefaults(), http: cfg.HTTPClient, log: cfg.Logger}
+	p := &Pool{role: cfg.Role, health: cfg.Health.withDefaults(), http: cfg.HTTPClient, log: cfg.Logger, now: time.Now}
 	if p.http == nil {
 		// No proxy from the environment: engines are reached directly, as
 		// the engine client reaches them, so a check sees what requests see.
-		p.http = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2, IdleConnTimeout: 90 * time.Second}}
+		p.http = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2, IdleConnTimeout: 90 * time.Second},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if p.log == nil {
 		p.log = slog.Default()
@@ -273,20 +298,65 @@ func engineFault(err error) bool {
 // report records the outcome of a request or health check on m: nil
 // resets the consecutive failures, an error counts one and may eject m.
 func (p *Pool) report(m *poolMember, err error) {
+	now := p.now()
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if err == nil {
 		m.failures = 0
+		m.mu.Unlock()
 		return
 	}
-	m.failures++
-	m.lastError = err.Error()
-	if p.health.EjectAfter > 0 && !m.ejected && m.failures >= p.health.EjectAfter {
-		m.ejected = true
-		m.ejections++
-		p.log.Warn("engine ejected", "pool", p.role, "engine", m.client.URL(),
-			"consecutive_failures", m.failures, "err", m.lastError)
+	if m.failures > 0 && now.Sub(m.lastFailure) > p.health.EjectWindow {
+		m.failures = 0
 	}
+	m.failures++
+	m.lastFailure = now
+	m.lastError = errorDetail(err)
+	eject := p.health.EjectAfter > 0 && !m.ejected && m.failures >= p.health.EjectAfter
+	m.mu.Unlock()
+	if eject {
+		p.eject(m, now)
+	}
+}
+
+// eject takes m out of rotation unless it is the last admitted engine.
+func (p *Pool) eject(m *poolMember, now time.Time) {
+	p.ejectMu.Lock()
+	defer p.ejectMu.Unlock()
+	others := 0
+	for _, o := range p.members {
+		if o != m && !o.isEjected() {
+			others++
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ejected {
+		return
+	}
+	if others == 0 {
+		p.failOpen.Add(1)
+		p.log.Warn("engine failing, kept in rotation: it is the pool's last admitted engine", "pool", p.role,
+			"engine", m.client.URL(), "consecutive_failures", m.failures, "err", m.lastError)
+		return
+	}
+	m.ejected = true
+	m.ejections++
+	m.probeDelay = p.health.Interval
+	m.nextProbe = now.Add(m.probeDelay)
+	p.log.Warn("engine ejected", "pool", p.role, "engine", m.client.URL(),
+		"consecutive_failures", m.failures, "err", m.lastError)
+}
+
+// errorDetail is err for operators (logs, EngineHealth): with the
+// transport cause, engine address included, that client messages leave out.
+func errorDetail(err error) string {
+	var e *engine.Error
+	if errors.As(err, &e) {
+		if c := e.Unwrap(); c != nil {
+			return err.Error() + " (" + c.Error() + ")"
+		}
+	}
+	return err.Error()
 }
 
 func (m *poolMember) isEjected() bool {

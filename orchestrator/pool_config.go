@@ -26,6 +26,7 @@ const maxConfigFile = 1 << 20
 //	  interval: 5s     # GET /health period; negative disables checks and ejection
 //	  timeout: 2s
 //	  eject_after: 3   # consecutive failures
+//	  eject_window: 10s # each within this long of the one before
 //	api_key: KEY       # sent to the engines as a bearer token
 //
 // Unknown keys are errors, so a misspelt setting cannot be silently
@@ -37,16 +38,18 @@ type EngineConfig struct {
 		Decode     []string `yaml:"decode"`
 	} `yaml:"pools"`
 	Health struct {
-		Interval   time.Duration `yaml:"interval"`
-		Timeout    time.Duration `yaml:"timeout"`
-		EjectAfter int           `yaml:"eject_after"`
+		Interval    time.Duration `yaml:"interval"`
+		Timeout     time.Duration `yaml:"timeout"`
+		EjectAfter  int           `yaml:"eject_after"`
+		EjectWindow time.Duration `yaml:"eject_window"`
 	} `yaml:"health"`
 	APIKey string `yaml:"api_key"`
 }
 
 // HealthConfig is the file's health section.
 func (c *EngineConfig) HealthConfig() HealthConfig {
-	return HealthConfig{Interval: c.Health.Interval, Timeout: c.Health.Timeout, EjectAfter: c.Health.EjectAfter}
+	return HealthConfig{Interval: c.Health.Interval, Timeout: c.Health.Timeout, EjectAfter: c.Health.EjectAfter,
+		EjectWindow: c.Health.EjectWindow}
 }
 
 // LoadEngineConfig reads and checks an engine config file.

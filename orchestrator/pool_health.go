@@ -32,6 +32,10 @@ type EngineHealth struct {
 	// LastCheck is when the latest active health check finished (zero
 	// before the first).
 	LastCheck time.Time
+	// FailOpen counts the ejections the engine's pool declined because the
+	// engine was its last admitted one (the same figure on every engine of
+	// a pool).
+	FailOpen int64
 }
 
 // Health returns a snapshot of the pool's engines, in configuration order.
@@ -41,7 +45,7 @@ func (p *Pool) Health() []EngineHealth {
 		m.mu.Lock()
 		out = append(out, EngineHealth{URL: m.client.URL(), Role: p.role, Healthy: !m.ejected,
 			Outstanding: m.outstanding.Load(), ConsecutiveFailures: m.failures, Ejections: m.ejections,
-			LastError: m.lastError, LastCheck: m.lastCheck})
+			LastError: m.lastError, LastCheck: m.lastCheck, FailOpen: p.failOpen.Load()})
 		m.mu.Unlock()
 	}
 	return out
@@ -68,10 +72,15 @@ func (p *Pool) Run(ctx context.Context) {
 }
 
 // CheckNow runs one round of health checks on every engine, concurrently,
-// and returns when all are done.
+// and returns when all are done. An ejected engine is probed only when its
+// backoff has passed.
 func (p *Pool) CheckNow(ctx context.Context) {
 	var wg sync.WaitGroup
+	now := p.now()
 	for _, m := range p.members {
+		if !m.probeDue(now) {
+			continue
+		}
 		wg.Go(func() {
 			err := p.check(ctx, m)
 			if ctx.Err() != nil {
@@ -103,14 +112,29 @@ func (p *Pool) check(ctx context.Context, m *poolMember) error {
 	return nil
 }
 
+// probeDue reports whether m is admitted (checked every round) or an
+// ejected engine whose next recovery probe is due.
+func (m *poolMember) probeDue(now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return !m.ejected || !now.Before(m.nextProbe)
+}
+
 // checked records a health check's result.
 func (p *Pool) checked(m *poolMember, err error) {
 	m.mu.Lock()
-	m.lastCheck = time.Now()
+	m.lastCheck = p.now()
 	readmitted := err == nil && m.ejected
 	if err == nil {
 		m.failures = 0
 		m.ejected = false
+	} else if m.ejected {
+		// A failed recovery probe: back off, and count nothing more.
+		m.probeDelay = min(2*m.probeDelay, maxProbeBackoff*p.health.Interval)
+		m.nextProbe = m.lastCheck.Add(m.probeDelay)
+		m.lastError = errorDetail(err)
+		m.mu.Unlock()
+		return
 	}
 	m.mu.Unlock()
 	if readmitted {

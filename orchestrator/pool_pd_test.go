@@ -212,7 +212,7 @@ func TestPDMatchesCollocated(t *testing.T) {
 	}
 	d := dreqs[1]
 	if err := json.Unmarshal(d.KVTransferParams, &kv); err != nil || !kv.DoRemotePrefill ||
-		kv.RemoteRequestID != "generate-tokens-chatcmpl-same-id" || kv.RemoteEngineID == "" {
+		!strings.HasPrefix(kv.RemoteRequestID, "generate-tokens-chatcmpl-same-id-") || kv.RemoteEngineID == "" {
 		t.Fatalf("decode request kv_transfer_params %s (%v)", d.KVTransferParams, err)
 	}
 	if d.SamplingParams.MaxTokens == nil || *d.SamplingParams.MaxTokens != 200 || !slicesEqual(d.TokenIDs, p.TokenIDs) {

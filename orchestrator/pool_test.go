@@ -194,8 +194,14 @@ func TestPoolEjectsAndReadmits(t *testing.T) {
 	if h[0].Healthy || h[0].Ejections != 1 || !h[1].Healthy {
 		t.Fatalf("health %+v, want the first ejected once and the second healthy", h)
 	}
+	// No recovery probe before its backoff has passed.
+	p.CheckNow(ctx)
+	if h := p.Health(); h[0].Healthy || !h[0].LastCheck.IsZero() {
+		t.Fatalf("probed before its backoff: %+v", h[0])
+	}
 	// /health still answers 200 (a dead engine core behind a live HTTP
-	// server): the check re-admits it, and two more failures eject it again.
+	// server): the probe re-admits it, and two more failures eject it again.
+	p.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
 	p.CheckNow(ctx)
 	if h := p.Health(); !h[0].Healthy || h[0].ConsecutiveFailures != 0 || h[0].LastCheck.IsZero() {
 		t.Fatalf("after a passing check %+v, want re-admitted", h[0])
@@ -227,22 +233,33 @@ func TestPoolHealthCheckEjection(t *testing.T) {
 	defer cancel()
 	done := make(chan struct{})
 	go func() { p.Run(ctx); close(done) }()
-	waitFor(t, func() bool { h := p.Health(); return !h[0].Healthy && !h[1].Healthy })
-	_, err = p.Start(ctx, testRequest(), "none")
-	e := AsError(err)
-	if e.Status != http.StatusServiceUnavailable || !strings.Contains(e.Message, "no decode engine available") {
-		t.Fatalf("with every engine ejected: %v, want a clear 503", e)
+	// Both fail their checks: one is ejected, the last one stays in
+	// rotation (fail open) and still takes requests.
+	waitFor(t, func() bool { h := p.Health(); return h[0].Healthy != h[1].Healthy && h[0].FailOpen > 0 })
+	h := p.Health()
+	kept := 0
+	if !h[0].Healthy {
+		kept = 1
 	}
-	b.health.Store(0)
-	waitFor(t, func() bool { return p.Health()[1].Healthy })
-	c, err := p.Start(ctx, testRequest(), "back")
+	for range 50 {
+		if h := p.Health(); !h[kept].Healthy || h[1-kept].Healthy {
+			t.Fatalf("the pool left its last engine: %+v", h)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c, err := p.Start(ctx, testRequest(), "kept")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Engine().URL() != b.srv.URL {
-		t.Fatalf("request went to %s, want the re-admitted %s", c.Engine().URL(), b.srv.URL)
+	if c.Engine().URL() != h[kept].URL {
+		t.Fatalf("request went to %s, want the engine kept in rotation %s", c.Engine().URL(), h[kept].URL)
 	}
 	drain(t, c)
+	// The ejected one recovers at its next probe (backoff capped at 16
+	// intervals: 160 ms here).
+	a.health.Store(0)
+	b.health.Store(0)
+	waitFor(t, func() bool { h := p.Health(); return h[0].Healthy && h[1].Healthy })
 	cancel()
 	<-done
 }

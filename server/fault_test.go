@@ -35,6 +35,7 @@ const (
 )
 
 type faultEnv struct {
+	pool   *orchestrator.Pool
 	url    string
 	sim    *enginesim.Sim
 	engine *httptest.Server
@@ -43,6 +44,13 @@ type faultEnv struct {
 // newFaultEnv starts the simulated engine with simCfg and vrender in front
 // of it (qwen3 and hermes parsers, no retries).
 func newFaultEnv(t *testing.T, simCfg enginesim.Config) *faultEnv {
+	t.Helper()
+	return newFaultEnvPool(t, simCfg, orchestrator.HealthConfig{Interval: -1, EjectAfter: -1})
+}
+
+// newFaultEnvPool is newFaultEnv with the pool's health settings (a pool
+// that ejects, for the isolation tests).
+func newFaultEnvPool(t *testing.T, simCfg enginesim.Config, health orchestrator.HealthConfig) *faultEnv {
 	t.Helper()
 	m := qwen(t)
 	simCfg.ServedModelName, simCfg.Logger = "qwen", discardLogger()
@@ -67,7 +75,7 @@ func newFaultEnv(t *testing.T, simCfg enginesim.Config) *faultEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.CloseIdleConnections)
-	pool, err := orchestrator.NewRoundRobin(client)
+	pool, err := orchestrator.NewPool(orchestrator.PoolConfig{Health: health, Logger: discardLogger()}, client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +91,7 @@ func newFaultEnv(t *testing.T, simCfg enginesim.Config) *faultEnv {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &faultEnv{url: srv.URL, sim: sim, engine: es}
+	return &faultEnv{url: srv.URL, sim: sim, engine: es, pool: pool}
 }
 
 const (

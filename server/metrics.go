@@ -162,5 +162,14 @@ func (s *server) writeEngineHealth(m *metricWriter) error {
 	for i, h := range health {
 		m.sample("vrender_engine_ejections_total", labels[i], h.Ejections)
 	}
+	m.header("vrender_engine_pool_fail_open_total", "counter",
+		"Ejections a pool declined because the failing engine was its last admitted one.")
+	seen := map[string]bool{}
+	for _, h := range health {
+		if !seen[h.Role] {
+			seen[h.Role] = true
+			m.sample("vrender_engine_pool_fail_open_total", telemetry.Label("role", h.Role), h.FailOpen)
+		}
+	}
 	return m.err
 }

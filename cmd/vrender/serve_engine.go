@@ -33,6 +33,9 @@ type engineFlags struct {
 	simLogprobsShape         string
 	simLatency               time.Duration
 	engineTimout             time.Duration
+	firstEventTimeout        time.Duration
+	requestTimeout           time.Duration
+	ejectWindow              setDuration
 	engineAPIKey             string
 }
 
@@ -88,14 +91,23 @@ func (f *engineFlags) register(c *command) {
 	f.healthTimeout.v = 2 * time.Second
 	c.fs.Var(&f.healthTimeout, "engine-health-timeout", "`DURATION` one health check may take (default 2s)")
 	f.ejectAfter.v = 3
-	c.fs.Var(&f.ejectAfter, "engine-eject-after", "eject an engine after `N` consecutive failures (unreachable, 5xx, broken stream,\n"+
-		"failed health check) until a health check passes; negative never ejects (default 3)")
+	c.fs.Var(&f.ejectAfter, "engine-eject-after", "eject an engine after `N` consecutive failures (unreachable, 5xx, broken stream, timeout,\n"+
+		"failed health check) until a recovery probe passes (probes back off from the health interval to 16x it);\n"+
+		"a pool never ejects its last admitted engine; negative never ejects (default 3)")
 	c.fs.StringVar(&f.simScript, "sim-script", "", "script `FILE` of the simulated engine's answers (--engine sim; default: built-in)")
 	c.fs.DurationVar(&f.simLatency, "sim-token-latency", 0, "per-token `DURATION` of the simulated engine (--engine sim), e.g. 20ms")
 	c.fs.StringVar(&f.simLogprobsShape, "sim-logprobs-shape", enginesim.LogprobsShapeOpenAI, "`SHAPE` of the simulated engine's logprobs (--engine sim):\n"+
 		"openai (vLLM's generate today) or generate (GenerateLogProbs, vllm PR #58181)")
 	c.fs.DurationVar(&f.engineTimout, "engine-timeout", 60*time.Second,
 		"longest silence (`DURATION`) between two events of an engine stream before the request fails with 504")
+	c.fs.DurationVar(&f.firstEventTimeout, "engine-first-event-timeout", 60*time.Second,
+		"longest wait (`DURATION`) from sending a request to an engine's first event (queueing and prefill included)\n"+
+			"before the request fails with 504, the engine request is aborted and the failure counts against the engine")
+	c.fs.DurationVar(&f.requestTimeout, "engine-request-timeout", 0,
+		"longest `DURATION` of a whole engine request before it fails with 504 and is aborted (0: no limit)")
+	f.ejectWindow.v = 10 * time.Second
+	c.fs.Var(&f.ejectWindow, "engine-eject-window", "failures count as consecutive only when each comes within `DURATION`\n"+
+		"of the one before (default 10s)")
 	c.fs.StringVar(&f.engineAPIKey, "engine-api-key", "", "`KEY` sent to the engines as a bearer token (their --api-key)")
 }
 
@@ -108,7 +120,8 @@ type enginePlan struct {
 
 func (f *engineFlags) plan() (*enginePlan, error) {
 	p := &enginePlan{collocated: f.engines, prefill: f.prefill, decode: f.decode, apiKey: f.engineAPIKey,
-		health: orchestrator.HealthConfig{Interval: f.healthInterval.v, Timeout: f.healthTimeout.v, EjectAfter: f.ejectAfter.v}}
+		health: orchestrator.HealthConfig{Interval: f.healthInterval.v, Timeout: f.healthTimeout.v, EjectAfter: f.ejectAfter.v,
+			EjectWindow: f.ejectWindow.v}}
 	if f.config != "" {
 		if len(f.engines)+len(f.prefill)+len(f.decode) > 0 {
 			return nil, usagef("give engine URLs either in --engine-config or as --engine/--prefill-engine/--decode-engine, not both")
@@ -127,6 +140,9 @@ func (f *engineFlags) plan() (*enginePlan, error) {
 		}
 		if !f.ejectAfter.set && h.EjectAfter != 0 {
 			p.health.EjectAfter = h.EjectAfter
+		}
+		if !f.ejectWindow.set && h.EjectWindow != 0 {
+			p.health.EjectWindow = h.EjectWindow
 		}
 		if p.apiKey == "" {
 			p.apiKey = c.APIKey
@@ -169,6 +185,12 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 	}
 	if f.engineTimout <= 0 {
 		return nil, noop, usagef("--engine-timeout must be positive, got %s", f.engineTimout)
+	}
+	if f.firstEventTimeout <= 0 {
+		return nil, noop, usagef("--engine-first-event-timeout must be positive, got %s", f.firstEventTimeout)
+	}
+	if f.requestTimeout < 0 {
+		return nil, noop, usagef("--engine-request-timeout must not be negative, got %s", f.requestTimeout)
 	}
 	b := &poolBuilder{f: f, plan: p, ctx: ctx, m: m, modelName: modelName, log: log, kvRegistry: enginesim.NewKVRegistry()}
 	engines, run, err := b.build()
@@ -257,7 +279,8 @@ func (b *poolBuilder) pool(role string, urls []string) (*orchestrator.Pool, erro
 			b.stops = append(b.stops, shutdown)
 			url = u
 		}
-		c, err := engine.New(url, engine.Options{APIKey: b.plan.apiKey, IdleTimeout: b.f.engineTimout, Logger: b.log})
+		c, err := engine.New(url, engine.Options{APIKey: b.plan.apiKey, IdleTimeout: b.f.engineTimout,
+			FirstEventTimeout: b.f.firstEventTimeout, TotalTimeout: b.f.requestTimeout, Logger: b.log})
 		if err != nil {
 			return nil, usagef("%s %s: %v", flag, url, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -35,11 +36,15 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// FirstEventTimeout bounds the wait from sending a request to the
 	// first SSE event, or to the whole body of a non-streaming request
-	// (default 10m: queueing and prefill of long prompts are slow).
+	// (default 60s: queueing and prefill of a long prompt take seconds; a
+	// minute of silence is an engine that will not answer).
 	FirstEventTimeout time.Duration
 	// IdleTimeout bounds the wait between two events of a stream (default
 	// 60s).
 	IdleTimeout time.Duration
+	// TotalTimeout bounds a whole request, first byte to last (default:
+	// none, as generations may be long).
+	TotalTimeout time.Duration
 	// Retries is how many times a request is re-sent when the engine was
 	// unreachable or answered 503/429 before sending anything (default 2).
 	Retries int
@@ -49,7 +54,7 @@ type Options struct {
 
 const (
 	defaultConnectTimeout    = 5 * time.Second
-	defaultFirstEventTimeout = 10 * time.Minute
+	defaultFirstEventTimeout = 60 * time.Second
 	defaultIdleTimeout       = 60 * time.Second
 	defaultRetries           = 2
 	// defaultAbortTimeout bounds an abort call: it runs after the client went
@@ -78,6 +83,30 @@ const (
 // X-Request-Id (or body request_id) to name its request.
 const engineRequestIDPrefix = "generate-tokens-"
 
+// maxRequestIDBase bounds the part of an engine request id taken from the
+// client's id: enough to find the request in engine logs.
+const maxRequestIDBase = 96
+
+// NewRequestID returns a fresh id for one engine request made on behalf of
+// the client-visible id base ("chatcmpl-<client id>"). Clients choose their
+// ids freely (vLLM accepts any string) and may reuse them, so the engine
+// never sees one as it is: bytes that are not safe in an HTTP header value
+// or an engine log are replaced with '_', the result is cut to a bounded
+// length, and a random suffix makes it unique, so that requests sharing a
+// client id cannot abort each other.
+func NewRequestID(base string) string {
+	b := make([]byte, 0, min(len(base), maxRequestIDBase)+15)
+	for i := 0; i < len(base) && len(b) < maxRequestIDBase; i++ {
+		c := base[i]
+		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			c = '_'
+		}
+		b = append(b, c)
+	}
+	b = append(b, '-')
+	return string(strconv.AppendUint(b, rand.Uint64()|1<<63, 36))
+}
+
 // EngineRequestID is the id under which the engine knows the request sent
 // with requestID; abort calls name requests by it.
 func EngineRequestID(requestID string) string { return engineRequestIDPrefix + requestID }
@@ -93,6 +122,7 @@ type Client struct {
 	apiKey            string
 	firstEventTimeout time.Duration
 	idleTimeout       time.Duration
+	totalTimeout      time.Duration
 	retries           int
 	abortTimeout      time.Duration
 	log               *slog.Logger
@@ -116,6 +146,7 @@ func New(baseURL string, o Options) (*Client, error) {
 		apiKey:            o.APIKey,
 		firstEventTimeout: durationOption(o.FirstEventTimeout, defaultFirstEventTimeout),
 		idleTimeout:       durationOption(o.IdleTimeout, defaultIdleTimeout),
+		totalTimeout:      max(o.TotalTimeout, 0),
 		retries:           o.Retries,
 		abortTimeout:      defaultAbortTimeout,
 		log:               o.Logger,
@@ -131,11 +162,16 @@ func New(baseURL string, o Options) (*Client, error) {
 	if c.log == nil {
 		c.log = slog.Default()
 	}
-	c.http = o.HTTPClient
-	if c.http == nil {
+	if o.HTTPClient != nil {
+		hc := *o.HTTPClient
+		c.http = &hc
+	} else {
 		c.ownTransport = newTransport(durationOption(o.ConnectTimeout, defaultConnectTimeout))
 		c.http = &http.Client{Transport: c.ownTransport}
 	}
+	// A redirect is answered as the engine's own (non-200) answer: following
+	// it would re-send the prompt to wherever the engine points.
+	c.http.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return c, nil
 }
 
@@ -270,21 +306,36 @@ func (c *Client) sendOnce(ctx context.Context, body []byte, requestID string, st
 // timeout; anything else means the engine could not be reached (or went
 // away before answering), which is worth retrying because no response
 // byte was received.
+//
+// The messages reach vrender's clients, so they never name the engine's
+// address (internal topology); the logs carry it beside them.
 func (c *Client) transportError(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if cause := context.Cause(ctx); errors.Is(cause, errTimedOut) {
 			return gatewayTimeout("%s", cause)
 		}
-		return fmt.Errorf("engine %s: %w", c.base, ctxErr)
+		return fmt.Errorf("engine request: %w", ctxErr)
 	}
 	var netErr net.Error
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return unavailable(err, "engine %s unreachable: connection refused", c.base)
+		return unavailable(err, "engine unreachable: connection refused")
 	case errors.As(err, &netErr) && netErr.Timeout():
-		return unavailable(err, "engine %s unreachable: connect timeout", c.base)
+		return unavailable(err, "engine unreachable: connect timeout")
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return unavailable(err, "engine %s closed the connection before answering", c.base)
+		return unavailable(err, "engine closed the connection before answering")
 	}
-	return unavailable(err, "engine %s unreachable: %v", c.base, err)
+	return unavailable(err, "engine unreachable: %v", scrubURL(err))
+}
+
+// scrubURL is err's message without the engine's address: net/http and
+// net put the URL and the dialled address in front of the cause
+// ("Post \"http://10.0.0.7:8200/...\": dial tcp 10.0.0.7:8200: ..."). What
+// it cannot take apart is said generically; the log has the whole error.
+func scrubURL(err error) string {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Op + ": " + oe.Err.Error()
+	}
+	return "transport error"
 }

@@ -209,6 +209,10 @@ func mapEngineError(engineStatus int, engineType, msg string) *Error {
 		e.Status, e.Type, e.Temporary = http.StatusServiceUnavailable, typeServiceUnavailable, true
 	case engineStatus == http.StatusGatewayTimeout:
 		e.Status, e.Type = http.StatusGatewayTimeout, typeGatewayTimeout
+	case engineStatus >= 300 && engineStatus < 400:
+		e.Status, e.Type = http.StatusBadGateway, typeBadGateway
+		e.Message = fmt.Sprintf("engine answered with a redirect (%d %s), which vrender does not follow",
+			engineStatus, http.StatusText(engineStatus))
 	default:
 		// Other 5xx, and statuses an engine has no business sending.
 		e.Status, e.Type = http.StatusBadGateway, typeBadGateway

@@ -27,6 +27,9 @@ func (c *Client) Generate(ctx context.Context, req *protocol.GenerateRequest, re
 	wd := newWatchdog(cancel, c.firstEventTimeout, c.idleTimeout)
 	wd.arm(phaseBody)
 	defer wd.stop()
+	if t := totalTimer(cancel, c.totalTimeout); t != nil {
+		defer t.Stop()
+	}
 
 	resp, err := c.send(gctx, body, requestID, false)
 	if err != nil {

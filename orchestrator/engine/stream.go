@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/vrender/vrender/protocol"
 )
@@ -29,6 +30,7 @@ type Stream struct {
 	sse       *sseReader
 	dec       eventDecoder
 	wd        *watchdog
+	total     *time.Timer // nil: no total timeout
 	events    int
 	err       error // sticky: io.EOF after [DONE], or the failure
 	closeOnce sync.Once
@@ -57,14 +59,22 @@ func (c *Client) Stream(ctx context.Context, req *protocol.GenerateRequest, requ
 	sctx, cancel := context.WithCancelCause(ctx)
 	wd := newWatchdog(cancel, c.firstEventTimeout, c.idleTimeout)
 	wd.arm(phaseFirstEvent)
+	total := totalTimer(cancel, c.totalTimeout)
+	stopTotal := func() {
+		if total != nil {
+			total.Stop()
+		}
+	}
 	resp, err := c.send(sctx, body, requestID, true)
 	if err != nil {
 		wd.stop()
+		stopTotal()
 		cancel(errStreamClosed)
 		return nil, err
 	}
 	if err := checkEventStream(resp); err != nil {
 		wd.stop()
+		stopTotal()
 		cancel(errStreamClosed)
 		resp.Body.Close()
 		return nil, err
@@ -78,6 +88,7 @@ func (c *Client) Stream(ctx context.Context, req *protocol.GenerateRequest, requ
 		body:      resp.Body,
 		sse:       newSSEReader(resp.Body, 0),
 		wd:        wd,
+		total:     total,
 	}, nil
 }
 
@@ -183,6 +194,9 @@ func (s *Stream) readError(err error) error {
 func (s *Stream) Close() error {
 	s.closeOnce.Do(func() {
 		s.wd.stop()
+		if s.total != nil {
+			s.total.Stop()
+		}
 		s.cancel(errStreamClosed)
 		s.body.Close()
 	})

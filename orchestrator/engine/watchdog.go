@@ -63,6 +63,17 @@ func (w *watchdog) arm(p phase) {
 
 func (w *watchdog) stop() { w.timer.Stop() }
 
+// totalTimer cancels a request that runs longer than d in all (nil for
+// d <= 0: no bound); the caller stops it when the request ends.
+func totalTimer(cancel context.CancelCauseFunc, d time.Duration) *time.Timer {
+	if d <= 0 {
+		return nil
+	}
+	return time.AfterFunc(d, func() {
+		cancel(timeoutError{fmt.Sprintf("engine request took longer than %v (total timeout)", d)})
+	})
+}
+
 func (w *watchdog) fire() {
 	p := phase(w.phase.Load())
 	d := w.limits[p]
