@@ -174,6 +174,9 @@ func (p *SamplingParams) Finalize(maxN int) error {
 	if p.BadWords == nil {
 		p.BadWords = []string{}
 	}
+	if err := checkStopLimits(p.Stop); err != nil {
+		return err
+	}
 	if len(p.Stop) > 0 && !p.IncludeStopStrInOutput {
 		longest := 0
 		for _, s := range p.Stop {
@@ -1184,4 +1187,28 @@ func pyReprOfJSON(raw json.RawMessage) string {
 		return b.String()
 	}
 	return pyNumberStr(strings.TrimSpace(string(raw)))
+}
+
+// Limits on stop strings. vLLM has none; these are generous (the stop
+// benchmark's 4,000 strings of 1,000 characters fit) and bound the memory
+// of the stop matcher's automaton (about 17 bytes per stop byte).
+const (
+	MaxStopStrings    = 8192
+	MaxStopTotalBytes = 4 << 20
+)
+
+func checkStopLimits(stops []string) error {
+	if len(stops) > MaxStopStrings {
+		n := strconv.Itoa(len(stops))
+		return vllmErr("stop", n, "stop must have at most %d strings, got %s.", MaxStopStrings, n)
+	}
+	total := 0
+	for _, s := range stops {
+		total += len(s)
+	}
+	if total > MaxStopTotalBytes {
+		n := strconv.Itoa(total)
+		return vllmErr("stop", n, "stop strings must total at most %d bytes (UTF-8), got %s.", MaxStopTotalBytes, n)
+	}
+	return nil
 }
