@@ -16,6 +16,10 @@ type stopAutomaton struct {
 	// order, so only the lowest index that matches can win.
 	out  []int32
 	root [256]int32
+	// dense gives the nodes with many children (the shallow ones every
+	// byte of output visits) a 256-entry row in rows; -1 elsewhere.
+	dense []int32
+	rows  []int32
 	// empty is the lowest index of an empty stop string, -1 for none.
 	empty int32
 }
@@ -61,6 +65,7 @@ func newStopAutomaton(stops []string) *stopAutomaton {
 	for c := a.child[0]; c != 0; c = a.sib[c] {
 		queue = append(queue, c)
 	}
+	a.denseRows(queue)
 	for h := 0; h < len(queue); h++ {
 		u := queue[h]
 		for v := a.child[u]; v != 0; v = a.sib[v] {
@@ -75,9 +80,47 @@ func newStopAutomaton(stops []string) *stopAutomaton {
 	return a
 }
 
+// Dense rows: nodes with at least denseChildren children get one, the
+// shallowest first, at most maxDenseRows (1 KiB each).
+const (
+	denseChildren = 4
+	maxDenseRows  = 4096
+)
+
+// denseRows gives rows to the nodes with many children, in breadth-first
+// order from the root's children (queue).
+func (a *stopAutomaton) denseRows(queue []int32) {
+	a.dense = make([]int32, len(a.label))
+	for i := range a.dense {
+		a.dense[i] = -1
+	}
+	q := append([]int32(nil), queue...)
+	for h := 0; h < len(q) && len(a.rows) < maxDenseRows*256; h++ {
+		u, n := q[h], 0
+		for c := a.child[u]; c != 0; c = a.sib[c] {
+			n++
+			q = append(q, c)
+		}
+		if n < denseChildren {
+			continue
+		}
+		a.dense[u] = int32(len(a.rows) / 256)
+		row := make([]int32, 256)
+		for c := a.child[u]; c != 0; c = a.sib[c] {
+			row[a.label[c]] = c
+		}
+		a.rows = append(a.rows, row...)
+	}
+}
+
 func (a *stopAutomaton) childOf(u int32, b byte) int32 {
 	if u == 0 {
 		return a.root[b]
+	}
+	if a.dense != nil {
+		if d := a.dense[u]; d >= 0 {
+			return a.rows[int(d)*256+int(b)]
+		}
 	}
 	for c := a.child[u]; c != 0; c = a.sib[c] {
 		if a.label[c] == b {
