@@ -543,6 +543,11 @@ func (o *object) checkedInt(loc []any, raw json.RawMessage, ge, le *big.Int) (*b
 	return n, true
 }
 
+var (
+	minInt64 = big.NewInt(math.MinInt64)
+	maxInt64 = big.NewInt(math.MaxInt64)
+)
+
 // clampInt converts a Python int to a Go int, saturating: values beyond
 // the machine range are far outside every limit vLLM applies later.
 func clampInt(n *big.Int) int {
@@ -648,12 +653,14 @@ func (o *object) optionalIntList(name string, def []int) []int {
 	out := make([]int, 0, len(items))
 	valid := true
 	for i, item := range items {
-		n, ok := o.checkedInt(o.at(name, i), item, nil, nil)
+		// pydantic keeps any Python int; a Go int cannot, and saturating
+		// would silently change the id, so ids past int64 are refused.
+		n, ok := o.checkedInt(o.at(name, i), item, minInt64, maxInt64)
 		if !ok {
 			valid = false
 			continue
 		}
-		out = append(out, clampInt(n))
+		out = append(out, int(n.Int64()))
 	}
 	if !valid {
 		return def
