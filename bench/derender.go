@@ -63,6 +63,9 @@ type DerenderReport struct {
 	// Scale compares per-token (per-call) cost at the largest size with
 	// the smallest: API stream, session, HTTP echo, HTTP checkpoint-only.
 	ScaleAPI, ScaleSession, ScaleHTTPEcho, ScaleHTTPCheckpoint float64 `json:",omitempty"`
+	// Stop is per-token cost with 4,000 stop strings of 1,000 characters
+	// over none, at the largest size.
+	Stop *StopResult `json:"stop,omitempty"`
 }
 
 // DerenderResult is one output size.
@@ -212,6 +215,13 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 			}
 		}
 		report.Results = append(report.Results, r)
+	}
+	stopEngine, err := newEngine(0)
+	if err != nil {
+		return nil, err
+	}
+	if report.Stop, err = measureStop(ctx, stopEngine, cr, DerenderOutput(m, opts.Sizes[len(opts.Sizes)-1]), stopRounds); err != nil {
+		return nil, err
 	}
 	if k := len(report.Results); k > 1 {
 		first, last := report.Results[0], report.Results[k-1]
@@ -549,6 +559,10 @@ func (r *DerenderReport) WriteTable(w io.Writer) error {
 		first, last := r.Results[0].Tokens, r.Results[len(r.Results)-1].Tokens
 		fmt.Fprintf(&b, "per-token cost %d vs %d tokens: session %.2fx, API stream %.2fx, HTTP echo %.2fx, HTTP checkpoint-only %.2fx (target <= %.1fx); stream/batch target <= %.1fx\n",
 			last, first, r.ScaleSession, r.ScaleAPI, r.ScaleHTTPEcho, r.ScaleHTTPCheckpoint, TargetScaleRatio, TargetStreamRatio)
+	}
+	if st := r.Stop; st != nil {
+		fmt.Fprintf(&b, "stop strings (%d x %d chars, never matching), %d tokens: %.0f vs %.0f ns/token without, %.2fx (target <= %.1fx); automaton setup %.1f ms per request; same output %v\n",
+			StopBenchStrings, StopBenchChars, st.Tokens, st.StopNsPerTok, st.NoStopNsPerTok, st.Ratio, TargetStopRatio, st.SetupNsPerReq/1e6, st.SameOutputBytes)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil || r.HTTP == nil {
 		return err

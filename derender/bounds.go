@@ -2,6 +2,32 @@ package derender
 
 import "github.com/vrender/vrender/protocol"
 
+// maxUsageTokens bounds every token count a client may hand in (the
+// request's prompt_tokens, a chunk's usage): vLLM's Python ints never
+// wrap, Go's int64 sums would, so absurd counts are refused instead.
+// 2^40 is far past any context length, and at most max_n of them plus
+// the token ids' lengths stay far below 2^63.
+const maxUsageTokens = 1 << 40
+
+// checkUsageCount refuses a count outside ±maxUsageTokens.
+func checkUsageCount(name string, v *int) error {
+	if v != nil && (*v > maxUsageTokens || *v < -maxUsageTokens) {
+		return badRequest("%s (%d) is out of range: token counts must be within ±%d.", name, *v, maxUsageTokens)
+	}
+	return nil
+}
+
+// checkPromptTokens applies checkUsageCount to the request's
+// prompt_tokens.
+func checkPromptTokens(counts ...int) error {
+	for i := range counts {
+		if err := checkUsageCount("prompt_tokens", &counts[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkBounds is vLLM's _validate_derender_bounds: it runs before any
 // decoding so oversized payloads cost nothing.
 func (e *Engine) checkBounds(gens []*protocol.GenerateResponse) error {
@@ -30,6 +56,14 @@ func (e *Engine) checkBounds(gens []*protocol.GenerateResponse) error {
 				if maxLP >= 0 && len(entry.TopLogprobs) > maxLP {
 					return badRequest("top_logprobs count (%d) in choice %d exceeds max_logprobs (%d).", len(entry.TopLogprobs), c.Index, maxLP)
 				}
+			}
+		}
+		if u := g.Usage; u != nil {
+			if err := checkUsageCount("usage.prompt_tokens", u.PromptTokens); err != nil {
+				return err
+			}
+			if err := checkUsageCount("usage.completion_tokens", u.CompletionTokens); err != nil {
+				return err
 			}
 		}
 		if n := promptLogprobsLen(g); n > maxLen {

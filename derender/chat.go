@@ -22,6 +22,9 @@ func (e *Engine) Chat(ctx context.Context, req *protocol.DerenderChatRequest, mo
 	if err := e.checkBounds([]*protocol.GenerateResponse{gen}); err != nil {
 		return nil, err
 	}
+	if err := checkUsageCount("prompt_tokens", req.PromptTokens); err != nil {
+		return nil, err
+	}
 	if e.HasParser() && req.ChatRequest == nil {
 		return nil, errParserNeedsChatRequest()
 	}

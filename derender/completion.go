@@ -30,6 +30,9 @@ func (e *Engine) Completion(ctx context.Context, req *protocol.DerenderCompletio
 	if err := e.checkBounds(gens); err != nil {
 		return nil, err
 	}
+	if err := checkPromptTokens(req.PromptTokens...); err != nil {
+		return nil, err
+	}
 	opts := tokenizer.DetokOptions{SkipSpecialTokens: completionSkip(req.CompletionRequest)}
 	first := gens[0]
 	res := &protocol.CompletionResponse{ID: first.RequestID, Object: "text_completion", Created: e.now().Unix(),
@@ -91,6 +94,9 @@ func (e *Engine) CompletionStream(ctx context.Context, req *protocol.DerenderCom
 		return nil, badRequest("derender_completion_stream expects at most one choice per chunk")
 	}
 	if err := e.checkStreamChunk(chunk); err != nil {
+		return nil, err
+	}
+	if err := checkUsageCount("prompt_tokens", req.PromptTokens); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {

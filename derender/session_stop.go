@@ -1,9 +1,6 @@
 package derender
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // StopConfig is the part of a request that ends a choice on its text or
 // its last token, enforced in-process because a tokens-only engine refuses
@@ -29,19 +26,21 @@ type StopConfig struct {
 // stopText is vLLM's BaseIncrementalDetokenizer output side: it checks the
 // stop strings on newly decoded text (check_stop_strings), truncates at a
 // match, and holds back the last max(len(stop))-1 characters while
-// streaming so a partial match is never sent. It keeps only the tail of
-// the output a later match can still touch.
+// streaming so a partial match is never sent. The search runs an
+// Aho-Corasick automaton over new bytes only and the buffer keeps only
+// unreleased text, so a push costs O(len(text)) whatever the stops.
 type stopText struct {
 	stops   []string
 	include bool
+	ac      *stopAutomaton
+	state   int32
 	// hold is the number of characters held back (0 with IncludeInOutput).
 	hold int
-	// keep is how many trailing characters a future search needs.
-	keep int
-	// tail is the end of the output text; its last held bytes are not
-	// released yet.
-	tail string
-	held int
+	// buf is the end of the output, of which the first rel bytes (rs
+	// runes) are released; starts holds the byte offset of each rune.
+	buf     []byte
+	starts  []int
+	rel, rs int
 }
 
 func newStopText(cfg StopConfig) *stopText {
@@ -52,9 +51,9 @@ func newStopText(cfg StopConfig) *stopText {
 	for _, s := range cfg.Stop {
 		longest = max(longest, utf8.RuneCountInString(s))
 	}
-	st := &stopText{stops: cfg.Stop, include: cfg.IncludeInOutput, keep: max(longest-1, 0)}
+	st := &stopText{stops: cfg.Stop, include: cfg.IncludeInOutput, ac: newStopAutomaton(cfg.Stop)}
 	if !cfg.IncludeInOutput {
-		st.hold = st.keep
+		st.hold = max(longest-1, 0)
 	}
 	return st
 }
@@ -62,61 +61,67 @@ func newStopText(cfg StopConfig) *stopText {
 // push appends text, of which the last checked bytes are searched (the
 // text of tokens past min_tokens); it returns the text now released and
 // the stop string that matched, if any. final releases everything.
+//
+// A match counts when it ends in the checked bytes, as check_stop_strings
+// searches from 1-new-len(stop) characters back; among those the lowest
+// stop index wins, at its first end, as vLLM's loop over the stops does.
 func (st *stopText) push(text string, checked int, check, final bool) (out string, matched string, ok bool) {
-	s := st.tail + text
-	released := len(st.tail) - st.held
-	if check && checked > 0 {
-		if cut, m, found := st.search(s, checked); found {
-			out = ""
-			if cut > released {
-				out = s[released:cut]
-			}
-			st.tail, st.held = "", 0
-			return out, m, true
+	base := len(st.buf)
+	st.buf = append(st.buf, text...)
+	for i := range text {
+		st.starts = append(st.starts, base+i)
+	}
+	from := len(st.buf) - checked // first checked byte
+	best, bestEnd := int32(-1), 0
+	if check && checked > 0 && st.ac.empty >= 0 {
+		// An empty stop matches after the first new character.
+		_, size := utf8.DecodeRune(st.buf[from:])
+		best, bestEnd = st.ac.empty, from+size
+	}
+	a, state := st.ac, st.state
+	for i := 0; i < len(text); i++ {
+		state = a.next(state, text[i])
+		if o := a.out[state]; o >= 0 && check && base+i >= from && (best < 0 || o < best) {
+			best, bestEnd = o, base+i+1
 		}
 	}
-	end := len(s)
-	if !final {
-		end = max(released, backRunes(s, st.hold))
-	}
-	out = s[released:end]
-	start := backRunes(s, st.keep)
-	// The released point never moves back: keep everything not released.
-	start = min(start, end)
-	st.tail = s[start:]
-	st.held = len(s) - end
-	return out, "", false
-}
-
-// search is check_stop_strings over s, whose last newBytes bytes are new:
-// each stop string in order is looked for from 1-new-len(stop) characters
-// before the end, and the first found decides. It returns the byte offset
-// the output is cut to.
-func (st *stopText) search(s string, newBytes int) (cut int, stop string, found bool) {
-	newChars := utf8.RuneCountInString(s[len(s)-newBytes:])
-	for _, stop := range st.stops {
-		back := newChars + utf8.RuneCountInString(stop) - 1
-		from := backRunes(s, back)
-		i := strings.Index(s[from:], stop)
-		if i < 0 {
-			continue
-		}
-		i += from
+	st.state = state
+	if best >= 0 {
+		stop := st.stops[best]
+		cut := bestEnd - len(stop)
 		if st.include {
-			i += len(stop)
+			cut = bestEnd
 		}
-		return i, stop, true
+		if cut > st.rel {
+			out = string(st.buf[st.rel:cut])
+		}
+		st.buf, st.starts, st.rel, st.rs = nil, nil, 0, 0
+		return out, stop, true
 	}
-	return 0, "", false
-}
-
-// backRunes is the byte offset n characters before the end of s (0 when s
-// is shorter).
-func backRunes(s string, n int) int {
-	i := len(s)
-	for ; n > 0 && i > 0; n-- {
-		_, size := utf8.DecodeLastRuneInString(s[:i])
-		i -= size
+	end, k := len(st.buf), len(st.starts)
+	if !final {
+		// Release up to hold characters before the end, never moving back.
+		k = max(len(st.starts)-st.hold, st.rs)
+		end = st.rel
+		if k < len(st.starts) {
+			end = max(end, st.starts[k])
+		} else {
+			end = len(st.buf)
+		}
 	}
-	return i
+	out = string(st.buf[st.rel:end])
+	st.rel, st.rs = end, k
+	if st.rel > len(st.buf)/2 {
+		// Compact only when the released part is at least half, so the
+		// copying is amortised O(1) per byte.
+		n := copy(st.buf, st.buf[st.rel:])
+		st.buf = st.buf[:n]
+		m := copy(st.starts, st.starts[st.rs:])
+		st.starts = st.starts[:m]
+		for j := range st.starts {
+			st.starts[j] -= st.rel
+		}
+		st.rel, st.rs = 0, 0
+	}
+	return out, "", false
 }

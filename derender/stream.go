@@ -24,6 +24,9 @@ func (e *Engine) ChatStream(ctx context.Context, req *protocol.DerenderChatStrea
 	if err := e.checkStreamChunk(chunk); err != nil {
 		return nil, err
 	}
+	if err := checkUsageCount("prompt_tokens", req.PromptTokens); err != nil {
+		return nil, err
+	}
 	a := new(streamAnswer)
 	res := &a.res
 	// The state is worked on where the answer carries it.

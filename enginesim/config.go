@@ -8,6 +8,10 @@ import (
 
 // Config tunes a Sim.
 type Config struct {
+	// APIKeys, when set, are the bearer keys every path but GET /health
+	// demands (vLLM's --api-key); serve passes its own keys to an
+	// in-process sim.
+	APIKeys []string
 	// ServedModelName is the "model" the sim reports and accepts; "" means
 	// the model path, as vLLM defaults --served-model-name.
 	ServedModelName string

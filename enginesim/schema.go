@@ -21,6 +21,12 @@ type schemaWriter struct {
 
 const maxSchemaDepth = 24
 
+// maxSchemaBytes bounds the document: nested minItems multiply (four
+// levels of 64 are 16M values, 2.5 GB), and a real model would have hit
+// its max_tokens long before. Past it the writer stops where it is and the
+// answer ends unfinished, as a length-limited generation does.
+const maxSchemaBytes = 1 << 20
+
 // jsonForSchema returns a JSON document satisfying schema.
 func jsonForSchema(schema *jsonValue) string {
 	w := &schemaWriter{root: schema}
@@ -29,6 +35,9 @@ func jsonForSchema(schema *jsonValue) string {
 }
 
 func (w *schemaWriter) write(s *jsonValue, name string, depth int) {
+	if w.b.Len() >= maxSchemaBytes {
+		return
+	}
 	if depth > maxSchemaDepth || s == nil || s.kind != 'o' {
 		if s != nil && s.kind == 'b' && !s.b {
 			w.b.WriteString("null") // false admits nothing; null is as good as anything
@@ -143,6 +152,9 @@ func (w *schemaWriter) object(s *jsonValue, depth int) {
 	props := s.get("properties")
 	if props != nil && props.kind == 'o' {
 		for i, key := range props.keys {
+			if w.b.Len() >= maxSchemaBytes {
+				return
+			}
 			w.member(n, key, props.vals[i], depth)
 			n++
 		}
@@ -181,6 +193,9 @@ func (w *schemaWriter) array(s *jsonValue, name string, depth int) {
 	items := s.get("items")
 	w.b.WriteByte('[')
 	for i := range count {
+		if w.b.Len() >= maxSchemaBytes {
+			return
+		}
 		if i > 0 {
 			w.b.WriteString(", ")
 		}

@@ -118,7 +118,7 @@ func (s *Sim) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, protocol.NewHTTPErrorResponse(http.StatusNotFound, "Not Found"))
 	})
-	return mux
+	return requireKey(s.cfg.APIKeys, mux)
 }
 
 func (s *Sim) handleModels(w http.ResponseWriter, r *http.Request) {

@@ -174,6 +174,9 @@ func (p *SamplingParams) Finalize(maxN int) error {
 	if p.BadWords == nil {
 		p.BadWords = []string{}
 	}
+	if err := checkStopLimits(p.Stop); err != nil {
+		return err
+	}
 	if len(p.Stop) > 0 && !p.IncludeStopStrInOutput {
 		longest := 0
 		for _, s := range p.Stop {
@@ -540,6 +543,11 @@ func (o *object) checkedInt(loc []any, raw json.RawMessage, ge, le *big.Int) (*b
 	return n, true
 }
 
+var (
+	minInt64 = big.NewInt(math.MinInt64)
+	maxInt64 = big.NewInt(math.MaxInt64)
+)
+
 // clampInt converts a Python int to a Go int, saturating: values beyond
 // the machine range are far outside every limit vLLM applies later.
 func clampInt(n *big.Int) int {
@@ -645,12 +653,14 @@ func (o *object) optionalIntList(name string, def []int) []int {
 	out := make([]int, 0, len(items))
 	valid := true
 	for i, item := range items {
-		n, ok := o.checkedInt(o.at(name, i), item, nil, nil)
+		// pydantic keeps any Python int; a Go int cannot, and saturating
+		// would silently change the id, so ids past int64 are refused.
+		n, ok := o.checkedInt(o.at(name, i), item, minInt64, maxInt64)
 		if !ok {
 			valid = false
 			continue
 		}
-		out = append(out, clampInt(n))
+		out = append(out, int(n.Int64()))
 	}
 	if !valid {
 		return def
@@ -1184,4 +1194,28 @@ func pyReprOfJSON(raw json.RawMessage) string {
 		return b.String()
 	}
 	return pyNumberStr(strings.TrimSpace(string(raw)))
+}
+
+// Limits on stop strings. vLLM has none; these are generous (the stop
+// benchmark's 4,000 strings of 1,000 characters fit) and bound the memory
+// of the stop matcher's automaton (about 17 bytes per stop byte).
+const (
+	MaxStopStrings    = 8192
+	MaxStopTotalBytes = 4 << 20
+)
+
+func checkStopLimits(stops []string) error {
+	if len(stops) > MaxStopStrings {
+		n := strconv.Itoa(len(stops))
+		return vllmErr("stop", n, "stop must have at most %d strings, got %s.", MaxStopStrings, n)
+	}
+	total := 0
+	for _, s := range stops {
+		total += len(s)
+	}
+	if total > MaxStopTotalBytes {
+		n := strconv.Itoa(total)
+		return vllmErr("stop", n, "stop strings must total at most %d bytes (UTF-8), got %s.", MaxStopTotalBytes, n)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -194,6 +195,10 @@ func (r *Renderer) toolsNode(in ChatInput) (*node, error) {
 	out := &node{k: jArr, arr: make([]*node, 0, len(in.Tools))}
 	for i, raw := range in.Tools {
 		t, err := parseJSON(raw)
+		if errors.Is(err, errJSONTooDeep) {
+			// Valid JSON (the request decoded), only too deep to render.
+			return nil, badParam(fmt.Sprintf("tools.%d", i), "tools.%d is nested more than %d levels deep", i, maxJSONDepth)
+		}
 		if err != nil || t.k != jObj {
 			return nil, badParam(fmt.Sprintf("tools.%d", i), "Each tool must be an object")
 		}

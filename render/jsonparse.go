@@ -1,7 +1,6 @@
 package render
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,6 +13,9 @@ import (
 
 // maxJSONDepth bounds nesting so hostile input cannot exhaust the stack.
 const maxJSONDepth = 512
+
+// errJSONTooDeep is parseJSON's error past maxJSONDepth.
+var errJSONTooDeep = fmt.Errorf("JSON nested more than %d levels deep", maxJSONDepth)
 
 type jsonParser struct {
 	data []byte
@@ -52,7 +54,7 @@ func (p *jsonParser) skipSpace() {
 
 func (p *jsonParser) value(depth int) (*node, error) {
 	if depth > maxJSONDepth {
-		return nil, errors.New("JSON nested too deeply")
+		return nil, errJSONTooDeep
 	}
 	p.skipSpace()
 	if p.pos >= len(p.data) {

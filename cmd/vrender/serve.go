@@ -105,6 +105,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(names) == 0 {
 		names = []string{mf.model}
 	}
+	ef.simKeys = sec.keys()
 	orch, stopEngines, err := ef.orchestrator(ctx, m, gen, der, &rf, names[0], log)
 	if err != nil {
 		return err

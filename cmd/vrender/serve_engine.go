@@ -24,6 +24,9 @@ import (
 // (--engine) or a prefill/decode pool (--prefill-engine, --decode-engine),
 // given as flags or in an --engine-config file.
 type engineFlags struct {
+	// simKeys are the server's --api-key values: the in-process simulated
+	// engines demand one too, so their loopback port is no open door.
+	simKeys                  []string
 	engines, prefill, decode stringList
 	config                   string
 	healthInterval           setDuration
@@ -271,6 +274,7 @@ func (b *poolBuilder) pool(role string, urls []string) (*orchestrator.Pool, erro
 		orchestrator.RoleDecode: "--decode-engine"}[role]
 	var clients []*engine.Client
 	for _, url := range urls {
+		key := b.plan.apiKey
 		if url == "sim" {
 			u, shutdown, err := b.f.startSim(b.ctx, b.m, b.modelName, b.log, simRole(role), b.kvRegistry)
 			if err != nil {
@@ -278,8 +282,11 @@ func (b *poolBuilder) pool(role string, urls []string) (*orchestrator.Pool, erro
 			}
 			b.stops = append(b.stops, shutdown)
 			url = u
+			if len(b.f.simKeys) > 0 {
+				key = b.f.simKeys[0]
+			}
 		}
-		c, err := engine.New(url, engine.Options{APIKey: b.plan.apiKey, IdleTimeout: b.f.engineTimout,
+		c, err := engine.New(url, engine.Options{APIKey: key, IdleTimeout: b.f.engineTimout,
 			FirstEventTimeout: b.f.firstEventTimeout, TotalTimeout: b.f.requestTimeout, Logger: b.log})
 		if err != nil {
 			return nil, usagef("%s %s: %v", flag, url, err)
@@ -309,7 +316,7 @@ func simRole(poolRole string) string {
 func (f *engineFlags) startSim(ctx context.Context, m *model.Model, modelName string, log *slog.Logger,
 	role string, reg *enginesim.KVRegistry) (string, func(), error) {
 	cfg := enginesim.Config{ServedModelName: modelName, TokenLatency: f.simLatency, Logger: log, KVRole: role, KVRegistry: reg,
-		LogprobsShape: f.simLogprobsShape}
+		LogprobsShape: f.simLogprobsShape, APIKeys: f.simKeys}
 	if f.simScript != "" {
 		s, err := enginesim.LoadScript(f.simScript, m.Tokenizer)
 		if err != nil {

@@ -30,7 +30,8 @@ type serveSecurityFlags struct {
 
 func (f *serveSecurityFlags) register(c *command) {
 	c.fs.Var(&f.apiKeys, "api-key", "`KEY` clients must send as \"Authorization: Bearer KEY\" on /v1/*, /tokenize and /detokenize\n"+
-		"(/health, /metrics and /version stay open); repeat to accept several (default: env "+apiKeyEnv+"; none: no auth)")
+		"(/health, /metrics and /version stay open; an in-process --engine sim demands it on all but /health);\n"+
+		"repeat to accept several (default: env "+apiKeyEnv+"; none: no auth)")
 	c.multi["api-key"] = true
 	c.fs.Int64Var(&f.maxBodyBytes, "max-request-body-bytes", server.DefaultMaxBodyBytes, "`N`: larger request bodies get 413")
 	c.fs.IntVar(&f.maxMessages, "max-messages", server.DefaultMaxMessages, "`N`: chat requests with more messages get 400 (-1: no limit)")

@@ -1,0 +1,26 @@
+package derender
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func BenchmarkStopTextPush(b *testing.B) {
+	r := rand.New(rand.NewPCG(19, 5))
+	stops := make([]string, 4000)
+	for i := range stops {
+		var sb strings.Builder
+		for range 1000 {
+			sb.WriteByte(byte('a' + r.IntN(26)))
+		}
+		stops[i] = sb.String()
+	}
+	st := newStopText(StopConfig{Stop: stops})
+	pieces := strings.Fields("the quick brown fox jumps over the lazy dog and then some more words follow here")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p := pieces[i%len(pieces)]
+		st.push(p, len(p), true, false)
+	}
+}

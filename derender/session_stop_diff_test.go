@@ -1,0 +1,70 @@
+package derender
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// runStops feeds text in the given chunk sizes to both matchers (the
+// first minTok chunks unchecked) and reports the first difference.
+func diffStops(t *testing.T, text string, stops []string, include bool, sizes []int, unchecked int) {
+	t.Helper()
+	cfg := StopConfig{Stop: stops, IncludeInOutput: include}
+	got, want := newStopText(cfg), newNaiveStopText(cfg)
+	runes := []rune(text)
+	for i, c := 0, 0; i < len(runes); c++ {
+		n := max(sizes[c%len(sizes)], 1)
+		piece := string(runes[i:min(i+n, len(runes))])
+		i += n
+		final := i >= len(runes)
+		check := c >= unchecked
+		checked := len(piece)
+		if check && c == unchecked && len(piece) > 1 {
+			checked = len(piece) - len(string([]rune(piece)[0])) // first rune unchecked
+		}
+		g, gm, gok := got.push(piece, checked, check, final)
+		w, wm, wok := want.push(piece, checked, check, final)
+		if g != w || gm != wm || gok != wok {
+			t.Fatalf("text %q stops %q include %v sizes %v chunk %d: got %q %q %v, want %q %q %v",
+				text, stops, include, sizes, c, g, gm, gok, w, wm, wok)
+		}
+		if gok {
+			return
+		}
+	}
+}
+
+func TestStopTextMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	alphabet := []rune("abcé😀 ")
+	word := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteRune(alphabet[r.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	for range 20000 {
+		stops := make([]string, 1+r.IntN(5))
+		for i := range stops {
+			stops[i] = word(r.IntN(6))
+		}
+		sizes := []int{1 + r.IntN(4), 1 + r.IntN(7)}
+		diffStops(t, word(r.IntN(40)), stops, r.IntN(2) == 0, sizes, r.IntN(3))
+	}
+}
+
+func FuzzStopText(f *testing.F) {
+	f.Add("one two three", "three\x00two", false, uint8(2), uint8(0))
+	f.Add("a😀b😀c", "😀c", true, uint8(1), uint8(1))
+	f.Add("abcabcabd", "abd\x00\x00bca", false, uint8(3), uint8(2))
+	f.Fuzz(func(t *testing.T, text, stopList string, include bool, size, unchecked uint8) {
+		if !utf8.ValidString(text) || !utf8.ValidString(stopList) || len(stopList) > 200 {
+			t.Skip() // decoded text and JSON stop strings are valid UTF-8
+		}
+		stops := strings.Split(stopList, "\x00")
+		diffStops(t, text, stops, include, []int{int(size%8) + 1, int(size/8%8) + 1}, int(unchecked%4))
+	})
+}
