@@ -32,11 +32,12 @@ func (t *Tokenizer) encode(text string, ids []int, sc *encodeScratch) []int {
 			continue
 		}
 		key := segKey{text: part, first: t.segFirstKey && seg.start == 0}
+		h := cache.hash(key)
 		var hit bool
-		if ids, hit = cache.get(key, ids); !hit {
+		if ids, hit = cache.get(key, h, ids); !hit {
 			n := len(ids)
 			ids = t.encodeSegment(part, seg.start == 0, ids, sc)
-			cache.put(key, ids[n:])
+			cache.put(key, h, ids[n:])
 		}
 	}
 	return ids

@@ -21,6 +21,9 @@ const segEntryOverhead = 96
 
 const segShards = 16
 
+// segSeenSlots is the size of each shard's admission filter.
+const segSeenSlots = 1024
+
 // segKey is a cache key. first is set only for the segment at offset 0 of
 // a tokenizer whose pre-tokenizer treats the start of the input specially
 // (Metaspace prepend_scheme "first"): that segment encodes differently from
@@ -44,6 +47,10 @@ type segShard struct {
 	head  segEntry // sentinel: head.next is the most recently used
 	bytes int64
 	max   int64
+	// seen admits a segment on its second miss: a direct-mapped table of
+	// key hashes, so that cold traffic (text no request repeats) costs a
+	// hash and a store instead of copies, allocations and evictions.
+	seen [segSeenSlots]uint64
 }
 
 // segmentCache maps the text between two added tokens to its ids. HF
@@ -67,13 +74,17 @@ func newSegmentCache(maxBytes int64) *segmentCache {
 	return c
 }
 
-func (c *segmentCache) shard(k segKey) *segShard {
-	return &c.shards[maphash.String(c.seed, k.text)%segShards]
+func (c *segmentCache) hash(k segKey) uint64 {
+	h := maphash.String(c.seed, k.text)
+	if k.first {
+		h ^= 0x9e3779b97f4a7c15
+	}
+	return h
 }
 
-// get appends the cached ids of k to ids.
-func (c *segmentCache) get(k segKey, ids []int) ([]int, bool) {
-	s := c.shard(k)
+// get appends the cached ids of k to ids; h is c.hash(k).
+func (c *segmentCache) get(k segKey, h uint64, ids []int) ([]int, bool) {
+	s := &c.shards[h%segShards]
 	s.mu.Lock()
 	e, ok := s.m[k]
 	if ok {
@@ -92,14 +103,23 @@ func (c *segmentCache) get(k segKey, ids []int) ([]int, bool) {
 	return ids, ok
 }
 
-// put stores the ids of k, evicting the least recently used entries of its
-// shard. The text is copied: it may alias a request buffer.
-func (c *segmentCache) put(k segKey, ids []int) {
+// put stores the ids of k if it missed before, evicting the least recently
+// used entries of its shard; h is c.hash(k). The text is copied: it may
+// alias a request buffer.
+func (c *segmentCache) put(k segKey, h uint64, ids []int) {
 	cost := int64(len(k.text)+4*len(ids)) + segEntryOverhead
-	s := c.shard(k)
+	s := &c.shards[h%segShards]
 	if cost > s.max/4 {
 		return // one entry must not flush a quarter of its shard
 	}
+	slot := &s.seen[(h/segShards)%segSeenSlots]
+	s.mu.Lock()
+	if *slot != h {
+		*slot = h
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
 	e := &segEntry{ids: make([]int32, len(ids))}
 	for i, id := range ids {
 		e.ids[i] = int32(id)

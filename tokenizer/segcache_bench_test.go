@@ -39,6 +39,12 @@ func BenchmarkSegmentCache(b *testing.B) {
 		for i := range convs {
 			convs[i] = benchConversation(tok, i)
 		}
+		// Warm the model's word cache on every variant first, so that the
+		// modes differ only by the segment cache.
+		tok.SetSegmentCacheSize(0)
+		for _, c := range convs {
+			tok.Encode(c, false)
+		}
 		run := func(mode string, size int64) {
 			b.Run(name+"/"+mode, func(b *testing.B) {
 				tok.SetSegmentCacheSize(size)

@@ -201,19 +201,39 @@ func TestSegmentCacheDisabledForUnknownComponents(t *testing.T) {
 func TestSegmentCacheEviction(t *testing.T) {
 	c := newSegmentCache(segShards * 4096)
 	ids := make([]int, 100)
+	key := func(s string, first bool) (segKey, uint64) {
+		k := segKey{text: s, first: first}
+		return k, c.hash(k)
+	}
+	lookup := func(s string, first bool) bool {
+		k, h := key(s, first)
+		_, ok := c.get(k, h, nil)
+		return ok
+	}
+	k, h := key("admitted on the second miss", false)
+	c.put(k, h, ids)
+	if _, ok := c.get(k, h, nil); ok {
+		t.Error("stored on the first miss")
+	}
+	c.put(k, h, ids)
+	if _, ok := c.get(k, h, nil); !ok {
+		t.Error("not stored on the second miss")
+	}
 	for i := range 1000 {
-		c.put(segKey{text: fmt.Sprintf("segment number %d", i)}, ids)
+		k, h := key(fmt.Sprintf("segment number %d", i), false)
+		c.put(k, h, ids)
+		c.put(k, h, ids)
 	}
 	if _, _, b := c.stats(); b > segShards*4096 || b == 0 {
 		t.Errorf("bytes %d, want within (0, %d]", b, segShards*4096)
 	}
-	if _, ok := c.get(segKey{text: "segment number 999"}, nil); !ok {
+	if ok := lookup("segment number 999", false); !ok {
 		t.Error("most recent entry evicted")
 	}
-	if _, ok := c.get(segKey{text: "segment number 0"}, nil); ok {
+	if ok := lookup("segment number 0", false); ok {
 		t.Error("oldest entry kept past the bound")
 	}
-	if got, ok := c.get(segKey{text: "segment number 999", first: true}, nil); ok {
-		t.Errorf("first-keyed lookup hit the plain entry: %v", got)
+	if ok := lookup("segment number 999", true); ok {
+		t.Error("first-keyed lookup hit the plain entry")
 	}
 }
