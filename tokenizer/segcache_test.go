@@ -237,3 +237,29 @@ func TestSegmentCacheEviction(t *testing.T) {
 		t.Error("first-keyed lookup hit the plain entry")
 	}
 }
+
+// BenchmarkSegmentCacheMiss is what a cold segment pays on top of its
+// encoding: the hash, the failed lookup and the admission filter's store.
+func BenchmarkSegmentCacheMiss(b *testing.B) {
+	c := newSegmentCache(DefaultSegmentCacheBytes)
+	texts := make([]string, 4096)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("%06d %s", i, strings.Repeat("chat message text ", 22))
+	}
+	ids := make([]int, 0, 128)
+	out := make([]int, 100)
+	i := 0
+	for b.Loop() {
+		k := segKey{text: texts[i%len(texts)]}
+		h := c.hash(k)
+		if _, ok := c.get(k, h, ids[:0]); !ok {
+			c.put(k, h, out)
+		}
+		i++
+		if i%len(texts) == 0 {
+			b.StopTimer()
+			c = newSegmentCache(DefaultSegmentCacheBytes)
+			b.StartTimer()
+		}
+	}
+}
