@@ -102,6 +102,9 @@ func Render(ctx context.Context, opts RenderOptions) (*RenderReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench render: %w", err)
 	}
+	// Every iteration renders the same request: this is the cold figure, so
+	// the segment cache must not turn it into a warm one.
+	m.Tokenizer.SetSegmentCacheSize(0)
 	// The requests carry tools, so transformers would pick a "tool_use"
 	// template over the default one.
 	template, ok := m.ChatTemplates["tool_use"]

@@ -104,6 +104,12 @@ func (s *server) writeMetrics(w io.Writer) error {
 	tHits, tMisses := s.generator.Renderer().TemplateCacheStats()
 	m.single("vrender_template_cache_hits_total", "counter", "Request-supplied chat templates found compiled in the cache.", tHits)
 	m.single("vrender_template_cache_misses_total", "counter", "Request-supplied chat templates compiled.", tMisses)
+	tc := s.model.Tokenizer.SegmentCacheStats()
+	m.single("vrender_tokenizer_cache_hits_total", "counter",
+		"Text segments between special tokens whose token ids were found in the tokenizer cache.", tc.Hits)
+	m.single("vrender_tokenizer_cache_misses_total", "counter",
+		"Text segments between special tokens not found in the tokenizer cache (stored on their second miss).", tc.Misses)
+	m.single("vrender_tokenizer_cache_bytes", "gauge", "Approximate bytes held by the tokenizer cache.", tc.Bytes)
 	if m.err != nil {
 		return m.err
 	}

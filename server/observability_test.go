@@ -177,3 +177,24 @@ func TestInflightStreamsDuringStream(t *testing.T) {
 		}
 	}
 }
+
+func TestMetricsTokenizerCache(t *testing.T) {
+	h, _ := testServer(t, nil)
+	before := scrape(t, h)
+	body := `{"model":"tiny","prompt":"hello hello hello hello"}`
+	// Stored on its second miss, found on the third request.
+	for range 3 {
+		if code := do(h, "POST", "/tokenize", body, nil).Code; code != 200 {
+			t.Fatalf("tokenize: %d", code)
+		}
+	}
+	fams := scrape(t, h)
+	for name, want := range map[string]float64{"vrender_tokenizer_cache_misses_total": 2, "vrender_tokenizer_cache_hits_total": 1} {
+		if got := metric(fams, name) - metric(before, name); got != want {
+			t.Errorf("%s moved by %v, want %v", name, got, want)
+		}
+	}
+	if metric(fams, "vrender_tokenizer_cache_bytes") <= 0 {
+		t.Error("vrender_tokenizer_cache_bytes not positive after a miss")
+	}
+}

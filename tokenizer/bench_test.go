@@ -121,6 +121,9 @@ func loadBenchModel(b testing.TB, name string) *tokenizer.Tokenizer {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// These benchmarks repeat one input: they measure the encoder, not the
+	// segment cache (BenchmarkSegmentCache does).
+	tok.SetSegmentCacheSize(0)
 	benchLoaded.Store(name, tok)
 	return tok
 }

@@ -20,34 +20,51 @@ type encodeScratch struct {
 // encode_single_sequence does.
 func (t *Tokenizer) encode(text string, ids []int, sc *encodeScratch) []int {
 	sc.rawSegs = t.added.findAdded(t.added.raw, text, sc.rawSegs[:0])
+	cache := t.segCache.Load()
 	for _, seg := range sc.rawSegs {
 		if seg.id >= 0 {
 			ids = append(ids, int(seg.id))
 			continue
 		}
 		part := text[seg.start:seg.end]
-		if part == "" {
+		if cache == nil || len(part) < minCachedSegment {
+			ids = t.encodeSegment(part, seg.start == 0, ids, sc)
 			continue
 		}
-		if t.normalizer != nil {
-			if part = t.normalizer.normalize(part); part == "" {
-				continue
-			}
+		key := segKey{text: part, first: t.segFirstKey && seg.start == 0}
+		h := cache.hash(key)
+		var hit bool
+		if ids, hit = cache.get(key, h, ids); !hit {
+			n := len(ids)
+			ids = t.encodeSegment(part, seg.start == 0, ids, sc)
+			cache.put(key, h, ids[n:])
 		}
-		origin := seg.start == 0
-		if t.added.norm == nil {
-			ids = t.preTokenize(0, piece{s: part, origin: origin}, ids, sc)
+	}
+	return ids
+}
+
+// encodeSegment appends the ids of part, a span of the raw text between two
+// non-normalized added tokens; origin says it starts at offset 0.
+func (t *Tokenizer) encodeSegment(part string, origin bool, ids []int, sc *encodeScratch) []int {
+	if part == "" {
+		return ids
+	}
+	if t.normalizer != nil {
+		if part = t.normalizer.normalize(part); part == "" {
+			return ids
+		}
+	}
+	if t.added.norm == nil {
+		return t.preTokenize(0, piece{s: part, origin: origin}, ids, sc)
+	}
+	sc.normSegs = t.added.findAdded(t.added.norm, part, sc.normSegs[:0])
+	for _, ns := range sc.normSegs {
+		if ns.id >= 0 {
+			ids = append(ids, int(ns.id))
 			continue
 		}
-		sc.normSegs = t.added.findAdded(t.added.norm, part, sc.normSegs[:0])
-		for _, ns := range sc.normSegs {
-			if ns.id >= 0 {
-				ids = append(ids, int(ns.id))
-				continue
-			}
-			if sub := part[ns.start:ns.end]; sub != "" {
-				ids = t.preTokenize(0, piece{s: sub, origin: origin && ns.start == 0}, ids, sc)
-			}
+		if sub := part[ns.start:ns.end]; sub != "" {
+			ids = t.preTokenize(0, piece{s: sub, origin: origin && ns.start == 0}, ids, sc)
 		}
 	}
 	return ids

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Tokenizer is immutable after loading and safe for concurrent use.
@@ -21,6 +22,12 @@ type Tokenizer struct {
 	scratch sync.Pool
 
 	dec decodeTable
+
+	// segCache caches the ids of the text between added tokens; nil when
+	// disabled or when segCacheOff says why segments are not independent.
+	segCache    atomic.Pointer[segmentCache]
+	segFirstKey bool  // the segment at offset 0 has a key of its own
+	segCacheOff error // why the cache cannot be used; nil: it can
 }
 
 // AddedToken is an entry of tokenizer.json's added_tokens.
@@ -38,6 +45,39 @@ type AddedToken struct {
 func (t *Tokenizer) init() {
 	t.scratch.New = func() any { return new(encodeScratch) }
 	t.dec = newDecodeTable(t)
+	t.segFirstKey, t.segCacheOff = segmentPolicy(t.normalizer, t.preTokenizers)
+	t.SetSegmentCacheSize(DefaultSegmentCacheBytes)
+}
+
+// SetSegmentCacheSize bounds the segment cache at maxBytes and empties it;
+// 0 disables it. The cache maps the text between added tokens to its ids, so
+// a conversation re-rendered each turn encodes only its new messages. It
+// stays off for a tokenizer whose segments do not encode independently
+// (SegmentCacheStats reports why). Safe to call concurrently with Encode.
+func (t *Tokenizer) SetSegmentCacheSize(maxBytes int64) {
+	if maxBytes <= 0 || t.segCacheOff != nil {
+		t.segCache.Store(nil)
+		return
+	}
+	t.segCache.Store(newSegmentCache(maxBytes))
+}
+
+// SegmentCacheStats describes the segment cache.
+type SegmentCacheStats struct {
+	Enabled      bool
+	Disabled     error // why the tokenizer cannot use it; nil: it can
+	Hits, Misses int64
+	Bytes        int64 // approximate bytes held
+}
+
+// SegmentCacheStats returns the segment cache's counters.
+func (t *Tokenizer) SegmentCacheStats() SegmentCacheStats {
+	st := SegmentCacheStats{Disabled: t.segCacheOff}
+	if c := t.segCache.Load(); c != nil {
+		st.Enabled = true
+		st.Hits, st.Misses, st.Bytes = c.stats()
+	}
+	return st
 }
 
 // Encode returns the token IDs of text, as HF Tokenizer.encode(text, add_special_tokens).

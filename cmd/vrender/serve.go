@@ -11,6 +11,7 @@ import (
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/server"
+	"github.com/vrender/vrender/tokenizer"
 )
 
 // runServe is `vrender serve`: load a model and serve the HTTP API until
@@ -33,6 +34,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		servedNames stringList
 		stateKey    string
 		sec         serveSecurityFlags
+		tokCache    int64
 	)
 	mf.register(c, true)
 	rf.register(c)
@@ -46,6 +48,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"in stream_state (default: env VRENDER_STATE_KEY; if neither is set, a random key per process,\n"+
 		"so only this process can resume a checkpoint: give every replica the same key)")
 
+	c.fs.Int64Var(&tokCache, "tokenizer-cache-size", tokenizer.DefaultSegmentCacheBytes,
+		"`BYTES` bounding the cache of token ids of the text between special tokens, so a conversation\n"+
+			"re-rendered each turn encodes only its new messages (0: off)")
 	sec.register(c)
 
 	rest, err := c.parse(args, stdout)
@@ -74,10 +79,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := sec.validate(); err != nil {
 		return err
 	}
+	if tokCache < 0 {
+		return usagef("--tokenizer-cache-size %d is negative", tokCache)
+	}
 
 	m, err := mf.load(ctx)
 	if err != nil {
 		return err
+	}
+	m.Tokenizer.SetSegmentCacheSize(tokCache)
+	if st := m.Tokenizer.SegmentCacheStats(); tokCache > 0 && st.Disabled != nil {
+		log.Warn("tokenizer segment cache off for this tokenizer", "reason", st.Disabled)
 	}
 	gen, err := rf.generator(m)
 	if err != nil {
