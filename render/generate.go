@@ -115,6 +115,34 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 	if err := g.CheckChatRequest(req.ToolChoice, req.ChatTemplate, req.ChatTemplateKwargs); err != nil {
 		return nil, err
 	}
+	prompt, err := g.renderChatPrompt(ctx, req, false)
+	if err != nil {
+		return nil, err
+	}
+	requested := req.MaxCompletionTokens
+	if requested == nil {
+		requested = req.MaxTokens
+	}
+	maxTokens, err := MaxTokens(g.maxModelLen, requested, len(prompt.TokenIDs), g.cfg.Defaults, req.TruncatePromptTokens)
+	if err != nil {
+		return nil, err
+	}
+	params, err := ChatSamplingParams(req, maxTokens, g.cfg.Defaults)
+	if err != nil {
+		return nil, samplingError(err)
+	}
+	stream := req.Stream != nil && *req.Stream
+	return &ChatResult{
+		Request: newGenerateRequest("chatcmpl-", prompt.TokenIDs, params, req.Model, stream, req.StreamOptions,
+			req.CacheSalt, req.Priority),
+		Prompt: prompt,
+	}, nil
+}
+
+// renderChatPrompt applies the chat template to req and tokenizes it with
+// the request's length checks; toolsAsGiven passes req.Tools to the
+// template as they are instead of as ChatCompletionToolsParam dumps.
+func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatCompletionRequest, toolsAsGiven bool) (*ChatPrompt, error) {
 	maxOutput, maxOutputParam := req.MaxCompletionTokens, "max_completion_tokens"
 	if maxOutput == nil {
 		maxOutput, maxOutputParam = req.MaxTokens, "max_tokens"
@@ -140,6 +168,7 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 		AddSpecialTokens:     req.AddSpecialTokens,
 		TruncatePromptTokens: limits.truncate,
 		TruncationSide:       side,
+		ToolsAsGiven:         toolsAsGiven,
 	})
 	if err != nil {
 		return nil, err
@@ -155,24 +184,7 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 	if len(prompt.TokenIDs) == 0 {
 		return nil, &BadRequestError{Message: "No token_ids rendered"}
 	}
-	requested := req.MaxCompletionTokens
-	if requested == nil {
-		requested = req.MaxTokens
-	}
-	maxTokens, err := MaxTokens(g.maxModelLen, requested, len(prompt.TokenIDs), g.cfg.Defaults, req.TruncatePromptTokens)
-	if err != nil {
-		return nil, err
-	}
-	params, err := ChatSamplingParams(req, maxTokens, g.cfg.Defaults)
-	if err != nil {
-		return nil, samplingError(err)
-	}
-	stream := req.Stream != nil && *req.Stream
-	return &ChatResult{
-		Request: newGenerateRequest("chatcmpl-", prompt.TokenIDs, params, req.Model, stream, req.StreamOptions,
-			req.CacheSalt, req.Priority),
-		Prompt: prompt,
-	}, nil
+	return prompt, nil
 }
 
 // RenderCompletion is ServingRender.render_completion_request after the
