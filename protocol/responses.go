@@ -107,8 +107,17 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 		Priority           *int64              `json:"priority"`
 		KVTransferParams   json.RawMessage     `json:"kv_transfer_params"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
+	// The body itself (present, JSON, an object) is checked as pydantic
+	// checks every request body; "input" is the one required member.
+	obj, fe := decodeBody(data, "ResponsesRequest")
+	if fe != nil {
+		return nil, &ValidationError{Errors: []FieldError{*fe}}
+	}
+	if _, ok := obj.members["input"]; !ok {
+		obj.missing("input")
+		return nil, &ValidationError{Errors: obj.errs}
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("invalid Responses request: %w", err)
 	}
 	var all map[string]json.RawMessage
@@ -198,10 +207,8 @@ func nullToNil(v json.RawMessage) json.RawMessage {
 type ResponsesParamError struct {
 	Message string
 	Param   string
-	// Type is the error type vLLM names ("" for BadRequestError);
-	// NotImplemented marks vLLM's NotImplementedError (501).
-	Type           string
-	NotImplemented bool
+	// Type is the error type vLLM names ("" for BadRequestError).
+	Type string
 }
 
 func (e *ResponsesParamError) Error() string { return e.Message }

@@ -115,7 +115,11 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 	if err := g.CheckChatRequest(req.ToolChoice, req.ChatTemplate, req.ChatTemplateKwargs); err != nil {
 		return nil, err
 	}
-	prompt, err := g.renderChatPrompt(ctx, req, false)
+	maxOutput, maxOutputParam := req.MaxCompletionTokens, "max_completion_tokens"
+	if maxOutput == nil {
+		maxOutput, maxOutputParam = req.MaxTokens, "max_tokens"
+	}
+	prompt, err := g.renderChatPrompt(ctx, req, promptLimits{maxOutput, maxOutputParam, req.TruncatePromptTokens}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -139,15 +143,20 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 	}, nil
 }
 
+// promptLimits are the members of a request its TokenizeParams are built
+// from: the output tokens it reserves (and the member naming them in
+// errors) and its truncate_prompt_tokens.
+type promptLimits struct {
+	maxOutput      *int
+	maxOutputParam string
+	truncate       *int
+}
+
 // renderChatPrompt applies the chat template to req and tokenizes it with
-// the request's length checks; toolsAsGiven passes req.Tools to the
-// template as they are instead of as ChatCompletionToolsParam dumps.
-func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatCompletionRequest, toolsAsGiven bool) (*ChatPrompt, error) {
-	maxOutput, maxOutputParam := req.MaxCompletionTokens, "max_completion_tokens"
-	if maxOutput == nil {
-		maxOutput, maxOutputParam = req.MaxTokens, "max_tokens"
-	}
-	limits, err := g.tokenLimits(maxOutput, maxOutputParam, req.TruncatePromptTokens)
+// the length checks of lim; toolsAsGiven passes req.Tools to the template
+// as they are instead of as ChatCompletionToolsParam dumps.
+func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatCompletionRequest, lim promptLimits, toolsAsGiven bool) (*ChatPrompt, error) {
+	limits, err := g.tokenLimits(lim.maxOutput, lim.maxOutputParam, lim.truncate)
 	if err != nil {
 		return nil, err
 	}

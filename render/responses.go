@@ -378,14 +378,15 @@ func (g *Generator) RenderResponses(ctx context.Context, r *protocol.ResponsesRe
 	if err != nil {
 		return nil, err
 	}
-	prompt, err := g.renderChatPrompt(ctx, req, true)
-	if err != nil {
-		return nil, err
-	}
+	// build_tok_params: truncation "auto" truncates the prompt to fit.
 	var truncate *int
 	if r.Truncation != "disabled" {
 		all := -1
 		truncate = &all
+	}
+	prompt, err := g.renderChatPrompt(ctx, req, promptLimits{r.MaxOutputTokens, "max_output_tokens", truncate}, true)
+	if err != nil {
+		return nil, err
 	}
 	maxTokens, err := MaxTokens(g.maxModelLen, r.MaxOutputTokens, len(prompt.TokenIDs), g.cfg.Defaults, truncate)
 	if err != nil {

@@ -97,7 +97,7 @@ func TestRenderResponsesToolsReachTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt, err := gen.renderChatPrompt(context.Background(), chat, true)
+	prompt, err := gen.renderChatPrompt(context.Background(), chat, promptLimits{}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

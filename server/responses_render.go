@@ -57,9 +57,6 @@ func (s *server) handleResponsesRender(w http.ResponseWriter, r *http.Request) {
 func responsesError(err error) *apiError {
 	var pe *protocol.ResponsesParamError
 	if errors.As(err, &pe) {
-		if pe.NotImplemented {
-			return notImplemented(pe.Message)
-		}
 		var param *string
 		if pe.Param != "" {
 			p := pe.Param

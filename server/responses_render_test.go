@@ -70,3 +70,51 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
 }
+
+func TestResponsesRenderErrors(t *testing.T) {
+	h := messagesRenderServer(t)
+	const p = "/v1/responses/render"
+	for _, c := range []httpCase{
+		{name: "missing body", method: "POST", path: p, wantStatus: 400, wantBody: errMissingBody},
+		{name: "unknown model", method: "POST", path: p, body: `{"model":"x","input":"Hi"}`, wantStatus: 404,
+			wantBody: `{"error":{"message":"The model ` + "`x`" + ` does not exist.","type":"NotFoundError","param":"model","code":404}}`},
+		{name: "model checked before previous_response_id", method: "POST", path: p,
+			body: `{"model":"x","input":"Hi","previous_response_id":"resp_1"}`, wantStatus: 404,
+			wantBody: `{"error":{"message":"The model ` + "`x`" + ` does not exist.","type":"NotFoundError","param":"model","code":404}}`},
+		{name: "input required", method: "POST", path: p, body: `{"model":"m"}`, wantStatus: 400,
+			wantBody: `{"error":{"message":"1 validation error:\n  {'type': 'missing', 'loc': 'body.input', 'msg': 'Field required', 'input': '<dict of 1 items>'}","type":"Bad Request","param":"body.input","code":400}}`},
+		{name: "non-function tool", method: "POST", path: p,
+			body: `{"model":"m","input":"Hi","tools":[{"type":"file_search","vector_store_ids":["vs"]}]}`, wantStatus: 400,
+			wantBody: `{"error":{"message":"tool type \"file_search\" is not supported by the render endpoint; only function tools are","type":"BadRequestError","param":"tools.0.type","code":400}}`},
+		{name: "max_output_tokens over the context", method: "POST", path: p,
+			body: `{"model":"m","input":"Hi","max_output_tokens":100000000}`, wantStatus: 400, wantRegexp: true,
+			wantBody: `^\{"error":\{"message":"max_output_tokens=100000000 cannot be greater than max_model_len=max_total_tokens=\d+\. Please request fewer output tokens\. \(parameter=max_output_tokens, value=100000000\)","type":"BadRequestError","param":"max_output_tokens","code":400\}\}$`},
+		{name: "GET is not allowed", method: "GET", path: p, wantStatus: 405,
+			wantBody: `{"error":{"message":"Method Not Allowed","type":"Method Not Allowed","param":null,"code":405}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.run(t, h) })
+	}
+}
+
+// TestResponsesRenderRequestID: a request_id given is the GenerateRequest's
+// (vLLM's Responses route uses request.request_id).
+func TestResponsesRenderRequestID(t *testing.T) {
+	h := messagesRenderServer(t)
+	rec := postRender(h, "/v1/responses/render", `{"model":"m","input":"Hi","request_id":"my-id","stream":true}`)
+	if rec.Code != 200 || !strings.HasPrefix(rec.Body.String(), `{"request_id":"my-id",`) {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	var gr struct {
+		Stream         bool            `json:"stream"`
+		StreamOptions  json.RawMessage `json:"stream_options"`
+		SamplingParams struct {
+			OutputKind int `json:"output_kind"`
+		} `json:"sampling_params"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &gr); err != nil {
+		t.Fatal(err)
+	}
+	if !gr.Stream || string(gr.StreamOptions) != "null" || gr.SamplingParams.OutputKind != 1 {
+		t.Errorf("stream %v, stream_options %s, output_kind %d", gr.Stream, gr.StreamOptions, gr.SamplingParams.OutputKind)
+	}
+}

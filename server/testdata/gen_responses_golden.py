@@ -146,6 +146,11 @@ case("extra sampling params", SRC + "test_sampling_params.py" + AT
 case("stop string", SRC + "test_sampling_params.py" + AT
      + " TestResponsesRequestSamplingParams::test_stop_string_conversion",
      {"input": "test input", "stop": "STOP"}, {"messages": [{"role": "user", "content": "test input"}], "stop": "STOP"})
+case("stream", "vllm/entrypoints/openai/responses/protocol.py" + AT + " to_sampling_params (output_kind DELTA)",
+     {"input": "Hello", "stream": True}, {"messages": [{"role": "user", "content": "Hello"}], "stream": True})
+case("truncation auto", "vllm/entrypoints/openai/responses/protocol.py" + AT + " build_tok_params",
+     {"input": "Hello", "truncation": "auto", "max_output_tokens": 16},
+     {"messages": [{"role": "user", "content": "Hello"}], "truncate_prompt_tokens": -1, "max_tokens": 16})
 case("logprobs included", "vllm/entrypoints/openai/responses/protocol.py" + AT + " is_include_output_logprobs",
      {"input": "Hello", "include": ["message.output_text.logprobs"], "top_logprobs": 3},
      {"messages": [{"role": "user", "content": "Hello"}], "logprobs": True, "top_logprobs": 3})
