@@ -144,12 +144,7 @@ func FuzzAnthropicToChat(f *testing.F) {
 	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_result","content":[{"a":[1,2.5,true,null,{"b":"'\""}]}]}]}]}`))
 	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"image","source":{"type":7,"media_type":[1],"data":{}}}]}]}`))
 	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[],"tools":[{"name":"f","input_schema":{"type":null}}],"tool_choice":{"type":"tool","name":"f"}}`))
-	m := loadModel(f, "qwen3")
-	r, err := New(m, Config{})
-	if err != nil {
-		f.Fatal(err)
-	}
-	gen := NewGenerator(r, m.MaxModelLen, GeneratorConfig{EnableAutoToolChoice: true, ToolCallParser: "hermes"})
+	gen := hermesGenerator(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, err := protocol.DecodeAnthropicMessagesRequest(data)
 		if err != nil {
@@ -175,4 +170,16 @@ func FuzzAnthropicToChat(f *testing.F) {
 			}
 		}
 	})
+}
+
+// hermesGenerator is a Generator for the Qwen3 test model with automatic
+// tool choice and the hermes tool parser, as the render golden servers run.
+func hermesGenerator(tb testing.TB) *Generator {
+	tb.Helper()
+	m := loadModel(tb, "qwen3")
+	r, err := New(m, Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return NewGenerator(r, m.MaxModelLen, GeneratorConfig{EnableAutoToolChoice: true, ToolCallParser: "hermes"})
 }

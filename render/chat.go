@@ -27,6 +27,9 @@ type ChatInput struct {
 	AddSpecialTokens     bool
 	TruncatePromptTokens *int
 	TruncationSide       string
+	// ToolsAsGiven passes Tools to the template unchanged: the Responses
+	// API hands the template its own tool dumps, not chat tool params.
+	ToolsAsGiven bool
 }
 
 // ChatPrompt is a rendered chat request.
@@ -201,6 +204,10 @@ func (r *Renderer) toolsNode(in ChatInput) (*node, error) {
 		}
 		if err != nil || t.k != jObj {
 			return nil, badParam(fmt.Sprintf("tools.%d", i), "Each tool must be an object")
+		}
+		if in.ToolsAsGiven {
+			out.arr = append(out.arr, t)
+			continue
 		}
 		dumped, berr := dumpTool(t)
 		if berr != nil {

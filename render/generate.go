@@ -119,7 +119,44 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 	if maxOutput == nil {
 		maxOutput, maxOutputParam = req.MaxTokens, "max_tokens"
 	}
-	limits, err := g.tokenLimits(maxOutput, maxOutputParam, req.TruncatePromptTokens)
+	prompt, err := g.renderChatPrompt(ctx, req, promptLimits{maxOutput, maxOutputParam, req.TruncatePromptTokens}, false)
+	if err != nil {
+		return nil, err
+	}
+	requested := req.MaxCompletionTokens
+	if requested == nil {
+		requested = req.MaxTokens
+	}
+	maxTokens, err := MaxTokens(g.maxModelLen, requested, len(prompt.TokenIDs), g.cfg.Defaults, req.TruncatePromptTokens)
+	if err != nil {
+		return nil, err
+	}
+	params, err := ChatSamplingParams(req, maxTokens, g.cfg.Defaults)
+	if err != nil {
+		return nil, samplingError(err)
+	}
+	stream := req.Stream != nil && *req.Stream
+	return &ChatResult{
+		Request: newGenerateRequest("chatcmpl-", prompt.TokenIDs, params, req.Model, stream, req.StreamOptions,
+			req.CacheSalt, req.Priority),
+		Prompt: prompt,
+	}, nil
+}
+
+// promptLimits are the members of a request its TokenizeParams are built
+// from: the output tokens it reserves (and the member naming them in
+// errors) and its truncate_prompt_tokens.
+type promptLimits struct {
+	maxOutput      *int
+	maxOutputParam string
+	truncate       *int
+}
+
+// renderChatPrompt applies the chat template to req and tokenizes it with
+// the length checks of lim; toolsAsGiven passes req.Tools to the template
+// as they are instead of as ChatCompletionToolsParam dumps.
+func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatCompletionRequest, lim promptLimits, toolsAsGiven bool) (*ChatPrompt, error) {
+	limits, err := g.tokenLimits(lim.maxOutput, lim.maxOutputParam, lim.truncate)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +177,7 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 		AddSpecialTokens:     req.AddSpecialTokens,
 		TruncatePromptTokens: limits.truncate,
 		TruncationSide:       side,
+		ToolsAsGiven:         toolsAsGiven,
 	})
 	if err != nil {
 		return nil, err
@@ -155,24 +193,7 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 	if len(prompt.TokenIDs) == 0 {
 		return nil, &BadRequestError{Message: "No token_ids rendered"}
 	}
-	requested := req.MaxCompletionTokens
-	if requested == nil {
-		requested = req.MaxTokens
-	}
-	maxTokens, err := MaxTokens(g.maxModelLen, requested, len(prompt.TokenIDs), g.cfg.Defaults, req.TruncatePromptTokens)
-	if err != nil {
-		return nil, err
-	}
-	params, err := ChatSamplingParams(req, maxTokens, g.cfg.Defaults)
-	if err != nil {
-		return nil, samplingError(err)
-	}
-	stream := req.Stream != nil && *req.Stream
-	return &ChatResult{
-		Request: newGenerateRequest("chatcmpl-", prompt.TokenIDs, params, req.Model, stream, req.StreamOptions,
-			req.CacheSalt, req.Priority),
-		Prompt: prompt,
-	}, nil
+	return prompt, nil
 }
 
 // RenderCompletion is ServingRender.render_completion_request after the

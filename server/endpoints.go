@@ -26,6 +26,7 @@ const (
 	epCompletion
 	epMetrics
 	epMessagesRender
+	epResponsesRender
 	epOther // unrouted paths (404/405)
 	numEndpoints
 )
@@ -37,7 +38,7 @@ var endpointPaths = [numEndpoints]string{
 	"/v1/chat/completions/render", "/v1/completions/render",
 	"/v1/chat/completions/derender", "/v1/completions/derender",
 	"/v1/chat/completions", "/v1/completions", "/metrics",
-	"/v1/messages/render", "other",
+	"/v1/messages/render", "/v1/responses/render", "other",
 }
 
 // endpointByPath finds an endpoint by its route pattern; read-only.

@@ -47,21 +47,14 @@ func messagesRenderServer(t *testing.T) http.Handler {
 // for the random request id (multimodal cases give the same 400).
 func TestMessagesRenderGolden(t *testing.T) {
 	h := messagesRenderServer(t)
-	f, err := os.Open("testdata/anthropic_render_golden.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	n := 0
-	for sc.Scan() {
+	for _, line := range goldenLines(t, "testdata/anthropic_render_golden.jsonl") {
 		var c struct {
 			Name      string          `json:"name"`
 			Anthropic json.RawMessage `json:"anthropic"`
 			Chat      json.RawMessage `json:"chat"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+		if err := json.Unmarshal(line, &c); err != nil {
 			t.Fatal(err)
 		}
 		n++
@@ -102,4 +95,24 @@ func TestMessagesRenderErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, h) })
 	}
+}
+
+// goldenLines reads a JSON Lines golden file.
+func goldenLines(t *testing.T, path string) [][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out [][]byte
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		out = append(out, append([]byte(nil), sc.Bytes()...))
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -211,6 +211,7 @@ func (s *server) routes() http.Handler {
 	r.Post("/v1/chat/completions/render", s.handleChatRender)
 	r.Post("/v1/completions/render", s.handleCompletionRender)
 	r.Post("/v1/messages/render", s.handleMessagesRender)
+	r.Post("/v1/responses/render", s.handleResponsesRender)
 	r.Post("/v1/chat/completions/derender", s.handleChatDerender)
 	r.Post("/v1/completions/derender", s.handleCompletionDerender)
 	r.Post("/v1/chat/completions", s.handleChatCompletions)

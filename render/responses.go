@@ -1,0 +1,452 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/vrender/vrender/protocol"
+)
+
+// ResponsesToChat converts a Responses request the way vLLM's non-Harmony
+// Responses path does (vllm/entrypoints/openai/responses/utils.py
+// construct_input_messages and construct_tool_dicts, protocol.py
+// build_chat_params): instructions become a leading system message, a
+// string input one user message, and input items chat messages, merged
+// into the preceding assistant message where vLLM merges them; function
+// tools are wrapped as {"type":"function","function":<FunctionTool dump>}.
+// The sampling members ResponsesRequest shares with chat go through the
+// chat request's validation.
+func ResponsesToChat(r *protocol.ResponsesRequest) (*protocol.ChatCompletionRequest, error) {
+	msgs, err := responsesMessages(r)
+	if err != nil {
+		return nil, err
+	}
+	var b objBuilder
+	if r.Model != nil {
+		b.str("model", *r.Model)
+	}
+	b.raw("messages", msgs)
+	for _, m := range r.Passthrough {
+		b.raw(m.Key, m.Value)
+	}
+	req, err := protocol.DecodeChatCompletionRequest(b.bytes())
+	if err != nil {
+		return nil, err
+	}
+	continueFinal := shouldContinueFinalMessage(r.InputItems)
+	req.AddGenerationPrompt = !continueFinal
+	req.ContinueFinalMessage = continueFinal
+	req.ReasoningEffort = nil
+	if r.Reasoning != nil {
+		req.ReasoningEffort = r.Reasoning.Effort
+	}
+	req.ToolChoice = r.ToolChoice
+	req.Tools = nil
+	if choice, _ := toolChoiceString(r.ToolChoice); len(r.Tools) > 0 && choice != "none" {
+		if req.Tools, err = responsesTools(r.Tools); err != nil {
+			return nil, err
+		}
+	}
+	return req, nil
+}
+
+func toolChoiceString(raw json.RawMessage) (string, bool) {
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err == nil
+}
+
+// shouldContinueFinalMessage is should_continue_final_message: the last
+// item is a message or reasoning item still in progress or incomplete.
+func shouldContinueFinalMessage(items []json.RawMessage) bool {
+	if len(items) == 0 {
+		return false
+	}
+	var last struct {
+		Type   *string `json:"type"`
+		Status *string `json:"status"`
+	}
+	if json.Unmarshal(items[len(items)-1], &last) != nil {
+		return false
+	}
+	if last.Type != nil && *last.Type != "message" && *last.Type != "reasoning" {
+		return false
+	}
+	return last.Status != nil && (*last.Status == "in_progress" || *last.Status == "incomplete")
+}
+
+// chatMsg is a chat message under construction, its members in insertion
+// order as the Python dict vLLM builds keeps them.
+type chatMsg struct {
+	keys []string
+	vals []json.RawMessage
+}
+
+func (m *chatMsg) get(k string) (json.RawMessage, bool) {
+	for i, key := range m.keys {
+		if key == k {
+			return m.vals[i], true
+		}
+	}
+	return nil, false
+}
+
+// set assigns k, keeping its position when present (dict assignment).
+func (m *chatMsg) set(k string, v json.RawMessage) {
+	for i, key := range m.keys {
+		if key == k {
+			m.vals[i] = v
+			return
+		}
+	}
+	m.keys = append(m.keys, k)
+	m.vals = append(m.vals, v)
+}
+
+// isNone reports a member absent or null: dict.get(k) is None.
+func (m *chatMsg) isNone(k string) bool {
+	v, ok := m.get(k)
+	return !ok || string(v) == "null"
+}
+
+func (m *chatMsg) bytes() []byte {
+	var b objBuilder
+	for i, k := range m.keys {
+		b.raw(k, m.vals[i])
+	}
+	return b.bytes()
+}
+
+func strJSON(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// msgFromObject keeps an input item as the chat message it is given as.
+func msgFromObject(raw json.RawMessage) (*chatMsg, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("not an object")
+	}
+	m := &chatMsg{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		m.set(t.(string), v)
+	}
+	return m, nil
+}
+
+func responsesMessages(r *protocol.ResponsesRequest) (json.RawMessage, error) {
+	var msgs []*chatMsg
+	if r.Instructions != nil && *r.Instructions != "" {
+		msgs = append(msgs, &chatMsg{keys: []string{"role", "content"},
+			vals: []json.RawMessage{strJSON("system"), strJSON(*r.Instructions)}})
+	}
+	if r.InputText != nil {
+		msgs = append(msgs, &chatMsg{keys: []string{"role", "content"},
+			vals: []json.RawMessage{strJSON("user"), strJSON(*r.InputText)}})
+	}
+	for i, raw := range r.InputItems {
+		var prev *chatMsg
+		if len(msgs) > 0 {
+			prev = msgs[len(msgs)-1]
+		}
+		m, err := responsesItem(raw, prev)
+		if err != nil {
+			if bad, ok := err.(*protocol.ResponsesParamError); ok && bad.Param == "" {
+				bad.Param = fmt.Sprintf("input.%d", i)
+			}
+			return nil, err
+		}
+		if m != nil {
+			msgs = append(msgs, m)
+		}
+	}
+	out := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.bytes()
+	}
+	return json.RawMessage(append(append([]byte{'['}, bytes.Join(out, []byte{','})...), ']')), nil
+}
+
+// responsesItem is _construct_message_from_response_item for one input
+// item after ResponsesRequest.input_item_parsing: it returns the new
+// message, or nil when the item was merged into prev (the last message,
+// when it is an assistant message).
+func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
+	var it struct {
+		Type             *string           `json:"type"`
+		Role             *string           `json:"role"`
+		CallID           *string           `json:"call_id"`
+		Name             *string           `json:"name"`
+		Arguments        *string           `json:"arguments"`
+		Output           json.RawMessage   `json:"output"`
+		EncryptedContent *string           `json:"encrypted_content"`
+		Summary          []json.RawMessage `json:"summary"`
+		Content          json.RawMessage   `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &it); err != nil {
+		return nil, &protocol.ResponsesParamError{Message: "Each input item must be an object"}
+	}
+	if prev != nil {
+		if role, _ := prev.get("role"); string(role) != `"assistant"` {
+			prev = nil
+		}
+	}
+	typ := ""
+	if it.Type != nil {
+		typ = *it.Type
+	}
+	switch {
+	case typ == "function_call":
+		if it.CallID == nil || it.Name == nil || it.Arguments == nil {
+			return nil, &protocol.ResponsesParamError{Message: "function_call items need call_id, name and arguments strings"}
+		}
+		var fn objBuilder
+		fn.str("name", *it.Name)
+		fn.str("arguments", *it.Arguments)
+		var call objBuilder
+		call.str("id", *it.CallID)
+		call.raw("function", fn.bytes())
+		call.str("type", "function")
+		if prev != nil {
+			calls, _ := prev.get("tool_calls")
+			switch {
+			case prev.isNone("tool_calls"):
+				prev.set("tool_calls", append(append([]byte{'['}, call.bytes()...), ']'))
+				return nil, nil
+			case len(calls) > 0 && calls[0] == '[':
+				prev.set("tool_calls", appendToArray(calls, call.bytes()))
+				return nil, nil
+			}
+			// An unknown tool_calls shape: vLLM warns and starts a new message.
+		}
+		return &chatMsg{keys: []string{"role", "tool_calls"},
+			vals: []json.RawMessage{strJSON("assistant"), append(append([]byte{'['}, call.bytes()...), ']')}}, nil
+	case typ == "reasoning":
+		if it.Summary == nil {
+			return nil, &protocol.ResponsesParamError{Message: "reasoning items need a summary list"}
+		}
+		if it.EncryptedContent != nil && *it.EncryptedContent != "" {
+			return nil, &BadRequestError{Message: "Encrypted content is not supported."}
+		}
+		var content []json.RawMessage
+		_ = json.Unmarshal(it.Content, &content)
+		text := ""
+		switch {
+		case len(content) >= 1:
+			text = partText(content[0])
+		case len(it.Summary) >= 1:
+			text = partText(it.Summary[0])
+		}
+		if prev != nil && prev.isNone("reasoning") {
+			prev.set("reasoning", strJSON(text))
+			return nil, nil
+		}
+		return &chatMsg{keys: []string{"role", "reasoning"}, vals: []json.RawMessage{strJSON("assistant"), strJSON(text)}}, nil
+	case typ == "function_call_output":
+		out := it.Output
+		if len(out) == 0 {
+			out = json.RawMessage("null")
+		}
+		callID := json.RawMessage("null")
+		if it.CallID != nil {
+			callID = strJSON(*it.CallID)
+		}
+		return &chatMsg{keys: []string{"role", "content", "tool_call_id"},
+			vals: []json.RawMessage{strJSON("tool"), out, callID}}, nil
+	case it.Role != nil && *it.Role == "assistant":
+		text, ok := assistantText(it.Content)
+		if ok {
+			if prev != nil && prev.isNone("content") {
+				prev.set("content", strJSON(text))
+				return nil, nil
+			}
+			return &chatMsg{keys: []string{"role", "content"}, vals: []json.RawMessage{strJSON("assistant"), strJSON(text)}}, nil
+		}
+	}
+	// Other messages reach the chat parser as given.
+	m, err := msgFromObject(raw)
+	if err != nil {
+		return nil, &protocol.ResponsesParamError{Message: "Each input item must be an object"}
+	}
+	return m, nil
+}
+
+// assistantText is the text vLLM takes from an assistant message: a string
+// content, or the first content part's text.
+func assistantText(content json.RawMessage) (string, bool) {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return s, true
+	}
+	var parts []json.RawMessage
+	if json.Unmarshal(content, &parts) != nil || len(parts) == 0 {
+		return "", false
+	}
+	var p struct {
+		Text *string `json:"text"`
+	}
+	if json.Unmarshal(parts[0], &p) != nil || p.Text == nil {
+		return "", false
+	}
+	return *p.Text, true
+}
+
+func partText(raw json.RawMessage) string {
+	var p struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &p)
+	return p.Text
+}
+
+func appendToArray(arr, elem []byte) []byte {
+	arr = bytes.TrimSpace(arr)
+	out := append([]byte(nil), arr[:len(arr)-1]...)
+	if len(bytes.TrimSpace(arr[1:len(arr)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, elem...)
+	return append(out, ']')
+}
+
+// responsesTools is construct_tool_dicts for function tools: each is
+// openai's FunctionTool.model_dump() (name, parameters, strict, type,
+// description, defaults filled) wrapped as a chat tool. Other tool types
+// are refused.
+func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, 0, len(tools))
+	for i, raw := range tools {
+		var t struct {
+			Type        *string         `json:"type"`
+			Name        *string         `json:"name"`
+			Parameters  json.RawMessage `json:"parameters"`
+			Strict      json.RawMessage `json:"strict"`
+			Description json.RawMessage `json:"description"`
+		}
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return nil, &protocol.ResponsesParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
+		}
+		if t.Type == nil || *t.Type != "function" {
+			typ := "<missing>"
+			if t.Type != nil {
+				typ = *t.Type
+			}
+			return nil, &protocol.ResponsesParamError{
+				Message: fmt.Sprintf("tool type %q is not supported by the render endpoint; only function tools are", typ),
+				Param:   fmt.Sprintf("tools.%d.type", i)}
+		}
+		if t.Name == nil {
+			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.name", i)}
+		}
+		var fn objBuilder
+		fn.str("name", *t.Name)
+		fn.raw("parameters", jsonOrNull(t.Parameters))
+		fn.raw("strict", jsonOrNull(t.Strict))
+		fn.str("type", "function")
+		fn.raw("description", jsonOrNull(t.Description))
+		var w objBuilder
+		w.str("type", "function")
+		w.raw("function", fn.bytes())
+		out = append(out, w.bytes())
+	}
+	return out, nil
+}
+
+// RenderResponses is the render server's render_responses_request after
+// the model check (vllm PR #50195): previous_response_id is refused, the
+// request is rendered through the chat pipeline, and the sampling params
+// are ResponsesRequest.to_sampling_params.
+func (g *Generator) RenderResponses(ctx context.Context, r *protocol.ResponsesRequest) (*protocol.GenerateRequest, error) {
+	if r.PreviousResponseID != nil {
+		return nil, &protocol.ResponsesParamError{
+			Message: "previous_response_id is not supported by the stateless render endpoint.",
+			Param:   "previous_response_id", Type: "invalid_request_error"}
+	}
+	req, err := ResponsesToChat(r)
+	if err != nil {
+		return nil, err
+	}
+	// build_tok_params: truncation "auto" truncates the prompt to fit.
+	var truncate *int
+	if r.Truncation != "disabled" {
+		all := -1
+		truncate = &all
+	}
+	prompt, err := g.renderChatPrompt(ctx, req, promptLimits{r.MaxOutputTokens, "max_output_tokens", truncate}, true)
+	if err != nil {
+		return nil, err
+	}
+	maxTokens, err := MaxTokens(g.maxModelLen, r.MaxOutputTokens, len(prompt.TokenIDs), g.cfg.Defaults, truncate)
+	if err != nil {
+		return nil, err
+	}
+	params, err := ResponsesSamplingParams(r, req, maxTokens, g.cfg.Defaults)
+	if err != nil {
+		return nil, err
+	}
+	id := "resp_" + protocol.RandomUUID()
+	if r.RequestID != nil {
+		id = *r.RequestID
+	}
+	gr := newGenerateRequest("", prompt.TokenIDs, params, r.Model, r.Stream, nil, r.CacheSalt, r.Priority)
+	gr.RequestID = id
+	gr.KVTransferParams = r.KVTransferParams
+	return &gr, nil
+}
+
+// ResponsesSamplingParams is ResponsesRequest.to_sampling_params: the
+// temperature, top_p, top_k and repetition_penalty fall back to the
+// model's defaults (then 1.0, 1.0, 0, 1.0), min_p and the default stop ids
+// do not apply, and text.format json_schema becomes structured_outputs.json.
+func ResponsesSamplingParams(r *protocol.ResponsesRequest, req *protocol.ChatCompletionRequest, maxTokens int, d SamplingDefaults) (protocol.SamplingParams, error) {
+	if r.MaxOutputTokens != nil {
+		maxTokens = min(*r.MaxOutputTokens, maxTokens)
+	}
+	so := req.StructuredOutputs
+	if r.Text != nil && r.Text.Format != nil {
+		if so != nil {
+			return protocol.SamplingParams{}, &protocol.ResponsesParamError{
+				Message: "Cannot specify both structured_outputs and text.format", Param: "structured_outputs"}
+		}
+		if f := r.Text.Format; f.Type == "json_schema" && len(f.Schema) > 0 && string(f.Schema) != "null" {
+			so = &protocol.StructuredOutputsParams{JSON: f.Schema}
+		}
+	}
+	var logprobs *int
+	if r.IncludesOutputLogprobs() {
+		logprobs = r.TopLogprobs
+	}
+	params, err := buildSamplingParams(samplingFields{
+		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty,
+		RepetitionPenalty: req.RepetitionPenalty, Temperature: req.Temperature, TopP: req.TopP, TopK: req.TopK,
+		Seed: req.Seed, Stop: req.Stop, Logprobs: logprobs, IgnoreEOS: req.IgnoreEOS,
+		SkipSpecialTokens: req.SkipSpecialTokens, SpacesBetweenSpecial: true,
+		IncludeStopStrInOutput: req.IncludeStopStrInOutput, Stream: r.Stream, StructuredOutputs: so,
+		LogitBias: req.LogitBias, VLLMXargs: req.VLLMXargs, KVTransferParams: r.KVTransferParams,
+	}, maxTokens, SamplingDefaults{
+		Temperature: d.Temperature, TopP: d.TopP, TopK: d.TopK, RepetitionPenalty: d.RepetitionPenalty,
+	})
+	if err != nil {
+		return protocol.SamplingParams{}, samplingError(err)
+	}
+	return params, nil
+}
+
+func jsonOrNull(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 {
+		return json.RawMessage("null")
+	}
+	return v
+}

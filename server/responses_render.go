@@ -1,0 +1,76 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/vrender/vrender/protocol"
+)
+
+// handleResponsesRender answers POST /v1/responses/render (vllm PR
+// #50195): a self-contained Responses request is converted to chat
+// messages as vLLM's non-Harmony Responses path does, rendered by the chat
+// render path, and answered with one GenerateRequest whose sampling params
+// are ResponsesRequest.to_sampling_params. previous_response_id is
+// refused: the endpoint is stateless.
+func (s *server) handleResponsesRender(w http.ResponseWriter, r *http.Request) {
+	body, e := s.readJSONBody(w, r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	req, err := protocol.DecodeResponsesRequest(body)
+	if err != nil {
+		if ae := responsesError(err); ae != nil {
+			s.writeError(w, r, ae)
+			return
+		}
+		s.writeError(w, r, decodeError(err))
+		return
+	}
+	if e := s.checkModel(req.Model); e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	if e := s.checkChatLimits(len(req.InputItems), len(req.Tools)); e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	ctx, span := s.span(r.Context(), "render")
+	gr, err := s.generator.RenderResponses(ctx, req)
+	span.End()
+	if err != nil {
+		if ae := responsesError(err); ae != nil {
+			s.writeError(w, r, ae)
+			return
+		}
+		s.writeError(w, r, s.renderError(r.Context(), err))
+		return
+	}
+	s.metrics.prompt[epResponsesRender].Add(int64(len(gr.TokenIDs)))
+	s.writeJSON(w, r, http.StatusOK, gr)
+}
+
+// responsesError maps the Responses route's own refusals and the chat
+// validation of the converted request to their error bodies; nil for
+// other errors (JSON syntax, render failures), which the caller maps.
+func responsesError(err error) *apiError {
+	var pe *protocol.ResponsesParamError
+	if errors.As(err, &pe) {
+		var param *string
+		if pe.Param != "" {
+			p := pe.Param
+			param = &p
+		}
+		ae := badRequest(pe.Message, param)
+		if pe.Type != "" {
+			ae.body.Error.Type = pe.Type
+		}
+		return ae
+	}
+	var verr *protocol.ValidationError
+	if errors.As(err, &verr) {
+		return validationError(verr)
+	}
+	return nil
+}
