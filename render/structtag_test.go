@@ -2,9 +2,9 @@ package render
 
 import (
 	"encoding/json"
-	"os"
 	"testing"
 
+	"github.com/vrender/vrender/internal/structtaggolden"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 )
@@ -13,20 +13,8 @@ import (
 // vLLM's and xgrammar's Python builders produced (testdata/structtag:
 // gen.py and README.md), byte for byte.
 func TestStructuralTagGolden(t *testing.T) {
-	data, err := os.ReadFile("testdata/structtag/golden.json")
+	golden, err := structtaggolden.Load()
 	if err != nil {
-		t.Fatal(err)
-	}
-	var golden struct {
-		Tools map[string][]json.RawMessage `json:"tools"`
-		Cases []struct {
-			Model         string          `json:"model"`
-			Tools         string          `json:"tools"`
-			ToolChoice    json.RawMessage `json:"tool_choice"`
-			StructuralTag *string         `json:"structural_tag"`
-		} `json:"cases"`
-	}
-	if err := json.Unmarshal(data, &golden); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}

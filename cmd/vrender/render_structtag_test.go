@@ -2,9 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"testing"
 
+	"github.com/vrender/vrender/internal/structtaggolden"
 	"github.com/vrender/vrender/internal/testenv"
 )
 
@@ -15,20 +15,8 @@ import (
 // constraint must be gone.
 func TestRenderStructuralTags(t *testing.T) {
 	qwen := testenv.ModelDir(t, "qwen3")
-	data, err := os.ReadFile("../../render/testdata/structtag/golden.json")
+	golden, err := structtaggolden.Load()
 	if err != nil {
-		t.Fatal(err)
-	}
-	var golden struct {
-		Tools map[string][]json.RawMessage `json:"tools"`
-		Cases []struct {
-			Model         string          `json:"model"`
-			Tools         string          `json:"tools"`
-			ToolChoice    json.RawMessage `json:"tool_choice"`
-			StructuralTag *string         `json:"structural_tag"`
-		} `json:"cases"`
-	}
-	if err := json.Unmarshal(data, &golden); err != nil {
 		t.Fatal(err)
 	}
 	parserFor := map[string]string{"hermes": "hermes", "llama": "llama3_json", "kimi": "kimi_k2",
