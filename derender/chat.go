@@ -109,7 +109,8 @@ func (e *Engine) chatChoice(c *protocol.GenerateChoice, cr *protocol.ChatComplet
 func (e *Engine) message(content, reasoning *string, calls []protocol.ToolCall) protocol.ChatMessage {
 	m := protocol.ChatMessage{Role: "assistant", Content: content, Reasoning: reasoning, ToolCalls: calls}
 	if e.cfg.ReasoningFieldCompat {
-		m.ReasoningContent, _ = json.Marshal(reasoning)
+		// Not json.Marshal: it HTML-escapes <>&, which Python never does.
+		m.ReasoningContent, _ = protocol.MarshalJSON(reasoning)
 	}
 	return m
 }

@@ -118,9 +118,11 @@ func (k *answerKit) defaultAnswer(req *protocol.GenerateRequest, prompt string, 
 }
 
 // structuredText is output satisfying a structured outputs constraint.
-// Regex, grammar and structural tags are not simulated (ok=false).
+// Regex, grammar and auto structural tags are not simulated (ok=false).
 func structuredText(so *protocol.StructuredOutputsParams, variant int) (string, bool) {
 	switch {
+	case so.StructuralTag != nil:
+		return structuralTagText(*so.StructuralTag)
 	case len(so.JSON) > 0 && string(so.JSON) != "null":
 		raw := []byte(so.JSON)
 		var text string

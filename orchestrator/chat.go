@@ -51,12 +51,10 @@ type chatRun struct {
 }
 
 func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionRequest, baseID string, sink Sink) (*protocol.ServedChatResponse, error) {
-	rreq := *req
-	if err := o.adjustForTools(&rreq); err != nil {
-		return nil, AsError(err)
-	}
+	// Render applies the tool parser's adjust_request (structural tag or
+	// tool JSON schema), so the engine gets what /render would give.
 	rctx, span := startSpan(ctx, "render")
-	rendered, err := o.cfg.Generator.RenderChat(rctx, &rreq)
+	rendered, err := o.cfg.Generator.RenderChat(rctx, req)
 	endSpan(span, err)
 	if err != nil {
 		return nil, AsError(err)
@@ -391,27 +389,6 @@ func (o *Orchestrator) chatRole(req *protocol.ChatCompletionRequest) string {
 		return o.cfg.ResponseRole
 	}
 	return m.Role
-}
-
-// adjustForTools is the tool parser's adjust_request: a required or named
-// tool_choice constrains generation to the tools' JSON schema through
-// structured_outputs (replacing response_format), unless a structural tag
-// is already set. Without a tool parser nothing changes (render refuses
-// those choices then).
-func (o *Orchestrator) adjustForTools(req *protocol.ChatCompletionRequest) error {
-	if o.cfg.Parsers.ToolParser == "" || !o.cfg.Parsers.EnableAutoToolChoice {
-		return nil
-	}
-	if req.StructuredOutputs != nil && req.StructuredOutputs.StructuralTag != nil {
-		return nil
-	}
-	schema, err := toolChoiceSchema(req)
-	if err != nil || schema == nil {
-		return err
-	}
-	req.StructuredOutputs = &protocol.StructuredOutputsParams{JSON: schema}
-	req.ResponseFormat = nil
-	return nil
 }
 
 // liteParserRequest is the part of a chat request NeedsSpecialTokens reads.

@@ -183,3 +183,7 @@ func (o *Orchestrator) stopConfig(p protocol.SamplingParams) derender.StopConfig
 	return derender.StopConfig{Stop: p.Stop, IncludeInOutput: p.IncludeStopStrInOutput, MinTokens: p.MinTokens,
 		EOS: es.EOS, StopTokenIDs: es.StopTokenIDs}
 }
+
+func badRequestf(format string, args ...any) *Error {
+	return &Error{Status: 400, Type: protocol.ErrorTypeBadRequest, Message: fmt.Sprintf(format, args...)}
+}

@@ -13,6 +13,10 @@ type Config struct {
 	ToolParser string
 	// EnableAutoToolChoice is --enable-auto-tool-choice.
 	EnableAutoToolChoice bool
+	// LegacyToolChoice is VLLM_ENFORCE_STRICT_TOOL_CALLING turned off:
+	// parsers with a structural tag parse required and named tool_choice
+	// on vLLM's JSON-schema path again.
+	LegacyToolChoice bool
 }
 
 // Parser is the per-request machine of vLLM's DelegatingParser plus the
@@ -84,9 +88,10 @@ func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown tool parser %q", cfg.ToolParser)
 		}
+		supported := info.supportsRequiredAndNamed(cfg.LegacyToolChoice)
 		auto := cfg.EnableAutoToolChoice && len(req.Tools) > 0 && (choice == ChoiceAuto ||
-			!info.SupportsRequiredAndNamed && (choice == ChoiceRequired || choice == ChoiceNamed))
-		if (choice == ChoiceRequired || choice == ChoiceNamed) && info.SupportsRequiredAndNamed {
+			!supported && (choice == ChoiceRequired || choice == ChoiceNamed))
+		if (choice == ChoiceRequired || choice == ChoiceNamed) && supported {
 			// vLLM's generic JSON path, with or without auto tool choice.
 			p.Tools, p.Parse = newJSONChoice(choice, named), true
 		} else if auto {

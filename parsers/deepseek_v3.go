@@ -30,8 +30,8 @@ import (
 func init() {
 	// Both set structural_tag_model, so with vLLM's default strict tool
 	// calling required and named tool_choice are parsed like auto.
-	registerTool("deepseek_v3", ToolInfo{New: newDeepSeekV3})
-	registerTool("deepseek_v31", ToolInfo{New: newDeepSeekV31})
+	registerTool("deepseek_v3", ToolInfo{New: newDeepSeekV3, SupportsRequiredAndNamed: true, StructuralTagModel: "deepseek_r1"})
+	registerTool("deepseek_v31", ToolInfo{New: newDeepSeekV31, SupportsRequiredAndNamed: true, StructuralTagModel: "deepseek_v3_1"})
 }
 
 const (

@@ -33,7 +33,7 @@ import (
 
 func init() {
 	for _, name := range []string{"glm45", "glm47"} {
-		registerTool(name, ToolInfo{New: newGLM47, NeedsSpecialTokens: true, EngineBased: true})
+		registerTool(name, ToolInfo{New: newGLM47, NeedsSpecialTokens: true, EngineBased: true, StructuralTagModel: "glm_4_7"})
 	}
 }
 

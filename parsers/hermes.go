@@ -13,7 +13,7 @@ import "github.com/vrender/vrender/parsers/pyjson"
 // from Finish.
 
 func init() {
-	registerTool("hermes", ToolInfo{New: newHermes, NeedsSpecialTokens: true})
+	registerTool("hermes", ToolInfo{New: newHermes, NeedsSpecialTokens: true, SupportsRequiredAndNamed: true, StructuralTagModel: "hermes"})
 }
 
 const toolCallOff = "</tool_call>"

@@ -36,7 +36,8 @@ import (
 // are not dropped (vLLM drops those of the tokenizer).
 
 func init() {
-	registerTool("kimi_k2", ToolInfo{New: newKimiK2, NeedsSpecialTokens: true, EngineBased: true})
+	registerTool("kimi_k2", ToolInfo{New: newKimiK2, NeedsSpecialTokens: true, EngineBased: true,
+		SupportsRequiredAndNamed: true, StructuralTagModel: "kimi"})
 }
 
 const (

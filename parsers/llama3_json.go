@@ -25,7 +25,7 @@ import (
 // the last, and prefers "arguments").
 
 func init() {
-	registerTool("llama3_json", ToolInfo{New: newLlama3JSON})
+	registerTool("llama3_json", ToolInfo{New: newLlama3JSON, SupportsRequiredAndNamed: true, StructuralTagModel: "llama"})
 }
 
 // Llama3JSON is the llama3_json tool machine.

@@ -30,7 +30,8 @@ import (
 // "name" from a JSON body.
 
 func init() {
-	registerTool("minimax_m2", ToolInfo{New: newMinimaxM2, NeedsSpecialTokens: true, EngineBased: true})
+	registerTool("minimax_m2", ToolInfo{New: newMinimaxM2, NeedsSpecialTokens: true, EngineBased: true,
+		SupportsRequiredAndNamed: true, StructuralTagModel: "minimax"})
 }
 
 // The minimax_m2 grammar's terminals; all are lexed in every state.

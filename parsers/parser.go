@@ -68,9 +68,17 @@ type ToolFactory func(v Vocab, req *Request) (ToolMachine, error)
 // ToolInfo describes a tool parser family.
 type ToolInfo struct {
 	New ToolFactory
-	// SupportsRequiredAndNamed is vLLM's supports_required_and_named: when
-	// false, required and named tool_choice are parsed like auto.
+	// SupportsRequiredAndNamed is the parser class's
+	// supports_required_and_named: when false, required and named
+	// tool_choice are parsed like auto. vLLM turns it off for every parser
+	// with a StructuralTagModel unless VLLM_ENFORCE_STRICT_TOOL_CALLING is
+	// off (see Config.LegacyToolChoice); supportsRequiredAndNamed applies
+	// that.
 	SupportsRequiredAndNamed bool
+	// StructuralTagModel is the parser's structural_tag_model: the key of
+	// the structural-tag builder that constrains its tool calls ("" for
+	// parsers that keep vLLM's JSON-schema path).
+	StructuralTagModel string
 	// NeedsSpecialTokens forces skip_special_tokens off when tools are
 	// given and tool_choice is not "none" (the markers are special tokens).
 	NeedsSpecialTokens bool
@@ -110,6 +118,17 @@ func ToolParsers() []string { return keys(toolParsers) }
 
 // HasReasoning reports whether a reasoning parser is registered.
 func HasReasoning(name string) bool { _, ok := reasoningParsers[name]; return ok }
+
+// StructuralTagModel is the structural_tag_model of a tool parser ("" when
+// it has none or is not registered).
+func StructuralTagModel(name string) string { return toolParsers[name].StructuralTagModel }
+
+// supportsRequiredAndNamed is the effective supports_required_and_named:
+// vLLM's ToolParser.__init_subclass__ clears it for parsers with a
+// structural_tag_model while strict tool calling is enforced.
+func (info ToolInfo) supportsRequiredAndNamed(legacy bool) bool {
+	return info.SupportsRequiredAndNamed && (info.StructuralTagModel == "" || legacy)
+}
 
 // HasTool reports whether a tool parser is registered.
 func HasTool(name string) bool { _, ok := toolParsers[name]; return ok }

@@ -32,7 +32,8 @@ import (
 
 func init() {
 	for _, name := range []string{"qwen3_coder", "qwen3_xml"} {
-		registerTool(name, ToolInfo{New: newQwen3Coder, NeedsSpecialTokens: true, EngineBased: true})
+		registerTool(name, ToolInfo{New: newQwen3Coder, NeedsSpecialTokens: true, EngineBased: true,
+			SupportsRequiredAndNamed: true, StructuralTagModel: "qwen_3_coder"})
 	}
 }
 

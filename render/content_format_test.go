@@ -16,6 +16,17 @@ func TestDetectContentFormat(t *testing.T) {
 		{"loop in a comment", `{# {% for m in messages %}{% for c in m.content %}{% endfor %}{% endfor %} #}`, FormatString},
 		{"conditional loop", `{% for m in messages if m.role != 'system' %}{% for c in m['content'] if c.type == 'text' %}{% endfor %}{% endfor %}`, FormatOpenAI},
 		{"tuple target falls back", `{% for i, m in messages %}{% endfor %}`, FormatString},
+		// vLLM also answers openai for a loop over a variable named content,
+		// as in Qwen3-VL/Qwen3.5's render_content(content) macro.
+		{"loop over a content variable", `{% macro render_content(content) %}{% for item in content %}{{ item.text }}{% endfor %}{% endmacro %}` +
+			`{% for m in messages %}{{ render_content(m.content) }}{% endfor %}`, FormatOpenAI},
+		{"raw block is text", `{% raw %}{% for m in messages %}{% for c in m.content %}{% endfor %}{% endfor %}{% endraw %}`, FormatString},
+		{"parenthesised content", `{% for m in messages %}{% for c in (m.content) %}{% endfor %}{% endfor %}`, FormatOpenAI},
+		{"tested content", `{% for m in messages %}{% for c in m.content is string %}{% endfor %}{% endfor %}`, FormatOpenAI},
+		{"assignment cycle ends", `{% set a = messages %}{% set messages = a %}{% for m in a %}{% for c in m.content %}{% endfor %}{% endfor %}`, FormatOpenAI},
+		{"content under a non-message loop", `{% for m in tools %}{% for c in m.content %}{% endfor %}{% endfor %}`, FormatString},
+		{"tuple content target falls back", `{% for m in messages %}{% for k, v in m.content %}{% endfor %}{% endfor %}`, FormatString},
+		{"unparsable template", `{% for m in messages %}`, FormatString},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -16,6 +17,10 @@ type GeneratorConfig struct {
 	EnableAutoToolChoice bool
 	// ToolCallParser is --tool-call-parser ("" when not set).
 	ToolCallParser string
+	// LegacyToolChoice is VLLM_ENFORCE_STRICT_TOOL_CALLING turned off: no
+	// structural tags, required and named tool_choice constrained by the
+	// tools' JSON schema for every parser.
+	LegacyToolChoice bool
 	// TrustRequestChatTemplate is --trust-request-chat-template.
 	TrustRequestChatTemplate bool
 	// Defaults are the sampling defaults from the generation config.
@@ -131,7 +136,11 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 	if err != nil {
 		return nil, err
 	}
-	params, err := ChatSamplingParams(req, maxTokens, g.cfg.Defaults)
+	adjusted, err := g.adjustForTools(req)
+	if err != nil {
+		return nil, err
+	}
+	params, err := ChatSamplingParams(adjusted, maxTokens, g.cfg.Defaults)
 	if err != nil {
 		return nil, samplingError(err)
 	}
@@ -194,6 +203,39 @@ func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatComp
 		return nil, &BadRequestError{Message: "No token_ids rendered"}
 	}
 	return prompt, nil
+}
+
+// adjustForTools is the parser's adjust_request as preprocess_chat runs
+// it (vllm/parser/abstract_parser.py): a tool parser with a structural tag
+// model gets structured_outputs.structural_tag (response_format cleared)
+// for required, named, and auto with a strict tool; otherwise required and
+// named tool_choice are constrained by get_json_schema_from_tools, unless
+// the request already carries a structural tag. req is not modified.
+func (g *Generator) adjustForTools(req *protocol.ChatCompletionRequest) (*protocol.ChatCompletionRequest, error) {
+	if g.cfg.ToolCallParser == "" || !g.cfg.EnableAutoToolChoice || len(req.Tools) == 0 {
+		return req, nil
+	}
+	if model := parsers.StructuralTagModel(g.cfg.ToolCallParser); model != "" && !g.cfg.LegacyToolChoice {
+		tag, ok, err := structuralTagFor(model, req)
+		if err != nil || !ok {
+			return req, err
+		}
+		out := *req
+		out.StructuredOutputs = &protocol.StructuredOutputsParams{StructuralTag: &tag}
+		out.ResponseFormat = nil
+		return &out, nil
+	}
+	if req.StructuredOutputs != nil && req.StructuredOutputs.StructuralTag != nil {
+		return req, nil
+	}
+	schema, err := toolChoiceSchema(req)
+	if err != nil || schema == nil {
+		return req, err
+	}
+	out := *req
+	out.StructuredOutputs = &protocol.StructuredOutputsParams{JSON: schema}
+	out.ResponseFormat = nil
+	return &out, nil
 }
 
 // RenderCompletion is ServingRender.render_completion_request after the

@@ -578,7 +578,7 @@ func structuralTagPayload(raw json.RawMessage) (string, error) {
 				b.WriteByte(',')
 			}
 			n++
-			k, _ := json.Marshal(key)
+			k, _ := protocol.MarshalJSON(key)
 			b.Write(k)
 			b.WriteByte(':')
 			if conv != nil {

@@ -474,15 +474,19 @@ func TestOpenAIChatStreamShape(t *testing.T) {
 	}
 }
 
+// TestOpenAIToolChoiceConstrainsEngine: hermes has a structural tag model,
+// so required and named tool_choice reach the engine as vLLM's structural
+// tag (render/testdata/structtag has the byte-exact goldens) and the
+// simulator's forced call comes back as a tool call.
 func TestOpenAIToolChoiceConstrainsEngine(t *testing.T) {
 	env := newOpenAIEnv(t, "")
 	cases := []struct {
-		name, choice, wantJSON string
+		name, choice, wantTag string
 	}{
 		{name: "required", choice: `"required"`,
-			wantJSON: `{"type":"array","minItems":1,"items":{"type":"object","anyOf":[{"properties":{"name":{"type":"string","enum":["get_weather"]},"parameters":{"type":"object","properties":{"city":{"type":"string"},"unit":{"type":"string"}},"required":["city"]}},"required":["name","parameters"]}]}}`},
+			wantTag: `"type": "tags_with_separator", "tags": [{"type": "tag", "begin": "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": "`},
 		{name: "named", choice: `{"type":"function","function":{"name":"get_weather"}}`,
-			wantJSON: `{"type":"object","properties":{"city":{"type":"string"},"unit":{"type":"string"}},"required":["city"]}`},
+			wantTag: `"at_least_one": true, "stop_after_first": true}}`},
 		{name: "auto", choice: `"auto"`},
 	}
 	for _, tc := range cases {
@@ -499,10 +503,11 @@ func TestOpenAIToolChoiceConstrainsEngine(t *testing.T) {
 			}
 			so := reqs[len(reqs)-1].SamplingParams.StructuredOutputs
 			switch {
-			case tc.wantJSON == "" && so != nil:
+			case tc.wantTag == "" && so != nil:
 				t.Errorf("structured_outputs %+v, want none", so)
-			case tc.wantJSON != "" && (so == nil || compactJSON(t, so.JSON) != tc.wantJSON):
-				t.Errorf("structured_outputs.json = %v, want %s", so, tc.wantJSON)
+			case tc.wantTag != "" && (so == nil || so.StructuralTag == nil || so.JSON != nil ||
+				!strings.HasPrefix(*so.StructuralTag, `{"type": "structural_tag", "format": `) || !strings.Contains(*so.StructuralTag, tc.wantTag)):
+				t.Errorf("structured_outputs = %+v, want a structural tag with %s", so, tc.wantTag)
 			}
 			var full fullChat
 			_ = json.Unmarshal(b, &full)

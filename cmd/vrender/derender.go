@@ -50,7 +50,7 @@ func (f *derenderFlags) engine(m *model.Model, rf *renderFlags) (*derender.Engin
 	}
 	return derender.New(m, derender.Config{
 		Parsers: parsers.Config{ReasoningParser: rf.reasoningParser, ToolParser: rf.toolCallParser,
-			EnableAutoToolChoice: rf.enableAutoToolChoice},
+			EnableAutoToolChoice: rf.enableAutoToolChoice, LegacyToolChoice: legacyToolChoice()},
 		MaxLogprobs:          rf.maxLogprobs,
 		MaxNSequences:        maxN,
 		CacheSize:            f.cacheSize,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -137,9 +138,22 @@ func (f *renderFlags) generator(m *model.Model) (*render.Generator, error) {
 	return render.NewGenerator(r, m.MaxModelLen, render.GeneratorConfig{
 		EnableAutoToolChoice:     f.enableAutoToolChoice,
 		ToolCallParser:           f.toolCallParser,
+		LegacyToolChoice:         legacyToolChoice(),
 		TrustRequestChatTemplate: f.trustRequestChatTemplate,
 		Defaults:                 d,
 	}), nil
+}
+
+// legacyToolChoice reads VLLM_ENFORCE_STRICT_TOOL_CALLING as vllm/envs.py
+// does: strict (structural tags) unless it is set to something other than
+// "true" or "1", case-insensitively.
+func legacyToolChoice() bool {
+	v, ok := os.LookupEnv("VLLM_ENFORCE_STRICT_TOOL_CALLING")
+	if !ok {
+		return false
+	}
+	v = strings.ToLower(v)
+	return v != "true" && v != "1"
 }
 
 // runRender is `vrender render`: a chat (or completion) request on stdin,

@@ -203,7 +203,7 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 	}
 	o, err := orchestrator.New(orchestrator.Config{Model: m, Generator: gen, Derender: der, Engines: engines,
 		Parsers: parsers.Config{ReasoningParser: rf.reasoningParser, ToolParser: rf.toolCallParser,
-			EnableAutoToolChoice: rf.enableAutoToolChoice},
+			EnableAutoToolChoice: rf.enableAutoToolChoice, LegacyToolChoice: legacyToolChoice()},
 		ModelName: modelName, Logger: log})
 	if err != nil {
 		b.stop()

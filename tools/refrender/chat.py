@@ -92,6 +92,21 @@ def _loop_targets(root, varnames, key=None):
                 break
 
 
+def _content_loops(root, message_vars):
+    # vllm/renderers/hf.py _iter_nodes_assign_content_item at bf578e1: a loop
+    # over a message's content, or over a variable named "content" (as in
+    # Qwen3-VL/Qwen3.5's render_content(content) macro).
+    for loop in root.find_all(jinja2.nodes.For):
+        for v in message_vars:
+            if _is_var_or_elems_access(loop.iter, v, "content"):
+                assert isinstance(loop.target, jinja2.nodes.Name)
+                yield loop.target.name
+                break
+        if isinstance(loop.iter, jinja2.nodes.Name) and loop.iter.name == "content":
+            assert isinstance(loop.target, jinja2.nodes.Name)
+            yield loop.target.name
+
+
 @functools.lru_cache(maxsize=64)  # vLLM caches it the same way
 def detect_content_format(source):
     try:
@@ -100,7 +115,7 @@ def detect_content_format(source):
         return "string"
     try:
         message_vars = list(_loop_targets(ast, list(_messages_vars(ast))))
-        next(_loop_targets(ast, message_vars, "content"))
+        next(_content_loops(ast, message_vars))
     except StopIteration:
         return "string"
     except Exception:

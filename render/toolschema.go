@@ -1,4 +1,4 @@
-package orchestrator
+package render
 
 import (
 	"bytes"
@@ -50,14 +50,14 @@ func toolChoiceSchema(req *protocol.ChatCompletionRequest) (json.RawMessage, err
 			continue
 		}
 		params := t.params
-		if members, ok := objectMembers(params); ok {
+		if members, err := objectMembers(params); err == nil {
 			kept := members[:0:0]
 			for _, m := range members {
 				if m.key != "$defs" {
 					kept = append(kept, m)
 					continue
 				}
-				d, _ := objectMembers(m.value)
+				d, _ := objectMembers(m.value) // not an object: no defs
 				for _, def := range d {
 					if prev, dup := findMember(defs, def.key); dup {
 						if !sameJSON(prev, def.value) {
@@ -108,41 +108,12 @@ func readTool(raw json.RawMessage) (toolInfo, error) {
 		} `json:"function"`
 	}
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return toolInfo{}, badRequestf("invalid tool: %v", err)
+		return toolInfo{}, &BadRequestError{Message: "invalid tool: " + err.Error(), Param: "tools"}
 	}
 	if t.Function == nil || (t.Type != "" && t.Type != "function") {
 		return toolInfo{}, nil
 	}
 	return toolInfo{function: true, name: t.Function.Name, params: t.Function.Parameters}, nil
-}
-
-type member struct {
-	key   string
-	value json.RawMessage
-}
-
-// objectMembers lists a JSON object's members in order (ok false when raw
-// is not an object).
-func objectMembers(raw json.RawMessage) ([]member, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, false
-	}
-	var out []member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		out = append(out, member{key, v})
-	}
-	return out, true
 }
 
 func writeObject(ms []member) json.RawMessage {
@@ -185,6 +156,6 @@ func isNullJSON(raw json.RawMessage) bool {
 	return len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null"
 }
 
-func badRequestf(format string, args ...any) *Error {
-	return &Error{Status: 400, Type: protocol.ErrorTypeBadRequest, Message: fmt.Sprintf(format, args...)}
+func badRequestf(format string, args ...any) *BadRequestError {
+	return &BadRequestError{Message: fmt.Sprintf(format, args...)}
 }

@@ -1,0 +1,403 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/vrender/vrender/protocol"
+)
+
+// Structural tags as vLLM builds them for tool calling
+// (vllm/tool_parsers/structural_tag_registry.py get_model_structural_tag):
+// vLLM's own hermes and minimax builders and xgrammar 0.2.3's builtin
+// templates (python/xgrammar/builtin_structural_tag.py), always with
+// reasoning=False, any_order=False and exclude_special_tokens=True, as
+// ToolParser.get_structural_tag calls them. The result is
+// json.dumps(StructuralTag.model_dump()): every pydantic field, defaults
+// included, in declaration order (xgrammar/structural_tag.py).
+
+// stTool is one function tool as xgrammar's FunctionToolParam sees it.
+type stTool struct {
+	name   string
+	params json.RawMessage // nil: absent or null
+	strict *bool
+}
+
+// schema is _get_function_parameters: true for strict false or no
+// parameters, else the parameters.
+func (t stTool) schema() json.RawMessage {
+	if (t.strict != nil && !*t.strict) || isNullJSON(t.params) {
+		return json.RawMessage("true")
+	}
+	return t.params
+}
+
+// structuralTagFor returns the structural_tag string vLLM's
+// _apply_structural_tag puts into structured_outputs, or ok false when it
+// leaves the request alone (tool_choice none, or auto without a strict
+// tool).
+func structuralTagFor(model string, req *protocol.ChatCompletionRequest) (string, bool, error) {
+	if len(req.Tools) == 0 {
+		return "", false, nil
+	}
+	choice := req.ToolChoiceString()
+	named := req.NamedToolChoice()
+	if named == "" && choice != "auto" && choice != "required" {
+		return "", false, nil
+	}
+	var tools []stTool
+	anyStrict := false
+	for _, raw := range req.Tools {
+		var t struct {
+			Type     string `json:"type"`
+			Function *struct {
+				Name       string          `json:"name"`
+				Parameters json.RawMessage `json:"parameters"`
+				Strict     *bool           `json:"strict"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return "", false, &BadRequestError{Message: "invalid tool: " + err.Error(), Param: "tools"}
+		}
+		if t.Function == nil || (t.Type != "" && t.Type != "function") {
+			continue
+		}
+		tools = append(tools, stTool{name: t.Function.Name, params: t.Function.Parameters, strict: t.Function.Strict})
+		anyStrict = anyStrict || (t.Function.Strict != nil && *t.Function.Strict)
+	}
+	if named == "" && choice == "auto" && !anyStrict {
+		return "", false, nil
+	}
+	// normalize_tool_choice.
+	mode := choice
+	if named != "" {
+		mode = "forced"
+		var kept []stTool
+		for _, t := range tools {
+			if t.name == named {
+				kept = append(kept, t)
+			}
+		}
+		if len(kept) == 0 {
+			return "", false, &BadRequestError{Message: fmt.Sprintf("The tool with name '%s' is not found in the tools list.", named)}
+		}
+		if len(kept) != 1 {
+			return "", false, &BadRequestError{Message: "Forced tool choice must resolve to exactly one tool."}
+		}
+		tools = kept
+	}
+	if mode == "required" && len(tools) == 0 {
+		return "", false, &BadRequestError{Message: "The 'tools' list is empty, which is not allowed when 'tool_choice' is 'required'."}
+	}
+	build, ok := structuralTagBuilders[model]
+	if !ok {
+		return "", false, fmt.Errorf("unknown structural tag model %q", model)
+	}
+	format := build(tools, mode)
+	s, err := pyJSONDumps(obj("type", str("structural_tag"), "format", format))
+	if err != nil {
+		return "", false, fmt.Errorf("structural tag: %w", err)
+	}
+	return s, true, nil
+}
+
+// The format models of xgrammar/structural_tag.py, each written with its
+// fields in declaration order. Values are compact JSON; pyJSONDumps
+// re-spaces and escapes the whole at the end.
+
+func obj(kv ...any) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i := 0; i < len(kv); i += 2 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(str(kv[i].(string)))
+		b.WriteByte(':')
+		b.Write(kv[i+1].(json.RawMessage))
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func str(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func boolean(v bool) json.RawMessage {
+	if v {
+		return json.RawMessage("true")
+	}
+	return json.RawMessage("false")
+}
+
+func list(items ...json.RawMessage) json.RawMessage {
+	b := []byte{'['}
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	return append(b, ']')
+}
+
+func strs(ss ...string) json.RawMessage {
+	items := make([]json.RawMessage, len(ss))
+	for i, s := range ss {
+		items[i] = str(s)
+	}
+	return list(items...)
+}
+
+func constString(v string) json.RawMessage {
+	return obj("type", str("const_string"), "value", str(v))
+}
+
+func jsonSchema(schema json.RawMessage, style string) json.RawMessage {
+	return obj("type", str("json_schema"), "json_schema", schema, "style", str(style), "any_order", boolean(false))
+}
+
+func anyText(excludes ...string) json.RawMessage {
+	return obj("type", str("any_text"), "excludes", strs(excludes...))
+}
+
+func regexFormat(pattern string) json.RawMessage {
+	return obj("type", str("regex"), "pattern", str(pattern))
+}
+
+func sequence(elements ...json.RawMessage) json.RawMessage {
+	return obj("type", str("sequence"), "elements", list(elements...))
+}
+
+func tagFormat(begin string, content json.RawMessage, end string) json.RawMessage {
+	return obj("type", str("tag"), "begin", str(begin), "content", content, "end", str(end))
+}
+
+func triggeredTags(triggers []string, tags []json.RawMessage, excludes ...string) json.RawMessage {
+	return obj("type", str("triggered_tags"), "triggers", strs(triggers...), "tags", list(tags...),
+		"at_least_one", boolean(false), "stop_after_first", boolean(false), "excludes", strs(excludes...))
+}
+
+func tagsWithSeparator(tags []json.RawMessage, separator string, stopAfterFirst bool) json.RawMessage {
+	return obj("type", str("tags_with_separator"), "tags", list(tags...), "separator", str(separator),
+		"at_least_one", boolean(true), "stop_after_first", boolean(stopAfterFirst))
+}
+
+// structuralTagBuilders are keyed by structural_tag_model. Each gets the
+// tools normalize_tool_choice kept and the simplified choice ("auto",
+// "required" or "forced", the last with exactly one tool).
+var structuralTagBuilders = map[string]func(tools []stTool, mode string) json.RawMessage{
+	"hermes":        hermesTag,
+	"minimax":       minimaxTag,
+	"llama":         llamaTag,
+	"kimi":          kimiTag,
+	"deepseek_r1":   deepseekR1Tag,
+	"deepseek_v3_1": deepseekV31Tag,
+	"deepseek_v3_2": dsmlTag("<｜DSML｜function_calls>"),
+	"deepseek_v4":   dsmlTag("<｜DSML｜tool_calls>"),
+	"qwen_3_coder":  qwen3CoderTag,
+	"glm_4_7":       glm47Tag,
+}
+
+var thinkExcludes = []string{"<think>", "</think>"}
+
+func eachTool(tools []stTool, tag func(stTool) json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, len(tools))
+	for i, t := range tools {
+		out[i] = tag(t)
+	}
+	return out
+}
+
+// hermesTag is vLLM's get_hermes_structural_tag: each tool in both the
+// multi-line and the one-line <tool_call> form.
+func hermesTag(tools []stTool, mode string) json.RawMessage {
+	var tags []json.RawMessage
+	for _, t := range tools {
+		for _, f := range [][2]string{{"<tool_call>\n{\"name\": \"", "}\n</tool_call>"}, {"<tool_call>{\"name\": \"", "}</tool_call>"}} {
+			tags = append(tags, tagFormat(f[0]+t.name+`", "arguments": `, jsonSchema(t.schema(), "json"), f[1]))
+		}
+	}
+	switch mode {
+	case "auto":
+		if len(tags) == 0 {
+			return anyText()
+		}
+		return triggeredTags([]string{"<tool_call>"}, tags)
+	case "forced":
+		return tagsWithSeparator(tags, "", true)
+	default:
+		return tagsWithSeparator(tags, "", false)
+	}
+}
+
+// minimaxTag is vLLM's get_minimax_structural_tag (which vLLM's registry
+// uses instead of xgrammar's).
+func minimaxTag(tools []stTool, mode string) json.RawMessage {
+	const begin, end = "<minimax:tool_call>\n", "</minimax:tool_call>"
+	tags := eachTool(tools, func(t stTool) json.RawMessage {
+		return tagFormat(`<invoke name="`+t.name+"\">\n", jsonSchema(t.schema(), "minimax_xml"), "</invoke>\n")
+	})
+	switch mode {
+	case "auto":
+		if len(tags) == 0 {
+			return anyText(thinkExcludes...)
+		}
+		return triggeredTags([]string{"<minimax:tool_call>"},
+			[]json.RawMessage{tagFormat(begin, tagsWithSeparator(tags, "", false), end)}, thinkExcludes...)
+	case "forced":
+		return sequence(constString("\n"+begin), tagsWithSeparator(tags, "", true), constString(end))
+	default:
+		return sequence(constString("\n"+begin), tagsWithSeparator(tags, "", false), constString(end))
+	}
+}
+
+func llamaTag(tools []stTool, mode string) json.RawMessage {
+	tags := eachTool(tools, func(t stTool) json.RawMessage {
+		return tagFormat(`{"name": "`+t.name+`", "parameters": `, jsonSchema(t.schema(), "json"), "}")
+	})
+	switch mode {
+	case "auto":
+		if len(tags) == 0 {
+			return anyText(thinkExcludes...)
+		}
+		return triggeredTags([]string{`{"name": `}, tags, thinkExcludes...)
+	case "forced":
+		return tags[0]
+	default:
+		return tagsWithSeparator(tags, "", false)
+	}
+}
+
+func kimiTag(tools []stTool, mode string) json.RawMessage {
+	const (
+		callBegin    = "<|tool_call_begin|>"
+		sectionBegin = "<|tool_calls_section_begin|>"
+		sectionEnd   = "<|tool_calls_section_end|>"
+	)
+	tags := eachTool(tools, func(t stTool) json.RawMessage {
+		return tagFormat(callBegin+"functions."+t.name+":", sequence(regexFormat(`\d+`),
+			constString("<|tool_call_argument_begin|>"), jsonSchema(t.schema(), "json")), "<|tool_call_end|>")
+	})
+	switch mode {
+	case "auto":
+		if len(tags) == 0 {
+			return anyText(thinkExcludes...)
+		}
+		return triggeredTags([]string{sectionBegin},
+			[]json.RawMessage{tagFormat(sectionBegin, tagsWithSeparator(tags, "", false), sectionEnd)},
+			"<think>", "</think>", callBegin)
+	case "forced":
+		return sequence(constString(sectionBegin), tags[0], constString(sectionEnd))
+	default:
+		return sequence(constString(sectionBegin), tagsWithSeparator(tags, "", false), constString(sectionEnd))
+	}
+}
+
+const (
+	dsCallsBegin = "<｜tool▁calls▁begin｜>"
+	dsCallsEnd   = "<｜tool▁calls▁end｜>"
+	dsCallBegin  = "<｜tool▁call▁begin｜>"
+	dsCallEnd    = "<｜tool▁call▁end｜>"
+	dsSep        = "<｜tool▁sep｜>"
+)
+
+func deepseekR1Tag(tools []stTool, mode string) json.RawMessage {
+	const jsonBegin, jsonEnd = "\n```json\n", "\n```"
+	if mode == "forced" {
+		t := tools[0]
+		return tagFormat(dsCallsBegin+dsCallBegin+"function"+dsSep+t.name+jsonBegin, jsonSchema(t.schema(), "json"),
+			jsonEnd+dsCallEnd+dsCallsEnd)
+	}
+	tags := eachTool(tools, func(t stTool) json.RawMessage {
+		return tagFormat(dsCallBegin+"function"+dsSep+t.name+jsonBegin, jsonSchema(t.schema(), "json"), jsonEnd+dsCallEnd)
+	})
+	return deepseekCalls(tags, "\n", mode)
+}
+
+func deepseekV31Tag(tools []stTool, mode string) json.RawMessage {
+	if mode == "forced" {
+		t := tools[0]
+		return tagFormat(dsCallsBegin+dsCallBegin+t.name+dsSep, jsonSchema(t.schema(), "json"), dsCallEnd+dsCallsEnd)
+	}
+	tags := eachTool(tools, func(t stTool) json.RawMessage {
+		return tagFormat(dsCallBegin+t.name+dsSep, jsonSchema(t.schema(), "json"), dsCallEnd)
+	})
+	return deepseekCalls(tags, "", mode)
+}
+
+// deepseekCalls wraps DeepSeek R1/V3.1 call tags in the calls section, for
+// auto behind its trigger.
+func deepseekCalls(tags []json.RawMessage, separator, mode string) json.RawMessage {
+	if mode == "auto" {
+		if len(tags) == 0 {
+			return anyText(thinkExcludes...)
+		}
+		return triggeredTags([]string{dsCallsBegin},
+			[]json.RawMessage{tagFormat(dsCallsBegin, tagsWithSeparator(tags, separator, false), dsCallsEnd)}, thinkExcludes...)
+	}
+	return tagFormat(dsCallsBegin, tagsWithSeparator(tags, separator, false), dsCallsEnd)
+}
+
+// dsmlTag is DeepSeek V3.2's and V4's DSML template; they differ in the
+// calls block's name only.
+func dsmlTag(trigger string) func([]stTool, string) json.RawMessage {
+	begin := trigger + "\n"
+	end := "</" + strings.TrimPrefix(trigger, "<")
+	return func(tools []stTool, mode string) json.RawMessage {
+		tags := eachTool(tools, func(t stTool) json.RawMessage {
+			return tagFormat(`<｜DSML｜invoke name="`+t.name+"\">\n", jsonSchema(t.schema(), "deepseek_xml"), "</｜DSML｜invoke>\n")
+		})
+		switch mode {
+		case "auto":
+			if len(tags) == 0 {
+				return anyText(thinkExcludes...)
+			}
+			return triggeredTags([]string{trigger},
+				[]json.RawMessage{tagFormat(begin, tagsWithSeparator(tags, "", false), end)}, thinkExcludes...)
+		case "forced":
+			return sequence(constString("\n\n"+begin), tags[0], constString(end))
+		default:
+			return sequence(constString("\n\n"+begin), tagsWithSeparator(tags, "", false), constString(end))
+		}
+	}
+}
+
+func qwen3CoderTag(tools []stTool, mode string) json.RawMessage {
+	tags := eachTool(tools, func(t stTool) json.RawMessage {
+		return tagFormat("<tool_call>\n<function="+t.name+">\n", jsonSchema(t.schema(), "qwen_xml"), "\n</function>\n</tool_call>")
+	})
+	switch mode {
+	case "auto":
+		if len(tags) == 0 {
+			return anyText(thinkExcludes...)
+		}
+		return triggeredTags([]string{"<tool_call>\n<function="}, tags, thinkExcludes...)
+	case "forced":
+		return tags[0]
+	default:
+		return tagsWithSeparator(tags, "\n", false)
+	}
+}
+
+func glm47Tag(tools []stTool, mode string) json.RawMessage {
+	argTokens := []string{"<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"}
+	tags := eachTool(tools, func(t stTool) json.RawMessage {
+		return tagFormat("<tool_call>"+t.name, jsonSchema(t.schema(), "glm_xml"), "</tool_call>")
+	})
+	switch mode {
+	case "auto":
+		if len(tags) == 0 {
+			return anyText(append([]string{"<think>", "</think>", "<tool_call>", "</tool_call>"}, argTokens...)...)
+		}
+		return triggeredTags([]string{"<tool_call>"}, tags, append([]string{"<think>", "</think>", "</tool_call>"}, argTokens...)...)
+	case "forced":
+		return tags[0]
+	default:
+		return tagsWithSeparator(tags, "", false)
+	}
+}
