@@ -20,14 +20,20 @@ type value struct {
 func parseValue(data []byte) (*value, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := decodeValue(dec)
+	v, err := decodeValue(dec, 0)
 	if err != nil {
 		return nil, fmt.Errorf("harmony: tool parameters: %w", err)
 	}
 	return v, nil
 }
 
-func decodeValue(dec *json.Decoder) (*value, error) {
+// maxDepth bounds nesting so a hostile schema cannot exhaust the stack.
+const maxDepth = 512
+
+func decodeValue(dec *json.Decoder, depth int) (*value, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("nested deeper than %d levels", maxDepth)
+	}
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
@@ -42,7 +48,7 @@ func decodeValue(dec *json.Decoder) (*value, error) {
 					return nil, err
 				}
 				k, _ := kt.(string)
-				child, err := decodeValue(dec)
+				child, err := decodeValue(dec, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -58,7 +64,7 @@ func decodeValue(dec *json.Decoder) (*value, error) {
 		}
 		v := &value{kind: 'a'}
 		for dec.More() {
-			child, err := decodeValue(dec)
+			child, err := decodeValue(dec, depth+1)
 			if err != nil {
 				return nil, err
 			}
