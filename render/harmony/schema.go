@@ -1,0 +1,352 @@
+package harmony
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// value is a JSON value that keeps object key order, because openai_harmony
+// (serde_json with preserve_order) renders properties in the order given.
+type value struct {
+	kind byte // 'o' object, 'a' array, 's' string, 'n' number, 'b' bool, 'z' null
+	keys []string
+	vals []*value
+	str  string // string contents, or the literal for numbers and bools
+}
+
+// parseValue decodes JSON into an order-preserving tree.
+func parseValue(data []byte) (*value, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := decodeValue(dec, 0)
+	if err != nil {
+		return nil, fmt.Errorf("harmony: tool parameters: %w", err)
+	}
+	return v, nil
+}
+
+// maxDepth bounds nesting so a hostile schema cannot exhaust the stack.
+const maxDepth = 512
+
+func decodeValue(dec *json.Decoder, depth int) (*value, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("nested deeper than %d levels", maxDepth)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '{' {
+			v := &value{kind: 'o'}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, _ := kt.(string)
+				child, err := decodeValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				if i := v.index(k); i >= 0 {
+					v.vals[i] = child // last value wins, in first position, as serde_json's IndexMap
+					continue
+				}
+				v.keys = append(v.keys, k)
+				v.vals = append(v.vals, child)
+			}
+			_, err := dec.Token()
+			return v, err
+		}
+		v := &value{kind: 'a'}
+		for dec.More() {
+			child, err := decodeValue(dec, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			v.vals = append(v.vals, child)
+		}
+		_, err := dec.Token()
+		return v, err
+	case string:
+		return &value{kind: 's', str: t}, nil
+	case json.Number:
+		return &value{kind: 'n', str: t.String()}, nil
+	case bool:
+		return &value{kind: 'b', str: fmt.Sprint(t)}, nil
+	default:
+		return &value{kind: 'z', str: "null"}, nil
+	}
+}
+
+func (v *value) index(k string) int {
+	for i, key := range v.keys {
+		if key == k {
+			return i
+		}
+	}
+	return -1
+}
+
+func (v *value) get(k string) *value {
+	if v == nil || v.kind != 'o' {
+		return nil
+	}
+	if i := v.index(k); i >= 0 {
+		return v.vals[i]
+	}
+	return nil
+}
+
+func (v *value) asString() (string, bool) {
+	if v == nil || v.kind != 's' {
+		return "", false
+	}
+	return v.str, true
+}
+
+// compact writes v as serde_json's Display does: compact JSON.
+func (v *value) compact(b *strings.Builder) {
+	switch v.kind {
+	case 'o':
+		b.WriteByte('{')
+		for i, k := range v.keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSONString(b, k)
+			b.WriteByte(':')
+			v.vals[i].compact(b)
+		}
+		b.WriteByte('}')
+	case 'a':
+		b.WriteByte('[')
+		for i, c := range v.vals {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			c.compact(b)
+		}
+		b.WriteByte(']')
+	case 's':
+		writeJSONString(b, v.str)
+	default:
+		b.WriteString(v.str)
+	}
+}
+
+func (v *value) String() string {
+	var b strings.Builder
+	v.compact(&b)
+	return b.String()
+}
+
+func writeJSONString(b *strings.Builder, s string) {
+	enc, _ := json.Marshal(s)
+	// serde_json does not escape <, >, & as encoding/json does.
+	out := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(enc))
+	b.WriteString(out)
+}
+
+func isEnum(s *value) bool {
+	e := s.get("enum")
+	return e != nil && e.kind == 'a' && len(e.vals) > 0
+}
+
+func nullable(s *value) bool {
+	n := s.get("nullable")
+	return n != nil && n.kind == 'b' && n.str == "true"
+}
+
+// defaultText is how openai_harmony writes a default after "default: ".
+func defaultText(s, def *value) string {
+	if def.kind == 's' {
+		if !isEnum(s) {
+			return `"` + def.str + `"`
+		}
+		return def.str
+	}
+	return def.String()
+}
+
+// toTypeScript is openai_harmony's json_schema_to_typescript, branch for branch.
+func toTypeScript(schema *value, indent string) string {
+	if oneOf := schema.get("oneOf"); oneOf != nil && oneOf.kind == 'a' {
+		var out strings.Builder
+		for _, variant := range oneOf.vals {
+			out.WriteString("\n" + indent + " | ")
+			ts := toTypeScript(variant, indent+"   ")
+			if nullable(variant) && !strings.Contains(ts, "null") {
+				ts += " | null"
+			}
+			out.WriteString(ts)
+			var trailing []string
+			if d, ok := variant.get("description").asString(); ok {
+				trailing = append(trailing, d)
+			}
+			if def := variant.get("default"); def != nil {
+				if def.kind == 's' && !isEnum(variant) {
+					trailing = append(trailing, `default: "`+def.str+`"`)
+				} else {
+					trailing = append(trailing, "default: "+def.String())
+				}
+			}
+			if len(trailing) > 0 {
+				out.WriteString(" // " + strings.Join(trailing, " "))
+			}
+		}
+		return out.String()
+	}
+	typ := schema.get("type")
+	if typ != nil && typ.kind == 'a' {
+		var names []string
+		for _, t := range typ.vals {
+			if s, ok := t.asString(); ok {
+				if s == "integer" {
+					s = "number"
+				}
+				names = append(names, s)
+			}
+		}
+		if len(names) > 0 {
+			return strings.Join(names, " | ")
+		}
+	}
+	ty, ok := typ.asString()
+	if !ok {
+		return "any"
+	}
+	switch ty {
+	case "object":
+		return objectToTypeScript(schema, indent)
+	case "string":
+		if e := schema.get("enum"); e != nil && e.kind == 'a' {
+			var alts []string
+			for _, v := range e.vals {
+				if s, ok := v.asString(); ok {
+					alts = append(alts, `"`+s+`"`)
+				}
+			}
+			if len(alts) > 0 {
+				return strings.Join(alts, " | ")
+			}
+		}
+		return "string"
+	case "number", "integer":
+		return "number"
+	case "boolean":
+		return "boolean"
+	case "array":
+		if items := schema.get("items"); items != nil {
+			return toTypeScript(items, indent) + "[]"
+		}
+		return "Array<any>"
+	}
+	return "any"
+}
+
+func objectToTypeScript(schema *value, indent string) string {
+	var out strings.Builder
+	if d, ok := schema.get("description").asString(); ok {
+		out.WriteString(indent + "// " + d + "\n")
+	}
+	out.WriteString("{\n")
+	props := schema.get("properties")
+	if props != nil && props.kind == 'o' {
+		required := map[string]bool{}
+		if req := schema.get("required"); req != nil && req.kind == 'a' {
+			for _, r := range req.vals {
+				if s, ok := r.asString(); ok {
+					required[s] = true
+				}
+			}
+		}
+		for i, key := range props.keys {
+			val := props.vals[i]
+			opt := "?"
+			if required[key] {
+				opt = ""
+			}
+			if t, ok := val.get("title").asString(); ok {
+				out.WriteString(indent + "// " + t + "\n" + indent + "//\n")
+			}
+			oneOf := val.get("oneOf")
+			if oneOf == nil {
+				if d, ok := val.get("description").asString(); ok {
+					out.WriteString(indent + "// " + d + "\n")
+				}
+			}
+			if ex := val.get("examples"); ex != nil && ex.kind == 'a' && len(ex.vals) > 0 {
+				out.WriteString(indent + "// Examples:\n")
+				for _, e := range ex.vals {
+					if s, ok := e.asString(); ok {
+						out.WriteString(indent + "// - \"" + s + "\"\n")
+					}
+				}
+			}
+			if oneOf != nil && oneOf.kind == 'a' {
+				writeOneOfProperty(&out, key, opt, val, oneOf, indent)
+				continue
+			}
+			out.WriteString(indent + key + opt + ": ")
+			ts := toTypeScript(val, indent+"    ")
+			if nullable(val) && !strings.Contains(ts, "null") {
+				ts += " | null"
+			}
+			out.WriteString(ts + ",")
+			if oneOf == nil {
+				if def := val.get("default"); def != nil {
+					out.WriteString(" // default: " + defaultText(val, def))
+				}
+			}
+			out.WriteByte('\n')
+		}
+	}
+	out.WriteString(indent + "}")
+	return out.String()
+}
+
+func writeOneOfProperty(out *strings.Builder, key, opt string, val, oneOf *value, indent string) {
+	propDesc, hasDesc := val.get("description").asString()
+	skip := false
+	if hasDesc && len(oneOf.vals) > 0 {
+		if vd, ok := oneOf.vals[0].get("description").asString(); ok && vd == propDesc {
+			skip = true
+		}
+	}
+	above := false
+	if hasDesc && !skip {
+		out.WriteString(indent + "// " + propDesc + "\n")
+		above = true
+	}
+	if def := val.get("default"); def != nil {
+		out.WriteString(indent + "// default: " + defaultText(val, def) + "\n")
+	}
+	out.WriteString(indent + key + opt + ":\n")
+	for i, variant := range oneOf.vals {
+		out.WriteString(indent + " | ")
+		ts := toTypeScript(variant, indent+"   ")
+		if nullable(variant) && !strings.Contains(ts, "null") {
+			ts += " | null"
+		}
+		out.WriteString(ts)
+		var trailing []string
+		if !(i == 0 && above) {
+			if d, ok := variant.get("description").asString(); ok && !(hasDesc && d == propDesc) {
+				trailing = append(trailing, d)
+			}
+		}
+		if def := variant.get("default"); def != nil {
+			trailing = append(trailing, "default: "+defaultText(variant, def))
+		}
+		if len(trailing) > 0 {
+			out.WriteString(" // " + strings.Join(trailing, " "))
+		}
+		out.WriteByte('\n')
+	}
+	out.WriteString(indent + ",\n")
+}
