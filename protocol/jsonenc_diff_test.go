@@ -380,7 +380,6 @@ func TestAppendRawRefusesInvalid(t *testing.T) {
 	}
 }
 
-
 // BenchmarkEncodeGenerateRequest is the render response of a 9k-token
 // prompt, through the append writer and through the encoder it replaced.
 func BenchmarkEncodeGenerateRequest(b *testing.B) {
