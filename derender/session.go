@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vrender/vrender/internal/telemetry"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/tokenizer"
@@ -176,10 +177,7 @@ func (c *sessionCore) Tokens() int { return c.tokens }
 // Done reports whether the choice has finished.
 func (c *sessionCore) Done() bool { return c.done }
 
-func quoteJSON(s string) json.RawMessage {
-	b, _ := protocol.MarshalJSON(s)
-	return b
-}
+func quoteJSON(s string) json.RawMessage { return wire.AppendString(nil, s) }
 
 // ChatSession derenders one chat choice.
 type ChatSession struct {

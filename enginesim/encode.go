@@ -2,9 +2,8 @@ package enginesim
 
 import (
 	"strconv"
-	"unicode/utf8"
 
-	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // The engine's JSON is written by hand into reused buffers: one event per
@@ -23,34 +22,6 @@ import (
 //	 "sampling_mask":null,"weight_versions":…,"logprobs":…} (logprobs in Config.LogprobsShape)
 
 func appendInt(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) }
-
-// appendJSONString appends s as a JSON string the way Python's json.dumps
-// (ensure_ascii=False) writes it.
-func appendJSONString(b []byte, s string) []byte {
-	plain := utf8.ValidString(s)
-	for i := 0; plain && i < len(s); i++ {
-		c := s[i]
-		plain = c >= 0x20 && c != '"' && c != '\\' && c != 0x7f
-	}
-	if plain {
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"')
-	}
-	enc, _ := protocol.MarshalJSON(s) // a string always marshals
-	return append(b, enc...)
-}
-
-func appendIntList(b []byte, ids []int) []byte {
-	b = append(b, '[')
-	for i, id := range ids {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendInt(b, id)
-	}
-	return append(b, ']')
-}
 
 // appendUsage writes UsageInfo: prompt_tokens, total_tokens,
 // completion_tokens, and prompt_tokens_details unless exclude_none.
@@ -98,7 +69,7 @@ func (g *generation) appendChoice(b []byte, c choiceFields) []byte {
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"token_ids":`...)
-	b = appendIntList(b, c.tokens)
+	b = wire.AppendInts(b, c.tokens)
 	b = append(b, `,"routed_experts":null,"sampling_mask":null,"weight_versions":`...)
 	if c.final {
 		b = append(b, `[{"version":"default","start":0,"end":`...)
@@ -135,7 +106,7 @@ func (g *generation) appendEvent(b []byte, c choiceFields, withPromptIDs bool) [
 	}
 	if withPromptIDs {
 		b = append(b, `,"prompt_token_ids":`...)
-		b = appendIntList(b, g.req.TokenIDs)
+		b = wire.AppendInts(b, g.req.TokenIDs)
 	}
 	b = append(b, `,"output_mode":"tokens","choices":[`...)
 	b = g.appendChoice(b, c)
@@ -164,14 +135,14 @@ func (g *generation) appendResponse(b []byte, model string, created int64, choic
 	b = append(b, `{"request_id":`...)
 	b = append(b, g.idJSON...)
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, model)
+	b = wire.AppendString(b, model)
 	b = append(b, `,"created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"usage":`...)
 	b = appendUsage(b, g.promptLen, completion, true)
 	b = append(b, `,"prompt_logprobs":null,"prompt_token_id_logprobs":null,"prompt_token_ids":`...)
 	if g.returnTokenIDs {
-		b = appendIntList(b, g.req.TokenIDs)
+		b = wire.AppendInts(b, g.req.TokenIDs)
 	} else {
 		b = append(b, "null"...)
 	}

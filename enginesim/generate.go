@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -150,7 +151,7 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 
 	g := &generation{
 		id:            id,
-		idJSON:        appendJSONString(nil, id),
+		idJSON:        wire.AppendString(nil, id),
 		req:           req,
 		promptLen:     len(req.TokenIDs),
 		vocab:         s.vocabSize,

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -67,7 +68,7 @@ func (k *kvTransfer) prefillResponse(engineRequestID string, promptLen int, reg 
 	b = append(b, `],"remote_engine_id":`...)
 	b = strconv.AppendQuote(b, k.engineID)
 	b = append(b, `,"remote_request_id":`...)
-	b = appendJSONString(b, engineRequestID)
+	b = wire.AppendString(b, engineRequestID)
 	b = append(b, `,"remote_host":`...)
 	b = strconv.AppendQuote(b, k.remoteHost)
 	b = append(b, `,"remote_port":`...)

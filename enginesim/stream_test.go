@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // scripted starts a sim with a script and returns the generate URL.
@@ -93,7 +95,7 @@ const pingScript = `{"match": "ping", "token_ids": [10, 11, 12], "eos": true}
 // promptJSON is the token id list of text, as JSON.
 func promptJSON(t *testing.T, text string) string {
 	t.Helper()
-	return string(appendIntList(nil, loadQwen3(t).Tokenizer.Encode(text, false)))
+	return string(wire.AppendInts(nil, loadQwen3(t).Tokenizer.Encode(text, false)))
 }
 
 func TestStreamFramingByteExact(t *testing.T) {

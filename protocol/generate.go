@@ -1,6 +1,11 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/vrender/vrender/internal/wire"
+)
 
 // OutputModeTokens is GenerateRequest.output_mode for a tokens-in/tokens-out
 // engine; the render tier always asks for tokens.
@@ -42,21 +47,74 @@ type GenerateRequest struct {
 	ECTransferParams      json.RawMessage `json:"ec_transfer_params"`
 }
 
-// MarshalJSON writes JSON null for absent raw members (a nil RawMessage
-// would otherwise be written as null too, but an empty one would be
-// invalid) and keeps token_ids a list.
-func (g GenerateRequest) MarshalJSON() ([]byte, error) {
-	type plain GenerateRequest
-	if g.TokenIDs == nil {
-		g.TokenIDs = []int{}
+// AppendJSON appends the body with every key, as pydantic's model_dump
+// writes it: an absent raw member is null, token_ids always a list.
+func (g *GenerateRequest) AppendJSON(dst []byte) ([]byte, error) {
+	w := objectWriter{b: append(dst, '{')}
+	w.b = wire.AppendString(w.key("request_id"), g.RequestID)
+	w.b = wire.AppendInts(w.key("token_ids"), g.TokenIDs)
+	w.key("token_offsets")
+	if g.TokenOffsets == nil {
+		w.b = append(w.b, "null"...)
+	} else {
+		w.b = append(w.b, '[')
+		for i, o := range g.TokenOffsets {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			w.b = append(w.b, '[')
+			w.b = strconv.AppendInt(w.b, int64(o[0]), 10)
+			w.b = append(w.b, ',')
+			w.b = strconv.AppendInt(w.b, int64(o[1]), 10)
+			w.b = append(w.b, ']')
+		}
+		w.b = append(w.b, ']')
 	}
-	for _, raw := range []*json.RawMessage{&g.Features, &g.ContentParts, &g.ReasoningParserKwargs,
-		&g.KVTransferParams, &g.ECTransferParams} {
-		if len(*raw) == 0 {
-			*raw = nil
+	w.raw(wire.AppendRaw(w.key("features"), g.Features))
+	w.raw(wire.AppendRaw(w.key("content_parts"), g.ContentParts))
+	w.raw(g.SamplingParams.AppendJSON(w.key("sampling_params")))
+	w.optString("model", g.Model)
+	w.optBool("reasoning_ended", g.ReasoningEnded)
+	w.raw(wire.AppendRaw(w.key("reasoning_parser_kwargs"), g.ReasoningParserKwargs))
+	w.optBool("return_token_ids", g.ReturnTokenIDs)
+	w.b = wire.AppendString(w.key("output_mode"), g.OutputMode)
+	w.optBool("stream", g.Stream)
+	w.key("stream_options")
+	if g.StreamOptions == nil {
+		w.b = append(w.b, "null"...)
+	} else {
+		so := objectWriter{b: append(w.b, '{')}
+		so.optBool("include_usage", g.StreamOptions.IncludeUsage)
+		so.optBool("continuous_usage_stats", g.StreamOptions.ContinuousUsageStats)
+		w.b = append(so.b, '}')
+	}
+	w.optString("cache_salt", g.CacheSalt)
+	w.b = strconv.AppendInt(w.key("priority"), g.Priority, 10)
+	w.raw(wire.AppendRaw(w.key("kv_transfer_params"), g.KVTransferParams))
+	w.raw(wire.AppendRaw(w.key("ec_transfer_params"), g.ECTransferParams))
+	return append(w.b, '}'), w.err
+}
+
+// MarshalJSON is AppendJSON into a new buffer.
+func (g GenerateRequest) MarshalJSON() ([]byte, error) { return g.AppendJSON(nil) }
+
+// GenerateRequests is the body of POST /v1/completions/render: one
+// GenerateRequest per prompt.
+type GenerateRequests []GenerateRequest
+
+// AppendJSON appends the list; nil is an empty list.
+func (gs GenerateRequests) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, '[')
+	for i := range gs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = gs[i].AppendJSON(dst); err != nil {
+			return dst, err
 		}
 	}
-	return MarshalJSON(plain(g))
+	return append(dst, ']'), nil
 }
 
 // StreamOptions is the OpenAI stream_options object (vLLM's StreamOptions;

@@ -3,7 +3,8 @@ package protocol
 import (
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // The OpenAI server's answers (vLLM's /v1/chat/completions and
@@ -77,13 +78,13 @@ type ChunkEncoder struct {
 // "chat.completion.chunk" or "text_completion".
 func NewChunkEncoder(id, object string, created int64, model string) *ChunkEncoder {
 	b := []byte(`{"id":`)
-	b = AppendJSONString(b, id)
+	b = wire.AppendString(b, id)
 	b = append(b, `,"object":`...)
-	b = AppendJSONString(b, object)
+	b = wire.AppendString(b, object)
 	b = append(b, `,"created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = AppendJSONString(b, model)
+	b = wire.AppendString(b, model)
 	b = append(b, `,"choices":[`...)
 	return &ChunkEncoder{head: b}
 }
@@ -96,7 +97,7 @@ func (e *ChunkEncoder) AppendChatRole(dst []byte, index int, role string, usage 
 	dst = append(dst, `{"index":`...)
 	dst = strconv.AppendInt(dst, int64(index), 10)
 	dst = append(dst, `,"delta":{"role":`...)
-	dst = AppendJSONString(dst, role)
+	dst = wire.AppendString(dst, role)
 	dst = append(dst, `,"content":""},"logprobs":null,"finish_reason":null}]`...)
 	dst = appendChunkUsage(dst, usage)
 	dst = append(dst, `,"prompt_token_ids":`...)
@@ -112,7 +113,7 @@ func (e *ChunkEncoder) AppendChatEcho(dst []byte, index int, content string, usa
 	dst = append(dst, `{"index":`...)
 	dst = strconv.AppendInt(dst, int64(index), 10)
 	dst = append(dst, `,"delta":{"content":`...)
-	dst = AppendJSONString(dst, content)
+	dst = wire.AppendString(dst, content)
 	dst = append(dst, `},"logprobs":null,"finish_reason":null}]`...)
 	dst = appendChunkUsage(dst, usage)
 	return append(dst, '}')
@@ -145,7 +146,7 @@ func (e *ChunkEncoder) AppendChatDelta(dst []byte, c *ChatChunkChoice, usage *Us
 	}
 	dst = append(dst, `,"finish_reason":`...)
 	if c.Final {
-		dst = AppendJSONString(dst, c.FinishReason)
+		dst = wire.AppendString(dst, c.FinishReason)
 		dst = append(dst, `,"stop_reason":`...)
 		dst = appendRawOrNull(dst, c.StopReason)
 	} else {
@@ -176,7 +177,7 @@ func (e *ChunkEncoder) AppendCompletion(dst []byte, c *CompletionChunkChoice, us
 	dst = append(dst, `{"index":`...)
 	dst = strconv.AppendInt(dst, int64(c.Index), 10)
 	dst = append(dst, `,"text":`...)
-	dst = AppendJSONString(dst, c.Text)
+	dst = wire.AppendString(dst, c.Text)
 	dst = append(dst, `,"logprobs":`...)
 	var err error
 	if dst, err = appendValueOrNull(dst, c.Logprobs); err != nil {
@@ -184,7 +185,7 @@ func (e *ChunkEncoder) AppendCompletion(dst []byte, c *CompletionChunkChoice, us
 	}
 	dst = append(dst, `,"finish_reason":`...)
 	if c.FinishReason != nil {
-		dst = AppendJSONString(dst, *c.FinishReason)
+		dst = wire.AppendString(dst, *c.FinishReason)
 	} else {
 		dst = append(dst, "null"...)
 	}
@@ -239,7 +240,7 @@ func appendDelta(dst []byte, d *DeltaMessage) []byte {
 		dst = append(dst, '"')
 		dst = append(dst, key...)
 		dst = append(dst, `":`...)
-		dst = AppendJSONString(dst, *v)
+		dst = wire.AppendString(dst, *v)
 	}
 	if d != nil {
 		str("role", d.Role)
@@ -269,12 +270,12 @@ func appendToolCallDelta(dst []byte, tc *ToolCallDelta) []byte {
 	dst = append(dst, '{')
 	if tc.ID != nil {
 		dst = append(dst, `"id":`...)
-		dst = AppendJSONString(dst, *tc.ID)
+		dst = wire.AppendString(dst, *tc.ID)
 		dst = append(dst, ',')
 	}
 	if tc.Type != nil {
 		dst = append(dst, `"type":`...)
-		dst = AppendJSONString(dst, *tc.Type)
+		dst = wire.AppendString(dst, *tc.Type)
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"index":`...)
@@ -282,14 +283,14 @@ func appendToolCallDelta(dst []byte, tc *ToolCallDelta) []byte {
 	dst = append(dst, `,"function":{`...)
 	if tc.Function.Name != nil {
 		dst = append(dst, `"name":`...)
-		dst = AppendJSONString(dst, *tc.Function.Name)
+		dst = wire.AppendString(dst, *tc.Function.Name)
 	}
 	if tc.Function.Arguments != nil {
 		if tc.Function.Name != nil {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `"arguments":`...)
-		dst = AppendJSONString(dst, *tc.Function.Arguments)
+		dst = wire.AppendString(dst, *tc.Function.Arguments)
 	}
 	return append(dst, "}}"...)
 }
@@ -298,14 +299,7 @@ func appendIntsOrNull(dst []byte, ids []int) []byte {
 	if ids == nil {
 		return append(dst, "null"...)
 	}
-	dst = append(dst, '[')
-	for i, id := range ids {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = strconv.AppendInt(dst, int64(id), 10)
-	}
-	return append(dst, ']')
+	return wire.AppendInts(dst, ids)
 }
 
 func appendRawOrNull(dst []byte, raw json.RawMessage) []byte {
@@ -327,106 +321,21 @@ func appendValueOrNull[T any](dst []byte, v *T) ([]byte, error) {
 	return append(dst, b...), nil
 }
 
-const hexDigits = "0123456789abcdef"
-
-// AppendJSONString writes s as a JSON string the way pydantic's JSON
-// serializer does: UTF-8 kept raw, only '"', '\\' and control characters
-// escaped (\n, \r, \t, \b, \f by name). Invalid UTF-8 becomes U+FFFD.
-func AppendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, "\uFFFD"...)
-				i += size
-				start = i
-				continue
-			}
-			i += size
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
 // AppendStreamError writes the in-stream error event vLLM's generators
 // yield: json.dumps of the ErrorResponse, so ASCII-only with ", " and ": "
 // separators.
 func AppendStreamError(dst []byte, e ErrorInfo) []byte {
 	dst = append(dst, `{"error": {"message": `...)
-	dst = appendASCIIString(dst, e.Message)
+	dst = wire.AppendStringASCII(dst, e.Message)
 	dst = append(dst, `, "type": `...)
-	dst = appendASCIIString(dst, e.Type)
+	dst = wire.AppendStringASCII(dst, e.Type)
 	dst = append(dst, `, "param": `...)
 	if e.Param == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = appendASCIIString(dst, *e.Param)
+		dst = wire.AppendStringASCII(dst, *e.Param)
 	}
 	dst = append(dst, `, "code": `...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	return append(dst, "}}"...)
-}
-
-// appendASCIIString is json.dumps(s) with ensure_ascii: non-ASCII as
-// \uXXXX escapes, astral characters as surrogate pairs.
-func appendASCIIString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			dst = append(dst, '\\', byte(r))
-		case r == '\n':
-			dst = append(dst, `\n`...)
-		case r == '\r':
-			dst = append(dst, `\r`...)
-		case r == '\t':
-			dst = append(dst, `\t`...)
-		case r == '\b':
-			dst = append(dst, `\b`...)
-		case r == '\f':
-			dst = append(dst, `\f`...)
-		case r < 0x20 || (r >= 0x7f && r < 0x10000):
-			dst = appendU4(dst, r)
-		case r >= 0x10000:
-			r -= 0x10000
-			dst = appendU4(dst, 0xd800+(r>>10))
-			dst = appendU4(dst, 0xdc00+(r&0x3ff))
-		default:
-			dst = append(dst, byte(r))
-		}
-	}
-	return append(dst, '"')
-}
-
-func appendU4(dst []byte, r rune) []byte {
-	return append(dst, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // RequestOutputKind is vLLM's RequestOutputKind enum; it travels as its
@@ -297,13 +299,12 @@ func (p *SamplingParams) verify(maxN int) error {
 	return nil
 }
 
-// MarshalJSON writes the fields that differ from their defaults, in
+// AppendJSON appends the fields that differ from their defaults, in
 // declaration order (msgspec omit_defaults).
-func (p SamplingParams) MarshalJSON() ([]byte, error) {
-	w := &objectWriter{}
-	w.buf.WriteByte('{')
+func (p *SamplingParams) AppendJSON(dst []byte) ([]byte, error) {
+	w := objectWriter{b: append(dst, '{')}
 	if p.N != 1 {
-		w.key("n").WriteString(strconv.Itoa(p.N))
+		w.b = strconv.AppendInt(w.key("n"), int64(p.N), 10)
 	}
 	w.float("presence_penalty", p.PresencePenalty, 0)
 	w.float("frequency_penalty", p.FrequencyPenalty, 0)
@@ -311,36 +312,36 @@ func (p SamplingParams) MarshalJSON() ([]byte, error) {
 	w.float("temperature", p.Temperature, 1)
 	w.float("top_p", p.TopP, 1)
 	if p.TopK != 0 {
-		w.key("top_k").WriteString(strconv.Itoa(p.TopK))
+		w.b = strconv.AppendInt(w.key("top_k"), int64(p.TopK), 10)
 	}
 	w.float("min_p", p.MinP, 0)
 	if p.Seed != nil {
-		w.key("seed").WriteString(strconv.FormatInt(*p.Seed, 10))
+		w.b = strconv.AppendInt(w.key("seed"), *p.Seed, 10)
 	}
 	if p.Stop != nil {
-		w.value("stop", p.Stop)
+		w.b = wire.AppendStrings(w.key("stop"), p.Stop)
 	}
 	if p.StopTokenIDs != nil {
-		w.value("stop_token_ids", p.StopTokenIDs)
+		w.b = wire.AppendInts(w.key("stop_token_ids"), p.StopTokenIDs)
 	}
 	w.boolean("ignore_eos", p.IgnoreEOS, false)
 	switch {
 	case p.MaxTokens == nil:
-		w.key("max_tokens").WriteString("null")
+		w.b = append(w.key("max_tokens"), "null"...)
 	case *p.MaxTokens != 16 || p.ExplicitMaxTokens:
-		w.key("max_tokens").WriteString(strconv.Itoa(*p.MaxTokens))
+		w.b = strconv.AppendInt(w.key("max_tokens"), int64(*p.MaxTokens), 10)
 	}
 	if p.MinTokens != 0 {
-		w.key("min_tokens").WriteString(strconv.Itoa(p.MinTokens))
+		w.b = strconv.AppendInt(w.key("min_tokens"), int64(p.MinTokens), 10)
 	}
 	if p.Logprobs != nil {
-		w.key("logprobs").WriteString(strconv.Itoa(*p.Logprobs))
+		w.b = strconv.AppendInt(w.key("logprobs"), int64(*p.Logprobs), 10)
 	}
 	if p.PromptLogprobs != nil {
-		w.key("prompt_logprobs").WriteString(strconv.Itoa(*p.PromptLogprobs))
+		w.b = strconv.AppendInt(w.key("prompt_logprobs"), int64(*p.PromptLogprobs), 10)
 	}
 	if p.LogprobTokenIDs != nil {
-		w.value("logprob_token_ids", p.LogprobTokenIDs)
+		w.b = wire.AppendInts(w.key("logprob_token_ids"), p.LogprobTokenIDs)
 	}
 	w.boolean("flat_logprobs", p.FlatLogprobs, false)
 	w.boolean("detokenize", p.Detokenize, true)
@@ -348,53 +349,76 @@ func (p SamplingParams) MarshalJSON() ([]byte, error) {
 	w.boolean("spaces_between_special_tokens", p.SpacesBetweenSpecialTokens, true)
 	w.boolean("include_stop_str_in_output", p.IncludeStopStrInOutput, false)
 	if p.OutputKind != OutputKindCumulative {
-		w.key("output_kind").WriteString(strconv.Itoa(int(p.OutputKind)))
+		w.b = strconv.AppendInt(w.key("output_kind"), int64(p.OutputKind), 10)
 	}
 	w.boolean("skip_clone", p.SkipClone, false)
 	if p.OutputTextBufferLength != 0 {
-		w.key("output_text_buffer_length").WriteString(strconv.Itoa(p.OutputTextBufferLength))
+		w.b = strconv.AppendInt(w.key("output_text_buffer_length"), int64(p.OutputTextBufferLength), 10)
 	}
 	if p.StructuredOutputs != nil {
-		w.value("structured_outputs", p.StructuredOutputs)
+		w.raw(p.StructuredOutputs.AppendJSON(w.key("structured_outputs")))
 	}
 	if p.LogitBias != nil {
 		// json.dumps writes the int keys as strings.
-		w.key("logit_bias").WriteByte('{')
+		w.b = append(w.key("logit_bias"), '{')
 		for i, lb := range p.LogitBias {
 			if i > 0 {
-				w.buf.WriteByte(',')
+				w.b = append(w.b, ',')
 			}
-			fmt.Fprintf(&w.buf, "%q:%s", strconv.FormatInt(lb.TokenID, 10), pyJSONFloat(lb.Bias))
+			w.b = append(strconv.AppendInt(append(w.b, '"'), lb.TokenID, 10), '"', ':')
+			w.floatValue(lb.Bias)
 		}
-		w.buf.WriteByte('}')
+		w.b = append(w.b, '}')
 	}
 	if p.AllowedTokenIDs != nil {
-		w.value("allowed_token_ids", p.AllowedTokenIDs)
+		w.b = wire.AppendInts(w.key("allowed_token_ids"), p.AllowedTokenIDs)
 	}
 	if p.ExtraArgs != nil {
-		w.key("extra_args").Write(p.ExtraArgs)
+		w.raw(wire.AppendRaw(w.key("extra_args"), p.ExtraArgs))
 	}
 	if p.RoutedExpertsPromptStart != 0 {
-		w.key("routed_experts_prompt_start").WriteString(strconv.Itoa(p.RoutedExpertsPromptStart))
+		w.b = strconv.AppendInt(w.key("routed_experts_prompt_start"), int64(p.RoutedExpertsPromptStart), 10)
 	}
 	if p.BadWords != nil {
-		w.value("bad_words", p.BadWords)
+		w.b = wire.AppendStrings(w.key("bad_words"), p.BadWords)
 	}
 	if p.SkipReadingPrefixCache != nil {
-		w.key("skip_reading_prefix_cache").WriteString(strconv.FormatBool(*p.SkipReadingPrefixCache))
+		w.b = strconv.AppendBool(w.key("skip_reading_prefix_cache"), *p.SkipReadingPrefixCache)
 	}
 	if p.ThinkingTokenBudget != nil {
-		w.key("thinking_token_budget").WriteString(strconv.Itoa(*p.ThinkingTokenBudget))
+		w.b = strconv.AppendInt(w.key("thinking_token_budget"), int64(*p.ThinkingTokenBudget), 10)
 	}
 	if p.RepetitionDetection != nil {
-		w.key("repetition_detection").Write(p.RepetitionDetection)
+		w.raw(wire.AppendRaw(w.key("repetition_detection"), p.RepetitionDetection))
 	}
-	w.buf.WriteByte('}')
-	return w.buf.Bytes(), w.err
+	return append(w.b, '}'), w.err
+}
+
+// MarshalJSON is AppendJSON into a new buffer.
+func (p SamplingParams) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil) }
+
+// AppendJSON appends every field, as msgspec writes a dataclass.
+func (s *StructuredOutputsParams) AppendJSON(dst []byte) ([]byte, error) {
+	w := objectWriter{b: append(dst, '{')}
+	w.raw(wire.AppendRaw(w.key("json"), s.JSON))
+	w.optString("regex", s.Regex)
+	if s.Choice == nil {
+		w.b = append(w.key("choice"), "null"...)
+	} else {
+		w.b = wire.AppendStrings(w.key("choice"), s.Choice)
+	}
+	w.optString("grammar", s.Grammar)
+	w.optBool("json_object", s.JSONObject)
+	w.b = strconv.AppendBool(w.key("disable_any_whitespace"), s.DisableAnyWhitespace)
+	w.b = strconv.AppendBool(w.key("disable_additional_properties"), s.DisableAdditionalProperties)
+	w.optString("whitespace_pattern", s.WhitespacePattern)
+	w.optString("structural_tag", s.StructuralTag)
+	return append(w.b, '}'), w.err
 }
 
 // pyJSONFloat is json.dumps of a Python float (its repr; inf and nan as
 // JavaScript literals, which vLLM's JSONResponse would refuse anyway).
+
 func pyJSONFloat(f float64) string {
 	switch {
 	case math.IsInf(f, 1):
@@ -407,42 +431,71 @@ func pyJSONFloat(f float64) string {
 	return pyFloatStr(f)
 }
 
-// objectWriter writes a JSON object member by member.
+// objectWriter appends a JSON object member by member; the first error
+// (an invalid raw member) is kept.
 type objectWriter struct {
-	buf bytes.Buffer
+	b   []byte
 	n   int
 	err error
 }
 
-func (w *objectWriter) key(name string) *bytes.Buffer {
+// key appends the separator and the member name (a plain ASCII literal)
+// and returns w.b, for the value to be appended to.
+func (w *objectWriter) key(name string) []byte {
 	if w.n > 0 {
-		w.buf.WriteByte(',')
+		w.b = append(w.b, ',')
 	}
 	w.n++
-	w.buf.WriteByte('"')
-	w.buf.WriteString(name)
-	w.buf.WriteString(`":`)
-	return &w.buf
+	w.b = append(w.b, '"')
+	w.b = append(w.b, name...)
+	w.b = append(w.b, '"', ':')
+	return w.b
 }
 
 func (w *objectWriter) float(name string, v, def float64) {
 	if v != def {
-		w.key(name).WriteString(pyJSONFloat(v))
+		w.key(name)
+		w.floatValue(v)
 	}
+}
+
+// floatValue appends json.dumps of a Python float. inf and nan are an
+// error, as for vLLM's JSONResponse (allow_nan=False) and encoding/json.
+func (w *objectWriter) floatValue(v float64) {
+	if (math.IsInf(v, 0) || math.IsNaN(v)) && w.err == nil {
+		w.err = fmt.Errorf("protocol: unsupported float value %v", v)
+	}
+	w.b = append(w.b, pyJSONFloat(v)...)
 }
 
 func (w *objectWriter) boolean(name string, v, def bool) {
 	if v != def {
-		w.key(name).WriteString(strconv.FormatBool(v))
+		w.b = strconv.AppendBool(w.key(name), v)
 	}
 }
 
-func (w *objectWriter) value(name string, v any) {
-	b, err := MarshalJSON(v)
+func (w *objectWriter) optString(name string, v *string) {
+	if v == nil {
+		w.b = append(w.key(name), "null"...)
+	} else {
+		w.b = wire.AppendString(w.key(name), *v)
+	}
+}
+
+func (w *objectWriter) optBool(name string, v *bool) {
+	if v == nil {
+		w.b = append(w.key(name), "null"...)
+	} else {
+		w.b = strconv.AppendBool(w.key(name), *v)
+	}
+}
+
+// raw takes the result of an append that can fail.
+func (w *objectWriter) raw(b []byte, err error) {
+	w.b = b
 	if err != nil && w.err == nil {
 		w.err = err
 	}
-	w.key(name).Write(b)
 }
 
 // pyStrListRepr is Python's repr of a list of str.

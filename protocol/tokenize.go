@@ -3,6 +3,9 @@ package protocol
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // TokenizeCompletionRequest is the prompt form of POST /tokenize.
@@ -240,14 +243,22 @@ type TokenizeResponse struct {
 	TokenStrs   []string `json:"token_strs"`
 }
 
-// MarshalJSON keeps "tokens" a list even when empty.
-func (r TokenizeResponse) MarshalJSON() ([]byte, error) {
-	type plain TokenizeResponse
-	if r.Tokens == nil {
-		r.Tokens = []int{}
+// AppendJSON appends the body; tokens is a list even when empty.
+func (r *TokenizeResponse) AppendJSON(dst []byte) ([]byte, error) {
+	dst = strconv.AppendInt(append(dst, `{"count":`...), int64(r.Count), 10)
+	dst = strconv.AppendInt(append(dst, `,"max_model_len":`...), int64(r.MaxModelLen), 10)
+	dst = wire.AppendInts(append(dst, `,"tokens":`...), r.Tokens)
+	dst = append(dst, `,"token_strs":`...)
+	if r.TokenStrs == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = wire.AppendStrings(dst, r.TokenStrs)
 	}
-	return MarshalJSON(plain(r))
+	return append(dst, '}'), nil
 }
+
+// MarshalJSON is AppendJSON into a new buffer.
+func (r TokenizeResponse) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil) }
 
 // DetokenizeRequest is the body of POST /detokenize.
 type DetokenizeRequest struct {
@@ -286,3 +297,11 @@ func DecodeDetokenizeRequest(data []byte) (DetokenizeRequest, error) {
 type DetokenizeResponse struct {
 	Prompt string `json:"prompt"`
 }
+
+// AppendJSON appends the body.
+func (r *DetokenizeResponse) AppendJSON(dst []byte) ([]byte, error) {
+	return append(wire.AppendString(append(dst, `{"prompt":`...), r.Prompt), '}'), nil
+}
+
+// MarshalJSON is AppendJSON into a new buffer.
+func (r DetokenizeResponse) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil) }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // Python's json module, as far as vLLM's output depends on it: values that
@@ -181,44 +182,10 @@ func pyCompactValue(raw json.RawMessage) (string, error) {
 }
 
 // pyJSONString is json.dumps of a str with ensure_ascii=False.
-func pyJSONString(s string) string { return jsonString(s, false) }
+func pyJSONString(s string) string { return string(wire.AppendString(nil, s)) }
 
 // asciiJSONString is json.dumps of a str with ensure_ascii=True.
-func asciiJSONString(s string) string { return jsonString(s, true) }
-
-// jsonString writes s as Python's json.dumps does; with ensureASCII every
-// non-ASCII character is a \uXXXX escape (a surrogate pair above U+FFFF).
-func jsonString(s string, ensureASCII bool) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || (ensureASCII && r >= 0x7f && r <= 0xffff):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case ensureASCII && r > 0xffff:
-			r -= 0x10000
-			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+func asciiJSONString(s string) string { return string(wire.AppendStringASCII(nil, s)) }
 
 // pyNumber is how json.dumps writes the number json.loads read from lit.
 // An overflowing float keeps its literal: json.dumps would write Infinity,

@@ -17,8 +17,12 @@ func TestJSONString(t *testing.T) {
 		{"\U0010FFFF plain", true, `"\udbff\udfff plain"`},
 	}
 	for _, tt := range tests {
-		if got := jsonString(tt.in, tt.ascii); got != tt.want {
-			t.Errorf("jsonString(%q, %v) = %s, want %s", tt.in, tt.ascii, got, tt.want)
+		got := pyJSONString(tt.in)
+		if tt.ascii {
+			got = asciiJSONString(tt.in)
+		}
+		if got != tt.want {
+			t.Errorf("json string of %q (ascii %v) = %s, want %s", tt.in, tt.ascii, got, tt.want)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/benchdata"
 )
 
 // benchText is mixed English prose with code and numbers, repeated to size.
@@ -58,4 +60,20 @@ func BenchmarkDetokenizeHTTP(b *testing.B) {
 func BenchmarkHTTPOverhead(b *testing.B) {
 	h, _ := testServer(b, func(c *Config) { c.Logger = discardLogger() })
 	benchServe(b, h, "/tokenize", []byte(`{"prompt":"hi hi","model":"tiny"}`))
+}
+
+// BenchmarkChatRenderHTTPBench measures /v1/chat/completions/render in
+// process on the conversations of `vrender bench render` (1k, and the
+// 9k-token one with 80 messages and tools).
+func BenchmarkChatRenderHTTPBench(b *testing.B) {
+	h := realServer(b, loadModel(b, "qwen3"))
+	for _, size := range benchdata.Sizes {
+		q := benchdata.Conversation(size)
+		body, err := json.Marshal(map[string]any{"model": "m", "messages": q.Messages, "tools": q.Tools,
+			"add_generation_prompt": q.AddGenerationPrompt, "tool_choice": "none"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(size.Name, func(b *testing.B) { benchServe(b, h, "/v1/chat/completions/render", body) })
+	}
 }

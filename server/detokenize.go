@@ -45,5 +45,5 @@ func (s *server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, internalError())
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, protocol.DetokenizeResponse{Prompt: text})
+	s.writeJSON(w, r, http.StatusOK, &protocol.DetokenizeResponse{Prompt: text})
 }

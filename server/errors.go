@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/vrender/vrender/protocol"
 )
@@ -57,15 +58,19 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, e *apiError)
 }
 
 // writeJSON writes a JSON body as vLLM's JSONResponse does: compact,
-// UTF-8, no HTML escaping.
+// UTF-8, no HTML escaping. The body is appended into a pooled buffer and
+// written once.
 func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	b, err := protocol.MarshalJSON(v)
+	bp := bodyBuffers.Get().(*[]byte)
+	defer putBodyBuffer(bp)
+	b, err := protocol.AppendJSON((*bp)[:0], v)
 	if err != nil {
 		// Only a programming error (an unmarshalable value) gets here.
 		s.log.ErrorContext(r.Context(), "encode response", "request_id", requestIDFrom(r.Context()), "err", err)
 		status = http.StatusInternalServerError
-		b, _ = protocol.MarshalJSON(internalError().body)
+		b, _ = protocol.AppendJSON(b[:0], internalError().body)
 	}
+	*bp = b
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
@@ -73,5 +78,20 @@ func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 	if _, err := w.Write(b); err != nil {
 		// The client went away; nothing more to do.
 		s.log.DebugContext(r.Context(), "write response", "request_id", requestIDFrom(r.Context()), "err", err)
+	}
+}
+
+// bodyBuffers holds response buffers between requests; a 9k-token render
+// body is about 60 KB.
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// maxPooledBody bounds what the pool keeps, so one huge response does not
+// pin its buffer for the life of the process.
+const maxPooledBody = 1 << 20
+
+func putBodyBuffer(bp *[]byte) {
+	if cap(*bp) <= maxPooledBody {
+		*bp = (*bp)[:0]
+		bodyBuffers.Put(bp)
 	}
 }

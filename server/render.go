@@ -30,7 +30,7 @@ func (s *server) writeChatRender(w http.ResponseWriter, r *http.Request, req *pr
 		return
 	}
 	s.metrics.prompt[ep].Add(int64(len(res.Request.TokenIDs)))
-	s.writeJSON(w, r, http.StatusOK, res.Request)
+	s.writeJSON(w, r, http.StatusOK, &res.Request)
 }
 
 // handleCompletionRender answers POST /v1/completions/render with a JSON
@@ -50,10 +50,7 @@ func (s *server) handleCompletionRender(w http.ResponseWriter, r *http.Request) 
 	for i := range reqs {
 		s.metrics.prompt[epCompletionRender].Add(int64(len(reqs[i].TokenIDs)))
 	}
-	if reqs == nil {
-		reqs = []protocol.GenerateRequest{}
-	}
-	s.writeJSON(w, r, http.StatusOK, reqs)
+	s.writeJSON(w, r, http.StatusOK, protocol.GenerateRequests(reqs))
 }
 
 // tokenizeChat renders the chat form of /tokenize as vLLM's tokenize

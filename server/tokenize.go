@@ -53,7 +53,7 @@ func (s *server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 			strs[i], _ = tok.IDToToken(id)
 		}
 	}
-	s.writeJSON(w, r, http.StatusOK, protocol.TokenizeResponse{
+	s.writeJSON(w, r, http.StatusOK, &protocol.TokenizeResponse{
 		Count:       len(ids),
 		MaxModelLen: s.model.MaxModelLen,
 		Tokens:      ids,

@@ -1,6 +1,10 @@
 package pyjson
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/vrender/vrender/internal/wire"
+)
 
 // Canonical returns json.dumps(json.loads(s), ensure_ascii=False) for a
 // complete document s (surrounding whitespace allowed, nothing else).
@@ -22,11 +26,4 @@ func Canonical(s string) (string, error) {
 }
 
 // Quote returns json.dumps(s, ensure_ascii=False) for a Go string.
-func Quote(s string) string {
-	out := make([]byte, 0, len(s)+2)
-	out = append(out, '"')
-	for _, r := range s {
-		out = appendRune(out, r)
-	}
-	return string(append(out, '"'))
-}
+func Quote(s string) string { return string(wire.AppendString(make([]byte, 0, len(s)+2), s)) }

@@ -1,0 +1,181 @@
+// Package wire is vrender's JSON writer: append-style helpers that write
+// exactly what Python's json.dumps(..., ensure_ascii=False,
+// separators=(",", ":")) writes, which is what vLLM's JSONResponse and
+// pydantic send. Response types build their bodies with these into one
+// buffer, so no byte is validated or compacted a second time.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+const hexDigits = "0123456789abcdef"
+
+// plain[c] is true for the ASCII bytes a JSON string holds unescaped.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// AppendString appends s as json.dumps(s, ensure_ascii=False) writes it:
+// UTF-8 (U+2028 and U+2029 included) kept raw, '"', '\\' and the control
+// characters escaped, \n \r \t \b \f by name, others as \u00XX. A Python
+// str cannot hold bytes that are not UTF-8; each such byte is written as
+// U+FFFD, as a lossy decode would have made it.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if plain[c] {
+				i++
+				continue
+			}
+			dst = appendEscape(append(dst, s[start:i]...), c)
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\uFFFD"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendStringASCII appends s as json.dumps(s) (ensure_ascii=True) writes
+// it: the escapes of AppendString, and every character outside printable
+// ASCII (DEL included) as \uXXXX, a surrogate pair above U+FFFF.
+func AppendStringASCII(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf && r != 0x7f && plain[r]:
+			dst = append(dst, byte(r))
+		case r < utf8.RuneSelf && r != 0x7f:
+			dst = appendEscape(dst, byte(r))
+		case r >= 0x10000:
+			r -= 0x10000
+			dst = appendU4(dst, 0xd800+(r>>10))
+			dst = appendU4(dst, 0xdc00+(r&0x3ff))
+		default:
+			dst = appendU4(dst, r)
+		}
+	}
+	return append(dst, '"')
+}
+
+// appendEscape appends the escape of the ASCII byte c that json.dumps
+// writes.
+func appendEscape(dst []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(dst, '\\', c)
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	}
+	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+}
+
+func appendU4(dst []byte, r rune) []byte {
+	return append(dst, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
+}
+
+// AppendInts appends ids as a JSON list.
+func AppendInts(dst []byte, ids []int) []byte {
+	dst = append(dst, '[')
+	for i, id := range ids {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendInt(dst, int64(id), 10)
+	}
+	return append(dst, ']')
+}
+
+// AppendStrings appends items as a JSON list of strings.
+func AppendStrings(dst []byte, items []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, s)
+	}
+	return append(dst, ']')
+}
+
+// AppendBool appends true or false.
+func AppendBool(dst []byte, b bool) []byte { return strconv.AppendBool(dst, b) }
+
+// AppendRaw appends a JSON value held raw (a client's or an engine's
+// object passed through), compacted as json.dumps would re-serialise it
+// (separators without spaces) and with the escapes \u2028 and \u2029
+// written as the raw characters, as Python does. An empty raw value is
+// null; an invalid one is an error.
+func AppendRaw(dst, raw []byte) ([]byte, error) {
+	if len(raw) == 0 {
+		return append(dst, "null"...), nil
+	}
+	n := len(dst)
+	buf := bytes.NewBuffer(dst)
+	if err := json.Compact(buf, raw); err != nil {
+		return dst, err
+	}
+	dst = buf.Bytes()
+	if bytes.Contains(dst[n:], []byte(`\u202`)) {
+		dst = append(dst[:n], UnescapeLineSeparators(dst[n:])...)
+	}
+	return dst, nil
+}
+
+// UnescapeLineSeparators rewrites the escapes \u2028 and \u2029 (which
+// encoding/json writes for JavaScript's sake) as the raw characters. An
+// escaped backslash followed by "u2028" is text, not an escape, so escapes
+// are skipped pairwise. b is returned unchanged when it holds neither.
+func UnescapeLineSeparators(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u202`)) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' || i+1 >= len(b) {
+			out = append(out, c)
+			continue
+		}
+		if b[i+1] == 'u' && i+5 < len(b) && string(b[i+2:i+5]) == "202" && (b[i+5] == '8' || b[i+5] == '9') {
+			if b[i+5] == '8' {
+				out = append(out, "\u2028"...)
+			} else {
+				out = append(out, "\u2029"...)
+			}
+			i += 5
+			continue
+		}
+		out = append(out, c, b[i+1])
+		i++
+	}
+	return out
+}
