@@ -146,6 +146,7 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 	if cs := nullToNil(raw.CacheSalt); cs != nil {
 		var s string
 		if json.Unmarshal(cs, &s) != nil || s == "" {
+			//lint:ignore ST1005 vLLM's message, byte for byte
 			return nil, errors.New("Parameter 'cache_salt' must be a non-empty string if provided.")
 		}
 		r.CacheSalt = &s

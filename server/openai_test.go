@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -516,19 +515,6 @@ func TestOpenAIToolChoiceConstrainsEngine(t *testing.T) {
 			}
 		})
 	}
-}
-
-func compactJSON(t *testing.T, raw json.RawMessage) string {
-	t.Helper()
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		raw = json.RawMessage(s)
-	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		t.Fatalf("%s: %v", raw, err)
-	}
-	return b.String()
 }
 
 func TestOpenAIStopStringAbortsEngine(t *testing.T) {

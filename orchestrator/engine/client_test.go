@@ -349,3 +349,24 @@ func testWavesReuseConnections(t *testing.T, wave int) {
 		t.Errorf("connections after two waves of %d concurrent streams: %d then %d", wave, first, second)
 	}
 }
+
+func TestNewRequestID(t *testing.T) {
+	long := strings.Repeat("x", 500)
+	for _, base := range []string{"chatcmpl-abc", "chatcmpl-a\nb", "chatcmpl-\u0001\u007f", `chatcmpl-"q\`, "chatcmpl-é", long, ""} {
+		a, b := NewRequestID(base), NewRequestID(base)
+		if a == b {
+			t.Errorf("%q: two ids alike: %q", base, a)
+		}
+		if len(a) > maxRequestIDBase+15 {
+			t.Errorf("%q: id of %d bytes", base, len(a))
+		}
+		for _, c := range []byte(a) {
+			if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+				t.Errorf("%q: id %q holds %q", base, a, c)
+			}
+		}
+		if clean := strings.Map(func(r rune) rune { return r }, base); clean == "chatcmpl-abc" && !strings.HasPrefix(a, "chatcmpl-abc-") {
+			t.Errorf("a plain id keeps its base: %q", a)
+		}
+	}
+}

@@ -47,6 +47,7 @@ func systemMessage(instructions *string, o Options) (Message, error) {
 	}
 	if o.ReasoningEffort != "" {
 		if !reasoningEfforts[o.ReasoningEffort] {
+			//lint:ignore ST1005 vLLM's message, byte for byte
 			return Message{}, fmt.Errorf("reasoning_effort=%q is not supported by Harmony. Supported values are: high, medium, low.", o.ReasoningEffort)
 		}
 		s.ReasoningEffort = o.ReasoningEffort
@@ -70,6 +71,7 @@ func developerMessage(instructions *string, tools []Tool, o Options) Message {
 // when the request offers none (or they are excluded).
 func Build(chat []ChatMessage, tools []Tool, o Options) ([]Message, error) {
 	if o.ReasoningEffort == "none" {
+		//lint:ignore ST1005 vLLM's message, byte for byte
 		return nil, fmt.Errorf("Harmony does not support reasoning_effort='none'")
 	}
 	var instructions *string
