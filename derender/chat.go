@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/vrender/vrender/internal/telemetry"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 )
@@ -110,7 +111,11 @@ func (e *Engine) message(content, reasoning *string, calls []protocol.ToolCall) 
 	m := protocol.ChatMessage{Role: "assistant", Content: content, Reasoning: reasoning, ToolCalls: calls}
 	if e.cfg.ReasoningFieldCompat {
 		// Not json.Marshal: it HTML-escapes <>&, which Python never does.
-		m.ReasoningContent, _ = protocol.MarshalJSON(reasoning)
+		if reasoning == nil {
+			m.ReasoningContent = json.RawMessage("null")
+		} else {
+			m.ReasoningContent = wire.AppendString(nil, *reasoning)
+		}
 	}
 	return m
 }

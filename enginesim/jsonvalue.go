@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // jsonValue is a parsed JSON value that keeps object key order: schemas
@@ -198,11 +200,9 @@ func (v *jsonValue) writePy(b *strings.Builder) {
 	}
 }
 
-// writeJSONString writes s as a JSON string without HTML escaping.
+// writeJSONString writes s as json.dumps(s, ensure_ascii=False) does,
+// which is how vLLM's engine side writes JSON text.
 func writeJSONString(b *strings.Builder, s string) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	b.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	var buf [256]byte
+	b.Write(wire.AppendString(buf[:0], s))
 }

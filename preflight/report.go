@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // WriteText prints the checklist: ✓, ✗ or – per check, the figures, and
@@ -45,7 +47,4 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-func quoteJSON(s string) string {
-	b, _ := json.Marshal(s) // a string always marshals
-	return string(b)
-}
+func quoteJSON(s string) string { return string(wire.AppendString(nil, s)) }

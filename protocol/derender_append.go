@@ -14,38 +14,15 @@ import (
 
 // AppendJSON appends the chunk and the state to echo.
 func (r *DerenderChatStreamResponse) AppendJSON(dst []byte) ([]byte, error) {
-	w := objectWriter{b: append(dst, '{')}
-	w.raw(r.Chunk.AppendJSON(w.key("chunk")))
-	w.b = r.StreamState.appendJSON(w.key("stream_state"))
-	return append(w.b, '}'), w.err
+	return appendDerenderStream(dst, &r.Chunk, &r.StreamState)
 }
 
 // AppendJSON appends one chat stream chunk.
 func (c *ChatCompletionStreamResponse) AppendJSON(dst []byte) ([]byte, error) {
 	w := objectWriter{b: append(dst, '{')}
-	w.b = wire.AppendString(w.key("id"), c.ID)
-	w.b = wire.AppendString(w.key("object"), c.Object)
-	w.b = strconv.AppendInt(w.key("created"), c.Created, 10)
-	w.b = wire.AppendString(w.key("model"), c.Model)
-	w.key("choices")
-	if c.Choices == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		w.b = append(w.b, '[')
-		for i := range c.Choices {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.raw(c.Choices[i].appendJSON(w.b))
-		}
-		w.b = append(w.b, ']')
-	}
-	w.key("usage")
-	if c.Usage == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		w.raw(c.Usage.appendJSON(w.b))
-	}
+	w.responseHead(c.ID, c.Object, c.Created, c.Model)
+	writeList(&w, "choices", c.Choices, func(ch *ChatStreamChoice) { w.raw(ch.appendJSON(w.b)) })
+	w.usage(c.Usage)
 	w.optString("system_fingerprint", c.SystemFingerprint)
 	w.raw(wire.AppendRaw(w.key("metrics"), c.Metrics))
 	return append(w.b, '}'), w.err
@@ -55,12 +32,7 @@ func (c *ChatStreamChoice) appendJSON(dst []byte) ([]byte, error) {
 	w := objectWriter{b: append(dst, '{')}
 	w.b = strconv.AppendInt(w.key("index"), int64(c.Index), 10)
 	w.b = c.Delta.appendJSON(w.key("delta"))
-	w.key("logprobs")
-	if c.Logprobs == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		w.raw(c.Logprobs.appendJSON(w.b))
-	}
+	w.raw(c.Logprobs.appendJSON(w.key("logprobs")))
 	w.optString("finish_reason", c.FinishReason)
 	w.raw(wire.AppendRaw(w.key("stop_reason"), c.StopReason))
 	w.b = appendIntsOrNull(w.key("token_ids"), c.TokenIDs)
@@ -105,7 +77,11 @@ func (d *DeltaMessage) appendJSON(dst []byte) []byte {
 	return append(w.b, '}')
 }
 
+// appendJSON appends the logprobs; nil is null.
 func (l *ChatCompletionLogProbs) appendJSON(dst []byte) ([]byte, error) {
+	if l == nil {
+		return append(dst, "null"...), nil
+	}
 	w := objectWriter{b: append(dst, '{')}
 	w.key("content")
 	if l.Content == nil {

@@ -1,48 +1,15 @@
 package protocol
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
 )
 
 func randDerenderChatStream(rng *rand.Rand) DerenderChatStreamResponse {
-	maybe := func() bool { return rng.IntN(2) == 0 }
-	str := func() *string {
-		if maybe() {
-			return nil
-		}
-		return ptr(randWireString(rng))
-	}
-	ints := func() []int {
-		if maybe() {
-			return nil
-		}
-		out := make([]int, rng.IntN(6))
-		for i := range out {
-			out[i] = rng.IntN(300000) - 3
-		}
-		return out
-	}
-	strs := func() []string {
-		if maybe() {
-			return nil
-		}
-		out := make([]string, rng.IntN(4))
-		for i := range out {
-			out[i] = randWireString(rng)
-		}
-		return out
-	}
-	floats := []float64{0, -0.5, -1e-7, -123.456, -9.5367431640625e-07, -1e21, -3.4028234663852886e+38, -2.220446049250313e-16}
-	flp := func() *float64 {
-		if maybe() {
-			return nil
-		}
-		return ptr(floats[rng.IntN(len(floats))])
-	}
-	raw := func() json.RawMessage { return wireRaws[rng.IntN(len(wireRaws))] }
+	r := wireGen{rng}
+	maybe, str, strs, raw, flp := r.maybe, r.strp, r.strs, r.raw, r.logprob
+	ints := func() []int { return r.ints(6) }
 	c := ChatCompletionStreamResponse{ID: randWireString(rng), Object: "chat.completion.chunk", Created: rng.Int64N(1 << 40),
 		Model: randWireString(rng), SystemFingerprint: str(), Metrics: raw()}
 	if maybe() {

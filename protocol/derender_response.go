@@ -68,25 +68,8 @@ func (d *OrderedLogprobDict) Set(key string, v *float64) {
 	d.Values = append(d.Values, v)
 }
 
-// MarshalJSON writes the dict in insertion order.
-func (d *OrderedLogprobDict) MarshalJSON() ([]byte, error) {
-	buf := []byte{'{'}
-	for i, k := range d.Keys {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		kb, err := MarshalJSON(k)
-		if err != nil {
-			return nil, err
-		}
-		vb, err := MarshalJSON(d.Values[i])
-		if err != nil {
-			return nil, err
-		}
-		buf = append(append(append(buf, kb...), ':'), vb...)
-	}
-	return append(buf, '}'), nil
-}
+// MarshalJSON is AppendJSON into a new buffer.
+func (d *OrderedLogprobDict) MarshalJSON() ([]byte, error) { return d.AppendJSON(nil) }
 
 // FunctionCall is a complete tool call's function.
 type FunctionCall struct {

@@ -209,67 +209,12 @@ func (w *oldObjectWriter) value(name string, v any) {
 	w.key(name).Write(b)
 }
 
-// wireStrings are the strings that exercise every escaping rule: HTML,
-// controls, quotes, U+2028/9, a literal backslash-u2028, astral, DEL.
-var wireStrings = []string{"", "plain", "<|im_start|>a&b", "a\u2028b\u2029c", `x\u2028`, "\b\f\x01\n\r\t\"\\",
-	"café 天气 😀", "\x7f", "\x00\x1f", "tab\there", "<think>\n</think>"}
-
-// wireRaws are raw members as a client may send them: spaced, escaped,
-// nested.
-var wireRaws = []json.RawMessage{nil, json.RawMessage(`{}`), json.RawMessage(`{"a": 1, "b" : [1, 2 ,{"c":null}]}`),
-	json.RawMessage("{\n\t\"k\": \"\\u2028 \\\\u2029 \\u003c\"\n}"), json.RawMessage(`{"x":"a b"}`), json.RawMessage(`"s"`)}
-
-func randWireString(rng *rand.Rand) string {
-	var b []byte
-	for range rng.IntN(4) {
-		b = append(b, wireStrings[rng.IntN(len(wireStrings))]...)
-	}
-	return string(b)
-}
-
 func randGenerateRequest(rng *rand.Rand) GenerateRequest {
-	maybe := func() bool { return rng.IntN(2) == 0 }
-	str := func() *string {
-		if maybe() {
-			return nil
-		}
-		return ptr(randWireString(rng))
-	}
-	boolp := func() *bool {
-		if maybe() {
-			return nil
-		}
-		return ptr(maybe())
-	}
-	ints := func() []int {
-		if maybe() {
-			return nil
-		}
-		out := make([]int, rng.IntN(20))
-		for i := range out {
-			out[i] = rng.IntN(300000) - 5
-		}
-		return out
-	}
-	strs := func() []string {
-		if maybe() {
-			return nil
-		}
-		out := make([]string, rng.IntN(4))
-		for i := range out {
-			out[i] = randWireString(rng)
-		}
-		return out
-	}
-	raw := func() json.RawMessage { return wireRaws[rng.IntN(len(wireRaws))] }
+	r := wireGen{rng}
+	maybe, str, boolp, strs, raw, intp := r.maybe, r.strp, r.boolp, r.strs, r.raw, r.intp
+	ints := func() []int { return r.ints(20) }
 	floats := []float64{0, 1, 0.7, -2, 1e-7, 1e22, 123456789.125, math.Inf(1), math.NaN(), 0.1 + 0.2}
 	fl := func() float64 { return floats[rng.IntN(len(floats))] }
-	intp := func() *int {
-		if maybe() {
-			return nil
-		}
-		return ptr(rng.IntN(40) - 2)
-	}
 	p := NewSamplingParams()
 	if maybe() {
 		p.N = rng.IntN(5)

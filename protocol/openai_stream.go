@@ -141,7 +141,7 @@ func (e *ChunkEncoder) AppendChatDelta(dst []byte, c *ChatChunkChoice, usage *Us
 	dst = appendDelta(dst, c.Delta)
 	dst = append(dst, `,"logprobs":`...)
 	var err error
-	if dst, err = appendValueOrNull(dst, c.Logprobs); err != nil {
+	if dst, err = c.Logprobs.appendJSON(dst); err != nil {
 		return nil, err
 	}
 	dst = append(dst, `,"finish_reason":`...)
@@ -180,7 +180,7 @@ func (e *ChunkEncoder) AppendCompletion(dst []byte, c *CompletionChunkChoice, us
 	dst = wire.AppendString(dst, c.Text)
 	dst = append(dst, `,"logprobs":`...)
 	var err error
-	if dst, err = appendValueOrNull(dst, c.Logprobs); err != nil {
+	if dst, err = c.Logprobs.appendJSON(dst); err != nil {
 		return nil, err
 	}
 	dst = append(dst, `,"finish_reason":`...)
@@ -307,18 +307,6 @@ func appendRawOrNull(dst []byte, raw json.RawMessage) []byte {
 		return append(dst, "null"...)
 	}
 	return append(dst, raw...)
-}
-
-// appendValueOrNull encodes the rare members (logprobs) by reflection.
-func appendValueOrNull[T any](dst []byte, v *T) ([]byte, error) {
-	if v == nil {
-		return append(dst, "null"...), nil
-	}
-	b, err := MarshalJSON(v)
-	if err != nil {
-		return nil, err
-	}
-	return append(dst, b...), nil
 }
 
 // AppendStreamError writes the in-stream error event vLLM's generators

@@ -61,8 +61,8 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, e *apiError)
 // UTF-8, no HTML escaping. The body is appended into a pooled buffer and
 // written once.
 func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	bp := bodyBuffers.Get().(*[]byte)
-	defer putBodyBuffer(bp)
+	bp := s.bodies.get()
+	defer s.bodies.put(bp)
 	b, err := protocol.AppendJSON((*bp)[:0], v)
 	if err != nil {
 		// Only a programming error (an unmarshalable value) gets here.
@@ -81,17 +81,25 @@ func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 	}
 }
 
-// bodyBuffers holds response buffers between requests; a 9k-token render
-// body is about 60 KB.
-var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+// bodyPool holds response buffers between requests; a 9k-token render
+// body is about 60 KB. The zero value is ready to use.
+type bodyPool struct{ pool sync.Pool }
 
 // maxPooledBody bounds what the pool keeps, so one huge response does not
 // pin its buffer for the life of the process.
 const maxPooledBody = 1 << 20
 
-func putBodyBuffer(bp *[]byte) {
+func (p *bodyPool) get() *[]byte {
+	if bp, ok := p.pool.Get().(*[]byte); ok {
+		return bp
+	}
+	b := make([]byte, 0, 4<<10)
+	return &b
+}
+
+func (p *bodyPool) put(bp *[]byte) {
 	if cap(*bp) <= maxPooledBody {
 		*bp = (*bp)[:0]
-		bodyBuffers.Put(bp)
+		p.pool.Put(bp)
 	}
 }

@@ -93,6 +93,7 @@ type server struct {
 
 	metrics  serverMetrics
 	draining atomic.Bool
+	bodies   bodyPool // response buffers of writeJSON
 }
 
 // Handler is the server's HTTP handler. Serve drains it on shutdown.

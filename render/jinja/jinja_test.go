@@ -274,3 +274,31 @@ func TestConcurrentRender(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestPyJSONDumpsStrings pins string escaping to CPython's json.dumps
+// (outputs taken from python3): DEL is escaped only with ensure_ascii,
+// U+2028 stays raw without it, astral characters become surrogate pairs
+// with it. A byte that is not UTF-8 cannot be in a Python str; it is
+// written as U+FFFD, as a lossy decode would have made it.
+func TestPyJSONDumpsStrings(t *testing.T) {
+	cases := []struct {
+		s, ascii, utf8 string
+	}{
+		{"\x7f", `"\u007f"`, "\"\x7f\""},
+		{"a\u2028b\U0001F600\x01\b\f\t", `"a\u2028b\ud83d\ude00\u0001\b\f\t"`, "\"a\u2028b\U0001F600\\u0001\\b\\f\\t\""},
+		{"\"\\</>&", `"\"\\</>&"`, `"\"\\</>&"`},
+		{"x\xffy", `"x\ufffdy"`, "\"x\uFFFDy\""},
+	}
+	for _, c := range cases {
+		for _, ascii := range []bool{true, false} {
+			got, err := pyJSONDumps(Value{kind: KindStr, s: c.s}, jsonOpts{itemSep: ", ", keySep: ": ", ensureASCII: ascii})
+			want := c.utf8
+			if ascii {
+				want = c.ascii
+			}
+			if err != nil || got != want {
+				t.Errorf("json.dumps(%q, ensure_ascii=%v) = %s, %v; want %s", c.s, ascii, got, err, want)
+			}
+		}
+	}
+}

@@ -9,7 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // FromJSON decodes JSON into a Value the way Python's json.loads does:
@@ -339,54 +340,17 @@ func writeJSONDict(b *strings.Builder, d *Dict, o jsonOpts, depth int) error {
 	return nil
 }
 
+// writeJSONString writes s as Python's json.dumps does (package wire):
+// with ensure_ascii DEL and every non-ASCII character escaped, without it
+// everything but '"', '\\' and the controls raw. A byte that is not UTF-8
+// (a Python str cannot hold one) is written as U+FFFD, as a lossy decode
+// would have made it.
 func writeJSONString(b *strings.Builder, s string, ascii bool) {
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			i++
-			switch c {
-			case '"':
-				b.WriteString(`\"`)
-			case '\\':
-				b.WriteString(`\\`)
-			case '\n':
-				b.WriteString(`\n`)
-			case '\r':
-				b.WriteString(`\r`)
-			case '\t':
-				b.WriteString(`\t`)
-			case '\b':
-				b.WriteString(`\b`)
-			case '\f':
-				b.WriteString(`\f`)
-			default:
-				if c < 0x20 {
-					b.WriteString(`\u00`)
-					writeHex(b, uint32(c), 2)
-				} else {
-					b.WriteByte(c)
-				}
-			}
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !ascii {
-			b.WriteString(s[i : i+size])
-			i += size
-			continue
-		}
-		i += size
-		if r >= 0x10000 {
-			r -= 0x10000
-			b.WriteString(`\u`)
-			writeHex(b, uint32(0xd800+(r>>10)), 4)
-			b.WriteString(`\u`)
-			writeHex(b, uint32(0xdc00+(r&0x3ff)), 4)
-		} else {
-			b.WriteString(`\u`)
-			writeHex(b, uint32(r), 4)
-		}
+	// Most strings fit the stack buffer, so escaping them allocates nothing.
+	var buf [256]byte
+	if ascii {
+		b.Write(wire.AppendStringASCII(buf[:0], s))
+	} else {
+		b.Write(wire.AppendString(buf[:0], s))
 	}
-	b.WriteByte('"')
 }
