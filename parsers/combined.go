@@ -108,7 +108,22 @@ func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
 			p.Parse, p.ownIDs = true, info.OwnIDs
 		}
 	}
+	harmonyPair(cfg, p)
 	return p, nil
+}
+
+// harmonyPair joins Harmony machines as vLLM's single HarmonyParser: the
+// reasoning machine hands the non-analysis text on to a Harmony tool
+// machine, and with the "openai" tool parser but no call parsing the
+// content is still read out of the Harmony messages.
+func harmonyPair(cfg Config, p *Parser) {
+	h, ok := p.Reasoning.(*Harmony)
+	if _, tools := p.Tools.(*HarmonyTools); ok && tools {
+		h.pass = true
+	}
+	if cfg.ToolParser == "openai" && !p.Parse && p.Reasoning == nil {
+		p.Reasoning = &Harmony{}
+	}
 }
 
 // engineReasoningParsers are vLLM's reasoning parsers that are ParserEngine

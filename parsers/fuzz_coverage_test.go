@@ -37,6 +37,7 @@ var fuzzTargets = map[string]string{
 	"tool:granite4": "FuzzGranite4", "tool:internlm": "FuzzInternLM", "tool:jamba": "FuzzJamba",
 	"tool:phi4_mini_json": "FuzzPhi4MiniJSON", "tool:minimax_m2": "FuzzMinimaxM2", "tool:xlam": "FuzzXLAM",
 	"tool:hunyuan_a13b": "FuzzHunyuanA13B", "tool:seed_oss": "FuzzSeedOSS", "tool:step3": "FuzzStep3",
+	"tool:openai": "FuzzHarmony",
 
 	"reasoning:qwen3": "FuzzReasoningParsers", "reasoning:deepseek_r1": "FuzzReasoningParsers",
 	"reasoning:deepseek_v3": "FuzzReasoningParsers", "reasoning:glm45": "FuzzReasoningParsers",
@@ -45,6 +46,7 @@ var fuzzTargets = map[string]string{
 	"reasoning:minimax_m2_append_think": "FuzzReasoningParsers", "reasoning:seed_oss": "FuzzReasoningParsers",
 	"reasoning:step3": "FuzzReasoningParsers", "reasoning:hunyuan_a13b": "FuzzReasoningParsers",
 	"reasoning:ernie45": "FuzzReasoningParsers", "reasoning:olmo3": "FuzzReasoningParsers",
+	"reasoning:openai_gptoss": "FuzzReasoningParsers",
 }
 
 // TestEveryParserHasFuzzTarget fails when a parser is registered without

@@ -110,6 +110,7 @@ var fuzzReasoningConfigs = []struct{ parser, kwargs string }{
 	{"glm45", ""}, {"glm45", `{"enable_thinking":false}`}, {"kimi_k2", ""}, {"minimax_m2", ""},
 	{"minimax_m2_append_think", ""}, {"seed_oss", ""}, {"mistral", ""}, {"granite", ""}, {"olmo3", ""},
 	{"hunyuan_a13b", ""}, {"qwen3", ""}, {"qwen3", `{"enable_thinking":false}`}, {"deepseek_r1", ""},
+	{"openai_gptoss", ""},
 }
 
 // droppedMarkers are markers a parser always removes: they never reach

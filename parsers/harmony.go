@@ -1,0 +1,451 @@
+package parsers
+
+import (
+	"strings"
+
+	"github.com/vrender/vrender/parsers/pyjson"
+)
+
+// gpt-oss's Harmony output, as vLLM's HarmonyParser (vllm/parser/harmony.py)
+// reads it through openai_harmony's StreamableParser started with role
+// assistant. The markers are special tokens of o200k_harmony; with
+// skip_special_tokens off they arrive in the text, so the machine reads
+// them there like every family here (NeedsSpecialTokens). vLLM maps the
+// parsed messages: analysis -> reasoning (with a reasoning parser),
+// functions.X recipients -> tool calls (with a tool parser; arguments
+// json.dumps(json.loads(...))'d when the content type is JSON or absent),
+// final and recipient-less commentary (preambles) -> content, each kind's
+// messages joined by "\n" in the non-streaming answer this machine follows.
+//
+// The tool parser "openai" is the full machine. The reasoning parser
+// "openai_gptoss" is the same machine taking the analysis bodies; when an
+// "openai" tool machine follows it (New sets pass), it hands the rest of
+// the text on verbatim, analysis bodies blanked, for that machine to parse.
+
+func init() {
+	registerReasoning("openai_gptoss", ReasoningInfo{NeedsSpecialTokens: true,
+		New: func(Vocab, *Request, []int) (ReasoningMachine, error) { return &Harmony{reason: true}, nil }})
+	registerTool("openai", ToolInfo{NeedsSpecialTokens: true,
+		New: func(Vocab, *Request) (ToolMachine, error) { return &HarmonyTools{Harmony{tools: true}}, nil }})
+}
+
+const (
+	hmStart   = "<|start|>"
+	hmMessage = "<|message|>"
+	hmChannel = "<|channel|>"
+	hmConstr  = "<|constrain|>"
+)
+
+// harmonyStops end a message (encoding.stop_tokens: <|end|>, <|call|>,
+// <|return|>).
+var harmonyStops = []string{"<|end|>", "<|call|>", "<|return|>"}
+
+// The StreamableParser's states, plus the error vLLM answers with the raw
+// output as content.
+const (
+	hsHeader = iota
+	hsContent
+	hsExpectStart
+	hsError
+)
+
+// Harmony kinds of a message, vLLM's _SegmentType.
+const (
+	hkIgnore = iota
+	hkReasoning
+	hkContent
+	hkTool
+)
+
+// Harmony is the Harmony machine.
+type Harmony struct {
+	State int
+	// Next is set while the first header is read: its role is given.
+	Next bool
+	// Pending is text not yet consumed: a possible marker's start, or the
+	// header so far.
+	Pending []byte
+	Kind    int
+	// Args is a JSON tool call's body, canonicalized at its end.
+	Args        []byte
+	ArgsJSON    bool
+	Calls       int
+	ReasonOut   bool
+	ContentOut  bool
+	MsgOut      bool
+	Initialized bool
+
+	reason, tools, pass bool
+}
+
+// Push implements ReasoningMachine.
+func (h *Harmony) Push(text string) (reasoning, content string) {
+	r, c, _ := h.push(text, false)
+	return r, c
+}
+
+// Finish implements ReasoningMachine.
+func (h *Harmony) Finish() (reasoning, content string) {
+	r, c, _ := h.push("", true)
+	return r, c
+}
+
+// Nulls implements ReasoningMachine: vLLM returns None for empty parts.
+func (h *Harmony) Nulls() (reasoningNull, contentNull bool) { return true, true }
+
+// HarmonyTools is the "openai" tool machine: Harmony with its calls.
+type HarmonyTools struct{ Harmony }
+
+// Push implements ToolMachine.
+func (t *HarmonyTools) Push(text string) (string, []ToolCallDelta) {
+	_, c, calls := t.push(text, false)
+	return c, calls
+}
+
+// Finish implements ToolMachine.
+func (t *HarmonyTools) Finish() (string, []ToolCallDelta) {
+	_, c, calls := t.push("", true)
+	return c, calls
+}
+
+// Called implements ToolMachine.
+func (t *HarmonyTools) Called() bool { return t.Calls > 0 }
+
+type harmonyOut struct {
+	r, c  strings.Builder
+	calls []ToolCallDelta
+}
+
+func (h *Harmony) push(text string, final bool) (string, string, []ToolCallDelta) {
+	if !h.Initialized {
+		h.Initialized, h.Next = true, true
+	}
+	var o harmonyOut
+	if h.State == hsError {
+		o.c.WriteString(text)
+		return "", o.c.String(), nil
+	}
+	h.Pending = append(h.Pending, text...)
+	h.scan(&o, final)
+	if final {
+		h.eos(&o)
+	}
+	return o.r.String(), o.c.String(), o.calls
+}
+
+// scan consumes Pending as far as it is certain.
+func (h *Harmony) scan(o *harmonyOut, final bool) {
+	for len(h.Pending) > 0 && h.State != hsError {
+		buf := string(h.Pending)
+		switch h.State {
+		case hsExpectStart:
+			if strings.HasPrefix(buf, hmStart) {
+				h.raw(o, hmStart)
+				h.Pending = h.Pending[len(hmStart):]
+				h.State = hsHeader
+				continue
+			}
+			if !final && strings.HasPrefix(hmStart, buf) {
+				return
+			}
+			h.fail(o)
+			return
+		case hsHeader:
+			i := strings.Index(buf, hmMessage)
+			j, stop := firstStop(buf)
+			if i >= 0 && (j < 0 || i < j) {
+				if !h.header(o, buf[:i]) {
+					h.fail(o)
+					return
+				}
+				h.raw(o, buf[:i+len(hmMessage)])
+				h.Pending = append(h.Pending[:0:0], buf[i+len(hmMessage):]...)
+				continue
+			}
+			if j >= 0 {
+				if !h.malformed(o, buf[:j], buf[:j+len(stop)]) {
+					h.fail(o)
+					return
+				}
+				h.Pending = append(h.Pending[:0:0], buf[j+len(stop):]...)
+				h.State, h.Next = hsExpectStart, false
+				continue
+			}
+			return // the header is not complete yet
+		case hsContent:
+			j, stop := firstStop(buf)
+			if j < 0 {
+				keep := 0
+				if !final {
+					keep = heldMarkerPrefix(buf)
+				}
+				h.body(o, buf[:len(buf)-keep])
+				h.Pending = append(h.Pending[:0:0], buf[len(buf)-keep:]...)
+				return
+			}
+			h.body(o, buf[:j])
+			h.endMessage(o)
+			h.raw(o, stop)
+			h.Pending = append(h.Pending[:0:0], buf[j+len(stop):]...)
+			h.State = hsExpectStart
+		}
+	}
+}
+
+// heldMarkerPrefix is how many trailing bytes of s may begin a stop marker.
+func heldMarkerPrefix(s string) int {
+	i := strings.LastIndexByte(s, '<')
+	if i < 0 {
+		return 0
+	}
+	for _, m := range harmonyStops {
+		if strings.HasPrefix(m, s[i:]) {
+			return len(s) - i
+		}
+	}
+	return 0
+}
+
+func firstStop(s string) (int, string) {
+	best, which := -1, ""
+	for _, m := range harmonyStops {
+		if i := strings.Index(s, m); i >= 0 && (best < 0 || i < best) {
+			best, which = i, m
+		}
+	}
+	return best, which
+}
+
+// raw passes header and marker text on to a following Harmony machine.
+func (h *Harmony) raw(o *harmonyOut, s string) {
+	if h.pass {
+		o.c.WriteString(s)
+	}
+}
+
+// fail is openai_harmony raising: vLLM answers with the raw output as
+// content. What was emitted stays; the rest goes out as content.
+func (h *Harmony) fail(o *harmonyOut) {
+	h.State = hsError
+	o.c.Write(h.Pending)
+	h.Pending = nil
+}
+
+// eos is process_eos.
+func (h *Harmony) eos(o *harmonyOut) {
+	switch h.State {
+	case hsHeader:
+		h.fail(o)
+	case hsContent:
+		h.endMessage(o)
+		h.State = hsExpectStart
+	}
+}
+
+// parsedHeader is parse_header_from_string's answer.
+type parsedHeader struct {
+	role, recipient, channel, contentType string
+	rest                                  []string
+}
+
+var harmonyRoles = map[string]bool{"user": true, "assistant": true, "system": true, "developer": true, "tool": true}
+
+func (h *Harmony) parseHeader(s string, recipients bool) (parsedHeader, bool) {
+	var ph parsedHeader
+	if i := strings.Index(s, hmChannel); i >= 0 {
+		after := s[i+len(hmChannel):]
+		end := strings.IndexFunc(after, func(c rune) bool { return c == '<' || isPyWhitespace(c) })
+		if end < 0 {
+			end = len(after)
+		}
+		if end == 0 {
+			return ph, false
+		}
+		ph.channel = after[:end]
+		s = s[:i] + after[end:]
+	}
+	s = strings.TrimFunc(s, isPyWhitespace)
+	if strings.Contains(s, hmConstr) {
+		s = strings.TrimFunc(strings.ReplaceAll(s, hmConstr, " "+hmConstr), isPyWhitespace)
+	}
+	parts := strings.Fields(s)
+	if h.Next {
+		ph.role = "assistant"
+	} else {
+		if len(parts) == 0 {
+			return ph, false
+		}
+		ph.role = parts[0]
+		if !harmonyRoles[ph.role] {
+			if len(parts) == 1 && !strings.HasPrefix(parts[0], "to=") {
+				return ph, false
+			}
+			parts, ph.role = parts[1:], "tool"
+		}
+	}
+	if len(parts) > 0 && parts[0] == ph.role {
+		parts = parts[1:]
+	}
+	if recipients && len(parts) > 0 {
+		n := len(parts)
+		last := parts[n-1]
+		parts = parts[:n-1]
+		switch {
+		case strings.HasPrefix(last, "to="):
+			ph.recipient = last[3:]
+		case n == 1:
+			ph.recipient = last
+		default:
+			ph.contentType = last
+			if len(parts) > 0 {
+				r := parts[len(parts)-1]
+				parts = parts[:len(parts)-1]
+				ph.recipient = strings.TrimPrefix(r, "to=")
+			}
+		}
+	}
+	ph.rest = parts
+	return ph, true
+}
+
+// isPyWhitespace approximates Rust's char::is_whitespace / ASCII split.
+func isPyWhitespace(c rune) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// header parses a complete header and starts the message.
+func (h *Harmony) header(o *harmonyOut, s string) bool {
+	ph, ok := h.parseHeader(s, true)
+	if !ok || len(ph.rest) > 0 {
+		return false
+	}
+	h.Next = false
+	h.State = hsContent
+	h.start(o, ph)
+	return true
+}
+
+// malformed is a stop marker inside a header: a role-given header becomes
+// a message whose text is what remains of it. raw is the header with its
+// stop marker, passed on once the header parsed.
+func (h *Harmony) malformed(o *harmonyOut, s, raw string) bool {
+	if !h.Next || s == "" {
+		h.raw(o, raw)
+		return true
+	}
+	ph, ok := h.parseHeader(s, false)
+	if !ok {
+		return false
+	}
+	h.raw(o, raw)
+	h.start(o, ph)
+	if rest := strings.Join(ph.rest, " "); !h.pass || h.Kind == hkReasoning {
+		// In pass mode the raw header already carried the text on.
+		h.body(o, rest)
+	}
+	h.endMessage(o)
+	return true
+}
+
+func (h *Harmony) start(o *harmonyOut, ph parsedHeader) {
+	recipient := ph.recipient
+	if i := strings.Index(recipient, hmConstr); i >= 0 {
+		recipient = strings.TrimRight(recipient[:i], " \t\n\r")
+	}
+	h.MsgOut, h.Args = false, nil
+	switch {
+	case ph.role != "assistant":
+		h.Kind = hkIgnore
+	case recipient != "" && isFunctionRecipient(recipient):
+		h.Kind = hkTool
+	case ph.channel == "analysis":
+		h.Kind = hkReasoning
+	case ph.channel == "final" || ph.channel == "commentary" && recipient == "":
+		h.Kind = hkContent
+	default:
+		h.Kind = hkIgnore
+	}
+	if h.Kind == hkTool && h.tools {
+		h.ArgsJSON = ph.contentType == "" || strings.Contains(ph.contentType, "json")
+		o.calls = append(o.calls, ToolCallDelta{Index: h.Calls, ID: newToolCallID(), Type: "function",
+			Name: strings.TrimPrefix(recipient, "functions.")})
+		h.Calls++
+	}
+}
+
+// isFunctionRecipient is vLLM's is_function_recipient for chat.
+func isFunctionRecipient(r string) bool {
+	switch {
+	case strings.HasPrefix(r, "<|"):
+		return false
+	case strings.HasPrefix(r, "functions."):
+		return len(r) > len("functions.")
+	case r == "assistant":
+		return false
+	}
+	first, _, _ := strings.Cut(r, ".")
+	return first != "python" && first != "browser" && first != "container" &&
+		r != "code_interpreter" && r != "web_search_preview"
+}
+
+// body is message text.
+func (h *Harmony) body(o *harmonyOut, s string) {
+	if s == "" {
+		return
+	}
+	switch h.Kind {
+	case hkReasoning:
+		if h.reason {
+			if !h.MsgOut && h.ReasonOut {
+				o.r.WriteByte('\n')
+			}
+			o.r.WriteString(s)
+			h.MsgOut, h.ReasonOut = true, true
+			return
+		}
+		if h.pass || h.tools {
+			return // dropped; blanked for the following machine
+		}
+	case hkContent:
+		if h.pass {
+			o.c.WriteString(s)
+			return
+		}
+		if !h.MsgOut && h.ContentOut {
+			o.c.WriteByte('\n')
+		}
+		o.c.WriteString(s)
+		h.MsgOut, h.ContentOut = true, true
+		return
+	case hkTool:
+		if h.pass {
+			o.c.WriteString(s)
+			return
+		}
+		if !h.tools {
+			return
+		}
+		if h.ArgsJSON {
+			h.Args = append(h.Args, s...)
+			return
+		}
+		o.calls = append(o.calls, ToolCallDelta{Index: h.Calls - 1, Arguments: s})
+		return
+	}
+	if h.pass {
+		o.c.WriteString(s)
+	}
+}
+
+// endMessage closes a message: a JSON call's arguments as vLLM's
+// json.dumps(json.loads(text)) gives them (the text itself when invalid).
+func (h *Harmony) endMessage(o *harmonyOut) {
+	if h.Kind == hkTool && h.tools && !h.pass && h.ArgsJSON && len(h.Args) > 0 {
+		args := string(h.Args)
+		if c, err := pyjson.Canonical(args); err == nil {
+			args = c
+		}
+		o.calls = append(o.calls, ToolCallDelta{Index: h.Calls - 1, Arguments: args})
+	}
+	h.Args, h.Kind, h.MsgOut = nil, hkIgnore, false
+}

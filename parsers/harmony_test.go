@@ -1,0 +1,172 @@
+package parsers
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Harmony parse cases. Texts follow openai/harmony's src/tests.rs parse
+// cases and test-data (test_streamable_parser, test_simple_tool_call,
+// test_tool_response_parsing, the preamble and malformed-header cases of
+// StreamableParser) decoded with skip_special_tokens off; expectations are
+// vLLM's HarmonyParser.parse on top (vllm/parser/harmony.py at bf578e1):
+// the src field names which. See testdata/harmony/README.md.
+var (
+	harmonyBoth  = Config{ReasoningParser: "openai_gptoss", ToolParser: "openai", EnableAutoToolChoice: true}
+	harmonyTool  = Config{ToolParser: "openai", EnableAutoToolChoice: true}
+	harmonyReasn = Config{ReasoningParser: "openai_gptoss"}
+)
+
+type harmonyCase struct {
+	name, src, text string
+	cfg             Config
+	wantR, wantC    *string
+	calls           []ToolCall
+}
+
+var harmonyCases = []harmonyCase{
+	{name: "analysis then final", src: "tests.rs test_streamable_parser",
+		text:  "<|channel|>analysis<|message|>User asks: \"What is 2 + 2?\" Simple arithmetic. Provide answer.<|end|><|start|>assistant<|channel|>final<|message|>2 + 2 = 4.<|return|>",
+		wantR: ptr("User asks: \"What is 2 + 2?\" Simple arithmetic. Provide answer."), wantC: ptr("2 + 2 = 4.")},
+	{name: "tool call", src: "tests.rs test_simple_tool_call",
+		text:  "<|channel|>analysis<|message|>User asks: \"What is the weather in Tokyo?\" We need to use get_weather tool.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"location\": \"Tokyo\"}<|call|>",
+		wantR: ptr("User asks: \"What is the weather in Tokyo?\" We need to use get_weather tool."),
+		calls: []ToolCall{{Type: "function", Name: "get_weather", Arguments: `{"location": "Tokyo"}`}}},
+	{name: "recipient before channel", src: "tests.rs test_tool_call_with_constrain_marker_adjacent; vLLM arguments json.dumps(json.loads)",
+		text:  "<|channel|>analysis<|message|>think<|end|><|start|>assistant to=functions.get_weather<|channel|>commentary<|constrain|>json<|message|>{\"location\":\"Tokyo\",\"u\":[1,2]}<|call|>",
+		wantR: ptr("think"), calls: []ToolCall{{Type: "function", Name: "get_weather", Arguments: `{"location": "Tokyo", "u": [1, 2]}`}}},
+	{name: "invalid json arguments kept", src: "vLLM parse JSONDecodeError branch",
+		text:  "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": <|call|>",
+		calls: []ToolCall{{Type: "function", Name: "f", Arguments: `{"a": `}}},
+	{name: "preamble is content", src: "vLLM _SegmentType (commentary without recipient)",
+		text:  "<|channel|>analysis<|message|>plan<|end|><|start|>assistant<|channel|>commentary<|message|>Checking the weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{}<|call|>",
+		wantR: ptr("plan"), wantC: ptr("Checking the weather."),
+		calls: []ToolCall{{Type: "function", Name: "get_weather", Arguments: `{}`}}},
+	{name: "parts joined by newline", src: "vLLM parse \"\\n\".join",
+		text:  "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>analysis<|message|>b<|end|><|start|>assistant<|channel|>commentary<|message|>c<|end|><|start|>assistant<|channel|>final<|message|>d<|return|>",
+		wantR: ptr("a\nb"), wantC: ptr("c\nd")},
+	{name: "truncated final (length)", src: "StreamableParser process_eos in Content",
+		text:  "<|channel|>analysis<|message|>long<|end|><|start|>assistant<|channel|>final<|message|>The answer is",
+		wantR: ptr("long"), wantC: ptr("The answer is")},
+	{name: "truncated analysis", src: "StreamableParser process_eos in Content",
+		text: "<|channel|>analysis<|message|>still thinking", wantR: ptr("still thinking")},
+	{name: "builtin recipient ignored", src: "vLLM is_function_recipient (python)",
+		text:  "<|channel|>analysis<|message|>x<|end|><|start|>assistant to=python<|channel|>commentary<|message|>print(1)<|call|>",
+		wantR: ptr("x")},
+	{name: "reasoning parser only drops calls", src: "vLLM TOOL if self.tool_parser", cfg: harmonyReasn,
+		text:  "<|channel|>analysis<|message|>r<|end|><|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}<|call|>",
+		wantR: ptr("r")},
+	{name: "tool parser only drops reasoning", src: "vLLM REASONING if self.reasoning_parser", cfg: harmonyTool,
+		text:  "<|channel|>analysis<|message|>r<|end|><|start|>assistant<|channel|>final<|message|>hi<|return|>",
+		wantC: ptr("hi")},
+	{name: "stop in header", src: "StreamableParser non-strict stop token in Header",
+		text: "<|channel|>final hello there<|end|>", wantC: ptr("hello there")},
+	{name: "text outside messages is an error", src: "StreamableParser ExpectStart bail; vLLM returns the raw output",
+		text: "<|channel|>final<|message|>ok<|end|>junk", wantC: ptr("okjunk")},
+	{name: "non-JSON content type verbatim", src: "vLLM parse content_type without json",
+		text:  "<|channel|>commentary to=functions.run code<|message|>ls -la<|call|>",
+		calls: []ToolCall{{Type: "function", Name: "run", Arguments: "ls -la"}}},
+}
+
+func TestHarmonyCases(t *testing.T) {
+	req := mustRequest(t, weatherTools)
+	for _, c := range harmonyCases {
+		cfg := c.cfg
+		if cfg == (Config{}) {
+			cfg = harmonyBoth
+		}
+		batch, _ := runSplits(t, cfg, req, c.text, nil)
+		want := Result{Reasoning: c.wantR, Content: c.wantC, ToolCalls: c.calls}
+		got := normalise(batch)
+		got.FinishReason = ""
+		if !reflect.DeepEqual(got, normalise(want)) {
+			t.Errorf("%s (%s):\n got %s\nwant %s", c.name, c.src, dump(got), dump(normalise(want)))
+		}
+		// One byte per push, one marker-sized piece per push, random cuts.
+		var each []int
+		for i := 1; i < len(c.text); i++ {
+			each = append(each, i)
+		}
+		splits := [][]int{each}
+		r := rand.New(rand.NewPCG(uint64(len(c.text)), 3))
+		for range 20 {
+			splits = append(splits, randomCuts(len(c.text), r))
+		}
+		for _, cuts := range splits {
+			s, _ := runSplits(t, cfg, req, c.text, cuts)
+			if !reflect.DeepEqual(normalise(s), normalise(batch)) {
+				t.Fatalf("%s: stream %s\n batch %s", c.name, dump(s), dump(batch))
+			}
+		}
+	}
+}
+
+func TestHarmonyStateRoundTrip(t *testing.T) {
+	req := mustRequest(t, weatherTools)
+	for _, c := range harmonyCases {
+		batch, _ := runSplits(t, harmonyBoth, req, c.text, nil)
+		for cut := 1; cut < len(c.text); cut += 7 {
+			p, err := New(harmonyBoth, testVocab, req, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var acc Accumulator
+			acc.Add(p.Push(c.text[:cut], nil))
+			st, err := p.MarshalState()
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := Restore(harmonyBoth, testVocab, req, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			acc.Add(q.Push(c.text[cut:], nil))
+			acc.Add(q.Finish())
+			if got := acc.Result(q, "stop"); !reflect.DeepEqual(normalise(got), normalise(batch)) {
+				t.Fatalf("%s cut %d: %s\nwant %s", c.name, cut, dump(got), dump(batch))
+			}
+		}
+	}
+}
+
+var harmonyFuzzPieces = []string{
+	"<|start|>", "assistant", "<|channel|>", "analysis", "final", "commentary", " to=functions.get_weather",
+	" to=python", "<|constrain|>", "json", "<|message|>", "<|end|>", "<|call|>", "<|return|>", "{\"a\": 1}",
+	"hello", " ", "\n", "<|", "<|en", "user", "é",
+}
+
+func FuzzHarmony(f *testing.F) {
+	f.Add([]byte{2, 3, 10, 15, 11, 0, 1, 2, 4, 10, 15, 13}, uint64(1))
+	f.Add([]byte{2, 5, 6, 8, 9, 10, 14, 12}, uint64(2))
+	f.Fuzz(func(t *testing.T, recipe []byte, seed uint64) {
+		if len(recipe) > 200 {
+			return
+		}
+		text := recipeText(recipe, harmonyFuzzPieces)
+		req := mustRequest(t, weatherTools)
+		for _, cfg := range []Config{harmonyBoth, harmonyTool, harmonyReasn} {
+			stream, batch := streamAndBatch(t, cfg, req, text, seed)
+			if !reflect.DeepEqual(stream, batch) {
+				t.Fatalf("%+v %q:\nstream %s\n batch %s", cfg, text, dump(stream), dump(batch))
+			}
+		}
+	})
+}
+
+// recipeText joins the pieces a fuzz recipe picks.
+func recipeText(recipe []byte, pieces []string) string {
+	var sb strings.Builder
+	for _, b := range recipe {
+		sb.WriteString(pieces[int(b)%len(pieces)])
+	}
+	return sb.String()
+}
+
+// streamAndBatch runs text whole and in random pieces, both normalised.
+func streamAndBatch(t *testing.T, cfg Config, req *Request, text string, seed uint64) (stream, batch Result) {
+	b, _ := runSplits(t, cfg, req, text, nil)
+	s, _ := runSplits(t, cfg, req, text, randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))))
+	return normalise(s), normalise(b)
+}
