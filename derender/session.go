@@ -143,8 +143,7 @@ func (c *sessionCore) decode(ids []int, finish *string) (text string, fin *strin
 		var stop string
 		text, stop, matched = c.text.push(text, checked, c.tokens > c.stop.MinTokens, final)
 		if matched {
-			s := "stop"
-			return text, &s, quoteJSON(stop), true
+			return text, stopFinish(), quoteJSON(stop), true
 		}
 	}
 	stopReason = nullJSON
@@ -177,6 +176,12 @@ func (c *sessionCore) Tokens() int { return c.tokens }
 // Done reports whether the choice has finished.
 func (c *sessionCore) Done() bool { return c.done }
 
+// stopFinish is the finish_reason of a matched stop string.
+func stopFinish() *string {
+	s := "stop"
+	return &s
+}
+
 func quoteJSON(s string) json.RawMessage { return wire.AppendString(nil, s) }
 
 // ChatSession derenders one chat choice.
@@ -194,7 +199,7 @@ type ChatSession struct {
 	buf     deltaBuf
 	step    ChatStep // what Push returns
 	// hotOK: one-token events may take Push's steady state (a parser,
-	// no stop strings, nothing collected).
+	// nothing collected).
 	hotOK bool
 	// layout is the shape the steady state left step in (see
 	// layoutArgs), so the next step of the same kind only replaces the
@@ -226,15 +231,14 @@ func (e *Engine) NewChatSession(cr *protocol.ChatCompletionRequest, cfg SessionC
 		// fallback, so a long call's argument is not copied twice.
 		s.parser.SetStreaming()
 	}
-	s.hotOK = !cfg.Collect && s.text == nil
+	s.hotOK = !cfg.Collect
 	s.st = e.stages.Load()
 	return s, nil
 }
 
 // push is Push for the events its steady state does not take.
 func (s *ChatSession) push(ids []int, lp *protocol.GenerateLogProbs, finish *string) *ChatStep {
-	step := &s.step
-	st := s.st
+	step, st := &s.step, s.st
 	s.clearStep()
 	if s.done {
 		return step
@@ -246,6 +250,13 @@ func (s *ChatSession) push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 	start := st.Start()
 	text, fin, stopReason, matched := s.decode(ids, finish)
 	start = st.Since(telemetry.StageDetokenize, start)
+	return s.emit(start, text, ids, lp, fin, stopReason, matched)
+}
+
+// emit parses a decoded step's text (the stage clock started at start)
+// and finishes the step.
+func (s *ChatSession) emit(start time.Time, text string, ids []int, lp *protocol.GenerateLogProbs, fin *string, stopReason json.RawMessage, matched bool) *ChatStep {
+	step, st := &s.step, s.st
 	step.StopMatched = matched
 	if lp != nil {
 		step.Logprobs = s.logprobs(lp, ids)

@@ -24,7 +24,7 @@ import (
 // detokenizer took but the parser's hot path did not is parsed here the
 // general way.
 func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *string) *ChatStep {
-	if !s.hotOK || len(ids) != 1 || lp != nil || finish != nil || s.done {
+	if !s.hotOK || len(ids) != 1 || lp != nil || finish != nil || s.done || s.text != nil && s.tokens < s.stop.MinTokens {
 		return s.push(ids, lp, finish)
 	}
 	st, step := s.st, &s.step
@@ -39,6 +39,19 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 		return s.push(ids, lp, finish)
 	}
 	s.tokens++
+	if s.text != nil {
+		// Past min_tokens the token's whole text is checked, as decode
+		// does; a match ends the choice the general way.
+		var stop string
+		var matched bool
+		if text, stop, matched = s.text.push(text, len(text), true, false); matched {
+			s.clearStep()
+			if st != nil {
+				start = st.Since(telemetry.StageDetokenize, start)
+			}
+			return s.emit(start, text, ids, nil, stopFinish(), quoteJSON(stop), true)
+		}
+	}
 	if st != nil {
 		start = st.Since(telemetry.StageDetokenize, start)
 	}

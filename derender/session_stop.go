@@ -1,6 +1,9 @@
 package derender
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+	"unsafe"
+)
 
 // StopConfig is the part of a request that ends a choice on its text or
 // its last token, enforced in-process because a tokens-only engine refuses
@@ -36,11 +39,10 @@ type stopText struct {
 	state   int32
 	// hold is the number of characters held back (0 with IncludeInOutput).
 	hold int
-	// buf is the end of the output, of which the first rel bytes (rs
-	// runes) are released; starts holds the byte offset of each rune.
-	buf     []byte
-	starts  []int
-	rel, rs int
+	// buf is the end of the output, of which the first rel bytes are
+	// released; pend is the number of characters in buf[rel:].
+	buf       []byte
+	rel, pend int
 }
 
 func newStopText(cfg StopConfig) *stopText {
@@ -49,7 +51,9 @@ func newStopText(cfg StopConfig) *stopText {
 	}
 	longest := 0
 	for _, s := range cfg.Stop {
-		longest = max(longest, utf8.RuneCountInString(s))
+		if len(s) > longest { // no more characters than bytes: skip the count
+			longest = max(longest, utf8.RuneCountInString(s))
+		}
 	}
 	st := &stopText{stops: cfg.Stop, include: cfg.IncludeInOutput, ac: newStopAutomaton(cfg.Stop)}
 	if !cfg.IncludeInOutput {
@@ -66,11 +70,8 @@ func newStopText(cfg StopConfig) *stopText {
 // searches from 1-new-len(stop) characters back; among those the lowest
 // stop index wins, at its first end, as vLLM's loop over the stops does.
 func (st *stopText) push(text string, checked int, check, final bool) (out string, matched string, ok bool) {
-	base := len(st.buf)
-	st.buf = append(st.buf, text...)
-	for i := range text {
-		st.starts = append(st.starts, base+i)
-	}
+	st.appendText(text)
+	base := len(st.buf) - len(text)
 	from := len(st.buf) - checked // first checked byte
 	best, bestEnd := int32(-1), 0
 	if check && checked > 0 && st.ac.empty >= 0 {
@@ -78,10 +79,29 @@ func (st *stopText) push(text string, checked int, check, final bool) (out strin
 		_, size := utf8.DecodeRune(st.buf[from:])
 		best, bestEnd = st.ac.empty, from+size
 	}
-	a, state := st.ac, st.state
+	a, state, runes := st.ac, st.state, 0
 	for i := 0; i < len(text); i++ {
-		state = a.next(state, text[i])
-		if o := a.out[state]; o >= 0 && check && base+i >= from && (best < 0 || o < best) {
+		b := text[i]
+		if b&0xC0 != 0x80 {
+			runes++
+		}
+		var o int32
+		if state == 0 {
+			// Most output bytes leave or never enter the trie: the root's
+			// children have their fail links from the start.
+			if state = a.rows[b]; state == 0 {
+				continue
+			}
+			o = a.nodes[state].out
+		} else {
+			key := uint32(state)<<8 | uint32(b)
+			m := &a.memo[(key*0x9E3779B1)>>(32-memoBits)]
+			if m.key != key {
+				a.fill(m, key, state, b)
+			}
+			state, o = m.to, m.out
+		}
+		if o >= 0 && check && base+i >= from && (best < 0 || o < best) {
 			best, bestEnd = o, base+i+1
 		}
 	}
@@ -95,33 +115,46 @@ func (st *stopText) push(text string, checked int, check, final bool) (out strin
 		if cut > st.rel {
 			out = string(st.buf[st.rel:cut])
 		}
-		st.buf, st.starts, st.rel, st.rs = nil, nil, 0, 0
+		st.buf, st.rel, st.pend = nil, 0, 0
 		return out, stop, true
 	}
-	end, k := len(st.buf), len(st.starts)
-	if !final {
-		// Release up to hold characters before the end, never moving back.
-		k = max(len(st.starts)-st.hold, st.rs)
+	st.pend += runes
+	end := len(st.buf)
+	switch {
+	case final || st.hold == 0:
+		st.pend = 0
+	case st.pend <= st.hold:
+		return "", "", false
+	default:
+		// Release all but hold characters (the release point never moves
+		// back: nothing released is held again).
 		end = st.rel
-		if k < len(st.starts) {
-			end = max(end, st.starts[k])
-		} else {
-			end = len(st.buf)
+		for n := st.pend - st.hold; n > 0; n-- {
+			for end++; end < len(st.buf) && st.buf[end]&0xC0 == 0x80; end++ {
+			}
 		}
+		st.pend = st.hold
 	}
-	out = string(st.buf[st.rel:end])
-	st.rel, st.rs = end, k
-	if st.rel > len(st.buf)/2 {
-		// Compact only when the released part is at least half, so the
-		// copying is amortised O(1) per byte.
-		n := copy(st.buf, st.buf[st.rel:])
-		st.buf = st.buf[:n]
-		m := copy(st.starts, st.starts[st.rs:])
-		st.starts = st.starts[:m]
-		for j := range st.starts {
-			st.starts[j] -= st.rel
-		}
-		st.rel, st.rs = 0, 0
+	if end == st.rel {
+		return "", "", false
 	}
+	// No copy per push: buf's bytes are never written again (see
+	// appendText), so the released text can be a string over them.
+	out = unsafe.String(&st.buf[st.rel], end-st.rel)
+	st.rel = end
 	return out, "", false
+}
+
+// appendText appends text to buf without ever writing over buf's bytes:
+// released text is handed out as strings over them. When buf is full the
+// unreleased part moves to a new array twice its size, so the copying is
+// amortised O(1) per byte and the old array lives as long as the strings.
+func (st *stopText) appendText(text string) {
+	if len(st.buf)+len(text) > cap(st.buf) {
+		keep := st.buf[st.rel:]
+		nb := make([]byte, len(keep), max(2*(len(keep)+len(text)), 256))
+		copy(nb, keep)
+		st.buf, st.rel = nb, 0
+	}
+	st.buf = append(st.buf, text...)
 }

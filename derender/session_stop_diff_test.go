@@ -68,3 +68,28 @@ func FuzzStopText(f *testing.F) {
 		diffStops(t, text, stops, include, []int{int(size%8) + 1, int(size/8%8) + 1}, int(unchecked%4))
 	})
 }
+
+// TestStopTextMatchesNaiveWide covers what small stop lists do not reach:
+// nodes with enough children for dense rows, many stops sharing prefixes
+// (fail chains through lazily expanded nodes), duplicates, and texts long
+// enough to collide in the transition memo.
+func TestStopTextMatchesNaiveWide(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	word := func(n, width int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[r.IntN(width)]
+		}
+		return string(b)
+	}
+	for range 300 {
+		width := 6 + r.IntN(len(alphabet)-5)
+		stops := make([]string, 1+r.IntN(400))
+		for i := range stops {
+			stops[i] = word(3+r.IntN(12), width)
+		}
+		text := word(200+r.IntN(3000), width)
+		diffStops(t, text, stops, r.IntN(2) == 0, []int{1 + r.IntN(4), 1 + r.IntN(9)}, r.IntN(3))
+	}
+}
