@@ -47,29 +47,38 @@ type nodeChat struct {
 
 func runNode(t *testing.T, calls []nodeCall) []nodeResult {
 	t.Helper()
-	node := testenv.Node(t)
 	mod := filepath.Join(testenv.OpenAINodeModules(t), "openai")
-	script := filepath.Join(testenv.RepoRoot(t), "tools", "openai-node", "client.cjs")
+	var res []nodeResult
+	runNodeScript(t, filepath.Join("tools", "openai-node", "client.cjs"), "OPENAI_MODULE="+mod, calls, &res)
+	if len(res) != len(calls) {
+		t.Fatalf("node client answered %d calls, want %d", len(res), len(calls))
+	}
+	return res
+}
+
+// runNodeScript runs the repository's node script with env added, calls as
+// JSON on stdin, and decodes its stdout into out.
+func runNodeScript(t *testing.T, script, env string, calls, out any) {
+	t.Helper()
+	node := testenv.Node(t)
 	in, err := json.Marshal(calls)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Env = append(cmd.Environ(), "OPENAI_MODULE="+mod)
+	cmd := exec.CommandContext(ctx, node, filepath.Join(testenv.RepoRoot(t), script))
+	cmd.Env = append(cmd.Environ(), env)
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	stdout, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, stderr.String())
+		t.Fatalf("%s: %v\n%s", script, err, stderr.String())
 	}
-	var res []nodeResult
-	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(calls) {
-		t.Fatalf("node client output (%v): %s", err, out)
+	if err := json.Unmarshal(stdout, out); err != nil {
+		t.Fatalf("%s output (%v): %s", script, err, stdout)
 	}
-	return res
 }
 
 // chatOf reads a non-streaming answer, or accumulates chunks as a client would.
