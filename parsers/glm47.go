@@ -72,6 +72,8 @@ type GLM47 struct {
 
 	out   strings.Builder
 	calls deltaSink
+	// markers are glmMarkers and the special tokens to drop (engine_drop.go).
+	markers []string
 }
 
 // glmCall is the call being read.
@@ -91,8 +93,8 @@ type glmCall struct {
 	Keep bool
 }
 
-func newGLM47(_ Vocab, req *Request) (ToolMachine, error) {
-	g := &GLM47{Tools: req.Tools}
+func newGLM47(v Vocab, req *Request) (ToolMachine, error) {
+	g := &GLM47{Tools: req.Tools, markers: engineTerminals(v, glmMarkers)}
 	if choice, _, _ := req.Choice(); choice == ChoiceNone {
 		g.Mode = qcNoneOpen
 		if len(req.Tools) > 0 {
@@ -106,7 +108,7 @@ func newGLM47(_ Vocab, req *Request) (ToolMachine, error) {
 // Push implements ToolMachine.
 func (g *GLM47) Push(text string) (string, []ToolCallDelta) {
 	for {
-		before, marker, rest := g.Scan.next(text, glmMarkers)
+		before, marker, rest := g.Scan.next(text, orTerminals(g.markers, glmMarkers))
 		g.text(before)
 		if marker == "" {
 			break
@@ -174,6 +176,9 @@ func (g *GLM47) text(s string) {
 // terminal applies the grammar's transition for t; one without a
 // transition is text of the state.
 func (g *GLM47) terminal(t string) {
+	if isDropToken(t, glmMarkers) {
+		return
+	}
 	switch g.State {
 	case glmContent:
 		switch t {

@@ -88,6 +88,8 @@ type KimiK2 struct {
 
 	out   strings.Builder
 	calls []ToolCallDelta
+	// markers are kimiMarkers and the special tokens to drop (engine_drop.go).
+	markers []string
 }
 
 // kimiSlot is the call being read.
@@ -111,8 +113,8 @@ type kimiSlot struct {
 	Props map[string]json.RawMessage
 }
 
-func newKimiK2(_ Vocab, req *Request) (ToolMachine, error) {
-	k := &KimiK2{Tools: req.Tools}
+func newKimiK2(v Vocab, req *Request) (ToolMachine, error) {
+	k := &KimiK2{Tools: req.Tools, markers: engineTerminals(v, kimiMarkers)}
 	if choice, _, _ := req.Choice(); choice == ChoiceNone {
 		k.Mode = qcNoneOpen
 		if len(req.Tools) > 0 {
@@ -125,7 +127,7 @@ func newKimiK2(_ Vocab, req *Request) (ToolMachine, error) {
 // Push implements ToolMachine.
 func (k *KimiK2) Push(text string) (string, []ToolCallDelta) {
 	for {
-		before, marker, rest := k.Scan.next(text, kimiMarkers)
+		before, marker, rest := k.Scan.next(text, orTerminals(k.markers, kimiMarkers))
 		k.text(before)
 		if marker == "" {
 			break
@@ -218,6 +220,9 @@ func (k *KimiK2) content(s string) {
 // terminal applies the grammar's transition for t; one without a
 // transition is text of the state.
 func (k *KimiK2) terminal(t string) {
+	if isDropToken(t, kimiMarkers) {
+		return
+	}
 	switch k.State {
 	case kimiContent:
 		switch t {

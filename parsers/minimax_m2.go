@@ -82,6 +82,8 @@ type MinimaxM2 struct {
 
 	out   strings.Builder
 	calls deltaSink
+	// markers are mmMarkers and the special tokens to drop (engine_drop.go).
+	markers []string
 }
 
 // mmCall is the call being read.
@@ -97,8 +99,8 @@ type mmCall struct {
 	Seen     map[string]bool
 }
 
-func newMinimaxM2(_ Vocab, req *Request) (ToolMachine, error) {
-	m := &MinimaxM2{Tools: req.Tools}
+func newMinimaxM2(v Vocab, req *Request) (ToolMachine, error) {
+	m := &MinimaxM2{Tools: req.Tools, markers: engineTerminals(v, mmMarkers)}
 	if choice, _, _ := req.Choice(); choice == ChoiceNone {
 		m.Mode = qcNoneOpen
 		if len(req.Tools) > 0 {
@@ -151,7 +153,7 @@ func (m *MinimaxM2) take() (string, []ToolCallDelta) {
 
 func (m *MinimaxM2) run(text string, final bool) {
 	for {
-		before, marker, rest := scanTerminal(&m.Scan, text, mmMarkers, final)
+		before, marker, rest := scanTerminal(&m.Scan, text, orTerminals(m.markers, mmMarkers), final)
 		m.text(before)
 		if marker == "" {
 			return
@@ -218,6 +220,9 @@ func (m *MinimaxM2) text(s string) {
 // terminal applies the grammar's transition for a terminal; a terminal
 // without one is text of the state.
 func (m *MinimaxM2) terminal(t string) {
+	if isDropToken(t, mmMarkers) {
+		return
+	}
 	invoke := t == mmInvokeDQ || t == mmInvokeSQ || t == mmInvokeBare
 	switch m.State {
 	case mmContent:

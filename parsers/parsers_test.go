@@ -28,7 +28,12 @@ func mustRequest(t testing.TB, s string) *Request {
 // runSplits parses text fed at the given byte cuts, alternating Push and
 // PushReuse so both paths see every split.
 func runSplits(t testing.TB, cfg Config, req *Request, text string, cuts []int) (Result, Accumulator) {
-	p, err := New(cfg, testVocab, req, nil)
+	return runSplitsWith(t, testVocab, cfg, req, text, cuts)
+}
+
+// runSplitsWith is runSplits with the vocabulary v.
+func runSplitsWith(t testing.TB, v Vocab, cfg Config, req *Request, text string, cuts []int) (Result, Accumulator) {
+	p, err := New(cfg, v, req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,6 +90,8 @@ type Qwen3Coder struct {
 	// out and calls collect one Push's results.
 	out   strings.Builder
 	calls deltaSink
+	// markers are qcMarkers and the special tokens to drop (engine_drop.go).
+	markers []string
 }
 
 // qcCall is the call being read.
@@ -105,8 +107,8 @@ type qcCall struct {
 	Seen     map[string]bool
 }
 
-func newQwen3Coder(_ Vocab, req *Request) (ToolMachine, error) {
-	q := &Qwen3Coder{Tools: req.Tools}
+func newQwen3Coder(v Vocab, req *Request) (ToolMachine, error) {
+	q := &Qwen3Coder{Tools: req.Tools, markers: engineTerminals(v, qcMarkers)}
 	if choice, _, _ := req.Choice(); choice == ChoiceNone {
 		q.Mode = qcNoneOpen
 		if len(req.Tools) > 0 {
@@ -120,7 +122,7 @@ func newQwen3Coder(_ Vocab, req *Request) (ToolMachine, error) {
 // Push implements ToolMachine.
 func (q *Qwen3Coder) Push(text string) (string, []ToolCallDelta) {
 	for {
-		before, marker, rest := q.Scan.next(text, qcMarkers)
+		before, marker, rest := q.Scan.next(text, orTerminals(q.markers, qcMarkers))
 		q.text(before)
 		if marker == "" {
 			break
@@ -192,6 +194,9 @@ func (q *Qwen3Coder) content(s string) {
 // terminal applies the grammar's transition for a terminal; a terminal
 // without one is text of the state.
 func (q *Qwen3Coder) terminal(t string) {
+	if isDropToken(t, qcMarkers) {
+		return
+	}
 	switch q.State {
 	case qcContent:
 		switch t {

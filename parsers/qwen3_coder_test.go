@@ -140,7 +140,13 @@ func TestQwen3CoderCases(t *testing.T) {
 // checkToolCase runs text batch, byte by byte and in 20 random chunkings.
 func checkToolCase(t *testing.T, r *rand.Rand, cfg Config, req *Request, text string, want Result) {
 	t.Helper()
-	batch, _ := runSplits(t, cfg, req, text, nil)
+	checkToolCaseWith(t, r, testVocab, cfg, req, text, want)
+}
+
+// checkToolCaseWith is checkToolCase with the vocabulary v.
+func checkToolCaseWith(t *testing.T, r *rand.Rand, v Vocab, cfg Config, req *Request, text string, want Result) {
+	t.Helper()
+	batch, _ := runSplitsWith(t, v, cfg, req, text, nil)
 	if got, w := normalise(batch), normalise(want); !reflect.DeepEqual(got, w) {
 		t.Fatalf("batch:\n got %s\nwant %s", dump(got), dump(w))
 	}
@@ -153,7 +159,7 @@ func checkToolCase(t *testing.T, r *rand.Rand, cfg Config, req *Request, text st
 		if k > 0 {
 			cuts = randomCuts(len(text), r)
 		}
-		got, _ := runSplits(t, cfg, req, text, cuts)
+		got, _ := runSplitsWith(t, v, cfg, req, text, cuts)
 		if !reflect.DeepEqual(normalise(got), normalise(batch)) {
 			t.Fatalf("cuts %v:\n got %s\nwant %s", cuts, dump(got), dump(batch))
 		}

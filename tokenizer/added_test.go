@@ -75,6 +75,9 @@ func TestAddedTokensAPI(t *testing.T) {
 			t.Errorf("IsSpecial(%d) = %v, want %v", tc.id, got, tc.special)
 		}
 	}
+	if got, want := tok.SpecialTokens(), []string{"<s>", "[LS]", "[RS]", "a"}; !slices.Equal(got, want) {
+		t.Errorf("SpecialTokens() = %q, want %q", got, want)
+	}
 	if id, ok := tok.TokenToID("<s>x"); !ok || id != 96 {
 		t.Errorf("TokenToID(<s>x) = %d, %v", id, ok)
 	}

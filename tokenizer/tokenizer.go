@@ -127,6 +127,13 @@ func (t *Tokenizer) IsSpecial(id int) bool {
 	return ok && e.tok.Special
 }
 
+// SpecialTokens lists the contents of the added tokens marked special, in
+// tokenizer.json order: the ids IsSpecial selects, as text. The slice is
+// shared; callers must not modify it.
+func (t *Tokenizer) SpecialTokens() []string {
+	return t.added.specialList
+}
+
 // Len is transformers' len(tokenizer): one more than the largest id in the vocabulary or added tokens.
 func (t *Tokenizer) Len() int {
 	return max(len(t.model.vocab.tokens), int(t.added.maxID)+1)

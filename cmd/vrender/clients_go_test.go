@@ -12,6 +12,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/respjson"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 func goClient(baseURL string) openai.Client {
@@ -363,4 +365,67 @@ func TestOpenAIGoClient(t *testing.T) {
 		stream.Close()
 		st.waitAbort(t, "go-client-disconnect")
 	})
+}
+
+// toolStacks are the parser stacks the issue asks the clients to be tried
+// with for required and named tool_choice, each behind `serve --engine sim`
+// (the in-process simulator follows the structural tag render builds).
+var toolStacks = []struct{ model, parser string }{
+	{"qwen3", "hermes"}, {"qwen3", "qwen3_coder"}, {"llama3_1", "llama3_json"},
+}
+
+// startSimServe starts `vrender serve --engine sim` for a model and tool
+// parser and returns its OpenAI base URL.
+func startSimServe(t *testing.T, modelName, parser string) string {
+	t.Helper()
+	dir := testenv.ModelDir(t, modelName)
+	addr, _, _ := startServe(t, "--engine", "sim", "--host", "127.0.0.1", "--port", "0", "--served-model-name", "m",
+		"--tool-call-parser", parser, "--enable-auto-tool-choice", dir)
+	return "http://" + addr + "/v1"
+}
+
+// Required and named tool_choice return the call with every stack,
+// streamed and not; finish_reason is tool_calls for required and stop for
+// a named choice, as vLLM answers.
+func TestOpenAIGoClientRequiredNamedStacks(t *testing.T) {
+	ctx := context.Background()
+	for _, stack := range toolStacks {
+		t.Run(stack.parser, func(t *testing.T) {
+			c := goClient(startSimServe(t, stack.model, stack.parser))
+			for _, tc := range []struct {
+				name, finish string
+				choice       openai.ChatCompletionToolChoiceOptionUnionParam
+			}{
+				{"required", "tool_calls", openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("required")}},
+				{"named", "stop", openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: "get_weather"})},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					p := chatParams("Tell me something.")
+					p.Model = "m"
+					p.Tools = []openai.ChatCompletionToolUnionParam{weatherTool()}
+					p.ToolChoice = tc.choice
+					res, err := c.Chat.Completions.New(ctx, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					calls := res.Choices[0].Message.ToolCalls
+					if len(calls) == 0 || calls[0].Function.Name != "get_weather" || !strings.Contains(calls[0].Function.Arguments, `"city"`) {
+						t.Fatalf("calls = %+v (content %q)", calls, res.Choices[0].Message.Content)
+					}
+					s := streamChat(ctx, c, p)
+					if s.err != nil {
+						t.Fatal(s.err)
+					}
+					streamed := s.acc.Choices[0].Message.ToolCalls
+					if len(streamed) != len(calls) || streamed[0].Function.Name != calls[0].Function.Name ||
+						streamed[0].Function.Arguments != calls[0].Function.Arguments {
+						t.Fatalf("stream calls %+v, batch %+v", streamed, calls)
+					}
+					if res.Choices[0].FinishReason != tc.finish || s.acc.Choices[0].FinishReason != tc.finish {
+						t.Errorf("finish %q (stream %q), want %q", res.Choices[0].FinishReason, s.acc.Choices[0].FinishReason, tc.finish)
+					}
+				})
+			}
+		})
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -46,29 +47,38 @@ type nodeChat struct {
 
 func runNode(t *testing.T, calls []nodeCall) []nodeResult {
 	t.Helper()
-	node := testenv.Node(t)
 	mod := filepath.Join(testenv.OpenAINodeModules(t), "openai")
-	script := filepath.Join(testenv.RepoRoot(t), "tools", "openai-node", "client.cjs")
+	var res []nodeResult
+	runNodeScript(t, filepath.Join("tools", "openai-node", "client.cjs"), "OPENAI_MODULE="+mod, calls, &res)
+	if len(res) != len(calls) {
+		t.Fatalf("node client answered %d calls, want %d", len(res), len(calls))
+	}
+	return res
+}
+
+// runNodeScript runs the repository's node script with env added, calls as
+// JSON on stdin, and decodes its stdout into out.
+func runNodeScript(t *testing.T, script, env string, calls, out any) {
+	t.Helper()
+	node := testenv.Node(t)
 	in, err := json.Marshal(calls)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Env = append(cmd.Environ(), "OPENAI_MODULE="+mod)
+	cmd := exec.CommandContext(ctx, node, filepath.Join(testenv.RepoRoot(t), script))
+	cmd.Env = append(cmd.Environ(), env)
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	stdout, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, stderr.String())
+		t.Fatalf("%s: %v\n%s", script, err, stderr.String())
 	}
-	var res []nodeResult
-	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(calls) {
-		t.Fatalf("node client output (%v): %s", err, out)
+	if err := json.Unmarshal(stdout, out); err != nil {
+		t.Fatalf("%s output (%v): %s", script, err, stdout)
 	}
-	return res
 }
 
 // chatOf reads a non-streaming answer, or accumulates chunks as a client would.
@@ -297,4 +307,43 @@ func TestOpenAINodeClient(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { c.check(t, results[i]) })
 	}
 	st.waitAbort(t, "node-client-disconnect")
+}
+
+// The openai npm client gets the call for required and named tool_choice
+// with every stack (toolStacks), streamed and not; finish_reason is
+// tool_calls for required and stop for a named choice, as vLLM answers.
+func TestOpenAINodeClientRequiredNamedStacks(t *testing.T) {
+	var tool map[string]any
+	if err := json.Unmarshal([]byte(weatherToolJSON), &tool); err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}}
+	type want struct {
+		choice any
+		finish string
+	}
+	wants := []want{{"required", "tool_calls"}, {named, "stop"}}
+	var calls []nodeCall
+	for _, stack := range toolStacks {
+		base := startSimServe(t, stack.model, stack.parser)
+		for _, w := range wants {
+			params := map[string]any{"model": "m", "tools": []any{tool}, "tool_choice": w.choice,
+				"messages": []any{map[string]any{"role": "user", "content": "Tell me something."}}}
+			calls = append(calls, nodeCall{Op: "chat", BaseURL: base, Params: params},
+				nodeCall{Op: "chat_stream", BaseURL: base, Params: params})
+		}
+	}
+	res := runNode(t, calls)
+	for i, r := range res {
+		stack, w := toolStacks[i/(2*len(wants))], wants[i/2%len(wants)]
+		got := chatOf(t, r)
+		if len(got.Calls) != 1 || got.Calls[0][0] != "get_weather" || !strings.Contains(got.Calls[0][1], `"city"`) || got.Finish != w.finish {
+			t.Errorf("%s %s %v: %+v, want one get_weather call and finish %q", stack.parser, calls[i].Op, w.choice, got, w.finish)
+		}
+		if i%2 == 1 {
+			if batch := chatOf(t, res[i-1]); !reflect.DeepEqual(batch.Calls, got.Calls) {
+				t.Errorf("%s %v: stream calls %v, batch %v", stack.parser, w.choice, got.Calls, batch.Calls)
+			}
+		}
+	}
 }

@@ -110,6 +110,19 @@ func OpenAINodeModules(t testing.TB) string {
 	return dir
 }
 
+// JSClientsModules returns the node_modules directory holding the Vercel AI
+// SDK and LangChain JS packages (.cache/js-clients, installed by `make models`).
+func JSClientsModules(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(RepoRoot(t), ".cache", "js-clients", "node_modules")
+	for _, pkg := range []string{"ai", "@ai-sdk/openai-compatible", "@langchain/openai"} {
+		if !isFile(filepath.Join(dir, pkg, "package.json")) {
+			Missing(t, filepath.Join(dir, pkg), "run `make models` to install the Vercel AI SDK and LangChain JS")
+		}
+	}
+	return dir
+}
+
 // Node returns the path of the node binary.
 func Node(t testing.TB) string {
 	t.Helper()
