@@ -108,8 +108,8 @@ func TestKVMetrics(t *testing.T) {
 }
 
 // A served name with a quote, backslash or newline is escaped as the
-// exposition format defines (strconv.Quote would write \t, \u00e9 and
-// friends, which Prometheus reads literally), so a scraper gets it back.
+// exposition format defines (strconv.Quote would write \t and \x escapes,
+// which Prometheus reads literally), so a scraper gets it back.
 func TestMetricsLabelEscaping(t *testing.T) {
 	const name = "a\"b\\c\nd\té"
 	_, srv := newServer(t, Config{ServedModelName: name})
