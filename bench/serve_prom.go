@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vrender/vrender/internal/telemetry"
 )
 
 // AddedLatencyMetric is the orchestrator's histogram of the time from an
@@ -44,10 +46,11 @@ func ParseHistogram(text []byte, name string) (h Histogram, ok bool, err error) 
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		series, labels, value, perr := parsePromSample(line)
+		smp, perr := telemetry.ParseSample(line)
 		if perr != nil {
-			return Histogram{}, false, perr
+			return Histogram{}, false, fmt.Errorf("prometheus: %w", perr)
 		}
+		series, labels, value := smp.Name, smp.Labels, smp.Value
 		switch series {
 		case name + "_bucket":
 			leText, found := labels["le"]
@@ -84,58 +87,6 @@ func compareFloat(a, b float64) int {
 		return 1
 	}
 	return 0
-}
-
-// parsePromSample splits `name{k="v",...} value [timestamp]`.
-func parsePromSample(line string) (name string, labels map[string]string, value float64, err error) {
-	i := strings.IndexAny(line, "{ \t")
-	if i < 0 {
-		return "", nil, 0, fmt.Errorf("prometheus: no value in %q", line)
-	}
-	name, rest := line[:i], line[i:]
-	if rest[0] == '{' {
-		labels = map[string]string{}
-		rest = rest[1:]
-		for {
-			rest = strings.TrimLeft(rest, " ,")
-			if strings.HasPrefix(rest, "}") {
-				rest = rest[1:]
-				break
-			}
-			eq := strings.Index(rest, `="`)
-			if eq < 0 {
-				return "", nil, 0, fmt.Errorf("prometheus: bad labels in %q", line)
-			}
-			key := strings.TrimSpace(rest[:eq])
-			rest = rest[eq+2:]
-			var val strings.Builder
-			j := 0
-			for ; j < len(rest) && rest[j] != '"'; j++ {
-				if rest[j] == '\\' && j+1 < len(rest) {
-					j++
-					if rest[j] == 'n' {
-						val.WriteByte('\n')
-						continue
-					}
-				}
-				val.WriteByte(rest[j])
-			}
-			if j >= len(rest) {
-				return "", nil, 0, fmt.Errorf("prometheus: unterminated label value in %q", line)
-			}
-			labels[key] = val.String()
-			rest = rest[j+1:]
-		}
-	}
-	fields := strings.Fields(rest)
-	if len(fields) == 0 {
-		return "", nil, 0, fmt.Errorf("prometheus: no value in %q", line)
-	}
-	value, err = strconv.ParseFloat(fields[0], 64)
-	if err != nil {
-		return "", nil, 0, fmt.Errorf("prometheus: bad value in %q: %w", line, err)
-	}
-	return name, labels, value, nil
 }
 
 // Sub returns the observations made between before and h (bucket layouts

@@ -32,6 +32,15 @@ func parserRequest(cr *protocol.ChatCompletionRequest) (*parsers.Request, error)
 	return req, nil
 }
 
+// NeedsSpecialTokens is parsers.NeedsSpecialTokens for a chat request: the
+// parser's adjust_request turns skip_special_tokens off when its markers
+// are special tokens. It reads the number of tools and tool_choice only,
+// so neither a cache hit nor the orchestrator decodes the tools for it.
+func NeedsSpecialTokens(cfg parsers.Config, cr *protocol.ChatCompletionRequest) bool {
+	lite := &parsers.Request{Tools: make([]parsers.Tool, len(cr.Tools)), ToolChoice: cr.ToolChoice}
+	return parsers.NeedsSpecialTokens(cfg, lite)
+}
+
 // parseSetup is what a parsed chat choice needs: the chat request, the
 // detokenizer options and the prompt the machines are seeded with.
 type parseSetup struct {
@@ -44,13 +53,11 @@ type parseSetup struct {
 
 // newParseSetup reads only raw fields: a cache hit never decodes the tools.
 func (e *Engine) newParseSetup(cr *protocol.ChatCompletionRequest, prompt []int) (*parseSetup, error) {
-	// NeedsSpecialTokens reads the number of tools and tool_choice only.
-	lite := &parsers.Request{Tools: make([]parsers.Tool, len(cr.Tools)), ToolChoice: cr.ToolChoice}
-	if _, _, err := lite.Choice(); err != nil {
+	if _, err := cr.DecodedToolChoice().Resolve(len(cr.Tools) > 0); err != nil {
 		return nil, badRequest("%v", err)
 	}
 	skip := cr.SkipSpecialTokens
-	if parsers.NeedsSpecialTokens(e.cfg.Parsers, lite) {
+	if NeedsSpecialTokens(e.cfg.Parsers, cr) {
 		// The parser must see its markers.
 		skip = false
 	}

@@ -1,12 +1,12 @@
 package enginesim
 
 import (
-	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -44,12 +44,12 @@ type KVFaults struct {
 	FailEvery int
 }
 
-// kvMetrics holds the NIXL figures; the zero value is ready to use.
+// kvMetrics holds the NIXL figures; New fills in the histograms.
 type kvMetrics struct {
 	mu                 sync.Mutex
 	faults             KVFaults
 	seen               int64 // decode requests with do_remote_prefill
-	xferTime, xferSize histogram
+	xferTime, xferSize *telemetry.Histogram
 	failed, expired    int64
 }
 
@@ -79,72 +79,40 @@ func (s *Sim) observeKV(req *protocol.GenerateRequest) {
 		m.failed++
 	default:
 		// A made-up but plausible RDMA figure: 0.5 ms setup, 20 GB/s.
-		bytes := float64(len(req.TokenIDs) * kvBytesPerToken)
-		m.xferTime.observe(xferTimeBuckets, 0.0005+bytes/20e9)
-		m.xferSize.observe(xferByteBuckets, bytes)
+		bytes := int64(len(req.TokenIDs) * kvBytesPerToken)
+		m.xferTime.Observe(500*time.Microsecond + time.Duration(bytes/20)) // 20 bytes per ns
+		m.xferSize.ObserveValue(bytes)
 	}
 }
 
 // handleMetrics is GET /metrics in Prometheus text format, with vLLM's
 // per-engine labels.
 func (s *Sim) handleMetrics(w http.ResponseWriter, r *http.Request) {
-	labels := `engine="0",model_name=` + strconv.Quote(s.servedName)
+	labels := `engine="0",` + telemetry.Label("model_name", s.servedName)
 	m := &s.kvm
+	// The lock makes the scrape one consistent snapshot of the transfers.
 	m.mu.Lock()
-	xt, xs, failed, expired := m.xferTime.clone(), m.xferSize.clone(), m.failed, m.expired
-	m.mu.Unlock()
-
 	var b strings.Builder
-	xt.write(&b, MetricXferTime, "Histogram of transfer duration for NIXL KV Cache transfers.", labels, xferTimeBuckets)
-	xs.write(&b, MetricBytesTransferred, "Histogram of bytes transferred per NIXL KV Cache transfers.", labels, xferByteBuckets)
-	writeCounter(&b, MetricFailedTransfers, "Number of failed NIXL KV Cache transfers.", labels, failed)
+	writeHistogram(&b, m.xferTime, MetricXferTime, "Histogram of transfer duration for NIXL KV Cache transfers.", labels)
+	writeHistogram(&b, m.xferSize, MetricBytesTransferred, "Histogram of bytes transferred per NIXL KV Cache transfers.", labels)
+	writeCounter(&b, MetricFailedTransfers, "Number of failed NIXL KV Cache transfers.", labels, m.failed)
 	writeCounter(&b, MetricFailedNotifs, "Number of failed NIXL KV Cache notifications.", labels, 0)
 	writeCounter(&b, MetricKVExpiredReqs, "Number of requests that had their KV expire. "+
-		"NOTE: This metric is tracked on the P instance.", labels, expired)
+		"NOTE: This metric is tracked on the P instance.", labels, m.expired)
+	m.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	_, _ = w.Write([]byte(b.String()))
 }
 
-// histogram is a Prometheus histogram's state: per-bucket (non-cumulative)
-// counts, then the +Inf overflow.
-type histogram struct {
-	counts []int64
-	sum    float64
-	count  int64
+// writeHistogram and writeCounter spell values as vLLM's prometheus_client
+// does ("2.0"); a strings.Builder never fails a write.
+func writeHistogram(b *strings.Builder, h *telemetry.Histogram, name, help, labels string) {
+	_ = telemetry.WriteHeader(b, name, "histogram", help)
+	_ = h.WriteSeriesStyle(b, name, labels, telemetry.StylePython)
 }
 
-func (h *histogram) observe(bounds []float64, v float64) {
-	if h.counts == nil {
-		h.counts = make([]int64, len(bounds)+1)
-	}
-	i := 0
-	for i < len(bounds) && v > bounds[i] {
-		i++
-	}
-	h.counts[i]++
-	h.sum += v
-	h.count++
-}
-
-func (h histogram) clone() histogram {
-	h.counts = append([]int64(nil), h.counts...)
-	return h
-}
-
-func (h histogram) write(b *strings.Builder, name, help, labels string, bounds []float64) {
-	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
-	var cum int64
-	for i, le := range bounds {
-		if h.counts != nil {
-			cum += h.counts[i]
-		}
-		fmt.Fprintf(b, "%s_bucket{%s,le=%q} %d.0\n", name, labels, strconv.FormatFloat(le, 'g', -1, 64), cum)
-	}
-	fmt.Fprintf(b, "%s_bucket{%s,le=\"+Inf\"} %d.0\n", name, labels, h.count)
-	fmt.Fprintf(b, "%s_count{%s} %d.0\n", name, labels, h.count)
-	fmt.Fprintf(b, "%s_sum{%s} %s\n", name, labels, strconv.FormatFloat(h.sum, 'g', -1, 64))
-}
-
+// writeCounter writes a counter with prometheus_client's _total suffix.
 func writeCounter(b *strings.Builder, name, help, labels string, v int64) {
-	fmt.Fprintf(b, "# HELP %s_total %s\n# TYPE %s_total counter\n%s_total{%s} %d.0\n", name, help, name, name, labels, v)
+	_ = telemetry.WriteHeader(b, name+"_total", "counter", help)
+	_ = telemetry.WriteCount(b, name+"_total", labels, v, telemetry.StylePython)
 }

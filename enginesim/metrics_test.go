@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/telemetry"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -102,5 +104,21 @@ func TestKVMetrics(t *testing.T) {
 		if got := sample(t, m, c.prefix); got != c.want {
 			t.Errorf("after faults: %s = %s, want %s", c.prefix, got, c.want)
 		}
+	}
+}
+
+// A served name with a quote, backslash or newline is escaped as the
+// exposition format defines (strconv.Quote would write \t and \x escapes,
+// which Prometheus reads literally), so a scraper gets it back.
+func TestMetricsLabelEscaping(t *testing.T) {
+	const name = "a\"b\\c\nd\té"
+	_, srv := newServer(t, Config{ServedModelName: name})
+	_, m := get(t, srv.URL+"/metrics")
+	fams, err := telemetry.ParseText(strings.NewReader(m))
+	if err != nil {
+		t.Fatalf("exposition does not parse: %v\n%s", err, m)
+	}
+	if _, ok := telemetry.Value(fams, MetricFailedTransfers+"_total", map[string]string{"model_name": name}); !ok {
+		t.Fatalf("model_name %q not read back from:\n%s", name, m)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/tokenizer"
@@ -87,6 +88,7 @@ func New(m *model.Model, cfg Config) (*Sim, error) {
 		vocabSize:  vocabSize(m),
 		kit:        newAnswerKit(m),
 		kv:         newKVTransfer(),
+		kvm:        kvMetrics{xferTime: telemetry.NewHistogram(xferTimeBuckets), xferSize: telemetry.NewValueHistogram(xferByteBuckets)},
 		now:        time.Now,
 		aborted:    map[string]bool{},
 		running:    map[string][]*generation{},

@@ -13,7 +13,6 @@ import (
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/orchestrator/engine"
-	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -62,7 +61,7 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 	g := rendered.Request
 	stop := o.stopConfig(g.SamplingParams)
 	engineRequest(&g)
-	if parsers.NeedsSpecialTokens(o.cfg.Parsers, liteParserRequest(req)) {
+	if derender.NeedsSpecialTokens(o.cfg.Parsers, req) {
 		// The parser's adjust_request: its markers are special tokens.
 		g.SamplingParams.SkipSpecialTokens = false
 	}
@@ -389,9 +388,4 @@ func (o *Orchestrator) chatRole(req *protocol.ChatCompletionRequest) string {
 		return o.cfg.ResponseRole
 	}
 	return m.Role
-}
-
-// liteParserRequest is the part of a chat request NeedsSpecialTokens reads.
-func liteParserRequest(req *protocol.ChatCompletionRequest) *parsers.Request {
-	return &parsers.Request{Tools: make([]parsers.Tool, len(req.Tools)), ToolChoice: req.ToolChoice}
 }

@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"fmt"
 	"io"
 	"sync/atomic"
 
@@ -62,8 +61,8 @@ func (m *Metrics) WritePrometheus(w io.Writer) error {
 		name, help, labels string
 		v                  int64
 	}{
-		{"vrender_orchestrator_requests_total", "OpenAI requests served through an engine.", `{endpoint="chat"}`, m.chatRequests.Load()},
-		{"vrender_orchestrator_requests_total", "", `{endpoint="completions"}`, m.completionRequests.Load()},
+		{"vrender_orchestrator_requests_total", "OpenAI requests served through an engine.", telemetry.Label("endpoint", "chat"), m.chatRequests.Load()},
+		{"vrender_orchestrator_requests_total", "", telemetry.Label("endpoint", "completions"), m.completionRequests.Load()},
 		{"vrender_orchestrator_failed_requests_total", "Requests that ended with an error.", "", m.failed.Load()},
 		{"vrender_orchestrator_prompt_tokens_total", "Prompt tokens sent to engines.", "", m.prompt[epChat].Load() + m.prompt[epCompletions].Load()},
 		{"vrender_orchestrator_generation_tokens_total", "Completion tokens received from engines.", "", m.generated[epChat].Load() + m.generated[epCompletions].Load()},
@@ -76,7 +75,7 @@ func (m *Metrics) WritePrometheus(w io.Writer) error {
 				return err
 			}
 		}
-		if _, err := fmt.Fprintf(w, "%s%s %d\n", c.name, c.labels, c.v); err != nil {
+		if err := telemetry.WriteCount(w, c.name, c.labels, c.v, telemetry.StyleGo); err != nil {
 			return err
 		}
 	}

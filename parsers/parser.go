@@ -9,8 +9,9 @@ package parsers
 
 import (
 	"encoding/json"
-	"fmt"
 	"sort"
+
+	"github.com/vrender/vrender/protocol"
 )
 
 // Delta is what one push made certain.
@@ -165,47 +166,26 @@ type ToolFunction struct {
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
-// ToolChoiceKind is how a request constrains tool calls.
-type ToolChoiceKind int
+// ToolChoiceKind is how a request constrains tool calls; protocol owns
+// the decoding.
+type ToolChoiceKind = protocol.ToolChoiceKind
 
 // The tool_choice values vLLM distinguishes.
 const (
-	ChoiceNone ToolChoiceKind = iota
-	ChoiceAuto
-	ChoiceRequired
-	ChoiceNamed
+	ChoiceNone     = protocol.ToolChoiceNone
+	ChoiceAuto     = protocol.ToolChoiceAuto
+	ChoiceRequired = protocol.ToolChoiceRequired
+	ChoiceNamed    = protocol.ToolChoiceNamed
 )
 
 // Choice resolves tool_choice with vLLM's defaults: absent means "auto"
 // when tools are given and "none" otherwise.
 func (r *Request) Choice() (ToolChoiceKind, string, error) {
-	if len(r.ToolChoice) == 0 || string(r.ToolChoice) == "null" {
-		if len(r.Tools) > 0 {
-			return ChoiceAuto, "", nil
-		}
-		return ChoiceNone, "", nil
+	tc, err := protocol.DecodeToolChoice(r.ToolChoice).Resolve(len(r.Tools) > 0)
+	if err != nil {
+		return 0, "", err
 	}
-	var s string
-	if err := json.Unmarshal(r.ToolChoice, &s); err == nil {
-		switch s {
-		case "none":
-			return ChoiceNone, "", nil
-		case "auto":
-			return ChoiceAuto, "", nil
-		case "required":
-			return ChoiceRequired, "", nil
-		}
-		return 0, "", fmt.Errorf("invalid tool_choice %q", s)
-	}
-	var named struct {
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	}
-	if err := json.Unmarshal(r.ToolChoice, &named); err != nil || named.Function.Name == "" {
-		return 0, "", fmt.Errorf("invalid tool_choice %s", r.ToolChoice)
-	}
-	return ChoiceNamed, named.Function.Name, nil
+	return tc.Kind, tc.Name, nil
 }
 
 // includeReasoning is include_reasoning with its default (true).

@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"math"
-	"strconv"
 	"strings"
+
+	"github.com/vrender/vrender/internal/telemetry"
 )
 
 // Metrics is a scrape of a Prometheus text exposition (version 0.0.4): each
@@ -25,74 +25,16 @@ func ParseMetrics(r io.Reader) (Metrics, error) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		name, value, err := parseSample(line)
+		smp, err := telemetry.ParseSample(line)
 		if err != nil {
 			return nil, fmt.Errorf("metrics line %d: %w", n, err)
 		}
-		m[name] += value
+		m[smp.Name] += smp.Value
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read metrics: %w", err)
 	}
 	return m, nil
-}
-
-// parseSample splits `name{labels} value [timestamp]`; label values may hold
-// spaces, braces and escaped quotes.
-func parseSample(line string) (string, float64, error) {
-	end := strings.IndexAny(line, "{ \t")
-	if end <= 0 {
-		return "", 0, fmt.Errorf("no value in %q", line)
-	}
-	name, rest := line[:end], line[end:]
-	if rest[0] == '{' {
-		close, err := labelsEnd(rest)
-		if err != nil {
-			return "", 0, fmt.Errorf("%s: %w", name, err)
-		}
-		rest = rest[close+1:]
-	}
-	fields := strings.Fields(rest)
-	if len(fields) == 0 || len(fields) > 2 {
-		return "", 0, fmt.Errorf("%s: want a value and an optional timestamp, got %q", name, rest)
-	}
-	v, err := parseValue(fields[0])
-	if err != nil {
-		return "", 0, fmt.Errorf("%s: %w", name, err)
-	}
-	return name, v, nil
-}
-
-// labelsEnd returns the index of the '}' closing the label set s opens.
-func labelsEnd(s string) (int, error) {
-	inQuote := false
-	for i := 1; i < len(s); i++ {
-		switch c := s[i]; {
-		case inQuote && c == '\\':
-			i++
-		case c == '"':
-			inQuote = !inQuote
-		case !inQuote && c == '}':
-			return i, nil
-		}
-	}
-	return 0, fmt.Errorf("unterminated label set")
-}
-
-func parseValue(s string) (float64, error) {
-	switch s {
-	case "+Inf":
-		return math.Inf(1), nil
-	case "-Inf":
-		return math.Inf(-1), nil
-	case "NaN":
-		return math.NaN(), nil
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("value %q: %w", s, err)
-	}
-	return v, nil
 }
 
 // Counter returns a counter's total under its exposed name (with

@@ -87,25 +87,10 @@ type LogitBiasEntry struct {
 	Bias float64
 }
 
-// ToolChoiceString is the request's tool_choice when it is one of the
-// string forms ("none", "auto", "required"), else "".
-func (r *ChatCompletionRequest) ToolChoiceString() string {
-	s, _ := laxString(r.ToolChoice)
-	return s
-}
-
-// NamedToolChoice is the function name of a named tool_choice, or "".
-func (r *ChatCompletionRequest) NamedToolChoice() string {
-	if jsonKind(r.ToolChoice) != '{' {
-		return ""
-	}
-	var tc struct {
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	}
-	_ = json.Unmarshal(r.ToolChoice, &tc)
-	return tc.Function.Name
+// DecodedToolChoice is tool_choice decoded (DecodeToolChoice). It reads
+// the raw field each time because callers build requests and then set it.
+func (r *ChatCompletionRequest) DecodedToolChoice() ToolChoice {
+	return DecodeToolChoice(r.ToolChoice)
 }
 
 // UnmarshalJSON decodes and validates data; see DecodeChatCompletionRequest.

@@ -50,7 +50,7 @@ func TestChatCompletionRequestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	switch {
-	case string(r.ToolChoice) != `"none"`, r.ToolChoiceString() != "none", r.NamedToolChoice() != "":
+	case string(r.ToolChoice) != `"none"`, r.DecodedToolChoice().String() != "none", r.DecodedToolChoice().Kind == ToolChoiceNamed:
 		t.Errorf("tool_choice = %s", r.ToolChoice)
 	case r.N == nil || *r.N != 1, r.Logprobs == nil || *r.Logprobs, r.TopLogprobs == nil || *r.TopLogprobs != 0:
 		t.Errorf("n/logprobs defaults wrong: %+v", r)
@@ -67,7 +67,7 @@ func TestChatCompletionRequestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if named.NamedToolChoice() != "f" || named.ToolChoiceString() != "" {
+	if tc := named.DecodedToolChoice(); tc.Kind != ToolChoiceNamed || tc.Name != "f" || tc.String() != "" {
 		t.Errorf("named tool choice = %s", named.ToolChoice)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/vrender/vrender/internal/telemetry"
+	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render/jinja"
 )
 
@@ -191,7 +192,7 @@ func (r *Renderer) toolsNode(in ChatInput) (*node, error) {
 		return nil, nil
 	}
 	if r.cfg.ExcludeToolsWhenToolChoiceNone && len(in.ToolChoice) > 0 {
-		if tc, err := parseJSON(in.ToolChoice); err == nil && tc.k == jStr && tc.s == "none" {
+		if protocol.DecodeToolChoice(in.ToolChoice).Kind == protocol.ToolChoiceNone {
 			return nil, nil
 		}
 	}

@@ -69,24 +69,16 @@ func (g *Generator) CheckChatRequest(toolChoice json.RawMessage, chatTemplate *s
 	// (ParserManager.get_tool_parser), so without it even "required" and
 	// named choices are refused.
 	if !g.cfg.EnableAutoToolChoice || g.cfg.ToolCallParser == "" {
-		var s string
-		isString := json.Unmarshal(toolChoice, &s) == nil
-		switch {
-		case len(toolChoice) == 0 || string(toolChoice) == "null" || (isString && s == "none"):
-		case isString && s == "auto":
+		switch tc := protocol.DecodeToolChoice(toolChoice); tc.Kind {
+		case protocol.ToolChoiceUnset, protocol.ToolChoiceNone:
+		case protocol.ToolChoiceAuto:
 			if !g.cfg.EnableAutoToolChoice {
 				return &BadRequestError{Message: `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`}
 			}
-		case isString:
-			return &BadRequestError{Message: fmt.Sprintf(`tool_choice="%s" requires --tool-call-parser to be set`, s)}
+		case protocol.ToolChoiceRequired, protocol.ToolChoiceBadString:
+			return &BadRequestError{Message: fmt.Sprintf(`tool_choice="%s" requires --tool-call-parser to be set`, tc.String())}
 		default:
-			var named struct {
-				Function struct {
-					Name string `json:"name"`
-				} `json:"function"`
-			}
-			_ = json.Unmarshal(toolChoice, &named)
-			return &BadRequestError{Message: fmt.Sprintf(`tool_choice=function "%s" requires --tool-call-parser to be set`, named.Function.Name)}
+			return &BadRequestError{Message: fmt.Sprintf(`tool_choice=function "%s" requires --tool-call-parser to be set`, tc.Name)}
 		}
 	}
 	if !g.cfg.TrustRequestChatTemplate && (chatTemplate != nil || kwargsHasChatTemplate(kwargs)) {

@@ -45,18 +45,12 @@ func ResponsesToChat(r *protocol.ResponsesRequest) (*protocol.ChatCompletionRequ
 	}
 	req.ToolChoice = r.ToolChoice
 	req.Tools = nil
-	if choice, _ := toolChoiceString(r.ToolChoice); len(r.Tools) > 0 && choice != "none" {
+	if len(r.Tools) > 0 && protocol.DecodeToolChoice(r.ToolChoice).Kind != protocol.ToolChoiceNone {
 		if req.Tools, err = responsesTools(r.Tools); err != nil {
 			return nil, err
 		}
 	}
 	return req, nil
-}
-
-func toolChoiceString(raw json.RawMessage) (string, bool) {
-	var s string
-	err := json.Unmarshal(raw, &s)
-	return s, err == nil
 }
 
 // shouldContinueFinalMessage is should_continue_final_message: the last

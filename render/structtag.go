@@ -42,8 +42,12 @@ func structuralTagFor(model string, req *protocol.ChatCompletionRequest) (string
 	if len(req.Tools) == 0 {
 		return "", false, nil
 	}
-	choice := req.ToolChoiceString()
-	named := req.NamedToolChoice()
+	tc := req.DecodedToolChoice()
+	choice := tc.String()
+	named := ""
+	if tc.Kind == protocol.ToolChoiceNamed {
+		named = tc.Name
+	}
 	if named == "" && choice != "auto" && choice != "required" {
 		return "", false, nil
 	}

@@ -19,7 +19,9 @@ func toolChoiceSchema(req *protocol.ChatCompletionRequest) (json.RawMessage, err
 	if len(req.Tools) == 0 {
 		return nil, nil
 	}
-	if name := req.NamedToolChoice(); name != "" {
+	tc := req.DecodedToolChoice()
+	if tc.Kind == protocol.ToolChoiceNamed {
+		name := tc.Name
 		for _, raw := range req.Tools {
 			t, err := readTool(raw)
 			if err != nil {
@@ -34,7 +36,7 @@ func toolChoiceSchema(req *protocol.ChatCompletionRequest) (json.RawMessage, err
 		}
 		return nil, badRequestf("Tool '%s' has not been passed in `tools`.", name)
 	}
-	if req.ToolChoiceString() != "required" {
+	if tc.Kind != protocol.ToolChoiceRequired {
 		return nil, nil
 	}
 	var b bytes.Buffer

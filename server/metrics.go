@@ -39,9 +39,11 @@ func (m *metricWriter) header(name, typ, help string) {
 	}
 }
 
+// sample writes an integer sample as an integer: through a float64 'g'
+// format a count of a million read "1e+06".
 func (m *metricWriter) sample(name, labels string, v int64) {
 	if m.err == nil {
-		m.err = telemetry.WriteSample(m.w, name, labels, float64(v))
+		m.err = telemetry.WriteCount(m.w, name, labels, v, telemetry.StyleGo)
 	}
 }
 

@@ -62,7 +62,7 @@ func ParseText(r io.Reader) (map[string]*Family, error) {
 		case strings.HasPrefix(line, "#"):
 			continue
 		default:
-			s, err := parseSample(line)
+			s, err := ParseSample(line)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %w", n, err)
 			}
@@ -88,30 +88,40 @@ func familyOf(name string, fams map[string]*Family) string {
 	return name
 }
 
-func parseSample(line string) (Sample, error) {
+// ParseSample parses one sample line, `name{k="v",...} value [timestamp]`,
+// as Prometheus's text parser does: blanks may separate the tokens of the
+// label set, label values take the \\, \" and \n escapes, and the value
+// may be +Inf, -Inf or NaN. It is the one exposition reader: ParseText,
+// bench and preflight all read samples through it.
+func ParseSample(line string) (Sample, error) {
 	s := Sample{Labels: map[string]string{}}
-	rest := line
-	i := strings.IndexAny(rest, "{ ")
+	i := strings.IndexAny(line, "{ \t")
 	if i <= 0 {
 		return s, fmt.Errorf("malformed sample %q", line)
 	}
-	s.Name, rest = rest[:i], rest[i:]
+	s.Name, line = line[:i], line[i:]
+	rest := line
 	if !validName(s.Name) {
 		return s, fmt.Errorf("bad metric name %q", s.Name)
 	}
 	if rest[0] == '{' {
 		rest = rest[1:]
 		for {
+			rest = strings.TrimLeft(rest, " \t")
 			if strings.HasPrefix(rest, "}") {
 				rest = rest[1:]
 				break
 			}
-			eq := strings.Index(rest, `="`)
-			if eq <= 0 || !validName(rest[:eq]) {
-				return s, fmt.Errorf("bad label in %q", line)
+			eq := strings.IndexByte(rest, '=')
+			key := strings.TrimRight(rest[:max(eq, 0)], " \t")
+			if eq <= 0 || !validName(key) {
+				return s, fmt.Errorf("bad label in %q", s.Name+line)
 			}
-			key := rest[:eq]
-			rest = rest[eq+2:]
+			rest = strings.TrimLeft(rest[eq+1:], " \t")
+			if !strings.HasPrefix(rest, `"`) {
+				return s, fmt.Errorf("bad label in %q", s.Name+line)
+			}
+			rest = rest[1:]
 			var val strings.Builder
 			closed := false
 			for j := 0; j < len(rest); j++ {
@@ -133,22 +143,23 @@ func parseSample(line string) (Sample, error) {
 				val.WriteByte(c)
 			}
 			if !closed {
-				return s, fmt.Errorf("unterminated label value in %q", line)
+				return s, fmt.Errorf("unterminated label value in %q", s.Name+line)
 			}
 			if _, dup := s.Labels[key]; dup {
-				return s, fmt.Errorf("duplicate label %s in %q", key, line)
+				return s, fmt.Errorf("duplicate label %s in %q", key, s.Name+line)
 			}
 			s.Labels[key] = val.String()
+			rest = strings.TrimLeft(rest, " \t")
 			rest = strings.TrimPrefix(rest, ",")
 		}
 	}
 	fields := strings.Fields(rest)
 	if len(fields) < 1 || len(fields) > 2 {
-		return s, fmt.Errorf("malformed value in %q", line)
+		return s, fmt.Errorf("malformed value in %q", s.Name+line)
 	}
 	v, err := strconv.ParseFloat(fields[0], 64)
 	if err != nil {
-		return s, fmt.Errorf("bad value in %q", line)
+		return s, fmt.Errorf("bad value in %q", s.Name+line)
 	}
 	s.Value = v
 	return s, nil

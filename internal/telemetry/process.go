@@ -30,7 +30,7 @@ func WriteProcess(w io.Writer, start time.Time) error {
 	if err := WriteHeader(w, "go_goroutines", "gauge", "Number of goroutines that currently exist."); err != nil {
 		return err
 	}
-	if err := WriteSample(w, "go_goroutines", "", float64(runtime.NumGoroutine())); err != nil {
+	if err := WriteCount(w, "go_goroutines", "", int64(runtime.NumGoroutine()), StyleGo); err != nil {
 		return err
 	}
 	// client_golang's names and meaning: mallocs count tiny allocations too.
@@ -45,11 +45,11 @@ func WriteProcess(w io.Writer, start time.Time) error {
 	if err := WriteHeader(w, "go_memstats_mallocs_total", "counter", "Total number of heap objects allocated, both live and gc-ed."); err != nil {
 		return err
 	}
-	if err := WriteSample(w, "go_memstats_mallocs_total", "", float64(v[0]+v[1])); err != nil {
+	if err := WriteCount(w, "go_memstats_mallocs_total", "", int64(v[0]+v[1]), StyleGo); err != nil {
 		return err
 	}
 	if err := WriteHeader(w, "go_gc_cycles_total", "counter", "Completed GC cycles."); err != nil {
 		return err
 	}
-	return WriteSample(w, "go_gc_cycles_total", "", float64(v[2]))
+	return WriteCount(w, "go_gc_cycles_total", "", int64(v[2]), StyleGo)
 }

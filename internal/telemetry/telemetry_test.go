@@ -98,3 +98,33 @@ func BenchmarkStageTimer(b *testing.B) {
 		start = st.Since(StageDetokenize, start)
 	}
 }
+
+func TestStyles(t *testing.T) {
+	h := NewValueHistogram([]float64{10})
+	h.ObserveValue(4)
+	h.ObserveValue(40)
+	var b strings.Builder
+	if err := h.WriteSeriesStyle(&b, "x", `a="1"`, StylePython); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCount(&b, "c_total", "", 3, StyleGo); err != nil {
+		t.Fatal(err)
+	}
+	want := "x_bucket{a=\"1\",le=\"10\"} 1.0\nx_bucket{a=\"1\",le=\"+Inf\"} 2.0\nx_sum{a=\"1\"} 44\nx_count{a=\"1\"} 2.0\nc_total 3\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestParseSampleBlanks(t *testing.T) {
+	for _, line := range []string{`m{a="x\"y", b = "2"} +Inf 123`, "m\t1", `m{ } 1`} {
+		s, err := ParseSample(line)
+		if err != nil || s.Name != "m" {
+			t.Errorf("%q: %+v %v", line, s, err)
+		}
+	}
+	s, _ := ParseSample(`m{a="x\"y", b = "2"} +Inf 123`)
+	if s.Labels["a"] != `x"y` || s.Labels["b"] != "2" {
+		t.Errorf("labels %v", s.Labels)
+	}
+}
