@@ -98,6 +98,18 @@ func appendEscape(dst []byte, c byte) []byte {
 	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 }
 
+// AppendRune appends r as json.dumps(ensure_ascii=False) writes it inside a
+// string; a lone surrogate (which a \u escape can name) becomes U+FFFD.
+func AppendRune(dst []byte, r rune) []byte {
+	if r < 0x20 || r == '"' || r == '\\' {
+		return appendEscape(dst, byte(r))
+	}
+	if r >= 0xD800 && r <= 0xDFFF {
+		r = utf8.RuneError
+	}
+	return utf8.AppendRune(dst, r)
+}
+
 func appendU4(dst []byte, r rune) []byte {
 	return append(dst, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
 }

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // ErrSyntax is wrapped by every error for input Python's json.loads rejects.
@@ -295,7 +297,7 @@ func (v *Value) escapeByte(dst []byte, c byte) ([]byte, bool, error) {
 			return dst, false, syntaxErr("invalid escape %q", c)
 		}
 		v.State = stString
-		return appendRune(v.flushHigh(dst), r), true, nil
+		return wire.AppendRune(v.flushHigh(dst), r), true, nil
 	}
 	if !isHex(c) {
 		return dst, false, syntaxErr("invalid \\u escape")
@@ -315,9 +317,9 @@ func (v *Value) escapeByte(dst []byte, c byte) ([]byte, bool, error) {
 	case r >= 0xDC00 && r <= 0xDFFF && v.High != 0:
 		r = 0x10000 + (v.High-0xD800)<<10 + (r - 0xDC00)
 		v.High = 0
-		dst = appendRune(dst, r)
+		dst = wire.AppendRune(dst, r)
 	default:
-		dst = appendRune(v.flushHigh(dst), r)
+		dst = wire.AppendRune(v.flushHigh(dst), r)
 	}
 	return dst, true, nil
 }
@@ -335,31 +337,4 @@ func (v *Value) flushHigh(dst []byte) []byte {
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-// appendRune writes r the way json.dumps(ensure_ascii=False) does.
-func appendRune(dst []byte, r rune) []byte {
-	switch r {
-	case '"':
-		return append(dst, '\\', '"')
-	case '\\':
-		return append(dst, '\\', '\\')
-	case '\n':
-		return append(dst, '\\', 'n')
-	case '\r':
-		return append(dst, '\\', 'r')
-	case '\t':
-		return append(dst, '\\', 't')
-	case '\b':
-		return append(dst, '\\', 'b')
-	case '\f':
-		return append(dst, '\\', 'f')
-	}
-	if r < 0x20 {
-		return fmt.Appendf(dst, "\\u%04x", r)
-	}
-	if r >= 0xD800 && r <= 0xDFFF {
-		r = utf8.RuneError
-	}
-	return utf8.AppendRune(dst, r)
 }
