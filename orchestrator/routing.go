@@ -52,9 +52,9 @@ type RouterConfig struct {
 // concurrent use and may be shared by pools (engines are told apart by
 // URL).
 type Router struct {
-	policy        string
-	index         *kvindex.Index
-	keyer         kvindex.Keyer
+	policy         string
+	index          *kvindex.Index
+	keyer          kvindex.Keyer
 	wPrefix, wLoad float64
 
 	keyBufs sync.Pool // *[]uint64, one request's block keys
