@@ -37,6 +37,10 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		kvLatency   time.Duration
 		serial      bool
 		lpShape     string
+		cacheBlocks int
+		blockSize   int
+		prefillTok  time.Duration
+		ptDetails   bool
 	)
 	mf.register(c, true)
 	c.fs.StringVar(&host, "host", "", "`HOST` address to listen on (default: all interfaces)")
@@ -59,6 +63,13 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		"placeholders with bytes null) or generate (GenerateLogProbs {token_id, logprob, rank}, vllm PR #58181)")
 	c.fs.BoolVar(&serial, "serial-prefill", false, "run prefills (--first-token-latency) one at a time and stall decoding while one runs,\n"+
 		"as a batch-at-a-time engine does: the interference disaggregated serving removes")
+
+	c.fs.IntVar(&cacheBlocks, "num-gpu-blocks-override", 0, "KV cache capacity in blocks (`N`) of the simulated automatic prefix cache\n"+
+		"(an LRU of full blocks, evicted tail first); 0: no prefix cache")
+	c.fs.IntVar(&blockSize, "block-size", 16, "KV cache block size in tokens (`N`)")
+	c.fs.DurationVar(&prefillTok, "prefill-token-latency", 0, "`DURATION` added to the first-token latency per prompt token the prefix cache\n"+
+		"does not hold (every token without one), e.g. 50us")
+	c.fs.BoolVar(&ptDetails, "enable-prompt-tokens-details", false, "report usage.prompt_tokens_details.cached_tokens")
 
 	rest, err := c.parse(args, stdout)
 	if err != nil {
@@ -86,7 +97,10 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := enginesim.ValidateKVRole(kvRole); err != nil {
 		return usagef("--kv-role: %v", err)
 	}
-	if firstToken < 0 || perToken < 0 || kvLatency < 0 {
+	if cacheBlocks < 0 || blockSize < 1 {
+		return usagef("--num-gpu-blocks-override must not be negative and --block-size must be at least 1")
+	}
+	if firstToken < 0 || perToken < 0 || kvLatency < 0 || prefillTok < 0 {
 		return usagef("latencies must not be negative")
 	}
 	level := slog.LevelInfo
@@ -110,6 +124,11 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		KVTransferLatency: kvLatency,
 		SerialPrefill:     serial,
 		LogprobsShape:     lpShape,
+
+		PrefixCacheBlocks:         cacheBlocks,
+		BlockSize:                 blockSize,
+		PrefillTokenLatency:       prefillTok,
+		EnablePromptTokensDetails: ptDetails,
 	}
 	if script != "" {
 		if cfg.Script, err = enginesim.LoadScript(script, m.Tokenizer); err != nil {
@@ -130,6 +149,7 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	log.Info("simulated engine serving", "addr", ln.Addr().String(), "model", name, "script", script,
 		"first_token_latency", firstToken, "token_latency", perToken, "fault", fault,
-		"kv_role", kvRole, "serial_prefill", serial)
+		"kv_role", kvRole, "serial_prefill", serial, "prefix_cache_blocks", cacheBlocks, "block_size", blockSize,
+		"prefill_token_latency", prefillTok)
 	return server.Serve(ctx, ln, sim.Handler(), server.ServeOptions{Logger: log})
 }
