@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-zeromq/zmq4"
+	"github.com/zeebo/xxh3"
 )
 
 // endSeq is the replay socket's end-of-sequence marker (vLLM's END_SEQ,
@@ -197,10 +198,18 @@ type SubscriberConfig struct {
 }
 
 // Subscriber follows one engine's KV events: SUB on its publisher, with
-// gaps in the sequence filled from its replay socket when it has one.
+// what it missed (before it joined, while it was disconnected, gaps in the
+// sequence) fetched from the replay socket when the engine has one.
 type Subscriber struct {
 	cfg  SubscriberConfig
 	next int64 // the sequence number expected next; -1 before the first
+	// dupFloor is where this connection's catch-up replay started: a live
+	// batch numbered from there up to next was already replayed, one below
+	// it means the engine numbers from 0 again (it restarted).
+	dupFloor int64
+	// lastHash is the xxh3 of the last batch applied, to recognise the
+	// same engine after a reconnection.
+	lastHash uint64
 }
 
 // NewSubscriber checks cfg.
@@ -240,7 +249,9 @@ func (s *Subscriber) Run(ctx context.Context) error {
 	}
 }
 
-// session is one connection's life.
+// session is one connection's life: subscribe, catch up from the replay
+// socket (PUB drops what is sent before a subscription lands), then follow
+// the live batches.
 func (s *Subscriber) session(ctx context.Context) error {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -251,6 +262,12 @@ func (s *Subscriber) session(ctx context.Context) error {
 	}
 	if err := sub.SetOption(zmq4.OptionSubscribe, s.cfg.Topic); err != nil {
 		return err
+	}
+	s.dupFloor = max(s.next, 0)
+	if s.next > 0 && s.cfg.ReplayEndpoint != "" {
+		s.resume(ctx)
+	} else {
+		s.fill(ctx, s.dupFloor, math.MaxInt64)
 	}
 	for {
 		msg, err := sub.Recv()
@@ -265,29 +282,30 @@ func (s *Subscriber) session(ctx context.Context) error {
 	}
 }
 
-// receive applies one published batch, after replaying any gap before it.
+// receive applies one live batch, after replaying any gap before it.
 func (s *Subscriber) receive(ctx context.Context, seq int64, payload []byte) {
 	switch {
+	case s.next >= 0 && seq < s.next && seq >= s.dupFloor:
+		return // already replayed
 	case s.next >= 0 && seq < s.next:
 		s.cfg.Logger.Info("kvevents: sequence went back: engine restarted", "endpoint", s.cfg.Endpoint,
 			"seq", seq, "expected", s.next)
 		s.cfg.Restarted()
-		s.next = -1
-		if seq > 0 {
-			s.fill(ctx, 0, seq)
-		}
-	case s.next >= 0 && seq > s.next:
-		s.fill(ctx, s.next, seq)
-	case s.next < 0 && seq > 0:
-		// Joining a running engine: what it still buffers tells what it
-		// holds.
+		s.next, s.dupFloor = -1, 0
 		s.fill(ctx, 0, seq)
+	case seq > max(s.next, 0):
+		s.fill(ctx, max(s.next, 0), seq)
 	}
 	s.apply(seq, payload)
 }
 
-// apply decodes and hands on one batch.
+// apply decodes and hands on one batch. Batches skipped over are lost,
+// unless the subscriber had none yet: an engine's history from before
+// vrender joined, beyond its replay buffer, is not a loss, only unknown.
 func (s *Subscriber) apply(seq int64, payload []byte) {
+	if s.next >= 0 && seq > s.next {
+		s.cfg.Lost(seq - s.next)
+	}
 	b, err := Decode(payload)
 	if err != nil {
 		s.cfg.Logger.Warn("kvevents: batch dropped", "endpoint", s.cfg.Endpoint, "seq", seq, "err", err)
@@ -296,62 +314,93 @@ func (s *Subscriber) apply(seq int64, payload []byte) {
 		s.cfg.Apply(seq, b)
 	}
 	s.next = seq + 1
+	s.lastHash = xxh3.Hash(payload)
 }
 
-// fill replays [from, to) from the engine's replay socket; what it cannot
-// get is counted lost (on a fresh join, a start the engine no longer
-// buffers is not a loss: those blocks are simply not known).
+// fill replays [from, to) from the engine's replay socket, if it has one.
 func (s *Subscriber) fill(ctx context.Context, from, to int64) {
-	joining := s.next < 0
-	got := int64(0)
-	if s.cfg.ReplayEndpoint != "" {
-		var err error
-		got, err = s.replay(ctx, from, to)
-		if err != nil {
-			s.cfg.Logger.Warn("kvevents: replay failed", "endpoint", s.cfg.ReplayEndpoint, "from", from, "err", err)
-		}
+	if s.cfg.ReplayEndpoint == "" {
+		return
 	}
-	if missing := to - from - got; missing > 0 && !joining {
-		s.cfg.Lost(missing)
+	err := s.replay(ctx, from, func(seq int64, payload []byte) {
+		if seq < to && (s.next < 0 || seq >= s.next) {
+			s.apply(seq, payload)
+		}
+	})
+	if err != nil {
+		s.cfg.Logger.Warn("kvevents: replay failed", "endpoint", s.cfg.ReplayEndpoint, "from", from, "err", err)
 	}
 }
 
-// replay asks for batches from `from` and applies those before `to`.
-func (s *Subscriber) replay(ctx context.Context, from, to int64) (int64, error) {
+// resume catches up after a reconnection. Sequence numbers alone cannot
+// tell a restarted engine that has already published past ours from the
+// same engine, so the last batch applied is asked for again: the same
+// engine still has it, byte for byte; a restarted one has another batch
+// under that number or none. Then the engine's cache started empty: what
+// the index held is dropped and the new engine's buffer applied from 0.
+func (s *Subscriber) resume(ctx context.Context) {
+	last := s.next - 1
+	same, checked := false, false
+	var later []bufferedBatch
+	err := s.replay(ctx, last, func(seq int64, payload []byte) {
+		if !checked {
+			checked = true
+			same = seq == last && xxh3.Hash(payload) == s.lastHash
+		}
+		later = append(later, bufferedBatch{seq, payload})
+	})
+	if err != nil {
+		s.cfg.Logger.Warn("kvevents: replay failed", "endpoint", s.cfg.ReplayEndpoint, "from", last, "err", err)
+		return
+	}
+	if same {
+		for _, b := range later {
+			if b.seq >= s.next {
+				s.apply(b.seq, b.payload)
+			}
+		}
+		return
+	}
+	s.cfg.Logger.Info("kvevents: engine restarted while disconnected", "endpoint", s.cfg.Endpoint)
+	s.cfg.Restarted()
+	s.next, s.dupFloor = -1, 0
+	s.fill(ctx, 0, math.MaxInt64)
+}
+
+// replay asks the replay socket for every buffered batch from `from` and
+// hands each to got, in order, until the end marker.
+func (s *Subscriber) replay(ctx context.Context, from int64, got func(seq int64, payload []byte)) error {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	d := zmq4.NewDealer(rctx, zmq4.WithTimeout(5*time.Second))
 	defer d.Close()
 	if err := d.Dial(s.cfg.ReplayEndpoint); err != nil {
-		return 0, err
+		return err
 	}
 	var start [8]byte
 	binary.BigEndian.PutUint64(start[:], uint64(from))
 	if err := d.SendMulti(zmq4.NewMsgFrom(nil, start[:])); err != nil {
-		return 0, err
+		return err
 	}
-	var got int64
 	for {
 		msg, err := recvCtx(rctx, d)
 		if err != nil {
-			return got, err
+			return err
 		}
 		f := msg.Frames
 		if len(f) > 0 && len(f[0]) == 0 {
 			f = f[1:] // the empty delimiter
 		}
 		if len(f) != 2 || len(f[0]) != 8 {
-			return got, fmt.Errorf("unexpected replay message of %d frames", len(msg.Frames))
+			return fmt.Errorf("unexpected replay message of %d frames", len(msg.Frames))
 		}
 		seq := int64(binary.BigEndian.Uint64(f[0]))
 		if seq == -1 {
-			return got, nil
+			return nil
 		}
-		if seq < from || seq >= to || seq == math.MaxInt64 || (s.next >= 0 && seq < s.next) {
-			continue
+		if seq >= from {
+			got(seq, f[1])
 		}
-		s.apply(seq, f[1])
-		got++
 	}
 }
 

@@ -188,7 +188,7 @@ func TestGapIsReplayedOrCountedLost(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rec := newRecorder()
 			sub, _ := NewSubscriber(rec.config(ep, c.replay))
-			sub.next = c.seqs[0] // joined at the first
+			sub.next, sub.dupFloor = c.seqs[0], c.seqs[0] // joined at the first
 			for _, s := range c.seqs {
 				sub.receive(context.Background(), s, payloads[s])
 			}
@@ -203,4 +203,42 @@ func withRank(b Batch) Batch {
 	var r int64
 	b.DataParallelRank = &r
 	return b
+}
+
+// TestRestartPastOurSequence: the engine restarts and publishes more
+// batches than the subscriber had seen before it reconnects; the replayed
+// last batch differs, so the restart is noticed all the same.
+func TestRestartPastOurSequence(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), zmq4PubWriter)
+	ep, rep := freeEndpoint(t), freeEndpoint(t)
+	pub, err := NewPublisher(PublisherConfig{Endpoint: ep, ReplayEndpoint: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		_ = pub.Publish(batch(float64(i)))
+	}
+	rec := newRecorder()
+	sub, _ := NewSubscriber(rec.config(ep, rep))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sub.Run(ctx) }()
+	rec.waitFor(t, 3) // by the catch-up replay
+	_ = pub.Close()
+	pub2, err := NewPublisher(PublisherConfig{Endpoint: ep, ReplayEndpoint: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub2.Close()
+	for i := range 6 {
+		_ = pub2.Publish(batch(float64(100 + i)))
+	}
+	rec.waitFor(t, 3+6)
+	cancel()
+	<-done
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.restarts != 1 || fmt.Sprint(rec.ts[3:]) != "[100 101 102 103 104 105]" || rec.lost != 0 {
+		t.Errorf("restarts %d, after it %v, lost %d", rec.restarts, rec.ts[3:], rec.lost)
+	}
 }

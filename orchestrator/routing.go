@@ -66,6 +66,7 @@ type Router struct {
 	hits     atomic.Int64         // of which the chosen engine held
 	events   atomic.Int64         // KV event batches applied
 	lost     atomic.Int64         // KV event batches lost (sequence gaps not replayed)
+	unmapped atomic.Int64         // event blocks the index could not key (unknown parent)
 }
 
 // matchedBuckets are the bounds of vrender_routing_matched_blocks.
@@ -247,6 +248,7 @@ func (r *Router) WritePrometheus(w io.Writer) error {
 		{"vrender_routing_index_blocks", "gauge", "Entries in the prefix index, over all engines.", int64(r.index.Len())},
 		{"vrender_routing_kv_event_batches_total", "counter", "KV event batches received from engines and applied.", r.events.Load()},
 		{"vrender_routing_kv_event_batches_lost_total", "counter", "KV event batches lost: sequence gaps the engine's replay could not fill.", r.lost.Load()},
+		{"vrender_routing_kv_event_blocks_unindexed_total", "counter", "Stored blocks from KV events the index could not key (parent unknown, other block size).", r.unmapped.Load()},
 	}
 	for _, row := range rows {
 		if err := telemetry.WriteHeader(w, row.name, row.typ, row.help); err != nil {
