@@ -146,18 +146,30 @@ func (x *Index) Match(engine string, keys []uint64) int {
 }
 
 // Predict records that engine is about to compute keys (a request was
-// routed there): entries it does not hold yet are added with the TTL, held
-// ones become the most recent. The first blocks are stored last, so they
-// are the last to go.
-func (x *Index) Predict(engine string, keys []uint64) {
+// routed there) of which it holds the first held (Match's answer):
+// entries it does not hold yet are added with the TTL. The held prefix is
+// refreshed only when its last block is past half its TTL (the blocks of a
+// prefix were predicted together, so they age together): a session's
+// every turn costs the new blocks, not its whole history. Blocks are
+// stored last to first, so a prompt's first blocks are the last to go.
+func (x *Index) Predict(engine string, keys []uint64, held int) {
 	if len(keys) == 0 {
 		return
 	}
+	held = min(max(held, 0), len(keys))
 	e := x.engine(engine, true)
-	expires := x.now().Add(x.ttl).UnixNano()
+	now := x.now()
+	expires := now.Add(x.ttl).UnixNano()
+	fresh := now.Add(x.ttl / 2).UnixNano()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for i := len(keys) - 1; i >= 0; i-- {
+	from := held
+	if held > 0 {
+		if v, ok := e.blocks.Peek(keys[held-1]); !ok || (v.expires != 0 && v.expires < fresh) {
+			from = 0
+		}
+	}
+	for i := len(keys) - 1; i >= from; i-- {
 		v, ok := e.blocks.Get(keys[i])
 		if ok && v.expires == 0 {
 			continue

@@ -55,7 +55,7 @@ func TestMatchIsLongestPrefix(t *testing.T) {
 	for trial := range 200 {
 		x.Clear("e")
 		n := rng.IntN(len(keys) + 1)
-		x.Predict("e", keys[:n])
+		x.Predict("e", keys[:n], 0)
 		if got := x.Match("e", keys); got != n {
 			t.Fatalf("trial %d: Match = %d, want %d", trial, got, n)
 		}
@@ -82,7 +82,7 @@ func TestPredictExpires(t *testing.T) {
 	now := time.Unix(1000, 0)
 	x := New(Config{Keyer: NewKeyer(4, ""), PredictTTL: time.Minute, Now: func() time.Time { return now }})
 	keys := x.Keyer().Keys(nil, x.Keyer().Root("", ""), seq(40, 0))
-	x.Predict("e", keys)
+	x.Predict("e", keys, 0)
 	now = now.Add(59 * time.Second)
 	if got := x.Match("e", keys); got != len(keys) {
 		t.Fatalf("before the TTL: Match = %d, want %d", got, len(keys))
@@ -96,7 +96,7 @@ func TestPredictExpires(t *testing.T) {
 	if err := x.Store("e", StoredBlocks{Hashes: []uint64{11, 12}, Tokens: tokens, BlockSize: 4}); err != nil {
 		t.Fatal(err)
 	}
-	x.Predict("e", keys[:2])
+	x.Predict("e", keys[:2], 2)
 	now = now.Add(time.Hour)
 	if got := x.Match("e", keys); got != 2 {
 		t.Fatalf("confirmed blocks after an hour: Match = %d, want 2", got)
@@ -161,7 +161,7 @@ func TestIndexBoundedUnderSoak(t *testing.T) {
 		tokens := seq(4*(1+rng.IntN(40)), rng.IntN(1<<20))
 		keys := k.Keys(nil, k.Root("", ""), tokens)
 		engine := []string{"a", "b", "c"}[i%3]
-		x.Predict(engine, keys)
+		x.Predict(engine, keys, 0)
 		hashes := make([]uint64, len(keys))
 		for j := range hashes {
 			hashes[j] = rng.Uint64()
@@ -189,7 +189,7 @@ func BenchmarkRoute32k(b *testing.B) {
 	tokens := seq(32768, 0)
 	keys := k.Keys(nil, k.Root("", ""), tokens)
 	for i, e := range []string{"a", "b", "c", "d"} {
-		x.Predict(e, keys[:len(keys)*(i+1)/4])
+		x.Predict(e, keys[:len(keys)*(i+1)/4], 0)
 	}
 	buf := make([]uint64, 0, len(keys))
 	b.ResetTimer()

@@ -2,6 +2,7 @@ package kvindex
 
 import (
 	"encoding/binary"
+	"unsafe"
 
 	"github.com/zeebo/xxh3"
 )
@@ -50,18 +51,9 @@ func appendField(b []byte, s string) []byte {
 // prompt.
 func (k Keyer) Keys(dst []uint64, root uint64, tokens []int) []uint64 {
 	n := len(tokens) / k.blockSize
-	var buf [4 * 64]byte
-	b := buf[:0]
-	if k.blockSize > 64 {
-		b = make([]byte, 0, 4*k.blockSize)
-	}
 	parent := root
 	for i := range n {
-		b = b[:0]
-		for _, t := range tokens[i*k.blockSize : (i+1)*k.blockSize] {
-			b = binary.LittleEndian.AppendUint32(b, uint32(t))
-		}
-		parent = xxh3.HashSeed(b, parent)
+		parent = xxh3.HashSeed(intBytes(tokens[i*k.blockSize:(i+1)*k.blockSize]), parent)
 		dst = append(dst, parent)
 	}
 	return dst
@@ -70,9 +62,16 @@ func (k Keyer) Keys(dst []uint64, root uint64, tokens []int) []uint64 {
 // Next is the key of one block of exactly BlockSize tokens whose parent key
 // is parent: Keys block by block, for the token ids KV events carry.
 func (k Keyer) Next(parent uint64, block []int) uint64 {
-	b := make([]byte, 4*len(block))
-	for j, t := range block {
-		binary.LittleEndian.PutUint32(b[4*j:], uint32(t))
+	return xxh3.HashSeed(intBytes(block), parent)
+}
+
+// intBytes is the memory of ids, hashed as it is: keys never leave the
+// process (requests and events are keyed by the same code on the same
+// machine), so the in-memory layout is as good as a portable encoding and
+// saves a copy of every 32k-token prompt per decision.
+func intBytes(ids []int) []byte {
+	if len(ids) == 0 {
+		return nil
 	}
-	return xxh3.HashSeed(b, parent)
+	return unsafe.Slice((*byte)(unsafe.Pointer(&ids[0])), len(ids)*int(unsafe.Sizeof(ids[0])))
 }

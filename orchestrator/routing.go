@@ -199,7 +199,7 @@ func (r *Router) pick(members []*poolMember, tried []*poolMember, start int, rt 
 		}
 	}
 	if best != nil && rt.prefix {
-		r.index.Predict(best.client.URL(), rt.keys)
+		r.index.Predict(best.client.URL(), rt.keys, bestMatch)
 		r.decision.Observe(time.Since(began))
 		r.matched.ObserveValue(int64(bestMatch))
 		r.prompt.Add(int64(len(rt.keys)))
