@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/vrender/vrender/derender"
@@ -216,11 +217,21 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 		b.stop()
 		return nil, noop, err
 	}
+	sources, err := f.routing.eventSources(append(append(append([]string(nil), p.collocated...), p.prefill...), p.decode...))
+	if err != nil {
+		b.stop()
+		return nil, noop, err
+	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		var wg sync.WaitGroup
+		if len(sources) > 0 {
+			wg.Go(func() { _ = router.RunKVEvents(hctx, sources, log) })
+		}
 		run(hctx)
+		wg.Wait()
 	}()
 	return o, func() {
 		cancel()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"time"
 
 	"github.com/vrender/vrender/kvindex"
@@ -16,6 +17,8 @@ type routingFlags struct {
 	loadWeight   float64
 	indexBlocks  int
 	predictTTL   time.Duration
+	kvEvents     stringList
+	kvTopic      string
 }
 
 func (f *routingFlags) register(c *command) {
@@ -31,6 +34,39 @@ func (f *routingFlags) register(c *command) {
 		"most KV blocks (`N`) the prefix index keeps per engine, least recently used dropped first")
 	c.fs.DurationVar(&f.predictTTL, "prefix-predict-ttl", kvindex.DefaultPredictTTL,
 		"life (`DURATION`) of a predicted index entry (the prompt of a request routed to an engine) that no KV event confirmed")
+	c.fs.Var(&f.kvEvents, "kv-events-endpoint", "`URL=PUB[,REPLAY]`: the engine at URL publishes KV cache events (vllm serve --kv-events-config)\n"+
+		"on the ZMQ PUB endpoint, with a replay endpoint for gaps, e.g.\n"+
+		"http://10.0.0.1:8000=tcp://10.0.0.1:5557,tcp://10.0.0.1:5558; repeat per engine (--routing prefix)")
+	c.multi["kv-events-endpoint"] = true
+	c.fs.StringVar(&f.kvTopic, "kv-events-topic", "", "ZMQ `TOPIC` the engines publish KV events on (their kv-events-config topic)")
+}
+
+// eventSources parses --kv-events-endpoint against the pools' engines.
+func (f *routingFlags) eventSources(engines []string) ([]orchestrator.KVEventSource, error) {
+	known := map[string]bool{}
+	for _, e := range engines {
+		known[strings.TrimRight(e, "/")] = true
+	}
+	var out []orchestrator.KVEventSource
+	seen := map[string]bool{}
+	for _, v := range f.kvEvents {
+		url, eps, ok := strings.Cut(v, "=")
+		url = strings.TrimRight(url, "/")
+		pub, replay, _ := strings.Cut(eps, ",")
+		switch {
+		case !ok || url == "" || pub == "":
+			return nil, usagef("--kv-events-endpoint %q: want ENGINE_URL=tcp://HOST:PORT[,tcp://HOST:PORT]", v)
+		case !known[url]:
+			return nil, usagef("--kv-events-endpoint %q: %s is not one of the engines", v, url)
+		case seen[url]:
+			return nil, usagef("--kv-events-endpoint: engine %s is given twice", url)
+		case !strings.HasPrefix(pub, "tcp://") || (replay != "" && !strings.HasPrefix(replay, "tcp://")):
+			return nil, usagef("--kv-events-endpoint %q: endpoints must be tcp://HOST:PORT", v)
+		}
+		seen[url] = true
+		out = append(out, orchestrator.KVEventSource{Engine: url, Endpoint: pub, ReplayEndpoint: replay, Topic: f.kvTopic})
+	}
+	return out, nil
 }
 
 // router builds the router the pools share (nil, nil for the default
@@ -50,6 +86,8 @@ func (f *routingFlags) router(modelName string) (*orchestrator.Router, error) {
 	if f.policy == orchestrator.RoutingPrefix {
 		cfg.Index = kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(f.blockSize, modelName),
 			MaxBlocksPerEngine: f.indexBlocks, PredictTTL: f.predictTTL})
+	} else if len(f.kvEvents) > 0 {
+		return nil, usagef("--kv-events-endpoint needs --routing prefix")
 	}
 	r, err := orchestrator.NewRouter(cfg)
 	if err != nil {
