@@ -110,6 +110,7 @@ func TestPublishSubscribeReplayAndRestart(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	time.Sleep(50 * time.Millisecond) // the sender has the rest
 	pub.mu.Lock()
 	published := pub.seq
 	pub.mu.Unlock()
@@ -173,6 +174,7 @@ func TestGapIsReplayedOrCountedLost(t *testing.T) {
 		}
 		payloads[i], _ = Encode(withRank(batch(float64(i))))
 	}
+	waitSent(t, pub, 10)
 	for _, c := range []struct {
 		name          string
 		replay        string
@@ -240,5 +242,23 @@ func TestRestartPastOurSequence(t *testing.T) {
 	defer rec.mu.Unlock()
 	if rec.restarts != 1 || fmt.Sprint(rec.ts[3:]) != "[100 101 102 103 104 105]" || rec.lost != 0 {
 		t.Errorf("restarts %d, after it %v, lost %d", rec.restarts, rec.ts[3:], rec.lost)
+	}
+}
+
+// waitSent waits until the publisher's goroutine has sent n batches.
+func waitSent(t *testing.T, p *Publisher, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p.mu.Lock()
+		seq := p.seq
+		p.mu.Unlock()
+		if seq >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d batches sent, want %d", seq, n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

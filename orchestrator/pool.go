@@ -114,6 +114,7 @@ type Pool struct {
 type poolMember struct {
 	client      *engine.Client
 	outstanding atomic.Int64
+	recent      recentRate // requests routed lately (prefix routing's load)
 
 	mu          sync.Mutex
 	ejected     bool

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,8 +44,10 @@ type RouterConfig struct {
 	Index *kvindex.Index
 	// PrefixWeight and LoadWeight weigh an engine's score: PrefixWeight
 	// times the fraction of the prompt's blocks it holds, minus
-	// LoadWeight times its outstanding requests over the busiest
-	// candidate's. Zero means the defaults; negative is an error.
+	// LoadWeight times its load over the busiest engine's, load being its
+	// outstanding requests plus those routed to it lately (decayed with a
+	// 10 s half-life: sessions between turns still count). Zero means the
+	// defaults; negative is an error.
 	PrefixWeight, LoadWeight float64
 }
 
@@ -113,6 +116,38 @@ func (r *Router) Policy() string { return r.policy }
 // Index is the prefix index (nil unless the policy is prefix).
 func (r *Router) Index() *kvindex.Index { return r.index }
 
+// recentHalfLife is the half-life of recentRate: about a few turns of an
+// agent, so that sessions that stick to an engine between their turns
+// (outstanding nowhere while they think) still count against it.
+const recentHalfLife = 10 * time.Second
+
+// recentRate is an exponentially decayed count of requests routed to an
+// engine.
+type recentRate struct {
+	mu    sync.Mutex
+	v     float64
+	since time.Time
+}
+
+func (r *recentRate) value(now time.Time) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.decayed(now)
+}
+
+func (r *recentRate) decayed(now time.Time) float64 {
+	if r.since.IsZero() {
+		return 0
+	}
+	return r.v * math.Exp2(-now.Sub(r.since).Seconds()/recentHalfLife.Seconds())
+}
+
+func (r *recentRate) add(now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.v, r.since = r.decayed(now)+1, now
+}
+
 // route is one request's routing state, kept across failover attempts so
 // its block keys are computed once.
 type route struct {
@@ -159,20 +194,22 @@ func (r *Router) pick(members []*poolMember, tried []*poolMember, start int, rt 
 		policy = r.policy
 	}
 	var began time.Time
+	var loads []float64 // prefix routing: outstanding + recently routed, per member
+	var maxLoad float64
 	if rt.prefix {
 		began = time.Now()
+		loads = make([]float64, n)
+		for i, m := range members {
+			loads[i] = float64(m.outstanding.Load()) + m.recent.value(began)
+			maxLoad = max(maxLoad, loads[i])
+		}
 	}
 	var best *poolMember
 	var bestLoad int64
 	bestScore, bestMatch := 0.0, 0
-	var maxLoad int64
-	if rt.prefix {
-		for _, m := range members {
-			maxLoad = max(maxLoad, m.outstanding.Load())
-		}
-	}
 	for i := range n {
-		m := members[(start+i)%n]
+		k := (start + i) % n
+		m := members[k]
 		if m.isEjected() || contains(tried, m) {
 			continue
 		}
@@ -187,7 +224,7 @@ func (r *Router) pick(members []*poolMember, tried []*poolMember, start int, rt 
 				score = r.wPrefix * float64(match) / float64(len(rt.keys))
 			}
 			if maxLoad > 0 {
-				score -= r.wLoad * float64(load) / float64(maxLoad)
+				score -= r.wLoad * loads[k] / maxLoad
 			}
 			if best == nil || score > bestScore || (score == bestScore && load < bestLoad) {
 				best, bestLoad, bestScore, bestMatch = m, load, score, match
@@ -199,6 +236,7 @@ func (r *Router) pick(members []*poolMember, tried []*poolMember, start int, rt 
 		}
 	}
 	if best != nil && rt.prefix {
+		best.recent.add(began)
 		r.index.Predict(best.client.URL(), rt.keys, bestMatch)
 		r.decision.Observe(time.Since(began))
 		r.matched.ObserveValue(int64(bestMatch))
