@@ -54,22 +54,7 @@ tag=bench-prefix
 # shellcheck source=scripts/proc.sh
 . "$repo/scripts/proc.sh"
 
-stop_pids() {
-  local pid
-  for pid in "${pids[@]}"; do stop_pid "$pid"; done
-  pids=()
-}
-
-cleanup() {
-  local status=$?
-  stop_pids
-  if [ "$status" -ne 0 ]; then
-    echo "bench-prefix: failed (status $status); logs kept in $log_dir" >&2
-  elif [ -z "$keep_logs" ]; then
-    rm -rf "$log_dir"
-  fi
-}
-trap cleanup EXIT
+trap cleanup_on_exit EXIT
 trap 'exit 130' INT TERM
 
 # start_sims: 4 engine-sims with prefix caches publishing KV events; sets sim_urls, metric_urls, event_flags.
