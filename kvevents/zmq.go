@@ -42,7 +42,7 @@ type PublisherConfig struct {
 	// DefaultMaxQueueSize); Publish blocks while it is full.
 	MaxQueueSize int
 	Topic        string
-	Logger         *slog.Logger
+	Logger       *slog.Logger
 }
 
 // Publisher is vLLM's ZmqEventPublisher: Publish queues a batch and a
