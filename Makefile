@@ -86,6 +86,7 @@ bench: models build ## Go benchmarks, then every `vrender bench` tool (tokenize 
 	@echo "== bench derender qwen3 (in process and over HTTP)"; $(BIN) bench derender --model $(MODELS_DIR)/qwen3 --http
 	@echo "== bench serve (vrender + engine-sim, 500 concurrent streams)"; BIN=$(BIN) scripts/bench-serve.sh
 	@echo "== bench serve: collocated pool vs prefill/decode pool (goodput)"; BIN=$(BIN) scripts/bench-pd.sh
+	@echo "== bench serve: prefix-cache routing vs least-outstanding (multi-turn, 4 engines)"; BIN=$(BIN) scripts/bench-prefix.sh
 
 soak: models build ## Load and soak: 1,000 streams for 60s against engine-sim, one replica then three behind haproxy.
 	@BIN=$(BIN) scripts/soak.sh

@@ -43,6 +43,16 @@ type ServeOptions struct {
 	ProcRoot   string // "" = /proc
 	MetricsURL string // Prometheus endpoint(s) with AddedLatencyMetric, comma separated (summed: the replicas behind a load balancer); "" skips it
 
+	// MultiTurn, when set, replaces Requests' one-shot prompts with
+	// sessions of growing conversations (chat endpoint only); Requests
+	// then holds each session's first turn, for the ready check.
+	MultiTurn *MultiTurn
+	// EngineMetricsURLs are the engines' /metrics, scraped around a
+	// multi-turn run for their prefix-cache counters; KVBlockSize is their
+	// block size, for the ideal hit rate.
+	EngineMetricsURLs []string
+	KVBlockSize       int
+
 	Progress io.Writer // periodic progress lines; nil for none
 	Log      io.Writer // notes and warnings; nil discards
 }
@@ -74,6 +84,8 @@ type ServeResult struct {
 	ClientCPUSeconds float64
 	ServerCPU        *ServerCPU    // nil without ServerPIDs
 	AddedLatency     *AddedLatency // nil when not scraped
+	Prefix           *PrefixReport // multi-turn runs with EngineMetricsURLs
+	MultiTurn        *MultiTurn
 }
 
 // RunServe runs the benchmark: an initial test request (retried until the
@@ -89,6 +101,9 @@ func RunServe(ctx context.Context, o ServeOptions) (*ServeResult, error) {
 	}
 	if o.Burstiness == 0 {
 		o.Burstiness = 1
+	}
+	if o.MultiTurn != nil && backend != BackendChat {
+		return nil, errors.New("bench serve: the multi-turn dataset needs the chat endpoint")
 	}
 	offsets, err := ArrivalOffsets(len(o.Requests), o.RequestRate, o.Burstiness, o.Seed)
 	if err != nil {
@@ -173,14 +188,40 @@ func RunServe(ctx context.Context, o ServeOptions) (*ServeResult, error) {
 	}
 	clientBefore, _ := ProcCPUSeconds(procRoot, os.Getpid())
 
-	idx := make([]int, len(o.Requests))
-	for i := range idx {
-		idx[i] = i
+	var enginesBefore []EngineCounters
+	if o.MultiTurn != nil && len(o.EngineMetricsURLs) > 0 {
+		if enginesBefore, err = ScrapeEngineCounters(ctx, http.DefaultClient, o.EngineMetricsURLs); err != nil {
+			return nil, fmt.Errorf("bench serve: engine metrics: %w", err)
+		}
 	}
+	reqs := o.Requests
 	start := time.Now()
 	c.epoch = start
-	res.Outputs = runAll(ctx, c, idx, func(i int) ([]byte, SampleRequest) { return bodies[i], o.Requests[i] }, offsets, o.MaxConcurrency, o.Progress)
+	if o.MultiTurn != nil {
+		res.MultiTurn = o.MultiTurn
+		c.keepText = true // the answers go into the next turn
+		if reqs, res.Outputs, err = runMultiTurn(ctx, c, o, offsets); err != nil {
+			return nil, fmt.Errorf("bench serve: %w", err)
+		}
+	} else {
+		idx := make([]int, len(o.Requests))
+		for i := range idx {
+			idx[i] = i
+		}
+		res.Outputs = runAll(ctx, c, idx, func(i int) ([]byte, SampleRequest) { return bodies[i], o.Requests[i] }, offsets, o.MaxConcurrency, o.Progress)
+	}
 	res.Duration = time.Since(start).Seconds()
+	if enginesBefore != nil {
+		after, err := ScrapeEngineCounters(ctx, http.DefaultClient, o.EngineMetricsURLs)
+		if err != nil {
+			return nil, fmt.Errorf("bench serve: engine metrics after the run: %w", err)
+		}
+		bs := o.KVBlockSize
+		if bs <= 0 {
+			bs = 16
+		}
+		res.Prefix = newPrefixReport(enginesBefore, after, IdealCachedTokens(o.MultiTurn, reqs, bs))
+	}
 
 	if clientAfter, err := ProcCPUSeconds(procRoot, os.Getpid()); err == nil {
 		res.ClientCPUSeconds = clientAfter - clientBefore
@@ -208,7 +249,7 @@ func RunServe(ctx context.Context, o ServeOptions) (*ServeResult, error) {
 		}
 	}
 
-	res.Metrics = CalculateMetrics(o.Requests, res.Outputs, res.Duration, o.MetricPercentiles, o.Goodput)
+	res.Metrics = CalculateMetrics(reqs, res.Outputs, res.Duration, o.MetricPercentiles, o.Goodput)
 	if sc := res.ServerCPU; sc != nil {
 		if res.Duration > 0 {
 			sc.Cores = sc.Seconds / res.Duration

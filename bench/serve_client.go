@@ -28,6 +28,9 @@ type RequestOutput struct {
 	StartTime     float64 // send time, seconds after the run started
 	GeneratedText string  // only when texts are kept
 	Chunks        int     // chunks with choices (the output count when no usage came)
+	// ServerPromptTokens is usage.prompt_tokens: the prompt as the server
+	// rendered it (0 when it sent no usage).
+	ServerPromptTokens int
 }
 
 // Endpoint kinds, named as vLLM's --backend names them.
@@ -200,6 +203,7 @@ func (c *streamClient) do(ctx context.Context, body []byte, requestID string, pr
 		info := scanChunk(payload)
 		if info.hasUsage {
 			out.OutputTokens = info.completionTokens
+			out.ServerPromptTokens = info.promptTokens
 		}
 		switch info.kind {
 		case chunkChoices:

@@ -175,23 +175,9 @@ func (h Histogram) Quantile(q float64) float64 {
 
 // ScrapeHistogram fetches url and parses histogram name from it.
 func ScrapeHistogram(ctx context.Context, client *http.Client, url, name string) (Histogram, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := scrapeBody(ctx, client, url)
 	if err != nil {
-		return Histogram{}, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return Histogram{}, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return Histogram{}, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return Histogram{}, fmt.Errorf("scrape %s: HTTP %s", url, resp.Status)
+		return Histogram{}, err
 	}
 	h, ok, err := ParseHistogram(body, name)
 	if err != nil {
@@ -201,4 +187,56 @@ func ScrapeHistogram(ctx context.Context, client *http.Client, url, name string)
 		return Histogram{}, fmt.Errorf("scrape %s: no histogram %s", url, name)
 	}
 	return h, nil
+}
+
+// scrapeBody fetches a Prometheus endpoint.
+func scrapeBody(ctx context.Context, client *http.Client, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scrape %s: HTTP %s", url, resp.Status)
+	}
+	return body, nil
+}
+
+// scrapeFamilies fetches and parses a Prometheus endpoint.
+func scrapeFamilies(ctx context.Context, client *http.Client, url string) (map[string]*telemetry.Family, error) {
+	body, err := scrapeBody(ctx, client, url)
+	if err != nil {
+		return nil, err
+	}
+	fams, err := telemetry.ParseText(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	return fams, nil
+}
+
+// sumSamples adds every sample named name (all label sets), and reports
+// whether there was one.
+func sumSamples(fams map[string]*telemetry.Family, name string) (float64, bool) {
+	var sum float64
+	found := false
+	for _, f := range fams {
+		for _, s := range f.Samples {
+			if s.Name == name {
+				sum += s.Value
+				found = true
+			}
+		}
+	}
+	return sum, found
 }

@@ -91,6 +91,25 @@ func WriteServeReport(w io.Writer, o ServeOptions, r *ServeResult) error {
 			row("P"+percentileWord(p.P)+" "+h[0]+" (ms):", p.Value)
 		}
 	}
+	if mt := r.MultiTurn; mt != nil {
+		b.WriteString(pyCenter(" Multi-turn sessions ", 50, "-") + "\n")
+		row("Sessions x turns:", fmt.Sprintf("%dx%d", len(mt.Sessions), mt.Options.Turns))
+		row("Think time (ms):", float64(mt.Options.ThinkTime)/1e6)
+	}
+	if p := r.Prefix; p != nil {
+		b.WriteString(pyCenter(" Engine prefix cache ", 50, "-") + "\n")
+		row("Prompt tokens queried:", int64(p.PromptTokens))
+		row("Prompt tokens cached:", int64(p.CachedTokens))
+		row("Prefill tokens computed:", int64(p.PrefillTokens))
+		fmt.Fprintf(&b, "%-40s %-10.4f\n", "Cache hit rate:", p.HitRate)
+		fmt.Fprintf(&b, "%-40s %-10.4f\n", "Ideal hit rate:", p.IdealHitRate)
+		fmt.Fprintf(&b, "%-40s %-10.4f\n", "Hit rate / ideal:", p.OfIdeal)
+		row("Engine load max/mean (requests):", p.LoadMaxMean)
+		row("Engine load max/mean (prefill tokens):", p.PrefillMaxMean)
+		for _, e := range p.Engines {
+			fmt.Fprintf(&b, "  %s: %d requests, %d prefill tokens\n", e.URL, int64(e.Requests), int64(e.PrefillTokens()))
+		}
+	}
 	if r.ServerCPU != nil || r.AddedLatency != nil {
 		b.WriteString(pyCenter(" vrender server ", 50, "-") + "\n")
 	}
@@ -254,6 +273,16 @@ func ServeResultJSON(o ServeOptions, r *ServeResult, meta ResultMeta) ([]byte, e
 		for _, p := range s.Percentiles {
 			add("p"+percentileWord(p.P)+"_"+name+"_ms", p.Value)
 		}
+	}
+	if p := r.Prefix; p != nil {
+		add("prefix_prompt_tokens", p.PromptTokens)
+		add("prefix_cached_tokens", p.CachedTokens)
+		add("prefill_tokens_computed", p.PrefillTokens)
+		add("prefix_hit_rate", p.HitRate)
+		add("prefix_ideal_hit_rate", p.IdealHitRate)
+		add("prefix_hit_rate_of_ideal", p.OfIdeal)
+		add("engine_load_max_mean", p.LoadMaxMean)
+		add("engine_prefill_max_mean", p.PrefillMaxMean)
 	}
 	if sc := r.ServerCPU; sc != nil {
 		add("server_pids", sc.PIDs)

@@ -19,6 +19,7 @@ const (
 type chunkInfo struct {
 	kind             chunkKind
 	completionTokens int  // usage.completion_tokens
+	promptTokens     int  // usage.prompt_tokens
 	hasUsage         bool // a usage object was present (continuous usage stats put one on token chunks too)
 }
 
@@ -29,6 +30,7 @@ var (
 	keyChoices          = []byte(`"choices"`)
 	keyUsage            = []byte(`"usage"`)
 	keyCompletionTokens = []byte(`"completion_tokens"`)
+	keyPromptTokens     = []byte(`"prompt_tokens"`)
 	keyError            = []byte(`"error"`)
 )
 
@@ -39,6 +41,9 @@ func scanChunk(p []byte) chunkInfo {
 	if v, ok := sseValueOf(p, keyUsage); ok && len(v) > 0 && v[0] == '{' {
 		if n, ok := sseValueOf(v, keyCompletionTokens); ok {
 			info.completionTokens, info.hasUsage = sseLeadingInt(n), true
+		}
+		if n, ok := sseValueOf(v, keyPromptTokens); ok {
+			info.promptTokens = sseLeadingInt(n)
 		}
 	}
 	if v, ok := sseValueOf(p, keyChoices); ok && len(v) > 0 && v[0] == '[' {

@@ -52,6 +52,24 @@ type Config struct {
 	// SerialPrefill runs prefills one at a time and stalls decoding while
 	// one runs, as one batch-at-a-time engine does (see prefillGate).
 	SerialPrefill bool
+
+	// PrefixCacheBlocks is the KV cache's capacity in blocks for the
+	// automatic prefix cache (vLLM's --num-gpu-blocks-override); 0 means
+	// no prefix cache: every prompt is computed in full.
+	PrefixCacheBlocks int
+	// BlockSize is the KV block size in tokens (vLLM's --block-size);
+	// 0 means 16.
+	BlockSize int
+	// PrefillTokenLatency is added to a request's first-token latency for
+	// every prompt token the prefix cache did not hold (every token
+	// without a prefix cache).
+	PrefillTokenLatency time.Duration
+	// EnablePromptTokensDetails reports usage.prompt_tokens_details
+	// {"cached_tokens":N}, as vLLM's --enable-prompt-tokens-details.
+	EnablePromptTokensDetails bool
+	// KVEvents, with a prefix cache, receives its changes as vLLM's KV
+	// events (BlockStored, BlockRemoved, AllBlocksCleared).
+	KVEvents EventPublisher
 }
 
 // Output logprobs shapes (Config.LogprobsShape).

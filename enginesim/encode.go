@@ -24,15 +24,25 @@ import (
 func appendInt(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) }
 
 // appendUsage writes UsageInfo: prompt_tokens, total_tokens,
-// completion_tokens, and prompt_tokens_details unless exclude_none.
-func appendUsage(b []byte, prompt, completion int, withDetails bool) []byte {
+// completion_tokens, and prompt_tokens_details: PromptTokenUsageInfo
+// {"cached_tokens":N} when cached is set (--enable-prompt-tokens-details),
+// else null; withDetails false is exclude_none (no nulls).
+func appendUsage(b []byte, prompt, completion int, withDetails bool, cached *int) []byte {
 	b = append(b, `{"prompt_tokens":`...)
 	b = appendInt(b, prompt)
 	b = append(b, `,"total_tokens":`...)
 	b = appendInt(b, prompt+completion)
 	b = append(b, `,"completion_tokens":`...)
 	b = appendInt(b, completion)
-	if withDetails {
+	switch {
+	case cached != nil:
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = appendInt(b, *cached)
+		if withDetails {
+			b = append(b, `,"multimodal_tokens":null`...)
+		}
+		b = append(b, '}')
+	case withDetails:
 		b = append(b, `,"prompt_tokens_details":null`...)
 	}
 	return append(b, '}')
@@ -100,7 +110,7 @@ func (g *generation) appendEvent(b []byte, c choiceFields, withPromptIDs bool) [
 	b = append(b, g.idJSON...)
 	b = append(b, `,"usage":`...)
 	if g.continuousUsage {
-		b = appendUsage(b, g.promptLen, c.total, true)
+		b = appendUsage(b, g.promptLen, c.total, true, nil)
 	} else {
 		b = append(b, "null"...)
 	}
@@ -114,12 +124,12 @@ func (g *generation) appendEvent(b []byte, c choiceFields, withPromptIDs bool) [
 }
 
 // appendFinalUsage writes the include_usage event (exclude_none: no
-// prompt_tokens_details, no metrics).
+// metrics, and prompt_tokens_details only when set).
 func (g *generation) appendFinalUsage(b []byte, completion int) []byte {
 	b = append(b, `data: {"request_id":`...)
 	b = append(b, g.idJSON...)
 	b = append(b, `,"usage":`...)
-	b = appendUsage(b, g.promptLen, completion, false)
+	b = appendUsage(b, g.promptLen, completion, false, g.cachedDetails)
 	return append(b, `,"output_mode":"tokens","choices":[]}`+"\n\n"...)
 }
 
@@ -139,7 +149,7 @@ func (g *generation) appendResponse(b []byte, model string, created int64, choic
 	b = append(b, `,"created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"usage":`...)
-	b = appendUsage(b, g.promptLen, completion, true)
+	b = appendUsage(b, g.promptLen, completion, true, g.cachedDetails)
 	b = append(b, `,"prompt_logprobs":null,"prompt_token_id_logprobs":null,"prompt_token_ids":`...)
 	if g.returnTokenIDs {
 		b = wire.AppendInts(b, g.req.TokenIDs)

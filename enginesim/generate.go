@@ -46,6 +46,12 @@ type generation struct {
 	// the first step is a decode step, not a prefill.
 	remotePrefill bool
 	waits         int // wait calls so far: the step being waited for
+	// cache, when set, stores the prompt's blocks (hashes) once its
+	// prefill is done; cachedDetails is usage's cached_tokens when
+	// reported.
+	cache         *prefixCache
+	hashes        []uint64
+	cachedDetails *int
 
 	stopCh   chan struct{} // closed by an abort call
 	stopOnce sync.Once
@@ -97,9 +103,21 @@ func (s *Sim) handleGenerate(w http.ResponseWriter, r *http.Request) {
 	defer s.unregister(g)
 	if req.Stream != nil && *req.Stream {
 		s.stream(w, r, g)
-		return
+	} else {
+		s.respond(w, r, g)
 	}
-	s.respond(w, r, g)
+	if g.waits == 0 && !g.stopped() {
+		g.prefilled() // no latency: nothing was waited for
+	}
+}
+
+// handleResetPrefixCache is vLLM's POST /reset_prefix_cache: the cache is
+// emptied (AllBlocksCleared).
+func (s *Sim) handleResetPrefixCache(w http.ResponseWriter, r *http.Request) {
+	if s.cache != nil {
+		s.cache.reset()
+	}
+	w.WriteHeader(http.StatusOK)
 }
 
 // accept runs the serving-layer checks of vLLM's serve_tokens, in its order,
@@ -194,6 +212,7 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 	if fault.Kind != FaultNone && s.faultStrikes(fault) {
 		g.fault = fault
 	}
+	s.planPrefill(g)
 	limits := s.kit.limitsFor(p, info.MaxTokensSet, len(req.TokenIDs), s.model.MaxModelLen)
 	seed := promptSeed(req, prompt)
 	g.plans = make([]choicePlan, p.N)
@@ -208,6 +227,41 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 	s.log.Debug("enginesim: generate", "request_id", id, "prompt_tokens", len(req.TokenIDs), "n", p.N,
 		"stream", req.Stream != nil && *req.Stream, "fault", g.fault.Kind)
 	return g, nil
+}
+
+// planPrefill looks the prompt up in the prefix cache and adds the time to
+// compute the tokens it does not hold to the first-token latency. A
+// prompt whose KV cache came from a prefill engine computes nothing.
+func (s *Sim) planPrefill(g *generation) {
+	if g.remotePrefill {
+		return
+	}
+	cached := 0
+	if s.cache != nil {
+		salt := ""
+		if g.req.CacheSalt != nil {
+			salt = *g.req.CacheSalt
+		}
+		cached, g.hashes = s.cache.lookup(g.req.TokenIDs, salt)
+		g.cache = s.cache
+	}
+	g.firstLatency += time.Duration(g.promptLen-cached) * s.cfg.PrefillTokenLatency
+	if s.cfg.EnablePromptTokensDetails {
+		g.cachedDetails = &cached
+	}
+}
+
+// prefilled stores the prompt's blocks in the prefix cache, once.
+func (g *generation) prefilled() {
+	if g.cache == nil {
+		return
+	}
+	salt := ""
+	if g.req.CacheSalt != nil {
+		salt = *g.req.CacheSalt
+	}
+	g.cache.store(g.req.TokenIDs, salt, g.hashes)
+	g.cache, g.hashes = nil, nil
 }
 
 // promptSeed makes outputs deterministic: the request's seed when given,
@@ -247,6 +301,14 @@ func refuse(w http.ResponseWriter) {
 // wait sleeps d unless ctx ends or the generation is aborted first; it
 // reports which happened.
 func (g *generation) wait(ctx context.Context, d time.Duration) (aborted, gone bool) {
+	aborted, gone = g.waitStep(ctx, d)
+	if g.waits == 1 && !aborted && !gone {
+		g.prefilled()
+	}
+	return aborted, gone
+}
+
+func (g *generation) waitStep(ctx context.Context, d time.Duration) (aborted, gone bool) {
 	step := g.waits
 	g.waits++
 	if g.gate != nil {

@@ -22,6 +22,15 @@ const (
 	MetricKVExpiredReqs    = "vllm:nixl_num_kv_expired_reqs"
 )
 
+// Prefix-cache metrics as vLLM's v1 PrometheusStatLogger names them (in
+// tokens), vLLM's prompt token counter, and the sim's own request count.
+const (
+	MetricPrefixCacheQueries = "vllm:prefix_cache_queries"
+	MetricPrefixCacheHits    = "vllm:prefix_cache_hits"
+	MetricPromptTokens       = "vllm:prompt_tokens"
+	MetricSimRequests        = "enginesim_requests"
+)
+
 // kvBytesPerToken sizes a simulated transfer: K and V for an 8B model with
 // 36 layers, 8 KV heads of 128 dims in bf16 (36*8*128*2*2 bytes).
 const kvBytesPerToken = 147456
@@ -100,6 +109,13 @@ func (s *Sim) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	writeCounter(&b, MetricKVExpiredReqs, "Number of requests that had their KV expire. "+
 		"NOTE: This metric is tracked on the P instance.", labels, m.expired)
 	m.mu.Unlock()
+	if s.cache != nil {
+		q, h := s.cache.stats()
+		writeCounter(&b, MetricPrefixCacheQueries, "Prefix cache queries, in terms of number of queried tokens.", labels, q)
+		writeCounter(&b, MetricPrefixCacheHits, "Prefix cache hits, in terms of number of cached tokens.", labels, h)
+	}
+	writeCounter(&b, MetricPromptTokens, "Number of prefill tokens processed.", labels, s.promptTokens.Load())
+	writeCounter(&b, MetricSimRequests, "Generate requests the simulated engine accepted.", labels, s.accepted.Load())
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	_, _ = w.Write([]byte(b.String()))
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vrender/vrender/internal/telemetry"
@@ -31,8 +32,12 @@ type Sim struct {
 	kit        answerKit
 	kv         kvTransfer
 	kvm        kvMetrics
-	version    simVersion
-	now        func() time.Time
+	cache      *prefixCache // nil without a prefix cache
+	// accepted and promptTokens count accepted generate requests and
+	// their prompt tokens (/metrics).
+	accepted, promptTokens atomic.Int64
+	version                simVersion
+	now                    func() time.Time
 
 	mu       sync.Mutex
 	requests []protocol.GenerateRequest
@@ -55,6 +60,12 @@ func New(m *model.Model, cfg Config) (*Sim, error) {
 	}
 	if cfg.FirstTokenLatency < 0 || cfg.TokenLatency < 0 {
 		return nil, errors.New("enginesim: latencies must not be negative")
+	}
+	if cfg.PrefixCacheBlocks < 0 || cfg.BlockSize < 0 || cfg.PrefillTokenLatency < 0 {
+		return nil, errors.New("enginesim: prefix cache blocks, block size and prefill token latency must not be negative")
+	}
+	if cfg.KVEvents != nil && cfg.PrefixCacheBlocks == 0 {
+		return nil, errors.New("enginesim: KV events need a prefix cache (PrefixCacheBlocks)")
 	}
 	if cfg.MaxNumSeqs < 0 {
 		return nil, fmt.Errorf("enginesim: max_num_seqs %d is negative", cfg.MaxNumSeqs)
@@ -94,6 +105,13 @@ func New(m *model.Model, cfg Config) (*Sim, error) {
 		running:    map[string][]*generation{},
 		changed:    make(chan struct{}),
 	}
+	if cfg.PrefixCacheBlocks > 0 {
+		var sink *eventSink
+		if cfg.KVEvents != nil {
+			sink = &eventSink{pub: cfg.KVEvents, log: log, now: time.Now}
+		}
+		s.cache = newPrefixCache(cfg.PrefixCacheBlocks, cfg.BlockSize, sink)
+	}
 	return s, nil
 }
 
@@ -117,6 +135,7 @@ func (s *Sim) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("GET /version", s.handleVersion)
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	mux.HandleFunc("POST /reset_prefix_cache", s.handleResetPrefixCache)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, protocol.NewHTTPErrorResponse(http.StatusNotFound, "Not Found"))
 	})
@@ -170,6 +189,8 @@ func (s *Sim) WaitAbort(ctx context.Context, engineRequestID string) error {
 
 func (s *Sim) recordRequest(req *protocol.GenerateRequest) {
 	s.observeKV(req)
+	s.accepted.Add(1)
+	s.promptTokens.Add(int64(len(req.TokenIDs)))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.requests) >= maxRecorded {

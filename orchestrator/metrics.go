@@ -29,6 +29,7 @@ type Metrics struct {
 	prompt, generated [2]atomic.Int64
 	chunks            atomic.Int64
 	aborts            atomic.Int64
+	router            *Router // its figures follow these; nil when none
 }
 
 // Endpoint indexes of the per-endpoint token counters.
@@ -78,6 +79,9 @@ func (m *Metrics) WritePrometheus(w io.Writer) error {
 		if err := telemetry.WriteCount(w, c.name, c.labels, c.v, telemetry.StyleGo); err != nil {
 			return err
 		}
+	}
+	if m.router != nil {
+		return m.router.WritePrometheus(w)
 	}
 	return nil
 }

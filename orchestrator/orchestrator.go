@@ -43,6 +43,9 @@ type Config struct {
 	Logger       *slog.Logger
 	// Metrics receives per-request figures; nil keeps none.
 	Metrics *Metrics
+	// Router, when the pools route with one, has its figures written with
+	// Metrics.
+	Router *Router
 }
 
 // Orchestrator runs OpenAI requests over engines. It is safe for
@@ -71,6 +74,9 @@ func New(cfg Config) (*Orchestrator, error) {
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
+	}
+	if cfg.Router != nil {
+		cfg.Metrics.router = cfg.Router
 	}
 	return &Orchestrator{cfg: cfg, log: cfg.Logger, now: time.Now}, nil
 }

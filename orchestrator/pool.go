@@ -81,6 +81,9 @@ type PoolConfig struct {
 	// environment proxies; the check's own timeout applies).
 	HTTPClient *http.Client
 	Logger     *slog.Logger
+	// Router picks each request's engine; nil means least outstanding
+	// requests.
+	Router *Router
 }
 
 // Pool balances requests over interchangeable engines: each request goes
@@ -103,6 +106,7 @@ type Pool struct {
 	// cannot both leave on the count of each other still being admitted.
 	ejectMu  sync.Mutex
 	failOpen atomic.Int64
+	router   *Router
 	now      func() time.Time // time.Now; tests move it
 }
 
@@ -110,6 +114,7 @@ type Pool struct {
 type poolMember struct {
 	client      *engine.Client
 	outstanding atomic.Int64
+	recent      recentRate // requests routed lately (prefix routing's load)
 
 	mu          sync.Mutex
 	ejected     bool
@@ -137,7 +142,7 @@ func NewPool(cfg PoolConfig, engines ...*engine.Client) (*Pool, error) {
 	if len(engines) == 0 {
 		return nil, fmt.Errorf("orchestrator: the %s pool needs at least one engine", cfg.Role)
 	}
-	p := &Pool{role: cfg.Role, health: cfg.Health.withDefaults(), http: cfg.HTTPClient, log: cfg.Logger, now: time.Now}
+	p := &Pool{role: cfg.Role, health: cfg.Health.withDefaults(), http: cfg.HTTPClient, log: cfg.Logger, router: cfg.Router, now: time.Now}
 	if p.http == nil {
 		// No proxy from the environment: engines are reached directly, as
 		// the engine client reaches them, so a check sees what requests see.
@@ -164,22 +169,12 @@ func NewPool(cfg PoolConfig, engines ...*engine.Client) (*Pool, error) {
 // Role is the pool's role.
 func (p *Pool) Role() string { return p.role }
 
-// acquire picks the admitted engine with the fewest outstanding requests,
-// skipping those in tried, and counts the request on it.
-func (p *Pool) acquire(tried []*poolMember) (*poolMember, error) {
-	n := len(p.members)
-	start := int(p.next.Add(1) % uint64(n))
-	var best *poolMember
-	var bestLoad int64
-	for i := range n {
-		m := p.members[(start+i)%n]
-		if m.isEjected() || contains(tried, m) {
-			continue
-		}
-		if load := m.outstanding.Load(); best == nil || load < bestLoad {
-			best, bestLoad = m, load
-		}
-	}
+// acquire picks an admitted engine by the pool's routing (by default the
+// one with the fewest outstanding requests), skipping those in tried, and
+// counts the request on it.
+func (p *Pool) acquire(tried []*poolMember, rt *route) (*poolMember, error) {
+	start := int(p.next.Add(1) % uint64(len(p.members)))
+	best := p.router.pick(p.members, tried, start, rt)
 	if best == nil {
 		if len(tried) > 0 {
 			return nil, errNoEngineLeft
@@ -215,8 +210,10 @@ func (p *Pool) unavailable() *Error {
 func (p *Pool) Start(ctx context.Context, g *protocol.GenerateRequest, requestID string) (*Call, error) {
 	var tried []*poolMember
 	var lastErr error
+	rt := p.router.begin(g)
+	defer p.router.end(rt)
 	for {
-		m, err := p.acquire(tried)
+		m, err := p.acquire(tried, rt)
 		if err != nil {
 			if lastErr != nil {
 				return nil, lastErr
@@ -246,8 +243,10 @@ func (p *Pool) generate(ctx context.Context, g *protocol.GenerateRequest, reques
 	var tried []*poolMember
 	var lastErr error
 	var last *poolMember
+	rt := p.router.begin(g)
+	defer p.router.end(rt)
 	for {
-		m, err := p.acquire(tried)
+		m, err := p.acquire(tried, rt)
 		if err != nil {
 			if lastErr != nil {
 				return nil, last, lastErr

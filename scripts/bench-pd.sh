@@ -49,23 +49,7 @@ tag=bench-pd
 # shellcheck source=scripts/proc.sh
 . "$repo/scripts/proc.sh"
 
-# stop_pids ends the processes of the current configuration (by pid), waiting for each.
-stop_pids() {
-  local pid
-  for pid in "${pids[@]}"; do stop_pid "$pid"; done
-  pids=()
-}
-
-cleanup() {
-  local status=$?
-  stop_pids
-  if [ "$status" -ne 0 ]; then
-    echo "bench-pd: failed (status $status); logs kept in $log_dir" >&2
-  elif [ -z "$keep_logs" ]; then
-    rm -rf "$log_dir"
-  fi
-}
-trap cleanup EXIT
+trap cleanup_on_exit EXIT
 trap 'exit 130' INT TERM
 
 

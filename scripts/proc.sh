@@ -29,3 +29,22 @@ wait_health() {
   echo "$tag: $name not healthy at $url after 60 s; its log:" >&2; tail -n 40 "$log" >&2
   return 1
 }
+
+# stop_pids ends the processes in the array pids (by pid), waiting for each, and empties it.
+stop_pids() {
+  local pid
+  for pid in "${pids[@]}"; do stop_pid "$pid"; done
+  pids=()
+}
+
+# cleanup_on_exit is an EXIT trap for a script with pids, log_dir and keep_logs: it stops every process the
+# script started and removes log_dir unless the script failed or LOG_DIR named it.
+cleanup_on_exit() {
+  local status=$?
+  stop_pids
+  if [ "$status" -ne 0 ]; then
+    echo "$tag: failed (status $status); logs kept in $log_dir" >&2
+  elif [ -z "$keep_logs" ]; then
+    rm -rf "$log_dir"
+  fi
+}

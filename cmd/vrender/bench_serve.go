@@ -83,6 +83,9 @@ type benchServeFlags struct {
 	serverPIDs                        intList
 	metricsURL                        string
 	samplingOrder                     []string
+	multiTurn                         bench.MultiTurnOptions
+	engineMetricsURL                  string
+	kvBlockSize                       int
 }
 
 func (f *benchServeFlags) register(c *command) {
@@ -95,7 +98,18 @@ func (f *benchServeFlags) register(c *command) {
 	fs.StringVar(&f.model, "model", "", "model `NAME` sent in each request (required)")
 	fs.StringVar(&f.servedModelName, "served-model-name", "", "`NAME` sent as \"model\" instead of --model")
 	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer `DIR` (or tokenizer.json) for the prompts and their lengths (default: --model, if a directory)")
-	fs.StringVar(&f.datasetName, "dataset-name", "random", "`DATASET`: random (synthetic prompts) or custom (JSONL, one {\"prompt\": ...} a line)")
+	fs.StringVar(&f.datasetName, "dataset-name", "random", "`DATASET`: random (synthetic prompts), custom (JSONL, one {\"prompt\": ...} a line)\n"+
+		"or multi-turn (sessions whose conversation grows each turn; chat endpoint; --multi-turn-* flags)")
+	fs.IntVar(&f.multiTurn.Sessions, "multi-turn-sessions", 32, "concurrent conversations (`N`) of the multi-turn dataset; --request-rate paces their starts")
+	fs.IntVar(&f.multiTurn.Turns, "multi-turn-turns", 8, "user turns (`N`) per multi-turn session")
+	fs.DurationVar(&f.multiTurn.ThinkTime, "multi-turn-think-time", 0, "pause (`DURATION`) between an answer and the session's next turn")
+	fs.IntVar(&f.multiTurn.SystemLen, "multi-turn-system-len", 0, "`TOKENS` of a system prompt every multi-turn session shares")
+	fs.IntVar(&f.multiTurn.FirstLen, "multi-turn-first-len", 1024, "`TOKENS` of each session's first user message")
+	fs.IntVar(&f.multiTurn.TurnLen, "multi-turn-turn-len", 128, "`TOKENS` of every later user message (answers: --random-output-len)")
+	fs.StringVar(&f.engineMetricsURL, "engine-metrics-url", "", "the engines' /metrics `URLS`, comma separated: with the multi-turn dataset, their prefix-cache\n"+
+		"counters (vllm:prefix_cache_queries/hits) give the hit rate against the ideal, prefill tokens computed\n"+
+		"and the load spread (max/mean) over the engines")
+	fs.IntVar(&f.kvBlockSize, "kv-block-size", 16, "the engines' KV block size (`N`) for the ideal hit rate")
 	fs.StringVar(&f.datasetPath, "dataset-path", "", "`FILE` of the custom dataset")
 	fs.IntVar(&f.randomInputLen, "random-input-len", 1024, "prompt `TOKENS` of the random dataset")
 	fs.IntVar(&f.randomOutputLen, "random-output-len", 128, "output `TOKENS` of the random dataset")
@@ -306,6 +320,7 @@ func (f *benchServeFlags) options(stderr io.Writer) (bench.ServeOptions, bench.R
 
 	ignoreEOS := f.ignoreEOS
 	var reqs []bench.SampleRequest
+	var multiTurn *bench.MultiTurn
 	switch f.datasetName {
 	case "random":
 		if !ignoreEOS {
@@ -324,8 +339,18 @@ func (f *benchServeFlags) options(stderr io.Writer) (bench.ServeOptions, bench.R
 			Path: f.datasetPath, NumPrompts: f.numPrompts, OutputLen: f.customOutputLen,
 			Seed: uint64(f.seed), NoShuffle: f.disableShuffle, RequestIDPrefix: prefix,
 		})
+	case "multi-turn":
+		ignoreEOS = true // answers run to --random-output-len, so every turn grows alike
+		mo := f.multiTurn
+		mo.OutputLen, mo.Seed, mo.RequestIDPrefix = f.randomOutputLen, uint64(f.seed), prefix
+		multiTurn, err = bench.MultiTurnDataset(tok, mo)
+		if err == nil {
+			for _, s := range multiTurn.Sessions {
+				reqs = append(reqs, s[0])
+			}
+		}
 	default:
-		return o, meta, usagef("--dataset-name %q: want random or custom", f.datasetName)
+		return o, meta, usagef("--dataset-name %q: want random, custom or multi-turn", f.datasetName)
 	}
 	if err != nil {
 		return o, meta, fmt.Errorf("bench serve: %w", err)
@@ -349,6 +374,10 @@ func (f *benchServeFlags) options(stderr io.Writer) (bench.ServeOptions, bench.R
 		NumWarmups: f.numWarmups, ReadyCheckTimeout: time.Duration(f.readyCheckTimeoutSec) * time.Second,
 		KeepDetails: f.saveDetailed, Goodput: goodput, PercentileMetrics: pm, MetricPercentiles: pct,
 		ServerPIDs: f.serverPIDs, MetricsURL: metricsURL, Log: stderr,
+		MultiTurn: multiTurn, KVBlockSize: f.kvBlockSize,
+	}
+	if f.engineMetricsURL != "" {
+		o.EngineMetricsURLs = strings.Split(f.engineMetricsURL, ",")
 	}
 	if !f.disableTqdm {
 		o.Progress = stderr

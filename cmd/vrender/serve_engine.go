@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/vrender/vrender/derender"
@@ -40,6 +41,7 @@ type engineFlags struct {
 	requestTimeout           time.Duration
 	ejectWindow              setDuration
 	engineAPIKey             string
+	routing                  routingFlags
 }
 
 // setDuration and setInt are flags that remember whether they were given,
@@ -112,6 +114,7 @@ func (f *engineFlags) register(c *command) {
 	c.fs.Var(&f.ejectWindow, "engine-eject-window", "failures count as consecutive only when each comes within `DURATION`\n"+
 		"of the one before (default 10s)")
 	c.fs.StringVar(&f.engineAPIKey, "engine-api-key", "", "`KEY` sent to the engines as a bearer token (their --api-key)")
+	f.routing.register(c)
 }
 
 // enginePlan is the pools to build, from the flags and the config file.
@@ -195,7 +198,12 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 	if f.requestTimeout < 0 {
 		return nil, noop, usagef("--engine-request-timeout must not be negative, got %s", f.requestTimeout)
 	}
-	b := &poolBuilder{f: f, plan: p, ctx: ctx, m: m, modelName: modelName, log: log, kvRegistry: enginesim.NewKVRegistry()}
+	router, err := f.routing.router(modelName)
+	if err != nil {
+		return nil, noop, err
+	}
+	b := &poolBuilder{f: f, plan: p, ctx: ctx, m: m, modelName: modelName, log: log, kvRegistry: enginesim.NewKVRegistry(),
+		router: router}
 	engines, run, err := b.build()
 	if err != nil {
 		b.stop()
@@ -204,7 +212,12 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 	o, err := orchestrator.New(orchestrator.Config{Model: m, Generator: gen, Derender: der, Engines: engines,
 		Parsers: parsers.Config{ReasoningParser: rf.reasoningParser, ToolParser: rf.toolCallParser,
 			EnableAutoToolChoice: rf.enableAutoToolChoice, LegacyToolChoice: legacyToolChoice()},
-		ModelName: modelName, Logger: log})
+		ModelName: modelName, Logger: log, Router: router})
+	if err != nil {
+		b.stop()
+		return nil, noop, err
+	}
+	sources, err := f.routing.eventSources(append(append(append([]string(nil), p.collocated...), p.prefill...), p.decode...))
 	if err != nil {
 		b.stop()
 		return nil, noop, err
@@ -213,7 +226,12 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		var wg sync.WaitGroup
+		if len(sources) > 0 {
+			wg.Go(func() { _ = router.RunKVEvents(hctx, sources, log) })
+		}
 		run(hctx)
+		wg.Wait()
 	}()
 	return o, func() {
 		cancel()
@@ -231,6 +249,7 @@ type poolBuilder struct {
 	modelName  string
 	log        *slog.Logger
 	kvRegistry *enginesim.KVRegistry // shared by the in-process producer and consumer sims
+	router     *orchestrator.Router
 	stops      []func()
 }
 
@@ -248,7 +267,7 @@ func (b *poolBuilder) build() (orchestrator.Engines, func(context.Context), erro
 		if err != nil {
 			return nil, nil, err
 		}
-		b.log.Info("engine pool", "kind", "collocated", "engines", b.plan.collocated, "health_interval", b.plan.health.Interval,
+		b.log.Info("engine pool", "kind", "collocated", "engines", b.plan.collocated, "routing", b.router.Policy(), "health_interval", b.plan.health.Interval,
 			"eject_after", b.plan.health.EjectAfter)
 		return pool, pool.Run, nil
 	}
@@ -264,7 +283,7 @@ func (b *poolBuilder) build() (orchestrator.Engines, func(context.Context), erro
 	if err != nil {
 		return nil, nil, err
 	}
-	b.log.Info("engine pool", "kind", "prefill/decode", "prefill", b.plan.prefill, "decode", b.plan.decode,
+	b.log.Info("engine pool", "kind", "prefill/decode", "prefill", b.plan.prefill, "decode", b.plan.decode, "routing", b.router.Policy(),
 		"health_interval", b.plan.health.Interval, "eject_after", b.plan.health.EjectAfter)
 	return pd, pd.Run, nil
 }
@@ -293,7 +312,12 @@ func (b *poolBuilder) pool(role string, urls []string) (*orchestrator.Pool, erro
 		}
 		clients = append(clients, c)
 	}
-	pool, err := orchestrator.NewPool(orchestrator.PoolConfig{Role: role, Health: b.plan.health, Logger: b.log}, clients...)
+	router := b.router
+	if role == orchestrator.RoleDecode && router.Policy() == orchestrator.RoutingPrefix {
+		router = nil // the decode engine gets the KV cache from the prefill engine: chosen by load
+	}
+	pool, err := orchestrator.NewPool(orchestrator.PoolConfig{Role: role, Health: b.plan.health, Logger: b.log,
+		Router: router}, clients...)
 	if err != nil {
 		return nil, usagef("%s: %v", flag, err)
 	}

@@ -1,0 +1,72 @@
+package enginesim
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/vrender/vrender/kvevents"
+)
+
+// EventPublisher sends KV event batches (kvevents.Publisher: vLLM's ZMQ
+// wire format).
+type EventPublisher interface {
+	Publish(kvevents.Batch) error
+}
+
+// storedEvent is one BlockStored: the blocks a prefill added.
+type storedEvent struct {
+	hashes    []uint64
+	parent    uint64
+	hasParent bool
+	tokens    []int
+	blockSize int
+	salt      string
+}
+
+// eventSink turns prefix-cache changes into vLLM's events, one batch per
+// change as vLLM sends one per engine step.
+type eventSink struct {
+	pub EventPublisher
+	log *slog.Logger
+	now func() time.Time
+}
+
+func (e *eventSink) publish(st *storedEvent, removed []uint64, cleared bool) {
+	medium := kvevents.MediumGPU
+	var evs []kvevents.Event
+	if cleared {
+		evs = append(evs, kvevents.Event{Tag: kvevents.TagAllBlocksCleared})
+	}
+	if st != nil {
+		ev := kvevents.Event{Tag: kvevents.TagBlockStored, BlockHashes: intHashes(st.hashes), TokenIDs: st.tokens,
+			BlockSize: st.blockSize, Medium: &medium}
+		if st.hasParent {
+			p := kvevents.IntHash(st.parent)
+			ev.ParentBlockHash = &p
+		}
+		if st.salt != "" {
+			// vLLM's first block carries the salt in its extra keys.
+			ev.ExtraKeys = make([][]any, len(st.hashes))
+			ev.ExtraKeys[0] = []any{st.salt}
+		}
+		evs = append(evs, ev)
+	}
+	if len(removed) > 0 {
+		evs = append(evs, kvevents.Event{Tag: kvevents.TagBlockRemoved, BlockHashes: intHashes(removed), Medium: &medium})
+	}
+	if len(evs) == 0 {
+		return
+	}
+	ts := float64(e.now().UnixNano()) / 1e9
+	if err := e.pub.Publish(kvevents.Batch{TS: ts, Events: evs}); err != nil {
+		e.log.Warn("enginesim: KV events not published", "err", err)
+	}
+}
+
+func intHashes(hs []uint64) []kvevents.Hash {
+	out := make([]kvevents.Hash, len(hs))
+	for i, h := range hs {
+		out[i] = kvevents.IntHash(h)
+	}
+	return out
+}

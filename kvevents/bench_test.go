@@ -1,0 +1,62 @@
+package kvevents
+
+import (
+	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// stepBatch is one busy engine step: a 2048-token prefill stored (128
+// blocks of 16) and 64 blocks evicted.
+func stepBatch() Batch {
+	gpu := MediumGPU
+	st := Event{Tag: TagBlockStored, BlockSize: 16, Medium: &gpu, ParentBlockHash: ptr(IntHash(1 << 63))}
+	for i := range 128 {
+		st.BlockHashes = append(st.BlockHashes, IntHash(uint64(i)*0x9e3779b97f4a7c15))
+	}
+	for i := range 128 * 16 {
+		st.TokenIDs = append(st.TokenIDs, 1000+i*37%150000)
+	}
+	rm := Event{Tag: TagBlockRemoved, Medium: &gpu}
+	for i := range 64 {
+		rm.BlockHashes = append(rm.BlockHashes, IntHash(uint64(i)<<40))
+	}
+	return withRank(Batch{TS: 1733100000.5, Events: []Event{st, rm}})
+}
+
+// BenchmarkDecode is vrender's decoder (vmihailenco/msgpack's streaming
+// reader, the union and both event forms by hand) on one step's batch.
+func BenchmarkDecode(b *testing.B) {
+	payload, _ := Encode(stepBatch())
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := Decode(payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeGeneric is the same payload through the library's
+// reflective decoding into interface values, for comparison.
+func BenchmarkDecodeGeneric(b *testing.B) {
+	payload, _ := Encode(stepBatch())
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for range b.N {
+		var v any
+		if err := msgpack.Unmarshal(payload, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncode(b *testing.B) {
+	batch := stepBatch()
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := Encode(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,300 @@
+package orchestrator
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vrender/vrender/internal/telemetry"
+	"github.com/vrender/vrender/kvindex"
+	"github.com/vrender/vrender/protocol"
+)
+
+// Routing policies (serve --routing).
+const (
+	// RoutingLeastOutstanding sends a request to the engine with the
+	// fewest outstanding requests (ties in turn): the default.
+	RoutingLeastOutstanding = "least-outstanding"
+	// RoutingRoundRobin takes the admitted engines in turn.
+	RoutingRoundRobin = "round-robin"
+	// RoutingPrefix weighs the longest prompt prefix an engine holds in
+	// its KV cache against its load (see Router).
+	RoutingPrefix = "prefix"
+)
+
+// Default scorer weights: a full prefix hit is worth twice the spread of
+// load between the idlest and the busiest engine, so a session sticks to
+// its engine unless that engine is much busier than the rest, and a
+// prefix every engine holds (a shared system prompt) leaves the choice to
+// load.
+const (
+	DefaultPrefixWeight = 2
+	DefaultLoadWeight   = 1
+)
+
+// RouterConfig configures a Router.
+type RouterConfig struct {
+	// Policy is one of the Routing constants ("" means least-outstanding).
+	Policy string
+	// Index is where prefixes are looked up and predicted; required for
+	// RoutingPrefix.
+	Index *kvindex.Index
+	// PrefixWeight and LoadWeight weigh an engine's score: PrefixWeight
+	// times the fraction of the prompt's blocks it holds, minus
+	// LoadWeight times its load over the busiest engine's, load being its
+	// outstanding requests plus those routed to it lately (decayed with a
+	// 10 s half-life: sessions between turns still count). Zero means the
+	// defaults; negative is an error.
+	PrefixWeight, LoadWeight float64
+}
+
+// Router picks an engine of a pool for a request. It is safe for
+// concurrent use and may be shared by pools (engines are told apart by
+// URL).
+type Router struct {
+	policy         string
+	index          *kvindex.Index
+	keyer          kvindex.Keyer
+	wPrefix, wLoad float64
+
+	keyBufs sync.Pool // *[]uint64, one request's block keys
+
+	// Figures on /metrics.
+	matched  *telemetry.Histogram // blocks matched per prefix-routed request
+	decision *telemetry.Histogram // key computation + scoring time
+	prompt   atomic.Int64         // prompt blocks of prefix-routed requests
+	hits     atomic.Int64         // of which the chosen engine held
+	events   atomic.Int64         // KV event batches applied
+	lost     atomic.Int64         // KV event batches lost (sequence gaps not replayed)
+	unmapped atomic.Int64         // event blocks the index could not key (unknown parent)
+}
+
+// matchedBuckets are the bounds of vrender_routing_matched_blocks.
+var matchedBuckets = []float64{0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096}
+
+// decisionBuckets are the bounds (seconds) of
+// vrender_routing_decision_seconds: microseconds when healthy.
+var decisionBuckets = []float64{1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 1e-2}
+
+// NewRouter checks cfg and returns a Router.
+func NewRouter(cfg RouterConfig) (*Router, error) {
+	if cfg.Policy == "" {
+		cfg.Policy = RoutingLeastOutstanding
+	}
+	switch cfg.Policy {
+	case RoutingLeastOutstanding, RoutingRoundRobin:
+	case RoutingPrefix:
+		if cfg.Index == nil {
+			return nil, fmt.Errorf("orchestrator: routing %q needs a prefix index", cfg.Policy)
+		}
+	default:
+		return nil, fmt.Errorf("orchestrator: unknown routing policy %q (want prefix, least-outstanding or round-robin)", cfg.Policy)
+	}
+	if cfg.PrefixWeight < 0 || cfg.LoadWeight < 0 {
+		return nil, fmt.Errorf("orchestrator: routing weights must not be negative")
+	}
+	if cfg.PrefixWeight == 0 {
+		cfg.PrefixWeight = DefaultPrefixWeight
+	}
+	if cfg.LoadWeight == 0 {
+		cfg.LoadWeight = DefaultLoadWeight
+	}
+	r := &Router{policy: cfg.Policy, index: cfg.Index, wPrefix: cfg.PrefixWeight, wLoad: cfg.LoadWeight,
+		matched: telemetry.NewValueHistogram(matchedBuckets), decision: telemetry.NewHistogram(decisionBuckets)}
+	if cfg.Index != nil {
+		r.keyer = cfg.Index.Keyer()
+	}
+	return r, nil
+}
+
+// Policy is the router's policy.
+func (r *Router) Policy() string { return r.policy }
+
+// Index is the prefix index (nil unless the policy is prefix).
+func (r *Router) Index() *kvindex.Index { return r.index }
+
+// recentHalfLife is the half-life of recentRate: about a few turns of an
+// agent, so that sessions that stick to an engine between their turns
+// (outstanding nowhere while they think) still count against it.
+const recentHalfLife = 10 * time.Second
+
+// recentRate is an exponentially decayed count of requests routed to an
+// engine.
+type recentRate struct {
+	mu    sync.Mutex
+	v     float64
+	since time.Time
+}
+
+func (r *recentRate) value(now time.Time) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.decayed(now)
+}
+
+func (r *recentRate) decayed(now time.Time) float64 {
+	if r.since.IsZero() {
+		return 0
+	}
+	return r.v * math.Exp2(-now.Sub(r.since).Seconds()/recentHalfLife.Seconds())
+}
+
+func (r *recentRate) add(now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.v, r.since = r.decayed(now)+1, now
+}
+
+// route is one request's routing state, kept across failover attempts so
+// its block keys are computed once.
+type route struct {
+	keys   []uint64
+	buf    *[]uint64
+	prefix bool
+}
+
+// begin computes g's block keys when the policy needs them.
+func (r *Router) begin(g *protocol.GenerateRequest) *route {
+	if r == nil || r.policy != RoutingPrefix {
+		return &route{}
+	}
+	bp, _ := r.keyBufs.Get().(*[]uint64)
+	if bp == nil {
+		bp = new([]uint64)
+	}
+	salt := ""
+	if g.CacheSalt != nil {
+		salt = *g.CacheSalt
+	}
+	keys := r.keyer.Keys((*bp)[:0], r.keyer.Root("", salt), g.TokenIDs)
+	return &route{keys: keys, buf: bp, prefix: true}
+}
+
+// end returns the route's buffers.
+func (r *Router) end(rt *route) {
+	if r == nil {
+		return
+	}
+	if rt.buf != nil {
+		*rt.buf = rt.keys[:0]
+		r.keyBufs.Put(rt.buf)
+		rt.buf, rt.keys = nil, nil
+	}
+}
+
+// pick chooses among the admitted members not in tried, visiting them from
+// start (so ties are taken in turn); nil when none is left.
+func (r *Router) pick(members []*poolMember, tried []*poolMember, start int, rt *route) *poolMember {
+	n := len(members)
+	policy := RoutingLeastOutstanding
+	if r != nil {
+		policy = r.policy
+	}
+	var began time.Time
+	var loads []float64 // prefix routing: outstanding + recently routed, per member
+	var maxLoad float64
+	if rt.prefix {
+		began = time.Now()
+		loads = make([]float64, n)
+		for i, m := range members {
+			loads[i] = float64(m.outstanding.Load()) + m.recent.value(began)
+			maxLoad = max(maxLoad, loads[i])
+		}
+	}
+	var best *poolMember
+	var bestLoad int64
+	bestScore, bestMatch := 0.0, 0
+	for i := range n {
+		k := (start + i) % n
+		m := members[k]
+		if m.isEjected() || contains(tried, m) {
+			continue
+		}
+		load := m.outstanding.Load()
+		switch policy {
+		case RoutingRoundRobin:
+			return m
+		case RoutingPrefix:
+			match := r.index.Match(m.client.URL(), rt.keys)
+			score := 0.0
+			if len(rt.keys) > 0 {
+				score = r.wPrefix * float64(match) / float64(len(rt.keys))
+			}
+			if maxLoad > 0 {
+				score -= r.wLoad * loads[k] / maxLoad
+			}
+			if best == nil || score > bestScore || (score == bestScore && load < bestLoad) {
+				best, bestLoad, bestScore, bestMatch = m, load, score, match
+			}
+		default:
+			if best == nil || load < bestLoad {
+				best, bestLoad = m, load
+			}
+		}
+	}
+	if best != nil && rt.prefix {
+		best.recent.add(began)
+		r.index.Predict(best.client.URL(), rt.keys, bestMatch)
+		r.decision.Observe(time.Since(began))
+		r.matched.ObserveValue(int64(bestMatch))
+		r.prompt.Add(int64(len(rt.keys)))
+		r.hits.Add(int64(bestMatch))
+	}
+	return best
+}
+
+// EventBatch counts a KV event batch applied to the index.
+func (r *Router) EventBatch() { r.events.Add(1) }
+
+// EventsLost counts KV event batches that were lost (a sequence gap the
+// engine's replay buffer could not fill).
+func (r *Router) EventsLost(n int64) { r.lost.Add(n) }
+
+// WritePrometheus writes the routing figures.
+func (r *Router) WritePrometheus(w io.Writer) error {
+	if err := telemetry.WriteHeader(w, "vrender_routing_info", "gauge", "The routing policy (serve --routing)."); err != nil {
+		return err
+	}
+	if err := telemetry.WriteCount(w, "vrender_routing_info", telemetry.Label("policy", r.policy), 1, telemetry.StyleGo); err != nil {
+		return err
+	}
+	if r.policy != RoutingPrefix {
+		return nil
+	}
+	const matched, decision = "vrender_routing_matched_blocks", "vrender_routing_decision_seconds"
+	if err := telemetry.WriteHeader(w, matched, "histogram", "KV blocks of the prompt the chosen engine held, per prefix-routed request."); err != nil {
+		return err
+	}
+	if err := r.matched.WriteSeriesStyle(w, matched, "", telemetry.StyleGo); err != nil {
+		return err
+	}
+	if err := telemetry.WriteHeader(w, decision, "histogram", "Time to compute a request's block keys and choose its engine."); err != nil {
+		return err
+	}
+	if err := r.decision.WriteSeries(w, decision, ""); err != nil {
+		return err
+	}
+	rows := []struct {
+		name, typ, help string
+		v               int64
+	}{
+		{"vrender_routing_prompt_blocks_total", "counter", "Full KV blocks of prefix-routed prompts.", r.prompt.Load()},
+		{"vrender_routing_matched_blocks_total", "counter", "Of those, blocks the chosen engine held (by event or prediction).", r.hits.Load()},
+		{"vrender_routing_index_blocks", "gauge", "Entries in the prefix index, over all engines.", int64(r.index.Len())},
+		{"vrender_routing_kv_event_batches_total", "counter", "KV event batches received from engines and applied.", r.events.Load()},
+		{"vrender_routing_kv_event_batches_lost_total", "counter", "KV event batches lost: sequence gaps the engine's replay could not fill.", r.lost.Load()},
+		{"vrender_routing_kv_event_blocks_unindexed_total", "counter", "Stored blocks from KV events the index could not key (parent unknown, other block size).", r.unmapped.Load()},
+	}
+	for _, row := range rows {
+		if err := telemetry.WriteHeader(w, row.name, row.typ, row.help); err != nil {
+			return err
+		}
+		if err := telemetry.WriteCount(w, row.name, "", row.v, telemetry.StyleGo); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,244 @@
+package orchestrator
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vrender/vrender/enginesim"
+	"github.com/vrender/vrender/kvindex"
+	"github.com/vrender/vrender/orchestrator/engine"
+	"github.com/vrender/vrender/protocol"
+)
+
+func routedPool(t *testing.T, r *Router, n int) *Pool {
+	t.Helper()
+	var clients []*engine.Client
+	for i := range n {
+		c, err := engine.New("http://127.0.0.1:"+string(rune('1'+i))+"0000", engine.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, c)
+	}
+	p, err := NewPool(PoolConfig{Role: RoleCollocated, Health: HealthConfig{Interval: -1}, Router: r}, clients...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func prompt(n, start int) *protocol.GenerateRequest {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = start + i
+	}
+	return &protocol.GenerateRequest{TokenIDs: ids}
+}
+
+// take acquires an engine for g and returns its index in the pool.
+func take(t *testing.T, p *Pool, g *protocol.GenerateRequest) int {
+	t.Helper()
+	rt := p.router.begin(g)
+	defer p.router.end(rt)
+	m, err := p.acquire(nil, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range p.members {
+		if x == m {
+			return i
+		}
+	}
+	t.Fatal("acquired a member not in the pool")
+	return -1
+}
+
+func release(p *Pool, i int) { p.members[i].outstanding.Add(-1) }
+
+func TestPrefixRoutingFollowsTheSession(t *testing.T) {
+	r, err := NewRouter(RouterConfig{Policy: RoutingPrefix, Index: kvindex.New(kvindex.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := routedPool(t, r, 4)
+	// Four sessions, one turn each: spread by load (nothing is cached).
+	first := map[int]int{}
+	for s := range 4 {
+		first[s] = take(t, p, prompt(160, 1000*s))
+	}
+	seen := map[int]bool{}
+	for _, e := range first {
+		seen[e] = true
+	}
+	if len(seen) != 4 {
+		t.Fatalf("first turns of 4 sessions went to %v, want 4 engines", first)
+	}
+	for s := range 4 {
+		release(p, first[s])
+	}
+	// Next turns (the previous prompt plus more) follow their session.
+	for s := range 4 {
+		if e := take(t, p, prompt(320, 1000*s)); e != first[s] {
+			t.Errorf("session %d turn 2 went to engine %d, its prefix is on %d", s, e, first[s])
+		} else {
+			release(p, e)
+		}
+	}
+	// A session whose engine is much busier than the rest, with only a
+	// small part of its prompt cached, goes elsewhere.
+	for range 6 {
+		p.members[first[0]].outstanding.Add(1)
+	}
+	g := prompt(16*10, 1000*0)
+	g.TokenIDs = append(g.TokenIDs[:16], prompt(16*9, 99999).TokenIDs...) // 1 block of 10 matches
+	if e := take(t, p, g); e == first[0] {
+		t.Errorf("a 10%% match on an engine with 6 outstanding requests (others 0) still went there")
+	}
+	var sb strings.Builder
+	if err := r.WritePrometheus(&sb); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`vrender_routing_info{policy="prefix"} 1`, "vrender_routing_prompt_blocks_total 130",
+		"vrender_routing_decision_seconds_count 9", "vrender_routing_matched_blocks_count 9"} {
+		if !strings.Contains(sb.String(), want) {
+			t.Errorf("metrics lack %q:\n%s", want, sb.String())
+		}
+	}
+}
+
+func TestPrefixRoutingSaltSeparates(t *testing.T) {
+	r, _ := NewRouter(RouterConfig{Policy: RoutingPrefix, Index: kvindex.New(kvindex.Config{})})
+	p := routedPool(t, r, 2)
+	a := take(t, p, prompt(64, 0))
+	salt := "tenant-b"
+	g := prompt(64, 0)
+	g.CacheSalt = &salt
+	rt := r.begin(g)
+	defer r.end(rt)
+	if got := r.index.Match(p.members[a].client.URL(), rt.keys); got != 0 {
+		t.Errorf("a salted prompt matched %d blocks of an unsalted one", got)
+	}
+}
+
+func TestRoundRobinAndLeastOutstanding(t *testing.T) {
+	rr, _ := NewRouter(RouterConfig{Policy: RoutingRoundRobin})
+	p := routedPool(t, rr, 3)
+	p.members[0].outstanding.Add(5) // round-robin ignores load
+	got := []int{take(t, p, prompt(1, 0)), take(t, p, prompt(1, 0)), take(t, p, prompt(1, 0))}
+	if got[0] == got[1] || got[1] == got[2] || got[0] == got[2] {
+		t.Errorf("round-robin over 3 engines picked %v", got)
+	}
+	p = routedPool(t, nil, 3)
+	p.members[0].outstanding.Add(1)
+	p.members[1].outstanding.Add(1)
+	if e := take(t, p, prompt(1, 0)); e != 2 {
+		t.Errorf("least-outstanding picked %d, want the idle engine 2", e)
+	}
+}
+
+func TestNewRouterChecks(t *testing.T) {
+	for _, c := range []RouterConfig{{Policy: "random"}, {Policy: RoutingPrefix}, {Policy: RoutingRoundRobin, LoadWeight: -1}} {
+		if _, err := NewRouter(c); err == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+	r, err := NewRouter(RouterConfig{})
+	if err != nil || r.Policy() != RoutingLeastOutstanding {
+		t.Errorf("default policy: %v %v", r, err)
+	}
+}
+
+// BenchmarkPrefixDecision32k is one routing decision for a 32k-token
+// prompt over 4 engines holding a quarter, half, three quarters and all of
+// it: block keys, four index lookups, the prediction. It reports the p50
+// and p99 of single decisions (target p99 <= 50 µs).
+func BenchmarkPrefixDecision32k(b *testing.B) {
+	x := kvindex.New(kvindex.Config{})
+	r, err := NewRouter(RouterConfig{Policy: RoutingPrefix, Index: x})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var clients []*engine.Client
+	for i := range 4 {
+		c, _ := engine.New("http://127.0.0.1:"+string(rune('1'+i))+"0000", engine.Options{})
+		clients = append(clients, c)
+	}
+	p, err := NewPool(PoolConfig{Health: HealthConfig{Interval: -1}, Router: r}, clients...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := prompt(32768, 0)
+	rt := r.begin(g)
+	for i, m := range p.members {
+		x.Predict(m.client.URL(), rt.keys[:len(rt.keys)*(i+1)/4], 0)
+	}
+	r.end(rt)
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		rt := r.begin(g)
+		m := r.pick(p.members, nil, 0, rt)
+		r.end(rt)
+		times = append(times, time.Since(start))
+		if m == nil {
+			b.Fatal("no engine chosen")
+		}
+	}
+	b.StopTimer()
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds())/1e3, "p99-µs")
+}
+
+// TestPDPrefillChosenByPrefix: in a P/D pool the prefill engine is chosen
+// by prefix (the same prompt's prefills stay on one producer) and the
+// decode engine by load.
+func TestPDPrefillChosenByPrefix(t *testing.T) {
+	m := loadPDModel(t)
+	reg := enginesim.NewKVRegistry()
+	p1, c1 := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
+	p2, c2 := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
+	d1, dc1 := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
+	d2, dc2 := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
+	r, err := NewRouter(RouterConfig{Policy: RoutingPrefix, Index: kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(16, "qwen")})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := HealthConfig{Interval: -1}
+	pp, err := NewPool(PoolConfig{Role: RolePrefill, Health: h, Logger: quietLog(), Router: r}, c1, c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp, err := NewPool(PoolConfig{Role: RoleDecode, Health: h, Logger: quietLog()}, dc1, dc2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd, err := NewPD(pp, dp, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := newTestOrchestrator(t, m, pd)
+	body := `{"model":"qwen","max_tokens":20,"messages":[{"role":"user","content":"` +
+		strings.Repeat("Tell me about the weather in Paris, then in Lyon. ", 8) + `"}]}`
+	for i := range 4 {
+		req, err := protocol.DecodeChatCompletionRequest([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.Chat(context.Background(), req, "pd-"+strconv.Itoa(i), &frameSink{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n1, n2 := len(p1.Requests()), len(p2.Requests())
+	if n1+n2 != 4 || (n1 != 4 && n2 != 4) {
+		t.Errorf("prefills of one prompt split %d/%d over the producers, want 4 on one", n1, n2)
+	}
+	if a, b := len(d1.Requests()), len(d2.Requests()); a != 2 || b != 2 {
+		t.Errorf("decodes split %d/%d, want 2/2 (least outstanding, ties in turn)", a, b)
+	}
+}
