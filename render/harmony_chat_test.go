@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"slices"
@@ -225,5 +226,18 @@ func TestHarmonyRequestRules(t *testing.T) {
 	}
 	if !slices.Contains(res.Request.TokenIDs, 200006) {
 		t.Errorf("no <|start|> id")
+	}
+}
+
+// vLLM's /tokenize chat form renders the chat template even for gpt-oss
+// (tokenize/serving.py calls preprocess_chat, not the Harmony path): the
+// npm gptoss model ships none, so vLLM and vrender both refuse.
+func TestHarmonyTokenizeChatUsesTemplate(t *testing.T) {
+	g := gptossGenerator(t, HarmonyConfig{})
+	_, err := g.Renderer().RenderChat(context.Background(), ChatInput{
+		Messages: []json.RawMessage{json.RawMessage(`{"role":"user","content":"hi"}`)}, AddGenerationPrompt: true})
+	var bad *BadRequestError
+	if !errors.As(err, &bad) || !strings.Contains(bad.Message, "default chat template is no longer allowed") {
+		t.Fatalf("err %v, want vLLM's missing chat template 400", err)
 	}
 }
