@@ -69,30 +69,12 @@ func TestHarmonyRenderFunctionsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := `{"model":"m","reasoning_effort":"high","messages":[
-		{"role":"system","content":"Always respond in riddles"},
-		{"role":"user","content":"What is the weather like in SF?"}],
-	"tools":[
-		{"type":"function","function":{"name":"get_location","description":"Gets the location of the user."}},
-		{"type":"function","function":{"name":"get_current_weather","description":"Gets the current weather in the provided location.","parameters":{
-			"type":"object","properties":{
-				"location":{"type":"string","description":"The city and state, e.g. San Francisco, CA"},
-				"format":{"type":"string","enum":["celsius","fahrenheit"],"default":"celsius"}},
-			"required":["location"]}}},
-		{"type":"function","function":{"name":"get_multiple_weathers","description":"Gets the current weather in the provided list of locations.","parameters":{
-			"type":"object","properties":{
-				"locations":{"type":"array","items":{"type":"string"},"description":"List of city and state, e.g. [\"San Francisco, CA\", \"New York, NY\"]"},
-				"format":{"type":"string","enum":["celsius","fahrenheit"],"default":"celsius"}},
-			"required":["locations"]}}},
-		{"type":"function","function":{"name":"kitchensink","description":"A function with various complex schemas.","parameters":{
-			"description":"params object","type":"object","properties":{
-				"string":{"type":"string","title":"STRING","description":"A string","examples":["hello","world"]},
-				"string_nullable":{"type":"string","nullable":true,"description":"A nullable string","default":"the default"},
-				"string_enum":{"type":"string","enum":["a","b","c"]},
-				"oneof_string_or_number":{"oneOf":[{"type":"string","default":"default_string_in_oneof"},{"type":"number","description":"numbers can happen too"}],
-					"description":"a oneof","default":20}}}}}]}`
+	body, err := os.ReadFile("harmony/testdata/vllm_functions_request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 	g := gptossGenerator(t, HarmonyConfig{StartDate: "2025-06-28"})
-	res, err := renderHarmonyBody(t, g, body)
+	res, err := renderHarmonyBody(t, g, string(body))
 	if err != nil {
 		t.Fatal(err)
 	}
