@@ -2,6 +2,9 @@ package derender
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,6 +25,24 @@ var (
 		1416, 1309, 316, 1199, 37342, 170154, 4584, 13, 200007, 200006, 173781, 200005, 35644, 316,
 		28, 29712, 170154, 3490, 200008, 10848, 7693, 1243, 392, 173844, 18583, 200012}
 )
+
+// goldenIDs reads an openai/harmony test-data file of token ids.
+func goldenIDs(t *testing.T, file string) []int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "render", "harmony", "testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	for _, f := range strings.Fields(string(b)) {
+		id, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
 
 func gptossModel(t *testing.T) *model.Model {
 	t.Helper()
@@ -49,6 +70,14 @@ func gptossEngine(t *testing.T, m *model.Model, cfg parsers.Config, cacheSize in
 // checkpoint path (one token per call) and in-process sessions.
 func TestHarmonyDerender(t *testing.T) {
 	m := gptossModel(t)
+	raw, err := os.ReadFile(filepath.Join("..", "render", "harmony", "testdata", "test_streamable_parser.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.TrimRight(string(raw), "\n")
+	streamableIDs := m.Tokenizer.Encode(text, false)
+	_, rest, _ := strings.Cut(text, "<|message|>")
+	streamableReasoning, _, _ := strings.Cut(rest, "<|end|>")
 	both := parsers.Config{ReasoningParser: "openai_gptoss", ToolParser: "openai", EnableAutoToolChoice: true}
 	toolOnly := parsers.Config{ToolParser: "openai", EnableAutoToolChoice: true}
 	withTools := `{"messages":[{"role":"user","content":"weather?"}],"tools":[{"type":"function","function":{"name":"lookup_weather","parameters":{"type":"object","properties":{"location":{"type":"string"}}}}}]}`
@@ -64,6 +93,21 @@ func TestHarmonyDerender(t *testing.T) {
 	}{
 		{name: "analysis then final", cfg: both, req: withTools, ids: harmonyFinalIDs,
 			reasoning: reasoning("What is 2 + 2?") + " Simple arithmetic. Provide answer.", content: "2 + 2 = 4.", finish: "stop"},
+		// test-data/test_simple_reasoning_response.txt: the analysis ends
+		// with <|return|>, a stop token the parser reads as the message's
+		// end; the final message is cut off by the end of output.
+		{name: "test_simple_reasoning_response", cfg: both, req: withTools, ids: goldenIDs(t, "test_simple_reasoning_response.txt"),
+			reasoning: reasoning("What is 2 + 2?") + " Simple arithmetic. Provide answer.", content: "2 + 2 = 4.", finish: "stop"},
+		// test-data/test_simple_tool_call.txt: recipient before the channel,
+		// content type "code" (arguments verbatim), cut off.
+		{name: "test_simple_tool_call", cfg: both, req: withTools, ids: goldenIDs(t, "test_simple_tool_call.txt"),
+			reasoning: reasoning("What is the weather in Tokyo?") + " We need to use lookup_weather tool.",
+			call: "lookup_weather", args: `{"location": "Tokyo"}`, finish: "tool_calls"},
+		// test-data/test_streamable_parser.txt (text, encoded): analysis, a
+		// call to the builtin browser.search (not a function: ignored) and
+		// the browser's own message (not the assistant's: ignored).
+		{name: "test_streamable_parser", cfg: both, req: withTools, ids: streamableIDs,
+			reasoning: streamableReasoning, finish: "stop"},
 		{name: "tool call", cfg: both, req: withTools, ids: harmonyCallIDs,
 			reasoning: reasoning("What is the weather in Tokyo?") + " We need to use lookup_weather tool.",
 			call:      "lookup_weather", args: `{"location": "Tokyo"}`, finish: "tool_calls"},

@@ -82,11 +82,64 @@ func TestHarmonyRenderFunctionsGolden(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", res.Prompt.Text, want)
 	}
 	checkIDs(t, g, res)
+	// openai_harmony's tests expect the golden text encoded with special
+	// tokens allowed; the ids must be those.
+	if want := g.r.tok.Encode(string(want), false); !slices.Equal(res.Request.TokenIDs, want) {
+		t.Errorf("ids differ from the golden's encoding")
+	}
 	// vLLM sends stop_token_ids as the client gave them; <|return|> and
 	// <|call|> come from the model's EOS ids at the engine.
 	if len(res.Request.SamplingParams.StopTokenIDs) != 0 || res.Request.SamplingParams.MaxTokens == nil ||
 		*res.Request.SamplingParams.MaxTokens != g.maxModelLen-len(res.Request.TokenIDs) {
 		t.Errorf("sampling params %+v", res.Request.SamplingParams)
+	}
+}
+
+// openai/harmony's effort and no-tools test-data through vLLM's chat path:
+// the golden with the "Current date" line vLLM always adds, ids as
+// openai_harmony's tests encode the golden.
+func TestHarmonyRenderEffortGoldens(t *testing.T) {
+	g := gptossGenerator(t, HarmonyConfig{StartDate: "2025-06-28"})
+	robot := `{"role":"user","content":"What is the capital of the largest country in the world?"}`
+	instr := `{"role":"system","content":"Answer the user's questions like a robot."}`
+	type tc struct{ file, body string }
+	var tests []tc
+	for _, effort := range []string{"low", "medium", "high"} {
+		tests = append(tests,
+			tc{"test_simple_convo_" + effort + "_effort.txt", `{"reasoning_effort":"` + effort + `","messages":[` + instr + `,` + robot + `]}`},
+			tc{"test_simple_convo_" + effort + "_effort_no_instruction.txt", `{"reasoning_effort":"` + effort + `","messages":[` + robot + `]}`})
+	}
+	tests = append(tests,
+		tc{"test_simple_convo.txt", `{"messages":[{"role":"user","content":"What is 2 + 2?"}]}`},
+		// the developer role is instructions too (extract_instructions_from_messages)
+		tc{"test_simple_convo_high_effort.txt", `{"reasoning_effort":"high","messages":[{"role":"developer","content":"Answer the user's questions like a robot."},` + robot + `]}`},
+		// test_no_tools already has the date; an empty conversation is the preamble alone
+		tc{"test_no_tools.txt", `{"messages":[]}`})
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			raw, err := os.ReadFile("harmony/testdata/" + tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.TrimRight(string(raw), "\n")
+			if !strings.Contains(want, "Current date:") {
+				want = strings.Replace(want, "Knowledge cutoff: 2024-06\n", "Knowledge cutoff: 2024-06\nCurrent date: 2025-06-28\n", 1)
+			}
+			req, err := protocol.DecodeChatCompletionRequest([]byte(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := g.RenderChat(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Prompt.Text != want {
+				t.Fatalf("got\n%s\nwant\n%s", res.Prompt.Text, want)
+			}
+			if ids := g.r.tok.Encode(want, false); !slices.Equal(res.Request.TokenIDs, ids) {
+				t.Errorf("ids differ from the golden's encoding")
+			}
+		})
 	}
 }
 
