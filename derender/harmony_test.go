@@ -102,7 +102,7 @@ func TestHarmonyDerender(t *testing.T) {
 		// content type "code" (arguments verbatim), cut off.
 		{name: "test_simple_tool_call", cfg: both, req: withTools, ids: goldenIDs(t, "test_simple_tool_call.txt"),
 			reasoning: reasoning("What is the weather in Tokyo?") + " We need to use lookup_weather tool.",
-			call: "lookup_weather", args: `{"location": "Tokyo"}`, finish: "tool_calls"},
+			call:      "lookup_weather", args: `{"location": "Tokyo"}`, finish: "tool_calls"},
 		// test-data/test_streamable_parser.txt (text, encoded): analysis, a
 		// call to the builtin browser.search (not a function: ignored) and
 		// the browser's own message (not the assistant's: ignored).
