@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/tokenizer"
 )
 
 // What engine-sim's Harmony answers parse to (enginesim/harmony.go).
@@ -73,6 +78,8 @@ func TestOpenAIGoClientGptOss(t *testing.T) {
 	required.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("required")}
 	named := toolsParams(gptossParams("Tell me something."))
 	named.ToolChoice = openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: "get_weather"})
+	none := toolsParams(gptossParams("Weather in Paris?"))
+	none.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("none")}
 	effort := gptossParams("What is 2+2?")
 	effort.ReasoningEffort = "high"
 	for _, tc := range []struct {
@@ -85,6 +92,9 @@ func TestOpenAIGoClientGptOss(t *testing.T) {
 		{"auto tool call", toolsParams(gptossParams("Weather in Paris?")), want{reasoning: gptossReasoning, call: "get_weather", args: `{"city": "sim"}`, finish: "tool_calls"}},
 		{"answer after the tool result", followUp, want{content: []string{gptossAfterTool}, reasoning: gptossReasoning, finish: "stop"}},
 		{"required", required, want{reasoning: gptossReasoning, call: "get_weather", args: `{"city": "sim"}`, finish: "tool_calls"}},
+		// The model still calls (the tools are rendered); vLLM drops the call
+		// and has no content for it.
+		{"tool_choice none", none, want{content: []string{""}, reasoning: gptossReasoning, finish: "stop"}},
 		{"named", named, want{reasoning: gptossReasoning, call: "get_weather", args: `{"city": "sim"}`, finish: "stop"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -181,5 +191,60 @@ func TestOpenAINodeClientGptOss(t *testing.T) {
 				t.Errorf("%d: stream %+v, batch %+v", i, got, batch)
 			}
 		}
+	}
+}
+
+// TestServeGptOssRenderRoutes: over HTTP, /v1/chat/completions/render gives
+// openai/harmony's test_render_functions_with_parameters ids (as its tests
+// encode the golden) for that conversation, and /tokenize's chat form is
+// vLLM's chat-template refusal.
+func TestServeGptOssRenderRoutes(t *testing.T) {
+	t.Setenv("VLLM_SYSTEM_START_DATE", "2025-06-28")
+	base := strings.TrimSuffix(startGptossServe(t), "/v1")
+	root := testenv.RepoRoot(t)
+	golden, err := os.ReadFile(filepath.Join(root, "render", "harmony", "testdata", "test_render_functions_with_parameters.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	request, err := os.ReadFile(filepath.Join(root, "render", "harmony", "testdata", "vllm_functions_request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Load(filepath.Join(testenv.ModelDir(t, "gptoss"), "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(path string, body []byte) (int, []byte) {
+		t.Helper()
+		res, err := http.Post(base+path, "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.StatusCode, b
+	}
+	status, body := post("/v1/chat/completions/render", request)
+	var gen struct {
+		TokenIDs       []int `json:"token_ids"`
+		SamplingParams struct {
+			StopTokenIDs []int `json:"stop_token_ids"`
+		} `json:"sampling_params"`
+	}
+	if err := json.Unmarshal(body, &gen); status != http.StatusOK || err != nil {
+		t.Fatalf("render: %d %s", status, body)
+	}
+	if want := tok.Encode(string(golden), false); !slices.Equal(gen.TokenIDs, want) {
+		t.Errorf("render ids:\n got %v\nwant %v", gen.TokenIDs, want)
+	}
+	if len(gen.SamplingParams.StopTokenIDs) != 0 {
+		t.Errorf("stop_token_ids %v: vLLM adds none for gpt-oss", gen.SamplingParams.StopTokenIDs)
+	}
+	status, body = post("/tokenize", []byte(`{"messages":[{"role":"user","content":"hi"}]}`))
+	if status != http.StatusBadRequest || !strings.Contains(string(body), "default chat template is no longer allowed") {
+		t.Errorf("tokenize chat: %d %s", status, body)
 	}
 }
