@@ -15,7 +15,7 @@ import (
 
 // gptossGenerator renders with the real o200k_harmony tokenizer and vLLM's
 // Harmony path, the start date pinned as VLLM_SYSTEM_START_DATE would.
-func gptossGenerator(t *testing.T, hc HarmonyConfig) *Generator {
+func gptossGenerator(t testing.TB, hc HarmonyConfig) *Generator {
 	t.Helper()
 	m := loadModel(t, "gptoss")
 	if !m.UsesHarmony() {
