@@ -13,8 +13,15 @@ MODELS_DIR := $(CACHE)/models
 BENCH_MODELS := qwen3 llama3_1 deepseek_v3 gptoss gemma3
 
 PORT ?= 8000
-RUN_MODEL ?= $(MODELS_DIR)/qwen3
-RUN_NAME ?= Qwen/Qwen3-8B
+# RUN_MODEL is a model of the cache by name (qwen3, gptoss, ...) or a model directory; the parser flags and the
+# served name follow the model (gpt-oss: vLLM's recipe, --tool-call-parser openai --enable-auto-tool-choice with
+# the openai_gptoss reasoning parser).
+RUN_MODEL ?= qwen3
+RUN_DIR = $(if $(wildcard $(MODELS_DIR)/$(RUN_MODEL)/tokenizer.json),$(MODELS_DIR)/$(RUN_MODEL),$(RUN_MODEL))
+RUN_NAME_gptoss := openai/gpt-oss-20b
+RUN_PARSERS_gptoss := --reasoning-parser openai_gptoss --tool-call-parser openai --enable-auto-tool-choice
+RUN_NAME ?= $(or $(RUN_NAME_$(notdir $(RUN_DIR))),Qwen/Qwen3-8B)
+RUN_PARSERS ?= $(or $(RUN_PARSERS_$(notdir $(RUN_DIR))),--reasoning-parser qwen3 --tool-call-parser hermes --enable-auto-tool-choice)
 # sim: the built-in simulated engine; a URL points at a real tokens-only vLLM engine.
 ENGINE ?= sim
 
@@ -38,7 +45,7 @@ models: ## Fetch the five test tokenizers and the reference binding into .cache 
 build: ## Build bin/vrender.
 	$(GO) build -o $(BIN) ./cmd/vrender
 
-run: models build ## Serve Qwen3 on :8000 over the in-process simulated engine (PORT=, RUN_MODEL=, RUN_NAME=, ENGINE= override).
+run: models build ## Serve Qwen3 on :8000 over the in-process simulated engine (PORT=, RUN_MODEL=qwen3|gptoss|DIR, RUN_NAME=, ENGINE= override).
 	@echo "vrender: serving $(RUN_MODEL) as $(RUN_NAME) on http://127.0.0.1:$(PORT) (engine: $(ENGINE)); try from another shell:"
 	@echo "  curl -s http://127.0.0.1:$(PORT)/v1/chat/completions -H 'Content-Type: application/json' \\"
 	@echo "       -d '{\"model\": \"$(RUN_NAME)\", \"messages\": [{\"role\": \"user\", \"content\": \"What is 2+2?\"}]}'"
@@ -47,8 +54,7 @@ run: models build ## Serve Qwen3 on :8000 over the in-process simulated engine (
 	@echo "  curl -s http://127.0.0.1:$(PORT)/v1/chat/completions/render -H 'Content-Type: application/json' \\"
 	@echo "       -d '{\"model\": \"$(RUN_NAME)\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}'"
 	@echo "  (README.md: the openai SDK, tools, streaming; Ctrl-C stops it.)"
-	$(BIN) serve $(RUN_MODEL) --port $(PORT) --served-model-name $(RUN_NAME) --engine $(ENGINE) \
-		--reasoning-parser qwen3 --tool-call-parser hermes --enable-auto-tool-choice
+	$(BIN) serve $(RUN_DIR) --port $(PORT) --served-model-name $(RUN_NAME) --engine $(ENGINE) $(RUN_PARSERS)
 
 test: models vet staticcheck fmt-check unit-test fuzz-short ## Vet, staticcheck, gofmt check, all tests, then every fuzz target for FUZZTIME (5s).
 

@@ -44,7 +44,10 @@ type Engine struct {
 	cfg   Config
 	cache *lru.Cache[digest, *live] // nil when disabled
 	stops map[int]bool
-	now   func() time.Time
+	// harmony: the model is gpt-oss, whose parser reads every token
+	// (OnlineDerenderer.use_harmony).
+	harmony bool
+	now     func() time.Time
 	// stateKey signs checkpoints (SetStateKey; random per engine if unset).
 	stateKey []byte
 	macs     *sync.Pool // HMAC states for stateKey
@@ -89,10 +92,15 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 	if cfg.Parsers.ToolParser != "" && !parsers.HasTool(cfg.Parsers.ToolParser) {
 		return nil, fmt.Errorf("derender: unknown tool parser %q", cfg.Parsers.ToolParser)
 	}
+	harmony := m.UsesHarmony()
+	if err := checkHarmonyParsers(harmony, cfg.Parsers); err != nil {
+		return nil, err
+	}
 	if cfg.MaxNSequences <= 0 {
 		cfg.MaxNSequences = DefaultMaxNSequences
 	}
-	e := &Engine{model: m, cfg: cfg, now: time.Now, stops: map[int]bool{}, stateKey: NewStateKey(), reqCache: newRequestCache()}
+	e := &Engine{model: m, cfg: cfg, now: time.Now, stops: map[int]bool{}, stateKey: NewStateKey(), reqCache: newRequestCache(),
+		harmony: harmony}
 	e.macs = newMACPool(e.stateKey)
 	for _, id := range m.EOSTokenIDs {
 		e.stops[id] = true
@@ -109,6 +117,26 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// checkHarmonyParsers is HarmonyParser's check: on a gpt-oss model the
+// parsers must be the Harmony ones. vLLM raises it per request; vrender
+// refuses at start. The tool parser counts only with auto tool choice, as
+// vLLM instantiates it only then.
+func checkHarmonyParsers(harmony bool, cfg parsers.Config) error {
+	if !harmony {
+		return nil
+	}
+	if r := cfg.ReasoningParser; r != "" && r != "openai_gptoss" {
+		return fmt.Errorf("derender: Harmony requires GptOssReasoningParser (openai_gptoss), got %s", r)
+	}
+	if t := cfg.ToolParser; cfg.EnableAutoToolChoice && t != "" && t != "openai" {
+		return fmt.Errorf("derender: Harmony requires GptOssToolParser (openai), got %s", t)
+	}
+	return nil
+}
+
+// Harmony reports whether the model's output is Harmony (gpt-oss).
+func (e *Engine) Harmony() bool { return e.harmony }
 
 // HasParser reports whether a reasoning or tool parser is configured.
 func (e *Engine) HasParser() bool {

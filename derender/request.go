@@ -57,8 +57,9 @@ func (e *Engine) newParseSetup(cr *protocol.ChatCompletionRequest, prompt []int)
 		return nil, badRequest("%v", err)
 	}
 	skip := cr.SkipSpecialTokens
-	if NeedsSpecialTokens(e.cfg.Parsers, cr) {
-		// The parser must see its markers.
+	if e.harmony || NeedsSpecialTokens(e.cfg.Parsers, cr) {
+		// The parser must see its markers; vLLM's HarmonyParser reads
+		// every token id whatever the request.
 		skip = false
 	}
 	key := appendRequestKey(nil, cr)

@@ -15,6 +15,7 @@ type answerKit struct {
 	hasEOS   bool // the model names an EOS token
 	otherEOS []int
 	thinking bool    // the vocabulary has <think> as one token: answer like a reasoning model
+	harmony  bool    // gpt-oss: answer in Harmony
 	answers  [][]int // full default answers with a reasoning block
 	plain    [][]int // the same answers without it
 	tail     [][]int // reasoning close + answer, for prompts that opened <think>
@@ -38,7 +39,7 @@ const fillerText = " Lorem ipsum dolor sit amet, consectetur adipiscing elit, se
 
 func newAnswerKit(m *model.Model) answerKit {
 	tok := m.Tokenizer
-	k := answerKit{tok: func(s string) []int { return tok.Encode(s, false) }}
+	k := answerKit{tok: func(s string) []int { return tok.Encode(s, false) }, harmony: m.UsesHarmony()}
 	if len(m.EOSTokenIDs) > 0 {
 		k.eos, k.hasEOS = m.EOSTokenIDs[0], true
 		k.otherEOS = m.EOSTokenIDs[1:]
@@ -89,6 +90,14 @@ func (k *answerKit) withThinking(mode thinkMode, body string) []int {
 		return k.tok(thinkText + "</think>\n\n" + body)
 	}
 	return k.tok(body)
+}
+
+// answer is the built-in output and whether the model's EOS follows it.
+func (k *answerKit) answer(req *protocol.GenerateRequest, prompt string, variant int) ([]int, bool) {
+	if k.harmony {
+		return k.harmonyAnswer(req, prompt, variant)
+	}
+	return k.defaultAnswer(req, prompt, variant), true
 }
 
 // defaultAnswer is the built-in output for a request: JSON for structured

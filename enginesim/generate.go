@@ -222,7 +222,8 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 			g.plans[i] = s.kit.plan(entry.tokens, entry.eos, limits)
 			continue
 		}
-		g.plans[i] = s.kit.plan(s.kit.defaultAnswer(req, prompt, variant), true, limits)
+		ids, eos := s.kit.answer(req, prompt, variant)
+		g.plans[i] = s.kit.plan(ids, eos, limits)
 	}
 	s.log.Debug("enginesim: generate", "request_id", id, "prompt_tokens", len(req.TokenIDs), "n", p.N,
 		"stream", req.Stream != nil && *req.Stream, "fault", g.fault.Kind)

@@ -116,3 +116,13 @@ func Load(ctx context.Context, nameOrPath string, opts Options) (*Model, error) 
 	}
 	return m, nil
 }
+
+// ModelType is config.json's model_type ("" when absent).
+func (m *Model) ModelType() string {
+	t, _ := m.Config["model_type"].(string)
+	return t
+}
+
+// UsesHarmony reports whether vLLM serves the model with Harmony (gpt-oss):
+// model_type gpt_oss, as OnlineRenderer and OnlineDerenderer decide.
+func (m *Model) UsesHarmony() bool { return m.ModelType() == "gpt_oss" }

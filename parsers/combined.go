@@ -121,7 +121,7 @@ func harmonyPair(cfg Config, p *Parser) {
 	if _, tools := p.Tools.(*HarmonyTools); ok && tools {
 		h.pass = true
 	}
-	if cfg.ToolParser == "openai" && !p.Parse && p.Reasoning == nil {
+	if cfg.ToolParser == "openai" && cfg.EnableAutoToolChoice && !p.Parse && p.Reasoning == nil {
 		p.Reasoning = &Harmony{}
 	}
 }

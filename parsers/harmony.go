@@ -235,11 +235,32 @@ func (h *Harmony) fail(o *harmonyOut) {
 func (h *Harmony) eos(o *harmonyOut) {
 	switch h.State {
 	case hsHeader:
-		h.fail(o)
+		h.recover(o)
 	case hsContent:
 		h.endMessage(o)
 		h.State = hsExpectStart
 	}
+}
+
+// recover is HarmonyParser.flush on the error process_eos raises inside a
+// header (vLLM bf578e1): the tokens of the unfinished message, from its
+// <|start|> (the whole output for the first), decoded with special tokens
+// become a final message; what was parsed before stays. In pass mode the
+// raw text goes on and the following machine recovers it itself.
+func (h *Harmony) recover(o *harmonyOut) {
+	text := string(h.Pending)
+	h.Pending = nil
+	if h.pass {
+		o.c.WriteString(text)
+		return
+	}
+	if !h.Next {
+		text = hmStart + text
+	}
+	h.Kind, h.MsgOut = hkContent, false
+	h.body(o, text)
+	h.endMessage(o)
+	h.State = hsExpectStart
 }
 
 // parsedHeader is parse_header_from_string's answer.

@@ -109,6 +109,9 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 	if req.UseBeamSearch {
 		return nil, &BadRequestError{Message: "Beam search is not supported by the render endpoint"}
 	}
+	if g.r.Harmony() {
+		return g.renderHarmonyChat(ctx, req)
+	}
 	if err := g.CheckChatRequest(req.ToolChoice, req.ChatTemplate, req.ChatTemplateKwargs); err != nil {
 		return nil, err
 	}
@@ -120,15 +123,22 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 	if err != nil {
 		return nil, err
 	}
+	adjusted, err := g.adjustForTools(req)
+	if err != nil {
+		return nil, err
+	}
+	return g.chatResult(req, adjusted, prompt)
+}
+
+// chatResult builds the GenerateRequest for a rendered prompt: max_tokens
+// by get_max_tokens, sampling params from adjusted (req after the tool
+// parser's adjust_request).
+func (g *Generator) chatResult(req, adjusted *protocol.ChatCompletionRequest, prompt *ChatPrompt) (*ChatResult, error) {
 	requested := req.MaxCompletionTokens
 	if requested == nil {
 		requested = req.MaxTokens
 	}
 	maxTokens, err := MaxTokens(g.maxModelLen, requested, len(prompt.TokenIDs), g.cfg.Defaults, req.TruncatePromptTokens)
-	if err != nil {
-		return nil, err
-	}
-	adjusted, err := g.adjustForTools(req)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +152,24 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 			req.CacheSalt, req.Priority),
 		Prompt: prompt,
 	}, nil
+}
+
+// renderHarmonyChat is render_chat_request on vLLM's gpt-oss path: no
+// tool_choice check against the tool parser (Harmony always parses tools),
+// no chat template trust check, no tokenize-time length checks and no
+// adjust_request: required and named tool_choice add no structured output.
+// max_tokens is get_max_tokens over the Harmony prompt.
+func (g *Generator) renderHarmonyChat(ctx context.Context, req *protocol.ChatCompletionRequest) (*ChatResult, error) {
+	prompt, err := g.r.RenderHarmony(ctx, ChatInput{
+		Messages:        req.Messages,
+		Tools:           req.Tools,
+		ToolChoice:      req.ToolChoice,
+		ReasoningEffort: req.ReasoningEffort,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return g.chatResult(req, req, prompt)
 }
 
 // promptLimits are the members of a request its TokenizeParams are built

@@ -33,6 +33,9 @@ type Config struct {
 	DefaultChatTemplateKwargs json.RawMessage
 	// ExcludeToolsWhenToolChoiceNone is --exclude-tools-when-tool-choice-none.
 	ExcludeToolsWhenToolChoiceNone bool
+	// Harmony, when set, renders chat requests as vLLM does for gpt-oss
+	// (config.json model_type gpt_oss): no chat template.
+	Harmony *HarmonyConfig
 	// Now is the clock strftime_now reads; nil means time.Now.
 	Now func() time.Time
 }

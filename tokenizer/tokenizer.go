@@ -93,6 +93,25 @@ func (t *Tokenizer) Encode(text string, addSpecialTokens bool) []int {
 	return ids
 }
 
+// EncodeOrdinary returns the token IDs of text with no added token
+// recognised in it, as tiktoken's encode_ordinary: text that spells a
+// special token is encoded as ordinary text. No post-processing is applied.
+// openai_harmony renders message text this way.
+func (t *Tokenizer) EncodeOrdinary(text string) []int {
+	text = validString(text)
+	if text == "" {
+		return nil
+	}
+	sc := t.scratch.Get().(*encodeScratch)
+	ids := make([]int, 0, len(text)/3+4)
+	if t.normalizer != nil {
+		text = t.normalizer.normalize(text)
+	}
+	ids = t.preTokenize(0, piece{s: text, origin: true}, ids, sc)
+	t.scratch.Put(sc)
+	return ids
+}
+
 // Decode returns the text of ids, as HF Tokenizer.decode(ids, skip_special_tokens).
 func (t *Tokenizer) Decode(ids []int, skipSpecialTokens bool) string {
 	return t.dec.decode(t, ids, skipSpecialTokens)

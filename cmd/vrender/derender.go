@@ -12,7 +12,6 @@ import (
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/model"
-	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -49,8 +48,7 @@ func (f *derenderFlags) engine(m *model.Model, rf *renderFlags) (*derender.Engin
 		maxN = n
 	}
 	return derender.New(m, derender.Config{
-		Parsers: parsers.Config{ReasoningParser: rf.reasoningParser, ToolParser: rf.toolCallParser,
-			EnableAutoToolChoice: rf.enableAutoToolChoice, LegacyToolChoice: legacyToolChoice()},
+		Parsers:              rf.parserConfig(m),
 		MaxLogprobs:          rf.maxLogprobs,
 		MaxNSequences:        maxN,
 		CacheSize:            f.cacheSize,

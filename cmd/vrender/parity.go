@@ -29,7 +29,8 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"Differences docs/compatibility.md lists, and vLLM's stream disagreeing with its own\n"+
 			"non-streaming answer, are reported as known, not failed. Start vrender with the same\n"+
 			"model and parser flags as the vLLM server. A `vllm launch render` server has no\n"+
-			"/v1/chat/completions: the parser checks are then skipped.\n"+
+			"/v1/chat/completions: the parser checks are then skipped. gpt-oss (Harmony) prompts carry the\n"+
+			"date: give both servers the same VLLM_SYSTEM_START_DATE.\n"+
 			"Exit status: 0 no unexplained difference, 1 any unexplained difference (or the run\n"+
 			"failed), 2 usage error.")
 	var (

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/vrender/vrender/model"
@@ -40,7 +41,8 @@ func (f *renderFlags) register(c *command) {
 	fs.StringVar(&f.defaultChatTemplateKwargs, "default-chat-template-kwargs", "", "`JSON` object of chat template kwargs; request kwargs win")
 	fs.BoolVar(&f.enableAutoToolChoice, "enable-auto-tool-choice", false, "accept tool_choice \"auto\" (requires --tool-call-parser)")
 	fs.StringVar(&f.toolCallParser, "tool-call-parser", "", "tool call parser `NAME` (vLLM's names: hermes, qwen3_xml, llama3_json, …)")
-	fs.StringVar(&f.reasoningParser, "reasoning-parser", "", "reasoning parser `NAME` (vLLM's names: qwen3, deepseek_r1, openai_gptoss, …); checked here, used by derender")
+	fs.StringVar(&f.reasoningParser, "reasoning-parser", "", "reasoning parser `NAME` (vLLM's names: qwen3, deepseek_r1, openai_gptoss, …; a gpt-oss model gets\n"+
+		"openai_gptoss when unset, as in vllm serve); checked here, used by derender")
 	fs.BoolVar(&f.excludeToolsWhenToolChoiceNone, "exclude-tools-when-tool-choice-none", false, "leave tools out of the prompt when tool_choice is \"none\"")
 	fs.StringVar(&f.generationConfig, "generation-config", render.GenerationConfigAuto, "where sampling defaults come from (`SOURCE`): auto (the model's generation_config.json), vllm (none) or a directory holding one")
 	fs.StringVar(&f.overrideGenerationConfig, "override-generation-config", "", "`JSON` object overriding generation config keys, e.g. {\"temperature\": 0.5}")
@@ -117,12 +119,20 @@ func (f *renderFlags) generator(m *model.Model) (*render.Generator, error) {
 	if f.defaultChatTemplateKwargs != "" {
 		kwargs = json.RawMessage(f.defaultChatTemplateKwargs)
 	}
+	var hm *render.HarmonyConfig
+	if m.UsesHarmony() {
+		var err error
+		if hm, err = harmonyConfig(); err != nil {
+			return nil, err
+		}
+	}
 	r, err := render.New(m, render.Config{
 		ChatTemplate:                   f.chatTemplate,
 		ContentFormat:                  f.contentFormat,
 		TrustRequestChatTemplate:       f.trustRequestChatTemplate,
 		DefaultChatTemplateKwargs:      kwargs,
 		ExcludeToolsWhenToolChoiceNone: f.excludeToolsWhenToolChoiceNone,
+		Harmony:                        hm,
 	})
 	if err != nil {
 		return nil, err
@@ -142,6 +152,33 @@ func (f *renderFlags) generator(m *model.Model) (*render.Generator, error) {
 		TrustRequestChatTemplate: f.trustRequestChatTemplate,
 		Defaults:                 d,
 	}), nil
+}
+
+// parserConfig is the parser selection the flags make for m. A Harmony
+// model (gpt-oss) gets reasoning parser openai_gptoss when none is named,
+// as vllm serve's GptOssForCausalLMConfig sets it.
+func (f *renderFlags) parserConfig(m *model.Model) parsers.Config {
+	cfg := parsers.Config{ReasoningParser: f.reasoningParser, ToolParser: f.toolCallParser,
+		EnableAutoToolChoice: f.enableAutoToolChoice, LegacyToolChoice: legacyToolChoice()}
+	if cfg.ReasoningParser == "" && m.UsesHarmony() {
+		cfg.ReasoningParser = "openai_gptoss"
+	}
+	return cfg
+}
+
+// harmonyConfig reads vLLM's gpt-oss environment: VLLM_SYSTEM_START_DATE
+// and VLLM_GPT_OSS_HARMONY_SYSTEM_INSTRUCTIONS (bool(int(...)) in
+// vllm/envs.py, so anything but an integer is an error).
+func harmonyConfig() (*render.HarmonyConfig, error) {
+	hc := &render.HarmonyConfig{StartDate: os.Getenv("VLLM_SYSTEM_START_DATE")}
+	if v, ok := os.LookupEnv("VLLM_GPT_OSS_HARMONY_SYSTEM_INSTRUCTIONS"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return nil, usagef("VLLM_GPT_OSS_HARMONY_SYSTEM_INSTRUCTIONS must be an integer, got %q", v)
+		}
+		hc.SystemInstructions = n != 0
+	}
+	return hc, nil
 }
 
 // legacyToolChoice reads VLLM_ENFORCE_STRICT_TOOL_CALLING as vllm/envs.py

@@ -16,7 +16,6 @@ import (
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/orchestrator/engine"
-	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/render"
 )
 
@@ -210,8 +209,7 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 		return nil, noop, err
 	}
 	o, err := orchestrator.New(orchestrator.Config{Model: m, Generator: gen, Derender: der, Engines: engines,
-		Parsers: parsers.Config{ReasoningParser: rf.reasoningParser, ToolParser: rf.toolCallParser,
-			EnableAutoToolChoice: rf.enableAutoToolChoice, LegacyToolChoice: legacyToolChoice()},
+		Parsers: rf.parserConfig(m),
 		ModelName: modelName, Logger: log, Router: router})
 	if err != nil {
 		b.stop()

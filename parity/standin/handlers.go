@@ -17,11 +17,16 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "BadRequestError", "the stand-in only answers the chat form of /tokenize")
 		return
 	}
-	ids, err := s.findPrompt(obj)
+	c, err := s.findPrompt(obj)
 	if err != nil {
 		s.noCase(w, err)
 		return
 	}
+	if c.TokenizeError != "" {
+		writeError(w, http.StatusBadRequest, "BadRequestError", c.TokenizeError)
+		return
+	}
+	ids := c.PromptTokenIDs
 	writeJSON(w, http.StatusOK, map[string]any{"count": len(ids), "max_model_len": 131072, "tokens": ids, "token_strs": nil})
 }
 
@@ -32,13 +37,13 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ids, err := s.findPrompt(obj)
+	c, err := s.findPrompt(obj)
 	if err != nil {
 		s.noCase(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"request_id": "chatcmpl-standin", "token_ids": ids, "token_offsets": nil, "features": nil,
+		"request_id": "chatcmpl-standin", "token_ids": c.PromptTokenIDs, "token_offsets": nil, "features": nil,
 		"content_parts": nil, "sampling_params": map[string]any{}, "model": s.opts.ModelName,
 		"reasoning_ended": nil, "reasoning_parser_kwargs": nil, "return_token_ids": nil, "output_mode": "tokens",
 		"stream": false, "stream_options": nil, "cache_salt": nil, "priority": 0,

@@ -77,8 +77,8 @@ func (c *Case) object() (map[string]json.RawMessage, error) {
 // errNoCase is a request the golden set has no answer for.
 var errNoCase = errors.New("no golden case matches this request")
 
-// findPrompt is the prompt of the first case whose prompt fields match.
-func (s *Server) findPrompt(obj map[string]json.RawMessage) ([]int, error) {
+// findPrompt is the first case whose prompt fields match.
+func (s *Server) findPrompt(obj map[string]json.RawMessage) (*Case, error) {
 	want, err := promptKey(obj)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (s *Server) findPrompt(obj map[string]json.RawMessage) ([]int, error) {
 			return nil, err
 		}
 		if k, err := promptKey(co); err == nil && k == want {
-			return s.cases[i].PromptTokenIDs, nil
+			return &s.cases[i], nil
 		}
 	}
 	return nil, errNoCase

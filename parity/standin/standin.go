@@ -34,6 +34,10 @@ type Case struct {
 	FinishReasonEngine string          `json:"finish_reason_engine"`
 	Expect             Expect          `json:"expect"`
 	VLLMStreamDeltas   []StreamDelta   `json:"vllm_stream_deltas"`
+	// TokenizeError, when set, is vLLM's 400 message for the chat form of
+	// /tokenize (gpt-oss: /tokenize renders the chat template, which a
+	// model directory without one refuses, while render takes Harmony).
+	TokenizeError string `json:"tokenize_error,omitempty"`
 }
 
 // Expect is vLLM's non-streaming answer.

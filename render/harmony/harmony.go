@@ -58,77 +58,108 @@ type Developer struct {
 	Tools        []Tool
 }
 
+// Piece is one unit of a rendering as openai_harmony emits it: a formatting
+// token (Special), or text it encodes on its own with encode_ordinary, so
+// special-token strings inside text stay ordinary tokens.
+type Piece struct {
+	Text    string
+	Special bool
+}
+
 // RenderForCompletion renders msgs followed by the start of an assistant turn,
 // as render_conversation_for_completion with auto_drop_analysis off (vLLM
 // drops analysis messages itself beforehand).
 func RenderForCompletion(msgs []Message) (string, error) {
+	pieces, err := RenderPieces(msgs)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, p := range pieces {
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// RenderPieces is RenderForCompletion split as openai_harmony tokenizes it.
+func RenderPieces(msgs []Message) ([]Piece, error) {
 	hasFunctionTools := false
 	for _, m := range msgs {
 		if m.Developer != nil && len(m.Developer.Tools) > 0 {
 			hasFunctionTools = true
 		}
 	}
-	var b strings.Builder
+	var out []Piece
 	for _, m := range msgs {
-		if err := renderMessage(&b, m, hasFunctionTools); err != nil {
-			return "", err
+		var err error
+		if out, err = renderMessage(out, m, hasFunctionTools); err != nil {
+			return nil, err
 		}
 	}
-	b.WriteString("<|start|>assistant")
-	return b.String(), nil
+	return append(out, special("<|start|>"), text("assistant")), nil
 }
 
-func renderMessage(b *strings.Builder, m Message, hasFunctionTools bool) error {
-	b.WriteString("<|start|>")
+func special(s string) Piece { return Piece{Text: s, Special: true} }
+func text(s string) Piece    { return Piece{Text: s} }
+
+func renderMessage(out []Piece, m Message, hasFunctionTools bool) ([]Piece, error) {
+	out = append(out, special("<|start|>"))
 	if m.Role == "tool" {
 		if m.Name == "" {
-			return fmt.Errorf("harmony: tool message without a name")
+			return nil, fmt.Errorf("harmony: tool message without a name")
 		}
-		b.WriteString(m.Name)
+		out = append(out, text(m.Name))
 	} else {
-		b.WriteString(m.Role)
+		out = append(out, text(m.Role))
 		if m.Name != "" {
-			b.WriteString(":" + m.Name)
+			out = append(out, text(":"+m.Name))
 		}
 	}
 	if m.Recipient != "" && m.Recipient != "all" {
-		b.WriteString(" to=" + m.Recipient)
+		out = append(out, text(" to="+m.Recipient))
 	}
 	if m.Channel != "" {
-		b.WriteString("<|channel|>" + m.Channel)
+		out = append(out, special("<|channel|>"), text(m.Channel))
 	}
 	if m.ContentType != "" {
-		b.WriteString(" " + m.ContentType)
+		if rest, ok := strings.CutPrefix(m.ContentType, "<|constrain|>"); ok {
+			out = append(out, text(" "), special("<|constrain|>"))
+			if rest != "" {
+				out = append(out, text(rest))
+			}
+		} else {
+			out = append(out, text(" "+m.ContentType))
+		}
 	}
-	b.WriteString("<|message|>")
+	out = append(out, special("<|message|>"))
 	switch {
 	case m.System != nil:
 		if m.Role != "system" {
-			return fmt.Errorf("harmony: system content in a %s message", m.Role)
+			return nil, fmt.Errorf("harmony: system content in a %s message", m.Role)
 		}
 		s, err := renderSystem(*m.System, hasFunctionTools)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		b.WriteString(s)
+		out = append(out, text(s))
 	case m.Developer != nil:
 		if m.Role != "developer" {
-			return fmt.Errorf("harmony: developer content in a %s message", m.Role)
+			return nil, fmt.Errorf("harmony: developer content in a %s message", m.Role)
 		}
 		s, err := renderDeveloper(*m.Developer)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		b.WriteString(s)
+		out = append(out, text(s))
 	default:
-		b.WriteString(m.Text)
+		out = append(out, text(m.Text))
 	}
 	if m.Role == "assistant" && m.Recipient != "" {
-		b.WriteString("<|call|>")
+		out = append(out, special("<|call|>"))
 	} else {
-		b.WriteString("<|end|>")
+		out = append(out, special("<|end|>"))
 	}
-	return nil
+	return out, nil
 }
 
 func renderSystem(s System, hasFunctionTools bool) (string, error) {

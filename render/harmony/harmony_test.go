@@ -2,6 +2,7 @@ package harmony
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -58,9 +59,66 @@ func TestRenderGolden(t *testing.T) {
 			{Role: "user", Text: "What is the weather like in SF?"},
 		}},
 	}
+	robot := "What is the capital of the largest country in the world?"
+	for _, effort := range []string{"low", "medium", "high"} {
+		e := sys
+		e.ReasoningEffort = effort
+		tests = append(tests,
+			struct {
+				file string
+				msgs []Message
+			}{"test_simple_convo_" + effort + "_effort.txt", []Message{
+				{Role: "system", System: &e},
+				{Role: "developer", Developer: &Developer{Instructions: "Answer the user's questions like a robot.", HasInstr: true}},
+				{Role: "user", Text: robot},
+			}},
+			struct {
+				file string
+				msgs []Message
+			}{"test_simple_convo_" + effort + "_effort_no_instruction.txt", []Message{
+				{Role: "system", System: &e},
+				{Role: "user", Text: robot},
+			}})
+	}
+	reasoning := func(effort string, edit func(*System)) *System {
+		s := sys
+		s.ReasoningEffort, s.ValidChannels = effort, []string{"analysis", "final"}
+		if edit != nil {
+			edit(&s)
+		}
+		return &s
+	}
+	dated := sys
+	dated.StartDate = "2025-06-28"
+	tests = append(tests, []struct {
+		file string
+		msgs []Message
+	}{
+		{"test_reasoning_system_message.txt", []Message{{Role: "system", System: reasoning("medium", nil)}, {Role: "user", Text: "What is 2 + 2?"}}},
+		{"test_reasoning_system_message_no_instruction.txt", []Message{{Role: "system", System: reasoning("high", nil)},
+			{Role: "user", Text: "What is the best place to eat candy in the world?"}}},
+		{"test_reasoning_system_message_with_dates.txt", []Message{{Role: "system", System: reasoning("medium", func(s *System) {
+			s.StartDate, s.KnowledgeCutoff = "2021-01-01", "2021-01"
+		})}, {Role: "user", Text: "What is 42 * pi?"}}},
+		{"test_no_tools.txt", []Message{{Role: "system", System: &dated}}},
+		// auto_drop_analysis off (vLLM renders with it off).
+		{"test_preserve_cot.txt", []Message{
+			{Role: "user", Text: "What is 2 + 2?"},
+			{Role: "assistant", Channel: "analysis", Text: `User asks a simple question: "What is 2 + 2?" The answer: 4.`},
+			{Role: "assistant", Channel: "final", Text: "2 + 2 equals 4."},
+			{Role: "user", Text: "What about 9 / 2?"},
+		}},
+		// With auto_drop_analysis on there is nothing to drop here.
+		{"test_does_not_drop_if_ongoing_analysis.txt", []Message{
+			{Role: "user", Text: "What is the weather in SF?"},
+			{Role: "assistant", Channel: "analysis", Text: "User asks: “What is the weather in SF?” We need to use lookup_weather tool."},
+			{Role: "assistant", Channel: "commentary", Recipient: "functions.lookup_weather", ContentType: "<|constrain|>json", Text: `{"location": "San Francisco"}`},
+			{Role: "tool", Name: "functions.lookup_weather", Text: `{"temperature": 20, "description": "sunny"}`},
+		}},
+	}...)
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			want, err := os.ReadFile("testdata/" + tc.file)
+			want, err := goldenText(tc.file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,6 +130,58 @@ func TestRenderGolden(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", got, want)
 			}
 		})
+	}
+}
+
+// goldenText is a test-data file as src/tests.rs loads it (trim_end).
+func goldenText(file string) (string, error) {
+	b, err := os.ReadFile("testdata/" + file)
+	return strings.TrimRight(string(b), " \t\r\n"), err
+}
+
+// openai_harmony drops analysis before the first final message
+// (test_dropping_cot_by_default, test_keep_analysis_between_finals); vLLM's
+// AutoDropAnalysis drops it before the last one. Both agree on the first
+// golden; on the second vLLM also drops "thinking 3+5".
+func TestDropRules(t *testing.T) {
+	convo := []Message{
+		{Role: "user", Text: "What is 2 + 2?"},
+		{Role: "assistant", Channel: "analysis", Text: "User asks: “What is 2 + 2?” Simple arithmetic. Provide answer."},
+		{Role: "assistant", Channel: "final", Text: "2 + 2 equals 4."},
+		{Role: "user", Text: "What about 9 / 2?"},
+	}
+	want, err := goldenText("test_dropping_cot_by_default.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := RenderForCompletion(AutoDropAnalysis(convo)); err != nil || got != want {
+		t.Errorf("dropping_cot_by_default: got\n%s\nwant\n%s (%v)", got, want, err)
+	}
+	between := []Message{
+		{Role: "user", Text: "What is 2 + 2?"},
+		{Role: "assistant", Channel: "analysis", Text: "thinking 2+2"},
+		{Role: "assistant", Channel: "final", Text: "4"},
+		{Role: "user", Text: "What is 3 + 5?"},
+		{Role: "assistant", Channel: "analysis", Text: "thinking 3+5"},
+		{Role: "assistant", Channel: "final", Text: "8"},
+	}
+	keep, err := goldenText("test_keep_analysis_between_finals.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// openai_harmony's render_conversation of its own drop rule's output.
+	harmonyDropped := append(append([]Message{}, between[0]), between[2:]...)
+	if got, err := RenderForCompletion(harmonyDropped); err != nil || got != keep+"<|start|>assistant" {
+		t.Errorf("keep_analysis_between_finals: got\n%s\nwant\n%s (%v)", got, keep, err)
+	}
+	vllm := AutoDropAnalysis(between)
+	for _, m := range vllm {
+		if m.Channel == "analysis" {
+			t.Errorf("vLLM's rule kept %q", m.Text)
+		}
+	}
+	if len(vllm) != 4 {
+		t.Errorf("vLLM's rule left %d messages, want 4", len(vllm))
 	}
 }
 

@@ -10,9 +10,12 @@ import "fmt"
 // Parts holds the text of each content part when the content is a list;
 // Content is nil when the message had no (or null) content.
 type ChatMessage struct {
-	Role       string
-	Content    *string
-	Parts      []string
+	Role    string
+	Content *string
+	Parts   []string
+	// First is the text of the first part ("" when it has none): vLLM keeps
+	// an assistant message only when that is non-empty.
+	First      string
 	IsList     bool
 	Reasoning  string
 	ToolCalls  []ToolCall
@@ -48,7 +51,7 @@ func systemMessage(instructions *string, o Options) (Message, error) {
 	if o.ReasoningEffort != "" {
 		if !reasoningEfforts[o.ReasoningEffort] {
 			//lint:ignore ST1005 vLLM's message, byte for byte
-			return Message{}, fmt.Errorf("reasoning_effort=%q is not supported by Harmony. Supported values are: high, medium, low.", o.ReasoningEffort)
+			return Message{}, fmt.Errorf("reasoning_effort='%s' is not supported by Harmony. Supported values are: high, medium, low.", o.ReasoningEffort)
 		}
 		s.ReasoningEffort = o.ReasoningEffort
 	}
@@ -153,10 +156,8 @@ func fromChat(m ChatMessage, names map[string]string, o Options) ([]Message, err
 	}
 	var first, all string
 	if m.IsList {
-		for i, p := range m.Parts {
-			if i == 0 {
-				first = p
-			}
+		first = m.First
+		for _, p := range m.Parts {
 			all += p
 		}
 	} else if m.Content != nil {
