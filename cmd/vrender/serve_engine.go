@@ -209,7 +209,7 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 		return nil, noop, err
 	}
 	o, err := orchestrator.New(orchestrator.Config{Model: m, Generator: gen, Derender: der, Engines: engines,
-		Parsers: rf.parserConfig(m),
+		Parsers:   rf.parserConfig(m),
 		ModelName: modelName, Logger: log, Router: router})
 	if err != nil {
 		b.stop()
