@@ -43,6 +43,7 @@ type Vocab interface {
 
 // ReasoningMachine splits output text into reasoning and content.
 type ReasoningMachine interface {
+	stateMachine
 	Push(text string) (reasoning, content string)
 	Finish() (reasoning, content string)
 	// Nulls reports, after Finish, whether vLLM returns null for an empty
@@ -53,6 +54,7 @@ type ReasoningMachine interface {
 // ToolMachine extracts tool calls from the content a reasoning machine
 // passes on.
 type ToolMachine interface {
+	stateMachine
 	Push(text string) (content string, calls []ToolCallDelta)
 	Finish() (content string, calls []ToolCallDelta)
 	// Called reports, after Finish, whether vLLM's non-streaming parser

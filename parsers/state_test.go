@@ -87,7 +87,7 @@ func runPieces(t *testing.T, cfg Config, v Vocab, req *Request, prompt []int, pi
 		if !roundTrip {
 			return
 		}
-		st, err := p.MarshalState()
+		st, err := marshalState(p)
 		if err != nil {
 			t.Fatalf("MarshalState: %v", err)
 		}
@@ -96,16 +96,12 @@ func runPieces(t *testing.T, cfg Config, v Vocab, req *Request, prompt []int, pi
 		}
 	}
 	var run stateRun
-	for i, s := range pieces {
+	for _, s := range pieces {
 		restore()
-		var chunk []int
-		if ids != nil {
-			chunk = ids[i]
-		}
-		run.Deltas = append(run.Deltas, p.Push(s, chunk))
+		run.Deltas = append(run.Deltas, pushDelta(p, s))
 	}
 	restore()
-	run.Deltas = append(run.Deltas, p.Finish())
+	run.Deltas = append(run.Deltas, finishDelta(p))
 	restore()
 	run.Final = finalAnswers(p)
 	return run
@@ -251,18 +247,18 @@ func TestHermesStreamingState(t *testing.T) {
 			if tc.streaming {
 				p.SetStreaming()
 			}
-			p.Push(head, nil)
+			pushDelta(p, head)
 			var sizes []int
 			for range 200 {
-				p.Push("abcdefgh ", nil)
-				st, err := p.MarshalState()
+				pushDelta(p, "abcdefgh ")
+				st, err := marshalState(p)
 				if err != nil {
 					t.Fatal(err)
 				}
 				sizes = append(sizes, len(st))
 			}
 			// Truncated: the call never closes, so it fails at Finish.
-			d := p.Finish()
+			d := finishDelta(p)
 			grew := sizes[len(sizes)-1] - sizes[0]
 			if tc.streaming {
 				if grew != 0 || d.Content != "" {
