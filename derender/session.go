@@ -309,7 +309,15 @@ func (s *ChatSession) parse(st *telemetry.Stages, start time.Time, step *ChatSte
 // its tool-call backing is reused.
 func (s *ChatSession) pushParser(text string, final bool) *parsers.Delta {
 	d := &s.delta
-	*d = parsers.Delta{ToolCalls: d.ToolCalls[:0]}
+	// Field by field: most are empty already, and storing a zero Delta
+	// costs a token more than the tests.
+	if d.Content != "" {
+		d.Content = ""
+	}
+	if d.Reasoning != "" {
+		d.Reasoning = ""
+	}
+	d.ToolCalls = d.ToolCalls[:0]
 	s.parser.Push(text, d)
 	if final {
 		s.parser.Finish(d)

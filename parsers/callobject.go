@@ -341,4 +341,7 @@ func (c *callObject) codec(sc *statecodec.Codec) {
 	sc.Int(&c.streamed)
 	sc.Bool(&c.fresh)
 	sc.Bool(&c.failed)
+	if sc.Decoding() && (len(c.vals) != len(c.keys) || len(c.has) != len(c.keys)) {
+		sc.Failf("call object state has %d values for %d keys", len(c.vals), len(c.keys))
+	}
 }

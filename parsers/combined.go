@@ -157,15 +157,33 @@ func NeedsSpecialTokens(cfg Config, req *Request) bool {
 func (p *Parser) Push(text string, d *Delta) {
 	if set := p.hot.fast; set != nil && len(text) > 0 && !set.any(text) {
 		// Most tokens of a long reasoning or string argument: the
-		// machines would pass text through whole and change nothing.
-		p.hotOut(d, p.hot.kind, text)
+		// machines would pass text through whole and change nothing,
+		// and fast is set only when the answer goes out unfiltered.
+		if p.hot.kind == hotReasoning {
+			appendText(&d.Reasoning, text)
+		} else {
+			p.addArgs(d, p.hot.index, text)
+		}
 		return
 	}
 	p.push(d, text)
 }
 
+// appendText appends s to *dst; a push's text usually lands in an empty
+// field, which then takes it without a concatenation.
+func appendText(dst *string, s string) {
+	if *dst == "" {
+		*dst = s
+	} else if s != "" {
+		*dst += s
+	}
+}
+
 // push is Push past the hot path's one-test case.
 func (p *Parser) push(d *Delta, text string) {
+	if p.finished {
+		return // the machines are flushed; nothing can follow
+	}
 	if p.hot.kind != hotNone {
 		if kind, out := p.hotTake(text); kind != hotNone {
 			p.hotOut(d, kind, out)
@@ -215,7 +233,7 @@ func (p *Parser) Finish(d *Delta) {
 // addReasoning appends reasoning to d unless include_reasoning is off.
 func (p *Parser) addReasoning(d *Delta, reasoning string) {
 	if p.includeReasoning {
-		d.Reasoning += reasoning
+		appendText(&d.Reasoning, reasoning)
 	}
 }
 
@@ -223,7 +241,7 @@ func (p *Parser) addReasoning(d *Delta, reasoning string) {
 // d's (or, when d has no room of its own, to the arena).
 func (p *Parser) route(d *Delta, content string, final bool) {
 	if !p.parse {
-		d.Content += content
+		appendText(&d.Content, content)
 		return
 	}
 	n := len(d.ToolCalls)
@@ -248,7 +266,7 @@ func (p *Parser) route(d *Delta, content string, final bool) {
 		calls = p.arena.commit(calls)
 	}
 	d.ToolCalls = p.filterCalls(calls, n)
-	d.Content += p.holdWhitespace(out, final)
+	appendText(&d.Content, p.holdWhitespace(out, final))
 }
 
 // holdWhitespace delays content while everything so far is whitespace:

@@ -136,13 +136,26 @@ func (p *Parser) addArgs(d *Delta, idx int, text string) {
 	if text == "" || !p.parallel && idx != 0 {
 		return
 	}
-	frag := ToolCallDelta{Index: idx, Arguments: text}
-	if cap(d.ToolCalls) == 0 {
-		d.ToolCalls = p.arena.commit(append(p.arena.free(), frag))
-	} else {
-		d.ToolCalls = append(d.ToolCalls, frag)
-	}
 	p.callsOut = true
+	n := len(d.ToolCalls)
+	if n == cap(d.ToolCalls) {
+		frag := ToolCallDelta{Index: idx, Arguments: text}
+		if n == 0 {
+			d.ToolCalls = p.arena.commit(append(p.arena.free(), frag))
+		} else {
+			d.ToolCalls = append(d.ToolCalls, frag)
+		}
+		return
+	}
+	// A reused Delta's next slot usually holds the last push's fragment
+	// already: write only what differs (a whole struct of strings costs
+	// a typed copy per token).
+	d.ToolCalls = d.ToolCalls[:n+1]
+	c := &d.ToolCalls[n]
+	c.Index, c.Arguments = idx, text
+	if c.ID != "" || c.Type != "" || c.Name != "" {
+		c.ID, c.Type, c.Name = "", "", ""
+	}
 }
 
 // setEscape records whether a backslash is held, and so whether

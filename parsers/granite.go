@@ -3,6 +3,7 @@ package parsers
 import (
 	"bytes"
 	"github.com/vrender/vrender/internal/statecodec"
+	"math"
 	"unicode/utf8"
 )
 
@@ -186,4 +187,11 @@ func (g *Granite) codec(c *statecodec.Codec) {
 	c.ByteSlice(&g.raw)
 	c.Int(&g.pos)
 	g.list.codec(c)
+	c.Within(2, g.leadState)
+	// Every use of pos but one is guarded by pos < len(raw); raw is
+	// released once the answer is decided.
+	c.Within(math.MaxInt, g.pos)
+	if g.phase == granitePre {
+		c.Within(len(g.raw), g.pos)
+	}
 }

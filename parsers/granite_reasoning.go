@@ -76,4 +76,8 @@ func (g *GraniteReasoning) codec(c *statecodec.Codec) {
 	c.Int(&g.thinkAt)
 	c.Bool(&g.split)
 	g.find.codec(c)
+	if !g.split { // the buffer is released at the split
+		c.Within(len(g.buf), g.find.next)
+		c.Within(len(g.buf)+1, g.thinkAt+1) // -1 before the thought phrase
+	}
 }

@@ -291,6 +291,10 @@ func (h *HunyuanA13B) codec(c *statecodec.Codec) {
 	c.ByteSlice(&h.body)
 	statecodec.Slice(c, &h.pending, func(c *statecodec.Codec, v *hyPending) { v.codec(c) })
 	c.Bool(&h.calls)
+	c.Within(len(h.held), h.blockAt)
+	for _, p := range h.pending {
+		c.Within(len(h.held), p.at)
+	}
 }
 
 // codec saves and restores the state of a hyPending.

@@ -189,4 +189,14 @@ func (h *HunyuanReasoning) codec(c *statecodec.Codec) {
 	h.scan.codec(c)
 	c.Bool(&h.done)
 	c.Bool(&h.noMatch)
+	if !h.streaming && !h.done { // the buffer is released after
+		c.Within(len(h.buf), h.findEnd.next)
+		// The answer searches start past "<think>", and run only once
+		// the buffer starts with it.
+		c.Within(max(len(h.buf), len(hunyuanThink)), h.findAnswer.next, h.findLaterEnd.next)
+		c.Within(len(h.buf)+1, h.end+1)
+		if h.answer >= 0 {
+			c.Within(len(h.buf)-len(hunyuanAnswer), h.answer-len(hunyuanThink))
+		}
+	}
 }

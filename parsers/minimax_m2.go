@@ -635,4 +635,24 @@ func (x *mmParams) codec(c *statecodec.Codec) {
 	x.ahead.codec(c)
 	c.Bool(&x.tagOn)
 	c.Int(&x.tagAt)
+	// valStart and tagAt, and the matches of the tag at tagAt, are
+	// stale outside a value and an undecided tag.
+	c.Within(len(x.buf), x.pos)
+	if x.inValue {
+		c.Within(len(x.buf), x.valStart)
+	}
+	if x.tagOn {
+		c.Within(len(x.buf), x.tagAt)
+		room := len(x.buf) - x.tagAt
+		x.open.check(c, room)
+		x.close.check(c, room)
+		x.ahead.check(c, room)
+	}
+}
+
+// check checks a decoded opening-tag match against its buffer's room.
+func (o *mmOpenScan) check(c *statecodec.Codec, room int) {
+	o.head.check(c, room)
+	o.quote.check(c, room)
+	c.Within(room, o.k, o.qSpace, o.bare, o.bareEnd, o.bSpace)
 }

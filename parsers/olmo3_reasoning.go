@@ -64,4 +64,7 @@ func (o *Olmo3Reasoning) codec(c *statecodec.Codec) {
 	c.ByteSlice(&o.buf)
 	c.Bool(&o.split)
 	o.find.codec(c)
+	if !o.split { // the buffer is released at the split
+		c.Within(len(o.buf), o.find.next)
+	}
 }

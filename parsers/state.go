@@ -65,6 +65,8 @@ func (p *Parser) codec(c *statecodec.Codec) {
 	c.Bool(&p.contentOut)
 	c.Bool(&p.callsOut)
 	c.Bool(&p.finished)
+	// A finished parser's machines are only asked for their verdicts.
+	c.SetSettled(p.finished)
 	for _, m := range []stateMachine{p.reasoning, p.tools} {
 		present := m != nil
 		want := present

@@ -137,3 +137,17 @@ func (t *tagScan) codec(c *statecodec.Codec) {
 	c.Int(&t.at)
 	c.Int(&t.from)
 }
+
+// check checks a decoded match against the room its buffer has after the
+// anchor.
+func (t *tagScan) check(c *statecodec.Codec, room int) {
+	c.Within(room, t.at, t.from)
+	c.Within(t.at, t.from)
+	c.Within(maxTagElems, t.elem)
+}
+
+// maxTagElems bounds a tag pattern's length (the longest has 7).
+const maxTagElems = 16
+
+// check is tagScan.check for a byte search.
+func (b *byteSearch) check(c *statecodec.Codec, room int) { c.Within(room, b.pos) }

@@ -309,4 +309,6 @@ func (x *XLAM) codec(c *statecodec.Codec) {
 	c.Bool(&x.hold)
 	c.Bool(&x.triggered)
 	c.Bool(&x.calls)
+	c.Within(len(x.all), x.certainN, x.emitted)
+	c.Within(x.certainN, x.tail)
 }

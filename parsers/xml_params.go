@@ -175,4 +175,18 @@ func (x *xmlParams) codec(c *statecodec.Codec) {
 	x.ahead.codec(c)
 	c.Bool(&x.tagOn)
 	c.Int(&x.tagAt)
+	// valStart and tagAt, and the matches of the tag at tagAt, are
+	// stale outside a value and an undecided tag.
+	c.Within(len(x.buf), x.pos)
+	if x.inValue {
+		c.Within(len(x.buf), x.valStart)
+	}
+	if x.tagOn {
+		c.Within(len(x.buf), x.tagAt)
+		room := len(x.buf) - x.tagAt
+		x.head.check(c, room)
+		x.nameEnd.check(c, room)
+		x.close.check(c, room)
+		x.ahead.check(c, room)
+	}
 }

@@ -30,6 +30,28 @@ type Codec struct {
 	dec bool
 	buf []byte // encoded so far, or what is left to decode
 	err error
+	// settled: what is decoded next is only read, never continued (a
+	// finished stream), so its offsets need not fit its buffers.
+	settled bool
+}
+
+// SetSettled says whether the state decoded next is only read, never
+// continued.
+func (c *Codec) SetSettled(settled bool) { c.settled = settled }
+
+// Within records an error, when decoding state that will be continued,
+// unless every v is in [0, hi]: offsets into a buffer the state holds,
+// checked once it is decoded.
+func (c *Codec) Within(hi int, v ...int) {
+	if !c.dec || c.settled {
+		return
+	}
+	for _, x := range v {
+		if x < 0 || x > hi {
+			c.Failf("state offset %d outside [0, %d]", x, hi)
+			return
+		}
+	}
 }
 
 // NewEncoder returns an encoder appending to buf.
