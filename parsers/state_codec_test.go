@@ -1,12 +1,6 @@
 package parsers
 
-import (
-	"encoding/json"
-	"testing"
-
-	"github.com/vrender/vrender/internal/parity"
-	"github.com/vrender/vrender/tokenizer"
-)
+import "testing"
 
 // bytePieces splits text into single bytes: every byte boundary, runes
 // cut included, becomes a checkpoint.
@@ -32,47 +26,6 @@ func registeredConfigs() []Config {
 		cfgs = append(cfgs, Config{ReasoningParser: "qwen3", ToolParser: tp, EnableAutoToolChoice: true})
 	}
 	return cfgs
-}
-
-// TestStateRoundTripEveryByteGolden pushes every golden output one byte
-// at a time, saving the state after each push and continuing in a parser
-// restored from it: deltas and final answers must be those of the same
-// pushes uninterrupted.
-func TestStateRoundTripEveryByteGolden(t *testing.T) {
-	_, sets := parity.Load(t)
-	toks := map[string]*tokenizer.Tokenizer{}
-	for file, cases := range sets {
-		for i := range cases {
-			c := &cases[i]
-			t.Run(file+"/"+c.ID, func(t *testing.T) {
-				var req Request
-				if err := json.Unmarshal(c.ChatRequest, &req); err != nil {
-					t.Fatal(err)
-				}
-				tok := goldenTokenizer(t, toks, c.Tokenizer)
-				pieces, _ := detokPieces(tok, c, &req)
-				text := ""
-				for _, p := range pieces {
-					text += p
-				}
-				checkRoundTrip(t, goldenConfig(c), tok, &req, c.PromptTokenIDs, bytePieces(text), nil)
-			})
-		}
-	}
-}
-
-// TestStateRoundTripEveryByteRegistered is the same for every registered
-// parser over the state corpus, so a parser without a golden set is
-// checkpointed at every byte of calls, markers and reasoning too.
-func TestStateRoundTripEveryByteRegistered(t *testing.T) {
-	req := mustRequest(t, stateTools)
-	for _, cfg := range registeredConfigs() {
-		t.Run(cfg.ReasoningParser+"+"+cfg.ToolParser, func(t *testing.T) {
-			for _, text := range stateCorpus {
-				checkRoundTrip(t, cfg, everyVocab{}, req, nil, bytePieces(text), nil)
-			}
-		})
-	}
 }
 
 // FuzzRestoreState decodes arbitrary bytes as the state of every

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/vrender/vrender/tokenizer"
@@ -156,22 +157,14 @@ func normDeltas(r stateRun) stateRun {
 
 // TestStateRoundTripRegistered runs every registered reasoning and tool
 // parser, alone and behind each reasoning parser family sample, through
-// the corpus with a checkpoint after every chunk.
+// the corpus with a checkpoint after every chunk, one chunking being
+// every byte.
 func TestStateRoundTripRegistered(t *testing.T) {
 	req := mustRequest(t, stateTools)
-	var cfgs []Config
-	for _, r := range ReasoningParsers() {
-		cfgs = append(cfgs, Config{ReasoningParser: r})
-		cfgs = append(cfgs, Config{ReasoningParser: r, ToolParser: "hermes", EnableAutoToolChoice: true})
-	}
-	for _, tp := range ToolParsers() {
-		cfgs = append(cfgs, Config{ToolParser: tp, EnableAutoToolChoice: true})
-		cfgs = append(cfgs, Config{ReasoningParser: "qwen3", ToolParser: tp, EnableAutoToolChoice: true})
-	}
-	for _, cfg := range cfgs {
+	for _, cfg := range registeredConfigs() {
 		t.Run(cfg.ReasoningParser+"+"+cfg.ToolParser, func(t *testing.T) {
 			for i, text := range stateCorpus {
-				for _, pieces := range runeChunks(text, uint64(i)) {
+				for _, pieces := range append(runeChunks(text, uint64(i)), bytePieces(text)) {
 					checkRoundTrip(t, cfg, everyVocab{}, req, nil, pieces, nil)
 				}
 			}
@@ -180,7 +173,9 @@ func TestStateRoundTripRegistered(t *testing.T) {
 }
 
 // TestStateRoundTripGolden checkpoints after every chunk of every golden
-// case under one-token, one-chunk and random chunkings.
+// case under one-token, one-chunk, random and one-byte chunkings: each
+// push is followed by a save and a restore into a fresh parser, and the
+// answer must be the uninterrupted run's.
 func TestStateRoundTripGolden(t *testing.T) {
 	_, sets := parity.Load(t)
 	toks := map[string]*tokenizer.Tokenizer{}
@@ -211,6 +206,8 @@ func TestStateRoundTripGolden(t *testing.T) {
 					}
 					checkRoundTrip(t, goldenConfig(c), tok, &req, c.PromptTokenIDs, ps, is)
 				}
+				// Every byte boundary, runes cut included.
+				checkRoundTrip(t, goldenConfig(c), tok, &req, c.PromptTokenIDs, bytePieces(strings.Join(pieces, "")), nil)
 			})
 		}
 	}
