@@ -155,11 +155,6 @@ func (e *Engine) sealCheckpoint(ck *liveCheckpoint, cp *checkpoint) {
 	ck.cur, ck.sealedN, ck.tailN = ck.text.String(), len(sc.enc), 0
 }
 
-// sealRaw appends the tag to version|payload and encodes it.
-func (e *Engine) sealRaw(msg []byte) (string, error) {
-	return base64.RawURLEncoding.EncodeToString(e.mac(msg, msg)), nil
-}
-
 // splitCheckpoint separates the sealed part of a checkpoint from its tail
 // of ids.
 func splitCheckpoint(s string) (sealed string, tail []int, err error) {

@@ -176,6 +176,13 @@ func FuzzCheckpoint(f *testing.F) {
 	})
 }
 
+// sealRaw appends the tag to version|payload and encodes it: a payload
+// only a key holder could sign, for the tests of what the decoder does
+// with one.
+func (e *Engine) sealRaw(msg []byte) (string, error) {
+	return base64.RawURLEncoding.EncodeToString(e.mac(msg, msg)), nil
+}
+
 func mustSeal(t *testing.T, e *Engine, payload []byte) string {
 	s, err := e.sealRaw(append([]byte{checkpointVersion}, payload...))
 	if err != nil {

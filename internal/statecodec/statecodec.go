@@ -308,20 +308,6 @@ func Map[K cmp.Ordered, V any](c *Codec, p *map[K]V, key func(*Codec, *K), val f
 	*p = m
 }
 
-// Pointer codes a pointer to a value elem codes, nil kept as nil.
-func Pointer[T any](c *Codec, p **T, elem func(*Codec, *T)) {
-	present := *p != nil
-	c.Bool(&present)
-	if !present {
-		*p = nil
-		return
-	}
-	if c.dec {
-		*p = new(T)
-	}
-	elem(c, *p)
-}
-
 // Byte codes a byte.
 func (c *Codec) Byte(p *byte) {
 	if !c.dec {
