@@ -304,13 +304,10 @@ func (s *ChatSession) parse(st *telemetry.Stages, start time.Time, step *ChatSte
 	step.Emit = !d.Empty() || final
 }
 
-// pushParser parses text (and with final, flushes) into the session's
-// delta, emptied first: the step made from it last is encoded by now, so
-// its tool-call backing is reused.
-func (s *ChatSession) pushParser(text string, final bool) *parsers.Delta {
-	d := &s.delta
-	// Field by field: most are empty already, and storing a zero Delta
-	// costs a token more than the tests.
+// emptyDelta empties d for the next push, keeping its tool-call backing.
+// Field by field: most are empty already, and storing a whole zero Delta
+// costs a token more than the tests.
+func emptyDelta(d *parsers.Delta) {
 	if d.Content != "" {
 		d.Content = ""
 	}
@@ -318,6 +315,14 @@ func (s *ChatSession) pushParser(text string, final bool) *parsers.Delta {
 		d.Reasoning = ""
 	}
 	d.ToolCalls = d.ToolCalls[:0]
+}
+
+// pushParser parses text (and with final, flushes) into the session's
+// delta, emptied first: the step made from it last is encoded by now, so
+// its tool-call backing is reused.
+func (s *ChatSession) pushParser(text string, final bool) *parsers.Delta {
+	d := &s.delta
+	emptyDelta(d)
 	s.parser.Push(text, d)
 	if final {
 		s.parser.Finish(d)

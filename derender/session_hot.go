@@ -54,7 +54,9 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 	if st != nil {
 		start = st.Since(telemetry.StageDetokenize, start)
 	}
-	d := s.pushParser(text, false)
+	d := &s.delta // pushParser, one call less on the per-token path
+	emptyDelta(d)
+	s.parser.Push(text, d)
 	if st != nil {
 		st.Since(telemetry.StageParse, start)
 	}
@@ -64,6 +66,16 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 	// reasoning, or one arguments fragment of a call already opened.
 	switch {
 	case d.Content != "":
+	case len(d.ToolCalls) == 1 && d.Reasoning == "" && isFragment(&d.ToolCalls[0]):
+		index := d.ToolCalls[0].Index
+		if s.layout != layoutArgs(index) {
+			s.clearStep()
+			s.layout = layoutArgs(index)
+			s.buf.argsLayout(index, &s.state, &step.Delta)
+		}
+		s.buf.strs[3] = d.ToolCalls[0].Arguments
+		step.Emit = true
+		return step
 	case len(d.ToolCalls) == 0:
 		if d.Reasoning == "" {
 			step.Emit = false // nothing to send for this token
@@ -78,16 +90,6 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 				step.Delta.ReasoningContent = &s.buf.reasoning
 			}
 		}
-		step.Emit = true
-		return step
-	case d.Reasoning == "" && len(d.ToolCalls) == 1 && isFragment(&d.ToolCalls[0]):
-		index := d.ToolCalls[0].Index
-		if s.layout != layoutArgs(index) {
-			s.clearStep()
-			s.layout = layoutArgs(index)
-			s.buf.argsLayout(index, &s.state, &step.Delta)
-		}
-		s.buf.strs[3] = d.ToolCalls[0].Arguments
 		step.Emit = true
 		return step
 	}

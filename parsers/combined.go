@@ -161,10 +161,19 @@ func (p *Parser) Push(text string, d *Delta) {
 		// and fast is set only when the answer goes out unfiltered.
 		if p.hot.kind == hotReasoning {
 			appendText(&d.Reasoning, text)
-		} else {
-			p.addArgs(d, p.hot.index, text)
+			return
 		}
-		return
+		// A reused Delta's next slot usually holds the last push's
+		// fragment of the same call: only the text changes (the call
+		// went out before, so callsOut is set). Anything else takes
+		// the general way, whose hot path gives the same answer.
+		if n := len(d.ToolCalls); n < cap(d.ToolCalls) {
+			if c := &d.ToolCalls[:n+1][n]; c.ID == "" && c.Type == "" && c.Name == "" {
+				d.ToolCalls = d.ToolCalls[:n+1]
+				c.Index, c.Arguments = p.hot.index, text
+				return
+			}
+		}
 	}
 	p.push(d, text)
 }
