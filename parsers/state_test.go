@@ -90,7 +90,7 @@ func runPieces(t *testing.T, cfg Config, v Vocab, req *Request, prompt []int, pi
 		}
 		st, err := marshalState(p)
 		if err != nil {
-			t.Fatalf("MarshalState: %v", err)
+			t.Fatalf("AppendState: %v", err)
 		}
 		if p, err = Restore(cfg, v, req, st); err != nil {
 			t.Fatalf("Restore: %v", err)
