@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/vrender/vrender/parsers"
+	"github.com/vrender/vrender/internal/statecodec"
 	"github.com/vrender/vrender/tokenizer"
 )
 
@@ -25,8 +25,9 @@ import (
 //
 //	base64url(version | payload | HMAC-SHA256(key, version|payload)) [ "." base64url(tail) ]
 //
-// The payload uses the parser package's state codec (byte-exact strings,
-// no type descriptors). Sealing (encode, MAC, base64) costs microseconds,
+// The payload is coded field by field with internal/statecodec (varints,
+// byte-exact strings, no type descriptors); the parser's state is its own
+// AppendState. Sealing (encode, MAC, base64) costs microseconds,
 // more than a token's own work, so a stream is not resealed on every
 // token: the tail lists, three bytes each, the ids pushed since the sealed
 // state, and a resume replays them (at most maxCheckpointTail, so still
@@ -38,7 +39,7 @@ import (
 
 // checkpointVersion changes whenever the payload or a machine's state
 // layout changes; older checkpoints are rejected, never reinterpreted.
-const checkpointVersion = 2
+const checkpointVersion = 3
 
 // maxCheckpointLen bounds the encoded checkpoint a request may carry.
 const maxCheckpointLen = 1 << 20
@@ -65,6 +66,21 @@ type checkpoint struct {
 	ToolCallIDs       []string
 	LogprobContext    []int
 	LogprobTextOffset int
+}
+
+// codec saves and restores a checkpoint's payload.
+func (cp *checkpoint) codec(c *statecodec.Codec) {
+	c.Fixed(cp.Binding[:])
+	statecodec.Strings(c, &cp.Detok.PrevTokens)
+	c.Int(&cp.Detok.PrefixOffset)
+	c.Int(&cp.Detok.ReadOffset)
+	c.ByteSlice(&cp.Parser)
+	c.Int(&cp.Tokens)
+	c.Bool(&cp.RoleSent)
+	c.Bool(&cp.ToolsStreamed)
+	statecodec.Strings(c, &cp.ToolCallIDs)
+	statecodec.Slice(c, &cp.LogprobContext, (*statecodec.Codec).Int)
+	c.Int(&cp.LogprobTextOffset)
 }
 
 // ParseStateKey reads --state-key / VRENDER_STATE_KEY: hex when it is an
@@ -121,16 +137,15 @@ func (e *Engine) mac(dst, msg []byte) []byte {
 type sealScratch struct{ msg, enc []byte }
 
 // sealCheckpoint seals cp and makes it the checkpoint ck last issued.
-func (e *Engine) sealCheckpoint(ck *liveCheckpoint, cp *checkpoint) error {
+func (e *Engine) sealCheckpoint(ck *liveCheckpoint, cp *checkpoint) {
 	sc, _ := e.seals.Get().(*sealScratch)
 	if sc == nil {
 		sc = new(sealScratch)
 	}
 	defer e.seals.Put(sc)
-	msg, err := parsers.AppendState(append(sc.msg[:0], checkpointVersion), cp)
-	if err != nil {
-		return fmt.Errorf("encode checkpoint: %w", err)
-	}
+	c := statecodec.NewEncoder(append(sc.msg[:0], checkpointVersion))
+	cp.codec(c)
+	msg := c.Bytes()
 	msg = e.mac(msg, msg)
 	sc.enc = base64.RawURLEncoding.AppendEncode(sc.enc[:0], msg)
 	sc.msg = msg
@@ -138,12 +153,6 @@ func (e *Engine) sealCheckpoint(ck *liveCheckpoint, cp *checkpoint) error {
 	ck.text.Grow(len(sc.enc) + tailRoom)
 	ck.text.Write(sc.enc)
 	ck.cur, ck.sealedN, ck.tailN = ck.text.String(), len(sc.enc), 0
-	return nil
-}
-
-// sealRaw appends the tag to version|payload and encodes it.
-func (e *Engine) sealRaw(msg []byte) (string, error) {
-	return base64.RawURLEncoding.EncodeToString(e.mac(msg, msg)), nil
 }
 
 // splitCheckpoint separates the sealed part of a checkpoint from its tail
@@ -200,8 +209,9 @@ func (e *Engine) openCheckpoint(s string) (*checkpoint, error) {
 		return nil, badRequest("invalid stream_state.vrender_checkpoint: signature mismatch (tampered, or signed by another server key)")
 	}
 	var cp checkpoint
-	if err := parsers.DecodeState(body[1:], &cp); err != nil {
-		return nil, badRequest("invalid stream_state.vrender_checkpoint: %v", err)
+	c := statecodec.NewDecoder(body[1:])
+	if cp.codec(c); c.Err() != nil {
+		return nil, badRequest("invalid stream_state.vrender_checkpoint: %v", c.Err())
 	}
 	return &cp, nil
 }

@@ -1,7 +1,6 @@
 package derender
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -337,17 +336,11 @@ func (e *Engine) issueCheckpoint(state *protocol.DerenderStreamState, l *live, d
 		state.VrenderCheckpoint = ck.cur
 		return nil
 	}
-	ps, err := l.parser.MarshalState()
-	if err != nil {
-		return fmt.Errorf("derender: checkpoint: %w", err)
-	}
 	o := &ck.out
-	cp := checkpoint{Binding: ck.binding, Detok: l.detok.State(), Parser: ps, Tokens: o.Tokens,
+	cp := checkpoint{Binding: ck.binding, Detok: l.detok.State(), Parser: l.parser.AppendState(nil), Tokens: o.Tokens,
 		RoleSent: o.RoleSent, ToolsStreamed: o.ToolsStreamed, ToolCallIDs: o.ToolCallIDs,
 		LogprobContext: o.LogprobContext, LogprobTextOffset: o.LogprobTextOffset}
-	if err := e.sealCheckpoint(ck, &cp); err != nil {
-		return fmt.Errorf("derender: %w", err)
-	}
+	e.sealCheckpoint(ck, &cp)
 	state.VrenderCheckpoint = ck.cur
 	return nil
 }

@@ -102,19 +102,13 @@ func (l *live) push(ids []int, final bool) parsers.Delta {
 	start := l.st.Start()
 	text := l.detok.Push(ids)
 	start = l.st.Since(telemetry.StageDetokenize, start)
-	d := l.parser.Push(text, ids)
+	var d parsers.Delta
+	l.parser.Push(text, &d)
 	if final {
-		d = mergeDelta(d, l.parser.Finish())
+		l.parser.Finish(&d)
 	}
 	l.st.Since(telemetry.StageParse, start)
 	return d
-}
-
-func mergeDelta(a, b parsers.Delta) parsers.Delta {
-	a.Content += b.Content
-	a.Reasoning += b.Reasoning
-	a.ToolCalls = append(a.ToolCalls, b.ToolCalls...)
-	return a
 }
 
 // keyHasher hashes the fixed part of a stream's key; history ids are

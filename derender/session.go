@@ -197,7 +197,8 @@ type ChatSession struct {
 	hasLP   bool
 	stopRsn json.RawMessage
 	buf     deltaBuf
-	step    ChatStep // what Push returns
+	delta   parsers.Delta // the parser's answer for the step being made
+	step    ChatStep      // what Push returns
 	// hotOK: one-token events may take Push's steady state (a parser,
 	// nothing collected).
 	hotOK bool
@@ -275,7 +276,7 @@ func (s *ChatSession) emit(start time.Time, text string, ids []int, lp *protocol
 			s.content.WriteString(text)
 		}
 	} else {
-		s.parse(st, start, step, text, ids, final)
+		s.parse(st, start, step, text, final)
 	}
 	if final {
 		s.done = true
@@ -293,19 +294,40 @@ func (s *ChatSession) emit(start time.Time, text string, ids []int, lp *protocol
 
 // parse runs the parser on a step's text (the stage clock started at
 // start) and fills the step's delta.
-func (s *ChatSession) parse(st *telemetry.Stages, start time.Time, step *ChatStep, text string, ids []int, final bool) {
-	// The step is encoded before the next Push: the parser may reuse
-	// its tool-call deltas.
-	d := s.parser.PushReuse(text, ids)
-	if final {
-		d = mergeDelta(d, s.parser.Finish())
-	}
+func (s *ChatSession) parse(st *telemetry.Stages, start time.Time, step *ChatStep, text string, final bool) {
+	d := s.pushParser(text, final)
 	st.Since(telemetry.StageParse, start)
 	if s.collect {
-		s.acc.Add(d)
+		s.acc.Add(*d)
 	}
-	s.buf.fill(s.e, s.parser, &d, &s.state, &step.Delta)
+	s.buf.fill(s.e, s.parser, d, &s.state, &step.Delta)
 	step.Emit = !d.Empty() || final
+}
+
+// emptyDelta empties d for the next push, keeping its tool-call backing.
+// Field by field: most are empty already, and storing a whole zero Delta
+// costs a token more than the tests.
+func emptyDelta(d *parsers.Delta) {
+	if d.Content != "" {
+		d.Content = ""
+	}
+	if d.Reasoning != "" {
+		d.Reasoning = ""
+	}
+	d.ToolCalls = d.ToolCalls[:0]
+}
+
+// pushParser parses text (and with final, flushes) into the session's
+// delta, emptied first: the step made from it last is encoded by now, so
+// its tool-call backing is reused.
+func (s *ChatSession) pushParser(text string, final bool) *parsers.Delta {
+	d := &s.delta
+	emptyDelta(d)
+	s.parser.Push(text, d)
+	if final {
+		s.parser.Finish(d)
+	}
+	return d
 }
 
 // Result is the non-streaming choice once the session finished (Collect

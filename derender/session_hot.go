@@ -17,12 +17,11 @@ import (
 //
 // Push itself is the steady state of a one-token stream: a token the
 // detokenizer decodes by table lookup, inside reasoning or a tool call's
-// string argument, where the parser answers without its general path.
+// string argument, where the parser's answer keeps the step's shape.
 // Those are nearly all tokens of a long output, and the general path's
-// layers (a Delta, the engine-side stop checks, the delta fill) would cost
-// several times the work itself; the rest goes to push. A token the
-// detokenizer took but the parser's hot path did not is parsed here the
-// general way.
+// layers (the engine-side stop checks, the delta fill) would cost several
+// times the work itself; the rest goes to push. A token the detokenizer
+// took whose answer has another shape is filled here the general way.
 func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *string) *ChatStep {
 	if !s.hotOK || len(ids) != 1 || lp != nil || finish != nil || s.done || s.text != nil && s.tokens < s.stop.MinTokens {
 		return s.push(ids, lp, finish)
@@ -55,27 +54,34 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 	if st != nil {
 		start = st.Since(telemetry.StageDetokenize, start)
 	}
-	kind, index, plain := s.parser.PushPlain(text) // inlined: most tokens end here
-	out := text
-	if !plain {
-		if kind, index, out = s.parser.PushHot(text); kind == parsers.HotNone {
-			s.clearStep()
-			s.parse(st, start, step, text, ids, false)
-			return step
-		}
-	}
+	d := &s.delta // pushParser, one call less on the per-token path
+	emptyDelta(d)
+	s.parser.Push(text, d)
 	if st != nil {
 		st.Since(telemetry.StageParse, start)
 	}
-	if out == "" {
-		step.Emit = false // nothing to send for this token
-		return step
-	}
 	// Consecutive steps of one kind keep the delta's shape: only the
 	// text changes, so a step writes one string, not a cleared struct
-	// and its pointers.
-	if kind == parsers.HotReasoning {
-		s.buf.reasoning = out
+	// and its pointers. The kinds are the parser's steady state: all
+	// reasoning, or one arguments fragment of a call already opened.
+	switch {
+	case d.Content != "":
+	case len(d.ToolCalls) == 1 && d.Reasoning == "" && isFragment(&d.ToolCalls[0]):
+		index := d.ToolCalls[0].Index
+		if s.layout != layoutArgs(index) {
+			s.clearStep()
+			s.layout = layoutArgs(index)
+			s.buf.argsLayout(index, &s.state, &step.Delta)
+		}
+		s.buf.strs[3] = d.ToolCalls[0].Arguments
+		step.Emit = true
+		return step
+	case len(d.ToolCalls) == 0:
+		if d.Reasoning == "" {
+			step.Emit = false // nothing to send for this token
+			return step
+		}
+		s.buf.reasoning = d.Reasoning
 		if s.layout != layoutReasoning {
 			s.clearStep()
 			s.layout = layoutReasoning
@@ -84,16 +90,19 @@ func (s *ChatSession) Push(ids []int, lp *protocol.GenerateLogProbs, finish *str
 				step.Delta.ReasoningContent = &s.buf.reasoning
 			}
 		}
-	} else {
-		if s.layout != layoutArgs(index) {
-			s.clearStep()
-			s.layout = layoutArgs(index)
-			s.buf.argsLayout(index, &s.state, &step.Delta)
-		}
-		s.buf.strs[3] = out
+		step.Emit = true
+		return step
 	}
-	step.Emit = true
+	s.clearStep()
+	s.buf.fill(s.e, s.parser, d, &s.state, &step.Delta)
+	step.Emit = !d.Empty()
 	return step
+}
+
+// isFragment reports whether c is a piece of the arguments of a call whose
+// id and name went out before.
+func isFragment(c *parsers.ToolCallDelta) bool {
+	return c.Arguments != "" && c.ID == "" && c.Name == "" && c.Type == ""
 }
 
 // The step layouts Push's steady state keeps: none (0), reasoning, or the arguments

@@ -50,9 +50,10 @@ func TestToolCallIDs(t *testing.T) {
 				var s deltaStore
 				var fromFill, fromDelta []string
 				for i := 0; i < len(tc.text); i += split {
-					d := p.Push(tc.text[i:min(i+split, len(tc.text))], nil)
+					var d parsers.Delta
+					p.Push(tc.text[i:min(i+split, len(tc.text))], &d)
 					if i+split >= len(tc.text) {
-						d = mergeDelta(d, p.Finish())
+						p.Finish(&d)
 					}
 					var m protocol.DeltaMessage
 					st := state // the two renderings each number the calls

@@ -72,10 +72,3 @@ func (c *Call) Close() error {
 	}
 	return err
 }
-
-// NewRoundRobin is kept for callers with a fixed list of engines: a
-// collocated pool (least outstanding requests, ties taken in turn) that
-// never ejects an engine, as no health checks run to re-admit it.
-func NewRoundRobin(engines ...*engine.Client) (*Pool, error) {
-	return NewPool(PoolConfig{Role: RoleCollocated, Health: HealthConfig{Interval: -1, EjectAfter: -1}}, engines...)
-}

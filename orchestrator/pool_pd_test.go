@@ -159,7 +159,7 @@ func TestPDMatchesCollocated(t *testing.T) {
 	reg := enginesim.NewKVRegistry()
 	producer, pc := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
 	consumer, cc := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
-	co, err := NewRoundRobin(colloc)
+	co, err := NewPool(PoolConfig{Role: RoleCollocated, Health: HealthConfig{Interval: -1, EjectAfter: -1}}, colloc)
 	if err != nil {
 		t.Fatal(err)
 	}

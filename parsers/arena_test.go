@@ -62,9 +62,9 @@ func TestKeptDeltasSurvive(t *testing.T) {
 			p.SetStreaming()
 			var kept []Delta
 			for i := range len(tc.text) {
-				kept = append(kept, p.Push(tc.text[i:i+1], nil))
+				kept = append(kept, pushDelta(p, tc.text[i:i+1]))
 			}
-			kept = append(kept, p.Finish())
+			kept = append(kept, finishDelta(p))
 			var acc Accumulator
 			for _, d := range kept {
 				acc.Add(d)

@@ -27,21 +27,24 @@ func BenchmarkPushPerToken(b *testing.B) {
 	for _, n := range []int{1000, 4000, 16000} {
 		toks := benchOutput(n)
 		// stream is a streaming server's use (SetStreaming, a fresh delta
-		// per push); reuse is a session's, which encodes each delta at once.
+		// per push); reuse is a session's, which encodes each delta at once
+		// and pushes into the same one again.
 		for _, mode := range []string{"stream", "reuse"} {
 			b.Run(fmt.Sprintf("%s/%dk", mode, n/1000), func(b *testing.B) {
 				cpu := processCPU()
 				for b.Loop() {
 					p, _ := New(qwen3Hermes, testVocab, req, nil)
 					p.SetStreaming()
+					var scratch Delta
 					for _, t := range toks {
 						if mode == "reuse" {
-							p.PushReuse(t, nil)
+							scratch = Delta{ToolCalls: scratch.ToolCalls[:0]}
+							p.Push(t, &scratch)
 						} else {
-							p.Push(t, nil)
+							pushDelta(p, t)
 						}
 					}
-					p.Finish()
+					finishDelta(p)
 				}
 				reportPerToken(b, cpu, len(toks))
 			})
@@ -51,8 +54,8 @@ func BenchmarkPushPerToken(b *testing.B) {
 			cpu := processCPU()
 			for b.Loop() {
 				p, _ := New(qwen3Hermes, testVocab, req, nil)
-				p.Push(text, nil)
-				p.Finish()
+				pushDelta(p, text)
+				finishDelta(p)
 			}
 			reportPerToken(b, cpu, len(toks))
 		})

@@ -24,35 +24,35 @@ type Config struct {
 // tool parser, then tool_choice, parallel_tool_calls and include_reasoning
 // as chat_completion_full_generator applies them.
 type Parser struct {
-	Choice ToolChoiceKind
-	// Parse is set when the tool parser runs on the content.
-	Parse bool
-	// Parallel is false when parallel_tool_calls is false: calls after
+	choice ToolChoiceKind
+	// parse is set when the tool parser runs on the content.
+	parse bool
+	// parallel is false when parallel_tool_calls is false: calls after
 	// the first are dropped.
-	Parallel         bool
-	IncludeReasoning bool
-	// AutoFinish is set when returned calls make finish_reason
+	parallel         bool
+	includeReasoning bool
+	// autoFinish is set when returned calls make finish_reason
 	// "tool_calls" (auto tool choice).
-	AutoFinish bool
+	autoFinish bool
 
-	Reasoning ReasoningMachine
-	Tools     ToolMachine
+	reasoning ReasoningMachine
+	tools     ToolMachine
 
-	// WS is whitespace-only content held back while tools may still be
+	// ws is whitespace-only content held back while tools may still be
 	// called (vLLM drops whitespace-only content next to tool calls).
-	WS []byte
-	// ContentOut is set once content has been emitted.
-	ContentOut bool
-	// CallsOut is set once a tool call has been emitted: vLLM reports
+	ws []byte
+	// contentOut is set once content has been emitted.
+	contentOut bool
+	// callsOut is set once a tool call has been emitted: vLLM reports
 	// finish_reason "tool_calls" only for a non-empty list, even when the
 	// parser says tools were called (e.g. deepseek_v3's bare calls-begin).
-	CallsOut bool
-	Finished bool
+	callsOut bool
+	finished bool
 
-	// arena backs Push's tool-call deltas, reused PushReuse's; not state.
-	arena  callArena
-	reused []ToolCallDelta
-	hot    hotPath
+	// arena backs the tool-call deltas of a Delta without room of its
+	// own; not state.
+	arena callArena
+	hot   hotPath
 	// argsStop and argsPlain are the hot arguments path's byte sets,
 	// built once.
 	argsStop, argsPlain *byteSet
@@ -70,16 +70,16 @@ func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
 		return nil, err
 	}
 	p := &Parser{
-		Choice:           choice,
-		Parallel:         req.ParallelToolCalls == nil || *req.ParallelToolCalls,
-		IncludeReasoning: req.includeReasoning(),
+		choice:           choice,
+		parallel:         req.ParallelToolCalls == nil || *req.ParallelToolCalls,
+		includeReasoning: req.includeReasoning(),
 	}
 	if cfg.ReasoningParser != "" {
 		info, ok := reasoningParsers[cfg.ReasoningParser]
 		if !ok {
 			return nil, fmt.Errorf("unknown reasoning parser %q", cfg.ReasoningParser)
 		}
-		if p.Reasoning, err = info.New(v, req, promptIDs); err != nil {
+		if p.reasoning, err = info.New(v, req, promptIDs); err != nil {
 			return nil, err
 		}
 	}
@@ -93,19 +93,19 @@ func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
 			!supported && (choice == ChoiceRequired || choice == ChoiceNamed))
 		if (choice == ChoiceRequired || choice == ChoiceNamed) && supported {
 			// vLLM's generic JSON path, with or without auto tool choice.
-			p.Tools, p.Parse = newJSONChoice(choice, named), true
+			p.tools, p.parse = newJSONChoice(choice, named), true
 		} else if auto {
-			if p.Tools, err = info.New(v, req); err != nil {
+			if p.tools, err = info.New(v, req); err != nil {
 				return nil, err
 			}
-			p.Parse, p.ownIDs = true, info.OwnIDs
-			p.AutoFinish = choice == ChoiceAuto
+			p.parse, p.ownIDs = true, info.OwnIDs
+			p.autoFinish = choice == ChoiceAuto
 		} else if choice == ChoiceNone && cfg.EnableAutoToolChoice && info.EngineBased &&
 			(cfg.ReasoningParser == "" || engineReasoningParsers[cfg.ReasoningParser]) {
-			if p.Tools, err = info.New(v, req); err != nil {
+			if p.tools, err = info.New(v, req); err != nil {
 				return nil, err
 			}
-			p.Parse, p.ownIDs = true, info.OwnIDs
+			p.parse, p.ownIDs = true, info.OwnIDs
 		}
 	}
 	harmonyPair(cfg, p)
@@ -117,12 +117,12 @@ func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
 // machine, and with the "openai" tool parser but no call parsing the
 // content is still read out of the Harmony messages.
 func harmonyPair(cfg Config, p *Parser) {
-	h, ok := p.Reasoning.(*Harmony)
-	if _, tools := p.Tools.(*HarmonyTools); ok && tools {
+	h, ok := p.reasoning.(*Harmony)
+	if _, tools := p.tools.(*HarmonyTools); ok && tools {
 		h.pass = true
 	}
-	if cfg.ToolParser == "openai" && cfg.EnableAutoToolChoice && !p.Parse && p.Reasoning == nil {
-		p.Reasoning = &Harmony{}
+	if cfg.ToolParser == "openai" && cfg.EnableAutoToolChoice && !p.parse && p.reasoning == nil {
+		p.reasoning = &Harmony{}
 	}
 }
 
@@ -146,45 +146,71 @@ func NeedsSpecialTokens(cfg Config, req *Request) bool {
 	return ok && info.NeedsSpecialTokens && len(req.Tools) > 0 && choice != ChoiceNone
 }
 
-// Push hands over the text of newly generated tokens and returns what is
-// now certain. ids are accepted for parsers keyed on token ids; the
-// families here find their markers in the text.
-func (p *Parser) Push(text string, ids []int) Delta {
-	_ = ids
-	var d Delta
-	p.push(&d, text, false)
-	return d
+// Push hands over the text of newly generated tokens and appends what is
+// now certain to d: its text to Content and Reasoning, its tool-call
+// fragments to ToolCalls. d is the caller's: a caller done with each
+// delta before the next push empties it (keeping ToolCalls' backing
+// array, d.ToolCalls[:0]) and so reuses its memory; one that keeps deltas
+// passes a fresh one, whose tool-call fragments the parser then carves
+// from blocks of its own rather than a slice per push. Markers are found
+// in the text, not by token id.
+func (p *Parser) Push(text string, d *Delta) {
+	if set := p.hot.fast; set != nil && len(text) > 0 && !set.any(text) {
+		// Most tokens of a long reasoning or string argument: the
+		// machines would pass text through whole and change nothing,
+		// and fast is set only when the answer goes out unfiltered.
+		if p.hot.kind == hotReasoning {
+			appendText(&d.Reasoning, text)
+			return
+		}
+		// A reused Delta's next slot usually holds the last push's
+		// fragment of the same call: only the text changes (the call
+		// went out before, so callsOut is set). Anything else takes
+		// the general way, whose hot path gives the same answer.
+		if n := len(d.ToolCalls); n < cap(d.ToolCalls) {
+			if c := &d.ToolCalls[:n+1][n]; c.ID == "" && c.Type == "" && c.Name == "" {
+				d.ToolCalls = d.ToolCalls[:n+1]
+				c.Index, c.Arguments = p.hot.index, text
+				return
+			}
+		}
+	}
+	p.push(d, text)
 }
 
-// PushReuse is Push for a caller done with each delta before its next
-// push (a session encoding every step at once): the returned ToolCalls
-// slice is overwritten by the next PushReuse, which spares a one-token
-// stream the memory of a slice per tool-call push. Copy it to keep it.
-func (p *Parser) PushReuse(text string, ids []int) Delta {
-	_ = ids
-	var d Delta
-	p.push(&d, text, true)
-	return d
+// appendText appends s to *dst; a push's text usually lands in an empty
+// field, which then takes it without a concatenation.
+func appendText(dst *string, s string) {
+	if *dst == "" {
+		*dst = s
+	} else if s != "" {
+		*dst += s
+	}
 }
 
-// push is Push into d, which must be zero.
-func (p *Parser) push(d *Delta, text string, reuse bool) {
-	if p.hot.kind != HotNone {
-		if p.hotPush(d, text, reuse) {
+// push is Push past the hot path's one-test case.
+func (p *Parser) push(d *Delta, text string) {
+	if p.finished {
+		return // the machines are flushed; nothing can follow
+	}
+	if p.hot.kind != hotNone {
+		if kind, out := p.hotTake(text); kind != hotNone {
+			p.hotOut(d, kind, out)
 			return
 		}
 		text = p.coolText(text)
 	}
-	if p.fastArgs(d, text, reuse) {
+	if p.fastArgs(d, text) {
 		return
 	}
 	content := text
-	if p.Reasoning != nil {
-		d.Reasoning, content = p.Reasoning.Push(text)
+	if p.reasoning != nil {
+		var reasoning string
+		reasoning, content = p.reasoning.Push(text)
+		p.addReasoning(d, reasoning)
 	}
-	p.route(d, content, false, reuse)
-	p.filter(d)
-	if content == "" && !p.Finished {
+	p.route(d, content, false)
+	if content == "" && !p.finished {
 		p.warmReasoning()
 	}
 }
@@ -195,56 +221,61 @@ type callAppender interface {
 	pushAppend(text string, calls []ToolCallDelta) (content string, _ []ToolCallDelta)
 }
 
-// Finish flushes everything held back. After it, Result-style questions
-// (ToolsCalled, ContentNull) have their final answers.
-func (p *Parser) Finish() Delta {
-	var d Delta
-	if p.Finished {
-		return d
-	}
-	p.settle()
-	p.Finished = true
-	content := ""
-	if p.Reasoning != nil {
-		d.Reasoning, content = p.Reasoning.Finish()
-	}
-	p.route(&d, content, true, false)
-	p.filter(&d)
-	return d
-}
-
-// route passes content through the tool machine: with reuse, appending
-// its deltas to PushReuse's buffer, else to the arena when it can.
-func (p *Parser) route(d *Delta, content string, final, reuse bool) {
-	if !p.Parse {
-		d.Content = content
+// Finish flushes everything held back into d, as Push appends. After it,
+// Result-style questions (ToolsCalled, ContentNull) have their final
+// answers; a second Finish adds nothing.
+func (p *Parser) Finish(d *Delta) {
+	if p.finished {
 		return
 	}
+	p.settle()
+	p.finished = true
+	content := ""
+	if p.reasoning != nil {
+		var reasoning string
+		reasoning, content = p.reasoning.Finish()
+		p.addReasoning(d, reasoning)
+	}
+	p.route(d, content, true)
+}
+
+// addReasoning appends reasoning to d unless include_reasoning is off.
+func (p *Parser) addReasoning(d *Delta, reasoning string) {
+	if p.includeReasoning {
+		appendText(&d.Reasoning, reasoning)
+	}
+}
+
+// route passes content through the tool machine, appending its deltas to
+// d's (or, when d has no room of its own, to the arena).
+func (p *Parser) route(d *Delta, content string, final bool) {
+	if !p.parse {
+		appendText(&d.Content, content)
+		return
+	}
+	n := len(d.ToolCalls)
+	calls, arena := d.ToolCalls, cap(d.ToolCalls) == 0
+	if arena {
+		calls = p.arena.free()
+	}
 	var out string
-	var calls []ToolCallDelta
-	a, appends := p.Tools.(callAppender)
-	switch {
-	case appends && reuse:
-		out, calls = a.pushAppend(content, p.reused[:0])
-		if cap(calls) > cap(p.reused) {
-			p.reused = calls[:0]
-		}
-		if len(calls) == 0 {
-			calls = nil // as Push returns it
-		}
-	case appends && !final:
-		out, calls = a.pushAppend(content, p.arena.free())
-		calls = p.arena.commit(calls)
-	default:
-		out, calls = p.Tools.Push(content)
+	if a, ok := p.tools.(callAppender); ok && !final {
+		out, calls = a.pushAppend(content, calls)
+	} else {
+		var more []ToolCallDelta
+		out, more = p.tools.Push(content)
+		calls = append(calls, more...)
 	}
 	if final {
-		more, last := p.Tools.Finish()
+		more, last := p.tools.Finish()
 		out += more
 		calls = append(calls, last...)
 	}
-	d.ToolCalls = calls
-	d.Content = p.holdWhitespace(out, final)
+	if arena {
+		calls = p.arena.commit(calls)
+	}
+	d.ToolCalls = p.filterCalls(calls, n)
+	appendText(&d.Content, p.holdWhitespace(out, final))
 }
 
 // holdWhitespace delays content while everything so far is whitespace:
@@ -253,41 +284,40 @@ func (p *Parser) holdWhitespace(out string, final bool) string {
 	if out == "" && !final {
 		return "" // nothing to hold or release (most pushes inside a call)
 	}
-	if !p.ContentOut {
+	if !p.contentOut {
 		// WS only ever holds whitespace, so appending to a byte slice keeps
 		// a long whitespace-only start linear when it arrives in tiny pieces.
 		if strings.TrimSpace(out) == "" && !final {
-			p.WS = append(p.WS, out...)
+			p.ws = append(p.ws, out...)
 			return ""
 		}
-		if final && strings.TrimSpace(out) == "" && p.Tools.Called() {
-			p.WS = nil
+		if final && strings.TrimSpace(out) == "" && p.tools.Called() {
+			p.ws = nil
 			return ""
 		}
-		out = string(p.WS) + out
-		p.WS = nil
-		p.ContentOut = out != ""
+		out = string(p.ws) + out
+		p.ws = nil
+		p.contentOut = out != ""
 	}
 	return out
 }
 
-// filter applies include_reasoning and parallel_tool_calls.
-func (p *Parser) filter(d *Delta) {
-	if !p.IncludeReasoning {
-		d.Reasoning = ""
-	}
-	if !p.Parallel && len(d.ToolCalls) > 0 {
-		kept := d.ToolCalls[:0]
-		for _, c := range d.ToolCalls {
+// filterCalls applies parallel_tool_calls to the calls from n on (the
+// ones this push appended) and notes that calls went out.
+func (p *Parser) filterCalls(calls []ToolCallDelta, n int) []ToolCallDelta {
+	if !p.parallel && len(calls) > n {
+		kept := calls[:n]
+		for _, c := range calls[n:] {
 			if c.Index == 0 {
 				kept = append(kept, c)
 			}
 		}
-		d.ToolCalls = kept
+		calls = kept
 	}
-	if len(d.ToolCalls) > 0 {
-		p.CallsOut = true
+	if len(calls) > n {
+		p.callsOut = true
 	}
+	return calls
 }
 
 // ToolCallID is the id to send for a call whose parser-side id is id: id
@@ -301,30 +331,30 @@ func (p *Parser) ToolCallID(id string, newID func() string) string {
 }
 
 // ToolsCalled reports, after Finish, whether the answer carries tool calls.
-func (p *Parser) ToolsCalled() bool { return p.Parse && p.Tools.Called() }
+func (p *Parser) ToolsCalled() bool { return p.parse && p.tools.Called() }
 
 // ReasoningNull reports, after Finish, whether an empty reasoning is null.
 func (p *Parser) ReasoningNull() bool {
-	if p.Reasoning == nil || !p.IncludeReasoning {
+	if p.reasoning == nil || !p.includeReasoning {
 		return true
 	}
-	r, _ := p.Reasoning.Nulls()
+	r, _ := p.reasoning.Nulls()
 	return r
 }
 
 // ContentNull reports, after Finish, whether an empty content is null
 // rather than "".
 func (p *Parser) ContentNull() bool {
-	if p.Choice == ChoiceRequired || p.Choice == ChoiceNamed {
+	if p.choice == ChoiceRequired || p.choice == ChoiceNamed {
 		return false
 	}
-	if cn, ok := p.Tools.(interface{ ContentNull() (null, decided bool) }); ok && p.Parse {
+	if cn, ok := p.tools.(interface{ ContentNull() (null, decided bool) }); ok && p.parse {
 		// The tool parser's own answer (vLLM's engine path for "none").
 		if null, decided := cn.ContentNull(); decided {
 			return null
 		}
 	}
-	if pe, ok := p.Reasoning.(interface{ PromptEndedReasoning() bool }); ok && pe.PromptEndedReasoning() {
+	if pe, ok := p.reasoning.(interface{ PromptEndedReasoning() bool }); ok && pe.PromptEndedReasoning() {
 		// The newer vLLM the golden set follows here (reasoning closed by
 		// the prompt) returns "" rather than null, tool calls or not.
 		return false
@@ -332,19 +362,19 @@ func (p *Parser) ContentNull() bool {
 	if p.ToolsCalled() {
 		return true
 	}
-	if p.Reasoning == nil {
+	if p.reasoning == nil {
 		return false
 	}
-	_, c := p.Reasoning.Nulls()
+	_, c := p.reasoning.Nulls()
 	return c
 }
 
 // FinishReason is the finish_reason vLLM reports for the engine's reason.
 func (p *Parser) FinishReason(engine string) string {
-	if engine == "stop" && p.Choice == ChoiceRequired {
+	if engine == "stop" && p.choice == ChoiceRequired {
 		return "tool_calls"
 	}
-	if p.AutoFinish && p.ToolsCalled() && p.CallsOut {
+	if p.autoFinish && p.ToolsCalled() && p.callsOut {
 		return "tool_calls"
 	}
 	if engine == "" {

@@ -45,12 +45,13 @@ func TestDeepSeekR1ThinkingDisabledIsContent(t *testing.T) {
 					t.Fatal(err)
 				}
 				var acc Accumulator
+				var scratch Delta
 				prev := 0
 				for i, c := range append(cuts, len(tc.text)) {
-					acc.Add(pushAlternating(p, i, tc.text[prev:c], nil))
+					acc.Add(pushAlternating(p, i, tc.text[prev:c], &scratch))
 					prev = c
 				}
-				acc.Add(p.Finish())
+				acc.Add(finishDelta(p))
 				return normalise(acc.Result(p, "stop"))
 			}
 			batch := run(nil)

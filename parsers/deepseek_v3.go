@@ -2,6 +2,7 @@ package parsers
 
 import (
 	"fmt"
+	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
 )
 
@@ -66,30 +67,30 @@ const (
 // calls are tracked independently, as vLLM takes content from the first
 // calls-begin marker and runs its regex over the whole text.
 type DeepSeek struct {
-	V31 bool
-	// Begun is set once "<｜tool▁calls▁begin｜>" was seen: content ended.
-	Begun   bool
-	Content markerScan
-	// Raw is, for v3, the text from the calls-begin marker on: the content
+	v31 bool
+	// begun is set once "<｜tool▁calls▁begin｜>" was seen: content ended.
+	begun   bool
+	content markerScan
+	// raw is, for v3, the text from the calls-begin marker on: the content
 	// returned if a call's type is not "function".
-	Raw     []byte
-	BadType bool
+	raw     []byte
+	badType bool
 
-	Phase dsPhase
-	Scan  markerScan
-	// Line is the part of the current line an attempt has read (v3), or
+	phase dsPhase
+	scan  markerScan
+	// line is the part of the current line an attempt has read (v3), or
 	// the name (v3.1).
-	Line []byte
-	Name string
-	// TypeOK is set when a v3 attempt's TYPE is "function".
-	TypeOK bool
-	Args   []byte
-	// Retry is what a v3 attempt read after its first line: the regex scan
+	line []byte
+	name string
+	// typeOK is set when a v3 attempt's TYPE is "function".
+	typeOK bool
+	args   []byte
+	// retry is what a v3 attempt read after its first line: the regex scan
 	// resumes there when the attempt fails.
-	Retry []byte
-	// Pending holds calls matched before the calls-begin marker.
-	Pending []ToolCallDelta
-	Calls   int
+	retry []byte
+	// pending holds calls matched before the calls-begin marker.
+	pending []ToolCallDelta
+	calls   int
 }
 
 func newDeepSeekV3(v Vocab, _ *Request) (ToolMachine, error) {
@@ -103,7 +104,7 @@ func newDeepSeekV31(v Vocab, _ *Request) (ToolMachine, error) {
 	if err := dsCheckVocab(v, "DeepSeek-V3.1"); err != nil {
 		return nil, err
 	}
-	return &DeepSeek{V31: true}, nil
+	return &DeepSeek{v31: true}, nil
 }
 
 // dsCheckVocab fails as vLLM's constructor does when the tokenizer lacks
@@ -122,26 +123,26 @@ func dsCheckVocab(v Vocab, model string) error {
 
 // Push implements ToolMachine.
 func (d *DeepSeek) Push(text string) (content string, calls []ToolCallDelta) {
-	if !d.Begun {
-		before, marker, rest := d.Content.next(text, dsContentMarkers)
+	if !d.begun {
+		before, marker, rest := d.content.next(text, dsContentMarkers)
 		content = before
 		if marker != "" {
-			d.Begun = true
-			if !d.V31 {
-				d.Raw = append(append(d.Raw, marker...), rest...)
+			d.begun = true
+			if !d.v31 {
+				d.raw = append(append(d.raw, marker...), rest...)
 			}
 		}
-	} else if !d.V31 {
-		d.Raw = append(d.Raw, text...)
+	} else if !d.v31 {
+		d.raw = append(d.raw, text...)
 	}
 	found := d.match(text, nil)
-	if !d.Begun {
-		d.Pending = append(d.Pending, found...)
+	if !d.begun {
+		d.pending = append(d.pending, found...)
 		return content, nil
 	}
-	if len(d.Pending) > 0 {
-		found = append(d.Pending, found...)
-		d.Pending = nil
+	if len(d.pending) > 0 {
+		found = append(d.pending, found...)
+		d.pending = nil
 	}
 	return content, found
 }
@@ -150,91 +151,91 @@ func (d *DeepSeek) Push(text string) (content string, calls []ToolCallDelta) {
 // more, and no match fits in what it read (a match spans more lines), so
 // nothing is re-scanned.
 func (d *DeepSeek) Finish() (content string, calls []ToolCallDelta) {
-	d.Scan.flush()
-	if !d.Begun {
-		d.Pending = nil
-		return d.Content.flush(), nil
+	d.scan.flush()
+	if !d.begun {
+		d.pending = nil
+		return d.content.flush(), nil
 	}
-	if d.BadType {
-		return string(d.Raw), nil
+	if d.badType {
+		return string(d.raw), nil
 	}
 	return "", nil
 }
 
 // Called implements ToolMachine.
-func (d *DeepSeek) Called() bool { return d.Begun && !d.BadType }
+func (d *DeepSeek) Called() bool { return d.begun && !d.badType }
 
 // match advances the regex scan over text and returns the calls it
 // completed.
 func (d *DeepSeek) match(text string, calls []ToolCallDelta) []ToolCallDelta {
 	for text != "" {
-		switch d.Phase {
+		switch d.phase {
 		case dsSeek:
-			_, marker, rest := d.Scan.next(text, dsSeekMarkers)
+			_, marker, rest := d.scan.next(text, dsSeekMarkers)
 			if marker == "" {
 				return calls
 			}
-			d.Phase, d.Line, text = dsHead, d.Line[:0], rest
+			d.phase, d.line, text = dsHead, d.line[:0], rest
 		case dsHead:
-			if d.V31 {
-				before, marker, rest := d.Scan.next(text, dsNameMarkers)
-				d.Line = append(d.Line, before...)
+			if d.v31 {
+				before, marker, rest := d.scan.next(text, dsNameMarkers)
+				d.line = append(d.line, before...)
 				switch marker {
 				case "":
 					return calls
 				case "\n":
 					// No match starts on this line.
-					d.Phase = dsSeek
+					d.phase = dsSeek
 				default:
-					d.Name, d.Args, d.Phase = string(d.Line), d.Args[:0], dsArgs
+					d.name, d.args, d.phase = string(d.line), d.args[:0], dsArgs
 				}
 				text = rest
 				continue
 			}
 			line, rest, ok := strings.Cut(text, "\n")
-			d.Line = append(d.Line, line...)
+			d.line = append(d.line, line...)
 			if !ok {
 				return calls
 			}
 			text = rest
 			// TYPE is greedy: the line's last separator splits it.
-			j := strings.LastIndex(string(d.Line), dsSep)
+			j := strings.LastIndex(string(d.line), dsSep)
 			if j < 0 {
-				d.Phase = dsSeek
+				d.phase = dsSeek
 				continue
 			}
 			// A TYPE other than "function" is fatal only if the attempt
 			// matches.
-			d.TypeOK = string(d.Line[:j]) == "function"
-			d.Name = string(d.Line[j+len(dsSep):])
-			d.Phase, d.Line, d.Retry = dsFenceLine, d.Line[:0], d.Retry[:0]
+			d.typeOK = string(d.line[:j]) == "function"
+			d.name = string(d.line[j+len(dsSep):])
+			d.phase, d.line, d.retry = dsFenceLine, d.line[:0], d.retry[:0]
 		case dsFenceLine:
 			line, rest, ok := strings.Cut(text, "\n")
-			d.Line = append(d.Line, line...)
-			d.Retry = append(d.Retry, line...)
-			if !strings.HasPrefix(dsFenceText, string(d.Line)) {
+			d.line = append(d.line, line...)
+			d.retry = append(d.retry, line...)
+			if !strings.HasPrefix(dsFenceText, string(d.line)) {
 				text = d.fail(rest, ok)
 				continue
 			}
 			if !ok {
 				return calls
 			}
-			d.Retry = append(d.Retry, '\n')
+			d.retry = append(d.retry, '\n')
 			text = rest
-			if string(d.Line) != dsFenceText {
+			if string(d.line) != dsFenceText {
 				text = d.fail(text, false)
 				continue
 			}
-			d.Phase, d.Args = dsArgs, d.Args[:0]
+			d.phase, d.args = dsArgs, d.args[:0]
 		case dsArgs:
-			if d.V31 {
-				before, marker, rest := d.Scan.next(text, dsArgsMarkers)
-				d.Args = append(d.Args, before...)
+			if d.v31 {
+				before, marker, rest := d.scan.next(text, dsArgsMarkers)
+				d.args = append(d.args, before...)
 				switch marker {
 				case "":
 					return calls
 				case "\n":
-					d.Phase = dsSeek
+					d.phase = dsSeek
 				default:
 					calls = d.emit(calls)
 				}
@@ -242,23 +243,23 @@ func (d *DeepSeek) match(text string, calls []ToolCallDelta) []ToolCallDelta {
 				continue
 			}
 			line, rest, ok := strings.Cut(text, "\n")
-			d.Args = append(d.Args, line...)
-			d.Retry = append(d.Retry, line...)
+			d.args = append(d.args, line...)
+			d.retry = append(d.retry, line...)
 			if !ok {
 				return calls
 			}
-			d.Retry = append(d.Retry, '\n')
-			d.Phase, d.Line, text = dsClose, d.Line[:0], rest
+			d.retry = append(d.retry, '\n')
+			d.phase, d.line, text = dsClose, d.line[:0], rest
 		case dsClose:
-			n := min(len(text), len(dsCloseLine)-len(d.Line))
-			d.Line = append(d.Line, text[:n]...)
-			d.Retry = append(d.Retry, text[:n]...)
+			n := min(len(text), len(dsCloseLine)-len(d.line))
+			d.line = append(d.line, text[:n]...)
+			d.retry = append(d.retry, text[:n]...)
 			text = text[n:]
-			if !strings.HasPrefix(dsCloseLine, string(d.Line)) {
+			if !strings.HasPrefix(dsCloseLine, string(d.line)) {
 				text = d.fail(text, false)
 				continue
 			}
-			if len(d.Line) == len(dsCloseLine) {
+			if len(d.line) == len(dsCloseLine) {
 				calls = d.emit(calls)
 			}
 		}
@@ -270,25 +271,43 @@ func (d *DeepSeek) match(text string, calls []ToolCallDelta) []ToolCallDelta {
 // at the second line, so what the attempt read there is scanned again.
 // cut reports that rest followed a newline the attempt did not record.
 func (d *DeepSeek) fail(rest string, cut bool) string {
-	again := string(d.Retry)
+	again := string(d.retry)
 	if cut {
 		again += "\n"
 	}
-	d.Phase, d.Retry, d.Line = dsSeek, d.Retry[:0], d.Line[:0]
+	d.phase, d.retry, d.line = dsSeek, d.retry[:0], d.line[:0]
 	return again + rest
 }
 
 // emit completes a match.
 func (d *DeepSeek) emit(calls []ToolCallDelta) []ToolCallDelta {
-	d.Phase = dsSeek
-	d.Line, d.Retry = d.Line[:0], d.Retry[:0]
-	if !d.V31 && !d.TypeOK {
-		d.BadType = true
+	d.phase = dsSeek
+	d.line, d.retry = d.line[:0], d.retry[:0]
+	if !d.v31 && !d.typeOK {
+		d.badType = true
 	}
-	if d.BadType {
+	if d.badType {
 		return calls
 	}
-	c := ToolCallDelta{Index: d.Calls, ID: newToolCallID(), Type: "function", Name: d.Name, Arguments: string(d.Args)}
-	d.Calls++
+	c := ToolCallDelta{Index: d.calls, ID: newToolCallID(), Type: "function", Name: d.name, Arguments: string(d.args)}
+	d.calls++
 	return append(calls, c)
+}
+
+// codec saves and restores the state of a DeepSeek.
+func (d *DeepSeek) codec(c *statecodec.Codec) {
+	c.Bool(&d.v31)
+	c.Bool(&d.begun)
+	d.content.codec(c)
+	c.ByteSlice(&d.raw)
+	c.Bool(&d.badType)
+	statecodec.Enum(c, &d.phase, 5)
+	d.scan.codec(c)
+	c.ByteSlice(&d.line)
+	c.String(&d.name)
+	c.Bool(&d.typeOK)
+	c.ByteSlice(&d.args)
+	c.ByteSlice(&d.retry)
+	statecodec.Slice(c, &d.pending, codecCallDelta)
+	c.Int(&d.calls)
 }

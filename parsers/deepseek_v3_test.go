@@ -24,11 +24,11 @@ func runVocabSplits(t testing.TB, cfg Config, v Vocab, req *Request, text string
 	var acc Accumulator
 	prev := 0
 	for _, c := range cuts {
-		acc.Add(p.Push(text[prev:c], nil))
+		acc.Add(pushDelta(p, text[prev:c]))
 		prev = c
 	}
-	acc.Add(p.Push(text[prev:], nil))
-	acc.Add(p.Finish())
+	acc.Add(pushDelta(p, text[prev:]))
+	acc.Add(finishDelta(p))
 	return acc.Result(p, "stop"), acc
 }
 

@@ -24,7 +24,7 @@ func engineFixArgTypes(args string, props map[string]json.RawMessage) string {
 		return args
 	}
 	root, err := parseJNode(args)
-	if err != nil || root.Kind != 'o' {
+	if err != nil || root.kind != 'o' {
 		return args
 	}
 	if !coerceJObject(root, props) {
@@ -37,13 +37,13 @@ func engineFixArgTypes(args string, props map[string]json.RawMessage) string {
 
 // jnode is an ordered JSON value: Python dicts keep key order.
 type jnode struct {
-	// Kind is 'o' (object), 'a' (array), 's' (string) or 'c' (any other
+	// kind is 'o' (object), 'a' (array), 's' (string) or 'c' (any other
 	// value, held as canonical text in Canon).
-	Kind  byte
-	Keys  []string
-	Vals  []*jnode
-	Str   string
-	Canon string
+	kind  byte
+	keys  []string
+	vals  []*jnode
+	str   string
+	canon string
 }
 
 func parseJNode(s string) (*jnode, error) {
@@ -66,13 +66,13 @@ func readJNode(dec *json.Decoder) (*jnode, error) {
 	}
 	switch t := tok.(type) {
 	case json.Delim:
-		n := &jnode{Kind: 'a'}
+		n := &jnode{kind: 'a'}
 		if t == '{' {
-			n.Kind = 'o'
+			n.kind = 'o'
 		}
 		for dec.More() {
 			key := ""
-			if n.Kind == 'o' {
+			if n.kind == 'o' {
 				kt, err := dec.Token()
 				if err != nil {
 					return nil, err
@@ -90,56 +90,56 @@ func readJNode(dec *json.Decoder) (*jnode, error) {
 		}
 		return n, nil
 	case string:
-		return &jnode{Kind: 's', Str: t}, nil
+		return &jnode{kind: 's', str: t}, nil
 	case json.Number:
 		c, err := pyjson.Canonical(string(t))
 		if err != nil {
 			return nil, err
 		}
-		return &jnode{Kind: 'c', Canon: c}, nil
+		return &jnode{kind: 'c', canon: c}, nil
 	case bool:
 		if t {
-			return &jnode{Kind: 'c', Canon: "true"}, nil
+			return &jnode{kind: 'c', canon: "true"}, nil
 		}
-		return &jnode{Kind: 'c', Canon: "false"}, nil
+		return &jnode{kind: 'c', canon: "false"}, nil
 	}
-	return &jnode{Kind: 'c', Canon: "null"}, nil
+	return &jnode{kind: 'c', canon: "null"}, nil
 }
 
 // set appends an array item or an object field; a repeated key keeps its
 // first position and takes the new value, as a Python dict does.
 func (n *jnode) set(key string, v *jnode) {
-	if n.Kind == 'o' {
-		for i, k := range n.Keys {
+	if n.kind == 'o' {
+		for i, k := range n.keys {
 			if k == key {
-				n.Vals[i] = v
+				n.vals[i] = v
 				return
 			}
 		}
-		n.Keys = append(n.Keys, key)
+		n.keys = append(n.keys, key)
 	}
-	n.Vals = append(n.Vals, v)
+	n.vals = append(n.vals, v)
 }
 
 // write appends json.dumps(n, ensure_ascii=False).
 func (n *jnode) write(b *strings.Builder) {
-	switch n.Kind {
+	switch n.kind {
 	case 's':
-		b.WriteString(pyjson.Quote(n.Str))
+		b.WriteString(pyjson.Quote(n.str))
 	case 'c':
-		b.WriteString(n.Canon)
+		b.WriteString(n.canon)
 	default:
 		open, closing := byte('['), byte(']')
-		if n.Kind == 'o' {
+		if n.kind == 'o' {
 			open, closing = '{', '}'
 		}
 		b.WriteByte(open)
-		for i, v := range n.Vals {
+		for i, v := range n.vals {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			if n.Kind == 'o' {
-				b.WriteString(pyjson.Quote(n.Keys[i]))
+			if n.kind == 'o' {
+				b.WriteString(pyjson.Quote(n.keys[i]))
 				b.WriteString(": ")
 			}
 			v.write(b)
@@ -151,12 +151,12 @@ func (n *jnode) write(b *strings.Builder) {
 // coerceJObject is ParserEngine._coerce_dict.
 func coerceJObject(n *jnode, props map[string]json.RawMessage) bool {
 	changed := false
-	for i, k := range n.Keys {
+	for i, k := range n.keys {
 		prop, ok := props[k]
 		if !ok || !isJSONObjectText(prop) {
 			continue
 		}
-		if coerceJValue(&n.Vals[i], prop) {
+		if coerceJValue(&n.vals[i], prop) {
 			changed = true
 		}
 	}
@@ -171,13 +171,13 @@ func coerceJValue(v **jnode, schema json.RawMessage) bool {
 		Properties json.RawMessage `json:"properties"`
 		Items      json.RawMessage `json:"items"`
 	}
-	switch n.Kind {
+	switch n.kind {
 	case 's':
-		c := coerceCanonical(n.Str, schemaTypes(schema))
-		if c == pyjson.Quote(n.Str) {
+		c := coerceCanonical(n.str, schemaTypes(schema))
+		if c == pyjson.Quote(n.str) {
 			return false
 		}
-		*v = &jnode{Kind: 'c', Canon: c}
+		*v = &jnode{kind: 'c', canon: c}
 		return true
 	case 'o':
 		if json.Unmarshal(schema, &sub) != nil || !isJSONObjectText(sub.Properties) {
@@ -193,18 +193,18 @@ func coerceJValue(v **jnode, schema json.RawMessage) bool {
 			return false
 		}
 		changed := false
-		for i := range n.Vals {
-			if coerceJValue(&n.Vals[i], sub.Items) {
+		for i := range n.vals {
+			if coerceJValue(&n.vals[i], sub.Items) {
 				changed = true
 			}
 		}
 		return changed
 	}
-	c := coerceCanonical(n.Canon, schemaTypes(schema))
-	if c == n.Canon {
+	c := coerceCanonical(n.canon, schemaTypes(schema))
+	if c == n.canon {
 		return false
 	}
-	*v = &jnode{Kind: 'c', Canon: c}
+	*v = &jnode{kind: 'c', canon: c}
 	return true
 }
 

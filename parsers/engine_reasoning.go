@@ -1,5 +1,7 @@
 package parsers
 
+import "github.com/vrender/vrender/internal/statecodec"
+
 // Reasoning of vLLM's declarative ParserEngine families (qwen3, seed_oss,
 // glm45, kimi_k2, minimax_m2) as their extract_reasoning runs it: the
 // engine with tool parsing skipped, fed the whole text. The output starts
@@ -74,35 +76,35 @@ func init() {
 
 func engineFactory(spec *engineSpec) ReasoningFactory {
 	return func(_ Vocab, req *Request, _ []int) (ReasoningMachine, error) {
-		return &EngineReasoning{spec: spec, Disabled: spec.disabled(req)}, nil
+		return &EngineReasoning{spec: spec, disabled: spec.disabled(req)}, nil
 	}
 }
 
 // EngineReasoning is the machine of the ParserEngine families.
 type EngineReasoning struct {
 	spec *engineSpec
-	// Disabled is set when thinking is off: all output is content.
-	Disabled bool
-	// InContent is set while outside reasoning.
-	InContent bool
-	// TrailingWS is reasoning whitespace held back: it is dropped if no
+	// disabled is set when thinking is off: all output is content.
+	disabled bool
+	// inContent is set while outside reasoning.
+	inContent bool
+	// trailingWS is reasoning whitespace held back: it is dropped if no
 	// more reasoning follows (stripTrailing).
-	TrailingWS []byte
-	Scan       markerScan
+	trailingWS []byte
+	scan       markerScan
 }
 
 // Push implements ReasoningMachine.
 func (e *EngineReasoning) Push(text string) (reasoning, content string) {
-	if e.Disabled {
+	if e.disabled {
 		return "", text
 	}
-	if e.Scan.Held == "" {
+	if e.scan.held == "" {
 		// Most pushes carry no byte that starts a marker: they go out
 		// whole, as the loop below would hand them out.
-		if e.InContent && !mayHoldMarker(text, e.spec.contentMarkers) {
+		if e.inContent && !mayHoldMarker(text, e.spec.contentMarkers) {
 			return "", text
 		}
-		if !e.InContent && !e.spec.stripTrailing && !mayHoldMarker(text, e.spec.reasoningMarkers) {
+		if !e.inContent && !e.spec.stripTrailing && !mayHoldMarker(text, e.spec.reasoningMarkers) {
 			return text, ""
 		}
 	}
@@ -112,11 +114,11 @@ func (e *EngineReasoning) Push(text string) (reasoning, content string) {
 	var r, c joiner
 	for {
 		markers := e.spec.reasoningMarkers
-		if e.InContent {
+		if e.inContent {
 			markers = e.spec.contentMarkers
 		}
-		before, marker, rest := e.Scan.next(text, markers)
-		if e.InContent {
+		before, marker, rest := e.scan.next(text, markers)
+		if e.inContent {
 			c.add(before)
 		} else {
 			r.add(e.trimReasoning(before))
@@ -125,11 +127,11 @@ func (e *EngineReasoning) Push(text string) (reasoning, content string) {
 		case marker == "":
 			return r.String(), c.String()
 		case marker == e.spec.end:
-			e.InContent = true
+			e.inContent = true
 		case marker == e.spec.start:
-			e.InContent = false // dropped in reasoning, re-enters from content
+			e.inContent = false // dropped in reasoning, re-enters from content
 		default: // a tool opener
-			e.InContent = true
+			e.inContent = true
 			c.add(marker)
 		}
 		text = rest
@@ -144,18 +146,18 @@ func (e *EngineReasoning) trimReasoning(s string) string {
 	}
 	n := pySpaceSuffix(s)
 	if n == len(s) {
-		e.TrailingWS = append(e.TrailingWS, s...)
+		e.trailingWS = append(e.trailingWS, s...)
 		return ""
 	}
-	out := string(e.TrailingWS) + s[:len(s)-n]
-	e.TrailingWS = append(e.TrailingWS[:0], s[len(s)-n:]...)
+	out := string(e.trailingWS) + s[:len(s)-n]
+	e.trailingWS = append(e.trailingWS[:0], s[len(s)-n:]...)
 	return out
 }
 
 // Finish implements ReasoningMachine.
 func (e *EngineReasoning) Finish() (reasoning, content string) {
-	held := e.Scan.flush()
-	if e.InContent {
+	held := e.scan.flush()
+	if e.inContent {
 		return "", held
 	}
 	return e.trimReasoning(held), ""
@@ -164,5 +166,13 @@ func (e *EngineReasoning) Finish() (reasoning, content string) {
 // Nulls implements ReasoningMachine: with thinking disabled vLLM returns
 // the output itself as content ("" stays ""), otherwise empty parts are null.
 func (e *EngineReasoning) Nulls() (reasoningNull, contentNull bool) {
-	return true, !e.Disabled
+	return true, !e.disabled
+}
+
+// codec saves and restores the state of a EngineReasoning.
+func (e *EngineReasoning) codec(c *statecodec.Codec) {
+	c.Bool(&e.disabled)
+	c.Bool(&e.inContent)
+	c.ByteSlice(&e.trailingWS)
+	e.scan.codec(c)
 }

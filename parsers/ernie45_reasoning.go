@@ -1,6 +1,10 @@
 package parsers
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/vrender/vrender/internal/statecodec"
+)
 
 // ERNIE-4.5 reasoning, as vLLM's Ernie45ReasoningParser.extract_reasoning:
 // the thinking family's split on "<think>"/"</think>" (thinking.go), then,
@@ -26,7 +30,7 @@ func newErnie45Reasoning(v Vocab, _ *Request, _ []int) (ReasoningMachine, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Ernie45Reasoning{Think: *t}, nil
+	return &Ernie45Reasoning{think: *t}, nil
 }
 
 // erniePhase is where the content filter is.
@@ -45,18 +49,18 @@ var (
 
 // Ernie45Reasoning is the ernie45 reasoning machine.
 type Ernie45Reasoning struct {
-	Think ThinkingReasoning
-	Phase erniePhase
-	// Pre is the content before the first "<response>"; Body is the
+	think ThinkingReasoning
+	phase erniePhase
+	// pre is the content before the first "<response>"; Body is the
 	// content after it (ernieInside) or after the last "</response>"
 	// (ernieClosed), not yet known to be kept.
-	Pre, Body []byte
-	Scan      markerScan
+	pre, body []byte
+	scan      markerScan
 }
 
 // Push implements ReasoningMachine.
 func (e *Ernie45Reasoning) Push(text string) (reasoning, content string) {
-	reasoning, c := e.Think.Push(text)
+	reasoning, c := e.think.Push(text)
 	return reasoning, e.filter(c)
 }
 
@@ -65,29 +69,29 @@ func (e *Ernie45Reasoning) filter(text string) string {
 	var out strings.Builder // not +=: many markers in one push would copy it each time
 	for {
 		markers := ernieOffMarkers
-		if e.Phase == ernieBefore {
+		if e.phase == ernieBefore {
 			markers = ernieOnMarkers
 		}
-		before, marker, rest := e.Scan.next(text, markers)
-		switch e.Phase {
+		before, marker, rest := e.scan.next(text, markers)
+		switch e.phase {
 		case ernieBefore:
-			e.Pre = append(e.Pre, before...)
+			e.pre = append(e.pre, before...)
 			if marker != "" {
-				e.Phase = ernieInside
+				e.phase = ernieInside
 			}
 		case ernieInside:
-			e.Body = append(e.Body, before...)
+			e.body = append(e.body, before...)
 			if marker != "" {
-				out.Write(e.Body)
-				e.Pre, e.Body = nil, nil
-				e.Phase = ernieClosed
+				out.Write(e.body)
+				e.pre, e.body = nil, nil
+				e.phase = ernieClosed
 			}
 		case ernieClosed:
-			e.Body = append(e.Body, before...)
+			e.body = append(e.body, before...)
 			if marker != "" {
 				out.WriteString(ernieResponseOff)
-				out.Write(e.Body)
-				e.Body = nil
+				out.Write(e.body)
+				e.body = nil
 			}
 		}
 		if marker == "" {
@@ -99,18 +103,27 @@ func (e *Ernie45Reasoning) filter(text string) string {
 
 // Finish implements ReasoningMachine.
 func (e *Ernie45Reasoning) Finish() (reasoning, content string) {
-	reasoning, c := e.Think.Finish()
+	reasoning, c := e.think.Finish()
 	content = e.filter(c)
-	held := e.Scan.flush()
-	switch e.Phase {
+	held := e.scan.flush()
+	switch e.phase {
 	case ernieBefore:
-		content += string(e.Pre) + held
+		content += string(e.pre) + held
 	case ernieInside:
-		content += string(e.Pre) + ernieResponseOn + string(e.Body) + held
+		content += string(e.pre) + ernieResponseOn + string(e.body) + held
 	}
-	e.Pre, e.Body = nil, nil
+	e.pre, e.body = nil, nil
 	return reasoning, content
 }
 
 // Nulls implements ReasoningMachine.
-func (e *Ernie45Reasoning) Nulls() (reasoningNull, contentNull bool) { return e.Think.Nulls() }
+func (e *Ernie45Reasoning) Nulls() (reasoningNull, contentNull bool) { return e.think.Nulls() }
+
+// codec saves and restores the state of a Ernie45Reasoning.
+func (e *Ernie45Reasoning) codec(c *statecodec.Codec) {
+	e.think.codec(c)
+	statecodec.Enum(c, &e.phase, 3)
+	c.ByteSlice(&e.pre)
+	c.ByteSlice(&e.body)
+	e.scan.codec(c)
+}

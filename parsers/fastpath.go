@@ -90,7 +90,7 @@ var jsonStringSpecial = func() (s byteSet) {
 // they would answer the same and change nothing. Any other push, Finish,
 // or a state restore clears it. It is a cache, never state.
 type hotPath struct {
-	kind  HotKind // HotNone when cold
+	kind  hotKind // hotNone when cold
 	index int
 	stop  *byteSet
 	// plain (arguments only) is stop plus jsonStringSpecial: text without
@@ -99,7 +99,7 @@ type hotPath struct {
 	// call).
 	plain    *byteSet
 	plainOut bool
-	// fast is PushHot's one test: text without a byte of it is answered
+	// fast is Push's one test: text without a byte of it is answered
 	// whole as kind. It is stop for reasoning that goes out, plain for
 	// arguments while plainOut and no escape is held, else nil.
 	fast *byteSet
@@ -109,61 +109,57 @@ type hotPath struct {
 	escape bool
 }
 
-// HotKind is what a push answered by the hot path was (see PushHot).
-type HotKind uint8
+// hotKind is what a push the hot path answers is.
+type hotKind uint8
 
 const (
-	// HotNone: the push was not taken; the general path must run.
-	HotNone HotKind = iota
-	// HotReasoning: the push is reasoning.
-	HotReasoning
-	// HotArgs: the push is an arguments fragment.
-	HotArgs
+	// hotNone: cold, or the push was not taken; the general path must run.
+	hotNone hotKind = iota
+	// hotReasoning: the push is reasoning.
+	hotReasoning
+	// hotArgs: the push is an arguments fragment of call hot.index.
+	hotArgs
 )
 
-// PushHot is PushReuse for the steady state of a stream, inside
-// reasoning or a tool call's string argument, without building a Delta:
-// a caller that renders the answer itself spares a one-token push the
-// general path's layers. When kind is HotNone nothing was consumed and
-// text must go to Push or PushReuse; otherwise the push's whole answer
-// is out, as reasoning or as the arguments fragment of call index ("" when
-// nothing is emitted: an empty push, include_reasoning=false, a call
-// parallel_tool_calls=false drops, or an escape held for the next push).
-// A per-token loop asks PushPlain first, which answers most pushes
-// inline; PushHot answers those too, only not inline.
-func (p *Parser) PushHot(text string) (kind HotKind, index int, out string) {
-	if p.hot.kind == HotNone {
-		return HotNone, 0, ""
+// hotOut appends the hot path's answer out, of kind, to d.
+func (p *Parser) hotOut(d *Delta, kind hotKind, out string) {
+	if kind == hotReasoning {
+		p.addReasoning(d, out)
+	} else {
+		p.addArgs(d, p.hot.index, out)
 	}
-	kind, out = p.hotTake(text)
-	if kind == HotNone {
-		return HotNone, 0, ""
-	}
-	switch {
-	case kind == HotReasoning && !p.IncludeReasoning:
-		out = ""
-	case kind == HotArgs && !p.Parallel && p.hot.index != 0:
-		out = ""
-	case kind == HotArgs && out != "":
-		p.CallsOut = true
-	}
-	return kind, p.hot.index, out
 }
 
-// PushPlain is PushHot's commonest case, small enough to inline into a
-// caller's per-token loop: reasoning that goes out, or a plain fragment
-// of an argument whose call is emitted (so already counted in CallsOut).
-// When ok, text is the push's whole answer as kind (of call index); when
-// not, nothing was consumed and PushHot must see text.
-func (p *Parser) PushPlain(text string) (kind HotKind, index int, ok bool) {
-	if set := p.hot.fast; set != nil && len(text) > 0 && !set.any(text) {
-		return p.hot.kind, p.hot.index, true
+// addArgs appends an arguments fragment of call idx to d, unless
+// parallel_tool_calls drops the call, as the general path's filter would.
+func (p *Parser) addArgs(d *Delta, idx int, text string) {
+	if text == "" || !p.parallel && idx != 0 {
+		return
 	}
-	return HotNone, 0, false
+	p.callsOut = true
+	n := len(d.ToolCalls)
+	if n == cap(d.ToolCalls) {
+		frag := ToolCallDelta{Index: idx, Arguments: text}
+		if n == 0 {
+			d.ToolCalls = p.arena.commit(append(p.arena.free(), frag))
+		} else {
+			d.ToolCalls = append(d.ToolCalls, frag)
+		}
+		return
+	}
+	// A reused Delta's next slot usually holds the last push's fragment
+	// already: write only what differs (a whole struct of strings costs
+	// a typed copy per token).
+	d.ToolCalls = d.ToolCalls[:n+1]
+	c := &d.ToolCalls[n]
+	c.Index, c.Arguments = idx, text
+	if c.ID != "" || c.Type != "" || c.Name != "" {
+		c.ID, c.Type, c.Name = "", "", ""
+	}
 }
 
 // setEscape records whether a backslash is held, and so whether
-// PushHot's one test applies.
+// Push's one test applies.
 func (h *hotPath) setEscape(escape bool) {
 	h.escape = escape
 	h.fast = nil
@@ -172,52 +168,32 @@ func (h *hotPath) setEscape(escape bool) {
 	}
 }
 
-// hotPush answers a push from the hot path (PushPlain, then PushHot) as
-// a Delta; ok is false when the machines must see it.
-func (p *Parser) hotPush(d *Delta, text string, reuse bool) bool {
-	kind, index, plain := p.PushPlain(text)
-	out := text
-	if !plain {
-		if kind, index, out = p.PushHot(text); kind == HotNone {
-			return false
-		}
-	}
-	switch {
-	case out == "":
-	case kind == HotReasoning:
-		d.Reasoning = out
-	default:
-		p.argsDelta(d, index, out, reuse)
-	}
-	return true
-}
-
 // hotTake is the hot path's answer to text: what it is and the text it
 // yields, unfiltered.
-func (p *Parser) hotTake(text string) (HotKind, string) {
+func (p *Parser) hotTake(text string) (hotKind, string) {
 	if text == "" {
 		// The machines take an empty push as nothing.
-		if p.hot.kind == HotArgs {
-			return HotArgs, ""
+		if p.hot.kind == hotArgs {
+			return hotArgs, ""
 		}
-		return HotReasoning, ""
+		return hotReasoning, ""
 	}
-	if p.hot.kind == HotReasoning {
+	if p.hot.kind == hotReasoning {
 		if p.hot.stop.any(text) {
-			return HotNone, ""
+			return hotNone, ""
 		}
-		return HotReasoning, text
+		return hotReasoning, text
 	}
 	if !p.hot.escape && !p.hot.plain.any(text) {
-		return HotArgs, text // most tokens of a long argument
+		return hotArgs, text // most tokens of a long argument
 	}
 	if p.hot.stop.any(text) {
-		return HotNone, ""
+		return hotNone, ""
 	}
 	start := 0
 	if p.hot.escape {
 		if !pyjson.VerbatimEscape(text[0]) {
-			return HotNone, ""
+			return hotNone, ""
 		}
 		start = 1
 	}
@@ -228,14 +204,14 @@ func (p *Parser) hotTake(text string) (HotKind, string) {
 		// code arguments: keep its backslash for the next push.
 		escape = true
 	} else if n != len(text) {
-		return HotNone, ""
+		return hotNone, ""
 	}
 	frag := text[:n]
 	if p.hot.escape {
 		frag = p.text.escaped(frag)
 	}
 	p.hot.setEscape(escape)
-	return HotArgs, frag
+	return hotArgs, frag
 }
 
 // coolText ends the hot path before text goes to the machines, handing
@@ -255,27 +231,15 @@ func (p *Parser) settle() {
 		// A lone escape start yields nothing: the string machine waits
 		// for its next byte.
 		var d Delta
-		p.push(&d, p.coolText(""), false)
+		p.push(&d, p.coolText(""))
 	}
 	p.hot = hotPath{}
-}
-
-// argsDelta is the delta of an arguments fragment of call idx.
-func (p *Parser) argsDelta(d *Delta, idx int, text string, reuse bool) {
-	frag := ToolCallDelta{Index: idx, Arguments: text}
-	if reuse {
-		d.ToolCalls = append(p.reused[:0], frag)
-		p.reused = d.ToolCalls[:0]
-	} else {
-		d.ToolCalls = p.arena.commit(append(p.arena.free(), frag))
-	}
-	p.filter(d)
 }
 
 // warmReasoning makes the hot path reasoning when the machines say a
 // push just handled leaves them where plain pushes are pure reasoning.
 func (p *Parser) warmReasoning() {
-	r, ok := p.Reasoning.(hotReasoner)
+	r, ok := p.reasoning.(hotReasoner)
 	if !ok {
 		return
 	}
@@ -283,13 +247,13 @@ func (p *Parser) warmReasoning() {
 	if !ok || stop == nil {
 		return
 	}
-	if p.Parse {
-		if _, ok := p.Tools.(emptyIdempotent); !ok {
+	if p.parse {
+		if _, ok := p.tools.(emptyIdempotent); !ok {
 			return
 		}
 	}
-	p.hot = hotPath{kind: HotReasoning, stop: stop}
-	if p.IncludeReasoning {
+	p.hot = hotPath{kind: hotReasoning, stop: stop}
+	if p.includeReasoning {
 		p.hot.fast = stop
 	}
 }
@@ -297,21 +261,21 @@ func (p *Parser) warmReasoning() {
 // passThrough implements passThrougher: in content, with nothing held
 // and no byte that starts a marker, Push returns ("", text).
 func (e *EngineReasoning) passThrough(text string) bool {
-	return e.Disabled || e.InContent && e.Scan.Held == "" && !e.spec.contentStop.any(text)
+	return e.disabled || e.inContent && e.scan.held == "" && !e.spec.contentStop.any(text)
 }
 
 // takeArgs implements argStreamer: inside a named call's arguments
 // string, with nothing held and no byte of "</tool_call>", the push is a
 // verbatim fragment.
 func (h *Hermes) takeArgs(text string) (index int, hot, ok bool) {
-	c := &h.Call
-	if h.Phase != hermesBody || h.Scan.Held != "" || c.Failed || !c.Named ||
-		hermesCloseStop.any(text) || c.Obj.CurKey != c.argsKey() || !c.Obj.InPlainValue(text) {
+	c := &h.call
+	if h.phase != hermesBody || h.scan.held != "" || c.failed || !c.named ||
+		hermesCloseStop.any(text) || c.obj.Key() != c.argsKey() || !c.obj.InPlainValue(text) {
 		return 0, false, false
 	}
 	h.keep(text)
 	h.dropRaw()
-	return c.Index, h.RawDropped, true
+	return c.index, h.rawDropped, true
 }
 
 var hermesCloseStop = newByteSet(hermesCloseMarkers)
@@ -326,7 +290,7 @@ func (h *Hermes) emptyIdempotent() {}
 // and no trailing whitespace to strip, a push without a marker's first
 // byte is returned whole as reasoning and changes nothing.
 func (e *EngineReasoning) hotReasoning() (*byteSet, bool) {
-	if e.Disabled || e.InContent || e.Scan.Held != "" || e.spec.stripTrailing {
+	if e.disabled || e.inContent || e.scan.held != "" || e.spec.stripTrailing {
 		return nil, false
 	}
 	return e.spec.reasoningStop, true
@@ -334,17 +298,17 @@ func (e *EngineReasoning) hotReasoning() (*byteSet, bool) {
 
 // fastArgs is Push for a push both machines pass straight through as an
 // arguments fragment; ok is false when the general path must run.
-func (p *Parser) fastArgs(d *Delta, text string, reuse bool) bool {
-	if !p.Parse || text == "" {
+func (p *Parser) fastArgs(d *Delta, text string) bool {
+	if !p.parse || text == "" {
 		return false
 	}
-	if p.Reasoning != nil {
-		r, isPT := p.Reasoning.(passThrougher)
+	if p.reasoning != nil {
+		r, isPT := p.reasoning.(passThrougher)
 		if !isPT || !r.passThrough(text) {
 			return false
 		}
 	}
-	a, isAS := p.Tools.(argStreamer)
+	a, isAS := p.tools.(argStreamer)
 	if !isAS {
 		return false
 	}
@@ -355,9 +319,9 @@ func (p *Parser) fastArgs(d *Delta, text string, reuse bool) bool {
 	if hot {
 		if p.argsStop == nil {
 			p.argsStop = a.argsStop()
-			if r, isR := p.Reasoning.(*EngineReasoning); isR && !r.Disabled {
+			if r, isR := p.reasoning.(*EngineReasoning); isR && !r.disabled {
 				p.argsStop = p.argsStop.union(r.spec.contentStop)
-			} else if p.Reasoning != nil && !isR {
+			} else if p.reasoning != nil && !isR {
 				p.argsStop = &noHotArgs // only EngineReasoning's pass-through is known here
 			}
 		}
@@ -365,11 +329,11 @@ func (p *Parser) fastArgs(d *Delta, text string, reuse bool) bool {
 			if p.argsPlain == nil {
 				p.argsPlain = p.argsStop.union(&jsonStringSpecial)
 			}
-			p.hot = hotPath{kind: HotArgs, index: idx, stop: p.argsStop, plain: p.argsPlain,
-				plainOut: p.Parallel || idx == 0}
+			p.hot = hotPath{kind: hotArgs, index: idx, stop: p.argsStop, plain: p.argsPlain,
+				plainOut: p.parallel || idx == 0}
 			p.hot.setEscape(false)
 		}
 	}
-	p.argsDelta(d, idx, text, reuse)
+	p.addArgs(d, idx, text)
 	return true
 }

@@ -27,9 +27,12 @@ func TestFastArgsTakenOnlyWhenSafe(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				p.Push("<think>hm</think><tool_call>"+tc.head, nil)
+				pushDelta(p, "<think>hm</think><tool_call>"+tc.head)
 				var d Delta
-				taken := p.fastArgs(&d, tc.push, reuse)
+				if reuse {
+					d.ToolCalls = make([]ToolCallDelta, 0, 4)
+				}
+				taken := p.fastArgs(&d, tc.push)
 				if taken != tc.taken {
 					t.Fatalf("reuse %v: taken %v, want %v", reuse, taken, tc.taken)
 				}
@@ -72,22 +75,19 @@ func TestHotPathAnswersAsMachines(t *testing.T) {
 				t.Fatal(err)
 			}
 			var batch Accumulator
-			batch.Add(pb.Push(tc.text, nil))
-			batch.Add(pb.Finish())
+			batch.Add(pushDelta(pb, tc.text))
+			batch.Add(finishDelta(pb))
 			want = dump(normalise(batch.Result(pb, "stop")))
 		}
 		for size := 1; size <= 4; size++ {
-			ref := streamHot(t, req, tc.text, size, false, false, false)
+			ref := streamHot(t, req, tc.text, size, false, false)
 			if tc.wellFormed && ref != want {
 				t.Fatalf("text %d, %d-byte pushes without the hot path:\n got %s\nwant %s", ti, size, ref, want)
 			}
 			for _, restore := range []bool{false, true} {
-				for _, viaPushHot := range []bool{false, true} {
-					got := streamHot(t, req, tc.text, size, true, restore, viaPushHot)
-					if got != ref {
-						t.Errorf("text %d, %d-byte pushes, restore %v, PushHot %v:\n got %s\nwant %s",
-							ti, size, restore, viaPushHot, got, ref)
-					}
+				got := streamHot(t, req, tc.text, size, true, restore)
+				if got != ref {
+					t.Errorf("text %d, %d-byte pushes, restore %v:\n got %s\nwant %s", ti, size, restore, got, ref)
 				}
 			}
 		}
@@ -96,9 +96,9 @@ func TestHotPathAnswersAsMachines(t *testing.T) {
 
 // streamHot streams text in size-byte pushes through a streaming parser,
 // with the hot path (checked to engage) or without it, saving and
-// restoring the state before every push when restore is set, and trying
-// PushHot before each push when viaPushHot is set.
-func streamHot(t *testing.T, req *Request, text string, size int, hot, restore, viaPushHot bool) string {
+// restoring the state before every push when restore is set, into fresh
+// and reused Deltas by turns.
+func streamHot(t *testing.T, req *Request, text string, size int, hot, restore bool) string {
 	t.Helper()
 	p, err := New(qwen3Hermes, testVocab, req, nil)
 	if err != nil {
@@ -106,10 +106,11 @@ func streamHot(t *testing.T, req *Request, text string, size int, hot, restore, 
 	}
 	p.SetStreaming()
 	var acc Accumulator
+	var scratch Delta
 	engaged := false
 	for i := 0; i < len(text); i += size {
 		if restore {
-			st, err := p.MarshalState()
+			st, err := marshalState(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,33 +120,14 @@ func streamHot(t *testing.T, req *Request, text string, size int, hot, restore, 
 			p.SetStreaming()
 		}
 		piece := text[i:min(i+size, len(text))]
-		engaged = engaged || p.hot.kind != HotNone
-		kind := HotNone
-		if viaPushHot {
-			var idx int
-			var out string
-			// Every other push asks PushPlain first, as a session does.
-			if k, ix, ok := p.PushPlain(piece); ok && (i/size)%2 == 0 {
-				kind, idx, out = k, ix, piece
-			} else if !ok || (i/size)%2 == 1 {
-				kind, idx, out = p.PushHot(piece)
-			}
-			switch {
-			case kind == HotReasoning:
-				acc.Add(Delta{Reasoning: out})
-			case kind == HotArgs && out != "":
-				acc.Add(Delta{ToolCalls: []ToolCallDelta{{Index: idx, Arguments: out}}})
-			}
-		}
-		if kind == HotNone {
-			acc.Add(pushAlternating(p, i, piece, nil))
-		}
-		engaged = engaged || p.hot.kind != HotNone
+		engaged = engaged || p.hot.kind != hotNone
+		acc.Add(pushAlternating(p, i/size, piece, &scratch))
+		engaged = engaged || p.hot.kind != hotNone
 		if !hot {
 			p.settle()
 		}
 	}
-	acc.Add(p.Finish())
+	acc.Add(finishDelta(p))
 	if hot && !engaged {
 		t.Fatalf("%d-byte pushes: the hot path never engaged: the test no longer covers it", size)
 	}

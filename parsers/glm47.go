@@ -2,6 +2,7 @@ package parsers
 
 import (
 	"encoding/json"
+	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
 
 	"github.com/vrender/vrender/parsers/pyjson"
@@ -58,17 +59,17 @@ const (
 
 // GLM47 is the glm45 / glm47 tool machine.
 type GLM47 struct {
-	Mode  qcMode
-	State glmState
-	Scan  markerScan
-	Tools []Tool
-	Gate  qcGate
-	// Started is set once a call opened; Named once one was named (vLLM's
+	mode  qcMode
+	state glmState
+	scan  markerScan
+	tools []Tool
+	gate  qcGate
+	// started is set once a call opened; Named once one was named (vLLM's
 	// tools_called); Calls counts calls emitted.
-	Started bool
-	Named   bool
-	Calls   int
-	Call    glmCall
+	started bool
+	named   bool
+	nCalls  int
+	call    glmCall
 
 	out   strings.Builder
 	calls deltaSink
@@ -78,37 +79,37 @@ type GLM47 struct {
 
 // glmCall is the call being read.
 type glmCall struct {
-	RawName []byte
-	// Resolved is set once the name is settled (Valid when it names a
+	rawName []byte
+	// resolved is set once the name is settled (Valid when it names a
 	// call); Emit when the call goes out.
-	Resolved, Valid, Emit, Closed bool
-	HasArgs                       bool
-	Index                         int
-	Props                         map[string]json.RawMessage
-	Pairs                         glmPairs
-	NParams                       int
-	Seen                          map[string]bool
-	// Raw keeps the argument text while the name may still come from it.
-	Raw  []byte
-	Keep bool
+	resolved, valid, emit, closed bool
+	hasArgs                       bool
+	index                         int
+	props                         map[string]json.RawMessage
+	pairs                         glmPairs
+	nParams                       int
+	seen                          map[string]bool
+	// raw keeps the argument text while the name may still come from it.
+	raw  []byte
+	keep bool
 }
 
 func newGLM47(v Vocab, req *Request) (ToolMachine, error) {
-	g := &GLM47{Tools: req.Tools, markers: engineTerminals(v, glmMarkers)}
+	g := &GLM47{tools: req.Tools, markers: engineTerminals(v, glmMarkers)}
 	if choice, _, _ := req.Choice(); choice == ChoiceNone {
-		g.Mode = qcNoneOpen
+		g.mode = qcNoneOpen
 		if len(req.Tools) > 0 {
-			g.Mode = qcNoneQuiet
+			g.mode = qcNoneQuiet
 		}
 	}
-	g.Gate.Auto = g.Mode == qcAuto
+	g.gate.auto = g.mode == qcAuto
 	return g, nil
 }
 
 // Push implements ToolMachine.
 func (g *GLM47) Push(text string) (string, []ToolCallDelta) {
 	for {
-		before, marker, rest := g.Scan.next(text, orTerminals(g.markers, glmMarkers))
+		before, marker, rest := g.scan.next(text, orTerminals(g.markers, glmMarkers))
 		g.text(before)
 		if marker == "" {
 			break
@@ -127,24 +128,24 @@ func (g *GLM47) pushAppend(text string, calls []ToolCallDelta) (string, []ToolCa
 
 // Finish implements ToolMachine.
 func (g *GLM47) Finish() (string, []ToolCallDelta) {
-	g.text(g.Scan.flush())
-	if (g.State == glmName || g.State == glmArgs) && g.Started {
+	g.text(g.scan.flush())
+	if (g.state == glmName || g.state == glmArgs) && g.started {
 		g.endCall()
 	}
-	g.State = glmContent
-	if g.Mode != qcNoneQuiet {
-		g.Gate.finish(&g.out)
+	g.state = glmContent
+	if g.mode != qcNoneQuiet {
+		g.gate.finish(&g.out)
 	}
 	return g.take()
 }
 
 // Called implements ToolMachine.
-func (g *GLM47) Called() bool { return g.Mode == qcAuto && g.Named }
+func (g *GLM47) Called() bool { return g.mode == qcAuto && g.named }
 
 // ContentNull reports whether an empty content is null: with tool_choice
 // "none" vLLM's engine path returns its own content, None when empty.
 func (g *GLM47) ContentNull() (null, decided bool) {
-	return g.Mode != qcAuto, g.Mode != qcAuto
+	return g.mode != qcAuto, g.mode != qcAuto
 }
 
 func (g *GLM47) take() (string, []ToolCallDelta) {
@@ -158,19 +159,19 @@ func (g *GLM47) text(s string) {
 	if s == "" {
 		return
 	}
-	switch g.State {
+	switch g.state {
 	case glmContent:
-		if g.Mode == qcNoneQuiet {
+		if g.mode == qcNoneQuiet {
 			g.out.WriteString(s)
 		} else {
-			g.Gate.content(&g.out, s)
+			g.gate.content(&g.out, s)
 		}
 	case glmName:
-		g.Call.RawName = append(g.Call.RawName, s...)
+		g.call.rawName = append(g.call.rawName, s...)
 	case glmArgs:
 		g.args(s, false)
 	}
-	g.Gate.raw(s)
+	g.gate.raw(s)
 }
 
 // terminal applies the grammar's transition for t; one without a
@@ -179,14 +180,14 @@ func (g *GLM47) terminal(t string) {
 	if isDropToken(t, glmMarkers) {
 		return
 	}
-	switch g.State {
+	switch g.state {
 	case glmContent:
 		switch t {
 		case qcThinkStart:
-			g.State = glmReasoning
-			g.Gate.thinkEnd() // content and raw text part here
+			g.state = glmReasoning
+			g.gate.thinkEnd() // content and raw text part here
 		case qcThinkEnd:
-			g.Gate.thinkEnd()
+			g.gate.thinkEnd()
 		case qcToolStart:
 			g.startCall()
 		default:
@@ -196,18 +197,18 @@ func (g *GLM47) terminal(t string) {
 	case glmReasoning:
 		switch t {
 		case qcThinkEnd:
-			g.State = glmContent
+			g.state = glmContent
 		case qcToolStart:
 			g.startCall()
 		}
 	case glmName:
 		switch t {
 		case glmArgKeyOn:
-			g.State = glmArgs
+			g.state = glmArgs
 			g.args(t, true)
 		case qcToolEnd:
 			g.endCall()
-			g.State = glmContent
+			g.state = glmContent
 		default:
 			g.text(t)
 			return
@@ -215,29 +216,29 @@ func (g *GLM47) terminal(t string) {
 	case glmArgs:
 		if t == qcToolEnd {
 			g.endCall()
-			g.State = glmContent
+			g.state = glmContent
 		} else {
 			g.args(t, true)
 		}
 	}
-	g.Gate.raw(t)
+	g.gate.raw(t)
 }
 
 func (g *GLM47) startCall() {
-	g.Started = true
-	g.State = glmName
-	g.Call = glmCall{}
-	if g.Mode != qcNoneQuiet {
-		g.Gate.toolStart()
+	g.started = true
+	g.state = glmName
+	g.call = glmCall{}
+	if g.mode != qcNoneQuiet {
+		g.gate.toolStart()
 	}
 }
 
 // valid is _is_valid_tool_name with validate_tool_names on.
 func (g *GLM47) valid(name string) bool {
-	if len(g.Tools) == 0 {
+	if len(g.tools) == 0 {
 		return true
 	}
-	for _, t := range g.Tools {
+	for _, t := range g.tools {
 		if (t.Type == "" || t.Type == "function") && t.Function.Name == name {
 			return true
 		}
@@ -247,118 +248,118 @@ func (g *GLM47) valid(name string) bool {
 
 // args handles argument text; terminal marks an arg tag.
 func (g *GLM47) args(s string, terminal bool) {
-	if g.Mode == qcNoneQuiet {
+	if g.mode == qcNoneQuiet {
 		return
 	}
-	c := &g.Call
-	if !c.HasArgs {
-		c.HasArgs = true
-		if name := pyStrip(string(c.RawName)); name != "" {
-			c.Resolved = true
+	c := &g.call
+	if !c.hasArgs {
+		c.hasArgs = true
+		if name := pyStrip(string(c.rawName)); name != "" {
+			c.resolved = true
 			if g.valid(name) {
 				g.name(name)
 			}
 		} else {
 			// The name may still come from a '"name": "…"' in the text.
-			c.Keep = true
+			c.keep = true
 		}
-		c.RawName = nil
+		c.rawName = nil
 	}
-	if c.Keep {
-		c.Raw = append(c.Raw, s...)
+	if c.keep {
+		c.raw = append(c.raw, s...)
 	}
-	if !c.Emit && !c.Keep {
+	if !c.emit && !c.keep {
 		return
 	}
 	var buf [4]glmPair
-	for _, p := range c.Pairs.feed(s, terminal, buf[:0]) {
+	for _, p := range c.pairs.feed(s, terminal, buf[:0]) {
 		g.param(p)
 	}
 }
 
 // name settles a valid name: tools were called.
 func (g *GLM47) name(name string) {
-	c := &g.Call
-	c.Resolved, c.Valid = true, true
-	if !g.Named {
-		g.Named = true
-		if g.Mode != qcNoneQuiet {
-			g.Gate.called(&g.out)
+	c := &g.call
+	c.resolved, c.valid = true, true
+	if !g.named {
+		g.named = true
+		if g.mode != qcNoneQuiet {
+			g.gate.called(&g.out)
 		}
 	}
-	if g.Mode != qcAuto {
+	if g.mode != qcAuto {
 		return
 	}
-	c.Emit, c.Index = true, g.Calls
-	g.Calls++
-	if len(g.Tools) > 0 {
-		c.Props = toolProperties(g.Tools, name)
+	c.emit, c.index = true, g.nCalls
+	g.nCalls++
+	if len(g.tools) > 0 {
+		c.props = toolProperties(g.tools, name)
 	}
-	g.calls.add(ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
+	g.calls.add(ToolCallDelta{Index: c.index, ID: newToolCallID(), Type: "function", Name: name})
 	// Pairs read before the name was known go out now.
-	for _, p := range c.Pairs.Done {
+	for _, p := range c.pairs.done {
 		g.param(p)
 	}
-	c.Pairs.Done = nil
+	c.pairs.done = nil
 }
 
 // param emits one complete pair, or keeps it until the call is named.
 func (g *GLM47) param(p glmPair) {
-	c := &g.Call
-	if !c.Emit {
-		c.Pairs.Done = append(c.Pairs.Done, p)
+	c := &g.call
+	if !c.emit {
+		c.pairs.done = append(c.pairs.done, p)
 		return
 	}
-	if c.Seen == nil {
-		c.Seen = map[string]bool{}
+	if c.seen == nil {
+		c.seen = map[string]bool{}
 	}
-	if c.Seen[p.Key] {
+	if c.seen[p.key] {
 		return
 	}
-	c.Seen[p.Key] = true
+	c.seen[p.key] = true
 	sep := ", "
-	if c.NParams == 0 {
+	if c.nParams == 0 {
 		sep = "{"
 	}
-	c.NParams++
+	c.nParams++
 	value := ""
-	if schema, ok := c.Props[p.Key]; ok && isJSONObjectText(schema) {
-		value = coerceCanonical(p.Value, schemaTypes(schema))
+	if schema, ok := c.props[p.key]; ok && isJSONObjectText(schema) {
+		value = coerceCanonical(p.value, schemaTypes(schema))
 	}
 	if value == "" {
-		value = pyjson.Quote(p.Value)
+		value = pyjson.Quote(p.value)
 	}
-	g.emitArgs(sep + pyjson.Quote(p.Key) + ": " + value)
+	g.emitArgs(sep + pyjson.Quote(p.key) + ": " + value)
 }
 
 func (g *GLM47) emitArgs(frag string) {
-	g.calls.args(g.Call.Index, frag)
+	g.calls.args(g.call.index, frag)
 }
 
 // endCall is TOOL_CALL_END.
 func (g *GLM47) endCall() {
-	c := &g.Call
-	if c.Closed || g.Mode == qcNoneQuiet {
+	c := &g.call
+	if c.closed || g.mode == qcNoneQuiet {
 		return
 	}
-	c.Closed = true
-	if !c.Resolved {
+	c.closed = true
+	if !c.resolved {
 		name := ""
-		if !c.HasArgs {
-			name = pyStrip(string(c.RawName))
-		} else if m := kimiNameRe.FindSubmatch(c.Raw); m != nil && pyStrip(string(m[1])) == string(m[1]) {
+		if !c.hasArgs {
+			name = pyStrip(string(c.rawName))
+		} else if m := kimiNameRe.FindSubmatch(c.raw); m != nil && pyStrip(string(m[1])) == string(m[1]) {
 			name = string(m[1])
 		}
-		c.Resolved = true
+		c.resolved = true
 		if name == "" || !g.valid(name) {
 			return
 		}
 		g.name(name)
 	}
-	if !c.Emit {
+	if !c.emit {
 		return
 	}
-	if c.NParams == 0 {
+	if c.nParams == 0 {
 		g.emitArgs("{}")
 	} else {
 		g.emitArgs("}")
@@ -366,7 +367,7 @@ func (g *GLM47) endCall() {
 }
 
 // glmPair is one complete key/value pair.
-type glmPair struct{ Key, Value string }
+type glmPair struct{ key, value string }
 
 // glmPairState is where glmPairs is within
 // <arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>.
@@ -385,49 +386,94 @@ const (
 // backs up: a "</arg_key>" not followed by whitespace and "<arg_value>"
 // just becomes part of the key.
 type glmPairs struct {
-	State glmPairState
-	Key   []byte
-	Gap   []byte
-	Value []byte
-	// Done holds pairs read before the call was named.
-	Done []glmPair
+	state glmPairState
+	key   []byte
+	gap   []byte
+	value []byte
+	// done holds pairs read before the call was named.
+	done []glmPair
 }
 
 func (p *glmPairs) feed(s string, terminal bool, out []glmPair) []glmPair {
-	switch p.State {
+	switch p.state {
 	case gpSeek:
 		if terminal && s == glmArgKeyOn {
-			p.State = gpKey
-			p.Key = p.Key[:0]
+			p.state = gpKey
+			p.key = p.key[:0]
 		}
 	case gpKey:
 		if terminal && s == glmArgKeyOff {
-			p.State = gpGap
-			p.Gap = p.Gap[:0]
+			p.state = gpGap
+			p.gap = p.gap[:0]
 			return out
 		}
-		p.Key = append(p.Key, s...)
+		p.key = append(p.key, s...)
 	case gpGap:
 		switch {
 		case terminal && s == glmArgValOn:
-			p.State = gpValue
-			p.Value = p.Value[:0]
+			p.state = gpValue
+			p.value = p.value[:0]
 		case !terminal && strings.TrimLeftFunc(s, pyIsSpace) == "":
-			p.Gap = append(p.Gap, s...)
+			p.gap = append(p.gap, s...)
 		case terminal && s == glmArgKeyOff:
 			// Another candidate end of the key.
-			p.Key = append(append(p.Key, glmArgKeyOff...), p.Gap...)
-			p.Gap = p.Gap[:0]
+			p.key = append(append(p.key, glmArgKeyOff...), p.gap...)
+			p.gap = p.gap[:0]
 		default:
-			p.Key = append(append(append(p.Key, glmArgKeyOff...), p.Gap...), s...)
-			p.State = gpKey
+			p.key = append(append(append(p.key, glmArgKeyOff...), p.gap...), s...)
+			p.state = gpKey
 		}
 	case gpValue:
 		if terminal && s == glmArgValOff {
-			p.State = gpSeek
-			return append(out, glmPair{Key: pyStrip(string(p.Key)), Value: string(p.Value)})
+			p.state = gpSeek
+			return append(out, glmPair{key: pyStrip(string(p.key)), value: string(p.value)})
 		}
-		p.Value = append(p.Value, s...)
+		p.value = append(p.value, s...)
 	}
 	return out
+}
+
+// codec saves and restores the state of a GLM47.
+func (g *GLM47) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &g.mode, 3)
+	statecodec.Enum(c, &g.state, 4)
+	g.scan.codec(c)
+	// tools is the request's, not state.
+	g.gate.codec(c)
+	c.Bool(&g.started)
+	c.Bool(&g.named)
+	c.Int(&g.nCalls)
+	g.call.codec(c)
+}
+
+// codec saves and restores the state of a glmCall.
+func (g *glmCall) codec(c *statecodec.Codec) {
+	c.ByteSlice(&g.rawName)
+	c.Bool(&g.resolved)
+	c.Bool(&g.valid)
+	c.Bool(&g.emit)
+	c.Bool(&g.closed)
+	c.Bool(&g.hasArgs)
+	c.Int(&g.index)
+	statecodec.Map(c, &g.props, (*statecodec.Codec).String, codecRaw)
+	g.pairs.codec(c)
+	c.Int(&g.nParams)
+	statecodec.Map(c, &g.seen, (*statecodec.Codec).String, (*statecodec.Codec).Bool)
+	c.ByteSlice(&g.raw)
+	c.Bool(&g.keep)
+}
+
+// codec saves and restores the state of a glmPair.
+func (g *glmPair) codec(c *statecodec.Codec) {
+	c.String(&g.key)
+	c.String(&g.value)
+}
+
+// codec saves and restores the state of a glmPairs.
+func (p *glmPairs) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &p.state, 4)
+	c.ByteSlice(&p.key)
+	c.ByteSlice(&p.gap)
+	c.ByteSlice(&p.value)
+	statecodec.Slice(c, &p.done, func(c *statecodec.Codec, v *glmPair) { v.codec(c) })
 }

@@ -80,10 +80,10 @@ func TestGLM47StreamsEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Push("Sure thing", nil); d.Content != "Sure thing" {
+	if d := pushDelta(p, "Sure thing"); d.Content != "Sure thing" {
 		t.Fatalf("content not streamed: %+v", d)
 	}
-	d := p.Push("<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>da", nil)
+	d := pushDelta(p, "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>da")
 	if len(d.ToolCalls) != 1 || d.ToolCalls[0].Name != "get_weather" || d.ToolCalls[0].Arguments != `{"city": "Paris"` {
 		t.Fatalf("name and finished pair not streamed: %+v", d)
 	}

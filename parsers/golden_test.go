@@ -67,16 +67,17 @@ func runChunks(t *testing.T, c *goldenCase, v Vocab, req *Request, pieces []stri
 		t.Fatalf("New: %v", err)
 	}
 	var acc Accumulator
+	var scratch Delta
 	prev := 0
 	for i, cut := range cuts {
 		text := ""
 		for _, s := range pieces[prev:cut] {
 			text += s
 		}
-		acc.Add(pushAlternating(p, i, text, ids[prev:cut]))
+		acc.Add(pushAlternating(p, i, text, &scratch))
 		prev = cut
 	}
-	acc.Add(p.Finish())
+	acc.Add(finishDelta(p))
 	res := acc.Result(p, c.FinishReasonEngine)
 	a := parity.Answer{Content: acc.Content(), Reasoning: acc.Reasoning(), FinishReason: res.FinishReason}
 	for _, tc := range acc.Calls() {

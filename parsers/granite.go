@@ -2,6 +2,8 @@ package parsers
 
 import (
 	"bytes"
+	"github.com/vrender/vrender/internal/statecodec"
+	"math"
 	"unicode/utf8"
 )
 
@@ -38,50 +40,50 @@ const (
 
 // Granite is the granite tool-call machine.
 type Granite struct {
-	Phase granitePhase
+	phase granitePhase
 	// Lead is 0 before any marker, 1 right after "<|tool_call|>" and 2
 	// once only whitespace and the list may follow.
-	Lead int
-	// Raw is the output so far (the content if no call survives); Pos is
+	leadState int
+	// raw is the output so far (the content if no call survives); Pos is
 	// how much of it the pre-list and trailing checks have read.
-	Raw  []byte
-	Pos  int
-	List callList
+	raw  []byte
+	pos  int
+	list callList
 }
 
 func newGranite(Vocab, *Request) (ToolMachine, error) {
-	return &Granite{List: newCallList(0, []string{"arguments"}, false)}, nil
+	return &Granite{list: newCallList(0, []string{"arguments"}, false)}, nil
 }
 
 // Push implements ToolMachine.
 func (g *Granite) Push(text string) (string, []ToolCallDelta) {
-	switch g.Phase {
+	switch g.phase {
 	case granitePlain, graniteFailed:
 		return text, nil
 	}
-	g.Raw = append(g.Raw, text...)
+	g.raw = append(g.raw, text...)
 	var calls []ToolCallDelta
-	if g.Phase == granitePre {
+	if g.phase == granitePre {
 		if !g.lead() {
 			return g.release(granitePlain), nil
 		}
-		if g.Phase == granitePre {
+		if g.phase == granitePre {
 			return "", nil
 		}
 		// The list starts at Pos; feed it the rest of Raw.
-		text = string(g.Raw[g.Pos:])
+		text = string(g.raw[g.pos:])
 	}
-	if g.Phase == graniteList {
-		n, out := g.List.feed(text, calls)
+	if g.phase == graniteList {
+		n, out := g.list.feed(text, calls)
 		calls = out
-		if g.List.Failed {
+		if g.list.failed {
 			return g.release(graniteFailed), calls
 		}
-		if g.List.State != clDone {
+		if g.list.state != clDone {
 			return "", calls
 		}
-		g.Phase = graniteTrail
-		g.Pos = len(g.Raw) - (len(text) - n)
+		g.phase = graniteTrail
+		g.pos = len(g.raw) - (len(text) - n)
 	}
 	if !g.trail(false) {
 		return g.release(graniteFailed), calls
@@ -92,25 +94,25 @@ func (g *Granite) Push(text string) (string, []ToolCallDelta) {
 // lead reads the whitespace and markers before the list; it returns false
 // once the output cannot be a call list.
 func (g *Granite) lead() bool {
-	for g.Pos < len(g.Raw) {
-		rest := g.Raw[g.Pos:]
-		if g.Lead == 0 {
+	for g.pos < len(g.raw) {
+		rest := g.raw[g.pos:]
+		if g.leadState == 0 {
 			if bytes.HasPrefix(rest, []byte(graniteBotToken)) {
-				g.Pos += len(graniteBotToken)
-				g.Lead = 1
+				g.pos += len(graniteBotToken)
+				g.leadState = 1
 				continue
 			}
 		}
-		if g.Lead <= 1 && bytes.HasPrefix(rest, []byte(graniteBotString)) {
-			g.Pos += len(graniteBotString)
-			g.Lead = 2
+		if g.leadState <= 1 && bytes.HasPrefix(rest, []byte(graniteBotString)) {
+			g.pos += len(graniteBotString)
+			g.leadState = 2
 			continue
 		}
-		if g.Lead == 0 && isPrefixOf(rest, graniteBotToken) || g.Lead <= 1 && isPrefixOf(rest, graniteBotString) {
+		if g.leadState == 0 && isPrefixOf(rest, graniteBotToken) || g.leadState <= 1 && isPrefixOf(rest, graniteBotString) {
 			return true
 		}
 		if rest[0] == '[' {
-			g.Phase = graniteList
+			g.phase = graniteList
 			return true
 		}
 		if !utf8.FullRune(rest) {
@@ -120,9 +122,9 @@ func (g *Granite) lead() bool {
 		if !pyIsSpace(r) {
 			return false
 		}
-		g.Pos += size
-		if g.Lead == 1 {
-			g.Lead = 2
+		g.pos += size
+		if g.leadState == 1 {
+			g.leadState = 2
 		}
 	}
 	return true
@@ -136,8 +138,8 @@ func isPrefixOf(b []byte, marker string) bool {
 // trail checks that only whitespace follows the list; final treats an
 // incomplete rune as text.
 func (g *Granite) trail(final bool) bool {
-	for g.Pos < len(g.Raw) {
-		rest := g.Raw[g.Pos:]
+	for g.pos < len(g.raw) {
+		rest := g.raw[g.pos:]
 		if !final && !utf8.FullRune(rest) {
 			return true
 		}
@@ -145,35 +147,51 @@ func (g *Granite) trail(final bool) bool {
 		if !pyIsSpace(r) {
 			return false
 		}
-		g.Pos += size
+		g.pos += size
 	}
 	return true
 }
 
 // release switches to a passthrough phase and hands out the held text.
 func (g *Granite) release(p granitePhase) string {
-	g.Phase = p
-	out := string(g.Raw)
-	g.Raw = nil
+	g.phase = p
+	out := string(g.raw)
+	g.raw = nil
 	return out
 }
 
 // Finish implements ToolMachine.
 func (g *Granite) Finish() (string, []ToolCallDelta) {
-	switch g.Phase {
+	switch g.phase {
 	case granitePre:
 		return g.release(granitePlain), nil
 	case graniteList:
-		g.List.end()
+		g.list.end()
 		return g.release(graniteFailed), nil
 	case graniteTrail:
 		if !g.trail(true) {
 			return g.release(graniteFailed), nil
 		}
-		g.Raw = nil
+		g.raw = nil
 	}
 	return "", nil
 }
 
 // Called implements ToolMachine.
-func (g *Granite) Called() bool { return g.Phase == graniteTrail }
+func (g *Granite) Called() bool { return g.phase == graniteTrail }
+
+// codec saves and restores the state of a Granite.
+func (g *Granite) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &g.phase, 5)
+	c.Int(&g.leadState)
+	c.ByteSlice(&g.raw)
+	c.Int(&g.pos)
+	g.list.codec(c)
+	c.Within(2, g.leadState)
+	// Every use of pos but one is guarded by pos < len(raw); raw is
+	// released once the answer is decided.
+	c.Within(math.MaxInt, g.pos)
+	if g.phase == granitePre {
+		c.Within(len(g.raw), g.pos)
+	}
+}

@@ -1,5 +1,7 @@
 package parsers
 
+import "github.com/vrender/vrender/internal/statecodec"
+
 // Granite 4 tool calls, as vLLM's Granite4ToolParser.extract_tool_calls:
 // "<tool_call>" and "</tool_call>" must alternate, starting with an
 // opening one and ending closed; each body must be one JSON object with a
@@ -28,16 +30,16 @@ const (
 
 // Granite4 is the granite4 tool-call machine.
 type Granite4 struct {
-	Phase granite4Phase
-	Scan  markerScan
-	// Raw is the text from the first "<tool_call>" on, Segs the text
+	phase granite4Phase
+	scan  markerScan
+	// raw is the text from the first "<tool_call>" on, Segs the text
 	// outside calls after it: the content on failure and on success.
-	Raw  []byte
-	Segs []byte
-	// Body is set once the current call has text.
-	Body  bool
-	Calls int
-	Call  callObject
+	raw  []byte
+	segs []byte
+	// body is set once the current call has text.
+	body  bool
+	calls int
+	call  callObject
 }
 
 func newGranite4(Vocab, *Request) (ToolMachine, error) { return &Granite4{}, nil }
@@ -45,40 +47,40 @@ func newGranite4(Vocab, *Request) (ToolMachine, error) { return &Granite4{}, nil
 // Push implements ToolMachine.
 func (g *Granite4) Push(text string) (content string, calls []ToolCallDelta) {
 	for {
-		if g.Phase == granite4Failed {
+		if g.phase == granite4Failed {
 			return content + text, calls
 		}
-		before, marker, rest := g.Scan.next(text, granite4Markers)
-		switch g.Phase {
+		before, marker, rest := g.scan.next(text, granite4Markers)
+		switch g.phase {
 		case granite4Text:
 			content += before
 		case granite4Between:
-			g.Raw = append(g.Raw, before...)
-			g.Segs = append(g.Segs, before...)
+			g.raw = append(g.raw, before...)
+			g.segs = append(g.segs, before...)
 		case granite4Body:
-			g.Raw = append(g.Raw, before...)
+			g.raw = append(g.raw, before...)
 			calls = g.feed(before, calls)
 		}
 		if marker == "" {
-			if g.Phase == granite4Body && g.Call.Failed {
+			if g.phase == granite4Body && g.call.failed {
 				content += g.fail()
 			}
 			return content, calls
 		}
-		g.Raw = append(g.Raw, marker...)
+		g.raw = append(g.raw, marker...)
 		text = rest
 		switch {
-		case marker == toolCallOn && g.Phase != granite4Body:
-			g.Phase = granite4Body
-			g.Body = false
-			g.Call = newCallObject(g.Calls, []string{"arguments"}, "", true)
-			g.Calls++
-		case marker == toolCallOff && g.Phase == granite4Body:
-			if calls = g.Call.end(calls); g.Call.Failed || !g.Body {
+		case marker == toolCallOn && g.phase != granite4Body:
+			g.phase = granite4Body
+			g.body = false
+			g.call = newCallObject(g.calls, []string{"arguments"}, "", true)
+			g.calls++
+		case marker == toolCallOff && g.phase == granite4Body:
+			if calls = g.call.end(calls); g.call.failed || !g.body {
 				content += g.fail()
 				continue
 			}
-			g.Phase = granite4Between
+			g.phase = granite4Between
 		default:
 			content += g.fail()
 		}
@@ -87,40 +89,51 @@ func (g *Granite4) Push(text string) (content string, calls []ToolCallDelta) {
 
 // feed passes body text to the call; only whitespace may follow it.
 func (g *Granite4) feed(text string, calls []ToolCallDelta) []ToolCallDelta {
-	if text == "" || g.Call.Failed {
+	if text == "" || g.call.failed {
 		return calls
 	}
-	g.Body = true
-	n, calls := g.Call.feed(text, calls)
-	if !g.Call.Failed && !isJSONSpace(text[n:]) {
-		g.Call.Failed = true
+	g.body = true
+	n, calls := g.call.feed(text, calls)
+	if !g.call.failed && !isJSONSpace(text[n:]) {
+		g.call.failed = true
 	}
 	return calls
 }
 
 // fail switches to passthrough and returns the held raw text.
 func (g *Granite4) fail() string {
-	g.Phase = granite4Failed
-	out := string(g.Raw) + g.Scan.flush()
-	g.Raw, g.Segs = nil, nil
+	g.phase = granite4Failed
+	out := string(g.raw) + g.scan.flush()
+	g.raw, g.segs = nil, nil
 	return out
 }
 
 // Finish implements ToolMachine.
 func (g *Granite4) Finish() (string, []ToolCallDelta) {
-	switch g.Phase {
+	switch g.phase {
 	case granite4Text:
-		return g.Scan.flush(), nil
+		return g.scan.flush(), nil
 	case granite4Body:
-		g.Raw = append(g.Raw, g.Scan.flush()...)
+		g.raw = append(g.raw, g.scan.flush()...)
 		return g.fail(), nil
 	case granite4Between:
-		out := string(g.Segs) + g.Scan.flush()
-		g.Raw, g.Segs = nil, nil
+		out := string(g.segs) + g.scan.flush()
+		g.raw, g.segs = nil, nil
 		return out, nil
 	}
 	return "", nil
 }
 
 // Called implements ToolMachine.
-func (g *Granite4) Called() bool { return g.Phase == granite4Between }
+func (g *Granite4) Called() bool { return g.phase == granite4Between }
+
+// codec saves and restores the state of a Granite4.
+func (g *Granite4) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &g.phase, 4)
+	g.scan.codec(c)
+	c.ByteSlice(&g.raw)
+	c.ByteSlice(&g.segs)
+	c.Bool(&g.body)
+	c.Int(&g.calls)
+	g.call.codec(c)
+}

@@ -66,10 +66,10 @@ func TestGranite4StreamsEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Push("Sure! <tool", nil); d.Content != "Sure! " {
+	if d := pushDelta(p, "Sure! <tool"); d.Content != "Sure! " {
 		t.Fatalf("content before the first call held back: %+v", d)
 	}
-	d := p.Push(`_call>{"name": "get_weather", "arguments": {"city": "To`, nil)
+	d := pushDelta(p, `_call>{"name": "get_weather", "arguments": {"city": "To`)
 	if len(d.ToolCalls) != 1 || d.ToolCalls[0].Name != "get_weather" || d.ToolCalls[0].Arguments != `{"city": "To` {
 		t.Fatalf("call not streamed: %+v", d)
 	}

@@ -1,5 +1,7 @@
 package parsers
 
+import "github.com/vrender/vrender/internal/statecodec"
+
 // IBM Granite reasoning, as vLLM's GraniteReasoningParser.extract_reasoning:
 // the first "Here is my thought process:" (or "Here's …") followed later by
 // "Here is my response:" (or "Here's …") splits the output: reasoning is
@@ -16,54 +18,66 @@ var (
 
 func init() {
 	registerReasoning("granite", ReasoningInfo{New: func(Vocab, *Request, []int) (ReasoningMachine, error) {
-		return &GraniteReasoning{ThinkAt: -1}, nil
+		return &GraniteReasoning{thinkAt: -1}, nil
 	}})
 }
 
 // GraniteReasoning is the granite reasoning machine.
 type GraniteReasoning struct {
-	// Buf is the output held back until the response phrase arrives.
-	Buf []byte
-	// ThinkAt is the end of the first thought phrase in Buf, or -1.
-	ThinkAt int
-	// Split is set once both phrases were seen: the rest is content.
-	Split bool
-	Find  holdScan
+	// buf is the output held back until the response phrase arrives.
+	buf []byte
+	// thinkAt is the end of the first thought phrase in Buf, or -1.
+	thinkAt int
+	// split is set once both phrases were seen: the rest is content.
+	split bool
+	find  holdScan
 }
 
 // Push implements ReasoningMachine.
 func (g *GraniteReasoning) Push(text string) (reasoning, content string) {
-	if g.Split {
+	if g.split {
 		return "", text
 	}
-	g.Buf = append(g.Buf, text...)
-	if g.ThinkAt < 0 {
-		i, mk := g.Find.find(g.Buf, graniteThinkPhrases)
+	g.buf = append(g.buf, text...)
+	if g.thinkAt < 0 {
+		i, mk := g.find.find(g.buf, graniteThinkPhrases)
 		if i < 0 {
 			return "", ""
 		}
-		g.ThinkAt = i + len(mk)
-		g.Find.seek(g.ThinkAt)
+		g.thinkAt = i + len(mk)
+		g.find.seek(g.thinkAt)
 	}
-	i, mk := g.Find.find(g.Buf, graniteResponsePhrases)
+	i, mk := g.find.find(g.buf, graniteResponsePhrases)
 	if i < 0 {
 		return "", ""
 	}
-	g.Split = true
-	reasoning, content = string(g.Buf[g.ThinkAt:i]), string(g.Buf[i+len(mk):])
-	g.Buf = nil
+	g.split = true
+	reasoning, content = string(g.buf[g.thinkAt:i]), string(g.buf[i+len(mk):])
+	g.buf = nil
 	return reasoning, content
 }
 
 // Finish implements ReasoningMachine.
 func (g *GraniteReasoning) Finish() (reasoning, content string) {
-	content = string(g.Buf)
-	g.Buf = nil
+	content = string(g.buf)
+	g.buf = nil
 	return "", content
 }
 
 // Nulls implements ReasoningMachine: split output has a reasoning string
 // and null empty content; unsplit output is all content, "" included.
 func (g *GraniteReasoning) Nulls() (reasoningNull, contentNull bool) {
-	return !g.Split, g.Split
+	return !g.split, g.split
+}
+
+// codec saves and restores the state of a GraniteReasoning.
+func (g *GraniteReasoning) codec(c *statecodec.Codec) {
+	c.ByteSlice(&g.buf)
+	c.Int(&g.thinkAt)
+	c.Bool(&g.split)
+	g.find.codec(c)
+	if !g.split { // the buffer is released at the split
+		c.Within(len(g.buf), g.find.next)
+		c.Within(len(g.buf)+1, g.thinkAt+1) // -1 before the thought phrase
+	}
 }

@@ -60,11 +60,11 @@ func TestGraniteToolStreamsEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Push("Hello", nil); d.Content != "Hello" {
+	if d := pushDelta(p, "Hello"); d.Content != "Hello" {
 		t.Fatalf("plain text held back: %+v", d)
 	}
 	p, _ = New(graniteOnly, testVocab, mustRequest(t, weatherTools), nil)
-	d := p.Push(`<|tool_call|>[{"name": "get_weather", "arguments": {"city": "To`, nil)
+	d := pushDelta(p, `<|tool_call|>[{"name": "get_weather", "arguments": {"city": "To`)
 	if len(d.ToolCalls) != 1 || d.ToolCalls[0].Name != "get_weather" || d.ToolCalls[0].Arguments != `{"city": "To` || d.Content != "" {
 		t.Fatalf("first delta = %+v", d)
 	}

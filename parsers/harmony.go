@@ -1,6 +1,7 @@
 package parsers
 
 import (
+	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
 
 	"github.com/vrender/vrender/parsers/pyjson"
@@ -59,21 +60,21 @@ const (
 
 // Harmony is the Harmony machine.
 type Harmony struct {
-	State int
-	// Next is set while the first header is read: its role is given.
-	Next bool
-	// Pending is text not yet consumed: a possible marker's start, or the
+	state int
+	// next is set while the first header is read: its role is given.
+	next bool
+	// pending is text not yet consumed: a possible marker's start, or the
 	// header so far.
-	Pending []byte
-	Kind    int
-	// Args is a JSON tool call's body, canonicalized at its end.
-	Args        []byte
-	ArgsJSON    bool
-	Calls       int
-	ReasonOut   bool
-	ContentOut  bool
-	MsgOut      bool
-	Initialized bool
+	pending []byte
+	kind    int
+	// args is a JSON tool call's body, canonicalized at its end.
+	args        []byte
+	argsJSON    bool
+	calls       int
+	reasonOut   bool
+	contentOut  bool
+	msgOut      bool
+	initialized bool
 
 	reason, tools, pass bool
 }
@@ -109,7 +110,7 @@ func (t *HarmonyTools) Finish() (string, []ToolCallDelta) {
 }
 
 // Called implements ToolMachine.
-func (t *HarmonyTools) Called() bool { return t.Calls > 0 }
+func (t *HarmonyTools) Called() bool { return t.calls > 0 }
 
 type harmonyOut struct {
 	r, c  strings.Builder
@@ -117,15 +118,15 @@ type harmonyOut struct {
 }
 
 func (h *Harmony) push(text string, final bool) (string, string, []ToolCallDelta) {
-	if !h.Initialized {
-		h.Initialized, h.Next = true, true
+	if !h.initialized {
+		h.initialized, h.next = true, true
 	}
 	var o harmonyOut
-	if h.State == hsError {
+	if h.state == hsError {
 		o.c.WriteString(text)
 		return "", o.c.String(), nil
 	}
-	h.Pending = append(h.Pending, text...)
+	h.pending = append(h.pending, text...)
 	h.scan(&o, final)
 	if final {
 		h.eos(&o)
@@ -135,14 +136,14 @@ func (h *Harmony) push(text string, final bool) (string, string, []ToolCallDelta
 
 // scan consumes Pending as far as it is certain.
 func (h *Harmony) scan(o *harmonyOut, final bool) {
-	for len(h.Pending) > 0 && h.State != hsError {
-		buf := string(h.Pending)
-		switch h.State {
+	for len(h.pending) > 0 && h.state != hsError {
+		buf := string(h.pending)
+		switch h.state {
 		case hsExpectStart:
 			if strings.HasPrefix(buf, hmStart) {
 				h.raw(o, hmStart)
-				h.Pending = h.Pending[len(hmStart):]
-				h.State = hsHeader
+				h.pending = h.pending[len(hmStart):]
+				h.state = hsHeader
 				continue
 			}
 			if !final && strings.HasPrefix(hmStart, buf) {
@@ -159,7 +160,7 @@ func (h *Harmony) scan(o *harmonyOut, final bool) {
 					return
 				}
 				h.raw(o, buf[:i+len(hmMessage)])
-				h.Pending = append(h.Pending[:0:0], buf[i+len(hmMessage):]...)
+				h.pending = append(h.pending[:0:0], buf[i+len(hmMessage):]...)
 				continue
 			}
 			if j >= 0 {
@@ -167,8 +168,8 @@ func (h *Harmony) scan(o *harmonyOut, final bool) {
 					h.fail(o)
 					return
 				}
-				h.Pending = append(h.Pending[:0:0], buf[j+len(stop):]...)
-				h.State, h.Next = hsExpectStart, false
+				h.pending = append(h.pending[:0:0], buf[j+len(stop):]...)
+				h.state, h.next = hsExpectStart, false
 				continue
 			}
 			return // the header is not complete yet
@@ -180,14 +181,14 @@ func (h *Harmony) scan(o *harmonyOut, final bool) {
 					keep = heldMarkerPrefix(buf)
 				}
 				h.body(o, buf[:len(buf)-keep])
-				h.Pending = append(h.Pending[:0:0], buf[len(buf)-keep:]...)
+				h.pending = append(h.pending[:0:0], buf[len(buf)-keep:]...)
 				return
 			}
 			h.body(o, buf[:j])
 			h.endMessage(o)
 			h.raw(o, stop)
-			h.Pending = append(h.Pending[:0:0], buf[j+len(stop):]...)
-			h.State = hsExpectStart
+			h.pending = append(h.pending[:0:0], buf[j+len(stop):]...)
+			h.state = hsExpectStart
 		}
 	}
 }
@@ -226,19 +227,19 @@ func (h *Harmony) raw(o *harmonyOut, s string) {
 // fail is openai_harmony raising: vLLM answers with the raw output as
 // content. What was emitted stays; the rest goes out as content.
 func (h *Harmony) fail(o *harmonyOut) {
-	h.State = hsError
-	o.c.Write(h.Pending)
-	h.Pending = nil
+	h.state = hsError
+	o.c.Write(h.pending)
+	h.pending = nil
 }
 
 // eos is process_eos.
 func (h *Harmony) eos(o *harmonyOut) {
-	switch h.State {
+	switch h.state {
 	case hsHeader:
 		h.recover(o)
 	case hsContent:
 		h.endMessage(o)
-		h.State = hsExpectStart
+		h.state = hsExpectStart
 	}
 }
 
@@ -248,19 +249,19 @@ func (h *Harmony) eos(o *harmonyOut) {
 // become a final message; what was parsed before stays. In pass mode the
 // raw text goes on and the following machine recovers it itself.
 func (h *Harmony) recover(o *harmonyOut) {
-	text := string(h.Pending)
-	h.Pending = nil
+	text := string(h.pending)
+	h.pending = nil
 	if h.pass {
 		o.c.WriteString(text)
 		return
 	}
-	if !h.Next {
+	if !h.next {
 		text = hmStart + text
 	}
-	h.Kind, h.MsgOut = hkContent, false
+	h.kind, h.msgOut = hkContent, false
 	h.body(o, text)
 	h.endMessage(o)
-	h.State = hsExpectStart
+	h.state = hsExpectStart
 }
 
 // parsedHeader is parse_header_from_string's answer.
@@ -290,7 +291,7 @@ func (h *Harmony) parseHeader(s string, recipients bool) (parsedHeader, bool) {
 		s = strings.TrimFunc(strings.ReplaceAll(s, hmConstr, " "+hmConstr), isPyWhitespace)
 	}
 	parts := strings.Fields(s)
-	if h.Next {
+	if h.next {
 		ph.role = "assistant"
 	} else {
 		if len(parts) == 0 {
@@ -340,8 +341,8 @@ func (h *Harmony) header(o *harmonyOut, s string) bool {
 	if !ok || len(ph.rest) > 0 {
 		return false
 	}
-	h.Next = false
-	h.State = hsContent
+	h.next = false
+	h.state = hsContent
 	h.start(o, ph)
 	return true
 }
@@ -350,7 +351,7 @@ func (h *Harmony) header(o *harmonyOut, s string) bool {
 // a message whose text is what remains of it. raw is the header with its
 // stop marker, passed on once the header parsed.
 func (h *Harmony) malformed(o *harmonyOut, s, raw string) bool {
-	if !h.Next || s == "" {
+	if !h.next || s == "" {
 		h.raw(o, raw)
 		return true
 	}
@@ -360,7 +361,7 @@ func (h *Harmony) malformed(o *harmonyOut, s, raw string) bool {
 	}
 	h.raw(o, raw)
 	h.start(o, ph)
-	if rest := strings.Join(ph.rest, " "); !h.pass || h.Kind == hkReasoning {
+	if rest := strings.Join(ph.rest, " "); !h.pass || h.kind == hkReasoning {
 		// In pass mode the raw header already carried the text on.
 		h.body(o, rest)
 	}
@@ -373,24 +374,24 @@ func (h *Harmony) start(o *harmonyOut, ph parsedHeader) {
 	if i := strings.Index(recipient, hmConstr); i >= 0 {
 		recipient = strings.TrimRight(recipient[:i], " \t\n\r")
 	}
-	h.MsgOut, h.Args = false, nil
+	h.msgOut, h.args = false, nil
 	switch {
 	case ph.role != "assistant":
-		h.Kind = hkIgnore
+		h.kind = hkIgnore
 	case recipient != "" && isFunctionRecipient(recipient):
-		h.Kind = hkTool
+		h.kind = hkTool
 	case ph.channel == "analysis":
-		h.Kind = hkReasoning
+		h.kind = hkReasoning
 	case ph.channel == "final" || ph.channel == "commentary" && recipient == "":
-		h.Kind = hkContent
+		h.kind = hkContent
 	default:
-		h.Kind = hkIgnore
+		h.kind = hkIgnore
 	}
-	if h.Kind == hkTool && h.tools {
-		h.ArgsJSON = ph.contentType == "" || strings.Contains(ph.contentType, "json")
-		o.calls = append(o.calls, ToolCallDelta{Index: h.Calls, ID: newToolCallID(), Type: "function",
+	if h.kind == hkTool && h.tools {
+		h.argsJSON = ph.contentType == "" || strings.Contains(ph.contentType, "json")
+		o.calls = append(o.calls, ToolCallDelta{Index: h.calls, ID: newToolCallID(), Type: "function",
 			Name: strings.TrimPrefix(recipient, "functions.")})
-		h.Calls++
+		h.calls++
 	}
 }
 
@@ -414,14 +415,14 @@ func (h *Harmony) body(o *harmonyOut, s string) {
 	if s == "" {
 		return
 	}
-	switch h.Kind {
+	switch h.kind {
 	case hkReasoning:
 		if h.reason {
-			if !h.MsgOut && h.ReasonOut {
+			if !h.msgOut && h.reasonOut {
 				o.r.WriteByte('\n')
 			}
 			o.r.WriteString(s)
-			h.MsgOut, h.ReasonOut = true, true
+			h.msgOut, h.reasonOut = true, true
 			return
 		}
 		if h.pass || h.tools {
@@ -432,11 +433,11 @@ func (h *Harmony) body(o *harmonyOut, s string) {
 			o.c.WriteString(s)
 			return
 		}
-		if !h.MsgOut && h.ContentOut {
+		if !h.msgOut && h.contentOut {
 			o.c.WriteByte('\n')
 		}
 		o.c.WriteString(s)
-		h.MsgOut, h.ContentOut = true, true
+		h.msgOut, h.contentOut = true, true
 		return
 	case hkTool:
 		if h.pass {
@@ -446,11 +447,11 @@ func (h *Harmony) body(o *harmonyOut, s string) {
 		if !h.tools {
 			return
 		}
-		if h.ArgsJSON {
-			h.Args = append(h.Args, s...)
+		if h.argsJSON {
+			h.args = append(h.args, s...)
 			return
 		}
-		o.calls = append(o.calls, ToolCallDelta{Index: h.Calls - 1, Arguments: s})
+		o.calls = append(o.calls, ToolCallDelta{Index: h.calls - 1, Arguments: s})
 		return
 	}
 	if h.pass {
@@ -461,12 +462,32 @@ func (h *Harmony) body(o *harmonyOut, s string) {
 // endMessage closes a message: a JSON call's arguments as vLLM's
 // json.dumps(json.loads(text)) gives them (the text itself when invalid).
 func (h *Harmony) endMessage(o *harmonyOut) {
-	if h.Kind == hkTool && h.tools && !h.pass && h.ArgsJSON && len(h.Args) > 0 {
-		args := string(h.Args)
+	if h.kind == hkTool && h.tools && !h.pass && h.argsJSON && len(h.args) > 0 {
+		args := string(h.args)
 		if c, err := pyjson.Canonical(args); err == nil {
 			args = c
 		}
-		o.calls = append(o.calls, ToolCallDelta{Index: h.Calls - 1, Arguments: args})
+		o.calls = append(o.calls, ToolCallDelta{Index: h.calls - 1, Arguments: args})
 	}
-	h.Args, h.Kind, h.MsgOut = nil, hkIgnore, false
+	h.args, h.kind, h.msgOut = nil, hkIgnore, false
+}
+
+// codec saves and restores the state of a Harmony.
+func (h *Harmony) codec(c *statecodec.Codec) {
+	c.Range(&h.state, hsHeader, hsError)
+	c.Bool(&h.next)
+	c.ByteSlice(&h.pending)
+	c.Range(&h.kind, hkIgnore, hkTool)
+	c.ByteSlice(&h.args)
+	c.Bool(&h.argsJSON)
+	c.Int(&h.calls)
+	c.Bool(&h.reasonOut)
+	c.Bool(&h.contentOut)
+	c.Bool(&h.msgOut)
+	c.Bool(&h.initialized)
+}
+
+// codec saves and restores the state of a HarmonyTools.
+func (t *HarmonyTools) codec(c *statecodec.Codec) {
+	t.Harmony.codec(c)
 }

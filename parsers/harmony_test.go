@@ -127,8 +127,8 @@ func TestHarmonyStateRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			var acc Accumulator
-			acc.Add(p.Push(c.text[:cut], nil))
-			st, err := p.MarshalState()
+			acc.Add(pushDelta(p, c.text[:cut]))
+			st, err := marshalState(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,8 +136,8 @@ func TestHarmonyStateRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			acc.Add(q.Push(c.text[cut:], nil))
-			acc.Add(q.Finish())
+			acc.Add(pushDelta(q, c.text[cut:]))
+			acc.Add(finishDelta(q))
 			if got := acc.Result(q, "stop"); !reflect.DeepEqual(normalise(got), normalise(batch)) {
 				t.Fatalf("%s cut %d: %s\nwant %s", c.name, cut, dump(got), dump(batch))
 			}

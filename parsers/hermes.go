@@ -1,6 +1,10 @@
 package parsers
 
-import "github.com/vrender/vrender/parsers/pyjson"
+import (
+	"github.com/vrender/vrender/parsers/pyjson"
+
+	"github.com/vrender/vrender/internal/statecodec"
+)
 
 // Hermes tool calls, as vLLM's Hermes2ProToolParser.extract_tool_calls:
 // content is the text before the first "<tool_call>"; each
@@ -30,18 +34,18 @@ const (
 
 // Hermes is the hermes tool-call machine.
 type Hermes struct {
-	Phase hermesPhase
-	Scan  markerScan
-	// Raw is the text from the first "<tool_call>" on: the content vLLM
+	phase hermesPhase
+	scan  markerScan
+	// raw is the text from the first "<tool_call>" on: the content vLLM
 	// returns if a call fails to parse.
-	Raw []byte
-	// RawDropped is set once a streamed call went out: the client has the
+	raw []byte
+	// rawDropped is set once a streamed call went out: the client has the
 	// call, so the non-streaming fallback can no longer be reached and Raw
 	// stops growing (a checkpoint stays flat inside a long call).
-	RawDropped bool
-	// Calls is the number of calls started.
-	Calls int
-	Call  jsonCall
+	rawDropped bool
+	// calls is the number of calls started.
+	calls int
+	call  jsonCall
 
 	streaming bool // set by SetStreaming; configuration, not state
 }
@@ -51,18 +55,18 @@ func (h *Hermes) setStreaming() { h.streaming = true }
 
 // keep appends to Raw unless it was dropped.
 func (h *Hermes) keep(parts ...string) {
-	if h.RawDropped {
+	if h.rawDropped {
 		return
 	}
 	for _, s := range parts {
-		h.Raw = append(h.Raw, s...)
+		h.raw = append(h.raw, s...)
 	}
 }
 
 // dropRaw forgets Raw once a streamed call has gone out.
 func (h *Hermes) dropRaw() {
-	if h.streaming && !h.RawDropped && (h.Call.Named || h.Calls > 1) {
-		h.Raw, h.RawDropped = nil, true
+	if h.streaming && !h.rawDropped && (h.call.named || h.calls > 1) {
+		h.raw, h.rawDropped = nil, true
 	}
 }
 
@@ -82,13 +86,13 @@ func (h *Hermes) Push(text string) (content string, calls []ToolCallDelta) {
 func (h *Hermes) pushAppend(text string, calls []ToolCallDelta) (content string, _ []ToolCallDelta) {
 	defer h.dropRaw()
 	for {
-		switch h.Phase {
+		switch h.phase {
 		case hermesFailed:
-			h.keep(h.Scan.flush(), text)
+			h.keep(h.scan.flush(), text)
 			return content, calls
 		case hermesText, hermesBetween:
-			before, marker, rest := h.Scan.next(text, hermesOpenMarkers)
-			if h.Phase == hermesText {
+			before, marker, rest := h.scan.next(text, hermesOpenMarkers)
+			if h.phase == hermesText {
 				content = concat(content, before)
 			} else {
 				h.keep(before)
@@ -97,26 +101,26 @@ func (h *Hermes) pushAppend(text string, calls []ToolCallDelta) (content string,
 				return content, calls
 			}
 			h.keep(marker)
-			h.Phase = hermesBody
-			h.Call = jsonCall{Index: h.Calls}
-			h.Calls++
+			h.phase = hermesBody
+			h.call = jsonCall{index: h.calls}
+			h.calls++
 			text = rest
 		case hermesBody:
-			before, marker, rest := h.Scan.next(text, hermesCloseMarkers)
+			before, marker, rest := h.scan.next(text, hermesCloseMarkers)
 			h.keep(before, marker)
-			calls = h.Call.feed(before, calls)
+			calls = h.call.feed(before, calls)
 			if marker == "" {
-				if h.Call.Failed {
-					h.Phase = hermesFailed
+				if h.call.failed {
+					h.phase = hermesFailed
 				}
 				return content, calls
 			}
-			if calls = h.Call.end(calls); h.Call.Failed {
-				h.Phase = hermesFailed
+			if calls = h.call.end(calls); h.call.failed {
+				h.phase = hermesFailed
 				text = rest
 				continue
 			}
-			h.Phase = hermesBetween
+			h.phase = hermesBetween
 			text = rest
 		}
 	}
@@ -124,84 +128,84 @@ func (h *Hermes) pushAppend(text string, calls []ToolCallDelta) (content string,
 
 // Finish implements ToolMachine.
 func (h *Hermes) Finish() (content string, calls []ToolCallDelta) {
-	held := h.Scan.flush()
-	switch h.Phase {
+	held := h.scan.flush()
+	switch h.phase {
 	case hermesText:
 		return held, nil
 	case hermesBody:
 		h.keep(held)
-		calls = h.Call.feed(held, calls)
-		if calls = h.Call.end(calls); h.Call.Failed {
-			h.Phase = hermesFailed
+		calls = h.call.feed(held, calls)
+		if calls = h.call.end(calls); h.call.failed {
+			h.phase = hermesFailed
 		}
 	default:
 		h.keep(held)
 	}
-	if h.Phase == hermesFailed && !h.RawDropped {
-		return string(h.Raw), calls
+	if h.phase == hermesFailed && !h.rawDropped {
+		return string(h.raw), calls
 	}
 	return "", calls
 }
 
 // Called implements ToolMachine.
-func (h *Hermes) Called() bool { return h.Phase != hermesFailed && h.Calls > 0 }
+func (h *Hermes) Called() bool { return h.phase != hermesFailed && h.calls > 0 }
 
 // jsonCall reads one {"name": ..., "arguments": ...} object, streaming the
 // name once complete and the arguments re-serialised as they arrive.
 type jsonCall struct {
-	Index int
-	Obj   pyjson.Object
-	// NameCanon collects the canonical "name" value.
-	NameCanon []byte
-	// Named is set once the name went out; Args holds arguments read
+	index int
+	obj   pyjson.Object
+	// nameCanon collects the canonical "name" value.
+	nameCanon []byte
+	// named is set once the name went out; Args holds arguments read
 	// before that.
-	Named   bool
-	Args    []byte
-	HasArgs bool
+	named   bool
+	args    []byte
+	hasArgs bool
 	// ArgsKey is the field carrying the arguments ("arguments" for hermes).
-	ArgsKey string
-	Failed  bool
+	argsField string
+	failed    bool
 
 	// out collects the deltas of the current feed; not state.
 	out deltaSink
 }
 
 func (c *jsonCall) argsKey() string {
-	if c.ArgsKey == "" {
+	if c.argsField == "" {
 		return "arguments"
 	}
-	return c.ArgsKey
+	return c.argsField
 }
 
 // feed consumes body text; anything but whitespace after the object fails.
 func (c *jsonCall) feed(text string, calls []ToolCallDelta) []ToolCallDelta {
-	if c.Failed || text == "" {
+	if c.failed || text == "" {
 		return calls
 	}
 	c.out.calls = calls
-	if !c.Obj.Done() {
+	if !c.obj.Done() {
 		// The call is its own field sink: a pointer already on the heap,
 		// so routing the fields costs no allocation per push.
-		n, err := c.Obj.Feed(text, c)
+		n, err := c.obj.Feed(text, c)
 		if err != nil {
-			c.Failed = true
+			c.failed = true
 			return c.out.take()
 		}
 		text = text[n:]
 	}
 	if !isJSONSpace(text) {
-		c.Failed = true
+		c.failed = true
 	}
 	return c.out.take()
 }
 
 // end validates the finished call.
 func (c *jsonCall) end(calls []ToolCallDelta) []ToolCallDelta {
-	if c.Failed {
+	if c.failed {
 		return calls
 	}
-	if c.Obj.End() != nil || !c.HasArgs || !c.Named {
-		c.Failed = true
+	if c.obj.End() != nil || !c.hasArgs || !c.named {
+		c.failed = true
 	}
 	return calls
 }
@@ -210,14 +214,14 @@ func (c *jsonCall) end(calls []ToolCallDelta) []ToolCallDelta {
 func (c *jsonCall) Field(key string) {
 	switch key {
 	case "name":
-		c.NameCanon = c.NameCanon[:0]
+		c.nameCanon = c.nameCanon[:0]
 	case c.argsKey():
-		if c.HasArgs {
+		if c.hasArgs {
 			// A repeated key: Python keeps the last value; this machine has
 			// streamed the first and marks the call failed instead.
-			c.Failed = true
+			c.failed = true
 		}
-		c.HasArgs = true
+		c.hasArgs = true
 	}
 }
 
@@ -225,12 +229,12 @@ func (c *jsonCall) Field(key string) {
 func (c *jsonCall) FieldBytes(key string, canon []byte) {
 	switch key {
 	case "name":
-		c.NameCanon = append(c.NameCanon, canon...)
+		c.nameCanon = append(c.nameCanon, canon...)
 	case c.argsKey():
-		if c.Named {
-			c.out.argsBytes(c.Index, canon)
+		if c.named {
+			c.out.argsBytes(c.index, canon)
 		} else {
-			c.Args = append(c.Args, canon...)
+			c.args = append(c.args, canon...)
 		}
 	}
 }
@@ -238,15 +242,15 @@ func (c *jsonCall) FieldBytes(key string, canon []byte) {
 // FieldString implements pyjson.FieldStringSink: a streamed argument
 // piece that is verbatim input goes out as a substring, uncopied.
 func (c *jsonCall) FieldString(key string, canon string) {
-	if key == c.argsKey() && c.Named {
-		c.out.args(c.Index, canon)
+	if key == c.argsKey() && c.named {
+		c.out.args(c.index, canon)
 		return
 	}
 	switch key {
 	case "name":
-		c.NameCanon = append(c.NameCanon, canon...)
+		c.nameCanon = append(c.nameCanon, canon...)
 	case c.argsKey():
-		c.Args = append(c.Args, canon...)
+		c.args = append(c.args, canon...)
 	}
 }
 
@@ -255,17 +259,37 @@ func (c *jsonCall) FieldEnd(key string) {
 	if key != "name" {
 		return
 	}
-	name, ok := decodeString(c.NameCanon)
-	if !ok || c.Named {
-		c.Failed = true
+	name, ok := decodeString(c.nameCanon)
+	if !ok || c.named {
+		c.failed = true
 		return
 	}
-	c.Named = true
-	c.out.add(ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
-	if len(c.Args) > 0 {
-		c.out.args(c.Index, string(c.Args))
-		c.Args = nil
+	c.named = true
+	c.out.add(ToolCallDelta{Index: c.index, ID: newToolCallID(), Type: "function", Name: name})
+	if len(c.args) > 0 {
+		c.out.args(c.index, string(c.args))
+		c.args = nil
 	}
 }
 
-func (h *Hermes) checkState() error { return phaseError(h.Phase, int(hermesFailed)+1) }
+// codec saves and restores the state of a Hermes.
+func (h *Hermes) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &h.phase, 4)
+	h.scan.codec(c)
+	c.ByteSlice(&h.raw)
+	c.Bool(&h.rawDropped)
+	c.Int(&h.calls)
+	h.call.codec(c)
+}
+
+// codec saves and restores the state of a jsonCall.
+func (c *jsonCall) codec(sc *statecodec.Codec) {
+	sc.Int(&c.index)
+	c.obj.Codec(sc)
+	sc.ByteSlice(&c.nameCanon)
+	sc.Bool(&c.named)
+	sc.ByteSlice(&c.args)
+	sc.Bool(&c.hasArgs)
+	sc.String(&c.argsField)
+	sc.Bool(&c.failed)
+}

@@ -1,6 +1,7 @@
 package parsers
 
 import (
+	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
 
 	"github.com/vrender/vrender/parsers/pyjson"
@@ -48,33 +49,33 @@ const (
 
 // HunyuanA13B is the hunyuan_a13b tool machine.
 type HunyuanA13B struct {
-	Phase hyPhase
-	Scan  markerScan
-	// ThinkOpen is set inside a <think> region awaiting its "</think>";
+	phase hyPhase
+	scan  markerScan
+	// thinkOpen is set inside a <think> region awaiting its "</think>";
 	// BlockInThink is set when the current block opened inside one.
-	ThinkOpen    bool
-	BlockInThink bool
-	// Held is text not yet certain, from the start of the earliest
+	thinkOpen    bool
+	blockInThink bool
+	// held is text not yet certain, from the start of the earliest
 	// unsettled block; BlockAt is where the open block starts in it.
-	Held    []byte
-	BlockAt int
-	// Body is the open block's body.
-	Body []byte
-	// Pending are valid-JSON blocks closed inside an open <think> region.
-	Pending []hyPending
-	Calls   bool
+	held    []byte
+	blockAt int
+	// body is the open block's body.
+	body []byte
+	// pending are valid-JSON blocks closed inside an open <think> region.
+	pending []hyPending
+	calls   bool
 }
 
 // hyPending is a block waiting for its think region to settle.
 type hyPending struct {
-	// At is where the block starts in Held.
-	At      int
-	Verdict hyVerdict
+	// at is where the block starts in Held.
+	at      int
+	verdict hyVerdict
 }
 
 // hyVerdict is what a JSON-valid block decides.
 type hyVerdict struct {
-	Calls []ToolCallDelta
+	calls []ToolCallDelta
 }
 
 func newHunyuanA13B(Vocab, *Request) (ToolMachine, error) { return &HunyuanA13B{}, nil }
@@ -84,15 +85,15 @@ func (h *HunyuanA13B) Push(text string) (string, []ToolCallDelta) {
 	var out strings.Builder
 	var calls []ToolCallDelta
 	for text != "" {
-		switch h.Phase {
+		switch h.phase {
 		case hyCalled:
 			return out.String(), calls
 		case hyNoCalls:
-			out.WriteString(h.Scan.flush())
+			out.WriteString(h.scan.flush())
 			out.WriteString(text)
 			return out.String(), calls
 		}
-		before, marker, rest := h.Scan.next(text, hyMarkers)
+		before, marker, rest := h.scan.next(text, hyMarkers)
 		h.text(&out, before)
 		if marker == "" {
 			break
@@ -106,12 +107,12 @@ func (h *HunyuanA13B) Push(text string) (string, []ToolCallDelta) {
 // text takes plain text of the current phase.
 func (h *HunyuanA13B) text(out *strings.Builder, s string) {
 	switch {
-	case h.Phase == hyBlock:
-		h.Body = append(h.Body, s...)
-		h.Held = append(h.Held, s...)
-	case len(h.Pending) > 0:
-		h.Held = append(h.Held, s...)
-	case h.Phase == hyText:
+	case h.phase == hyBlock:
+		h.body = append(h.body, s...)
+		h.held = append(h.held, s...)
+	case len(h.pending) > 0:
+		h.held = append(h.held, s...)
+	case h.phase == hyText:
 		out.WriteString(s)
 	}
 }
@@ -119,33 +120,33 @@ func (h *HunyuanA13B) text(out *strings.Builder, s string) {
 func (h *HunyuanA13B) marker(out *strings.Builder, m string, calls []ToolCallDelta) []ToolCallDelta {
 	switch m {
 	case hyThinkOpen:
-		h.ThinkOpen = true
+		h.thinkOpen = true
 	case hyThinkClose:
-		if h.ThinkOpen {
-			h.ThinkOpen = false
+		if h.thinkOpen {
+			h.thinkOpen = false
 			// Every pending block ends before this region's end.
 			h.dropPending(out)
 		}
 	case hyBlockOpen:
-		if h.Phase == hyText {
-			h.Phase = hyBlock
-			h.BlockAt = len(h.Held)
-			h.BlockInThink = h.ThinkOpen
-			h.Body = h.Body[:0]
-			h.Held = append(h.Held, m...)
+		if h.phase == hyText {
+			h.phase = hyBlock
+			h.blockAt = len(h.held)
+			h.blockInThink = h.thinkOpen
+			h.body = h.body[:0]
+			h.held = append(h.held, m...)
 			return calls
 		}
 	case hyBlockClose:
-		if h.Phase == hyBlock {
-			h.Held = append(h.Held, m...)
-			h.Phase = hyText
+		if h.phase == hyBlock {
+			h.held = append(h.held, m...)
+			h.phase = hyText
 			return h.closeBlock(out, calls)
 		}
 	}
-	if h.Phase == hyBlock || len(h.Pending) > 0 {
-		h.Held = append(h.Held, m...)
-		if h.Phase == hyBlock {
-			h.Body = append(h.Body, m...)
+	if h.phase == hyBlock || len(h.pending) > 0 {
+		h.held = append(h.held, m...)
+		if h.phase == hyBlock {
+			h.body = append(h.body, m...)
 		}
 		return calls
 	}
@@ -155,21 +156,21 @@ func (h *HunyuanA13B) marker(out *strings.Builder, m string, calls []ToolCallDel
 
 // closeBlock settles a block at its "</tool_calls>".
 func (h *HunyuanA13B) closeBlock(out *strings.Builder, calls []ToolCallDelta) []ToolCallDelta {
-	v, valid := hyJudge(string(h.Body))
-	h.Body = h.Body[:0]
+	v, valid := hyJudge(string(h.body))
+	h.body = h.body[:0]
 	switch {
 	case !valid:
-	case h.BlockInThink && h.ThinkOpen:
-		h.Pending = append(h.Pending, hyPending{At: h.BlockAt, Verdict: v})
+	case h.blockInThink && h.thinkOpen:
+		h.pending = append(h.pending, hyPending{at: h.blockAt, verdict: v})
 		return calls
 	default:
 		// Not in think; earlier pending blocks are all in the same open
 		// region only if it is still open, so none can be pending here.
-		return h.settle(out, h.BlockAt, v, calls)
+		return h.settle(out, h.blockAt, v, calls)
 	}
-	if len(h.Pending) == 0 {
-		out.Write(h.Held)
-		h.Held = h.Held[:0]
+	if len(h.pending) == 0 {
+		out.Write(h.held)
+		h.held = h.held[:0]
 	}
 	return calls
 }
@@ -177,64 +178,64 @@ func (h *HunyuanA13B) closeBlock(out *strings.Builder, calls []ToolCallDelta) []
 // dropPending discards the pending blocks, releasing the text before the
 // open block (if any) as content.
 func (h *HunyuanA13B) dropPending(out *strings.Builder) {
-	if len(h.Pending) == 0 {
+	if len(h.pending) == 0 {
 		return
 	}
-	h.Pending = nil
-	if h.Phase == hyBlock {
-		out.Write(h.Held[:h.BlockAt])
-		h.Held = append(h.Held[:0], h.Held[h.BlockAt:]...)
-		h.BlockAt = 0
+	h.pending = nil
+	if h.phase == hyBlock {
+		out.Write(h.held[:h.blockAt])
+		h.held = append(h.held[:0], h.held[h.blockAt:]...)
+		h.blockAt = 0
 		return
 	}
-	out.Write(h.Held)
-	h.Held = h.Held[:0]
+	out.Write(h.held)
+	h.held = h.held[:0]
 }
 
 // settle applies the winner starting at at in Held.
 func (h *HunyuanA13B) settle(out *strings.Builder, at int, v hyVerdict, calls []ToolCallDelta) []ToolCallDelta {
-	if len(v.Calls) == 0 {
-		h.Phase = hyNoCalls
-		out.Write(h.Held)
-		h.Held, h.Pending = nil, nil
+	if len(v.calls) == 0 {
+		h.phase = hyNoCalls
+		out.Write(h.held)
+		h.held, h.pending = nil, nil
 		return calls
 	}
-	h.Phase, h.Calls = hyCalled, true
-	out.Write(h.Held[:at])
-	h.Held, h.Pending = nil, nil
-	return append(calls, v.Calls...)
+	h.phase, h.calls = hyCalled, true
+	out.Write(h.held[:at])
+	h.held, h.pending = nil, nil
+	return append(calls, v.calls...)
 }
 
 // Finish implements ToolMachine.
 func (h *HunyuanA13B) Finish() (string, []ToolCallDelta) {
 	var out strings.Builder
-	held := h.Scan.flush()
-	switch h.Phase {
+	held := h.scan.flush()
+	switch h.phase {
 	case hyCalled:
 		return "", nil
 	case hyNoCalls:
 		return held, nil
 	case hyBlock:
-		h.Held = append(h.Held, held...)
+		h.held = append(h.held, held...)
 	default:
 		h.text(&out, held)
 	}
 	var calls []ToolCallDelta
 	// An unclosed <think> makes no region: pending blocks count, in order.
-	if len(h.Pending) > 0 {
-		p := h.Pending[0]
-		calls = h.settle(&out, p.At, p.Verdict, nil)
+	if len(h.pending) > 0 {
+		p := h.pending[0]
+		calls = h.settle(&out, p.at, p.verdict, nil)
 	}
-	if h.Phase != hyCalled {
-		out.Write(h.Held)
-		h.Held = nil
-		h.Phase = hyNoCalls
+	if h.phase != hyCalled {
+		out.Write(h.held)
+		h.held = nil
+		h.phase = hyNoCalls
 	}
 	return out.String(), calls
 }
 
 // Called implements ToolMachine.
-func (h *HunyuanA13B) Called() bool { return h.Calls }
+func (h *HunyuanA13B) Called() bool { return h.calls }
 
 // hyJudge reads a block body: valid reports whether its stripped text is
 // JSON; the verdict carries calls only for a list whose elements all pass.
@@ -252,12 +253,12 @@ func hyJudge(body string) (hyVerdict, bool) {
 		return hyVerdict{}, true
 	}
 	var calls []ToolCallDelta
-	for _, e := range l.Elems {
-		if !e.Object {
+	for _, e := range l.elems {
+		if !e.object {
 			continue
 		}
-		nameCanon, hasName := e.Fields["name"]
-		args, hasArgs := e.Fields["arguments"]
+		nameCanon, hasName := e.fields["name"]
+		args, hasArgs := e.fields["arguments"]
 		if !hasName || !hasArgs {
 			continue
 		}
@@ -276,5 +277,33 @@ func hyJudge(body string) (hyVerdict, bool) {
 		}
 		calls = append(calls, ToolCallDelta{Index: len(calls), ID: newToolCallID(), Type: "function", Name: name, Arguments: a})
 	}
-	return hyVerdict{Calls: calls}, true
+	return hyVerdict{calls: calls}, true
+}
+
+// codec saves and restores the state of a HunyuanA13B.
+func (h *HunyuanA13B) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &h.phase, 4)
+	h.scan.codec(c)
+	c.Bool(&h.thinkOpen)
+	c.Bool(&h.blockInThink)
+	c.ByteSlice(&h.held)
+	c.Int(&h.blockAt)
+	c.ByteSlice(&h.body)
+	statecodec.Slice(c, &h.pending, func(c *statecodec.Codec, v *hyPending) { v.codec(c) })
+	c.Bool(&h.calls)
+	c.Within(len(h.held), h.blockAt)
+	for _, p := range h.pending {
+		c.Within(len(h.held), p.at)
+	}
+}
+
+// codec saves and restores the state of a hyPending.
+func (h *hyPending) codec(c *statecodec.Codec) {
+	c.Int(&h.at)
+	h.verdict.codec(c)
+}
+
+// codec saves and restores the state of a hyVerdict.
+func (h *hyVerdict) codec(c *statecodec.Codec) {
+	statecodec.Slice(c, &h.calls, codecCallDelta)
 }

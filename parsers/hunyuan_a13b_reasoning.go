@@ -1,6 +1,10 @@
 package parsers
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/vrender/vrender/internal/statecodec"
+)
 
 // Hunyuan-A13B reasoning, as vLLM's HunyuanA13BReasoningParser
 // .extract_reasoning, which tries two regexes:
@@ -39,7 +43,7 @@ func init() {
 }
 
 func newHunyuanReasoning() *HunyuanReasoning {
-	return &HunyuanReasoning{Answer: -1, End: -1, FindAnswer: holdScan{Next: len(hunyuanThink)}}
+	return &HunyuanReasoning{answer: -1, end: -1, findAnswer: holdScan{next: len(hunyuanThink)}}
 }
 
 // hunyuanMode is what the start of the output was.
@@ -53,76 +57,76 @@ const (
 
 // HunyuanReasoning is the hunyuan_a13b reasoning machine.
 type HunyuanReasoning struct {
-	Mode hunyuanMode
-	// Buf is the output held back while the outcome is open.
-	Buf []byte
-	// Answer and End are the offsets in Buf of the first answer marker
+	mode hunyuanMode
+	// buf is the output held back while the outcome is open.
+	buf []byte
+	// answer and End are the offsets in Buf of the first answer marker
 	// (after "<think>\n") and of the first "\n</answer>", or -1.
-	Answer, End int
-	// FindAnswer, FindEnd and FindLaterEnd search Buf for the answer
+	answer, end int
+	// findAnswer, FindEnd and FindLaterEnd search Buf for the answer
 	// marker, the first end marker and an end marker after the answer.
-	FindAnswer, FindEnd, FindLaterEnd holdScan
-	// Streaming is set once reasoning went out: content now streams up
+	findAnswer, findEnd, findLaterEnd holdScan
+	// streaming is set once reasoning went out: content now streams up
 	// to the end marker, found with Scan.
-	Streaming bool
-	Scan      markerScan
-	// Done is set once the content is complete; later output is dropped.
-	Done bool
-	// NoMatch is set at Finish when neither regex matched: the output is
+	streaming bool
+	scan      markerScan
+	// done is set once the content is complete; later output is dropped.
+	done bool
+	// noMatch is set at Finish when neither regex matched: the output is
 	// the content, "" included.
-	NoMatch bool
+	noMatch bool
 }
 
 // Push implements ReasoningMachine.
 func (h *HunyuanReasoning) Push(text string) (reasoning, content string) {
 	switch {
-	case h.Done:
+	case h.done:
 		return "", ""
-	case h.Streaming:
+	case h.streaming:
 		return "", h.stream(text)
 	}
-	h.Buf = append(h.Buf, text...)
-	if h.Mode == hunyuanUndecided {
-		if len(h.Buf) < len(hunyuanThink) && strings.HasPrefix(hunyuanThink, string(h.Buf)) {
+	h.buf = append(h.buf, text...)
+	if h.mode == hunyuanUndecided {
+		if len(h.buf) < len(hunyuanThink) && strings.HasPrefix(hunyuanThink, string(h.buf)) {
 			return "", ""
 		}
-		h.Mode = hunyuanPlain
-		if strings.HasPrefix(string(h.Buf[:min(len(h.Buf), len(hunyuanThink))]), hunyuanThink) {
-			h.Mode = hunyuanThinking
+		h.mode = hunyuanPlain
+		if strings.HasPrefix(string(h.buf[:min(len(h.buf), len(hunyuanThink))]), hunyuanThink) {
+			h.mode = hunyuanThinking
 		}
 	}
-	if h.End < 0 {
-		h.End, _ = h.FindEnd.find(h.Buf, hunyuanEndMarkers)
+	if h.end < 0 {
+		h.end, _ = h.findEnd.find(h.buf, hunyuanEndMarkers)
 	}
-	if h.Mode == hunyuanPlain {
-		if h.End < 0 {
+	if h.mode == hunyuanPlain {
+		if h.end < 0 {
 			return "", ""
 		}
-		return "", h.finishWith(string(h.Buf[:h.End]))
+		return "", h.finishWith(string(h.buf[:h.end]))
 	}
-	if h.Answer < 0 {
-		if h.Answer, _ = h.FindAnswer.find(h.Buf, hunyuanAnswerMarkers); h.Answer < 0 {
+	if h.answer < 0 {
+		if h.answer, _ = h.findAnswer.find(h.buf, hunyuanAnswerMarkers); h.answer < 0 {
 			return "", ""
 		}
-		h.FindLaterEnd.seek(h.Answer + len(hunyuanAnswer))
+		h.findLaterEnd.seek(h.answer + len(hunyuanAnswer))
 	}
-	body := h.Answer + len(hunyuanAnswer)
-	reasoning = string(h.Buf[len(hunyuanThink):h.Answer])
+	body := h.answer + len(hunyuanAnswer)
+	reasoning = string(h.buf[len(hunyuanThink):h.answer])
 	switch {
-	case h.End >= body:
-		return reasoning, h.finishWith(string(h.Buf[body:h.End]))
-	case h.End >= 0:
+	case h.end >= body:
+		return reasoning, h.finishWith(string(h.buf[body:h.end]))
+	case h.end >= 0:
 		// A "\n</answer>" before the answer: reasoning only if another
 		// one follows the answer marker.
-		if later, _ := h.FindLaterEnd.find(h.Buf, hunyuanEndMarkers); later >= 0 {
-			return reasoning, h.finishWith(string(h.Buf[body:later]))
+		if later, _ := h.findLaterEnd.find(h.buf, hunyuanEndMarkers); later >= 0 {
+			return reasoning, h.finishWith(string(h.buf[body:later]))
 		}
 		return "", ""
-	case len(h.Buf) >= body-1+len(hunyuanEnd):
+	case len(h.buf) >= body-1+len(hunyuanEnd):
 		// No "\n</answer>" can start before the body any more.
-		h.Streaming = true
-		rest := string(h.Buf[body:])
-		h.Buf = nil
+		h.streaming = true
+		rest := string(h.buf[body:])
+		h.buf = nil
 		return reasoning, h.stream(rest)
 	}
 	return "", ""
@@ -130,31 +134,31 @@ func (h *HunyuanReasoning) Push(text string) (reasoning, content string) {
 
 // stream passes content up to the end marker.
 func (h *HunyuanReasoning) stream(text string) string {
-	before, marker, _ := h.Scan.next(text, hunyuanEndMarkers)
+	before, marker, _ := h.scan.next(text, hunyuanEndMarkers)
 	if marker != "" {
-		h.Done, h.Streaming = true, false
+		h.done, h.streaming = true, false
 	}
 	return before
 }
 
 func (h *HunyuanReasoning) finishWith(content string) string {
-	h.Done, h.Buf = true, nil
+	h.done, h.buf = true, nil
 	return content
 }
 
 // Finish implements ReasoningMachine.
 func (h *HunyuanReasoning) Finish() (reasoning, content string) {
 	switch {
-	case h.Done:
+	case h.done:
 		return "", ""
-	case h.Streaming:
-		h.Streaming, h.Done = false, true
-		return "", h.Scan.flush()
+	case h.streaming:
+		h.streaming, h.done = false, true
+		return "", h.scan.flush()
 	}
-	buf := string(h.Buf)
-	h.Done, h.Buf = true, nil
-	if h.End >= 0 {
-		return "", buf[:h.End]
+	buf := string(h.buf)
+	h.done, h.buf = true, nil
+	if h.end >= 0 {
+		return "", buf[:h.end]
 	}
 	// No "\n</answer>" anywhere: the half regex.
 	if t := strings.Index(buf, hunyuanThink); t >= 0 {
@@ -163,11 +167,36 @@ func (h *HunyuanReasoning) Finish() (reasoning, content string) {
 			return buf[from : from+a], buf[from+a+len(hunyuanAnswer):]
 		}
 	}
-	h.NoMatch = true
+	h.noMatch = true
 	return "", buf
 }
 
 // Nulls implements ReasoningMachine.
 func (h *HunyuanReasoning) Nulls() (reasoningNull, contentNull bool) {
-	return true, !h.NoMatch
+	return true, !h.noMatch
+}
+
+// codec saves and restores the state of a HunyuanReasoning.
+func (h *HunyuanReasoning) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &h.mode, 3)
+	c.ByteSlice(&h.buf)
+	c.Int(&h.answer)
+	c.Int(&h.end)
+	h.findAnswer.codec(c)
+	h.findEnd.codec(c)
+	h.findLaterEnd.codec(c)
+	c.Bool(&h.streaming)
+	h.scan.codec(c)
+	c.Bool(&h.done)
+	c.Bool(&h.noMatch)
+	if !h.streaming && !h.done { // the buffer is released after
+		c.Within(len(h.buf), h.findEnd.next)
+		// The answer searches start past "<think>", and run only once
+		// the buffer starts with it.
+		c.Within(max(len(h.buf), len(hunyuanThink)), h.findAnswer.next, h.findLaterEnd.next)
+		c.Within(len(h.buf)+1, h.end+1)
+		if h.answer >= 0 {
+			c.Within(len(h.buf)-len(hunyuanAnswer), h.answer-len(hunyuanThink))
+		}
+	}
 }

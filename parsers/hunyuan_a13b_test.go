@@ -75,10 +75,10 @@ func TestHunyuanA13BStreamsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Push("Let me check. <tool_", nil); d.Content != "Let me check. " {
+	if d := pushDelta(p, "Let me check. <tool_"); d.Content != "Let me check. " {
 		t.Fatalf("text before a block not streamed: %+v", d)
 	}
-	if d := p.Push(`calls>[{"name": "a", "arguments": {}}]</tool_calls>`, nil); len(d.ToolCalls) != 1 || d.ToolCalls[0].Arguments != "{}" {
+	if d := pushDelta(p, `calls>[{"name": "a", "arguments": {}}]</tool_calls>`); len(d.ToolCalls) != 1 || d.ToolCalls[0].Arguments != "{}" {
 		t.Fatalf("call not emitted at the block's end: %+v", d)
 	}
 }

@@ -1,5 +1,7 @@
 package parsers
 
+import "github.com/vrender/vrender/internal/statecodec"
+
 // Parsers that leave the output alone: vLLM's IdentityReasoningParser
 // (deepseek_v3 with thinking off) returns it all as content, and
 // MiniMaxM2AppendThinkReasoningParser (minimax_m2_append_think) returns it
@@ -8,20 +10,20 @@ package parsers
 
 func init() {
 	registerReasoning("minimax_m2_append_think", ReasoningInfo{New: func(Vocab, *Request, []int) (ReasoningMachine, error) {
-		return &IdentityReasoning{Prefix: thinkStart}, nil
+		return &IdentityReasoning{prefix: thinkStart}, nil
 	}})
 }
 
 // IdentityReasoning passes everything through as content.
 type IdentityReasoning struct {
-	// Prefix is text still to be put before the first content.
-	Prefix string
+	// prefix is text still to be put before the first content.
+	prefix string
 }
 
 // Push implements ReasoningMachine.
 func (m *IdentityReasoning) Push(text string) (reasoning, content string) {
-	if m.Prefix != "" {
-		text, m.Prefix = m.Prefix+text, ""
+	if m.prefix != "" {
+		text, m.prefix = m.prefix+text, ""
 	}
 	return "", text
 }
@@ -33,3 +35,8 @@ func (m *IdentityReasoning) Finish() (reasoning, content string) {
 
 // Nulls implements ReasoningMachine.
 func (m *IdentityReasoning) Nulls() (reasoningNull, contentNull bool) { return true, false }
+
+// codec saves and restores the state of a IdentityReasoning.
+func (m *IdentityReasoning) codec(c *statecodec.Codec) {
+	c.String(&m.prefix)
+}

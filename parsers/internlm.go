@@ -1,6 +1,10 @@
 package parsers
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/vrender/vrender/internal/statecodec"
+)
 
 // InternLM2 tool calls, as vLLM's Internlm2ToolParser.extract_tool_calls:
 // the output splits at "<|action_start|><|plugin|>" into content (null
@@ -41,55 +45,55 @@ const (
 
 // InternLM is the internlm tool-call machine.
 type InternLM struct {
-	Phase internlmPhase
-	Scan  markerScan
-	// Raw is the text from the start marker on: the content on failure.
-	Raw  []byte
-	Call callObject
+	phase internlmPhase
+	scan  markerScan
+	// raw is the text from the start marker on: the content on failure.
+	raw  []byte
+	call callObject
 }
 
 func newInternLM(Vocab, *Request) (ToolMachine, error) { return &InternLM{}, nil }
 
 // Push implements ToolMachine.
 func (m *InternLM) Push(text string) (content string, calls []ToolCallDelta) {
-	switch m.Phase {
+	switch m.phase {
 	case internlmFailed:
 		return text, nil
 	case internlmText:
-		before, marker, rest := m.Scan.next(text, internlmStartMarkers)
+		before, marker, rest := m.scan.next(text, internlmStartMarkers)
 		if marker == "" {
 			return before, nil
 		}
 		content = before
-		m.Raw = append(m.Raw, marker...)
-		m.Phase = internlmSeek
-		m.Call = newCallObject(0, []string{"parameters", "arguments"}, "{}", false)
+		m.raw = append(m.raw, marker...)
+		m.phase = internlmSeek
+		m.call = newCallObject(0, []string{"parameters", "arguments"}, "{}", false)
 		text = rest
 	}
 	markers := internlmBodyMarkers
-	if m.Phase == internlmAfter {
+	if m.phase == internlmAfter {
 		markers = internlmStartMarkers
 	}
-	before, marker, rest := m.Scan.next(text, markers)
-	m.Raw = append(m.Raw, before...)
+	before, marker, rest := m.scan.next(text, markers)
+	m.raw = append(m.raw, before...)
 	calls = m.action(before, calls)
 	switch {
-	case m.Phase == internlmFailed:
+	case m.phase == internlmFailed:
 		return content + m.fail(marker+rest), calls
 	case marker == internlmStart:
-		m.Raw = append(m.Raw, marker...)
+		m.raw = append(m.raw, marker...)
 		return content + m.fail(rest), calls
 	case marker == internlmEnd:
-		if m.Phase == internlmSeek {
-			m.Raw = append(m.Raw, marker...)
+		if m.phase == internlmSeek {
+			m.raw = append(m.raw, marker...)
 			return content + m.fail(rest), calls
 		}
-		if calls = m.Call.end(calls); m.Call.Failed {
-			m.Raw = append(m.Raw, marker...)
+		if calls = m.call.end(calls); m.call.failed {
+			m.raw = append(m.raw, marker...)
 			return content + m.fail(rest), calls
 		}
-		m.Raw = append(m.Raw, marker...)
-		m.Phase = internlmAfter
+		m.raw = append(m.raw, marker...)
+		m.phase = internlmAfter
 		more, moreCalls := m.Push(rest)
 		return content + more, append(calls, moreCalls...)
 	}
@@ -99,57 +103,65 @@ func (m *InternLM) Push(text string) (content string, calls []ToolCallDelta) {
 // action reads action text: skips to the first "{", then feeds the object;
 // only whitespace may follow it.
 func (m *InternLM) action(text string, calls []ToolCallDelta) []ToolCallDelta {
-	if m.Phase == internlmSeek {
+	if m.phase == internlmSeek {
 		i := strings.IndexByte(text, '{')
 		if i < 0 {
 			return calls
 		}
 		text = text[i:]
-		m.Phase = internlmObj
+		m.phase = internlmObj
 	}
-	if m.Phase != internlmObj || text == "" {
+	if m.phase != internlmObj || text == "" {
 		return calls
 	}
-	n, calls := m.Call.feed(text, calls)
-	if m.Call.Failed || !isJSONSpace(text[n:]) {
-		m.Phase = internlmFailed
+	n, calls := m.call.feed(text, calls)
+	if m.call.failed || !isJSONSpace(text[n:]) {
+		m.phase = internlmFailed
 	}
 	return calls
 }
 
 // fail switches to passthrough and returns the held raw text and rest.
 func (m *InternLM) fail(rest string) string {
-	m.Phase = internlmFailed
-	out := string(m.Raw) + m.Scan.flush() + rest
-	m.Raw = nil
+	m.phase = internlmFailed
+	out := string(m.raw) + m.scan.flush() + rest
+	m.raw = nil
 	return out
 }
 
 // Finish implements ToolMachine.
 func (m *InternLM) Finish() (string, []ToolCallDelta) {
-	held := m.Scan.flush()
-	switch m.Phase {
+	held := m.scan.flush()
+	switch m.phase {
 	case internlmText:
 		return held, nil
 	case internlmSeek:
-		m.Raw = append(m.Raw, held...)
+		m.raw = append(m.raw, held...)
 		return m.fail(""), nil
 	case internlmObj:
-		m.Raw = append(m.Raw, held...)
+		m.raw = append(m.raw, held...)
 		calls := m.action(held, nil)
-		if m.Phase == internlmObj {
-			if calls = m.Call.end(calls); !m.Call.Failed {
-				m.Phase = internlmAfter
-				m.Raw = nil
+		if m.phase == internlmObj {
+			if calls = m.call.end(calls); !m.call.failed {
+				m.phase = internlmAfter
+				m.raw = nil
 				return "", calls
 			}
 		}
 		return m.fail(""), calls
 	case internlmAfter:
-		m.Raw = nil
+		m.raw = nil
 	}
 	return "", nil
 }
 
 // Called implements ToolMachine.
-func (m *InternLM) Called() bool { return m.Phase == internlmAfter }
+func (m *InternLM) Called() bool { return m.phase == internlmAfter }
+
+// codec saves and restores the state of a InternLM.
+func (m *InternLM) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &m.phase, 5)
+	m.scan.codec(c)
+	c.ByteSlice(&m.raw)
+	m.call.codec(c)
+}

@@ -58,10 +58,10 @@ func TestInternLMStreamsEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Push("Sure! <|action_", nil); d.Content != "Sure! " {
+	if d := pushDelta(p, "Sure! <|action_"); d.Content != "Sure! " {
 		t.Fatalf("content before the marker held back: %+v", d)
 	}
-	d := p.Push(`start|><|plugin|>{"name": "get_weather", "parameters": {"city": "To`, nil)
+	d := pushDelta(p, `start|><|plugin|>{"name": "get_weather", "parameters": {"city": "To`)
 	if len(d.ToolCalls) != 1 || d.ToolCalls[0].Name != "get_weather" || d.ToolCalls[0].Arguments != `{"city": "To` {
 		t.Fatalf("call not streamed: %+v", d)
 	}

@@ -1,5 +1,7 @@
 package parsers
 
+import "github.com/vrender/vrender/internal/statecodec"
+
 // Jamba tool calls, as vLLM's JambaToolParser.extract_tool_calls: without
 // "<tool_calls>" the output is content; otherwise the text between the
 // first "<tool_calls>" and the first "</tool_calls>" after it must be JSON
@@ -39,81 +41,89 @@ const (
 
 // Jamba is the jamba tool-call machine.
 type Jamba struct {
-	Phase jambaPhase
-	Scan  markerScan
-	// Raw is the text from "<tool_calls>" on.
-	Raw  []byte
-	List callList
+	phase jambaPhase
+	scan  markerScan
+	// raw is the text from "<tool_calls>" on.
+	raw  []byte
+	list callList
 }
 
 func newJamba(Vocab, *Request) (ToolMachine, error) { return &Jamba{}, nil }
 
 // Push implements ToolMachine.
 func (j *Jamba) Push(text string) (content string, calls []ToolCallDelta) {
-	switch j.Phase {
+	switch j.phase {
 	case jambaAfter:
 		return "", nil
 	case jambaFailed:
 		return text, nil
 	case jambaText:
-		before, marker, rest := j.Scan.next(text, jambaOpenMarkers)
+		before, marker, rest := j.scan.next(text, jambaOpenMarkers)
 		if marker == "" {
 			return before, nil
 		}
 		content = before
-		j.Phase = jambaBody
-		j.Raw = append(j.Raw, marker...)
-		j.List = newCallList(0, []string{"arguments"}, true)
+		j.phase = jambaBody
+		j.raw = append(j.raw, marker...)
+		j.list = newCallList(0, []string{"arguments"}, true)
 		text = rest
 	}
-	before, marker, rest := j.Scan.next(text, jambaCloseMarkers)
-	j.Raw = append(j.Raw, before...)
+	before, marker, rest := j.scan.next(text, jambaCloseMarkers)
+	j.raw = append(j.raw, before...)
 	calls = j.feed(before, calls)
-	if !j.List.Failed && marker != "" {
-		j.List.end()
+	if !j.list.failed && marker != "" {
+		j.list.end()
 	}
-	if j.List.Failed {
-		j.Raw = append(append(append(j.Raw, j.Scan.flush()...), marker...), rest...)
+	if j.list.failed {
+		j.raw = append(append(append(j.raw, j.scan.flush()...), marker...), rest...)
 		return content + j.release(), calls
 	}
 	if marker != "" {
-		j.Phase = jambaAfter
-		j.Raw = nil
+		j.phase = jambaAfter
+		j.raw = nil
 	}
 	return content, calls
 }
 
 // feed passes body text to the list; only whitespace may follow the JSON.
 func (j *Jamba) feed(text string, calls []ToolCallDelta) []ToolCallDelta {
-	if j.List.Failed {
+	if j.list.failed {
 		return calls
 	}
-	n, calls := j.List.feed(text, calls)
-	if !j.List.Failed && !isJSONSpace(text[n:]) {
-		j.List.Failed = true
+	n, calls := j.list.feed(text, calls)
+	if !j.list.failed && !isJSONSpace(text[n:]) {
+		j.list.failed = true
 	}
 	return calls
 }
 
 // release switches to passthrough and hands out the held raw text.
 func (j *Jamba) release() string {
-	j.Phase = jambaFailed
-	out := string(j.Raw)
-	j.Raw = nil
+	j.phase = jambaFailed
+	out := string(j.raw)
+	j.raw = nil
 	return out
 }
 
 // Finish implements ToolMachine.
 func (j *Jamba) Finish() (string, []ToolCallDelta) {
-	switch j.Phase {
+	switch j.phase {
 	case jambaText:
-		return j.Scan.flush(), nil
+		return j.scan.flush(), nil
 	case jambaBody:
-		j.Raw = append(j.Raw, j.Scan.flush()...)
+		j.raw = append(j.raw, j.scan.flush()...)
 		return j.release(), nil
 	}
 	return "", nil
 }
 
 // Called implements ToolMachine.
-func (j *Jamba) Called() bool { return j.Phase == jambaAfter }
+func (j *Jamba) Called() bool { return j.phase == jambaAfter }
+
+// codec saves and restores the state of a Jamba.
+func (j *Jamba) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &j.phase, 4)
+	j.scan.codec(c)
+	c.ByteSlice(&j.raw)
+	j.list.codec(c)
+}

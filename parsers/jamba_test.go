@@ -49,10 +49,10 @@ func TestJambaStreamsEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Push("Sure! <tool_c", nil); d.Content != "Sure! " {
+	if d := pushDelta(p, "Sure! <tool_c"); d.Content != "Sure! " {
 		t.Fatalf("content before the marker held back: %+v", d)
 	}
-	d := p.Push(`alls>[{"name": "get_weather", "arguments": {"city": "To`, nil)
+	d := pushDelta(p, `alls>[{"name": "get_weather", "arguments": {"city": "To`)
 	if len(d.ToolCalls) != 1 || d.ToolCalls[0].Name != "get_weather" || d.ToolCalls[0].Arguments != `{"city": "To` {
 		t.Fatalf("call not streamed: %+v", d)
 	}

@@ -1,6 +1,7 @@
 package parsers
 
 import (
+	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
 	"unicode/utf8"
 
@@ -50,17 +51,17 @@ const (
 type JSONChoice struct {
 	// Named mode: Held is leading whitespace not yet known to be followed
 	// by anything else; Started is set once the call is out.
-	Held    []byte
-	Started bool
+	held    []byte
+	started bool
 
 	// Required mode.
-	Phase  jcPhase
-	Failed bool
-	Obj    pyjson.Object
-	Cur    jcElem
-	// Elems counts the elements begun; Emitted the calls streamed.
-	Elems   int
-	Emitted int
+	phase  jcPhase
+	failed bool
+	obj    pyjson.Object
+	cur    jcElem
+	// elems counts the elements begun; Emitted the calls streamed.
+	elems   int
+	emitted int
 
 	// named is the requested function ("" in required mode).
 	named string
@@ -72,27 +73,27 @@ type JSONChoice struct {
 // judge the last value of each FunctionDefinition field, as pydantic
 // validates the last of repeated keys.
 type jcElem struct {
-	// Val is the canonical text of the current field's value, for fields
+	// val is the canonical text of the current field's value, for fields
 	// checked once complete.
-	Val    []byte
-	NameOK bool
-	Name   string
-	// Params is the canonical parameters value, buffered until the name is
+	val    []byte
+	nameOK bool
+	name   string
+	// params is the canonical parameters value, buffered until the name is
 	// out; ParamsSeen and ParamsOK describe the last one given, Typed is
 	// set once its first byte was checked.
-	Params     []byte
-	ParamsSeen bool
-	ParamsOK   bool
-	Typed      bool
-	// Streaming is set while a parameters value streams as arguments;
+	params     []byte
+	paramsSeen bool
+	paramsOK   bool
+	typed      bool
+	// streaming is set while a parameters value streams as arguments;
 	// Sent once one has gone out (with the name or streamed).
-	Streaming bool
-	Sent      bool
-	// Out is set once the call is streamed.
-	Out bool
-	// BadDesc, BadStrict and BadDefer are set when the last description,
+	streaming bool
+	sent      bool
+	// out is set once the call is streamed.
+	out bool
+	// badDesc, BadStrict and BadDefer are set when the last description,
 	// strict or defer_loading value fails its type.
-	BadDesc, BadStrict, BadDefer bool
+	badDesc, badStrict, badDefer bool
 }
 
 // newJSONChoice builds the machine for choice (required or named).
@@ -119,9 +120,9 @@ func (j *JSONChoice) Finish() (string, []ToolCallDelta) {
 	if j.named != "" {
 		return "", j.pushNamed("", true)
 	}
-	if j.Phase != jcDone {
+	if j.phase != jcDone {
 		// Truncated: validate_json fails on the whole list.
-		j.Failed = true
+		j.failed = true
 	}
 	return "", nil
 }
@@ -129,30 +130,30 @@ func (j *JSONChoice) Finish() (string, []ToolCallDelta) {
 // Called implements ToolMachine.
 func (j *JSONChoice) Called() bool {
 	if j.named != "" {
-		return j.Started
+		return j.started
 	}
-	return !j.Failed && j.Phase == jcDone && j.Emitted > 0
+	return !j.failed && j.phase == jcDone && j.emitted > 0
 }
 
 // pushNamed streams the content as the arguments of the named call once
 // it is more than whitespace.
 func (j *JSONChoice) pushNamed(text string, final bool) []ToolCallDelta {
-	if j.Started {
+	if j.started {
 		if text == "" {
 			return nil
 		}
 		return []ToolCallDelta{{Index: 0, Arguments: text}}
 	}
-	j.Held = append(j.Held, text...)
-	if !hasNonSpace(j.Held, final) {
+	j.held = append(j.held, text...)
+	if !hasNonSpace(j.held, final) {
 		if final {
-			j.Held = nil
+			j.held = nil
 		}
 		return nil
 	}
-	j.Started = true
-	args := string(j.Held)
-	j.Held = nil
+	j.started = true
+	args := string(j.held)
+	j.held = nil
 	return []ToolCallDelta{{Index: 0, ID: newToolCallID(), Type: "function", Name: j.named, Arguments: args}}
 }
 
@@ -175,38 +176,38 @@ func hasNonSpace(b []byte, final bool) bool {
 
 // feed advances the list reader over s.
 func (j *JSONChoice) feed(s string) {
-	for i := 0; i < len(s) && !j.Failed; {
+	for i := 0; i < len(s) && !j.failed; {
 		c := s[i]
-		if j.Phase == jcInElem {
-			n, err := j.Obj.Feed(s[i:], j)
+		if j.phase == jcInElem {
+			n, err := j.obj.Feed(s[i:], j)
 			i += n
 			if err != nil {
-				j.Failed = true
+				j.failed = true
 				return
 			}
-			if j.Obj.Done() {
+			if j.obj.Done() {
 				j.endElem()
-				j.Phase = jcAfter
+				j.phase = jcAfter
 			}
 			continue
 		}
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-		case j.Phase == jcOpen && c == '[':
-			j.Phase = jcFirst
-		case (j.Phase == jcFirst || j.Phase == jcAfter) && c == ']':
-			j.Phase = jcDone
-		case j.Phase == jcAfter && c == ',':
-			j.Phase = jcNext
-		case (j.Phase == jcFirst || j.Phase == jcNext) && c == '{':
-			j.Phase = jcInElem
-			j.Obj = pyjson.Object{}
-			j.Cur = jcElem{}
-			j.Elems++
+		case j.phase == jcOpen && c == '[':
+			j.phase = jcFirst
+		case (j.phase == jcFirst || j.phase == jcAfter) && c == ']':
+			j.phase = jcDone
+		case j.phase == jcAfter && c == ',':
+			j.phase = jcNext
+		case (j.phase == jcFirst || j.phase == jcNext) && c == '{':
+			j.phase = jcInElem
+			j.obj = pyjson.Object{}
+			j.cur = jcElem{}
+			j.elems++
 			continue // the object reader consumes its own '{'
 		default:
 			// Not a list of objects, or text after the list.
-			j.Failed = true
+			j.failed = true
 			return
 		}
 		i++
@@ -215,89 +216,89 @@ func (j *JSONChoice) feed(s string) {
 
 // endElem settles an element at its closing brace.
 func (j *JSONChoice) endElem() {
-	e := &j.Cur
-	if !e.NameOK || e.ParamsSeen && !e.ParamsOK || e.BadDesc || e.BadStrict || e.BadDefer {
-		j.Failed = true
+	e := &j.cur
+	if !e.nameOK || e.paramsSeen && !e.paramsOK || e.badDesc || e.badStrict || e.badDefer {
+		j.failed = true
 		return
 	}
-	if !e.Sent {
+	if !e.sent {
 		// No parameters: json.dumps(None).
-		j.out = append(j.out, ToolCallDelta{Index: j.Elems - 1, Arguments: "null"})
+		j.out = append(j.out, ToolCallDelta{Index: j.elems - 1, Arguments: "null"})
 	}
 }
 
 // emit streams the current element's call: id, name and the parameters
 // buffered so far.
 func (j *JSONChoice) emit() {
-	e := &j.Cur
-	e.Out = true
-	j.Emitted++
+	e := &j.cur
+	e.out = true
+	j.emitted++
 	args := ""
-	if e.ParamsSeen && e.ParamsOK {
-		args, e.Sent = string(e.Params), true
+	if e.paramsSeen && e.paramsOK {
+		args, e.sent = string(e.params), true
 	}
-	e.Params = nil
-	j.out = append(j.out, ToolCallDelta{Index: j.Elems - 1, ID: newToolCallID(), Type: "function", Name: e.Name, Arguments: args})
+	e.params = nil
+	j.out = append(j.out, ToolCallDelta{Index: j.elems - 1, ID: newToolCallID(), Type: "function", Name: e.name, Arguments: args})
 }
 
 // Field implements pyjson.FieldSink.
 func (j *JSONChoice) Field(key string) {
-	e := &j.Cur
-	e.Val = e.Val[:0]
+	e := &j.cur
+	e.val = e.val[:0]
 	if key == "parameters" {
-		e.ParamsSeen, e.ParamsOK, e.Typed = true, false, false
-		e.Params = e.Params[:0]
+		e.paramsSeen, e.paramsOK, e.typed = true, false, false
+		e.params = e.params[:0]
 		// Once the call is out only the first valid parameters stream
 		// (see the known deviations); a repeat is read but not sent.
-		e.Streaming = e.Out && !e.Sent
-		e.Sent = e.Sent || e.Streaming
+		e.streaming = e.out && !e.sent
+		e.sent = e.sent || e.streaming
 	}
 }
 
 // FieldBytes implements pyjson.FieldSink.
 func (j *JSONChoice) FieldBytes(key string, canon []byte) {
-	e := &j.Cur
+	e := &j.cur
 	switch key {
 	case "parameters":
-		if !e.Typed {
+		if !e.typed {
 			// The first byte decides the type: an object or null.
-			e.Typed = true
-			e.ParamsOK = canon[0] == '{' || canon[0] == 'n'
-			if !e.ParamsOK && e.Streaming {
-				e.Streaming, e.Sent = false, false
+			e.typed = true
+			e.paramsOK = canon[0] == '{' || canon[0] == 'n'
+			if !e.paramsOK && e.streaming {
+				e.streaming, e.sent = false, false
 			}
 		}
 		switch {
-		case !e.ParamsOK:
-		case e.Streaming:
-			j.out = append(j.out, ToolCallDelta{Index: j.Elems - 1, Arguments: string(canon)})
-		case !e.Out:
-			e.Params = append(e.Params, canon...)
+		case !e.paramsOK:
+		case e.streaming:
+			j.out = append(j.out, ToolCallDelta{Index: j.elems - 1, Arguments: string(canon)})
+		case !e.out:
+			e.params = append(e.params, canon...)
 		}
 	case "name", "description", "strict", "defer_loading":
-		e.Val = append(e.Val, canon...)
+		e.val = append(e.val, canon...)
 	}
 }
 
 // FieldEnd implements pyjson.FieldSink.
 func (j *JSONChoice) FieldEnd(key string) {
-	e := &j.Cur
+	e := &j.cur
 	switch key {
 	case "name":
-		name, ok := decodeString(e.Val)
-		e.NameOK = ok
-		if ok && !e.Out {
-			e.Name = name
+		name, ok := decodeString(e.val)
+		e.nameOK = ok
+		if ok && !e.out {
+			e.name = name
 			j.emit()
 		}
 	case "parameters":
-		e.Streaming = false
+		e.streaming = false
 	case "description":
-		e.BadDesc = !(len(e.Val) > 0 && e.Val[0] == '"' || string(e.Val) == "null")
+		e.badDesc = !(len(e.val) > 0 && e.val[0] == '"' || string(e.val) == "null")
 	case "strict":
-		e.BadStrict = !laxBool(e.Val)
+		e.badStrict = !laxBool(e.val)
 	case "defer_loading":
-		e.BadDefer = !laxBool(e.Val)
+		e.badDefer = !laxBool(e.val)
 	}
 }
 
@@ -317,4 +318,33 @@ func laxBool(canon []byte) bool {
 		return true
 	}
 	return false
+}
+
+// codec saves and restores the state of a JSONChoice.
+func (j *JSONChoice) codec(c *statecodec.Codec) {
+	c.ByteSlice(&j.held)
+	c.Bool(&j.started)
+	statecodec.Enum(c, &j.phase, 6)
+	c.Bool(&j.failed)
+	j.obj.Codec(c)
+	j.cur.codec(c)
+	c.Int(&j.elems)
+	c.Int(&j.emitted)
+}
+
+// codec saves and restores the state of a jcElem.
+func (j *jcElem) codec(c *statecodec.Codec) {
+	c.ByteSlice(&j.val)
+	c.Bool(&j.nameOK)
+	c.String(&j.name)
+	c.ByteSlice(&j.params)
+	c.Bool(&j.paramsSeen)
+	c.Bool(&j.paramsOK)
+	c.Bool(&j.typed)
+	c.Bool(&j.streaming)
+	c.Bool(&j.sent)
+	c.Bool(&j.out)
+	c.Bool(&j.badDesc)
+	c.Bool(&j.badStrict)
+	c.Bool(&j.badDefer)
 }

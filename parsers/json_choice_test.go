@@ -148,7 +148,7 @@ func TestJSONChoiceStreams(t *testing.T) {
 		{`]`, nil},
 	}
 	for _, s := range steps {
-		d := p.Push(s.push, nil)
+		d := pushDelta(p, s.push)
 		var got []ToolCallDelta
 		for _, c := range d.ToolCalls {
 			if c.ID != "" {

@@ -2,6 +2,7 @@ package parsers
 
 import (
 	"encoding/json"
+	"github.com/vrender/vrender/internal/statecodec"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -66,25 +67,25 @@ const (
 
 // KimiK2 is the kimi_k2 tool machine.
 type KimiK2 struct {
-	Mode  qcMode
-	State kimiState
-	Scan  markerScan
-	Tools []Tool
-	// Diverged is set once a "</think>" was dropped from content; E and R
+	mode  qcMode
+	state kimiState
+	scan  markerScan
+	tools []Tool
+	// diverged is set once a "</think>" was dropped from content; E and R
 	// then hold the content with calls and the raw text without. InTools
 	// is set once the section opened (R collects everything); Decided
 	// once a call is named (the content is E).
-	Diverged, InTools, Decided bool
-	E, R                       []byte
-	// WS holds whitespace-only content in the no-tools "none" mode.
-	WS    []byte
-	NonWS bool
-	// Named is vLLM's tools_called; Calls counts calls emitted; Started
+	diverged, inTools, decided bool
+	e, r                       []byte
+	// ws holds whitespace-only content in the no-tools "none" mode.
+	ws    []byte
+	nonWS bool
+	// named is vLLM's tools_called; Calls counts calls emitted; Started
 	// is set at the first call opener.
-	Named   bool
-	Calls   int
-	Started bool
-	Slot    kimiSlot
+	named   bool
+	nCalls  int
+	started bool
+	slot    kimiSlot
 
 	out   strings.Builder
 	calls []ToolCallDelta
@@ -94,31 +95,31 @@ type KimiK2 struct {
 
 // kimiSlot is the call being read.
 type kimiSlot struct {
-	Header []byte
-	// HasArgs is set at the first argument text; Cleared when the header
+	header []byte
+	// hasArgs is set at the first argument text; Cleared when the header
 	// did not parse then (vLLM blanks the name).
-	HasArgs, Cleared bool
-	Resolved, Closed bool
-	Emit             bool
-	Index            int
-	// Buffer is set when arguments are held for schema coercion (or until
+	hasArgs, cleared bool
+	resolved, closed bool
+	emit             bool
+	index            int
+	// buffer is set when arguments are held for schema coercion (or until
 	// the name is known) in Args.
-	Buffer bool
-	Args   []byte
-	// Lead is set once leading whitespace was skipped; Trail holds
+	buffer bool
+	args   []byte
+	// lead is set once leading whitespace was skipped; Trail holds
 	// whitespace (and a split rune) not yet known to be inside.
-	Lead  bool
-	Trail []byte
-	Out   bool
-	Props map[string]json.RawMessage
+	lead  bool
+	trail []byte
+	out   bool
+	props map[string]json.RawMessage
 }
 
 func newKimiK2(v Vocab, req *Request) (ToolMachine, error) {
-	k := &KimiK2{Tools: req.Tools, markers: engineTerminals(v, kimiMarkers)}
+	k := &KimiK2{tools: req.Tools, markers: engineTerminals(v, kimiMarkers)}
 	if choice, _, _ := req.Choice(); choice == ChoiceNone {
-		k.Mode = qcNoneOpen
+		k.mode = qcNoneOpen
 		if len(req.Tools) > 0 {
-			k.Mode = qcNoneQuiet
+			k.mode = qcNoneQuiet
 		}
 	}
 	return k, nil
@@ -127,7 +128,7 @@ func newKimiK2(v Vocab, req *Request) (ToolMachine, error) {
 // Push implements ToolMachine.
 func (k *KimiK2) Push(text string) (string, []ToolCallDelta) {
 	for {
-		before, marker, rest := k.Scan.next(text, orTerminals(k.markers, kimiMarkers))
+		before, marker, rest := k.scan.next(text, orTerminals(k.markers, kimiMarkers))
 		k.text(before)
 		if marker == "" {
 			break
@@ -140,32 +141,32 @@ func (k *KimiK2) Push(text string) (string, []ToolCallDelta) {
 
 // Finish implements ToolMachine.
 func (k *KimiK2) Finish() (string, []ToolCallDelta) {
-	k.text(k.Scan.flush())
-	if k.State != kimiContent && k.Started {
+	k.text(k.scan.flush())
+	if k.state != kimiContent && k.started {
 		k.endSlot()
 	}
 	switch {
-	case k.Mode == qcNoneOpen:
+	case k.mode == qcNoneOpen:
 		// vLLM drops whitespace-only content once any call started.
-		if !k.Started {
-			k.out.Write(k.WS)
+		if !k.started {
+			k.out.Write(k.ws)
 		}
-	case k.Mode == qcAuto && !k.Decided:
-		if k.Diverged || k.InTools {
-			k.out.Write(k.R)
+	case k.mode == qcAuto && !k.decided:
+		if k.diverged || k.inTools {
+			k.out.Write(k.r)
 		}
 	}
-	k.E, k.R, k.WS = nil, nil, nil
+	k.e, k.r, k.ws = nil, nil, nil
 	return k.take()
 }
 
 // Called implements ToolMachine.
-func (k *KimiK2) Called() bool { return k.Mode == qcAuto && k.Named }
+func (k *KimiK2) Called() bool { return k.mode == qcAuto && k.named }
 
 // ContentNull reports whether an empty content is null: with tool_choice
 // "none" vLLM's engine path returns its own content, None when empty.
 func (k *KimiK2) ContentNull() (null, decided bool) {
-	return k.Mode != qcAuto, k.Mode != qcAuto
+	return k.mode != qcAuto, k.mode != qcAuto
 }
 
 func (k *KimiK2) take() (string, []ToolCallDelta) {
@@ -177,8 +178,8 @@ func (k *KimiK2) take() (string, []ToolCallDelta) {
 
 // raw records text for the no-calls answer while it may still be needed.
 func (k *KimiK2) raw(s string) {
-	if k.Mode == qcAuto && !k.Decided && (k.Diverged || k.InTools) {
-		k.R = append(k.R, s...)
+	if k.mode == qcAuto && !k.decided && (k.diverged || k.inTools) {
+		k.r = append(k.r, s...)
 	}
 }
 
@@ -187,11 +188,11 @@ func (k *KimiK2) text(s string) {
 	if s == "" {
 		return
 	}
-	switch k.State {
+	switch k.state {
 	case kimiContent:
 		k.content(s)
 	case kimiName:
-		k.Slot.Header = append(k.Slot.Header, s...)
+		k.slot.header = append(k.slot.header, s...)
 	case kimiArgs:
 		k.argText(s)
 	}
@@ -201,17 +202,17 @@ func (k *KimiK2) text(s string) {
 // content is text of the content state: part of both answers.
 func (k *KimiK2) content(s string) {
 	switch {
-	case k.Mode == qcNoneOpen && !k.NonWS:
+	case k.mode == qcNoneOpen && !k.nonWS:
 		if strings.TrimFunc(s, pyIsSpace) == "" {
-			k.WS = append(k.WS, s...)
+			k.ws = append(k.ws, s...)
 			return
 		}
-		k.NonWS = true
-		k.out.Write(k.WS)
-		k.WS = nil
+		k.nonWS = true
+		k.out.Write(k.ws)
+		k.ws = nil
 		k.out.WriteString(s)
-	case k.Mode == qcAuto && k.Diverged:
-		k.E = append(k.E, s...)
+	case k.mode == qcAuto && k.diverged:
+		k.e = append(k.e, s...)
 	default:
 		k.out.WriteString(s)
 	}
@@ -223,16 +224,16 @@ func (k *KimiK2) terminal(t string) {
 	if isDropToken(t, kimiMarkers) {
 		return
 	}
-	switch k.State {
+	switch k.state {
 	case kimiContent:
 		switch t {
 		case qcThinkEnd:
-			if k.Mode == qcAuto && !k.Diverged {
-				k.Diverged = true
+			if k.mode == qcAuto && !k.diverged {
+				k.diverged = true
 			}
 		case kimiSectionStart:
-			k.State = kimiPreamble
-			k.InTools = true
+			k.state = kimiPreamble
+			k.inTools = true
 		default:
 			k.text(t)
 			return
@@ -241,22 +242,22 @@ func (k *KimiK2) terminal(t string) {
 		if t == kimiCallStart {
 			k.startSlot()
 		} else if t == kimiSectionEnd {
-			k.State = kimiPreamble
+			k.state = kimiPreamble
 		}
 	case kimiName:
 		if t != kimiArgStart {
 			k.text(t)
 			return
 		}
-		k.State = kimiArgs
+		k.state = kimiArgs
 	case kimiArgs:
 		switch t {
 		case kimiCallEnd:
 			k.endSlot()
-			k.State = kimiBetween
+			k.state = kimiBetween
 		case kimiSectionEnd:
 			k.endSlot()
-			k.State = kimiPreamble
+			k.state = kimiPreamble
 		default:
 			k.text(t)
 			return
@@ -266,31 +267,31 @@ func (k *KimiK2) terminal(t string) {
 }
 
 func (k *KimiK2) startSlot() {
-	k.State = kimiName
-	k.Started = true
-	k.Slot = kimiSlot{}
+	k.state = kimiName
+	k.started = true
+	k.slot = kimiSlot{}
 }
 
 // argText is argument text; the first piece settles the header.
 func (k *KimiK2) argText(s string) {
-	if k.Mode == qcNoneQuiet {
+	if k.mode == qcNoneQuiet {
 		return
 	}
-	sl := &k.Slot
-	if !sl.HasArgs {
-		sl.HasArgs = true
-		if id, name, ok := kimiHeaderName(string(sl.Header)); ok {
+	sl := &k.slot
+	if !sl.hasArgs {
+		sl.hasArgs = true
+		if id, name, ok := kimiHeaderName(string(sl.header)); ok {
 			k.resolve(id, name)
 		} else {
-			sl.Cleared, sl.Buffer = true, true
+			sl.cleared, sl.buffer = true, true
 		}
-		sl.Header = nil
+		sl.header = nil
 	}
-	if sl.Buffer {
-		sl.Args = append(sl.Args, s...)
+	if sl.buffer {
+		sl.args = append(sl.args, s...)
 		return
 	}
-	if sl.Emit {
+	if sl.emit {
 		k.streamArgs(s)
 	}
 }
@@ -298,38 +299,38 @@ func (k *KimiK2) argText(s string) {
 // resolve names the slot's call: from here on tools were called.
 // id is the header's id (vLLM uses it as the call's id), "" for a fresh one.
 func (k *KimiK2) resolve(id, name string) {
-	sl := &k.Slot
-	sl.Resolved = true
-	if !k.Named {
-		k.Named = true
-		if k.Mode == qcAuto && !k.Decided {
-			k.Decided = true
-			k.out.Write(k.E)
-			k.E, k.R = nil, nil
+	sl := &k.slot
+	sl.resolved = true
+	if !k.named {
+		k.named = true
+		if k.mode == qcAuto && !k.decided {
+			k.decided = true
+			k.out.Write(k.e)
+			k.e, k.r = nil, nil
 		}
 	}
-	if k.Mode != qcAuto {
+	if k.mode != qcAuto {
 		return
 	}
-	sl.Emit, sl.Index = true, k.Calls
-	k.Calls++
-	if len(k.Tools) > 0 {
-		sl.Props = toolProperties(k.Tools, name)
+	sl.emit, sl.index = true, k.nCalls
+	k.nCalls++
+	if len(k.tools) > 0 {
+		sl.props = toolProperties(k.tools, name)
 	}
-	sl.Buffer = len(sl.Props) > 0
+	sl.buffer = len(sl.props) > 0
 	if id == "" {
 		id = newToolCallID()
 	}
-	k.calls = append(k.calls, ToolCallDelta{Index: sl.Index, ID: id, Type: "function", Name: name})
+	k.calls = append(k.calls, ToolCallDelta{Index: sl.index, ID: id, Type: "function", Name: name})
 }
 
 // streamArgs sends argument text without its leading and (held) trailing
 // whitespace.
 func (k *KimiK2) streamArgs(s string) {
-	sl := &k.Slot
-	buf := append(sl.Trail, s...)
-	sl.Trail = nil
-	if !sl.Lead {
+	sl := &k.slot
+	buf := append(sl.trail, s...)
+	sl.trail = nil
+	if !sl.lead {
 		i := 0
 		for i < len(buf) {
 			if !utf8.FullRune(buf[i:]) {
@@ -337,14 +338,14 @@ func (k *KimiK2) streamArgs(s string) {
 			}
 			r, size := utf8.DecodeRune(buf[i:])
 			if !pyIsSpace(r) {
-				sl.Lead = true
+				sl.lead = true
 				break
 			}
 			i += size
 		}
 		buf = buf[i:]
-		if !sl.Lead {
-			sl.Trail = append(sl.Trail, buf...)
+		if !sl.lead {
+			sl.trail = append(sl.trail, buf...)
 			return
 		}
 	}
@@ -353,9 +354,9 @@ func (k *KimiK2) streamArgs(s string) {
 		if cut := spaceTailStart([]byte(s)); cut > 0 {
 			cut += n
 			k.emitArgs(string(buf[:cut]))
-			sl.Trail = append(sl.Trail, buf[cut:]...)
+			sl.trail = append(sl.trail, buf[cut:]...)
 		} else {
-			sl.Trail = buf
+			sl.trail = buf
 		}
 		return
 	}
@@ -363,7 +364,7 @@ func (k *KimiK2) streamArgs(s string) {
 	if cut > 0 {
 		k.emitArgs(string(buf[:cut]))
 	}
-	sl.Trail = append(sl.Trail, buf[cut:]...)
+	sl.trail = append(sl.trail, buf[cut:]...)
 }
 
 // endsOnRune reports whether b does not end inside a rune.
@@ -399,46 +400,46 @@ func spaceTailStart(b []byte) int {
 }
 
 func (k *KimiK2) emitArgs(frag string) {
-	k.Slot.Out = true
-	k.calls = appendArgs(k.calls, k.Slot.Index, frag)
+	k.slot.out = true
+	k.calls = appendArgs(k.calls, k.slot.index, frag)
 }
 
 // endSlot is TOOL_CALL_END.
 func (k *KimiK2) endSlot() {
-	sl := &k.Slot
-	if sl.Closed || k.Mode == qcNoneQuiet {
+	sl := &k.slot
+	if sl.closed || k.mode == qcNoneQuiet {
 		return
 	}
-	sl.Closed = true
-	if !sl.Resolved {
+	sl.closed = true
+	if !sl.resolved {
 		id, name := "", ""
-		if !sl.HasArgs {
-			if i, n, ok := kimiHeaderName(string(sl.Header)); ok {
+		if !sl.hasArgs {
+			if i, n, ok := kimiHeaderName(string(sl.header)); ok {
 				id, name = i, n
 			} else {
-				name = pyStrip(string(sl.Header))
+				name = pyStrip(string(sl.header))
 			}
-		} else if m := kimiNameRe.FindSubmatch(sl.Args); m != nil {
+		} else if m := kimiNameRe.FindSubmatch(sl.args); m != nil {
 			name = pyStrip(string(m[1]))
 		}
 		if name == "" {
 			return
 		}
 		k.resolve(id, name)
-		sl.Buffer = true
+		sl.buffer = true
 	}
-	if !sl.Emit {
+	if !sl.emit {
 		return
 	}
-	if sl.Buffer {
-		args := pyStrip(string(sl.Args))
+	if sl.buffer {
+		args := pyStrip(string(sl.args))
 		if args == "" {
 			args = "{}"
 		}
-		k.emitArgs(engineFixArgTypes(args, sl.Props))
+		k.emitArgs(engineFixArgTypes(args, sl.props))
 		return
 	}
-	if !sl.Out {
+	if !sl.out {
 		k.emitArgs("{}")
 	}
 }
@@ -470,4 +471,40 @@ func kimiHeaderName(header string) (id, name string, ok bool) {
 	// vLLM's result strips the name again.
 	name = pyStrip(strings.TrimPrefix(id[:strings.IndexByte(id, ':')], "functions."))
 	return id, name, name != ""
+}
+
+// codec saves and restores the state of a KimiK2.
+func (k *KimiK2) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &k.mode, 3)
+	statecodec.Enum(c, &k.state, 5)
+	k.scan.codec(c)
+	// tools is the request's, not state.
+	c.Bool(&k.diverged)
+	c.Bool(&k.inTools)
+	c.Bool(&k.decided)
+	c.ByteSlice(&k.e)
+	c.ByteSlice(&k.r)
+	c.ByteSlice(&k.ws)
+	c.Bool(&k.nonWS)
+	c.Bool(&k.named)
+	c.Int(&k.nCalls)
+	c.Bool(&k.started)
+	k.slot.codec(c)
+}
+
+// codec saves and restores the state of a kimiSlot.
+func (k *kimiSlot) codec(c *statecodec.Codec) {
+	c.ByteSlice(&k.header)
+	c.Bool(&k.hasArgs)
+	c.Bool(&k.cleared)
+	c.Bool(&k.resolved)
+	c.Bool(&k.closed)
+	c.Bool(&k.emit)
+	c.Int(&k.index)
+	c.Bool(&k.buffer)
+	c.ByteSlice(&k.args)
+	c.Bool(&k.lead)
+	c.ByteSlice(&k.trail)
+	c.Bool(&k.out)
+	statecodec.Map(c, &k.props, (*statecodec.Codec).String, codecRaw)
 }

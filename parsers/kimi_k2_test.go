@@ -92,10 +92,10 @@ func TestKimiK2StreamsEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Push("Sure! <|tool_calls", nil); d.Content != "Sure! " {
+	if d := pushDelta(p, "Sure! <|tool_calls"); d.Content != "Sure! " {
 		t.Fatalf("content before the section held back: %+v", d)
 	}
-	d := p.Push("_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|> {\"city\": \"To", nil)
+	d := pushDelta(p, "_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|> {\"city\": \"To")
 	if len(d.ToolCalls) != 1 || d.ToolCalls[0].Name != "get_weather" || d.ToolCalls[0].ID != "functions.get_weather:0" || d.ToolCalls[0].Arguments != `{"city": "To` {
 		t.Fatalf("call not streamed: %+v", d)
 	}

@@ -1,6 +1,7 @@
 package parsers
 
 import (
+	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
 
 	"github.com/vrender/vrender/parsers/pyjson"
@@ -30,63 +31,63 @@ func init() {
 
 // Llama3JSON is the llama3_json tool machine.
 type Llama3JSON struct {
-	Failed bool
-	// Raw is the output so far: the content if no call survives.
-	Raw   []byte
-	InObj bool
-	// SkipBrace is set right after an object: a "{" there is text.
-	SkipBrace bool
-	Obj       pyjson.Object
-	Cur       llamaCall
+	failed bool
+	// raw is the output so far: the content if no call survives.
+	raw   []byte
+	inObj bool
+	// skipBrace is set right after an object: a "{" there is text.
+	skipBrace bool
+	obj       pyjson.Object
+	cur       llamaCall
 	// Calls counts complete, valid objects.
-	Calls int
+	nCalls int
 
 	calls []ToolCallDelta
 }
 
 // llamaCall is what one object has shown so far.
 type llamaCall struct {
-	Index int
-	// Name, Arguments and Parameters are the canonical values of the last
+	index int
+	// name, Arguments and Parameters are the canonical values of the last
 	// occurrence of each key; the Has* counters count occurrences.
-	Name, Arguments, Parameters []byte
-	HasName, HasArguments       int
-	HasParameters               int
-	// Val collects the current field's canonical bytes.
-	Val []byte
-	// Header is set once id and name went out (Sent is that name); Live
+	name, arguments, parameters []byte
+	hasName, hasArguments       int
+	hasParameters               int
+	// val collects the current field's canonical bytes.
+	val []byte
+	// header is set once id and name went out (Sent is that name); Live
 	// is set while the arguments field streams, LiveKey once it did.
-	Header  bool
-	Sent    string
-	Live    bool
-	LiveKey string
+	header  bool
+	sent    string
+	live    bool
+	liveKey string
 }
 
 func newLlama3JSON(Vocab, *Request) (ToolMachine, error) { return &Llama3JSON{}, nil }
 
 // Push implements ToolMachine.
 func (l *Llama3JSON) Push(text string) (string, []ToolCallDelta) {
-	if l.Failed {
+	if l.failed {
 		return text, nil
 	}
-	l.Raw = append(l.Raw, text...)
+	l.raw = append(l.raw, text...)
 	for text != "" {
-		if l.InObj {
-			n, err := l.Obj.Feed(text, l)
+		if l.inObj {
+			n, err := l.obj.Feed(text, l)
 			text = text[n:]
 			if err != nil {
 				return l.fail()
 			}
-			if l.Obj.Done() {
+			if l.obj.Done() {
 				if !l.endObject() {
 					return l.fail()
 				}
-				l.InObj, l.SkipBrace = false, true
+				l.inObj, l.skipBrace = false, true
 			}
 			continue
 		}
-		if l.SkipBrace {
-			l.SkipBrace = false
+		if l.skipBrace {
+			l.skipBrace = false
 			if text[0] == '{' {
 				text = text[1:]
 				continue
@@ -97,9 +98,9 @@ func (l *Llama3JSON) Push(text string) (string, []ToolCallDelta) {
 			break
 		}
 		text = text[i:]
-		l.InObj = true
-		l.Obj = pyjson.Object{}
-		l.Cur = llamaCall{Index: l.Calls}
+		l.inObj = true
+		l.obj = pyjson.Object{}
+		l.cur = llamaCall{index: l.nCalls}
 	}
 	return "", l.take()
 }
@@ -107,26 +108,26 @@ func (l *Llama3JSON) Push(text string) (string, []ToolCallDelta) {
 // Finish implements ToolMachine.
 func (l *Llama3JSON) Finish() (string, []ToolCallDelta) {
 	switch {
-	case l.Failed:
+	case l.failed:
 		return "", nil
-	case l.InObj:
+	case l.inObj:
 		return l.fail()
-	case l.Calls == 0:
-		out := string(l.Raw)
-		l.Raw = nil
+	case l.nCalls == 0:
+		out := string(l.raw)
+		l.raw = nil
 		return out, l.take()
 	}
-	l.Raw = nil
+	l.raw = nil
 	return "", l.take()
 }
 
 // Called implements ToolMachine.
-func (l *Llama3JSON) Called() bool { return !l.Failed && l.Calls > 0 }
+func (l *Llama3JSON) Called() bool { return !l.failed && l.nCalls > 0 }
 
 func (l *Llama3JSON) fail() (string, []ToolCallDelta) {
-	l.Failed = true
-	out := string(l.Raw)
-	l.Raw = nil
+	l.failed = true
+	out := string(l.raw)
+	l.raw = nil
 	return out, l.take()
 }
 
@@ -140,69 +141,96 @@ func isArgsKey(key string) bool { return key == "arguments" || key == "parameter
 
 // Field implements pyjson.FieldSink.
 func (l *Llama3JSON) Field(key string) {
-	c := &l.Cur
-	c.Val = c.Val[:0]
-	if isArgsKey(key) && c.Header && c.LiveKey == "" && c.HasArguments+c.HasParameters == 0 {
-		c.Live, c.LiveKey = true, key
+	c := &l.cur
+	c.val = c.val[:0]
+	if isArgsKey(key) && c.header && c.liveKey == "" && c.hasArguments+c.hasParameters == 0 {
+		c.live, c.liveKey = true, key
 	}
 }
 
 // FieldBytes implements pyjson.FieldSink.
 func (l *Llama3JSON) FieldBytes(key string, canon []byte) {
-	c := &l.Cur
+	c := &l.cur
 	if key != "name" && !isArgsKey(key) {
 		return
 	}
-	c.Val = append(c.Val, canon...)
-	if c.Live {
+	c.val = append(c.val, canon...)
+	if c.live {
 		l.emitArgs(string(canon))
 	}
 }
 
 // FieldEnd implements pyjson.FieldSink.
 func (l *Llama3JSON) FieldEnd(key string) {
-	c := &l.Cur
-	c.Live = false
-	val := append([]byte(nil), c.Val...)
+	c := &l.cur
+	c.live = false
+	val := append([]byte(nil), c.val...)
 	switch key {
 	case "name":
-		c.Name = val
-		c.HasName++
-		if name, ok := decodeString(val); ok && !c.Header {
-			c.Header, c.Sent = true, name
-			l.calls = append(l.calls, ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
+		c.name = val
+		c.hasName++
+		if name, ok := decodeString(val); ok && !c.header {
+			c.header, c.sent = true, name
+			l.calls = append(l.calls, ToolCallDelta{Index: c.index, ID: newToolCallID(), Type: "function", Name: name})
 		}
 	case "arguments":
-		c.Arguments = val
-		c.HasArguments++
+		c.arguments = val
+		c.hasArguments++
 	case "parameters":
-		c.Parameters = val
-		c.HasParameters++
+		c.parameters = val
+		c.hasParameters++
 	}
 }
 
 // endObject validates a complete object and sends what is left of it.
 func (l *Llama3JSON) endObject() bool {
-	c := &l.Cur
-	name, ok := decodeString(c.Name)
-	if c.HasName == 0 || !ok || c.HasArguments+c.HasParameters == 0 {
+	c := &l.cur
+	name, ok := decodeString(c.name)
+	if c.hasName == 0 || !ok || c.hasArguments+c.hasParameters == 0 {
 		return false
 	}
-	args := c.Parameters
-	if c.HasArguments > 0 {
-		args = c.Arguments
+	args := c.parameters
+	if c.hasArguments > 0 {
+		args = c.arguments
 	}
-	l.Calls++
-	if !c.Header {
-		l.calls = append(l.calls, ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name, Arguments: string(args)})
+	l.nCalls++
+	if !c.header {
+		l.calls = append(l.calls, ToolCallDelta{Index: c.index, ID: newToolCallID(), Type: "function", Name: name, Arguments: string(args)})
 		return true
 	}
-	if c.LiveKey == "" && name == c.Sent {
+	if c.liveKey == "" && name == c.sent {
 		l.emitArgs(string(args))
 	}
 	return true
 }
 
 func (l *Llama3JSON) emitArgs(frag string) {
-	l.calls = appendArgs(l.calls, l.Cur.Index, frag)
+	l.calls = appendArgs(l.calls, l.cur.index, frag)
+}
+
+// codec saves and restores the state of a Llama3JSON.
+func (l *Llama3JSON) codec(c *statecodec.Codec) {
+	c.Bool(&l.failed)
+	c.ByteSlice(&l.raw)
+	c.Bool(&l.inObj)
+	c.Bool(&l.skipBrace)
+	l.obj.Codec(c)
+	l.cur.codec(c)
+	c.Int(&l.nCalls)
+}
+
+// codec saves and restores the state of a llamaCall.
+func (l *llamaCall) codec(c *statecodec.Codec) {
+	c.Int(&l.index)
+	c.ByteSlice(&l.name)
+	c.ByteSlice(&l.arguments)
+	c.ByteSlice(&l.parameters)
+	c.Int(&l.hasName)
+	c.Int(&l.hasArguments)
+	c.Int(&l.hasParameters)
+	c.ByteSlice(&l.val)
+	c.Bool(&l.header)
+	c.String(&l.sent)
+	c.Bool(&l.live)
+	c.String(&l.liveKey)
 }

@@ -72,7 +72,7 @@ func TestLlama3JSONStreamsArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := p.Push(`{"name": "get_weather", "parameters": {"city": "Pa`, nil)
+	d := pushDelta(p, `{"name": "get_weather", "parameters": {"city": "Pa`)
 	if len(d.ToolCalls) != 1 || d.ToolCalls[0].Name != "get_weather" || d.ToolCalls[0].Arguments != `{"city": "Pa` || d.Content != "" {
 		t.Fatalf("first delta = %+v", d)
 	}

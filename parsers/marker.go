@@ -1,12 +1,16 @@
 package parsers
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/vrender/vrender/internal/statecodec"
+)
 
 // markerScan finds markers in pushed text without re-reading old input: it
 // holds back only the longest tail that is a proper prefix of some marker.
 type markerScan struct {
-	// Held is text not yet handed out because it may start a marker.
-	Held string
+	// held is text not yet handed out because it may start a marker.
+	held string
 
 	// found remembers where markers occur in the rest handed out by the
 	// previous call: callers feed that rest straight back, and searching
@@ -22,9 +26,9 @@ type markerScan struct {
 // part of a marker and holds back the rest.
 func (m *markerScan) next(text string, markers []string) (before, marker, rest string) {
 	s := text
-	if m.Held != "" {
-		s = m.Held + text
-		m.Held = ""
+	if m.held != "" {
+		s = m.held + text
+		m.held = ""
 	}
 	if !mayHoldMarker(s, markers) {
 		// Most pushes: no byte of s starts a marker, so s holds neither a
@@ -40,7 +44,7 @@ func (m *markerScan) next(text string, markers []string) (before, marker, rest s
 	}
 	m.found.reset()
 	keep := partialTail(s, markers)
-	m.Held = s[len(s)-keep:]
+	m.held = s[len(s)-keep:]
 	return s[:len(s)-keep], "", ""
 }
 
@@ -72,8 +76,8 @@ func mayHoldMarker(s string, markers []string) bool {
 
 // flush hands out whatever is held back.
 func (m *markerScan) flush() string {
-	s := m.Held
-	m.Held = ""
+	s := m.held
+	m.held = ""
 	return s
 }
 
@@ -174,4 +178,9 @@ func (c *markerCache) advance(rest string, cut int) {
 		c.at[j] = markerPos{}
 	}
 	c.text, c.n = rest, k
+}
+
+// codec saves and restores the state of a markerScan.
+func (m *markerScan) codec(c *statecodec.Codec) {
+	c.String(&m.held)
 }

@@ -3,6 +3,7 @@ package parsers
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
 
 	"github.com/vrender/vrender/parsers/pyjson"
@@ -68,17 +69,17 @@ const (
 
 // MinimaxM2 is the minimax_m2 tool machine.
 type MinimaxM2 struct {
-	Mode  qcMode
-	State mmState
-	Scan  markerScan
-	Tools []Tool
-	Gate  qcGate
-	// Slots counts calls started; Named is set once one counts (vLLM's
+	mode  qcMode
+	state mmState
+	scan  markerScan
+	tools []Tool
+	gate  qcGate
+	// slots counts calls started; Named is set once one counts (vLLM's
 	// tools_called); Calls counts calls emitted.
-	Slots int
-	Named bool
-	Calls int
-	Call  mmCall
+	slots  int
+	named  bool
+	nCalls int
+	call   mmCall
 
 	out   strings.Builder
 	calls deltaSink
@@ -88,26 +89,26 @@ type MinimaxM2 struct {
 
 // mmCall is the call being read.
 type mmCall struct {
-	RawName  []byte
-	NameDone bool
-	Emitted  bool
-	Closed   bool
-	Index    int
-	Props    map[string]json.RawMessage
-	Params   mmParams
-	NParams  int
-	Seen     map[string]bool
+	rawName  []byte
+	nameDone bool
+	emitted  bool
+	closed   bool
+	index    int
+	props    map[string]json.RawMessage
+	params   mmParams
+	nParams  int
+	seen     map[string]bool
 }
 
 func newMinimaxM2(v Vocab, req *Request) (ToolMachine, error) {
-	m := &MinimaxM2{Tools: req.Tools, markers: engineTerminals(v, mmMarkers)}
+	m := &MinimaxM2{tools: req.Tools, markers: engineTerminals(v, mmMarkers)}
 	if choice, _, _ := req.Choice(); choice == ChoiceNone {
-		m.Mode = qcNoneOpen
+		m.mode = qcNoneOpen
 		if len(req.Tools) > 0 {
-			m.Mode = qcNoneQuiet
+			m.mode = qcNoneQuiet
 		}
 	}
-	m.Gate.Auto = m.Mode == qcAuto
+	m.gate.auto = m.mode == qcAuto
 	return m, nil
 }
 
@@ -126,23 +127,23 @@ func (m *MinimaxM2) pushAppend(text string, calls []ToolCallDelta) (string, []To
 // Finish implements ToolMachine.
 func (m *MinimaxM2) Finish() (string, []ToolCallDelta) {
 	m.run("", true)
-	if m.State != mmContent && m.Slots > 0 {
+	if m.state != mmContent && m.slots > 0 {
 		m.endCall()
 	}
-	m.State = mmContent
-	if m.Mode != qcNoneQuiet {
-		m.Gate.finish(&m.out)
+	m.state = mmContent
+	if m.mode != qcNoneQuiet {
+		m.gate.finish(&m.out)
 	}
 	return m.take()
 }
 
 // Called implements ToolMachine.
-func (m *MinimaxM2) Called() bool { return m.Mode == qcAuto && m.Named }
+func (m *MinimaxM2) Called() bool { return m.mode == qcAuto && m.named }
 
 // ContentNull reports whether an empty content is null: with tool_choice
 // "none" vLLM's engine path returns its own content, None when empty.
 func (m *MinimaxM2) ContentNull() (null, decided bool) {
-	return m.Mode != qcAuto, m.Mode != qcAuto
+	return m.mode != qcAuto, m.mode != qcAuto
 }
 
 func (m *MinimaxM2) take() (string, []ToolCallDelta) {
@@ -153,7 +154,7 @@ func (m *MinimaxM2) take() (string, []ToolCallDelta) {
 
 func (m *MinimaxM2) run(text string, final bool) {
 	for {
-		before, marker, rest := scanTerminal(&m.Scan, text, orTerminals(m.markers, mmMarkers), final)
+		before, marker, rest := scanTerminal(&m.scan, text, orTerminals(m.markers, mmMarkers), final)
 		m.text(before)
 		if marker == "" {
 			return
@@ -168,9 +169,9 @@ func (m *MinimaxM2) run(text string, final bool) {
 // tell them apart. With final set, nothing is held.
 func scanTerminal(m *markerScan, text string, markers []string, final bool) (before, marker, rest string) {
 	s := text
-	if m.Held != "" {
-		s = m.Held + text
-		m.Held = ""
+	if m.held != "" {
+		s = m.held + text
+		m.held = ""
 	}
 	best, bestLen := m.found.earliest(s, markers)
 	if best >= 0 {
@@ -179,7 +180,7 @@ func scanTerminal(m *markerScan, text string, markers []string, final bool) (bef
 			for _, mk := range markers {
 				if len(mk) > len(tail) && strings.HasPrefix(mk, tail) {
 					m.found.reset()
-					m.Held = tail
+					m.held = tail
 					return s[:best], "", ""
 				}
 			}
@@ -193,7 +194,7 @@ func scanTerminal(m *markerScan, text string, markers []string, final bool) (bef
 		return s, "", ""
 	}
 	keep := partialTail(s, markers)
-	m.Held = s[len(s)-keep:]
+	m.held = s[len(s)-keep:]
 	return s[:len(s)-keep], "", ""
 }
 
@@ -202,19 +203,19 @@ func (m *MinimaxM2) text(s string) {
 	if s == "" {
 		return
 	}
-	switch m.State {
+	switch m.state {
 	case mmContent:
-		if m.Mode == qcNoneQuiet {
+		if m.mode == qcNoneQuiet {
 			m.out.WriteString(s)
 		} else {
-			m.Gate.content(&m.out, s)
+			m.gate.content(&m.out, s)
 		}
 	case mmName:
-		m.Call.RawName = append(m.Call.RawName, s...)
+		m.call.rawName = append(m.call.rawName, s...)
 	case mmArgs:
 		m.args(s, false)
 	}
-	m.Gate.raw(s)
+	m.gate.raw(s)
 }
 
 // terminal applies the grammar's transition for a terminal; a terminal
@@ -224,14 +225,14 @@ func (m *MinimaxM2) terminal(t string) {
 		return
 	}
 	invoke := t == mmInvokeDQ || t == mmInvokeSQ || t == mmInvokeBare
-	switch m.State {
+	switch m.state {
 	case mmContent:
 		switch {
 		case t == mmThinkEnd || t == mmToolEnd:
 			m.dropped()
 		case t == mmToolStart:
 			m.dropped()
-			m.State = mmPreamble
+			m.state = mmPreamble
 		case invoke:
 			m.startCall()
 		default:
@@ -241,7 +242,7 @@ func (m *MinimaxM2) terminal(t string) {
 	case mmPreamble, mmBetween:
 		switch {
 		case t == mmToolEnd:
-			m.State = mmContent
+			m.state = mmContent
 		case invoke:
 			m.startCall()
 		}
@@ -251,67 +252,67 @@ func (m *MinimaxM2) terminal(t string) {
 			return
 		}
 		m.nameDone()
-		m.State = mmArgs
+		m.state = mmArgs
 	case mmArgs:
 		if t != mmInvokeEnd {
 			m.text(t)
 			return
 		}
 		m.endCall()
-		m.State = mmBetween
+		m.state = mmBetween
 	}
-	m.Gate.raw(t)
+	m.gate.raw(t)
 }
 
 // dropped is a content terminal that the engine swallows.
 func (m *MinimaxM2) dropped() {
-	if m.Mode != qcNoneQuiet {
-		m.Gate.thinkEnd()
+	if m.mode != qcNoneQuiet {
+		m.gate.thinkEnd()
 	}
 }
 
 func (m *MinimaxM2) startCall() {
-	m.Slots++
-	m.Call = mmCall{}
-	m.State = mmName
-	if m.Mode != qcNoneQuiet {
-		m.Gate.toolStart()
+	m.slots++
+	m.call = mmCall{}
+	m.state = mmName
+	if m.mode != qcNoneQuiet {
+		m.gate.toolStart()
 	}
 }
 
 // nameDone ends the name: a valid (stripped) name makes a call.
 func (m *MinimaxM2) nameDone() {
-	c := &m.Call
-	if c.NameDone {
+	c := &m.call
+	if c.nameDone {
 		return
 	}
-	c.NameDone = true
-	name := pyStrip(string(c.RawName))
-	c.RawName = nil
+	c.nameDone = true
+	name := pyStrip(string(c.rawName))
+	c.rawName = nil
 	if name == "" || !m.knownTool(name) {
 		return
 	}
-	if !m.Named {
-		m.Named = true
-		if m.Mode != qcNoneQuiet {
-			m.Gate.called(&m.out)
+	if !m.named {
+		m.named = true
+		if m.mode != qcNoneQuiet {
+			m.gate.called(&m.out)
 		}
 	}
-	if m.Mode != qcAuto {
+	if m.mode != qcAuto {
 		return
 	}
-	c.Emitted, c.Index = true, m.Calls
-	m.Calls++
-	c.Props = toolProperties(m.Tools, name)
-	m.calls.add(ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
+	c.emitted, c.index = true, m.nCalls
+	m.nCalls++
+	c.props = toolProperties(m.tools, name)
+	m.calls.add(ToolCallDelta{Index: c.index, ID: newToolCallID(), Type: "function", Name: name})
 }
 
 // knownTool is validate_tool_names: without tools any name passes.
 func (m *MinimaxM2) knownTool(name string) bool {
-	if len(m.Tools) == 0 {
+	if len(m.tools) == 0 {
 		return true
 	}
-	for _, t := range m.Tools {
+	for _, t := range m.tools {
 		if (t.Type == "" || t.Type == "function") && t.Function.Name == name {
 			return true
 		}
@@ -320,63 +321,63 @@ func (m *MinimaxM2) knownTool(name string) bool {
 }
 
 func (m *MinimaxM2) args(s string, final bool) {
-	c := &m.Call
-	if !c.Emitted {
+	c := &m.call
+	if !c.emitted {
 		return
 	}
 	var buf [4]xmlParam
-	for _, p := range c.Params.feed(s, final, buf[:0]) {
+	for _, p := range c.params.feed(s, final, buf[:0]) {
 		m.param(p)
 	}
 }
 
 // param emits one completed parameter.
 func (m *MinimaxM2) param(p xmlParam) {
-	c := &m.Call
-	if c.Seen[p.Name] {
+	c := &m.call
+	if c.seen[p.name] {
 		return
 	}
-	if c.Seen == nil {
-		c.Seen = map[string]bool{}
+	if c.seen == nil {
+		c.seen = map[string]bool{}
 	}
-	c.Seen[p.Name] = true
+	c.seen[p.name] = true
 	var b strings.Builder
-	if c.NParams == 0 {
+	if c.nParams == 0 {
 		b.WriteByte('{')
 	} else {
 		b.WriteString(", ")
 	}
-	c.NParams++
-	b.WriteString(pyjson.Quote(p.Name))
+	c.nParams++
+	b.WriteString(pyjson.Quote(p.name))
 	b.WriteString(": ")
-	b.WriteString(paramJSON(c.Props, p.Name, p.Value))
+	b.WriteString(paramJSON(c.props, p.name, p.value))
 	m.emitArgs(b.String())
 }
 
 func (m *MinimaxM2) emitArgs(frag string) {
-	m.calls.args(m.Call.Index, frag)
+	m.calls.args(m.call.index, frag)
 }
 
 // endCall is TOOL_CALL_END: a name still open ends here too.
 func (m *MinimaxM2) endCall() {
-	c := &m.Call
-	if c.Closed {
+	c := &m.call
+	if c.closed {
 		return
 	}
-	if m.State == mmName {
+	if m.state == mmName {
 		m.nameDone()
 	}
-	c.Closed = true
-	if !c.Emitted {
+	c.closed = true
+	if !c.emitted {
 		return
 	}
 	m.args("", true)
-	if c.NParams == 0 {
+	if c.nParams == 0 {
 		m.emitArgs("{}")
 	} else {
 		m.emitArgs("}")
 	}
-	c.Params = mmParams{}
+	c.params = mmParams{}
 }
 
 // mmParams reads parameters out of a streamed invoke body the way vLLM's
@@ -388,18 +389,18 @@ func (m *MinimaxM2) endCall() {
 // byte is examined once: a tag cut off by the end of the input so far is
 // resumed where its match stopped, not matched again from its '<'.
 type mmParams struct {
-	Buf      []byte
-	Pos      int
-	InValue  bool
-	Name     string
-	ValStart int
+	buf      []byte
+	pos      int
+	inValue  bool
+	name     string
+	valStart int
 	// TagOn is set while the tag at TagAt (a '<' in Buf) is undecided;
 	// Open, Close and Ahead hold how far its match got.
-	Open  mmOpenScan
-	Close tagScan
-	Ahead tagScan
-	TagOn bool
-	TagAt int
+	open  mmOpenScan
+	close tagScan
+	ahead tagScan
+	tagOn bool
+	tagAt int
 
 	// scanned counts the bytes examined, for the complexity test.
 	scanned int
@@ -414,66 +415,66 @@ var (
 // feed consumes body text; final marks the end of the body, where a tag
 // still undecided does not match.
 func (x *mmParams) feed(text string, final bool, out []xmlParam) []xmlParam {
-	x.Buf = append(x.Buf, text...)
+	x.buf = append(x.buf, text...)
 	for {
-		i := bytes.IndexByte(x.Buf[x.Pos:], '<')
+		i := bytes.IndexByte(x.buf[x.pos:], '<')
 		if i < 0 {
-			x.scanned += len(x.Buf) - x.Pos
-			if x.InValue {
-				x.Pos = len(x.Buf)
+			x.scanned += len(x.buf) - x.pos
+			if x.inValue {
+				x.pos = len(x.buf)
 			} else {
-				x.Buf, x.Pos = x.Buf[:0], 0
+				x.buf, x.pos = x.buf[:0], 0
 			}
 			return out
 		}
 		x.scanned += i + 1
-		at := x.Pos + i
-		s := x.Buf
-		if !x.TagOn || x.TagAt != at {
-			x.TagOn, x.TagAt = true, at
-			x.Open, x.Close, x.Ahead = mmOpenScan{}, tagScan{}, tagScan{}
+		at := x.pos + i
+		s := x.buf
+		if !x.tagOn || x.tagAt != at {
+			x.tagOn, x.tagAt = true, at
+			x.open, x.close, x.ahead = mmOpenScan{}, tagScan{}, tagScan{}
 		}
-		if !x.InValue {
-			m, name, end := x.Open.match(s, at, final, &x.scanned)
+		if !x.inValue {
+			m, name, end := x.open.match(s, at, final, &x.scanned)
 			switch m {
 			case tagMore:
 				if at > 0 {
-					x.Buf, x.TagAt = append(x.Buf[:0], x.Buf[at:]...), 0
+					x.buf, x.tagAt = append(x.buf[:0], x.buf[at:]...), 0
 				}
-				x.Pos = 0
+				x.pos = 0
 				return out
 			case tagNo:
-				x.Pos, x.TagOn = at+1, false
+				x.pos, x.tagOn = at+1, false
 				continue
 			}
-			x.Name = pyStrip(name)
-			x.InValue, x.ValStart, x.Pos, x.TagOn = true, end, end, false
+			x.name = pyStrip(name)
+			x.inValue, x.valStart, x.pos, x.tagOn = true, end, end, false
 			continue
 		}
-		mc, endClose := x.Close.match(s, at, mmClosePat, &x.scanned)
+		mc, endClose := x.close.match(s, at, mmClosePat, &x.scanned)
 		ma := tagNo
 		if mc != tagYes {
-			ma, _ = x.Ahead.match(s, at, mmAheadPat, &x.scanned)
+			ma, _ = x.ahead.match(s, at, mmAheadPat, &x.scanned)
 		}
 		if final {
 			mc, ma = settle(mc), settle(ma)
 		}
 		switch {
 		case mc == tagYes || ma == tagYes:
-			if x.Name != "" {
-				out = append(out, xmlParam{Name: x.Name, Value: string(s[x.ValStart:at])})
+			if x.name != "" {
+				out = append(out, xmlParam{name: x.name, value: string(s[x.valStart:at])})
 			}
 			rest := at
 			if mc == tagYes {
 				rest = endClose
 			}
-			x.Pos, x.InValue, x.TagOn = rest, false, false
+			x.pos, x.inValue, x.tagOn = rest, false, false
 			x.compact()
 		case mc == tagMore || ma == tagMore:
-			x.Pos = at
+			x.pos = at
 			return out
 		default:
-			x.Pos, x.TagOn = at+1, false
+			x.pos, x.tagOn = at+1, false
 		}
 	}
 }
@@ -482,10 +483,10 @@ func (x *mmParams) feed(text string, final bool, out []xmlParam) []xmlParam {
 // Buf: dropping it after every parameter would copy the rest of a long
 // push once per parameter.
 func (x *mmParams) compact() {
-	if x.Pos < len(x.Buf)-x.Pos {
+	if x.pos < len(x.buf)-x.pos {
 		return
 	}
-	x.Buf, x.Pos = append(x.Buf[:0], x.Buf[x.Pos:]...), 0
+	x.buf, x.pos = append(x.buf[:0], x.buf[x.pos:]...), 0
 }
 
 // settle turns an undecided match into a failed one at the end of input.
@@ -500,50 +501,50 @@ func settle(m tagMatch) tagMatch {
 // name forms before the bare one as the regex alternation does. Positions
 // are relative to the tag's '<'.
 type mmOpenScan struct {
-	Head tagScan
-	// Started is set once the head matched; K is where the name starts.
-	Started bool
-	K       int
-	// Quote finds a quoted name's closing quote; QSpace resumes the \s*
+	head tagScan
+	// started is set once the head matched; K is where the name starts.
+	started bool
+	k       int
+	// quote finds a quoted name's closing quote; QSpace resumes the \s*
 	// after it.
-	Quote  byteSearch
-	QSpace int
-	// Bare resumes [^>\s]+; once BareDone it ended at BareEnd and BSpace
+	quote  byteSearch
+	qSpace int
+	// bare resumes [^>\s]+; once BareDone it ended at BareEnd and BSpace
 	// resumes the \s* after it.
-	Bare     int
-	BareDone bool
-	BareEnd  int
-	BSpace   int
+	bare     int
+	bareDone bool
+	bareEnd  int
+	bSpace   int
 }
 
 // match resumes the opening tag's match at s[base]; on tagYes it returns
 // the raw name and where the tag ends.
 func (o *mmOpenScan) match(s []byte, base int, final bool, scanned *int) (tagMatch, string, int) {
-	m, k := o.Head.match(s, base, mmHeadPat, scanned)
+	m, k := o.head.match(s, base, mmHeadPat, scanned)
 	if final {
 		m = settle(m)
 	}
 	if m != tagYes {
 		return m, "", 0
 	}
-	if !o.Started {
-		o.Started, o.K = true, k-base
-		o.Quote, o.QSpace, o.Bare = byteSearch{Pos: o.K + 1}, 0, o.K
+	if !o.started {
+		o.started, o.k = true, k-base
+		o.quote, o.qSpace, o.bare = byteSearch{pos: o.k + 1}, 0, o.k
 	}
-	k = base + o.K
+	k = base + o.k
 	if q := s[k]; q == '"' || q == '\'' {
-		if j := o.Quote.find(s, base, q, scanned); j < 0 {
+		if j := o.quote.find(s, base, q, scanned); j < 0 {
 			if !final {
 				return tagMore, "", 0
 			}
 		} else {
-			if o.QSpace == 0 {
-				o.QSpace = j + 1 - base
+			if o.qSpace == 0 {
+				o.qSpace = j + 1 - base
 			}
-			p := base + o.QSpace
+			p := base + o.qSpace
 			e, more := spaceRun(s, p)
 			*scanned += e - p
-			o.QSpace = e - base
+			o.qSpace = e - base
 			switch {
 			case more && !final:
 				return tagMore, "", 0
@@ -553,11 +554,11 @@ func (o *mmOpenScan) match(s []byte, base int, final bool, scanned *int) (tagMat
 		}
 	}
 	// [^>\s]+\s*>
-	if !o.BareDone {
-		p := base + o.Bare
+	if !o.bareDone {
+		p := base + o.bare
 		e, more := nameRun(s, p)
 		*scanned += e - p
-		o.Bare = e - base
+		o.bare = e - base
 		switch {
 		case more && final:
 			return tagNo, "", 0
@@ -566,12 +567,12 @@ func (o *mmOpenScan) match(s []byte, base int, final bool, scanned *int) (tagMat
 		case e == k:
 			return tagNo, "", 0
 		}
-		o.BareDone, o.BareEnd, o.BSpace = true, e-base, e-base
+		o.bareDone, o.bareEnd, o.bSpace = true, e-base, e-base
 	}
-	p := base + o.BSpace
+	p := base + o.bSpace
 	f, more := spaceRun(s, p)
 	*scanned += f - p
-	o.BSpace = f - base
+	o.bSpace = f - base
 	switch {
 	case more && final:
 		return tagNo, "", 0
@@ -580,5 +581,78 @@ func (o *mmOpenScan) match(s []byte, base int, final bool, scanned *int) (tagMat
 	case s[f] != '>':
 		return tagNo, "", 0
 	}
-	return tagYes, string(s[k : base+o.BareEnd]), f + 1
+	return tagYes, string(s[k : base+o.bareEnd]), f + 1
+}
+
+// codec saves and restores the state of a MinimaxM2.
+func (m *MinimaxM2) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &m.mode, 3)
+	statecodec.Enum(c, &m.state, 5)
+	m.scan.codec(c)
+	// tools is the request's, not state.
+	m.gate.codec(c)
+	c.Int(&m.slots)
+	c.Bool(&m.named)
+	c.Int(&m.nCalls)
+	m.call.codec(c)
+}
+
+// codec saves and restores the state of a mmCall.
+func (m *mmCall) codec(c *statecodec.Codec) {
+	c.ByteSlice(&m.rawName)
+	c.Bool(&m.nameDone)
+	c.Bool(&m.emitted)
+	c.Bool(&m.closed)
+	c.Int(&m.index)
+	statecodec.Map(c, &m.props, (*statecodec.Codec).String, codecRaw)
+	m.params.codec(c)
+	c.Int(&m.nParams)
+	statecodec.Map(c, &m.seen, (*statecodec.Codec).String, (*statecodec.Codec).Bool)
+}
+
+// codec saves and restores the state of a mmOpenScan.
+func (o *mmOpenScan) codec(c *statecodec.Codec) {
+	o.head.codec(c)
+	c.Bool(&o.started)
+	c.Int(&o.k)
+	o.quote.codec(c)
+	c.Int(&o.qSpace)
+	c.Int(&o.bare)
+	c.Bool(&o.bareDone)
+	c.Int(&o.bareEnd)
+	c.Int(&o.bSpace)
+}
+
+// codec saves and restores the state of a mmParams.
+func (x *mmParams) codec(c *statecodec.Codec) {
+	c.ByteSlice(&x.buf)
+	c.Int(&x.pos)
+	c.Bool(&x.inValue)
+	c.String(&x.name)
+	c.Int(&x.valStart)
+	x.open.codec(c)
+	x.close.codec(c)
+	x.ahead.codec(c)
+	c.Bool(&x.tagOn)
+	c.Int(&x.tagAt)
+	// valStart and tagAt, and the matches of the tag at tagAt, are
+	// stale outside a value and an undecided tag.
+	c.Within(len(x.buf), x.pos)
+	if x.inValue {
+		c.Within(len(x.buf), x.valStart)
+	}
+	if x.tagOn {
+		c.Within(len(x.buf), x.tagAt)
+		room := len(x.buf) - x.tagAt
+		x.open.check(c, room)
+		x.close.check(c, room)
+		x.ahead.check(c, room)
+	}
+}
+
+// check checks a decoded opening-tag match against its buffer's room.
+func (o *mmOpenScan) check(c *statecodec.Codec, room int) {
+	o.head.check(c, room)
+	o.quote.check(c, room)
+	c.Within(room, o.k, o.qSpace, o.bare, o.bareEnd, o.bSpace)
 }

@@ -106,10 +106,10 @@ func TestMinimaxM2StreamsParameters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Push("Checking. <minimax:tool_call><invoke name=\"get_weather\">", nil); d.Content != "Checking." || len(d.ToolCalls) != 1 {
+	if d := pushDelta(p, "Checking. <minimax:tool_call><invoke name=\"get_weather\">"); d.Content != "Checking." || len(d.ToolCalls) != 1 {
 		t.Fatalf("content or name not streamed: %+v", d)
 	}
-	if d := p.Push(`<parameter name="city">Oslo</parameter><parameter name="days">`, nil); len(d.ToolCalls) != 1 || d.ToolCalls[0].Arguments != `{"city": "Oslo"` {
+	if d := pushDelta(p, `<parameter name="city">Oslo</parameter><parameter name="days">`); len(d.ToolCalls) != 1 || d.ToolCalls[0].Arguments != `{"city": "Oslo"` {
 		t.Fatalf("completed parameter not streamed: %+v", d)
 	}
 }

@@ -3,6 +3,7 @@ package parsers
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
 	"unicode/utf8"
 
@@ -57,25 +58,25 @@ const (
 
 // Mistral is the mistral tool machine.
 type Mistral struct {
-	V11   bool
-	Phase mistralToolPhase
-	Scan  markerScan
+	v11   bool
+	phase mistralToolPhase
+	scan  markerScan
 	// v11: Name collects the part's name until its "{"; InArgs is set
 	// after it; Count counts calls.
-	Name   []byte
-	InArgs bool
-	Count  int
+	name   []byte
+	inArgs bool
+	count  int
 	// pre-v11: Raw is the text from the marker on (the content on
 	// failure); S the text after it with leading whitespace skipped once
 	// Lead is set; Mode is 's' streaming a "[{" list, 'b' buffering a
 	// JSON value, 'x' no JSON at the start (regex fallback at the end).
-	Raw      []byte
-	S        []byte
-	Lead     bool
-	Mode     byte
-	List     callList
-	Buffered []ToolCallDelta
-	Success  bool
+	raw      []byte
+	s        []byte
+	lead     bool
+	mode     byte
+	list     callList
+	buffered []ToolCallDelta
+	success  bool
 }
 
 func newMistral(v Vocab, _ *Request) (ToolMachine, error) {
@@ -86,32 +87,32 @@ func newMistral(v Vocab, _ *Request) (ToolMachine, error) {
 		return nil, fmt.Errorf("mistral tool parser: the tokenizer has no %s token", mistralBot)
 	}
 	_, v11 := v.TokenToID(mistralArgs)
-	return &Mistral{V11: v11}, nil
+	return &Mistral{v11: v11}, nil
 }
 
 // Push implements ToolMachine.
 func (m *Mistral) Push(text string) (content string, calls []ToolCallDelta) {
 	for {
-		switch m.Phase {
+		switch m.phase {
 		case mtFailed:
 			return content + text, calls
 		case mtText:
-			before, marker, rest := m.Scan.next(text, mistralMarkers)
+			before, marker, rest := m.scan.next(text, mistralMarkers)
 			content += before
 			if marker == "" {
 				return content, calls
 			}
-			if m.V11 {
+			if m.v11 {
 				m.startPart()
 			} else {
-				m.Phase = mtPre
-				m.Raw = append(m.Raw, marker...)
-				m.List = newCallList(0, []string{"arguments"}, true)
-				m.List.Default = "{}"
+				m.phase = mtPre
+				m.raw = append(m.raw, marker...)
+				m.list = newCallList(0, []string{"arguments"}, true)
+				m.list.defaultArgs = "{}"
 			}
 			text = rest
 		case mtPart:
-			before, marker, rest := m.Scan.next(text, mistralMarkers)
+			before, marker, rest := m.scan.next(text, mistralMarkers)
 			calls = m.part(before, calls)
 			if marker == "" {
 				return content, calls
@@ -119,23 +120,23 @@ func (m *Mistral) Push(text string) (content string, calls []ToolCallDelta) {
 			m.startPart()
 			text = rest
 		case mtPre:
-			before, marker, rest := m.Scan.next(text, mistralMarkers)
-			m.Raw = append(m.Raw, before...)
+			before, marker, rest := m.scan.next(text, mistralMarkers)
+			m.raw = append(m.raw, before...)
 			calls = m.pre(before, calls)
 			if marker == "" {
 				return content, calls
 			}
 			// A second marker: vLLM raises.
-			m.Raw = append(m.Raw, marker...)
+			m.raw = append(m.raw, marker...)
 			return content + m.fail() + rest, calls
 		}
 	}
 }
 
 func (m *Mistral) startPart() {
-	m.Phase = mtPart
-	m.Name = m.Name[:0]
-	m.InArgs = false
+	m.phase = mtPart
+	m.name = m.name[:0]
+	m.inArgs = false
 }
 
 // part handles v11 text of a part.
@@ -143,108 +144,108 @@ func (m *Mistral) part(s string, calls []ToolCallDelta) []ToolCallDelta {
 	if s == "" {
 		return calls
 	}
-	if !m.InArgs {
+	if !m.inArgs {
 		i := strings.IndexByte(s, '{')
 		if i < 0 {
-			m.Name = append(m.Name, s...)
+			m.name = append(m.name, s...)
 			return calls
 		}
-		m.Name = append(m.Name, s[:i]...)
-		name := strings.ReplaceAll(string(m.Name), mistralArgs, "")
-		m.Name = m.Name[:0]
-		m.InArgs = true
-		calls = append(calls, ToolCallDelta{Index: m.Count, ID: newMistralID(), Type: "function", Name: name})
-		m.Count++
+		m.name = append(m.name, s[:i]...)
+		name := strings.ReplaceAll(string(m.name), mistralArgs, "")
+		m.name = m.name[:0]
+		m.inArgs = true
+		calls = append(calls, ToolCallDelta{Index: m.count, ID: newMistralID(), Type: "function", Name: name})
+		m.count++
 		s = s[i:]
 	}
-	return appendArgs(calls, m.Count-1, s)
+	return appendArgs(calls, m.count-1, s)
 }
 
 // pre handles pre-v11 text after the marker.
 func (m *Mistral) pre(s string, calls []ToolCallDelta) []ToolCallDelta {
-	if m.Mode == 0 {
-		m.S = append(m.S, s...)
-		if !m.Lead {
+	if m.mode == 0 {
+		m.s = append(m.s, s...)
+		if !m.lead {
 			i := 0
-			for i < len(m.S) && utf8.FullRune(m.S[i:]) {
-				r, size := utf8.DecodeRune(m.S[i:])
+			for i < len(m.s) && utf8.FullRune(m.s[i:]) {
+				r, size := utf8.DecodeRune(m.s[i:])
 				if !pyIsSpace(r) {
-					m.Lead = true
+					m.lead = true
 					break
 				}
 				i += size
 			}
-			m.S = m.S[i:]
-			if !m.Lead {
+			m.s = m.s[i:]
+			if !m.lead {
 				return calls
 			}
 		}
-		switch c := m.S[0]; {
-		case c == '[' && len(m.S) == 1:
+		switch c := m.s[0]; {
+		case c == '[' && len(m.s) == 1:
 			return calls
-		case c == '[' && m.S[1] == '{':
-			m.Mode = 's'
+		case c == '[' && m.s[1] == '{':
+			m.mode = 's'
 		case strings.IndexByte(`[{"-0123456789tfn`, c) >= 0:
-			m.Mode = 'b'
+			m.mode = 'b'
 		default:
-			m.Mode = 'x'
+			m.mode = 'x'
 			return calls
 		}
-		s = string(m.S)
-		if m.Mode == 's' {
-			m.S = nil
+		s = string(m.s)
+		if m.mode == 's' {
+			m.s = nil
 		}
-	} else if m.Mode != 's' {
-		m.S = append(m.S, s...)
+	} else if m.mode != 's' {
+		m.s = append(m.s, s...)
 	}
-	if m.Mode == 'x' || m.List.Failed || m.List.State == clDone {
+	if m.mode == 'x' || m.list.failed || m.list.state == clDone {
 		return calls
 	}
-	_, out := m.List.feed(s, nil)
+	_, out := m.list.feed(s, nil)
 	for i := range out {
 		if out[i].ID != "" {
 			out[i].ID = newMistralID()
 		}
 	}
-	if m.Mode == 's' {
+	if m.mode == 's' {
 		return append(calls, out...)
 	}
-	m.Buffered = append(m.Buffered, out...)
+	m.buffered = append(m.buffered, out...)
 	return calls
 }
 
 // fail switches to passthrough and returns the held text.
 func (m *Mistral) fail() string {
-	m.Phase = mtFailed
-	out := string(m.Raw) + m.Scan.flush()
-	m.Raw, m.S, m.Buffered = nil, nil, nil
+	m.phase = mtFailed
+	out := string(m.raw) + m.scan.flush()
+	m.raw, m.s, m.buffered = nil, nil, nil
 	return out
 }
 
 // Finish implements ToolMachine.
 func (m *Mistral) Finish() (string, []ToolCallDelta) {
-	held := m.Scan.flush()
-	switch m.Phase {
+	held := m.scan.flush()
+	switch m.phase {
 	case mtText:
 		return held, nil
 	case mtPart:
 		return "", m.part(held, nil)
 	case mtPre:
-		m.Raw = append(m.Raw, held...)
+		m.raw = append(m.raw, held...)
 		streamed := m.pre(held, nil)
-		if m.Mode != 'x' && !m.List.Failed {
-			m.List.end()
+		if m.mode != 'x' && !m.list.failed {
+			m.list.end()
 		}
-		if m.Mode != 'x' && !m.List.Failed {
-			m.Success = true
-			calls := append(streamed, m.Buffered...)
-			m.Raw, m.S, m.Buffered = nil, nil, nil
+		if m.mode != 'x' && !m.list.failed {
+			m.success = true
+			calls := append(streamed, m.buffered...)
+			m.raw, m.s, m.buffered = nil, nil, nil
 			return "", calls
 		}
-		if m.Mode != 's' && !startsWithJSONValue(m.S) {
-			if calls, ok := mistralFallback(m.S); ok {
-				m.Success = true
-				m.Raw, m.S, m.Buffered = nil, nil, nil
+		if m.mode != 's' && !startsWithJSONValue(m.s) {
+			if calls, ok := mistralFallback(m.s); ok {
+				m.success = true
+				m.raw, m.s, m.buffered = nil, nil, nil
 				return "", calls
 			}
 		}
@@ -255,7 +256,7 @@ func (m *Mistral) Finish() (string, []ToolCallDelta) {
 
 // Called implements ToolMachine.
 func (m *Mistral) Called() bool {
-	return m.Phase == mtPart || m.Phase == mtPre && m.Success
+	return m.phase == mtPart || m.phase == mtPre && m.success
 }
 
 // startsWithJSONValue reports whether Python's raw_decode would read a
@@ -307,4 +308,19 @@ func newMistralID() string {
 	}, id[len(id)-9:])
 }
 
-func (m *Mistral) checkState() error { return phaseError(m.Phase, int(mtFailed)+1) }
+// codec saves and restores the state of a Mistral.
+func (m *Mistral) codec(c *statecodec.Codec) {
+	c.Bool(&m.v11)
+	statecodec.Enum(c, &m.phase, 4)
+	m.scan.codec(c)
+	c.ByteSlice(&m.name)
+	c.Bool(&m.inArgs)
+	c.Int(&m.count)
+	c.ByteSlice(&m.raw)
+	c.ByteSlice(&m.s)
+	c.Bool(&m.lead)
+	c.Byte(&m.mode)
+	m.list.codec(c)
+	statecodec.Slice(c, &m.buffered, codecCallDelta)
+	c.Bool(&m.success)
+}

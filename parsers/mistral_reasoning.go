@@ -1,6 +1,10 @@
 package parsers
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/vrender/vrender/internal/statecodec"
+)
 
 // Mistral reasoning, as vLLM's MistralReasoningParser.extract_reasoning:
 // reasoning is what follows the first "[THINK]" up to the next "[/THINK]"
@@ -44,49 +48,49 @@ var (
 
 // MistralReasoning is the mistral reasoning machine.
 type MistralReasoning struct {
-	Phase mistralPhase
-	// Held is the content after a "[/THINK]" that came before any
+	phase mistralPhase
+	// held is the content after a "[/THINK]" that came before any
 	// "[THINK]": that marker is dropped unless a "[THINK]" follows, so the
 	// text after it waits for the verdict.
-	Held []byte
-	Scan markerScan
+	held []byte
+	scan markerScan
 }
 
 // Push implements ReasoningMachine.
 func (m *MistralReasoning) Push(text string) (reasoning, content string) {
 	for {
-		switch m.Phase {
+		switch m.phase {
 		case mistralContent:
 			return reasoning, content + text
 		case mistralReasoning:
-			before, marker, rest := m.Scan.next(text, mistralReasoningMarkers)
+			before, marker, rest := m.scan.next(text, mistralReasoningMarkers)
 			reasoning += before
 			if marker == "" {
 				return reasoning, content
 			}
-			m.Phase = mistralContent
+			m.phase = mistralContent
 			text = rest
 		case mistralPre:
-			before, marker, rest := m.Scan.next(text, mistralPreMarkers)
+			before, marker, rest := m.scan.next(text, mistralPreMarkers)
 			content += before
 			switch marker {
 			case "":
 				return reasoning, content
 			case mistralThinkOn:
-				m.Phase = mistralReasoning
+				m.phase = mistralReasoning
 			default:
-				m.Phase = mistralPreClosed
+				m.phase = mistralPreClosed
 			}
 			text = rest
 		case mistralPreClosed:
-			before, marker, rest := m.Scan.next(text, mistralThinkOnMarkers)
-			m.Held = append(m.Held, before...)
+			before, marker, rest := m.scan.next(text, mistralThinkOnMarkers)
+			m.held = append(m.held, before...)
 			if marker == "" {
 				return reasoning, content
 			}
-			content += mistralThinkOff + string(m.Held)
-			m.Held = nil
-			m.Phase = mistralReasoning
+			content += mistralThinkOff + string(m.held)
+			m.held = nil
+			m.phase = mistralReasoning
 			text = rest
 		}
 	}
@@ -94,13 +98,13 @@ func (m *MistralReasoning) Push(text string) (reasoning, content string) {
 
 // Finish implements ReasoningMachine.
 func (m *MistralReasoning) Finish() (reasoning, content string) {
-	held := m.Scan.flush()
-	switch m.Phase {
+	held := m.scan.flush()
+	switch m.phase {
 	case mistralReasoning:
 		return held, ""
 	case mistralPreClosed:
-		s := string(m.Held) + held
-		m.Held = nil
+		s := string(m.held) + held
+		m.held = nil
 		return "", s
 	}
 	return "", held
@@ -108,8 +112,13 @@ func (m *MistralReasoning) Finish() (reasoning, content string) {
 
 // Nulls implements ReasoningMachine.
 func (m *MistralReasoning) Nulls() (reasoningNull, contentNull bool) {
-	thought := m.Phase == mistralReasoning || m.Phase == mistralContent
+	thought := m.phase == mistralReasoning || m.phase == mistralContent
 	return !thought, thought
 }
 
-func (m *MistralReasoning) checkState() error { return phaseError(m.Phase, int(mistralContent)+1) }
+// codec saves and restores the state of a MistralReasoning.
+func (m *MistralReasoning) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &m.phase, 4)
+	c.ByteSlice(&m.held)
+	m.scan.codec(c)
+}

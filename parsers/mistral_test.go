@@ -22,11 +22,11 @@ func runMistral(t testing.TB, v Vocab, req *Request, text string, cuts []int) Re
 	var acc Accumulator
 	prev := 0
 	for _, c := range cuts {
-		acc.Add(p.Push(text[prev:c], nil))
+		acc.Add(pushDelta(p, text[prev:c]))
 		prev = c
 	}
-	acc.Add(p.Push(text[prev:], nil))
-	acc.Add(p.Finish())
+	acc.Add(pushDelta(p, text[prev:]))
+	acc.Add(finishDelta(p))
 	return acc.Result(p, "stop")
 }
 
@@ -133,10 +133,10 @@ func TestMistralStreamsEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Push("Sure [TOOL_", nil); d.Content != "Sure " {
+	if d := pushDelta(p, "Sure [TOOL_"); d.Content != "Sure " {
 		t.Fatalf("content before the marker held back: %+v", d)
 	}
-	d := p.Push(`CALLS] [{"name": "get_weather", "arguments": {"city": "To`, nil)
+	d := pushDelta(p, `CALLS] [{"name": "get_weather", "arguments": {"city": "To`)
 	if len(d.ToolCalls) != 1 || d.ToolCalls[0].Name != "get_weather" || d.ToolCalls[0].Arguments != `{"city": "To` || len(d.ToolCalls[0].ID) != 9 {
 		t.Fatalf("call not streamed: %+v", d)
 	}

@@ -1,6 +1,10 @@
 package parsers
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/vrender/vrender/internal/statecodec"
+)
 
 // OLMo 3 reasoning, as vLLM's Olmo3ReasoningParser.extract_reasoning (the
 // regex ^(?:<think>)?(.*?)</think>(.*)$): with a "</think>" the text before
@@ -19,38 +23,48 @@ var olmo3EndMarkers = []string{thinkEnd}
 
 // Olmo3Reasoning is the olmo3 reasoning machine.
 type Olmo3Reasoning struct {
-	// Buf is the output held back until "</think>".
-	Buf []byte
-	// Split is set once "</think>" was seen: the rest is content.
-	Split bool
-	Find  holdScan
+	// buf is the output held back until "</think>".
+	buf []byte
+	// split is set once "</think>" was seen: the rest is content.
+	split bool
+	find  holdScan
 }
 
 // Push implements ReasoningMachine.
 func (o *Olmo3Reasoning) Push(text string) (reasoning, content string) {
-	if o.Split {
+	if o.split {
 		return "", text
 	}
-	o.Buf = append(o.Buf, text...)
-	i, _ := o.Find.find(o.Buf, olmo3EndMarkers)
+	o.buf = append(o.buf, text...)
+	i, _ := o.find.find(o.buf, olmo3EndMarkers)
 	if i < 0 {
 		return "", ""
 	}
-	o.Split = true
-	reasoning = strings.TrimPrefix(string(o.Buf[:i]), thinkStart)
-	content = string(o.Buf[i+len(thinkEnd):])
-	o.Buf = nil
+	o.split = true
+	reasoning = strings.TrimPrefix(string(o.buf[:i]), thinkStart)
+	content = string(o.buf[i+len(thinkEnd):])
+	o.buf = nil
 	return reasoning, content
 }
 
 // Finish implements ReasoningMachine.
 func (o *Olmo3Reasoning) Finish() (reasoning, content string) {
-	content = string(o.Buf)
-	o.Buf = nil
+	content = string(o.buf)
+	o.buf = nil
 	return "", content
 }
 
 // Nulls implements ReasoningMachine.
 func (o *Olmo3Reasoning) Nulls() (reasoningNull, contentNull bool) {
-	return true, o.Split
+	return true, o.split
+}
+
+// codec saves and restores the state of a Olmo3Reasoning.
+func (o *Olmo3Reasoning) codec(c *statecodec.Codec) {
+	c.ByteSlice(&o.buf)
+	c.Bool(&o.split)
+	o.find.codec(c)
+	if !o.split { // the buffer is released at the split
+		c.Within(len(o.buf), o.find.next)
+	}
 }

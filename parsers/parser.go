@@ -1,7 +1,9 @@
 // Package parsers turns a model's detokenized output into the content,
 // reasoning and tool calls vLLM's OpenAI server returns, as push state
-// machines: Push hands over the text of new tokens and returns what is now
-// certain, Finish flushes. The non-streaming answer is the same machine fed
+// machines: Push hands over the text of new tokens and appends what is now
+// certain to the caller's Delta, Finish flushes; AppendState and Restore
+// save a stream and resume it elsewhere. The non-streaming answer is the
+// same machine fed
 // once, so batch and stream agree by construction. Markers are found in the
 // text (not by token id), as vLLM's non-streaming path finds them; a push
 // costs O(len(text)) plus the few bytes held back as a possible marker.
@@ -43,6 +45,7 @@ type Vocab interface {
 
 // ReasoningMachine splits output text into reasoning and content.
 type ReasoningMachine interface {
+	stateMachine
 	Push(text string) (reasoning, content string)
 	Finish() (reasoning, content string)
 	// Nulls reports, after Finish, whether vLLM returns null for an empty
@@ -53,6 +56,7 @@ type ReasoningMachine interface {
 // ToolMachine extracts tool calls from the content a reasoning machine
 // passes on.
 type ToolMachine interface {
+	stateMachine
 	Push(text string) (content string, calls []ToolCallDelta)
 	Finish() (content string, calls []ToolCallDelta)
 	// Called reports, after Finish, whether vLLM's non-streaming parser

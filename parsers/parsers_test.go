@@ -25,8 +25,8 @@ func mustRequest(t testing.TB, s string) *Request {
 	return &r
 }
 
-// runSplits parses text fed at the given byte cuts, alternating Push and
-// PushReuse so both paths see every split.
+// runSplits parses text fed at the given byte cuts, alternating a fresh
+// Delta and a reused one so both ways of pushing see every split.
 func runSplits(t testing.TB, cfg Config, req *Request, text string, cuts []int) (Result, Accumulator) {
 	return runSplitsWith(t, testVocab, cfg, req, text, cuts)
 }
@@ -38,23 +38,27 @@ func runSplitsWith(t testing.TB, v Vocab, cfg Config, req *Request, text string,
 		t.Fatal(err)
 	}
 	var acc Accumulator
+	var scratch Delta
 	prev := 0
 	for i, c := range cuts {
-		acc.Add(pushAlternating(p, i, text[prev:c], nil))
+		acc.Add(pushAlternating(p, i, text[prev:c], &scratch))
 		prev = c
 	}
-	acc.Add(pushAlternating(p, len(cuts), text[prev:], nil))
-	acc.Add(p.Finish())
+	acc.Add(pushAlternating(p, len(cuts), text[prev:], &scratch))
+	acc.Add(finishDelta(p))
 	return acc.Result(p, "stop"), acc
 }
 
-// pushAlternating is Push for even i and PushReuse for odd i (the
-// accumulator copies each delta before the next push, as PushReuse needs).
-func pushAlternating(p *Parser, i int, text string, ids []int) Delta {
+// pushAlternating is Push into a fresh Delta for even i and into scratch,
+// emptied with its tool-call backing kept, for odd i (the accumulator
+// copies each delta before the next push, as reusing it needs).
+func pushAlternating(p *Parser, i int, text string, scratch *Delta) Delta {
 	if i%2 == 1 {
-		return p.PushReuse(text, ids)
+		*scratch = Delta{ToolCalls: scratch.ToolCalls[:0]}
+		p.Push(text, scratch)
+		return *scratch
 	}
-	return p.Push(text, ids)
+	return pushDelta(p, text)
 }
 
 func randomCuts(n int, r *rand.Rand) []int {
@@ -192,7 +196,7 @@ func TestStreamsNameBeforeArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := p.Push(`<tool_call>{"name": "get_weather", "arguments": {"ci`, nil)
+	d := pushDelta(p, `<tool_call>{"name": "get_weather", "arguments": {"ci`)
 	if len(d.ToolCalls) != 1 || d.ToolCalls[0].Name != "get_weather" || d.ToolCalls[0].ID == "" || d.ToolCalls[0].Arguments != `{"ci` {
 		t.Fatalf("first delta = %+v", d)
 	}

@@ -1,6 +1,10 @@
 package parsers
 
-import "github.com/vrender/vrender/parsers/pyjson"
+import (
+	"github.com/vrender/vrender/parsers/pyjson"
+
+	"github.com/vrender/vrender/internal/statecodec"
+)
 
 // Phi-4-mini JSON tool calls, as vLLM's Phi4MiniJsonToolParser
 // .extract_tool_calls: the regex functools\[(.*?)\] takes the text from the
@@ -38,77 +42,77 @@ const (
 
 // Phi4MiniJSON is the phi4_mini_json tool machine.
 type Phi4MiniJSON struct {
-	Phase phi4Phase
-	Scan  markerScan
-	// Raw is the text so far while no verdict is reached.
-	Raw  []byte
-	List jsonList
-	// Calls is true once the verdict is tools_called.
-	Calls bool
+	phase phi4Phase
+	scan  markerScan
+	// raw is the text so far while no verdict is reached.
+	raw  []byte
+	list jsonList
+	// calls is true once the verdict is tools_called.
+	calls bool
 }
 
 func newPhi4MiniJSON(Vocab, *Request) (ToolMachine, error) { return &Phi4MiniJSON{}, nil }
 
 // Push implements ToolMachine.
 func (p *Phi4MiniJSON) Push(text string) (string, []ToolCallDelta) {
-	switch p.Phase {
+	switch p.phase {
 	case phi4Fallback:
 		return text, nil
 	case phi4Called:
 		return "", nil
 	case phi4Text:
-		before, marker, rest := p.Scan.next(text, phi4Markers)
-		p.Raw = append(p.Raw, before...)
+		before, marker, rest := p.scan.next(text, phi4Markers)
+		p.raw = append(p.raw, before...)
 		if marker == "" {
 			return "", nil
 		}
-		p.Raw = append(p.Raw, marker...)
-		p.Phase = phi4Body
-		p.List.open()
+		p.raw = append(p.raw, marker...)
+		p.phase = phi4Body
+		p.list.open()
 		text = rest
 	}
 	body, closed, rest := cutByte(text, ']')
-	p.Raw = append(p.Raw, body...)
-	p.List.feed(body)
+	p.raw = append(p.raw, body...)
+	p.list.feed(body)
 	if !closed {
 		return "", nil
 	}
-	p.Raw = append(p.Raw, ']')
-	p.List.feed("]")
+	p.raw = append(p.raw, ']')
+	p.list.feed("]")
 	return p.verdict(rest)
 }
 
 // Finish implements ToolMachine.
 func (p *Phi4MiniJSON) Finish() (string, []ToolCallDelta) {
-	switch p.Phase {
+	switch p.phase {
 	case phi4Text, phi4Body:
 		// No "]" closed a list: the regex finds no match.
-		p.Phase = phi4Fallback
-		out := string(p.Raw) + p.Scan.flush()
-		p.Raw = nil
+		p.phase = phi4Fallback
+		out := string(p.raw) + p.scan.flush()
+		p.raw = nil
 		return out, nil
 	}
 	return "", nil
 }
 
 // Called implements ToolMachine.
-func (p *Phi4MiniJSON) Called() bool { return p.Calls }
+func (p *Phi4MiniJSON) Called() bool { return p.calls }
 
 // verdict settles the list once its "]" arrived; rest follows the "]".
 func (p *Phi4MiniJSON) verdict(rest string) (string, []ToolCallDelta) {
-	l := &p.List
+	l := &p.list
 	if !l.done() {
-		p.Phase, p.Calls, p.Raw = phi4Called, true, nil
+		p.phase, p.calls, p.raw = phi4Called, true, nil
 		return "", nil
 	}
 	calls, ok := l.calls("parameters")
 	if !ok {
-		p.Phase = phi4Fallback
-		out := string(p.Raw) + rest
-		p.Raw = nil
+		p.phase = phi4Fallback
+		out := string(p.raw) + rest
+		p.raw = nil
 		return out, nil
 	}
-	p.Phase, p.Calls, p.Raw = phi4Called, true, nil
+	p.phase, p.calls, p.raw = phi4Called, true, nil
 	return "", calls
 }
 
@@ -126,22 +130,22 @@ func cutByte(s string, c byte) (before string, found bool, after string) {
 // element's "name", "arguments" and fallback-arguments fields as Python's
 // json module would (a repeated key keeps its last value).
 type jsonList struct {
-	State listState
-	// Obj reads an object element; Val any other element.
-	Obj   pyjson.Object
-	Val   pyjson.Value
-	IsObj bool
-	Cur   listElem
-	Elems []listElem
-	Err   bool
+	state listState
+	// obj reads an object element; Val any other element.
+	obj   pyjson.Object
+	val   pyjson.Value
+	isObj bool
+	cur   listElem
+	elems []listElem
+	err   bool
 }
 
 // listElem is what an element told about itself.
 type listElem struct {
-	Object bool
-	// Fields holds the canonical values of the fields calls read; a
+	object bool
+	// fields holds the canonical values of the fields calls read; a
 	// repeated key starts over, as Python keeps the last value.
-	Fields map[string][]byte
+	fields map[string][]byte
 }
 
 // listState is where a jsonList is.
@@ -157,68 +161,68 @@ const (
 )
 
 // open consumes the '[' the caller has already matched.
-func (l *jsonList) open() { l.State = lsFirst }
+func (l *jsonList) open() { l.state = lsFirst }
 
-func (l *jsonList) done() bool { return !l.Err && l.State == lsDone }
+func (l *jsonList) done() bool { return !l.err && l.state == lsDone }
 
 // feed consumes list text; trailing bytes after ']' are an error.
 func (l *jsonList) feed(s string) {
-	for i := 0; i < len(s) && !l.Err; {
+	for i := 0; i < len(s) && !l.err; {
 		c := s[i]
-		switch l.State {
+		switch l.state {
 		case lsOpen, lsFirst, lsAfter, lsNext, lsDone:
 			switch {
 			case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			case l.State == lsOpen && c == '[':
-				l.State = lsFirst
-			case (l.State == lsFirst || l.State == lsAfter) && c == ']':
-				l.State = lsDone
-			case l.State == lsAfter && c == ',':
-				l.State = lsNext
-			case l.State == lsFirst || l.State == lsNext:
-				l.State, l.IsObj = lsElem, c == '{'
-				l.Cur = listElem{Object: l.IsObj}
-				l.Obj, l.Val = pyjson.Object{}, pyjson.Value{}
+			case l.state == lsOpen && c == '[':
+				l.state = lsFirst
+			case (l.state == lsFirst || l.state == lsAfter) && c == ']':
+				l.state = lsDone
+			case l.state == lsAfter && c == ',':
+				l.state = lsNext
+			case l.state == lsFirst || l.state == lsNext:
+				l.state, l.isObj = lsElem, c == '{'
+				l.cur = listElem{object: l.isObj}
+				l.obj, l.val = pyjson.Object{}, pyjson.Value{}
 				continue
 			default:
-				l.Err = true
+				l.err = true
 			}
 			i++
 		case lsElem:
 			var n int
 			var err error
 			var done bool
-			if l.IsObj {
-				n, err = l.Obj.Feed(s[i:], &l.Cur)
-				done = l.Obj.Done()
+			if l.isObj {
+				n, err = l.obj.Feed(s[i:], &l.cur)
+				done = l.obj.Done()
 			} else {
-				_, n, err = l.Val.Feed(nil, s[i:])
-				done = l.Val.Done()
+				_, n, err = l.val.Feed(nil, s[i:])
+				done = l.val.Done()
 			}
 			i += n
 			if err != nil {
-				l.Err = true
+				l.err = true
 				return
 			}
 			if done {
-				l.Elems = append(l.Elems, l.Cur)
-				l.Cur = listElem{}
-				l.State = lsAfter
+				l.elems = append(l.elems, l.cur)
+				l.cur = listElem{}
+				l.state = lsAfter
 			}
 		}
 	}
 }
 
 func (e *listElem) Field(key string) {
-	if e.Fields == nil {
-		e.Fields = map[string][]byte{}
+	if e.fields == nil {
+		e.fields = map[string][]byte{}
 	}
-	e.Fields[key] = e.Fields[key][:0]
+	e.fields[key] = e.fields[key][:0]
 }
 
 func (e *listElem) FieldBytes(key string, canon []byte) {
 	if key == "name" || key == "arguments" || key == "parameters" {
-		e.Fields[key] = append(e.Fields[key], canon...)
+		e.fields[key] = append(e.fields[key], canon...)
 	}
 }
 
@@ -228,23 +232,49 @@ func (e *listElem) FieldEnd(string) {}
 // string "name" and "arguments" (else the alt key); ok is false when one
 // is not.
 func (l *jsonList) calls(alt string) ([]ToolCallDelta, bool) {
-	out := make([]ToolCallDelta, 0, len(l.Elems))
-	for i, e := range l.Elems {
-		if !e.Object {
+	out := make([]ToolCallDelta, 0, len(l.elems))
+	for i, e := range l.elems {
+		if !e.object {
 			return nil, false
 		}
-		canon, has := e.Fields["name"]
+		canon, has := e.fields["name"]
 		name, ok := decodeString(canon)
 		if !has || !ok {
 			return nil, false
 		}
-		args, has := e.Fields["arguments"]
+		args, has := e.fields["arguments"]
 		if !has {
-			if args, has = e.Fields[alt]; !has {
+			if args, has = e.fields[alt]; !has {
 				return nil, false
 			}
 		}
 		out = append(out, ToolCallDelta{Index: i, ID: newToolCallID(), Type: "function", Name: name, Arguments: string(args)})
 	}
 	return out, true
+}
+
+// codec saves and restores the state of a Phi4MiniJSON.
+func (p *Phi4MiniJSON) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &p.phase, 4)
+	p.scan.codec(c)
+	c.ByteSlice(&p.raw)
+	p.list.codec(c)
+	c.Bool(&p.calls)
+}
+
+// codec saves and restores the state of a jsonList.
+func (l *jsonList) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &l.state, 6)
+	l.obj.Codec(c)
+	l.val.Codec(c)
+	c.Bool(&l.isObj)
+	l.cur.codec(c)
+	statecodec.Slice(c, &l.elems, func(c *statecodec.Codec, v *listElem) { v.codec(c) })
+	c.Bool(&l.err)
+}
+
+// codec saves and restores the state of a listElem.
+func (e *listElem) codec(c *statecodec.Codec) {
+	c.Bool(&e.object)
+	statecodec.Map(c, &e.fields, (*statecodec.Codec).String, (*statecodec.Codec).ByteSlice)
 }

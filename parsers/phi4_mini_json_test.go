@@ -80,10 +80,10 @@ func TestPhi4MiniJSONFallbackStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Push(`functools[{"name": 1, "arguments": {}}]`, nil); d.Content == "" {
+	if d := pushDelta(p, `functools[{"name": 1, "arguments": {}}]`); d.Content == "" {
 		t.Fatalf("content held after a no-calls verdict: %+v", d)
 	}
-	if d := p.Push("more", nil); d.Content != "more" {
+	if d := pushDelta(p, "more"); d.Content != "more" {
 		t.Fatalf("later text not streamed: %+v", d)
 	}
 }

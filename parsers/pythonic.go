@@ -1,5 +1,7 @@
 package parsers
 
+import "github.com/vrender/vrender/internal/statecodec"
+
 // Pythonic tool calls, as vLLM's PythonicToolParser and
 // Llama4PythonicToolParser extract_tool_calls: the whole output must be a
 // Python list of calls, `[get_weather(city="Paris"), get_time()]`. vLLM
@@ -39,43 +41,43 @@ const (
 
 // Pythonic is the pythonic / llama4_pythonic tool-call machine.
 type Pythonic struct {
-	Llama4 bool
-	// Head holds the first bytes while they may be "<|python_start|>";
+	llama4 bool
+	// head holds the first bytes while they may be "<|python_start|>";
 	// Decided is set once they are known.
-	Head    []byte
-	Decided bool
-	// Stripped is set when "<|python_start|>" led the text, so every
+	head    []byte
+	decided bool
+	// stripped is set when "<|python_start|>" led the text, so every
 	// "<|python_end|>" is removed.
-	Stripped bool
-	End      markerScan
+	stripped bool
+	end      markerScan
 
-	Phase pyPhase
-	// Raw is the list text read so far: the content if it fails.
-	Raw   []byte
-	Rx    pyRegex
-	Lex   pyLexer
-	Parse pyCallList
-	OK    bool
+	phase pyPhase
+	// raw is the list text read so far: the content if it fails.
+	raw   []byte
+	rx    pyRegex
+	lex   pyLexer
+	parse pyCallList
+	ok    bool
 }
 
 func newPythonic(Vocab, *Request) (ToolMachine, error) {
-	return &Pythonic{Decided: true}, nil
+	return &Pythonic{decided: true}, nil
 }
 
 func newLlama4Pythonic(Vocab, *Request) (ToolMachine, error) {
-	return &Pythonic{Llama4: true}, nil
+	return &Pythonic{llama4: true}, nil
 }
 
 // Push implements ToolMachine.
 func (p *Pythonic) Push(text string) (content string, calls []ToolCallDelta) {
-	if !p.Decided {
-		p.Head = append(p.Head, text...)
-		if len(p.Head) < len(pythonStart) && pythonStart[:len(p.Head)] == string(p.Head) {
+	if !p.decided {
+		p.head = append(p.head, text...)
+		if len(p.head) < len(pythonStart) && pythonStart[:len(p.head)] == string(p.head) {
 			return "", nil
 		}
 		text = p.decide()
 	}
-	if p.Stripped {
+	if p.stripped {
 		text = p.dropEnds(text)
 	}
 	return p.feed(text)
@@ -84,11 +86,11 @@ func (p *Pythonic) Push(text string) (content string, calls []ToolCallDelta) {
 // decide settles whether the text starts with "<|python_start|>" and
 // returns the held text without it.
 func (p *Pythonic) decide() string {
-	p.Decided = true
-	head := string(p.Head)
-	p.Head = nil
+	p.decided = true
+	head := string(p.head)
+	p.head = nil
 	if len(head) >= len(pythonStart) && head[:len(pythonStart)] == pythonStart {
-		p.Stripped = true
+		p.stripped = true
 		return head[len(pythonStart):]
 	}
 	return head
@@ -98,7 +100,7 @@ func (p *Pythonic) decide() string {
 func (p *Pythonic) dropEnds(text string) string {
 	var out []byte
 	for {
-		before, marker, rest := p.End.next(text, pythonEndMarkers)
+		before, marker, rest := p.end.next(text, pythonEndMarkers)
 		out = append(out, before...)
 		if marker == "" {
 			return string(out)
@@ -111,22 +113,22 @@ func (p *Pythonic) feed(text string) (content string, calls []ToolCallDelta) {
 	if text == "" {
 		return "", nil
 	}
-	if p.Phase == pyStart {
-		p.Phase = pyPlain
+	if p.phase == pyStart {
+		p.phase = pyPlain
 		if text[0] == '[' {
-			p.Phase = pyList
+			p.phase = pyList
 		}
 	}
-	if p.Phase != pyList {
+	if p.phase != pyList {
 		return text, nil
 	}
-	p.Raw = append(p.Raw, text...)
+	p.raw = append(p.raw, text...)
 	// The lexer only sees the bytes the regex still allows: a call it
 	// read past the regex's failure would stream in one push but not when
 	// the failing byte came alone, and the result would take it back.
-	n := p.Rx.feed(text)
-	lexOK := p.Lex.feed(text[:n], p.Parse.token)
-	calls, p.Parse.out = p.Parse.out, nil
+	n := p.rx.feed(text)
+	lexOK := p.lex.feed(text[:n], p.parse.token)
+	calls, p.parse.out = p.parse.out, nil
 	if n < len(text) || !lexOK {
 		return p.fail(), calls
 	}
@@ -135,37 +137,37 @@ func (p *Pythonic) feed(text string) (content string, calls []ToolCallDelta) {
 
 // fail turns the list into content for good.
 func (p *Pythonic) fail() string {
-	p.Phase = pyFailed
-	raw := string(p.Raw)
-	p.Raw = nil
+	p.phase = pyFailed
+	raw := string(p.raw)
+	p.raw = nil
 	return raw
 }
 
 // Finish implements ToolMachine.
 func (p *Pythonic) Finish() (content string, calls []ToolCallDelta) {
 	text := ""
-	if !p.Decided {
+	if !p.decided {
 		text = p.decide()
 	}
-	if p.Stripped {
-		text = p.dropEnds(text) + p.End.flush()
+	if p.stripped {
+		text = p.dropEnds(text) + p.end.flush()
 	}
 	content, calls = p.feed(text)
-	if p.Phase != pyList {
+	if p.phase != pyList {
 		return content, calls
 	}
-	ok := p.Lex.end(p.Parse.token) && p.Parse.end() && p.Rx.ok()
-	calls = append(calls, p.Parse.out...)
-	p.Parse.out = nil
+	ok := p.lex.end(p.parse.token) && p.parse.end() && p.rx.ok()
+	calls = append(calls, p.parse.out...)
+	p.parse.out = nil
 	if !ok {
 		return content + p.fail(), calls
 	}
-	p.OK = true
+	p.ok = true
 	return content, calls
 }
 
 // Called implements ToolMachine.
-func (p *Pythonic) Called() bool { return p.OK }
+func (p *Pythonic) Called() bool { return p.ok }
 
 // pyRegex checks vLLM's TOOL_CALL_REGEX
 //
@@ -176,9 +178,9 @@ func (p *Pythonic) Called() bool { return p.OK }
 // needs a later ")\s*]"; before that, argument-less calls chain with ","
 // (while no call was followed by bare whitespace) or whitespace.
 type pyRegex struct {
-	State rxState
-	// C2 is set once a call was followed by whitespace rather than ",".
-	C2 bool
+	state rxState
+	// c2 is set once a call was followed by whitespace rather than ",".
+	c2 bool
 }
 
 type rxState uint8
@@ -208,82 +210,103 @@ func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <
 // feed advances over text and returns how many of its bytes keep a match
 // possible: len(text) unless a byte in it rules the match out.
 func (r *pyRegex) feed(text string) int {
-	if r.State == rxFail {
+	if r.state == rxFail {
 		return 0
 	}
-	for i := 0; i < len(text) && r.State != rxOK; {
+	for i := 0; i < len(text) && r.state != rxOK; {
 		c := text[i]
 		i++
-		switch r.State {
+		switch r.state {
 		case rxOpen:
-			r.State = rxFail
+			r.state = rxFail
 			if c == '[' {
-				r.State = rxNameHead
+				r.state = rxNameHead
 			}
 		case rxNameHead:
-			r.State = rxFail
+			r.state = rxFail
 			if isASCIILetter(c) {
-				r.State = rxName
+				r.state = rxName
 			}
 		case rxName:
 			switch {
 			case c == '(':
-				r.State = rxParen
+				r.state = rxParen
 			case !isRxWord(c):
-				r.State = rxFail
+				r.state = rxFail
 			}
 		case rxParen:
 			switch {
 			case c == ')':
-				r.State = rxAfter
+				r.state = rxAfter
 			case isASCIILetter(c):
-				r.State = rxKw
+				r.state = rxKw
 			default:
-				r.State = rxFail
+				r.state = rxFail
 			}
 		case rxKw:
 			switch {
 			case c == '=':
-				r.State = rxAbsorb
+				r.state = rxAbsorb
 			case !isRxWord(c):
-				r.State = rxFail
+				r.state = rxFail
 			}
 		case rxAbsorb:
 			if c == ')' {
-				r.State = rxClose
+				r.state = rxClose
 			}
 		case rxClose:
 			switch {
 			case c == ']':
-				r.State = rxOK
+				r.state = rxOK
 			case c == ')' || isRxSpace(c):
 			default:
-				r.State = rxAbsorb
+				r.state = rxAbsorb
 			}
 		case rxAfter:
-			if c == ',' && !r.C2 {
-				r.State = rxSpace
+			if c == ',' && !r.c2 {
+				r.state = rxSpace
 				continue
 			}
-			r.C2 = true
-			r.State = rxSpace
+			r.c2 = true
+			r.state = rxSpace
 			i-- // see c again as whitespace, ']' or a name
 		case rxSpace:
 			switch {
 			case isRxSpace(c):
-			case c == ']' && r.C2:
-				r.State = rxOK
+			case c == ']' && r.c2:
+				r.state = rxOK
 			case isASCIILetter(c):
-				r.State = rxName
+				r.state = rxName
 			default:
-				r.State = rxFail
+				r.state = rxFail
 			}
 		}
-		if r.State == rxFail {
+		if r.state == rxFail {
 			return i - 1
 		}
 	}
 	return len(text)
 }
 
-func (r *pyRegex) ok() bool { return r.State == rxOK }
+func (r *pyRegex) ok() bool { return r.state == rxOK }
+
+// codec saves and restores the state of a Pythonic.
+func (p *Pythonic) codec(c *statecodec.Codec) {
+	c.Bool(&p.llama4)
+	c.ByteSlice(&p.head)
+	c.Bool(&p.decided)
+	c.Bool(&p.stripped)
+	p.end.codec(c)
+	statecodec.Enum(c, &p.phase, 4)
+	c.ByteSlice(&p.raw)
+	p.rx.codec(c)
+	p.lex.codec(c)
+	p.parse.codec(c)
+	c.Bool(&p.ok)
+}
+
+// codec saves and restores the state of a pyRegex.
+func (r *pyRegex) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &r.state, 11)
+	c.Bool(&r.c2)
+}

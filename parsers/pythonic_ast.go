@@ -1,6 +1,7 @@
 package parsers
 
 import (
+	"github.com/vrender/vrender/internal/statecodec"
 	"math"
 	"math/big"
 	"strconv"
@@ -32,9 +33,9 @@ const (
 // pyTok is one token: Text is the name, number or operator; a string's
 // decoded value is in Text too.
 type pyTok struct {
-	Kind        pyTokKind
-	Text        string
-	Bytes, FStr bool
+	kind        pyTokKind
+	text        string
+	bytes, fStr bool
 }
 
 // pyLexState is where the lexer is.
@@ -58,16 +59,16 @@ const (
 
 // pyLexer turns Python source into tokens a byte at a time.
 type pyLexer struct {
-	State pyLexState
-	Buf   []byte
-	Quote byte
-	// Triple, Raw, Bytes and FStr describe the current string.
-	Triple, Raw, Bytes, FStr bool
-	// Quotes counts closing quotes seen in a row in a triple-quoted string.
-	Quotes int
-	// EscKind is 'o', 'x', 'u' or 'U' while reading escape digits.
-	EscKind byte
-	Esc     []byte
+	state pyLexState
+	buf   []byte
+	quote byte
+	// triple, Raw, Bytes and FStr describe the current string.
+	triple, raw, bytes, fStr bool
+	// quotes counts closing quotes seen in a row in a triple-quoted string.
+	quotes int
+	// escKind is 'o', 'x', 'u' or 'U' while reading escape digits.
+	escKind byte
+	esc     []byte
 }
 
 func isPyNameStart(c byte) bool {
@@ -100,7 +101,7 @@ func (l *pyLexer) feed(src string, tok func(pyTok) bool) bool {
 // end flushes a pending name or number; a string or escape still open is
 // an error.
 func (l *pyLexer) end(tok func(pyTok) bool) bool {
-	switch l.State {
+	switch l.state {
 	case lxSpace, lxComment:
 		return true
 	case lxName:
@@ -108,21 +109,21 @@ func (l *pyLexer) end(tok func(pyTok) bool) bool {
 	case lxNumber:
 		return l.emitNumber(tok)
 	case lxDot, lxEq:
-		op := map[pyLexState]string{lxDot: ".", lxEq: "="}[l.State]
-		l.State = lxSpace
-		return tok(pyTok{Kind: ptOp, Text: op})
+		op := map[pyLexState]string{lxDot: ".", lxEq: "="}[l.state]
+		l.state = lxSpace
+		return tok(pyTok{kind: ptOp, text: op})
 	}
 	return false
 }
 
 func (l *pyLexer) emitName(tok func(pyTok) bool) bool {
-	l.State = lxSpace
-	return tok(pyTok{Kind: ptName, Text: string(l.Buf)})
+	l.state = lxSpace
+	return tok(pyTok{kind: ptName, text: string(l.buf)})
 }
 
 func (l *pyLexer) emitNumber(tok func(pyTok) bool) bool {
-	l.State = lxSpace
-	return tok(pyTok{Kind: ptNumber, Text: string(l.Buf)})
+	l.state = lxSpace
+	return tok(pyTok{kind: ptNumber, text: string(l.buf)})
 }
 
 func (l *pyLexer) step(c byte, tok func(pyTok) bool) (consumed, ok bool) {
@@ -130,79 +131,79 @@ func (l *pyLexer) step(c byte, tok func(pyTok) bool) (consumed, ok bool) {
 		// Python refuses source with NUL bytes.
 		return false, false
 	}
-	switch l.State {
+	switch l.state {
 	case lxSpace:
 		switch {
 		case c == ' ' || c == '\t' || c == '\f' || c == '\n' || c == '\r':
 		case c == '#':
-			l.State = lxComment
+			l.state = lxComment
 		case c == '\\':
-			l.State = lxContinue
+			l.state = lxContinue
 		case c == '.':
-			l.State = lxDot
+			l.state = lxDot
 		case c == '=':
-			l.State = lxEq
+			l.state = lxEq
 		case c == '\'' || c == '"':
 			l.startString(c, "")
 		case c >= '0' && c <= '9':
-			l.State, l.Buf = lxNumber, append(l.Buf[:0], c)
+			l.state, l.buf = lxNumber, append(l.buf[:0], c)
 		case isPyNameStart(c):
-			l.State, l.Buf = lxName, append(l.Buf[:0], c)
+			l.state, l.buf = lxName, append(l.buf[:0], c)
 		default:
-			return true, tok(pyTok{Kind: ptOp, Text: string(c)})
+			return true, tok(pyTok{kind: ptOp, text: string(c)})
 		}
 		return true, true
 	case lxComment:
 		if c == '\n' || c == '\r' {
-			l.State = lxSpace
+			l.state = lxSpace
 		}
 		return true, true
 	case lxContinue:
 		if c == '\r' {
 			return true, true
 		}
-		l.State = lxSpace
+		l.state = lxSpace
 		return true, c == '\n'
 	case lxDot:
 		if c >= '0' && c <= '9' {
-			l.State, l.Buf = lxNumber, append(l.Buf[:0], '.')
+			l.state, l.buf = lxNumber, append(l.buf[:0], '.')
 			return false, true
 		}
-		l.State = lxSpace
-		return false, tok(pyTok{Kind: ptOp, Text: "."})
+		l.state = lxSpace
+		return false, tok(pyTok{kind: ptOp, text: "."})
 	case lxEq:
-		l.State = lxSpace
+		l.state = lxSpace
 		if c == '=' {
-			return true, tok(pyTok{Kind: ptOp, Text: "=="})
+			return true, tok(pyTok{kind: ptOp, text: "=="})
 		}
-		return false, tok(pyTok{Kind: ptOp, Text: "="})
+		return false, tok(pyTok{kind: ptOp, text: "="})
 	case lxName:
 		if isPyNameByte(c) {
-			l.Buf = append(l.Buf, c)
+			l.buf = append(l.buf, c)
 			return true, true
 		}
-		if (c == '\'' || c == '"') && stringPrefixes[strings.ToLower(string(l.Buf))] {
-			l.startString(c, strings.ToLower(string(l.Buf)))
+		if (c == '\'' || c == '"') && stringPrefixes[strings.ToLower(string(l.buf))] {
+			l.startString(c, strings.ToLower(string(l.buf)))
 			return true, true
 		}
 		return false, l.emitName(tok)
 	case lxNumber:
-		last := l.Buf[len(l.Buf)-1]
+		last := l.buf[len(l.buf)-1]
 		if isPyNameByte(c) || c == '.' || (c == '+' || c == '-') && (last == 'e' || last == 'E') {
-			l.Buf = append(l.Buf, c)
+			l.buf = append(l.buf, c)
 			return true, true
 		}
 		return false, l.emitNumber(tok)
 	case lxOpen:
-		if c == l.Quote {
-			l.State = lxQuote2
+		if c == l.quote {
+			l.state = lxQuote2
 			return true, true
 		}
-		l.State = lxString
+		l.state = lxString
 		return false, true
 	case lxQuote2:
-		if c == l.Quote {
-			l.State, l.Triple = lxString, true
+		if c == l.quote {
+			l.state, l.triple = lxString, true
 			return true, true
 		}
 		return false, l.emitString(tok)
@@ -211,8 +212,8 @@ func (l *pyLexer) step(c byte, tok func(pyTok) bool) (consumed, ok bool) {
 	case lxRawEscape:
 		// A raw string keeps the backslash and the byte after it, which
 		// never ends the string.
-		l.Buf = append(l.Buf, '\\', c)
-		l.State = lxString
+		l.buf = append(l.buf, '\\', c)
+		l.state = lxString
 		return true, true
 	case lxEscape:
 		return true, l.escape(c)
@@ -223,31 +224,31 @@ func (l *pyLexer) step(c byte, tok func(pyTok) bool) (consumed, ok bool) {
 }
 
 func (l *pyLexer) startString(q byte, prefix string) {
-	l.State, l.Quote, l.Buf = lxOpen, q, l.Buf[:0]
-	l.Triple, l.Quotes = false, 0
-	l.Raw = strings.Contains(prefix, "r")
-	l.Bytes = strings.Contains(prefix, "b")
-	l.FStr = strings.ContainsAny(prefix, "ft")
+	l.state, l.quote, l.buf = lxOpen, q, l.buf[:0]
+	l.triple, l.quotes = false, 0
+	l.raw = strings.Contains(prefix, "r")
+	l.bytes = strings.Contains(prefix, "b")
+	l.fStr = strings.ContainsAny(prefix, "ft")
 }
 
 func (l *pyLexer) emitString(tok func(pyTok) bool) bool {
-	l.State = lxSpace
-	return tok(pyTok{Kind: ptString, Text: string(l.Buf), Bytes: l.Bytes, FStr: l.FStr})
+	l.state = lxSpace
+	return tok(pyTok{kind: ptString, text: string(l.buf), bytes: l.bytes, fStr: l.fStr})
 }
 
 func (l *pyLexer) stringByte(c byte, tok func(pyTok) bool) (bool, bool) {
-	if l.Triple {
-		if c == l.Quote {
-			if l.Quotes++; l.Quotes == 3 {
+	if l.triple {
+		if c == l.quote {
+			if l.quotes++; l.quotes == 3 {
 				return true, l.emitString(tok)
 			}
 			return true, true
 		}
-		for ; l.Quotes > 0; l.Quotes-- {
-			l.Buf = append(l.Buf, l.Quote)
+		for ; l.quotes > 0; l.quotes-- {
+			l.buf = append(l.buf, l.quote)
 		}
 	} else {
-		if c == l.Quote {
+		if c == l.quote {
 			return true, l.emitString(tok)
 		}
 		if c == '\n' || c == '\r' {
@@ -255,62 +256,62 @@ func (l *pyLexer) stringByte(c byte, tok func(pyTok) bool) (bool, bool) {
 		}
 	}
 	if c == '\\' {
-		l.State = lxEscape
-		if l.Raw {
-			l.State = lxRawEscape
+		l.state = lxEscape
+		if l.raw {
+			l.state = lxRawEscape
 		}
 		return true, true
 	}
-	l.Buf = append(l.Buf, c)
+	l.buf = append(l.buf, c)
 	return true, true
 }
 
 // escape decodes the byte after a backslash in a non-raw string.
 func (l *pyLexer) escape(c byte) bool {
-	l.State = lxString
+	l.state = lxString
 	switch c {
 	case '\n':
 	case '\\', '\'', '"':
-		l.Buf = append(l.Buf, c)
+		l.buf = append(l.buf, c)
 	case 'a':
-		l.Buf = append(l.Buf, 7)
+		l.buf = append(l.buf, 7)
 	case 'b':
-		l.Buf = append(l.Buf, 8)
+		l.buf = append(l.buf, 8)
 	case 'f':
-		l.Buf = append(l.Buf, 12)
+		l.buf = append(l.buf, 12)
 	case 'n':
-		l.Buf = append(l.Buf, '\n')
+		l.buf = append(l.buf, '\n')
 	case 'r':
-		l.Buf = append(l.Buf, '\r')
+		l.buf = append(l.buf, '\r')
 	case 't':
-		l.Buf = append(l.Buf, '\t')
+		l.buf = append(l.buf, '\t')
 	case 'v':
-		l.Buf = append(l.Buf, 11)
+		l.buf = append(l.buf, 11)
 	case '0', '1', '2', '3', '4', '5', '6', '7':
-		l.State, l.EscKind, l.Esc = lxEscDigits, 'o', append(l.Esc[:0], c)
+		l.state, l.escKind, l.esc = lxEscDigits, 'o', append(l.esc[:0], c)
 	case 'x':
-		l.State, l.EscKind, l.Esc = lxEscDigits, 'x', l.Esc[:0]
+		l.state, l.escKind, l.esc = lxEscDigits, 'x', l.esc[:0]
 	case 'u', 'U':
-		if l.Bytes {
-			l.Buf = append(l.Buf, '\\', c)
+		if l.bytes {
+			l.buf = append(l.buf, '\\', c)
 			break
 		}
-		l.State, l.EscKind, l.Esc = lxEscDigits, c, l.Esc[:0]
+		l.state, l.escKind, l.esc = lxEscDigits, c, l.esc[:0]
 	case 'N':
 		// \N{name} needs the Unicode name table; treated as unsupported.
 		return false
 	default:
 		// Unknown escapes keep their backslash (a SyntaxWarning only).
-		l.Buf = append(l.Buf, '\\', c)
+		l.buf = append(l.buf, '\\', c)
 	}
 	return true
 }
 
 func (l *pyLexer) escDigit(c byte) (bool, bool) {
-	if l.EscKind == 'o' {
-		if c >= '0' && c <= '7' && len(l.Esc) < 3 {
-			l.Esc = append(l.Esc, c)
-			if len(l.Esc) < 3 {
+	if l.escKind == 'o' {
+		if c >= '0' && c <= '7' && len(l.esc) < 3 {
+			l.esc = append(l.esc, c)
+			if len(l.esc) < 3 {
 				return true, true
 			}
 			return true, l.escRune(8)
@@ -321,27 +322,27 @@ func (l *pyLexer) escDigit(c byte) (bool, bool) {
 		return false, false
 	}
 	want := 2
-	switch l.EscKind {
+	switch l.escKind {
 	case 'u':
 		want = 4
 	case 'U':
 		want = 8
 	}
-	l.Esc = append(l.Esc, c)
-	if len(l.Esc) < want {
+	l.esc = append(l.esc, c)
+	if len(l.esc) < want {
 		return true, true
 	}
 	return true, l.escRune(16)
 }
 
 func (l *pyLexer) escRune(base int) bool {
-	n, err := strconv.ParseUint(string(l.Esc), base, 32)
-	l.State = lxString
+	n, err := strconv.ParseUint(string(l.esc), base, 32)
+	l.state = lxString
 	if err != nil || n > 0x10FFFF {
 		return false
 	}
 	// Lone surrogates cannot be written as UTF-8; U+FFFD stands in.
-	l.Buf = appendPyRune(l.Buf, rune(n))
+	l.buf = appendPyRune(l.buf, rune(n))
 	return true
 }
 
@@ -377,22 +378,22 @@ const (
 // Const is set for ast.Constant scalars (dict keys must be one); KeyID
 // says which keys Python's dict treats as equal (1, 1.0 and True).
 type pyNode struct {
-	Kind  pyNodeKind
-	Canon string
-	Const bool
-	KeyID string
-	Items []*pyNode
-	// Keys are the dict's keys as JSON strings; Index finds a key's
+	kind    pyNodeKind
+	canon   string
+	isConst bool
+	keyID   string
+	items   []*pyNode
+	// keys are the dict's keys as JSON strings; Index finds a key's
 	// place by identity.
-	Keys  []string
-	Index map[string]int
+	keys  []string
+	index map[string]int
 }
 
 func (n *pyNode) appendJSON(dst []byte) []byte {
-	switch n.Kind {
+	switch n.kind {
 	case pnList:
 		dst = append(dst, '[')
-		for i, it := range n.Items {
+		for i, it := range n.items {
 			if i > 0 {
 				dst = append(dst, ", "...)
 			}
@@ -401,39 +402,39 @@ func (n *pyNode) appendJSON(dst []byte) []byte {
 		return append(dst, ']')
 	case pnDict:
 		dst = append(dst, '{')
-		for i, it := range n.Items {
+		for i, it := range n.items {
 			if i > 0 {
 				dst = append(dst, ", "...)
 			}
-			dst = append(dst, n.Keys[i]...)
+			dst = append(dst, n.keys[i]...)
 			dst = append(dst, ": "...)
 			dst = it.appendJSON(dst)
 		}
 		return append(dst, '}')
 	}
-	return append(dst, n.Canon...)
+	return append(dst, n.canon...)
 }
 
 // setItem adds key: value, keeping the first key's place and text and the
 // last value, as a Python dict display does.
 func (n *pyNode) setItem(key, value *pyNode) {
-	if key.KeyID != "" {
-		if i, ok := n.Index[key.KeyID]; ok {
-			n.Items[i] = value
+	if key.keyID != "" {
+		if i, ok := n.index[key.keyID]; ok {
+			n.items[i] = value
 			return
 		}
-		if n.Index == nil {
-			n.Index = map[string]int{}
+		if n.index == nil {
+			n.index = map[string]int{}
 		}
-		n.Index[key.KeyID] = len(n.Items)
+		n.index[key.keyID] = len(n.items)
 	}
-	jsonKey := key.Canon
+	jsonKey := key.canon
 	if !strings.HasPrefix(jsonKey, `"`) {
 		// json.dumps turns int, float, bool and None keys into strings.
 		jsonKey = pyjson.Quote(jsonKey)
 	}
-	n.Keys = append(n.Keys, jsonKey)
-	n.Items = append(n.Items, value)
+	n.keys = append(n.keys, jsonKey)
+	n.items = append(n.items, value)
 }
 
 // pyNumber parses a Python number literal into a scalar node; complex
@@ -454,7 +455,7 @@ func pyNumber(text string) (*pyNode, bool) {
 			return nil, false
 		}
 		s := v.String()
-		return &pyNode{Canon: s, Const: true, KeyID: "n" + s}, true
+		return &pyNode{canon: s, isConst: true, keyID: "n" + s}, true
 	}
 	plain := strings.ReplaceAll(lower, "_", "")
 	if plain == "" || strings.HasPrefix(text, "_") {
@@ -474,7 +475,7 @@ func pyNumber(text string) (*pyNode, bool) {
 			}
 			plain = "0"
 		}
-		return &pyNode{Canon: plain, Const: true, KeyID: "n" + plain}, true
+		return &pyNode{canon: plain, isConst: true, keyID: "n" + plain}, true
 	}
 	if !pyFloatSyntax(plain) {
 		return nil, false
@@ -519,17 +520,17 @@ func pyFloatSyntax(s string) bool {
 }
 
 func floatNode(f float64) *pyNode {
-	n := &pyNode{Canon: string(pyjson.AppendFloat(nil, f)), Const: true}
+	n := &pyNode{canon: string(pyjson.AppendFloat(nil, f)), isConst: true}
 	switch {
 	case math.IsNaN(f):
 		// NaN never equals another key.
 	case math.IsInf(f, 0):
-		n.KeyID = "f" + n.Canon
+		n.keyID = "f" + n.canon
 	case f == math.Trunc(f):
 		i, _ := big.NewFloat(f).Int(nil)
-		n.KeyID = "n" + i.String()
+		n.keyID = "n" + i.String()
 	default:
-		n.KeyID = "f" + n.Canon
+		n.keyID = "f" + n.canon
 	}
 	return n
 }
@@ -557,93 +558,93 @@ const (
 // '}', 1 ':', 2 value, 3 ',' or '}'. List states: 0 value or ']', 1 ',' or
 // ']'.
 type pyFrame struct {
-	Node  *pyNode
-	State uint8
-	Key   *pyNode
+	node  *pyNode
+	state uint8
+	key   *pyNode
 }
 
 // pyCallList is the parser over tokens. Calls go out as they are read:
 // the name at '(' and the arguments at ')' (a repeated keyword may still
 // replace an earlier value until then).
 type pyCallList struct {
-	State pyState
-	Name  []string
-	Stack []pyFrame
-	// Str is a string literal that an adjacent one may still extend.
-	Str *pyTok
-	// Kws and KwVals are the current call's keywords so far; Kw indexes
+	state pyState
+	name  []string
+	stack []pyFrame
+	// str is a string literal that an adjacent one may still extend.
+	str *pyTok
+	// kws and KwVals are the current call's keywords so far; Kw indexes
 	// the one being read.
-	Kws    []string
-	KwVals []*pyNode
-	Kw     int
-	// Pend is a name that '=' would make a keyword; Depth counts brackets
+	kws    []string
+	kwVals []*pyNode
+	kw     int
+	// pend is a name that '=' would make a keyword; Depth counts brackets
 	// open in a positional argument.
-	Pend  string
-	Depth int
-	// Prev is what a positional argument's last token was (pp*).
-	Prev   uint8
-	Calls  int
-	Failed bool
+	pend  string
+	depth int
+	// prev is what a positional argument's last token was (pp*).
+	prev   uint8
+	calls  int
+	failed bool
 	// out collects the deltas of one feed.
 	out []ToolCallDelta
 }
 
 // token consumes one token; false means the text is not a call list.
 func (p *pyCallList) token(t pyTok) bool {
-	if p.Str != nil {
-		if t.Kind == ptString {
-			if t.Bytes != p.Str.Bytes {
+	if p.str != nil {
+		if t.kind == ptString {
+			if t.bytes != p.str.bytes {
 				return false
 			}
-			p.Str.Text += t.Text
-			p.Str.FStr = p.Str.FStr || t.FStr
+			p.str.text += t.text
+			p.str.fStr = p.str.fStr || t.fStr
 			return true
 		}
-		s := p.Str
-		p.Str = nil
-		if s.Bytes || s.FStr {
+		s := p.str
+		p.str = nil
+		if s.bytes || s.fStr {
 			// bytes are not JSON-serialisable; f-strings are not constants.
 			return false
 		}
-		q := pyjson.Quote(s.Text)
-		if !p.value(&pyNode{Canon: q, Const: true, KeyID: "s" + s.Text}) {
+		q := pyjson.Quote(s.text)
+		if !p.value(&pyNode{canon: q, isConst: true, keyID: "s" + s.text}) {
 			return false
 		}
 	}
 	op := ""
-	if t.Kind == ptOp {
-		op = t.Text
+	if t.kind == ptOp {
+		op = t.text
 	}
-	switch p.State {
+	switch p.state {
 	case psOpen:
 		if op != "[" {
 			return false
 		}
-		p.State = psCallName
+		p.state = psCallName
 	case psCallName, psListNext:
-		if p.State == psListNext && op == "]" {
-			p.State = psDone
+		if p.state == psListNext && op == "]" {
+			p.state = psDone
 			return true
 		}
-		if t.Kind != ptName || pyKeywords[t.Text] {
+		if t.kind != ptName || pyKeywords[t.text] {
 			return false
 		}
-		p.Name = append(p.Name[:0], t.Text)
-		p.State = psCallDot
+		p.name = append(p.name[:0], t.text)
+		p.state = psCallDot
 	case psCallPart:
-		if t.Kind != ptName || pyKeywords[t.Text] {
+		if t.kind != ptName || pyKeywords[t.text] {
 			return false
 		}
-		p.Name = append(p.Name, t.Text)
-		p.State = psCallDot
+		p.name = append(p.name, t.text)
+		p.state = psCallDot
 	case psCallDot:
 		switch op {
 		case ".":
-			p.State = psCallPart
+			p.state = psCallPart
 		case "(":
-			p.out = append(p.out, ToolCallDelta{Index: p.Calls, ID: newToolCallID(), Type: "function", Name: strings.Join(p.Name, ".")})
-			p.Kws, p.KwVals = p.Kws[:0], p.KwVals[:0]
-			p.State = psKwStart
+			p.out = append(p.out, ToolCallDelta{Index: p.calls, ID: newToolCallID(), Type: "function", Name: strings.Join(p.name, ".")})
+			p.kws, p.kwVals = p.kws[:0], p.kwVals[:0]
+			p.state = psKwStart
 		default:
 			return false
 		}
@@ -651,35 +652,35 @@ func (p *pyCallList) token(t pyTok) bool {
 		if op == ")" {
 			return p.endCall()
 		}
-		if t.Kind == ptName && !pyKeywords[t.Text] {
-			p.Pend = t.Text
-			p.State = psKwName
+		if t.kind == ptName && !pyKeywords[t.text] {
+			p.pend = t.text
+			p.state = psKwName
 			return true
 		}
 		return p.positional(t, op)
 	case psKwName:
 		if op != "=" {
-			return p.positional(pyTok{Kind: ptName, Text: p.Pend}, "") && p.posToken(t, op)
+			return p.positional(pyTok{kind: ptName, text: p.pend}, "") && p.posToken(t, op)
 		}
 		// ast.parse accepts a repeated keyword (only the compiler rejects
 		// it); the dict vLLM builds keeps its first place and last value.
-		p.Kw = len(p.Kws)
-		for i, k := range p.Kws {
-			if k == p.Pend {
-				p.Kw = i
+		p.kw = len(p.kws)
+		for i, k := range p.kws {
+			if k == p.pend {
+				p.kw = i
 			}
 		}
-		if p.Kw == len(p.Kws) {
-			p.Kws = append(p.Kws, p.Pend)
-			p.KwVals = append(p.KwVals, nil)
+		if p.kw == len(p.kws) {
+			p.kws = append(p.kws, p.pend)
+			p.kwVals = append(p.kwVals, nil)
 		}
-		p.State = psValue
+		p.state = psValue
 	case psPos:
 		return p.posToken(t, op)
 	case psKwAfter:
 		switch op {
 		case ",":
-			p.State = psKwStart
+			p.state = psKwStart
 		case ")":
 			return p.endCall()
 		default:
@@ -688,9 +689,9 @@ func (p *pyCallList) token(t pyTok) bool {
 	case psListAfter:
 		switch op {
 		case ",":
-			p.State = psListNext
+			p.state = psListNext
 		case "]":
-			p.State = psDone
+			p.state = psDone
 		default:
 			return false
 		}
@@ -698,7 +699,7 @@ func (p *pyCallList) token(t pyTok) bool {
 		if op != ";" {
 			return false
 		}
-		p.State = psSemi
+		p.state = psSemi
 	case psSemi:
 		return false
 	case psValue:
@@ -714,10 +715,10 @@ func (p *pyCallList) token(t pyTok) bool {
 // than adjacent strings), "{" after an operand, or "=" outside brackets
 // fail.
 func (p *pyCallList) positional(t pyTok, op string) bool {
-	if len(p.Kws) > 0 || t.Kind == ptOp && !strings.Contains("([{-+~*", op) {
+	if len(p.kws) > 0 || t.kind == ptOp && !strings.Contains("([{-+~*", op) {
 		return false
 	}
-	p.State, p.Depth, p.Prev = psPos, 0, 0
+	p.state, p.depth, p.prev = psPos, 0, 0
 	return p.posToken(t, op)
 }
 
@@ -733,146 +734,146 @@ const (
 
 // posToken skips one token of a positional argument.
 func (p *pyCallList) posToken(t pyTok, op string) bool {
-	prev := p.Prev
-	p.Prev = ppNone
-	operand := t.Kind == ptNumber || t.Kind == ptString ||
-		t.Kind == ptName && (!pyKeywords[t.Text] || t.Text == "True" || t.Text == "False" || t.Text == "None")
+	prev := p.prev
+	p.prev = ppNone
+	operand := t.kind == ptNumber || t.kind == ptString ||
+		t.kind == ptName && (!pyKeywords[t.text] || t.text == "True" || t.text == "False" || t.text == "None")
 	if prev == ppDot {
-		if t.Kind != ptName || pyKeywords[t.Text] {
+		if t.kind != ptName || pyKeywords[t.text] {
 			return false
 		}
-		p.Prev = ppOperand
+		p.prev = ppOperand
 		return true
 	}
 	if operand {
 		switch {
-		case t.Kind == ptString && (prev == ppStr && !t.Bytes || prev == ppBytes && t.Bytes):
+		case t.kind == ptString && (prev == ppStr && !t.bytes || prev == ppBytes && t.bytes):
 		case prev != ppNone && prev != ppSub:
 			return false
 		}
-		p.Prev = ppOperand
-		if t.Kind == ptString {
-			p.Prev = ppStr
-			if t.Bytes {
-				p.Prev = ppBytes
+		p.prev = ppOperand
+		if t.kind == ptString {
+			p.prev = ppStr
+			if t.bytes {
+				p.prev = ppBytes
 			}
 		}
 		return true
 	}
 	switch op {
 	case "(":
-		p.Depth++
+		p.depth++
 	case "[":
-		p.Depth++
+		p.depth++
 		if prev != ppNone && prev != ppSub {
-			p.Prev = ppSub
+			p.prev = ppSub
 		}
 	case "{":
 		if prev != ppNone && prev != ppSub {
 			return false
 		}
-		p.Depth++
+		p.depth++
 	case ")", "]", "}":
 		if op == "]" && prev == ppSub {
 			return false
 		}
-		if p.Depth == 0 {
+		if p.depth == 0 {
 			return op == ")" && p.endCall()
 		}
-		p.Depth--
-		p.Prev = ppOperand
+		p.depth--
+		p.prev = ppOperand
 	case ".":
 		if prev == ppNone || prev == ppSub {
 			return false
 		}
-		p.Prev = ppDot
+		p.prev = ppDot
 	case ",":
-		if p.Depth == 0 {
-			p.State = psKwStart
+		if p.depth == 0 {
+			p.state = psKwStart
 		}
 	case "=":
-		return p.Depth > 0
+		return p.depth > 0
 	}
 	return true
 }
 
 func (p *pyCallList) endCall() bool {
 	args := []byte{'{'}
-	for i, k := range p.Kws {
+	for i, k := range p.kws {
 		if i > 0 {
 			args = append(args, ", "...)
 		}
 		args = append(append(args, pyjson.Quote(k)...), ": "...)
-		args = p.KwVals[i].appendJSON(args)
+		args = p.kwVals[i].appendJSON(args)
 	}
 	p.emitArgs(string(append(args, '}')))
-	p.Calls++
-	p.State = psListAfter
+	p.calls++
+	p.state = psListAfter
 	return true
 }
 
 func (p *pyCallList) emitArgs(frag string) {
-	p.out = appendArgs(p.out, p.Calls, frag)
+	p.out = appendArgs(p.out, p.calls, frag)
 }
 
 // valueToken handles a token inside a keyword's value.
 func (p *pyCallList) valueToken(t pyTok, op string) bool {
 	var top *pyFrame
-	if len(p.Stack) > 0 {
-		top = &p.Stack[len(p.Stack)-1]
+	if len(p.stack) > 0 {
+		top = &p.stack[len(p.stack)-1]
 	}
 	// Punctuation of the open container.
 	if top != nil {
-		dict := top.Node.Kind == pnDict
+		dict := top.node.kind == pnDict
 		switch {
-		case !dict && top.State == 1 || dict && top.State == 3:
+		case !dict && top.state == 1 || dict && top.state == 3:
 			switch {
 			case op == ",":
-				top.State = 0
+				top.state = 0
 				return true
 			case op == "]" && !dict, op == "}" && dict:
 				return p.closeFrame()
 			}
 			return false
-		case dict && top.State == 1:
+		case dict && top.state == 1:
 			if op != ":" {
 				return false
 			}
-			top.State = 2
+			top.state = 2
 			return true
-		case top.State == 0 && (op == "]" && !dict || op == "}" && dict):
+		case top.state == 0 && (op == "]" && !dict || op == "}" && dict):
 			return p.closeFrame()
 		}
 	}
 	// A value (or a dict key) starts.
-	switch t.Kind {
+	switch t.kind {
 	case ptString:
 		s := t
-		p.Str = &s
+		p.str = &s
 		return true
 	case ptNumber:
-		n, ok := pyNumber(t.Text)
+		n, ok := pyNumber(t.text)
 		return ok && p.value(n)
 	case ptName:
-		switch t.Text {
+		switch t.text {
 		case "True":
-			return p.value(&pyNode{Canon: "true", Const: true, KeyID: "n1"})
+			return p.value(&pyNode{canon: "true", isConst: true, keyID: "n1"})
 		case "False":
-			return p.value(&pyNode{Canon: "false", Const: true, KeyID: "n0"})
+			return p.value(&pyNode{canon: "false", isConst: true, keyID: "n0"})
 		case "None":
-			return p.value(&pyNode{Canon: "null", Const: true, KeyID: "none"})
+			return p.value(&pyNode{canon: "null", isConst: true, keyID: "none"})
 		case "true", "false", "null":
 			// JSON spellings are names, accepted as values only.
-			return p.value(&pyNode{Canon: t.Text})
+			return p.value(&pyNode{canon: t.text})
 		}
 		return false
 	}
 	switch op {
 	case "[":
-		p.Stack = append(p.Stack, pyFrame{Node: &pyNode{Kind: pnList}})
+		p.stack = append(p.stack, pyFrame{node: &pyNode{kind: pnList}})
 		return true
 	case "{":
-		p.Stack = append(p.Stack, pyFrame{Node: &pyNode{Kind: pnDict}})
+		p.stack = append(p.stack, pyFrame{node: &pyNode{kind: pnDict}})
 		return true
 	}
 	return false
@@ -880,41 +881,41 @@ func (p *pyCallList) valueToken(t pyTok, op string) bool {
 
 // closeFrame ends the innermost container; it becomes a value itself.
 func (p *pyCallList) closeFrame() bool {
-	n := p.Stack[len(p.Stack)-1].Node
-	p.Stack = p.Stack[:len(p.Stack)-1]
+	n := p.stack[len(p.stack)-1].node
+	p.stack = p.stack[:len(p.stack)-1]
 	return p.value(n)
 }
 
 // value places a complete value in its container or ends the keyword.
 func (p *pyCallList) value(n *pyNode) bool {
-	if len(p.Stack) == 0 {
-		if p.State != psValue {
+	if len(p.stack) == 0 {
+		if p.state != psValue {
 			return false
 		}
-		p.KwVals[p.Kw] = n
-		p.State = psKwAfter
+		p.kwVals[p.kw] = n
+		p.state = psKwAfter
 		return true
 	}
-	top := &p.Stack[len(p.Stack)-1]
-	if top.Node.Kind == pnList {
-		if top.State != 0 {
+	top := &p.stack[len(p.stack)-1]
+	if top.node.kind == pnList {
+		if top.state != 0 {
 			return false
 		}
-		top.Node.Items = append(top.Node.Items, n)
-		top.State = 1
+		top.node.items = append(top.node.items, n)
+		top.state = 1
 		return true
 	}
-	switch top.State {
+	switch top.state {
 	case 0:
-		if n.Kind != pnScalar || !n.Const {
+		if n.kind != pnScalar || !n.isConst {
 			return false
 		}
-		top.Key = n
-		top.State = 1
+		top.key = n
+		top.state = 1
 	case 2:
-		top.Node.setItem(top.Key, n)
-		top.Key = nil
-		top.State = 3
+		top.node.setItem(top.key, n)
+		top.key = nil
+		top.state = 3
 	default:
 		return false
 	}
@@ -923,5 +924,27 @@ func (p *pyCallList) value(n *pyNode) bool {
 
 // end reports whether the input ended with the list complete.
 func (p *pyCallList) end() bool {
-	return p.Str == nil && (p.State == psDone || p.State == psSemi)
+	return p.str == nil && (p.state == psDone || p.state == psSemi)
+}
+
+// codec saves and restores the state of a pyLexer.
+func (l *pyLexer) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &l.state, 13)
+	c.ByteSlice(&l.buf)
+	c.Byte(&l.quote)
+	c.Bool(&l.triple)
+	c.Bool(&l.raw)
+	c.Bool(&l.bytes)
+	c.Bool(&l.fStr)
+	c.Int(&l.quotes)
+	c.Byte(&l.escKind)
+	c.ByteSlice(&l.esc)
+}
+
+// codec saves and restores the state of a pyTok.
+func (p *pyTok) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &p.kind, 4)
+	c.String(&p.text)
+	c.Bool(&p.bytes)
+	c.Bool(&p.fStr)
 }

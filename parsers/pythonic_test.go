@@ -98,7 +98,7 @@ func TestPythonicStreamsCallsBeforeTheEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := p.Push(`[get_weather(city="Paris"), sea`, nil)
+	d := pushDelta(p, `[get_weather(city="Paris"), sea`)
 	if len(d.ToolCalls) != 1 || d.ToolCalls[0].Name != "get_weather" || d.ToolCalls[0].Arguments != `{"city": "Paris"}` || d.Content != "" {
 		t.Fatalf("first delta = %+v", d)
 	}

@@ -2,6 +2,7 @@ package parsers
 
 import (
 	"encoding/json"
+	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
 	"unicode/utf8"
 
@@ -75,17 +76,17 @@ const (
 
 // Qwen3Coder is the qwen3_coder / qwen3_xml tool machine.
 type Qwen3Coder struct {
-	Mode  qcMode
-	State qcState
-	Scan  markerScan
-	Tools []Tool
-	Gate  qcGate
-	// Slots counts calls started; Named is set once one has a name
+	mode  qcMode
+	state qcState
+	scan  markerScan
+	tools []Tool
+	gate  qcGate
+	// slots counts calls started; Named is set once one has a name
 	// (vLLM's tools_called); Calls counts calls emitted.
-	Slots int
-	Named bool
-	Calls int
-	Call  qcCall
+	slots  int
+	named  bool
+	nCalls int
+	call   qcCall
 
 	// out and calls collect one Push's results.
 	out   strings.Builder
@@ -96,33 +97,33 @@ type Qwen3Coder struct {
 
 // qcCall is the call being read.
 type qcCall struct {
-	RawName  []byte
-	NameDone bool
-	Emitted  bool
-	Closed   bool
-	Index    int
-	Props    map[string]json.RawMessage
-	Params   xmlParams
-	NParams  int
-	Seen     map[string]bool
+	rawName  []byte
+	nameDone bool
+	emitted  bool
+	closed   bool
+	index    int
+	props    map[string]json.RawMessage
+	params   xmlParams
+	nParams  int
+	seen     map[string]bool
 }
 
 func newQwen3Coder(v Vocab, req *Request) (ToolMachine, error) {
-	q := &Qwen3Coder{Tools: req.Tools, markers: engineTerminals(v, qcMarkers)}
+	q := &Qwen3Coder{tools: req.Tools, markers: engineTerminals(v, qcMarkers)}
 	if choice, _, _ := req.Choice(); choice == ChoiceNone {
-		q.Mode = qcNoneOpen
+		q.mode = qcNoneOpen
 		if len(req.Tools) > 0 {
-			q.Mode = qcNoneQuiet
+			q.mode = qcNoneQuiet
 		}
 	}
-	q.Gate.Auto = q.Mode == qcAuto
+	q.gate.auto = q.mode == qcAuto
 	return q, nil
 }
 
 // Push implements ToolMachine.
 func (q *Qwen3Coder) Push(text string) (string, []ToolCallDelta) {
 	for {
-		before, marker, rest := q.Scan.next(text, orTerminals(q.markers, qcMarkers))
+		before, marker, rest := q.scan.next(text, orTerminals(q.markers, qcMarkers))
 		q.text(before)
 		if marker == "" {
 			break
@@ -141,24 +142,24 @@ func (q *Qwen3Coder) pushAppend(text string, calls []ToolCallDelta) (string, []T
 
 // Finish implements ToolMachine.
 func (q *Qwen3Coder) Finish() (string, []ToolCallDelta) {
-	q.text(q.Scan.flush())
-	if q.State != qcContent && q.Slots > 0 {
+	q.text(q.scan.flush())
+	if q.state != qcContent && q.slots > 0 {
 		q.endCall()
 	}
-	q.State = qcContent
-	if q.Mode != qcNoneQuiet {
-		q.Gate.finish(&q.out)
+	q.state = qcContent
+	if q.mode != qcNoneQuiet {
+		q.gate.finish(&q.out)
 	}
 	return q.take()
 }
 
 // Called implements ToolMachine.
-func (q *Qwen3Coder) Called() bool { return q.Mode == qcAuto && q.Named }
+func (q *Qwen3Coder) Called() bool { return q.mode == qcAuto && q.named }
 
 // ContentNull reports whether an empty content is null: with tool_choice
 // "none" vLLM's engine path returns its own content, None when empty.
 func (q *Qwen3Coder) ContentNull() (null, decided bool) {
-	return q.Mode != qcAuto, q.Mode != qcAuto
+	return q.mode != qcAuto, q.mode != qcAuto
 }
 
 func (q *Qwen3Coder) take() (string, []ToolCallDelta) {
@@ -172,23 +173,23 @@ func (q *Qwen3Coder) text(s string) {
 	if s == "" {
 		return
 	}
-	switch q.State {
+	switch q.state {
 	case qcContent:
 		q.content(s)
 	case qcName:
-		q.Call.RawName = append(q.Call.RawName, s...)
+		q.call.rawName = append(q.call.rawName, s...)
 	case qcArgs:
 		q.args(s)
 	}
-	q.Gate.raw(s)
+	q.gate.raw(s)
 }
 
 func (q *Qwen3Coder) content(s string) {
-	if q.Mode == qcNoneQuiet {
+	if q.mode == qcNoneQuiet {
 		q.out.WriteString(s)
 		return
 	}
-	q.Gate.content(&q.out, s)
+	q.gate.content(&q.out, s)
 }
 
 // terminal applies the grammar's transition for a terminal; a terminal
@@ -197,11 +198,11 @@ func (q *Qwen3Coder) terminal(t string) {
 	if isDropToken(t, qcMarkers) {
 		return
 	}
-	switch q.State {
+	switch q.state {
 	case qcContent:
 		switch t {
 		case qcThinkEnd:
-			q.Gate.thinkEnd()
+			q.gate.thinkEnd()
 		case qcToolStart:
 			q.startCall(qcPreamble)
 		case qcFuncPrefix:
@@ -214,18 +215,18 @@ func (q *Qwen3Coder) terminal(t string) {
 		switch t {
 		case qcToolEnd:
 			q.endCall()
-			q.State = qcContent
+			q.state = qcContent
 		case qcFuncPrefix:
-			q.State = qcName
+			q.state = qcName
 		}
 	case qcName:
 		switch t {
 		case qcCloseAngle:
 			q.nameDone()
-			q.State = qcArgs
+			q.state = qcArgs
 		case qcFuncEnd:
 			q.endCall()
-			q.State = qcBetween
+			q.state = qcBetween
 		default:
 			q.text(t)
 			return
@@ -236,117 +237,117 @@ func (q *Qwen3Coder) terminal(t string) {
 			return
 		}
 		q.endCall()
-		q.State = qcBetween
+		q.state = qcBetween
 	case qcBetween:
 		switch t {
 		case qcToolEnd:
-			q.State = qcContent
+			q.state = qcContent
 		case qcToolStart:
 			q.startCall(qcPreamble)
 		case qcFuncPrefix:
 			q.startCall(qcName)
 		}
 	}
-	q.Gate.raw(t)
+	q.gate.raw(t)
 }
 
 func (q *Qwen3Coder) startCall(next qcState) {
-	q.Slots++
-	q.Call = qcCall{}
-	q.State = next
-	if q.Mode != qcNoneQuiet {
-		q.Gate.toolStart()
+	q.slots++
+	q.call = qcCall{}
+	q.state = next
+	if q.mode != qcNoneQuiet {
+		q.gate.toolStart()
 	}
 }
 
 // nameDone ends the name: a non-empty (stripped) name makes a call.
 func (q *Qwen3Coder) nameDone() {
-	c := &q.Call
-	if c.NameDone {
+	c := &q.call
+	if c.nameDone {
 		return
 	}
-	c.NameDone = true
-	name := pyStrip(string(c.RawName))
-	c.RawName = nil
+	c.nameDone = true
+	name := pyStrip(string(c.rawName))
+	c.rawName = nil
 	if name == "" {
 		return
 	}
-	if !q.Named {
-		q.Named = true
-		if q.Mode != qcNoneQuiet {
-			q.Gate.called(&q.out)
+	if !q.named {
+		q.named = true
+		if q.mode != qcNoneQuiet {
+			q.gate.called(&q.out)
 		}
 	}
-	if q.Mode != qcAuto {
+	if q.mode != qcAuto {
 		return
 	}
-	c.Emitted, c.Index = true, q.Calls
-	q.Calls++
-	c.Props = toolProperties(q.Tools, name)
-	q.calls.add(ToolCallDelta{Index: c.Index, ID: newToolCallID(), Type: "function", Name: name})
+	c.emitted, c.index = true, q.nCalls
+	q.nCalls++
+	c.props = toolProperties(q.tools, name)
+	q.calls.add(ToolCallDelta{Index: c.index, ID: newToolCallID(), Type: "function", Name: name})
 }
 
 func (q *Qwen3Coder) args(s string) {
-	c := &q.Call
-	if !c.Emitted {
+	c := &q.call
+	if !c.emitted {
 		return
 	}
 	var buf [4]xmlParam
-	for _, p := range c.Params.feed(s, buf[:0]) {
+	for _, p := range c.params.feed(s, buf[:0]) {
 		q.param(p)
 	}
 }
 
 // paramHead starts a parameter: separator, key and colon.
 func (q *Qwen3Coder) paramHead(key string) string {
-	c := &q.Call
-	if c.Seen == nil {
-		c.Seen = map[string]bool{}
+	c := &q.call
+	if c.seen == nil {
+		c.seen = map[string]bool{}
 	}
-	c.Seen[key] = true
+	c.seen[key] = true
 	sep := ", "
-	if c.NParams == 0 {
+	if c.nParams == 0 {
 		sep = "{"
 	}
-	c.NParams++
+	c.nParams++
 	return sep + pyjson.Quote(key) + ": "
 }
 
 // param emits one completed parameter.
 func (q *Qwen3Coder) param(p xmlParam) {
-	c := &q.Call
-	if c.Seen[p.Name] {
+	c := &q.call
+	if c.seen[p.name] {
 		return
 	}
 	var b strings.Builder
-	b.WriteString(q.paramHead(p.Name))
-	b.WriteString(paramJSON(c.Props, p.Name, p.Value))
+	b.WriteString(q.paramHead(p.name))
+	b.WriteString(paramJSON(c.props, p.name, p.value))
 	q.emitArgs(b.String())
 }
 
 func (q *Qwen3Coder) emitArgs(frag string) {
-	q.calls.args(q.Call.Index, frag)
+	q.calls.args(q.call.index, frag)
 }
 
 // endCall is TOOL_CALL_END: a name still open ends here too.
 func (q *Qwen3Coder) endCall() {
-	c := &q.Call
-	if c.Closed {
+	c := &q.call
+	if c.closed {
 		return
 	}
-	if q.State == qcName {
+	if q.state == qcName {
 		q.nameDone()
 	}
-	c.Closed = true
-	if !c.Emitted {
+	c.closed = true
+	if !c.emitted {
 		return
 	}
-	if c.NParams == 0 {
+	if c.nParams == 0 {
 		q.emitArgs("{}")
 	} else {
 		q.emitArgs("}")
 	}
-	c.Params = xmlParams{}
+	c.params = xmlParams{}
 }
 
 // qcGate decides what content vLLM returns, emitting it as soon as it is
@@ -357,46 +358,46 @@ func (q *Qwen3Coder) endCall() {
 // opener), E and R agree and stream, minus trailing whitespace; after it,
 // text is held until a call is named or the output ends.
 type qcGate struct {
-	Auto bool
-	// Decided is set once a call is named; later content is dropped.
-	Decided  bool
-	Diverged bool
-	// Any is set once content went out.
-	Any bool
-	// Trail is whitespace held while not diverged.
-	Trail []byte
-	// ToolSeen is set at the first call opener: E stops there.
-	ToolSeen bool
-	// E, R and T (text after the first call) since the divergence.
-	E, R, T []byte
+	auto bool
+	// decided is set once a call is named; later content is dropped.
+	decided  bool
+	diverged bool
+	// any is set once content went out.
+	any bool
+	// trail is whitespace held while not diverged.
+	trail []byte
+	// toolSeen is set at the first call opener: E stops there.
+	toolSeen bool
+	// e, R and T (text after the first call) since the divergence.
+	e, r, t []byte
 }
 
 func (g *qcGate) diverge() {
-	if g.Diverged {
+	if g.diverged {
 		return
 	}
-	g.Diverged = true
-	g.E = append(g.E, g.Trail...)
-	if g.Auto {
-		g.R = append(g.R, g.Trail...)
+	g.diverged = true
+	g.e = append(g.e, g.trail...)
+	if g.auto {
+		g.r = append(g.r, g.trail...)
 	}
-	g.Trail = g.Trail[:0]
+	g.trail = g.trail[:0]
 }
 
 // raw takes every piece of text after the semantic handlers saw it.
 func (g *qcGate) raw(s string) {
-	if g.Auto && g.Diverged && !g.Decided {
-		g.R = append(g.R, s...)
+	if g.auto && g.diverged && !g.decided {
+		g.r = append(g.r, s...)
 	}
 }
 
 func (g *qcGate) content(out *strings.Builder, s string) {
 	switch {
-	case g.Decided:
-	case g.ToolSeen:
-		g.T = append(g.T, s...)
-	case g.Diverged:
-		g.E = append(g.E, s...)
+	case g.decided:
+	case g.toolSeen:
+		g.t = append(g.t, s...)
+	case g.diverged:
+		g.e = append(g.e, s...)
 	default:
 		g.safe(out, s)
 	}
@@ -406,66 +407,105 @@ func (g *qcGate) content(out *strings.Builder, s string) {
 func (g *qcGate) safe(out *strings.Builder, s string) {
 	cut := len(strings.TrimRightFunc(s, pyIsSpace))
 	if cut == 0 {
-		g.Trail = append(g.Trail, s...)
+		g.trail = append(g.trail, s...)
 		return
 	}
-	if !g.Any {
-		if r, _ := utf8.DecodeRuneInString(s); len(g.Trail) > 0 || pyIsSpace(r) {
+	if !g.any {
+		if r, _ := utf8.DecodeRuneInString(s); len(g.trail) > 0 || pyIsSpace(r) {
 			// Leading whitespace: stripped if a call follows.
 			g.diverge()
-			g.E = append(g.E, s...)
+			g.e = append(g.e, s...)
 			return
 		}
 	}
-	out.Write(g.Trail)
+	out.Write(g.trail)
 	out.WriteString(s[:cut])
-	g.Trail = append(g.Trail[:0], s[cut:]...)
-	g.Any = true
+	g.trail = append(g.trail[:0], s[cut:]...)
+	g.any = true
 }
 
 func (g *qcGate) thinkEnd() {
-	if g.Auto && !g.Decided {
+	if g.auto && !g.decided {
 		g.diverge() // R keeps it, E drops it
 	}
 }
 
 func (g *qcGate) toolStart() {
-	if g.ToolSeen || g.Decided {
+	if g.toolSeen || g.decided {
 		return
 	}
 	g.diverge()
-	g.ToolSeen = true
+	g.toolSeen = true
 }
 
 // called settles on E, stripped.
 func (g *qcGate) called(out *strings.Builder) {
 	g.diverge()
-	g.Decided = true
-	e := strings.TrimRightFunc(string(g.E), pyIsSpace)
-	if !g.Any {
+	g.decided = true
+	e := strings.TrimRightFunc(string(g.e), pyIsSpace)
+	if !g.any {
 		e = strings.TrimLeftFunc(e, pyIsSpace)
 	}
 	out.WriteString(e)
-	g.E, g.R, g.T = nil, nil, nil
+	g.e, g.r, g.t = nil, nil, nil
 }
 
 // finish settles without calls.
 func (g *qcGate) finish(out *strings.Builder) {
 	switch {
-	case g.Decided:
-	case !g.Diverged:
-		out.Write(g.Trail)
-	case g.Auto:
-		out.Write(g.R)
-	case !g.ToolSeen || g.Any:
+	case g.decided:
+	case !g.diverged:
+		out.Write(g.trail)
+	case g.auto:
+		out.Write(g.r)
+	case !g.toolSeen || g.any:
 		// With text already out, vLLM's reordering (text after a nameless
 		// call first) cannot be reproduced; E is kept.
-		out.Write(g.E)
+		out.Write(g.e)
 	default:
-		s := string(g.T) + string(g.E)
+		s := string(g.t) + string(g.e)
 		if strings.TrimFunc(s, pyIsSpace) != "" {
 			out.WriteString(s)
 		}
 	}
-	g.Trail, g.E, g.R, g.T = nil, nil, nil, nil
+	g.trail, g.e, g.r, g.t = nil, nil, nil, nil
+}
+
+// codec saves and restores the state of a Qwen3Coder.
+func (q *Qwen3Coder) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &q.mode, 3)
+	statecodec.Enum(c, &q.state, 5)
+	q.scan.codec(c)
+	// tools is the request's, not state.
+	q.gate.codec(c)
+	c.Int(&q.slots)
+	c.Bool(&q.named)
+	c.Int(&q.nCalls)
+	q.call.codec(c)
+}
+
+// codec saves and restores the state of a qcCall.
+func (q *qcCall) codec(c *statecodec.Codec) {
+	c.ByteSlice(&q.rawName)
+	c.Bool(&q.nameDone)
+	c.Bool(&q.emitted)
+	c.Bool(&q.closed)
+	c.Int(&q.index)
+	statecodec.Map(c, &q.props, (*statecodec.Codec).String, codecRaw)
+	q.params.codec(c)
+	c.Int(&q.nParams)
+	statecodec.Map(c, &q.seen, (*statecodec.Codec).String, (*statecodec.Codec).Bool)
+}
+
+// codec saves and restores the state of a qcGate.
+func (g *qcGate) codec(c *statecodec.Codec) {
+	c.Bool(&g.auto)
+	c.Bool(&g.decided)
+	c.Bool(&g.diverged)
+	c.Bool(&g.any)
+	c.ByteSlice(&g.trail)
+	c.Bool(&g.toolSeen)
+	c.ByteSlice(&g.e)
+	c.ByteSlice(&g.r)
+	c.ByteSlice(&g.t)
 }

@@ -171,10 +171,10 @@ func TestQwen3CoderStreamsEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Push("Let me check. ", nil); d.Content != "Let me check." {
+	if d := pushDelta(p, "Let me check. "); d.Content != "Let me check." {
 		t.Fatalf("content not streamed before a call: %+v", d)
 	}
-	d := p.Push("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n2", nil)
+	d := pushDelta(p, "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n2")
 	if len(d.ToolCalls) != 1 || d.ToolCalls[0].Name != "get_weather" || d.ToolCalls[0].Arguments != `{"city": "Paris"` {
 		t.Fatalf("name and finished parameters not streamed: %+v", d)
 	}

@@ -39,9 +39,9 @@ func BenchmarkReasoningStream(b *testing.B) {
 						b.Fatal(err)
 					}
 					for i := 0; i < len(text); i += 4 {
-						p.Push(text[i:min(i+4, len(text))], nil)
+						pushDelta(p, text[i:min(i+4, len(text))])
 					}
-					p.Finish()
+					finishDelta(p)
 				}
 			})
 		}

@@ -46,11 +46,11 @@ func parseReasoning(t testing.TB, name string, req *Request, text string, cuts [
 	acc := &Accumulator{}
 	prev := 0
 	for _, c := range cuts {
-		acc.Add(p.Push(text[prev:c], nil))
+		acc.Add(pushDelta(p, text[prev:c]))
 		prev = c
 	}
-	acc.Add(p.Push(text[prev:], nil))
-	acc.Add(p.Finish())
+	acc.Add(pushDelta(p, text[prev:]))
+	acc.Add(finishDelta(p))
 	return acc.Result(p, "stop"), acc
 }
 

@@ -2,6 +2,7 @@ package parsers
 
 import (
 	"bytes"
+	"github.com/vrender/vrender/internal/statecodec"
 	"unicode"
 	"unicode/utf8"
 )
@@ -63,8 +64,8 @@ func pyTruthy(v any) bool {
 // the previous one stopped, less a marker's length, so repeated searches
 // over a growing buffer cost O(new text) each.
 type holdScan struct {
-	// Next is the first offset at which a marker may still start.
-	Next int
+	// next is the first offset at which a marker may still start.
+	next int
 }
 
 // find returns the earliest occurrence at or after Next of one of markers
@@ -75,18 +76,23 @@ func (h *holdScan) find(buf []byte, markers []string) (int, string) {
 	longest := 0
 	for _, mk := range markers {
 		longest = max(longest, len(mk))
-		if i := bytes.Index(buf[h.Next:], []byte(mk)); i >= 0 {
-			i += h.Next
+		if i := bytes.Index(buf[h.next:], []byte(mk)); i >= 0 {
+			i += h.next
 			if best < 0 || i < best || i == best && len(mk) > len(bestMk) {
 				best, bestMk = i, mk
 			}
 		}
 	}
 	if best < 0 {
-		h.Next = max(h.Next, len(buf)-longest+1)
+		h.next = max(h.next, len(buf)-longest+1)
 	}
 	return best, bestMk
 }
 
 // seek moves the search to offset at (after a marker was consumed).
-func (h *holdScan) seek(at int) { h.Next = at }
+func (h *holdScan) seek(at int) { h.next = at }
+
+// codec saves and restores the state of a holdScan.
+func (h *holdScan) codec(c *statecodec.Codec) {
+	c.Int(&h.next)
+}

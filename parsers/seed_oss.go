@@ -1,6 +1,10 @@
 package parsers
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/vrender/vrender/internal/statecodec"
+)
 
 // Seed-OSS tool calls, as vLLM's SeedOssEngineToolParser: the qwen3_coder
 // grammar with its four wrapper terminals renamed (vllm/parser/seed_oss.py
@@ -56,11 +60,11 @@ func init() {
 
 // SeedOSS is the seed_oss tool machine.
 type SeedOSS struct {
-	Inner *Qwen3Coder
-	// In translates model text; Out and Args translate back content and
+	inner *Qwen3Coder
+	// in translates model text; Out and Args translate back content and
 	// the current call's arguments.
-	In, Out, Args markerScan
-	ArgsIndex     int
+	in, out, args markerScan
+	argsIndex     int
 }
 
 func newSeedOSS(v Vocab, req *Request) (ToolMachine, error) {
@@ -68,51 +72,51 @@ func newSeedOSS(v Vocab, req *Request) (ToolMachine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SeedOSS{Inner: m.(*Qwen3Coder)}, nil
+	return &SeedOSS{inner: m.(*Qwen3Coder)}, nil
 }
 
 // Push implements ToolMachine.
 func (s *SeedOSS) Push(text string) (string, []ToolCallDelta) {
-	content, calls := s.Inner.Push(seedTranslate(&s.In, text, seedInMarkers, seedIn))
-	return seedTranslate(&s.Out, content, seedOutMarkers, seedOut), s.fixCalls(calls, false)
+	content, calls := s.inner.Push(seedTranslate(&s.in, text, seedInMarkers, seedIn))
+	return seedTranslate(&s.out, content, seedOutMarkers, seedOut), s.fixCalls(calls, false)
 }
 
 // Finish implements ToolMachine.
 func (s *SeedOSS) Finish() (string, []ToolCallDelta) {
-	content, calls := s.Inner.Push(s.In.flush())
-	more, last := s.Inner.Finish()
-	out := seedTranslate(&s.Out, content+more, seedOutMarkers, seedOut) + s.Out.flush()
+	content, calls := s.inner.Push(s.in.flush())
+	more, last := s.inner.Finish()
+	out := seedTranslate(&s.out, content+more, seedOutMarkers, seedOut) + s.out.flush()
 	return out, s.fixCalls(append(calls, last...), true)
 }
 
 // Called implements ToolMachine.
-func (s *SeedOSS) Called() bool { return s.Inner.Called() }
+func (s *SeedOSS) Called() bool { return s.inner.Called() }
 
 // ContentNull forwards the inner machine's answer.
-func (s *SeedOSS) ContentNull() (null, decided bool) { return s.Inner.ContentNull() }
+func (s *SeedOSS) ContentNull() (null, decided bool) { return s.inner.ContentNull() }
 
 // fixCalls translates names and argument fragments back.
 func (s *SeedOSS) fixCalls(calls []ToolCallDelta, final bool) []ToolCallDelta {
 	out := calls[:0]
 	for _, c := range calls {
-		if c.Index != s.ArgsIndex {
+		if c.Index != s.argsIndex {
 			// A new call: the previous one's arguments ended with "}",
 			// which holds nothing back, but flush to be sure.
-			if rest := s.Args.flush(); rest != "" {
-				out = append(out, ToolCallDelta{Index: s.ArgsIndex, Arguments: rest})
+			if rest := s.args.flush(); rest != "" {
+				out = append(out, ToolCallDelta{Index: s.argsIndex, Arguments: rest})
 			}
-			s.ArgsIndex = c.Index
+			s.argsIndex = c.Index
 		}
 		c.Name = seedNameFix.Replace(c.Name)
-		c.Arguments = seedTranslate(&s.Args, c.Arguments, seedOutMarkers, seedOut)
+		c.Arguments = seedTranslate(&s.args, c.Arguments, seedOutMarkers, seedOut)
 		if c.ID == "" && c.Arguments == "" {
 			continue
 		}
 		out = append(out, c)
 	}
 	if final {
-		if rest := s.Args.flush(); rest != "" {
-			out = append(out, ToolCallDelta{Index: s.ArgsIndex, Arguments: rest})
+		if rest := s.args.flush(); rest != "" {
+			out = append(out, ToolCallDelta{Index: s.argsIndex, Arguments: rest})
 		}
 	}
 	return out
@@ -121,7 +125,7 @@ func (s *SeedOSS) fixCalls(calls []ToolCallDelta, final bool) []ToolCallDelta {
 // seedTranslate replaces every marker in the stream through table,
 // holding back a tail that may start one.
 func seedTranslate(scan *markerScan, text string, markers []string, table map[string]string) string {
-	if text == "" && scan.Held == "" {
+	if text == "" && scan.held == "" {
 		return ""
 	}
 	var b strings.Builder
@@ -134,4 +138,13 @@ func seedTranslate(scan *markerScan, text string, markers []string, table map[st
 		b.WriteString(table[marker])
 		text = rest
 	}
+}
+
+// codec saves and restores the state of a SeedOSS.
+func (s *SeedOSS) codec(c *statecodec.Codec) {
+	s.inner.codec(c) // built by the factory, restored in place
+	s.in.codec(c)
+	s.out.codec(c)
+	s.args.codec(c)
+	c.Int(&s.argsIndex)
 }

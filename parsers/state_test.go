@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/vrender/vrender/tokenizer"
@@ -87,25 +88,21 @@ func runPieces(t *testing.T, cfg Config, v Vocab, req *Request, prompt []int, pi
 		if !roundTrip {
 			return
 		}
-		st, err := p.MarshalState()
+		st, err := marshalState(p)
 		if err != nil {
-			t.Fatalf("MarshalState: %v", err)
+			t.Fatalf("AppendState: %v", err)
 		}
 		if p, err = Restore(cfg, v, req, st); err != nil {
 			t.Fatalf("Restore: %v", err)
 		}
 	}
 	var run stateRun
-	for i, s := range pieces {
+	for _, s := range pieces {
 		restore()
-		var chunk []int
-		if ids != nil {
-			chunk = ids[i]
-		}
-		run.Deltas = append(run.Deltas, p.Push(s, chunk))
+		run.Deltas = append(run.Deltas, pushDelta(p, s))
 	}
 	restore()
-	run.Deltas = append(run.Deltas, p.Finish())
+	run.Deltas = append(run.Deltas, finishDelta(p))
 	restore()
 	run.Final = finalAnswers(p)
 	return run
@@ -160,22 +157,14 @@ func normDeltas(r stateRun) stateRun {
 
 // TestStateRoundTripRegistered runs every registered reasoning and tool
 // parser, alone and behind each reasoning parser family sample, through
-// the corpus with a checkpoint after every chunk.
+// the corpus with a checkpoint after every chunk, one chunking being
+// every byte.
 func TestStateRoundTripRegistered(t *testing.T) {
 	req := mustRequest(t, stateTools)
-	var cfgs []Config
-	for _, r := range ReasoningParsers() {
-		cfgs = append(cfgs, Config{ReasoningParser: r})
-		cfgs = append(cfgs, Config{ReasoningParser: r, ToolParser: "hermes", EnableAutoToolChoice: true})
-	}
-	for _, tp := range ToolParsers() {
-		cfgs = append(cfgs, Config{ToolParser: tp, EnableAutoToolChoice: true})
-		cfgs = append(cfgs, Config{ReasoningParser: "qwen3", ToolParser: tp, EnableAutoToolChoice: true})
-	}
-	for _, cfg := range cfgs {
+	for _, cfg := range registeredConfigs() {
 		t.Run(cfg.ReasoningParser+"+"+cfg.ToolParser, func(t *testing.T) {
 			for i, text := range stateCorpus {
-				for _, pieces := range runeChunks(text, uint64(i)) {
+				for _, pieces := range append(runeChunks(text, uint64(i)), bytePieces(text)) {
 					checkRoundTrip(t, cfg, everyVocab{}, req, nil, pieces, nil)
 				}
 			}
@@ -184,7 +173,9 @@ func TestStateRoundTripRegistered(t *testing.T) {
 }
 
 // TestStateRoundTripGolden checkpoints after every chunk of every golden
-// case under one-token, one-chunk and random chunkings.
+// case under one-token, one-chunk, random and one-byte chunkings: each
+// push is followed by a save and a restore into a fresh parser, and the
+// answer must be the uninterrupted run's.
 func TestStateRoundTripGolden(t *testing.T) {
 	_, sets := parity.Load(t)
 	toks := map[string]*tokenizer.Tokenizer{}
@@ -215,6 +206,8 @@ func TestStateRoundTripGolden(t *testing.T) {
 					}
 					checkRoundTrip(t, goldenConfig(c), tok, &req, c.PromptTokenIDs, ps, is)
 				}
+				// Every byte boundary, runes cut included.
+				checkRoundTrip(t, goldenConfig(c), tok, &req, c.PromptTokenIDs, bytePieces(strings.Join(pieces, "")), nil)
 			})
 		}
 	}
@@ -251,18 +244,18 @@ func TestHermesStreamingState(t *testing.T) {
 			if tc.streaming {
 				p.SetStreaming()
 			}
-			p.Push(head, nil)
+			pushDelta(p, head)
 			var sizes []int
 			for range 200 {
-				p.Push("abcdefgh ", nil)
-				st, err := p.MarshalState()
+				pushDelta(p, "abcdefgh ")
+				st, err := marshalState(p)
 				if err != nil {
 					t.Fatal(err)
 				}
 				sizes = append(sizes, len(st))
 			}
 			// Truncated: the call never closes, so it fails at Finish.
-			d := p.Finish()
+			d := finishDelta(p)
 			grew := sizes[len(sizes)-1] - sizes[0]
 			if tc.streaming {
 				if grew != 0 || d.Content != "" {

@@ -3,6 +3,7 @@ package parsers
 import (
 	"encoding/json"
 	"errors"
+	"github.com/vrender/vrender/internal/statecodec"
 	"math"
 	"strconv"
 	"strings"
@@ -63,54 +64,54 @@ const (
 
 // Step3 is the step3 tool machine.
 type Step3 struct {
-	Phase s3Phase
-	Scan  markerScan
-	Tools []Tool
-	Gate  stripGate
-	// Block is the raw text from calls-begin on.
-	Block []byte
-	Calls bool
+	phase s3Phase
+	scan  markerScan
+	tools []Tool
+	gate  stripGate
+	// block is the raw text from calls-begin on.
+	block []byte
+	calls bool
 }
 
-func newStep3(_ Vocab, req *Request) (ToolMachine, error) { return &Step3{Tools: req.Tools}, nil }
+func newStep3(_ Vocab, req *Request) (ToolMachine, error) { return &Step3{tools: req.Tools}, nil }
 
 // Push implements ToolMachine.
 func (s *Step3) Push(text string) (string, []ToolCallDelta) {
 	var out strings.Builder
 	var calls []ToolCallDelta
 	for {
-		switch s.Phase {
+		switch s.phase {
 		case s3NoCalls:
 			out.WriteString(text)
 			return out.String(), nil
 		case s3After:
-			s.Gate.text(&out, text)
+			s.gate.text(&out, text)
 			return out.String(), calls
 		case s3Before:
-			before, marker, rest := s.Scan.next(text, s3BeginMarkers)
-			s.Gate.text(&out, before)
+			before, marker, rest := s.scan.next(text, s3BeginMarkers)
+			s.gate.text(&out, before)
 			if marker == "" {
 				return out.String(), calls
 			}
-			s.Block = append(s.Block, marker...)
-			s.Phase, text = s3Block, rest
+			s.block = append(s.block, marker...)
+			s.phase, text = s3Block, rest
 		case s3Block:
-			before, marker, rest := s.Scan.next(text, s3EndMarkers)
-			s.Block = append(s.Block, before...)
+			before, marker, rest := s.scan.next(text, s3EndMarkers)
+			s.block = append(s.block, before...)
 			if marker == "" {
 				return out.String(), calls
 			}
-			body := string(s.Block[len(s3CallsBegin):])
-			s.Block = append(s.Block, marker...)
+			body := string(s.block[len(s3CallsBegin):])
+			s.block = append(s.block, marker...)
 			calls = s.parseBlock(body)
 			if len(calls) == 0 {
-				s.Phase = s3NoCalls
-				s.Gate.raw(&out)
-				out.Write(s.Block)
-				s.Block = nil
+				s.phase = s3NoCalls
+				s.gate.raw(&out)
+				out.Write(s.block)
+				s.block = nil
 			} else {
-				s.Phase, s.Calls, s.Block = s3After, true, nil
-				s.Gate.called(&out)
+				s.phase, s.calls, s.block = s3After, true, nil
+				s.gate.called(&out)
 			}
 			text = rest
 		}
@@ -120,28 +121,28 @@ func (s *Step3) Push(text string) (string, []ToolCallDelta) {
 // Finish implements ToolMachine.
 func (s *Step3) Finish() (string, []ToolCallDelta) {
 	var out strings.Builder
-	held := s.Scan.flush()
-	switch s.Phase {
+	held := s.scan.flush()
+	switch s.phase {
 	case s3NoCalls:
 		return held, nil
 	case s3After:
-		s.Gate.text(&out, held)
-		s.Gate.finish(&out)
+		s.gate.text(&out, held)
+		s.gate.finish(&out)
 		return out.String(), nil
 	case s3Block:
-		s.Block = append(s.Block, held...)
+		s.block = append(s.block, held...)
 	default:
-		s.Gate.text(&out, held)
+		s.gate.text(&out, held)
 	}
-	s.Phase = s3NoCalls
-	s.Gate.raw(&out)
-	out.Write(s.Block)
-	s.Block = nil
+	s.phase = s3NoCalls
+	s.gate.raw(&out)
+	out.Write(s.block)
+	s.block = nil
 	return out.String(), nil
 }
 
 // Called implements ToolMachine.
-func (s *Step3) Called() bool { return s.Calls }
+func (s *Step3) Called() bool { return s.calls }
 
 // parseBlock returns the block's calls.
 func (s *Step3) parseBlock(block string) []ToolCallDelta {
@@ -159,7 +160,7 @@ func (s *Step3) parseBlock(block string) []ToolCallDelta {
 		if !ok {
 			continue
 		}
-		args := s3Arguments(invoke, s3PropTypes(s.Tools, name))
+		args := s3Arguments(invoke, s3PropTypes(s.tools, name))
 		calls = append(calls, ToolCallDelta{Index: len(calls), ID: newToolCallID(), Type: "function", Name: name, Arguments: args})
 	}
 	return calls
@@ -339,4 +340,12 @@ func pyFloat(v string) (string, bool) {
 	return string(pyjson.AppendFloat(nil, f)), true
 }
 
-func (s *Step3) checkState() error { return phaseError(s.Phase, int(s3NoCalls)+1) }
+// codec saves and restores the state of a Step3.
+func (s *Step3) codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &s.phase, 4)
+	s.scan.codec(c)
+	// tools is the request's, not state.
+	s.gate.codec(c)
+	c.ByteSlice(&s.block)
+	c.Bool(&s.calls)
+}

@@ -91,10 +91,10 @@ func TestStep3StreamsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Push("Checking now. <｜tool", nil); d.Content != "Checking now." {
+	if d := pushDelta(p, "Checking now. <｜tool"); d.Content != "Checking now." {
 		t.Fatalf("text before the block not streamed: %+v", d)
 	}
-	if d := p.Push("_calls_begin｜>"+s3Call("f", "a", "1")+s3CallsEnd+" Done.", nil); len(d.ToolCalls) != 1 || d.Content != "  Done." {
+	if d := pushDelta(p, "_calls_begin｜>"+s3Call("f", "a", "1")+s3CallsEnd+" Done."); len(d.ToolCalls) != 1 || d.Content != "  Done." {
 		t.Fatalf("calls or text after the block not streamed: %+v", d)
 	}
 }

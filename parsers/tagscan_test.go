@@ -49,25 +49,25 @@ func TestLongOpenTagIsLinear(t *testing.T) {
 			}
 			// The body scanner restarts (its counter with it) at each call.
 			counter := func() int {
-				switch m := p.Tools.(type) {
+				switch m := p.tools.(type) {
 				case *MinimaxM2:
-					return m.Call.Params.scanned
+					return m.call.params.scanned
 				case *Qwen3Coder:
-					return m.Call.Params.scanned
+					return m.call.params.scanned
 				}
-				t.Fatalf("unexpected machine %T", p.Tools)
+				t.Fatalf("unexpected machine %T", p.tools)
 				return 0
 			}
 			var acc Accumulator
 			scanned := 0
 			for i := range len(tc.text) {
 				before := counter()
-				acc.Add(p.Push(tc.text[i:i+1], nil))
+				acc.Add(pushDelta(p, tc.text[i:i+1]))
 				if d := counter() - before; d > 0 {
 					scanned += d
 				}
 			}
-			acc.Add(p.Finish())
+			acc.Add(finishDelta(p))
 			if limit := 6 * len(tc.text); scanned > limit {
 				t.Fatalf("examined %d bytes for a %d-byte output (limit %d): the open tag is re-scanned", scanned, len(tc.text), limit)
 			}

@@ -1,6 +1,10 @@
 package parsers
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/vrender/vrender/internal/statecodec"
+)
 
 // The BaseThinkingReasoningParser family of vLLM (deepseek_r1, step3,
 // ernie45, …) as one machine parameterised by its markers. Its
@@ -46,10 +50,10 @@ const (
 // marker). Models emit the start marker first or not at all.
 type ThinkingReasoning struct {
 	spec *thinkingSpec
-	// PromptEnded is set when the prompt closed the reasoning.
-	PromptEnded bool
-	Phase       r1Phase
-	Scan        markerScan
+	// promptEnded is set when the prompt closed the reasoning.
+	promptEnded bool
+	phase       r1Phase
+	scan        markerScan
 }
 
 // thinkingFactory builds machines of spec. checkPrompt makes a prompt
@@ -74,7 +78,7 @@ func newThinking(spec *thinkingSpec, checkPrompt bool, v Vocab, promptIDs []int)
 	}
 	r := &ThinkingReasoning{spec: spec}
 	if spec.start == "" {
-		r.Phase = r1Reasoning
+		r.phase = r1Reasoning
 	}
 	if checkPrompt {
 		for i := len(promptIDs) - 1; i >= 0; i-- {
@@ -82,7 +86,7 @@ func newThinking(spec *thinkingSpec, checkPrompt bool, v Vocab, promptIDs []int)
 				break
 			}
 			if promptIDs[i] == end {
-				r.PromptEnded = true
+				r.promptEnded = true
 				break
 			}
 		}
@@ -92,24 +96,24 @@ func newThinking(spec *thinkingSpec, checkPrompt bool, v Vocab, promptIDs []int)
 
 // Push implements ReasoningMachine.
 func (r *ThinkingReasoning) Push(text string) (reasoning, content string) {
-	if r.PromptEnded || r.Phase == r1Content {
+	if r.promptEnded || r.phase == r1Content {
 		return "", text
 	}
 	for {
 		markers := r.spec.preMarkers
-		if r.Phase == r1Reasoning {
+		if r.phase == r1Reasoning {
 			markers = r.spec.reasoningMarkers
 		}
-		before, marker, rest := r.Scan.next(text, markers)
+		before, marker, rest := r.scan.next(text, markers)
 		reasoning += before
 		switch marker {
 		case "":
 			return reasoning, content
 		case r.spec.end:
-			r.Phase = r1Content
+			r.phase = r1Content
 			return reasoning, rest
 		default: // the start marker
-			r.Phase = r1Reasoning
+			r.phase = r1Reasoning
 		}
 		text = rest
 	}
@@ -117,23 +121,30 @@ func (r *ThinkingReasoning) Push(text string) (reasoning, content string) {
 
 // Finish implements ReasoningMachine.
 func (r *ThinkingReasoning) Finish() (reasoning, content string) {
-	return r.Scan.flush(), ""
+	return r.scan.flush(), ""
 }
 
 // Nulls implements ReasoningMachine: vLLM always returns the reasoning
 // string (possibly empty) and null for empty content; with the prompt
 // having ended the reasoning, the output is the content as is.
 func (r *ThinkingReasoning) Nulls() (reasoningNull, contentNull bool) {
-	if r.PromptEnded {
+	if r.promptEnded {
 		return true, false
 	}
 	return false, true
 }
 
 // PromptEndedReasoning reports whether the prompt closed the reasoning.
-func (r *ThinkingReasoning) PromptEndedReasoning() bool { return r.PromptEnded }
+func (r *ThinkingReasoning) PromptEndedReasoning() bool { return r.promptEnded }
 
 // step3 closes reasoning with "</think>" only; "<think>" is ordinary text.
 func init() {
 	registerReasoning("step3", ReasoningInfo{New: thinkingFactory(newThinkingSpec("step3", "", thinkEnd), false)})
+}
+
+// codec saves and restores the state of a ThinkingReasoning.
+func (r *ThinkingReasoning) codec(c *statecodec.Codec) {
+	c.Bool(&r.promptEnded)
+	statecodec.Enum(c, &r.phase, 3)
+	r.scan.codec(c)
 }

@@ -1,6 +1,7 @@
 package parsers
 
 import (
+	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
 	"unicode/utf8"
 
@@ -46,89 +47,89 @@ var xlTriggers = []string{xlFence, xlToolCalls, xlToolOpen, xlThinkEnd}
 
 // XLAM is the xlam tool machine.
 type XLAM struct {
-	Scan markerScan
-	// All is the whole output so far.
-	All []byte
+	scan markerScan
+	// all is the whole output so far.
+	all []byte
 	// Certain counts the bytes of All known to precede every trigger;
 	// Emitted those handed out as content.
-	Certain, Emitted int
-	// Tail counts bytes at the end of Certain that a cut-off UTF-8
+	certainN, emitted int
+	// tail counts bytes at the end of Certain that a cut-off UTF-8
 	// sequence kept from being examined.
-	Tail          int
-	Started, Hold bool
-	Triggered     bool
-	Calls         bool
+	tail          int
+	started, hold bool
+	triggered     bool
+	calls         bool
 }
 
 func newXLAM(Vocab, *Request) (ToolMachine, error) { return &XLAM{}, nil }
 
 // Push implements ToolMachine.
 func (x *XLAM) Push(text string) (string, []ToolCallDelta) {
-	x.All = append(x.All, text...)
-	if x.Triggered {
+	x.all = append(x.all, text...)
+	if x.triggered {
 		return "", nil
 	}
-	before, marker, _ := x.Scan.next(text, xlTriggers)
+	before, marker, _ := x.scan.next(text, xlTriggers)
 	if marker != "" {
-		x.Triggered = true
-		x.Scan = markerScan{}
+		x.triggered = true
+		x.scan = markerScan{}
 	}
 	return x.certain(before), nil
 }
 
 // certain takes text known to precede every trigger.
 func (x *XLAM) certain(before string) string {
-	start := x.Certain - x.Tail
-	x.Certain += len(before)
-	if x.Hold || before == "" {
+	start := x.certainN - x.tail
+	x.certainN += len(before)
+	if x.hold || before == "" {
 		return ""
 	}
-	if !x.Started {
-		r, n := utf8.DecodeRune(x.All[:x.Certain])
-		if r == utf8.RuneError && n <= 1 && !utf8.FullRune(x.All[:x.Certain]) {
+	if !x.started {
+		r, n := utf8.DecodeRune(x.all[:x.certainN])
+		if r == utf8.RuneError && n <= 1 && !utf8.FullRune(x.all[:x.certainN]) {
 			return "" // the first rune is still cut off
 		}
-		x.Started = true
+		x.started = true
 		if pyIsSpace(r) || r == '[' {
-			x.Hold = true
+			x.hold = true
 			return ""
 		}
 		start = 0
 	}
-	seg := string(x.All[start:x.Certain])
-	x.Tail = incompleteTail(seg)
-	seg = seg[:len(seg)-x.Tail]
+	seg := string(x.all[start:x.certainN])
+	x.tail = incompleteTail(seg)
+	seg = seg[:len(seg)-x.tail]
 	cut := len(strings.TrimRightFunc(seg, pyIsSpace))
 	if cut == 0 {
 		return ""
 	}
 	end := start + cut
-	out := string(x.All[x.Emitted:end])
-	x.Emitted = end
+	out := string(x.all[x.emitted:end])
+	x.emitted = end
 	return out
 }
 
 // Finish implements ToolMachine.
 func (x *XLAM) Finish() (string, []ToolCallDelta) {
-	all := string(x.All)
+	all := string(x.all)
 	content, calls := xlamExtract(all)
 	final := all
 	if len(calls) > 0 {
-		x.Calls = true
+		x.calls = true
 		final = ""
 		if content != nil {
 			final = *content
 		}
 	}
-	if !strings.HasPrefix(final, all[:x.Emitted]) {
+	if !strings.HasPrefix(final, all[:x.emitted]) {
 		// Cannot happen: the streamed text precedes every trigger.
 		return final, calls
 	}
-	return final[x.Emitted:], calls
+	return final[x.emitted:], calls
 }
 
 // Called implements ToolMachine.
-func (x *XLAM) Called() bool { return x.Calls }
+func (x *XLAM) Called() bool { return x.calls }
 
 // xlamExtract is extract_tool_calls on a whole output: the content when
 // calls were found, and the calls.
@@ -147,10 +148,10 @@ func xlamExtract(out string) (*string, []ToolCallDelta) {
 		return nil, nil
 	}
 	var calls []ToolCallDelta
-	for _, e := range l.Elems {
-		nameCanon, hasName := e.Fields["name"]
-		args, hasArgs := e.Fields["arguments"]
-		if !e.Object || !hasName || !hasArgs {
+	for _, e := range l.elems {
+		nameCanon, hasName := e.fields["name"]
+		args, hasArgs := e.fields["arguments"]
+		if !e.object || !hasName || !hasArgs {
 			continue
 		}
 		name, ok := decodeString(nameCanon)
@@ -295,4 +296,19 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// codec saves and restores the state of a XLAM.
+func (x *XLAM) codec(c *statecodec.Codec) {
+	x.scan.codec(c)
+	c.ByteSlice(&x.all)
+	c.Int(&x.certainN)
+	c.Int(&x.emitted)
+	c.Int(&x.tail)
+	c.Bool(&x.started)
+	c.Bool(&x.hold)
+	c.Bool(&x.triggered)
+	c.Bool(&x.calls)
+	c.Within(len(x.all), x.certainN, x.emitted)
+	c.Within(x.certainN, x.tail)
 }

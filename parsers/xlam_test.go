@@ -79,7 +79,7 @@ func TestXLAMStreamsLeadingText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Push("Let me check. ``", nil); d.Content != "Let me check." {
+	if d := pushDelta(p, "Let me check. ``"); d.Content != "Let me check." {
 		t.Fatalf("text before a trigger not streamed: %+v", d)
 	}
 }

@@ -2,6 +2,7 @@ package parsers
 
 import (
 	"bytes"
+	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
 )
 
@@ -16,30 +17,30 @@ import (
 // once: a tag cut off by the end of the input so far is resumed where its
 // match stopped, not matched again from its '<'.
 type xmlParams struct {
-	// Buf holds the body from the current scan anchor: the start of a
+	// buf holds the body from the current scan anchor: the start of a
 	// value, or of a possible opening tag.
-	Buf []byte
-	// Pos is the next byte of Buf to examine.
-	Pos     int
-	InValue bool
-	Name    string
-	// ValStart is where the current value starts in Buf.
-	ValStart int
+	buf []byte
+	// pos is the next byte of Buf to examine.
+	pos     int
+	inValue bool
+	name    string
+	// valStart is where the current value starts in Buf.
+	valStart int
 	// TagOn is set while the tag at TagAt (a '<' in Buf) is undecided;
 	// Head, NameEnd, Close and Ahead hold how far its match got.
-	Head    tagScan
-	NameEnd byteSearch
-	Close   tagScan
-	Ahead   tagScan
-	TagOn   bool
-	TagAt   int
+	head    tagScan
+	nameEnd byteSearch
+	close   tagScan
+	ahead   tagScan
+	tagOn   bool
+	tagAt   int
 
 	// scanned counts the bytes examined, for the complexity test.
 	scanned int
 }
 
 // xmlParam is one completed parameter.
-type xmlParam struct{ Name, Value string }
+type xmlParam struct{ name, value string }
 
 // tagMatch is the result of matching a tag pattern at a position.
 type tagMatch uint8
@@ -58,61 +59,61 @@ var (
 
 // feed consumes body text and returns the parameters it completes.
 func (x *xmlParams) feed(text string, out []xmlParam) []xmlParam {
-	x.Buf = append(x.Buf, text...)
+	x.buf = append(x.buf, text...)
 	for {
-		i := bytes.IndexByte(x.Buf[x.Pos:], '<')
+		i := bytes.IndexByte(x.buf[x.pos:], '<')
 		if i < 0 {
-			x.scanned += len(x.Buf) - x.Pos
-			if x.InValue {
-				x.Pos = len(x.Buf)
+			x.scanned += len(x.buf) - x.pos
+			if x.inValue {
+				x.pos = len(x.buf)
 			} else {
-				x.Buf, x.Pos = x.Buf[:0], 0
+				x.buf, x.pos = x.buf[:0], 0
 			}
 			return out
 		}
 		x.scanned += i + 1
-		at := x.Pos + i
-		s := x.Buf
-		if !x.TagOn || x.TagAt != at {
-			x.TagOn, x.TagAt = true, at
-			x.Head, x.NameEnd, x.Close, x.Ahead = tagScan{}, byteSearch{}, tagScan{}, tagScan{}
+		at := x.pos + i
+		s := x.buf
+		if !x.tagOn || x.tagAt != at {
+			x.tagOn, x.tagAt = true, at
+			x.head, x.nameEnd, x.close, x.ahead = tagScan{}, byteSearch{}, tagScan{}, tagScan{}
 		}
-		if !x.InValue {
+		if !x.inValue {
 			m, nameStart, end := x.openTag(s, at)
 			switch m {
 			case tagMore:
 				if at > 0 {
-					x.Buf, x.TagAt = append(x.Buf[:0], x.Buf[at:]...), 0
+					x.buf, x.tagAt = append(x.buf[:0], x.buf[at:]...), 0
 				}
-				x.Pos = 0
+				x.pos = 0
 				return out
 			case tagNo:
-				x.Pos, x.TagOn = at+1, false
+				x.pos, x.tagOn = at+1, false
 				continue
 			}
-			x.Name = string(s[nameStart : end-1])
-			x.InValue, x.ValStart, x.Pos, x.TagOn = true, end, end, false
+			x.name = string(s[nameStart : end-1])
+			x.inValue, x.valStart, x.pos, x.tagOn = true, end, end, false
 			continue
 		}
-		mc, endClose := x.Close.match(s, at, xmlClosePat, &x.scanned)
+		mc, endClose := x.close.match(s, at, xmlClosePat, &x.scanned)
 		ma := tagNo
 		if mc == tagNo {
-			ma, _ = x.Ahead.match(s, at, xmlAheadPat, &x.scanned)
+			ma, _ = x.ahead.match(s, at, xmlAheadPat, &x.scanned)
 		}
 		switch {
 		case mc == tagMore || ma == tagMore:
-			x.Pos = at
+			x.pos = at
 			return out
 		case mc == tagYes || ma == tagYes:
-			out = append(out, xmlParam{Name: x.Name, Value: trimWrappingNewline(string(s[x.ValStart:at]))})
+			out = append(out, xmlParam{name: x.name, value: trimWrappingNewline(string(s[x.valStart:at]))})
 			rest := at
 			if mc == tagYes {
 				rest = endClose
 			}
-			x.Pos, x.InValue, x.TagOn = rest, false, false
+			x.pos, x.inValue, x.tagOn = rest, false, false
 			x.compact()
 		default:
-			x.Pos, x.TagOn = at+1, false
+			x.pos, x.tagOn = at+1, false
 		}
 	}
 }
@@ -121,22 +122,22 @@ func (x *xmlParams) feed(text string, out []xmlParam) []xmlParam {
 // Buf: dropping it after every parameter would copy the rest of a long
 // push once per parameter.
 func (x *xmlParams) compact() {
-	if x.Pos < len(x.Buf)-x.Pos {
+	if x.pos < len(x.buf)-x.pos {
 		return
 	}
-	x.Buf, x.Pos = append(x.Buf[:0], x.Buf[x.Pos:]...), 0
+	x.buf, x.pos = append(x.buf[:0], x.buf[x.pos:]...), 0
 }
 
 // openTag resumes the match of <\s*parameter\s*=\s*([^>]*)> at s[at].
 func (x *xmlParams) openTag(s []byte, at int) (m tagMatch, nameStart, end int) {
-	m, j := x.Head.match(s, at, xmlHeadPat, &x.scanned)
+	m, j := x.head.match(s, at, xmlHeadPat, &x.scanned)
 	if m != tagYes {
 		return m, 0, 0
 	}
-	if !x.NameEnd.Found && x.NameEnd.Pos == 0 {
-		x.NameEnd.Pos = j - at
+	if !x.nameEnd.found && x.nameEnd.pos == 0 {
+		x.nameEnd.pos = j - at
 	}
-	k := x.NameEnd.find(s, at, '>', &x.scanned)
+	k := x.nameEnd.find(s, at, '>', &x.scanned)
 	if k < 0 {
 		return tagMore, 0, 0
 	}
@@ -159,4 +160,33 @@ func matchLit(s []byte, i int, lit string) (tagMatch, int) {
 		return tagMore, i
 	}
 	return tagNo, i
+}
+
+// codec saves and restores the state of a xmlParams.
+func (x *xmlParams) codec(c *statecodec.Codec) {
+	c.ByteSlice(&x.buf)
+	c.Int(&x.pos)
+	c.Bool(&x.inValue)
+	c.String(&x.name)
+	c.Int(&x.valStart)
+	x.head.codec(c)
+	x.nameEnd.codec(c)
+	x.close.codec(c)
+	x.ahead.codec(c)
+	c.Bool(&x.tagOn)
+	c.Int(&x.tagAt)
+	// valStart and tagAt, and the matches of the tag at tagAt, are
+	// stale outside a value and an undecided tag.
+	c.Within(len(x.buf), x.pos)
+	if x.inValue {
+		c.Within(len(x.buf), x.valStart)
+	}
+	if x.tagOn {
+		c.Within(len(x.buf), x.tagAt)
+		room := len(x.buf) - x.tagAt
+		x.head.check(c, room)
+		x.nameEnd.check(c, room)
+		x.close.check(c, room)
+		x.ahead.check(c, room)
+	}
 }

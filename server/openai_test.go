@@ -129,7 +129,7 @@ func newOpenAIEnvWith(t *testing.T, engineURL string, opts envOptions) *openAIEn
 	if err != nil {
 		t.Fatal(err)
 	}
-	picker, err := orchestrator.NewRoundRobin(client)
+	picker, err := orchestrator.NewPool(orchestrator.PoolConfig{Role: orchestrator.RoleCollocated, Health: orchestrator.HealthConfig{Interval: -1, EjectAfter: -1}}, client)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func newServer(t *testing.T, m *model.Model, engineURL string, trusted bool) (ht
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := orchestrator.NewRoundRobin(client)
+	pool, err := orchestrator.NewPool(orchestrator.PoolConfig{Role: orchestrator.RoleCollocated, Health: orchestrator.HealthConfig{Interval: -1, EjectAfter: -1}}, client)
 	if err != nil {
 		t.Fatal(err)
 	}

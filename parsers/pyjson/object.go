@@ -1,6 +1,10 @@
 package pyjson
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/vrender/vrender/internal/statecodec"
+)
 
 // FieldSink receives the fields of a top-level object as an Object machine
 // reads them; it is passed to each Feed call so the machine's own state
@@ -40,13 +44,13 @@ const (
 // each value through a Value machine so a caller can stream one field's
 // canonical form while validating the others. A non-object is an error.
 type Object struct {
-	State objState
-	// KeyCanon is the canonical JSON text of the current key.
-	KeyCanon []byte
-	// CurKey is the decoded current key.
-	CurKey string
-	// Val reads the current key or value.
-	Val Value
+	state objState
+	// keyCanon is the canonical JSON text of the current key.
+	keyCanon []byte
+	// curKey is the decoded current key.
+	curKey string
+	// val reads the current key or value.
+	val Value
 
 	// buf is scratch for a value's canonical bytes, reused across calls
 	// (the sink copies what it keeps); not state.
@@ -54,7 +58,7 @@ type Object struct {
 }
 
 // Done reports whether the closing brace has been read.
-func (o *Object) Done() bool { return o.State == obDone }
+func (o *Object) Done() bool { return o.state == obDone }
 
 // Feed consumes src until the object closes and returns how many bytes it
 // consumed; bytes after the closing brace are left for the caller.
@@ -63,7 +67,7 @@ func (o *Object) Feed(src string, sink FieldSink) (int, error) {
 	i := 0
 	for i < len(src) {
 		c := src[i]
-		switch o.State {
+		switch o.state {
 		case obDone:
 			return i, nil
 		case obOpen, obKeyFirst, obKey, obColon, obAfter:
@@ -72,25 +76,25 @@ func (o *Object) Feed(src string, sink FieldSink) (int, error) {
 				continue
 			}
 			switch {
-			case o.State == obOpen && c == '{':
-				o.State = obKeyFirst
-			case (o.State == obKeyFirst || o.State == obKey) && c == '"':
-				o.State = obKeyText
-				o.Val = Value{}
-				o.KeyCanon = o.KeyCanon[:0]
+			case o.state == obOpen && c == '{':
+				o.state = obKeyFirst
+			case (o.state == obKeyFirst || o.state == obKey) && c == '"':
+				o.state = obKeyText
+				o.val = Value{}
+				o.keyCanon = o.keyCanon[:0]
 				var err error
-				o.KeyCanon, _, err = o.Val.Feed(o.KeyCanon, `"`)
+				o.keyCanon, _, err = o.val.Feed(o.keyCanon, `"`)
 				if err != nil {
 					return i, err
 				}
-			case (o.State == obKeyFirst || o.State == obAfter) && c == '}':
-				o.State = obDone
-			case o.State == obAfter && c == ',':
-				o.State = obKey
-			case o.State == obColon && c == ':':
-				o.State = obValue
-				o.Val = Value{}
-				sink.Field(o.CurKey)
+			case (o.state == obKeyFirst || o.state == obAfter) && c == '}':
+				o.state = obDone
+			case o.state == obAfter && c == ',':
+				o.state = obKey
+			case o.state == obColon && c == ':':
+				o.state = obValue
+				o.val = Value{}
+				sink.Field(o.curKey)
 			default:
 				return i, syntaxErr("unexpected %q in object", c)
 			}
@@ -98,37 +102,37 @@ func (o *Object) Feed(src string, sink FieldSink) (int, error) {
 		case obKeyText:
 			var n int
 			var err error
-			o.KeyCanon, n, err = o.Val.Feed(o.KeyCanon, src[i:])
+			o.keyCanon, n, err = o.val.Feed(o.keyCanon, src[i:])
 			i += n
 			if err != nil {
 				return i, err
 			}
-			if o.Val.Done() {
-				if err := json.Unmarshal(o.KeyCanon, &o.CurKey); err != nil {
-					return i, syntaxErr("key %s: %v", o.KeyCanon, err)
+			if o.val.Done() {
+				if err := json.Unmarshal(o.keyCanon, &o.curKey); err != nil {
+					return i, syntaxErr("key %s: %v", o.keyCanon, err)
 				}
-				o.State = obColon
+				o.state = obColon
 			}
 		case obValue:
 			if strSink != nil {
-				if n := o.Val.plainRun(src[i:]); n > 0 {
-					strSink.FieldString(o.CurKey, src[i:i+n])
+				if n := o.val.plainRun(src[i:]); n > 0 {
+					strSink.FieldString(o.curKey, src[i:i+n])
 					i += n
 					continue
 				}
 			}
-			out, n, err := o.Val.Feed(o.buf[:0], src[i:])
+			out, n, err := o.val.Feed(o.buf[:0], src[i:])
 			o.buf = out[:0]
 			i += n
 			if len(out) > 0 {
-				sink.FieldBytes(o.CurKey, out)
+				sink.FieldBytes(o.curKey, out)
 			}
 			if err != nil {
 				return i, err
 			}
-			if o.Val.Done() {
-				sink.FieldEnd(o.CurKey)
-				o.State = obAfter
+			if o.val.Done() {
+				sink.FieldEnd(o.curKey)
+				o.state = obAfter
 			}
 		}
 	}
@@ -137,8 +141,19 @@ func (o *Object) Feed(src string, sink FieldSink) (int, error) {
 
 // End tells the machine its input has ended; an unclosed object is an error.
 func (o *Object) End() error {
-	if o.State != obDone {
+	if o.state != obDone {
 		return syntaxErr("unexpected end of object")
 	}
 	return nil
+}
+
+// Key is the decoded key of the field being read.
+func (o *Object) Key() string { return o.curKey }
+
+// Codec saves or restores the machine's state (a checkpoint).
+func (o *Object) Codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &o.state, int(obDone)+1)
+	c.ByteSlice(&o.keyCanon)
+	c.String(&o.curKey)
+	o.val.Codec(c)
 }

@@ -94,12 +94,12 @@ func TestPlainRun(t *testing.T) {
 		{`abc`, 3}, {`ab"c`, 2}, {`a\nb`, 4}, {`a\`, 1}, {`a\/`, 1}, {`a\u0041`, 1}, {"a\x01", 1},
 		{`\"\\\b\f\r\t`, 12}, {"\u00e9\u6771", 5},
 	} {
-		v := Value{State: stString}
+		v := Value{state: stString}
 		if got := v.plainRun(tc.in); got != tc.want {
 			t.Errorf("plainRun(%q) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
-	for _, v := range []Value{{State: stNumber}, {State: stEscape}, {State: stString, High: 0xD83D}} {
+	for _, v := range []Value{{state: stNumber}, {state: stEscape}, {state: stString, high: 0xD83D}} {
 		if got := v.plainRun("abc"); got != 0 {
 			t.Errorf("plainRun in %+v = %d, want 0", v, got)
 		}

@@ -18,7 +18,7 @@ var verbatimEscape = [256]bool{'"': true, '\\': true, 'b': true, 'f': true, 'n':
 // escape or surrogate, or when src starts with a byte that needs the
 // machine.
 func (v *Value) plainRun(src string) int {
-	if v.State != stString || v.High != 0 {
+	if v.state != stString || v.high != 0 {
 		return 0
 	}
 	return plainLen(src)
@@ -62,5 +62,5 @@ func VerbatimEscape(c byte) bool { return verbatimEscape[c] }
 // re-serialises to itself), so a caller may route it without Feed. The
 // machine's state would not change: it is still inside that string.
 func (o *Object) InPlainValue(src string) bool {
-	return o.State == obValue && len(src) > 0 && o.Val.plainRun(src) == len(src)
+	return o.state == obValue && len(src) > 0 && o.val.plainRun(src) == len(src)
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/vrender/vrender/internal/statecodec"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -38,22 +39,22 @@ const (
 // Value is the incremental re-serialiser of exactly one JSON value. The
 // zero Value is ready; its fields are exported so callers can checkpoint it.
 type Value struct {
-	State state
-	// Stack holds 'o' or 'a' per open container.
-	Stack []byte
-	// Key is set while the current string is an object key.
-	Key bool
-	// Pend is the text of an unfinished number, literal or escape.
-	Pend string
-	// High is a \u high surrogate waiting for its low half (0 if none).
-	High rune
+	state state
+	// stack holds 'o' or 'a' per open container.
+	stack []byte
+	// key is set while the current string is an object key.
+	key bool
+	// pend is the text of an unfinished number, literal or escape.
+	pend string
+	// high is a \u high surrogate waiting for its low half (0 if none).
+	high rune
 }
 
 // Done reports whether the top-level value is complete.
-func (v *Value) Done() bool { return v.State == stDone }
+func (v *Value) Done() bool { return v.state == stDone }
 
 // Depth is the number of open containers.
-func (v *Value) Depth() int { return len(v.Stack) }
+func (v *Value) Depth() int { return len(v.stack) }
 
 func syntaxErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrSyntax, fmt.Sprintf(format, args...))
@@ -67,7 +68,7 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // the caller (a number is complete only once a byte after it is seen).
 func (v *Value) Feed(dst []byte, src string) ([]byte, int, error) {
 	for i := 0; i < len(src); {
-		if v.State == stDone {
+		if v.state == stDone {
 			return dst, i, nil
 		}
 		if n := v.plainRun(src[i:]); n > 0 {
@@ -92,16 +93,16 @@ func (v *Value) Feed(dst []byte, src string) ([]byte, int, error) {
 // End tells the machine its input has ended: a pending top-level number is
 // completed; anything else unfinished is an error.
 func (v *Value) End(dst []byte) ([]byte, error) {
-	if v.State == stNumber && len(v.Stack) == 0 {
-		out, err := appendNumber(dst, v.Pend)
+	if v.state == stNumber && len(v.stack) == 0 {
+		out, err := appendNumber(dst, v.pend)
 		if err != nil {
 			return dst, err
 		}
-		v.Pend = ""
-		v.State = stDone
+		v.pend = ""
+		v.state = stDone
 		return out, nil
 	}
-	if v.State != stDone {
+	if v.state != stDone {
 		return dst, syntaxErr("unexpected end of input")
 	}
 	return dst, nil
@@ -109,29 +110,29 @@ func (v *Value) End(dst []byte) ([]byte, error) {
 
 // afterValue moves to the state following a complete value.
 func (v *Value) afterValue() {
-	if len(v.Stack) == 0 {
-		v.State = stDone
+	if len(v.stack) == 0 {
+		v.state = stDone
 	} else {
-		v.State = stAfter
+		v.state = stAfter
 	}
 }
 
 // step handles one byte; consumed is false when the byte ends a number or
 // literal and must be seen again in the next state.
 func (v *Value) step(dst []byte, c byte) ([]byte, bool, error) {
-	switch v.State {
+	switch v.state {
 	case stValue:
 		return v.startValue(dst, c)
 	case stObjFirst, stObjKey:
 		switch {
 		case isSpace(c):
 		case c == '"':
-			v.Key = true
-			v.State = stString
+			v.key = true
+			v.state = stString
 			dst = append(dst, '"')
-		case c == '}' && v.State == stObjFirst:
+		case c == '}' && v.state == stObjFirst:
 			dst = append(dst, '}')
-			v.Stack = v.Stack[:len(v.Stack)-1]
+			v.stack = v.stack[:len(v.stack)-1]
 			v.afterValue()
 		default:
 			return dst, false, syntaxErr("expected a key, got %q", c)
@@ -142,7 +143,7 @@ func (v *Value) step(dst []byte, c byte) ([]byte, bool, error) {
 		case isSpace(c):
 		case c == ':':
 			dst = append(dst, ':', ' ')
-			v.State = stValue
+			v.state = stValue
 		default:
 			return dst, false, syntaxErr("expected ':', got %q", c)
 		}
@@ -153,25 +154,25 @@ func (v *Value) step(dst []byte, c byte) ([]byte, bool, error) {
 		}
 		if c == ']' {
 			dst = append(dst, ']')
-			v.Stack = v.Stack[:len(v.Stack)-1]
+			v.stack = v.stack[:len(v.stack)-1]
 			v.afterValue()
 			return dst, true, nil
 		}
 		return v.startValue(dst, c)
 	case stAfter:
-		top := v.Stack[len(v.Stack)-1]
+		top := v.stack[len(v.stack)-1]
 		switch {
 		case isSpace(c):
 		case c == ',':
 			dst = append(dst, ',', ' ')
 			if top == 'o' {
-				v.State = stObjKey
+				v.state = stObjKey
 			} else {
-				v.State = stValue
+				v.state = stValue
 			}
 		case c == '}' && top == 'o', c == ']' && top == 'a':
 			dst = append(dst, c)
-			v.Stack = v.Stack[:len(v.Stack)-1]
+			v.stack = v.stack[:len(v.stack)-1]
 			v.afterValue()
 		default:
 			return dst, false, syntaxErr("expected ',' or a closing bracket, got %q", c)
@@ -183,31 +184,31 @@ func (v *Value) step(dst []byte, c byte) ([]byte, bool, error) {
 		return v.escapeByte(dst, c)
 	case stNumber:
 		if c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
-			v.Pend += string(c)
+			v.pend += string(c)
 			return dst, true, nil
 		}
-		if c == 'I' && v.Pend == "-" {
-			v.Pend = "-I"
-			v.State = stLiteral
+		if c == 'I' && v.pend == "-" {
+			v.pend = "-I"
+			v.state = stLiteral
 			return dst, true, nil
 		}
-		out, err := appendNumber(dst, v.Pend)
+		out, err := appendNumber(dst, v.pend)
 		if err != nil {
 			return dst, false, err
 		}
-		v.Pend = ""
+		v.pend = ""
 		v.afterValue()
 		return out, false, nil
 	case stLiteral:
-		lit := v.Pend + string(c)
+		lit := v.pend + string(c)
 		for _, l := range literals {
 			if l.text == lit {
-				v.Pend = ""
+				v.pend = ""
 				v.afterValue()
 				return append(dst, l.canon...), true, nil
 			}
 			if len(l.text) > len(lit) && l.text[:len(lit)] == lit {
-				v.Pend = lit
+				v.pend = lit
 				return dst, true, nil
 			}
 		}
@@ -226,23 +227,23 @@ func (v *Value) startValue(dst []byte, c byte) ([]byte, bool, error) {
 	switch {
 	case isSpace(c):
 	case c == '{':
-		v.Stack = append(v.Stack, 'o')
-		v.State = stObjFirst
+		v.stack = append(v.stack, 'o')
+		v.state = stObjFirst
 		dst = append(dst, '{')
 	case c == '[':
-		v.Stack = append(v.Stack, 'a')
-		v.State = stArrFirst
+		v.stack = append(v.stack, 'a')
+		v.state = stArrFirst
 		dst = append(dst, '[')
 	case c == '"':
-		v.Key = false
-		v.State = stString
+		v.key = false
+		v.state = stString
 		dst = append(dst, '"')
 	case c == '-' || c >= '0' && c <= '9':
-		v.Pend = string(c)
-		v.State = stNumber
+		v.pend = string(c)
+		v.state = stNumber
 	case c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'I':
-		v.Pend = string(c)
-		v.State = stLiteral
+		v.pend = string(c)
+		v.state = stLiteral
 	default:
 		return dst, false, syntaxErr("expected a value, got %q", c)
 	}
@@ -254,15 +255,15 @@ func (v *Value) stringByte(dst []byte, c byte) ([]byte, bool, error) {
 	case c == '"':
 		dst = v.flushHigh(dst)
 		dst = append(dst, '"')
-		if v.Key {
-			v.Key = false
-			v.State = stColon
+		if v.key {
+			v.key = false
+			v.state = stColon
 		} else {
 			v.afterValue()
 		}
 	case c == '\\':
-		v.State = stEscape
-		v.Pend = ""
+		v.state = stEscape
+		v.pend = ""
 	case c < 0x20:
 		return dst, false, syntaxErr("control character %q in string", c)
 	default:
@@ -275,7 +276,7 @@ func (v *Value) stringByte(dst []byte, c byte) ([]byte, bool, error) {
 }
 
 func (v *Value) escapeByte(dst []byte, c byte) ([]byte, bool, error) {
-	if v.Pend == "" {
+	if v.pend == "" {
 		var r rune
 		switch c {
 		case '"', '\\', '/':
@@ -291,32 +292,32 @@ func (v *Value) escapeByte(dst []byte, c byte) ([]byte, bool, error) {
 		case 't':
 			r = '\t'
 		case 'u':
-			v.Pend = "u"
+			v.pend = "u"
 			return dst, true, nil
 		default:
 			return dst, false, syntaxErr("invalid escape %q", c)
 		}
-		v.State = stString
+		v.state = stString
 		return wire.AppendRune(v.flushHigh(dst), r), true, nil
 	}
 	if !isHex(c) {
 		return dst, false, syntaxErr("invalid \\u escape")
 	}
-	v.Pend += string(c)
-	if len(v.Pend) < 5 {
+	v.pend += string(c)
+	if len(v.pend) < 5 {
 		return dst, true, nil
 	}
-	n, _ := strconv.ParseUint(v.Pend[1:], 16, 32)
+	n, _ := strconv.ParseUint(v.pend[1:], 16, 32)
 	r := rune(n)
-	v.Pend = ""
-	v.State = stString
+	v.pend = ""
+	v.state = stString
 	switch {
 	case r >= 0xD800 && r <= 0xDBFF:
 		dst = v.flushHigh(dst)
-		v.High = r
-	case r >= 0xDC00 && r <= 0xDFFF && v.High != 0:
-		r = 0x10000 + (v.High-0xD800)<<10 + (r - 0xDC00)
-		v.High = 0
+		v.high = r
+	case r >= 0xDC00 && r <= 0xDFFF && v.high != 0:
+		r = 0x10000 + (v.high-0xD800)<<10 + (r - 0xDC00)
+		v.high = 0
 		dst = wire.AppendRune(dst, r)
 	default:
 		dst = wire.AppendRune(v.flushHigh(dst), r)
@@ -328,13 +329,29 @@ func (v *Value) escapeByte(dst []byte, c byte) ([]byte, bool, error) {
 // as a lone surrogate, which cannot be written as UTF-8; U+FFFD is what a
 // client receives in its place.
 func (v *Value) flushHigh(dst []byte) []byte {
-	if v.High == 0 {
+	if v.high == 0 {
 		return dst
 	}
-	v.High = 0
+	v.high = 0
 	return utf8.AppendRune(dst, utf8.RuneError)
 }
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// Codec saves or restores the machine's state (a checkpoint).
+func (v *Value) Codec(c *statecodec.Codec) {
+	statecodec.Enum(c, &v.state, int(stDone)+1)
+	c.ByteSlice(&v.stack)
+	c.Bool(&v.key)
+	c.String(&v.pend)
+	c.Rune(&v.high)
+	if c.Decoding() {
+		for _, k := range v.stack {
+			if k != 'o' && k != 'a' {
+				c.Failf("bad container %q in JSON state", k)
+			}
+		}
+	}
 }
