@@ -22,9 +22,11 @@ type Metrics struct {
 	// chunk written and flushed: the latency vrender adds per token.
 	Event *telemetry.Histogram
 
-	chatRequests, completionRequests atomic.Int64
-	failed                           atomic.Int64
-	// prompt and generated are token counts by endpoint (epChat,
+	chatRequests, completionRequests    atomic.Int64
+	messagesRequests, responsesRequests atomic.Int64
+	failed                              atomic.Int64
+	// prompt and generated are token counts by endpoint (epChat, which
+	// counts /v1/messages and /v1/responses too: they run as chat, and
 	// epCompletions).
 	prompt, generated [2]atomic.Int64
 	chunks            atomic.Int64
@@ -63,6 +65,8 @@ func (m *Metrics) WritePrometheus(w io.Writer) error {
 	}{
 		{"vrender_orchestrator_requests_total", "OpenAI requests served through an engine.", telemetry.Label("endpoint", "chat"), m.chatRequests.Load()},
 		{"vrender_orchestrator_requests_total", "", telemetry.Label("endpoint", "completions"), m.completionRequests.Load()},
+		{"vrender_orchestrator_requests_total", "", telemetry.Label("endpoint", "messages"), m.messagesRequests.Load()},
+		{"vrender_orchestrator_requests_total", "", telemetry.Label("endpoint", "responses"), m.responsesRequests.Load()},
 		{"vrender_orchestrator_failed_requests_total", "Requests that ended with an error.", "", m.failed.Load()},
 		{"vrender_orchestrator_prompt_tokens_total", "Prompt tokens sent to engines.", "", m.prompt[epChat].Load() + m.prompt[epCompletions].Load()},
 		{"vrender_orchestrator_generation_tokens_total", "Completion tokens received from engines.", "", m.generated[epChat].Load() + m.generated[epCompletions].Load()},

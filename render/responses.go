@@ -368,9 +368,17 @@ func (g *Generator) RenderResponses(ctx context.Context, r *protocol.ResponsesRe
 			Message: "previous_response_id is not supported by the stateless render endpoint.",
 			Param:   "previous_response_id", Type: "invalid_request_error"}
 	}
+	gr, _, err := g.RenderResponsesChat(ctx, r)
+	return gr, err
+}
+
+// RenderResponsesChat renders r as RenderResponses does (previous_response_id
+// is the caller's to refuse) and also returns the chat request it was
+// converted to, which the served route derenders the answer with.
+func (g *Generator) RenderResponsesChat(ctx context.Context, r *protocol.ResponsesRequest) (*protocol.GenerateRequest, *protocol.ChatCompletionRequest, error) {
 	req, err := ResponsesToChat(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// build_tok_params: truncation "auto" truncates the prompt to fit.
 	var truncate *int
@@ -380,15 +388,15 @@ func (g *Generator) RenderResponses(ctx context.Context, r *protocol.ResponsesRe
 	}
 	prompt, err := g.renderChatPrompt(ctx, req, promptLimits{r.MaxOutputTokens, "max_output_tokens", truncate}, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	maxTokens, err := MaxTokens(g.maxModelLen, r.MaxOutputTokens, len(prompt.TokenIDs), g.cfg.Defaults, truncate)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	params, err := ResponsesSamplingParams(r, req, maxTokens, g.cfg.Defaults)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	id := "resp_" + protocol.RandomUUID()
 	if r.RequestID != nil {
@@ -397,7 +405,7 @@ func (g *Generator) RenderResponses(ctx context.Context, r *protocol.ResponsesRe
 	gr := newGenerateRequest("", prompt.TokenIDs, params, r.Model, r.Stream, nil, r.CacheSalt, r.Priority)
 	gr.RequestID = id
 	gr.KVTransferParams = r.KVTransferParams
-	return &gr, nil
+	return &gr, req, nil
 }
 
 // ResponsesSamplingParams is ResponsesRequest.to_sampling_params: the

@@ -27,6 +27,8 @@ const (
 	epMetrics
 	epMessagesRender
 	epResponsesRender
+	epMessages
+	epResponses
 	epOther // unrouted paths (404/405)
 	numEndpoints
 )
@@ -38,7 +40,7 @@ var endpointPaths = [numEndpoints]string{
 	"/v1/chat/completions/render", "/v1/completions/render",
 	"/v1/chat/completions/derender", "/v1/completions/derender",
 	"/v1/chat/completions", "/v1/completions", "/metrics",
-	"/v1/messages/render", "/v1/responses/render", "other",
+	"/v1/messages/render", "/v1/responses/render", "/v1/messages", "/v1/responses", "other",
 }
 
 // endpointByPath finds an endpoint by its route pattern; read-only.
