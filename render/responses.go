@@ -315,10 +315,12 @@ func appendToArray(arr, elem []byte) []byte {
 	return append(out, ']')
 }
 
-// responsesTools is construct_tool_dicts for function tools: each is
+// responsesTools is construct_tool_dicts: each function tool becomes
 // openai's FunctionTool.model_dump() (name, parameters, strict, type,
 // description, defaults filled) wrapped as a chat tool. Other tool types
-// are refused.
+// (web_search, file_search, code_interpreter, mcp, ...) are not given to
+// the template, as vLLM's non-Harmony path iterates only the function
+// tools (iter_response_function_tool_dicts); they are accepted, not refused.
 func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, 0, len(tools))
 	for i, raw := range tools {
@@ -332,14 +334,11 @@ func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return nil, &protocol.ResponsesParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
 		}
-		if t.Type == nil || *t.Type != "function" {
-			typ := "<missing>"
-			if t.Type != nil {
-				typ = *t.Type
-			}
-			return nil, &protocol.ResponsesParamError{
-				Message: fmt.Sprintf("tool type %q is not supported by the render endpoint; only function tools are", typ),
-				Param:   fmt.Sprintf("tools.%d.type", i)}
+		if t.Type == nil {
+			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.type", i)}
+		}
+		if *t.Type != "function" {
+			continue
 		}
 		if t.Name == nil {
 			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.name", i)}

@@ -236,6 +236,24 @@ func TestResponsesStreamEventOrder(t *testing.T) {
 	}
 }
 
+// Built-in tools are accepted and reach no template, as on vLLM's
+// non-Harmony path: the answer is the one without them, and the response
+// echoes them.
+func TestResponsesBuiltinToolsIgnored(t *testing.T) {
+	env := newOpenAIEnv(t, "")
+	status, b := env.post(t, "/v1/responses", `{"model":"qwen","input":"What is 2+2?","tools":[{"type":"web_search"},{"type":"file_search","vector_store_ids":["vs"]}]}`)
+	if status != 200 || !strings.Contains(string(b), `"tools":[{"type":"web_search"},{"type":"file_search","vector_store_ids":["vs"]}]`) {
+		t.Fatalf("%d %s", status, b)
+	}
+	reqs := env.sim.Requests()
+	with := reqs[len(reqs)-1].TokenIDs
+	env.post(t, "/v1/responses", `{"model":"qwen","input":"What is 2+2?"}`)
+	reqs = env.sim.Requests()
+	if without := reqs[len(reqs)-1].TokenIDs; len(with) != len(without) {
+		t.Errorf("prompt with built-in tools has %d tokens, without %d", len(with), len(without))
+	}
+}
+
 func TestResponsesErrors(t *testing.T) {
 	env := newOpenAIEnv(t, "")
 	cases := []struct {
