@@ -52,6 +52,10 @@ type chatRun struct {
 	sseWriter
 }
 
+// stepObserver is a chatStream that also sees the steps that send nothing
+// (a token that only ended reasoning), for what its closing event sums up.
+type stepObserver interface{ observe(step *derender.ChatStep) }
+
 // chatStream writes a streamed chat run in one API's wire format.
 type chatStream interface {
 	// start commits the stream and writes its opening events.
@@ -224,6 +228,9 @@ func (r *chatRun) event(ev *protocol.GenerateResponse, read time.Time) error {
 		}
 		if r.tokens != nil {
 			r.tokens[c.Index] = append(r.tokens[c.Index], c.TokenIDs...)
+		}
+		if ob, ok := r.out.(stepObserver); ok && r.stream {
+			ob.observe(step)
 		}
 		if !r.stream || !step.Emit {
 			continue

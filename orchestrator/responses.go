@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -56,7 +57,7 @@ func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesReque
 	var newOut func(*chatRun) chatStream
 	if r.Stream {
 		newOut = func(run *chatRun) chatStream {
-			return &responsesStream{run: run, meta: meta, bothParsers: o.cfg.Parsers.ReasoningParser != "" && o.cfg.Parsers.ToolParser != "",
+			return &responsesStream{run: run, meta: meta, logprobs: r.IncludesOutputLogprobs(), bothParsers: o.cfg.Parsers.ReasoningParser != "" && o.cfg.Parsers.ToolParser != "",
 				started: map[int]bool{}}
 		}
 	}
@@ -300,10 +301,11 @@ func (m *responsesMeta) response(created int64, finish, reasoning, content strin
 func responsesLogprobs(content []protocol.ChatLogProbsContent) []protocol.ResponsesLogprob {
 	out := make([]protocol.ResponsesLogprob, 0, len(content))
 	for _, c := range content {
-		lp := protocol.ResponsesLogprob{Token: c.Token, Bytes: c.Bytes, Logprob: derefLogprob(c.Logprob),
+		// Bytes are copied: a streaming session reuses its step's buffers.
+		lp := protocol.ResponsesLogprob{Token: c.Token, Bytes: slices.Clone(c.Bytes), Logprob: derefLogprob(c.Logprob),
 			Top: make([]protocol.ResponsesLogprob, 0, len(c.TopLogprobs))}
 		for _, t := range c.TopLogprobs {
-			lp.Top = append(lp.Top, protocol.ResponsesLogprob{Token: t.Token, Bytes: t.Bytes, Logprob: derefLogprob(t.Logprob)})
+			lp.Top = append(lp.Top, protocol.ResponsesLogprob{Token: t.Token, Bytes: slices.Clone(t.Bytes), Logprob: derefLogprob(t.Logprob)})
 		}
 		out = append(out, lp)
 	}
@@ -332,8 +334,13 @@ type responsesStream struct {
 	run         *chatRun
 	meta        *responsesMeta
 	bothParsers bool // a reasoning and a tool parser: vLLM's whitespace quirks apply
-	ev          protocol.ResponsesEvent
-	seq         int
+	// logprobs: include asks for message.output_text.logprobs; stepLP are
+	// the current engine event's, which every text event of the event
+	// carries, as process_simple_stream's logprobs_data.
+	logprobs bool
+	stepLP   []protocol.ResponsesLogprob
+	ev       protocol.ResponsesEvent
+	seq      int
 
 	contentIndex, outputIndex int
 	itemID, callID, callName  string
@@ -344,6 +351,7 @@ type responsesStream struct {
 
 	// The answer so far, for response.completed.
 	reasoning, content strings.Builder
+	allLP              []protocol.ResponsesLogprob
 	calls              []responsesCall
 	callIndex          map[int]int
 	finishReason       string
@@ -417,7 +425,8 @@ func (s *responsesStream) addTextItem() error {
 	if err := s.itemAdded(protocol.AppendMessageItem(nil, s.itemID, "", nil, protocol.ItemAdded)); err != nil {
 		return err
 	}
-	return s.part("response.content_part.added", []byte(`{"annotations":[],"text":"","type":"output_text","logprobs":[]}`))
+	part := append([]byte(`{"annotations":[],"text":"","type":"output_text","logprobs":`), protocol.AppendStreamLogprobs(nil, s.stepLP)...)
+	return s.part("response.content_part.added", append(part, '}'))
 }
 
 func (s *responsesStream) reasoningDelta(d string) error {
@@ -437,7 +446,7 @@ func (s *responsesStream) textDelta(d string) error {
 	s.ev.Int("content_index", s.contentIndex)
 	s.ev.String("delta", d)
 	s.ev.String("item_id", s.itemID)
-	s.ev.Raw("logprobs", []byte("[]"))
+	s.ev.Raw("logprobs", protocol.AppendStreamLogprobs(nil, s.stepLP))
 	s.ev.Int("output_index", s.outputIndex)
 	s.ev.End(s.seq, "response.output_text.delta")
 	return s.send()
@@ -463,7 +472,7 @@ func (s *responsesStream) textDone(text string) error {
 	s.ev.Begin("response.output_text.done")
 	s.ev.Int("content_index", s.contentIndex)
 	s.ev.String("item_id", s.itemID)
-	s.ev.Raw("logprobs", []byte("[]"))
+	s.ev.Raw("logprobs", protocol.AppendStreamLogprobs(nil, s.stepLP))
 	s.ev.Int("output_index", s.outputIndex)
 	s.ev.EndText(s.seq, text, "response.output_text.done")
 	if err := s.send(); err != nil {
@@ -472,7 +481,7 @@ func (s *responsesStream) textDone(text string) error {
 	if err := s.part("response.content_part.done", protocol.AppendOutputText(nil, text, nil)); err != nil {
 		return err
 	}
-	return s.itemDone(protocol.AppendMessageItem(nil, s.itemID, text, nil, protocol.ItemDone))
+	return s.itemDone(protocol.AppendMessageItem(nil, s.itemID, text, s.stepLP, protocol.ItemDone))
 }
 
 func (s *responsesStream) toolAdded(args string) error {
@@ -525,6 +534,16 @@ func nonEmpty(p *string) *string {
 		return nil
 	}
 	return p
+}
+
+// observe converts every engine event's logprobs: the text events of an
+// emitted step carry them, and response.completed carries all of them.
+func (s *responsesStream) observe(step *derender.ChatStep) {
+	s.stepLP = nil
+	if s.logprobs && step.Logprobs != nil {
+		s.stepLP = responsesLogprobs(step.Logprobs.Content)
+		s.allLP = append(s.allLP, s.stepLP...)
+	}
 }
 
 // writeStep splits the step's delta into process_simple_stream's delta
@@ -786,7 +805,14 @@ func (s *responsesStream) finish(completion int) error {
 			return err
 		}
 	}
-	body := s.meta.response(r.created, s.finishReason, s.reasoning.String(), s.content.String(), nil, s.calls,
+	var lps []protocol.ResponsesLogprob
+	if s.logprobs {
+		lps = s.allLP
+		if lps == nil {
+			lps = []protocol.ResponsesLogprob{}
+		}
+	}
+	body := s.meta.response(r.created, s.finishReason, s.reasoning.String(), s.content.String(), lps, s.calls,
 		len(r.prompt), completion)
 	return s.envelope("response.completed", body)
 }

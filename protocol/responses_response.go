@@ -146,6 +146,17 @@ type ResponsesLogprob struct {
 }
 
 func appendResponsesLogprobs(dst []byte, lps []ResponsesLogprob, top bool) []byte {
+	return appendLogprobList(dst, lps, top, true)
+}
+
+// AppendStreamLogprobs appends the logprobs of a streamed text event
+// (response_text_delta_event.Logprob: token, logprob, top_logprobs, no
+// bytes).
+func AppendStreamLogprobs(dst []byte, lps []ResponsesLogprob) []byte {
+	return appendLogprobList(dst, lps, true, false)
+}
+
+func appendLogprobList(dst []byte, lps []ResponsesLogprob, top, withBytes bool) []byte {
 	dst = append(dst, '[')
 	for i := range lps {
 		if i > 0 {
@@ -154,13 +165,15 @@ func appendResponsesLogprobs(dst []byte, lps []ResponsesLogprob, top bool) []byt
 		lp := &lps[i]
 		dst = append(dst, `{"token":`...)
 		dst = wire.AppendString(dst, lp.Token)
-		dst = append(dst, `,"bytes":`...)
-		dst = wire.AppendInts(dst, lp.Bytes)
+		if withBytes {
+			dst = append(dst, `,"bytes":`...)
+			dst = wire.AppendInts(dst, lp.Bytes)
+		}
 		dst = append(dst, `,"logprob":`...)
 		dst = pyfmt.AppendFloatRepr(dst, lp.Logprob)
 		if top {
 			dst = append(dst, `,"top_logprobs":`...)
-			dst = appendResponsesLogprobs(dst, lp.Top, false)
+			dst = appendLogprobList(dst, lp.Top, false, withBytes)
 		}
 		dst = append(dst, '}')
 	}
@@ -220,13 +233,17 @@ func AppendOutputText(dst []byte, text string, logprobs []ResponsesLogprob) []by
 
 // AppendMessageItem appends an assistant message output item with one
 // output_text part (none when added). The done item carries the extra
-// annotations and logprobs members vLLM passes to the model.
+// annotations and logprobs members vLLM passes to the model (logprobs are
+// the streamed shape there, and the part's own are null).
 func AppendMessageItem(dst []byte, id, text string, logprobs []ResponsesLogprob, st ItemState) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = wire.AppendString(dst, id)
 	dst = append(dst, `,"content":[`...)
-	if st != ItemAdded {
+	switch st {
+	case ItemFinal:
 		dst = AppendOutputText(dst, text, logprobs)
+	case ItemDone:
+		dst = AppendOutputText(dst, text, nil)
 	}
 	dst = append(dst, `],"role":"assistant","status":`...)
 	if st == ItemAdded {
@@ -236,7 +253,8 @@ func AppendMessageItem(dst []byte, id, text string, logprobs []ResponsesLogprob,
 	}
 	dst = append(dst, `,"type":"message"`...)
 	if st == ItemDone {
-		dst = append(dst, `,"annotations":[],"logprobs":[]`...)
+		dst = append(dst, `,"annotations":[],"logprobs":`...)
+		dst = AppendStreamLogprobs(dst, logprobs)
 	}
 	return append(dst, '}')
 }

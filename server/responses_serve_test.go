@@ -275,3 +275,70 @@ func TestResponsesErrors(t *testing.T) {
 		})
 	}
 }
+
+// include message.output_text.logprobs: the answer's output_text carries
+// every token's logprob (with bytes); streamed text events carry their
+// engine event's (token, logprob, top_logprobs).
+func TestResponsesLogprobs(t *testing.T) {
+	env := newOpenAIEnv(t, "")
+	body := `{"model":"qwen","input":"What is 2+2?","include":["message.output_text.logprobs"],"top_logprobs":2`
+	_, b := env.post(t, "/v1/responses", body+`}`)
+	var full struct {
+		TopLogprobs *int `json:"top_logprobs"`
+		Output      []struct {
+			Content []struct {
+				Logprobs []struct {
+					Token string `json:"token"`
+					Bytes []int  `json:"bytes"`
+					Top   []struct {
+						Token string `json:"token"`
+					} `json:"top_logprobs"`
+				} `json:"logprobs"`
+			} `json:"content"`
+		} `json:"output"`
+	}
+	if err := json.Unmarshal(b, &full); err != nil {
+		t.Fatal(err)
+	}
+	lps := full.Output[1].Content[0].Logprobs
+	if full.TopLogprobs == nil || *full.TopLogprobs != 2 || len(lps) == 0 || len(lps[0].Top) != 2 || lps[0].Bytes == nil {
+		t.Fatalf("answer logprobs: %s", b)
+	}
+	events := env.namedEvents(t, "/v1/responses", body+`,"stream":true}`)
+	deltas := 0
+	for _, ev := range events {
+		if ev.name != "response.output_text.delta" {
+			continue
+		}
+		var d struct {
+			Delta    string `json:"delta"`
+			Logprobs []struct {
+				Token   string   `json:"token"`
+				Logprob *float64 `json:"logprob"`
+				Top     []struct {
+					Token string `json:"token"`
+				} `json:"top_logprobs"`
+			} `json:"logprobs"`
+		}
+		_ = json.Unmarshal([]byte(ev.data), &d)
+		if len(d.Logprobs) == 0 || d.Logprobs[0].Logprob == nil || len(d.Logprobs[0].Top) != 2 || strings.Contains(ev.data, `"bytes"`) {
+			t.Errorf("delta logprobs: %s", ev.data)
+		}
+		deltas++
+	}
+	var done struct {
+		Response json.RawMessage `json:"response"`
+	}
+	_ = json.Unmarshal([]byte(events[len(events)-1].data), &done)
+	var streamed struct {
+		Output []struct {
+			Content []struct {
+				Logprobs []json.RawMessage `json:"logprobs"`
+			} `json:"content"`
+		} `json:"output"`
+	}
+	_ = json.Unmarshal(done.Response, &streamed)
+	if deltas == 0 || len(streamed.Output) < 2 || len(streamed.Output[1].Content[0].Logprobs) != len(lps) {
+		t.Errorf("%d deltas; completed response logprobs: %s", deltas, done.Response)
+	}
+}
