@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -303,5 +304,70 @@ func TestMessagesErrors(t *testing.T) {
 	h.ServeHTTP(rec, req)
 	if rec.Code != 503 || !strings.HasPrefix(rec.Body.String(), `{"type":"error","error":{"type":"Service Unavailable","message":"no engine is configured`) {
 		t.Errorf("no engine: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// An engine that is down: a 503 before anything is sent, in each API's
+// error shape; an engine that drops the stream midway: the stream ends with
+// the API's error event.
+func TestMessagesResponsesEngineFailures(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	down := newOpenAIEnv(t, url)
+	for _, stream := range []string{"false", "true"} {
+		status, b := down.post(t, "/v1/messages", `{"model":"qwen","max_tokens":5,"stream":`+stream+`,"messages":[{"role":"user","content":"hi"}]}`)
+		if status != 503 || !strings.HasPrefix(string(b), `{"type":"error","error":{"type":"Service Unavailable","message":`) {
+			t.Errorf("messages stream=%s: %d %s", stream, status, b)
+		}
+		status, b = down.post(t, "/v1/responses", `{"model":"qwen","stream":`+stream+`,"input":"hi"}`)
+		if status != 503 || !strings.Contains(string(b), `"code":503`) {
+			t.Errorf("responses stream=%s: %d %s", stream, status, b)
+		}
+	}
+
+	env := newOpenAIEnv(t, "")
+	events := env.namedEvents(t, "/v1/messages", `{"model":"qwen","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"dropme"}]}`)
+	if last := events[len(events)-1]; last.name != "error" ||
+		!strings.HasPrefix(last.data, `{"type":"error","error":{"type":"internal_error","message":"engine closed the stream before [DONE]`) {
+		t.Errorf("messages drop: last event %+v", last)
+	}
+	events = env.namedEvents(t, "/v1/responses", `{"model":"qwen","stream":true,"input":"dropme"}`)
+	last := events[len(events)-1]
+	var e struct {
+		Seq int `json:"sequence_number"`
+	}
+	_ = json.Unmarshal([]byte(last.data), &e)
+	if last.name != "error" || e.Seq != len(events)-1 || !strings.Contains(last.data, `"message":"engine closed the stream before [DONE]`) {
+		t.Errorf("responses drop: last event %+v", last)
+	}
+	if status, b := env.post(t, "/v1/messages", `{"model":"qwen","max_tokens":50,"messages":[{"role":"user","content":"dropme"}]}`); status != 502 ||
+		!strings.HasPrefix(string(b), `{"type":"error","error":{"type":"Bad Gateway",`) {
+		t.Errorf("messages non-stream drop: %d %s", status, b)
+	}
+}
+
+// --api-key guards both routes.
+func TestMessagesResponsesNeedAPIKey(t *testing.T) {
+	env := newOpenAIEnvWith(t, "", envOptions{edit: func(c *Config) { c.APIKeys = []string{"k1"} }})
+	for _, path := range []string{"/v1/messages", "/v1/responses"} {
+		status, _ := env.post(t, path, `{"model":"qwen","max_tokens":5,"input":"hi","messages":[{"role":"user","content":"hi"}]}`)
+		if status != 401 {
+			t.Errorf("%s without a key: %d", path, status)
+		}
+	}
+	req, _ := http.NewRequest("POST", env.url+"/v1/messages", strings.NewReader(`{"model":"qwen","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer k1")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Errorf("with the key: %d", res.StatusCode)
 	}
 }
