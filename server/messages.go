@@ -7,6 +7,7 @@ import (
 
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/render"
 )
 
 // rawBody is a response body already encoded.
@@ -84,4 +85,44 @@ func (s *server) servedError(r *http.Request, sink *sseSink, err error) *apiErro
 			"status", oe.Status, "err", err)
 	}
 	return &apiError{oe.Status, protocol.ErrorResponse{Error: oe.Info()}}
+}
+
+// handleMessagesCountTokens answers POST /v1/messages/count_tokens as
+// vLLM's AnthropicServingMessages.count_tokens: the request converted to
+// chat (model, messages, system, tools, tool_choice, chat_template_kwargs)
+// and rendered; the answer is the prompt's token count. It needs no engine.
+func (s *server) handleMessagesCountTokens(w http.ResponseWriter, r *http.Request) {
+	body, e := s.readJSONBody(w, r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	areq, err := protocol.DecodeAnthropicCountTokensRequest(body)
+	if err != nil {
+		s.writeError(w, r, decodeError(err))
+		return
+	}
+	req, err := render.AnthropicCountTokensToChat(areq)
+	if err != nil {
+		s.writeAnthropicError(w, r, decodeError(err))
+		return
+	}
+	if e := s.checkModel(req.Model); e != nil {
+		s.writeAnthropicError(w, r, e)
+		return
+	}
+	if e := s.checkChatLimits(len(req.Messages), len(req.Tools)); e != nil {
+		s.writeAnthropicError(w, r, e)
+		return
+	}
+	ctx, span := s.span(r.Context(), "render")
+	res, err := s.generator.RenderChat(ctx, req)
+	span.End()
+	if err != nil {
+		s.writeAnthropicError(w, r, s.renderError(r.Context(), err))
+		return
+	}
+	n := len(res.Request.TokenIDs)
+	s.metrics.prompt[epMessagesCountTokens].Add(int64(n))
+	s.writeJSON(w, r, http.StatusOK, rawBody(protocol.AppendAnthropicCountTokens(nil, n)))
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -369,5 +370,43 @@ func TestMessagesResponsesNeedAPIKey(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 200 {
 		t.Errorf("with the key: %d", res.StatusCode)
+	}
+}
+
+// count_tokens is the prompt the Messages request renders to, without an
+// engine too; max_tokens and sampling members are not read.
+func TestMessagesCountTokens(t *testing.T) {
+	env := newOpenAIEnv(t, "")
+	msgs := `"system":"Be brief.",` + weatherTools + `,"messages":[{"role":"user","content":"What is the weather in Paris?"}]`
+	_, b := env.post(t, "/v1/messages", `{"model":"qwen","max_tokens":50,`+msgs+`}`)
+	var msg struct {
+		Usage struct {
+			Input int `json:"input_tokens"`
+		} `json:"usage"`
+	}
+	_ = json.Unmarshal(b, &msg)
+	status, got := env.post(t, "/v1/messages/count_tokens", `{"model":"qwen","temperature":"ignored",`+msgs+`}`)
+	want := `{"input_tokens":` + strconv.Itoa(msg.Usage.Input) + `,"context_management":{"original_input_tokens":` + strconv.Itoa(msg.Usage.Input) + `}}`
+	if status != 200 || string(got) != want || msg.Usage.Input == 0 {
+		t.Errorf("%d %s, want %s", status, got, want)
+	}
+	// A render-only server counts too (no tools: it has no tool parser).
+	h, err := New(Config{Model: qwen(t), ServedModelNames: []string{"qwen"}, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", "/v1/messages/count_tokens", strings.NewReader(`{"model":"qwen","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(rec, req)
+	if rec.Code != 200 || !regexp.MustCompile(`^\{"input_tokens":[1-9]\d*,"context_management":\{"original_input_tokens":[1-9]\d*\}\}$`).MatchString(rec.Body.String()) {
+		t.Errorf("render-only: %d %s", rec.Code, rec.Body.String())
+	}
+	if status, b := env.post(t, "/v1/messages/count_tokens", `{"model":"nope","messages":[{"role":"user","content":"hi"}]}`); status != 404 ||
+		!strings.HasPrefix(string(b), `{"type":"error","error":{"type":"NotFoundError"`) {
+		t.Errorf("unknown model: %d %s", status, b)
+	}
+	if status, _ := env.post(t, "/v1/messages/count_tokens", `{"model":"qwen"}`); status != 400 {
+		t.Errorf("messages missing: %d", status)
 	}
 }

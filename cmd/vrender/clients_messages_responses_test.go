@@ -54,7 +54,10 @@ type anthropicResult struct {
 	Text     string            `json:"text"`
 	Thinking string            `json:"thinking"`
 	Inputs   []map[string]any  `json:"inputs"`
-	Error    *struct {
+	Count    *struct {
+		InputTokens int `json:"input_tokens"`
+	} `json:"count"`
+	Error *struct {
 		Name    string `json:"name"`
 		Status  *int   `json:"status"`
 		Message string `json:"message"`
@@ -95,6 +98,7 @@ func TestAnthropicSDKMessages(t *testing.T) {
 		{"create", base, toolParams}, {"stream", base, toolParams},
 		{"create", base, textParams}, {"stream", base, textParams},
 		{"create", base, map[string]any{"model": "nope", "max_tokens": 5, "messages": user}},
+		{"count", base, map[string]any{"model": "m", "messages": user, "tools": []any{anthropicWeather}}},
 	}
 	res := runAnthropic(t, calls)
 	for i := range 4 {
@@ -135,6 +139,9 @@ func TestAnthropicSDKMessages(t *testing.T) {
 	}
 	if e := res[4].Error; e == nil || e.Status == nil || *e.Status != 404 || e.Name != "NotFoundError" || e.Type != "NotFoundError" {
 		t.Errorf("unknown model: %+v", res[4])
+	}
+	if c := res[5].Count; c == nil || c.InputTokens != created.Usage.Input {
+		t.Errorf("countTokens %+v (%+v), want the tool request's %d input tokens", c, res[5].Error, created.Usage.Input)
 	}
 
 	// The tool-result turn: the assistant's thinking and tool_use go back

@@ -1,8 +1,9 @@
 // Drives vrender's /v1/messages with the official Anthropic TypeScript SDK (@anthropic-ai/sdk) for cmd/vrender's
 // client tests. Reads a JSON list of calls on stdin:
-//   {"op": "create" | "stream", "baseURL": "...", "params": {...messages.create params...}}
+//   {"op": "create" | "stream" | "count", "baseURL": "...", "params": {...messages.create params...}}
 // and writes one result per call: {"message": <the SDK's Message>, "events": [event types], "text": "...",
-// "thinking": "...", "inputs": [tool inputs as the stream helper parsed them]} or {"error": {...}}.
+// "thinking": "...", "inputs": [tool inputs as the stream helper parsed them]}, {"count": <countTokens answer>} or
+// {"error": {...}}.
 // JS_CLIENTS_MODULES is the node_modules directory `make models` installs.
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -29,6 +30,9 @@ async function run(c) {
   try {
     if (c.op === "create") {
       return { message: await client.messages.create(c.params) };
+    }
+    if (c.op === "count") {
+      return { count: await client.messages.countTokens(c.params) };
     }
     const stream = client.messages.stream(c.params);
     const events = [];
