@@ -78,15 +78,16 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 		return nil, AsError(err)
 	}
 	stream := req.Stream != nil && *req.Stream
-	return o.generateChat(ctx, req, rendered.Request, "chatcmpl-"+baseID, stream, nil, sink)
+	return o.generateChat(ctx, req, rendered.Request, "chatcmpl-"+baseID, stream, nil, sink, epChat)
 }
 
 // generateChat runs a rendered chat request g (rendered from req) on an
 // engine and derenders it in-process. A streamed answer is written to sink
 // through out, or as chat chunks when out is nil; /v1/messages and
 // /v1/responses run their requests here with their own stream writers, so
-// every API shares one render → engine → derender path.
-func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompletionRequest, g protocol.GenerateRequest, id string, stream bool, newOut func(*chatRun) chatStream, sink Sink) (*protocol.ServedChatResponse, error) {
+// every API shares one render → engine → derender path; ep is the
+// endpoint its tokens are counted under.
+func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompletionRequest, g protocol.GenerateRequest, id string, stream bool, newOut func(*chatRun) chatStream, sink Sink, ep int) (*protocol.ServedChatResponse, error) {
 	stop := o.stopConfig(g.SamplingParams)
 	engineRequest(&g)
 	if derender.NeedsSpecialTokens(o.cfg.Parsers, req) {
@@ -120,7 +121,7 @@ func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompl
 	if run.returnTokenIDs {
 		run.tokens = make([][]int, n)
 	}
-	o.cfg.Metrics.prompt[epChat].Add(int64(len(g.TokenIDs)))
+	o.cfg.Metrics.prompt[ep].Add(int64(len(g.TokenIDs)))
 
 	// The engine span covers the engine call and the in-process derender
 	// of its events; the engine's own spans are its children through the
@@ -183,7 +184,7 @@ func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompl
 		}
 	}
 	completion := run.completionTokens()
-	o.cfg.Metrics.generated[epChat].Add(int64(completion))
+	o.cfg.Metrics.generated[ep].Add(int64(completion))
 	span.SetAttributes(attribute.Int("vrender.completion_tokens", completion))
 	if !run.stream {
 		return run.response(completion), nil

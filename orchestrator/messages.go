@@ -40,7 +40,7 @@ func (o *Orchestrator) messages(ctx context.Context, req *protocol.ChatCompletio
 	if stream {
 		newOut = func(r *chatRun) chatStream { return &anthropicStream{run: r, toolIDs: map[int]string{}} }
 	}
-	res, err := o.generateChat(ctx, req, rendered.Request, "chatcmpl-"+baseID, stream, newOut, sink)
+	res, err := o.generateChat(ctx, req, rendered.Request, "chatcmpl-"+baseID, stream, newOut, sink, epMessages)
 	if err != nil || res == nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesReque
 				started: map[int]bool{}}
 		}
 	}
-	res, err := o.generateChat(ctx, creq, *g, g.RequestID, r.Stream, newOut, sink)
+	res, err := o.generateChat(ctx, creq, *g, g.RequestID, r.Stream, newOut, sink, epResponses)
 	if err != nil || res == nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -408,5 +409,34 @@ func TestMessagesCountTokens(t *testing.T) {
 	}
 	if status, _ := env.post(t, "/v1/messages/count_tokens", `{"model":"qwen"}`); status != 400 {
 		t.Errorf("messages missing: %d", status)
+	}
+}
+
+// Both routes count in /metrics under their own endpoint.
+func TestMessagesResponsesMetrics(t *testing.T) {
+	env := newOpenAIEnv(t, "")
+	env.post(t, "/v1/messages", `{"model":"qwen","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`)
+	env.post(t, "/v1/responses", `{"model":"qwen","max_output_tokens":5,"input":"hi"}`)
+	res, err := http.Get(env.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var b strings.Builder
+	_, _ = io.Copy(&b, res.Body)
+	for _, want := range []string{
+		`vrender_requests_total{endpoint="/v1/messages",code="200"} 1`,
+		`vrender_requests_total{endpoint="/v1/responses",code="200"} 1`,
+		`vrender_orchestrator_requests_total{endpoint="messages"} 1`,
+		`vrender_orchestrator_requests_total{endpoint="responses"} 1`,
+		`vrender_generation_tokens_total{endpoint="/v1/messages"} 5`,
+		`vrender_generation_tokens_total{endpoint="/v1/responses"} 5`,
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if !regexp.MustCompile(`vrender_prompt_tokens_total\{endpoint="/v1/messages"\} [1-9]`).MatchString(b.String()) {
+		t.Errorf("/metrics has no /v1/messages prompt tokens")
 	}
 }
