@@ -1,10 +1,14 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/vrender/vrender/orchestrator/engine"
 )
 
 // /v1/responses end to end over the simulated engine (testScript): the
@@ -340,5 +344,25 @@ func TestResponsesLogprobs(t *testing.T) {
 	_ = json.Unmarshal(done.Response, &streamed)
 	if deltas == 0 || len(streamed.Output) < 2 || len(streamed.Output[1].Content[0].Logprobs) != len(lps) {
 		t.Errorf("%d deltas; completed response logprobs: %s", deltas, done.Response)
+	}
+}
+
+// A stop string ends the answer and aborts the engine request, as for chat.
+func TestResponsesStopStringAbortsEngine(t *testing.T) {
+	env := newOpenAIEnv(t, "")
+	status, b := env.post(t, "/v1/responses", `{"model":"qwen","input":"stopme","stop":["beta"],"request_id":"resp_stop"}`)
+	var r respObject
+	_ = json.Unmarshal(b, &r)
+	if status != 200 || r.ID != "resp_stop" || strings.Join(r.summary(), "|") != "reasoning:\nok\n|message:\n\nAlpha " {
+		t.Fatalf("%d %s", status, b)
+	}
+	reqs := env.sim.Requests()
+	if last := reqs[len(reqs)-1]; len(last.SamplingParams.Stop) != 0 {
+		t.Errorf("engine got stop strings %q", last.SamplingParams.Stop)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := env.sim.WaitAbort(ctx, engine.EngineRequestID("resp_stop")); err != nil {
+		t.Errorf("engine request not aborted after the stop string: %v (aborts %q)", err, env.sim.Aborts())
 	}
 }
