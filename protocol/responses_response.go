@@ -42,9 +42,9 @@ type ResponsesResponse struct {
 	User              *string
 }
 
-// ResponsesUsage is ResponseUsage for one turn.
+// ResponsesUsage is ResponseUsage as vLLM's SimpleContext fills it.
 type ResponsesUsage struct {
-	Input, Output, Reasoning int
+	Input, Output int
 }
 
 // AppendResponsesResponse appends r as model_dump() writes it.
@@ -105,15 +105,11 @@ func AppendResponsesResponse(dst []byte, r *ResponsesResponse) []byte {
 	} else {
 		dst = append(dst, `{"input_tokens":`...)
 		dst = strconv.AppendInt(dst, int64(u.Input), 10)
-		dst = append(dst, `,"input_tokens_details":{"cached_tokens":0,"input_tokens_per_turn":[`...)
-		dst = strconv.AppendInt(dst, int64(u.Input), 10)
-		dst = append(dst, `],"cached_tokens_per_turn":[0]},"output_tokens":`...)
+		// SimpleContext keeps no per-turn metrics and counts no reasoning
+		// or cached tokens ("not implemented yet" in vLLM).
+		dst = append(dst, `,"input_tokens_details":{"cached_tokens":0,"input_tokens_per_turn":[],"cached_tokens_per_turn":[]},"output_tokens":`...)
 		dst = strconv.AppendInt(dst, int64(u.Output), 10)
-		dst = append(dst, `,"output_tokens_details":{"reasoning_tokens":`...)
-		dst = strconv.AppendInt(dst, int64(u.Reasoning), 10)
-		dst = append(dst, `,"tool_output_tokens":0,"output_tokens_per_turn":[`...)
-		dst = strconv.AppendInt(dst, int64(u.Output), 10)
-		dst = append(dst, `],"tool_output_tokens_per_turn":[0]},"total_tokens":`...)
+		dst = append(dst, `,"output_tokens_details":{"reasoning_tokens":0,"tool_output_tokens":0,"output_tokens_per_turn":[],"tool_output_tokens_per_turn":[]},"total_tokens":`...)
 		dst = strconv.AppendInt(dst, int64(u.Input+u.Output), 10)
 		dst = append(dst, '}')
 	}
