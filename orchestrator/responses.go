@@ -54,6 +54,9 @@ func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesReque
 	if err != nil {
 		return nil, err
 	}
+	// The answer is parsed as vLLM parses a named ToolChoiceFunction: as the
+	// chat path parses a named choice, so the session gets the chat shape.
+	creq.ToolChoice = render.ChatToolChoice(creq.ToolChoice)
 	var newOut func(*chatRun) chatStream
 	if r.Stream {
 		newOut = func(run *chatRun) chatStream {
@@ -139,7 +142,10 @@ func (o *Orchestrator) responsesMeta(r *protocol.ResponsesRequest, g *protocol.G
 		}
 		b.Reasoning = append(rb, `,"generate_summary":null,"summary":null}`...)
 	}
-	if r.Text != nil {
+	// adjust_request clears text when it constrains tool calls with a
+	// structural tag (text and a client's structural tag would have been
+	// refused), so the response echoes none.
+	if so := g.SamplingParams.StructuredOutputs; r.Text != nil && (so == nil || so.StructuralTag == nil) {
 		b.Text = responsesTextDump(r.Text)
 	}
 	return &responsesMeta{base: b}, nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -393,6 +394,9 @@ func (g *Generator) RenderResponsesChat(ctx context.Context, r *protocol.Respons
 	if err != nil {
 		return nil, nil, err
 	}
+	if r, err = g.adjustResponsesForTools(r, req); err != nil {
+		return nil, nil, err
+	}
 	params, err := ResponsesSamplingParams(r, req, maxTokens, g.cfg.Defaults)
 	if err != nil {
 		return nil, nil, err
@@ -405,6 +409,50 @@ func (g *Generator) RenderResponsesChat(ctx context.Context, r *protocol.Respons
 	gr.RequestID = id
 	gr.KVTransferParams = r.KVTransferParams
 	return &gr, req, nil
+}
+
+// adjustResponsesForTools is the parser's adjust_request, which vLLM's
+// preprocess_chat runs on a ResponsesRequest as on a chat request: a tool
+// parser with a structural tag constrains required, named (ToolChoiceFunction)
+// and strict-auto tool_choice with structured_outputs.structural_tag and
+// clears text. The structural tag is set on req (whose structured_outputs
+// to_sampling_params reads); r is returned without text when it was
+// cleared. The JSON-schema path of parsers without a structural tag is not
+// applied to Responses requests.
+func (g *Generator) adjustResponsesForTools(r *protocol.ResponsesRequest, req *protocol.ChatCompletionRequest) (*protocol.ResponsesRequest, error) {
+	if parsers.StructuralTagModel(g.cfg.ToolCallParser) == "" || g.cfg.LegacyToolChoice || len(req.Tools) == 0 {
+		return r, nil
+	}
+	probe := *req
+	probe.ToolChoice = ChatToolChoice(r.ToolChoice)
+	adjusted, err := g.adjustForTools(&probe)
+	if err != nil || adjusted == &probe || adjusted.StructuredOutputs == nil || adjusted.StructuredOutputs.StructuralTag == nil {
+		return r, err
+	}
+	req.StructuredOutputs = adjusted.StructuredOutputs
+	out := *r
+	out.Text = nil
+	return &out, nil
+}
+
+// ChatToolChoice is a Responses tool_choice in the chat request's shape: a
+// named function ({"type":"function","name":N}, openai's ToolChoiceFunction)
+// becomes {"type":"function","function":{"name":N}}; other choices are
+// the same in both APIs.
+func ChatToolChoice(raw json.RawMessage) json.RawMessage {
+	var named struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(raw, &named) != nil || named.Type != "function" || named.Name == "" {
+		return raw
+	}
+	var fn objBuilder
+	fn.str("name", named.Name)
+	var b objBuilder
+	b.str("type", "function")
+	b.raw("function", fn.bytes())
+	return b.bytes()
 }
 
 // ResponsesSamplingParams is ResponsesRequest.to_sampling_params: the

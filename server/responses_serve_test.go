@@ -365,3 +365,38 @@ func TestResponsesStopStringAbortsEngine(t *testing.T) {
 		t.Errorf("engine request not aborted after the stop string: %v (aborts %q)", err, env.sim.Aborts())
 	}
 }
+
+// Required and named tool_choice are constrained as for chat: the parser's
+// structural tag reaches the engine (vLLM's preprocess_chat runs
+// adjust_request on Responses requests too).
+func TestResponsesToolChoiceConstrainsEngine(t *testing.T) {
+	env := newOpenAIEnv(t, "")
+	chatTools := `"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather of a city","parameters":{"type":"object","properties":{"city":{"type":"string"},"unit":{"type":"string"}},"required":["city"]}}}]`
+	for _, tc := range []struct{ name, respChoice, chatChoice string }{
+		{"required", `"required"`, `"required"`},
+		{"named", `{"type":"function","name":"get_weather"}`, `{"type":"function","function":{"name":"get_weather"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, b := env.post(t, "/v1/responses", `{"model":"qwen","input":"What is the weather in Paris?",`+respWeatherTools+`,"tool_choice":`+tc.respChoice+`,"text":{"format":{"type":"json_object"}}}`)
+			if status != 200 {
+				t.Fatalf("%d %s", status, b)
+			}
+			var r respObject
+			_ = json.Unmarshal(b, &r)
+			if got := r.summary(); len(got) != 2 || !strings.HasPrefix(got[1], "function_call:get_weather:") {
+				t.Errorf("output %q", got)
+			}
+			if !strings.Contains(string(b), `"text":null`) {
+				t.Errorf("text is echoed though adjust_request cleared it: %s", b)
+			}
+			reqs := env.sim.Requests()
+			so := reqs[len(reqs)-1].SamplingParams.StructuredOutputs
+			env.post(t, "/v1/chat/completions", `{"model":"qwen","messages":[{"role":"user","content":"What is the weather in Paris?"}],`+chatTools+`,"tool_choice":`+tc.chatChoice+`}`)
+			reqs = env.sim.Requests()
+			chat := reqs[len(reqs)-1].SamplingParams.StructuredOutputs
+			if so == nil || so.StructuralTag == nil || chat == nil || chat.StructuralTag == nil || *so.StructuralTag != *chat.StructuralTag || so.JSON != nil {
+				t.Errorf("engine structured outputs %+v, chat's %+v", so, chat)
+			}
+		})
+	}
+}
