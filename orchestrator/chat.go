@@ -46,7 +46,26 @@ type chatRun struct {
 	kv             json.RawMessage
 
 	stream bool
+	// out writes the stream: the run itself (chat chunks) or another
+	// API's events.
+	out chatStream
 	sseWriter
+}
+
+// stepObserver is a chatStream that also sees the steps that send nothing
+// (a token that only ended reasoning), for what its closing event sums up.
+type stepObserver interface{ observe(step *derender.ChatStep) }
+
+// chatStream writes a streamed chat run in one API's wire format.
+type chatStream interface {
+	// start commits the stream and writes its opening events.
+	start() error
+	// writeStep writes what one engine event made of choice c.
+	writeStep(c *protocol.GenerateChoice, step *derender.ChatStep) error
+	// finish writes the closing events once every choice is done.
+	finish(completion int) error
+	// fail ends a started stream with an error.
+	fail(e *Error)
 }
 
 func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionRequest, baseID string, sink Sink) (*protocol.ServedChatResponse, error) {
@@ -58,7 +77,17 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 	if err != nil {
 		return nil, AsError(err)
 	}
-	g := rendered.Request
+	stream := req.Stream != nil && *req.Stream
+	return o.generateChat(ctx, req, rendered.Request, "chatcmpl-"+baseID, stream, nil, sink, epChat)
+}
+
+// generateChat runs a rendered chat request g (rendered from req) on an
+// engine and derenders it in-process. A streamed answer is written to sink
+// through out, or as chat chunks when out is nil; /v1/messages and
+// /v1/responses run their requests here with their own stream writers, so
+// every API shares one render → engine → derender path; ep is the
+// endpoint its tokens are counted under.
+func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompletionRequest, g protocol.GenerateRequest, id string, stream bool, newOut func(*chatRun) chatStream, sink Sink, ep int) (*protocol.ServedChatResponse, error) {
 	stop := o.stopConfig(g.SamplingParams)
 	engineRequest(&g)
 	if derender.NeedsSpecialTokens(o.cfg.Parsers, req) {
@@ -70,9 +99,13 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 		g.ReasoningEnded = &t
 	}
 	role := o.chatRole(req)
-	run := &chatRun{o: o, id: "chatcmpl-" + baseID, created: o.now().Unix(), role: role, echo: echoContent(req, role),
-		prompt: g.TokenIDs, stream: req.Stream != nil && *req.Stream, sseWriter: sseWriter{sink: sink, metrics: o.cfg.Metrics},
+	run := &chatRun{o: o, id: id, created: o.now().Unix(), role: role, echo: echoContent(req, role),
+		prompt: g.TokenIDs, stream: stream, sseWriter: sseWriter{sink: sink, metrics: o.cfg.Metrics},
 		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs}
+	run.out = run
+	if newOut != nil {
+		run.out = newOut(run)
+	}
 	if run.stream && req.StreamOptions != nil {
 		run.usage = req.StreamOptions.IncludeUsage != nil && *req.StreamOptions.IncludeUsage
 		run.cont = run.usage && req.StreamOptions.ContinuousUsageStats != nil && *req.StreamOptions.ContinuousUsageStats
@@ -88,12 +121,12 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 	if run.returnTokenIDs {
 		run.tokens = make([][]int, n)
 	}
-	o.cfg.Metrics.prompt[epChat].Add(int64(len(g.TokenIDs)))
+	o.cfg.Metrics.prompt[ep].Add(int64(len(g.TokenIDs)))
 
 	// The engine span covers the engine call and the in-process derender
 	// of its events; the engine's own spans are its children through the
 	// traceparent header.
-	ctx, span = startSpan(ctx, "engine", attribute.Int("vrender.prompt_tokens", len(g.TokenIDs)))
+	ctx, span := startSpan(ctx, "engine", attribute.Int("vrender.prompt_tokens", len(g.TokenIDs)))
 	var engErr error
 	defer func() { endSpan(span, engErr) }()
 	// The engine knows the request by an id of its own: unique, so that
@@ -130,7 +163,8 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 			if !run.started {
 				return nil, AsError(err)
 			}
-			return nil, run.fail(AsError(err))
+			run.out.fail(AsError(err))
+			return nil, nil
 		}
 		if err := run.event(ev, read); err != nil {
 			if ctx.Err() != nil || errors.Is(err, errClientGone) {
@@ -140,7 +174,8 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 			if !run.started {
 				return nil, AsError(err)
 			}
-			return nil, run.fail(AsError(err))
+			run.out.fail(AsError(err))
+			return nil, nil
 		}
 		if run.stopMatched && run.allDone() {
 			// The engine is still generating what no one will read.
@@ -149,12 +184,12 @@ func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionReq
 		}
 	}
 	completion := run.completionTokens()
-	o.cfg.Metrics.generated[epChat].Add(int64(completion))
+	o.cfg.Metrics.generated[ep].Add(int64(completion))
 	span.SetAttributes(attribute.Int("vrender.completion_tokens", completion))
 	if !run.stream {
 		return run.response(completion), nil
 	}
-	if err := run.finish(completion); err != nil {
+	if err := run.out.finish(completion); err != nil {
 		return nil, nil // the client went away after the last token
 	}
 	return nil, nil
@@ -170,7 +205,7 @@ func (r *chatRun) event(ev *protocol.GenerateResponse, read time.Time) error {
 	}
 	wrote := false
 	if r.stream && !r.started && len(ev.Choices) > 0 {
-		if err := r.start(); err != nil {
+		if err := r.out.start(); err != nil {
 			return err
 		}
 		wrote = true
@@ -195,10 +230,13 @@ func (r *chatRun) event(ev *protocol.GenerateResponse, read time.Time) error {
 		if r.tokens != nil {
 			r.tokens[c.Index] = append(r.tokens[c.Index], c.TokenIDs...)
 		}
+		if ob, ok := r.out.(stepObserver); ok && r.stream {
+			ob.observe(step)
+		}
 		if !r.stream || !step.Emit {
 			continue
 		}
-		if err := r.writeStep(c, step); err != nil {
+		if err := r.out.writeStep(c, step); err != nil {
 			return err
 		}
 		wrote = true
@@ -285,12 +323,10 @@ func (r *chatRun) finish(completion int) error {
 	return r.end(u)
 }
 
-// fail ends a started stream with an error event, then [DONE]. The
-// returned error is nil: the answer was sent.
-func (r *chatRun) fail(e *Error) error {
+// fail ends a started stream with an error event, then [DONE].
+func (r *chatRun) fail(e *Error) {
 	r.o.log.Warn("chat stream failed", "request_id", r.id, "status", e.Status, "err", e.Message)
 	r.sseWriter.fail(e)
-	return nil
 }
 
 func (r *chatRun) allDone() bool {

@@ -22,11 +22,12 @@ type Metrics struct {
 	// chunk written and flushed: the latency vrender adds per token.
 	Event *telemetry.Histogram
 
-	chatRequests, completionRequests atomic.Int64
-	failed                           atomic.Int64
+	chatRequests, completionRequests    atomic.Int64
+	messagesRequests, responsesRequests atomic.Int64
+	failed                              atomic.Int64
 	// prompt and generated are token counts by endpoint (epChat,
-	// epCompletions).
-	prompt, generated [2]atomic.Int64
+	// epCompletions, epMessages, epResponses).
+	prompt, generated [numEndpoints]atomic.Int64
 	chunks            atomic.Int64
 	aborts            atomic.Int64
 	router            *Router // its figures follow these; nil when none
@@ -36,6 +37,9 @@ type Metrics struct {
 const (
 	epChat = iota
 	epCompletions
+	epMessages
+	epResponses
+	numEndpoints
 )
 
 // Tokens reports prompt tokens sent to engines and generated tokens
@@ -43,6 +47,12 @@ const (
 func (m *Metrics) Tokens() (chatPrompt, chatGenerated, completionsPrompt, completionsGenerated int64) {
 	return m.prompt[epChat].Load(), m.generated[epChat].Load(),
 		m.prompt[epCompletions].Load(), m.generated[epCompletions].Load()
+}
+
+// APITokens reports the same for /v1/messages and /v1/responses requests.
+func (m *Metrics) APITokens() (messagesPrompt, messagesGenerated, responsesPrompt, responsesGenerated int64) {
+	return m.prompt[epMessages].Load(), m.generated[epMessages].Load(),
+		m.prompt[epResponses].Load(), m.generated[epResponses].Load()
 }
 
 // NewMetrics returns empty metrics.
@@ -64,9 +74,11 @@ func (m *Metrics) WritePrometheus(w io.Writer) error {
 	}{
 		{"vrender_orchestrator_requests_total", "OpenAI requests served through an engine.", telemetry.Label("endpoint", "chat"), m.chatRequests.Load()},
 		{"vrender_orchestrator_requests_total", "", telemetry.Label("endpoint", "completions"), m.completionRequests.Load()},
+		{"vrender_orchestrator_requests_total", "", telemetry.Label("endpoint", "messages"), m.messagesRequests.Load()},
+		{"vrender_orchestrator_requests_total", "", telemetry.Label("endpoint", "responses"), m.responsesRequests.Load()},
 		{"vrender_orchestrator_failed_requests_total", "Requests that ended with an error.", "", m.failed.Load()},
-		{"vrender_orchestrator_prompt_tokens_total", "Prompt tokens sent to engines.", "", m.prompt[epChat].Load() + m.prompt[epCompletions].Load()},
-		{"vrender_orchestrator_generation_tokens_total", "Completion tokens received from engines.", "", m.generated[epChat].Load() + m.generated[epCompletions].Load()},
+		{"vrender_orchestrator_prompt_tokens_total", "Prompt tokens sent to engines.", "", sum(&m.prompt)},
+		{"vrender_orchestrator_generation_tokens_total", "Completion tokens received from engines.", "", sum(&m.generated)},
 		{"vrender_orchestrator_stream_chunks_total", "SSE chunks written to clients.", "", m.chunks.Load()},
 		{"vrender_orchestrator_engine_aborts_total", "Engine requests aborted (client gone or stop string).", "", m.aborts.Load()},
 	}
@@ -84,4 +96,12 @@ func (m *Metrics) WritePrometheus(w io.Writer) error {
 		return m.router.WritePrometheus(w)
 	}
 	return nil
+}
+
+func sum(counts *[numEndpoints]atomic.Int64) int64 {
+	var n int64
+	for i := range counts {
+		n += counts[i].Load()
+	}
+	return n
 }

@@ -89,21 +89,7 @@ func DecodeAnthropicMessagesRequest(data []byte) (*AnthropicMessagesRequest, err
 		return nil, &ValidationError{Errors: []FieldError{*fe}}
 	}
 	r := &AnthropicMessagesRequest{}
-	if raw, ok := obj.members["model"]; ok {
-		r.Model = obj.requiredString("model")
-		if len(obj.errs) == 0 && r.Model == "" {
-			obj.fieldValueError("model", "Model is required", raw)
-		}
-	} else {
-		obj.missing("model")
-	}
-	if items, ok := obj.list("messages", true); ok {
-		for i, item := range items {
-			if m, ok := obj.anthropicMessage(i, item); ok {
-				r.Messages = append(r.Messages, m)
-			}
-		}
-	}
+	obj.anthropicModelMessages(r)
 	if raw, ok := obj.members["max_tokens"]; ok {
 		if n, ok := obj.checkedInt(obj.at("max_tokens"), raw, nil, nil); ok {
 			if n.Cmp(big.NewInt(0)) <= 0 {
@@ -122,24 +108,11 @@ func DecodeAnthropicMessagesRequest(data []byte) (*AnthropicMessagesRequest, err
 	if s := obj.optionalBool("stream", false); s != nil {
 		r.Stream = *s
 	}
-	if raw, ok := obj.members["system"]; ok && !isNull(raw) {
-		var list bool
-		if r.SystemText, list = obj.strOrList("system", raw); list {
-			r.SystemBlocks = obj.anthropicBlocks(obj.at("system"), raw)
-		}
-	}
+	obj.anthropicSystem(r)
 	if obj.optionalFloat("temperature", nil) != nil {
 		r.Temperature = obj.members["temperature"]
 	}
-	r.ToolChoice = obj.anthropicToolChoice("tool_choice")
-	if items, ok := obj.list("tools", false); ok {
-		r.HaveTools = true
-		for i, item := range items {
-			if t, ok := obj.anthropicTool(i, item); ok {
-				r.Tools = append(r.Tools, t)
-			}
-		}
-	}
+	obj.anthropicTools(r)
 	if obj.optionalInt("top_k", nil, nil, nil) != nil {
 		r.TopK = obj.members["top_k"]
 	}
@@ -153,6 +126,48 @@ func DecodeAnthropicMessagesRequest(data []byte) (*AnthropicMessagesRequest, err
 		return nil, &ValidationError{Errors: obj.errs}
 	}
 	return r, nil
+}
+
+// anthropicModelMessages validates model (non-empty) and messages.
+func (o *object) anthropicModelMessages(r *AnthropicMessagesRequest) {
+	if raw, ok := o.members["model"]; ok {
+		r.Model = o.requiredString("model")
+		if len(o.errs) == 0 && r.Model == "" {
+			o.fieldValueError("model", "Model is required", raw)
+		}
+	} else {
+		o.missing("model")
+	}
+	if items, ok := o.list("messages", true); ok {
+		for i, item := range items {
+			if m, ok := o.anthropicMessage(i, item); ok {
+				r.Messages = append(r.Messages, m)
+			}
+		}
+	}
+}
+
+// anthropicSystem validates system: a string or text blocks.
+func (o *object) anthropicSystem(r *AnthropicMessagesRequest) {
+	if raw, ok := o.members["system"]; ok && !isNull(raw) {
+		var list bool
+		if r.SystemText, list = o.strOrList("system", raw); list {
+			r.SystemBlocks = o.anthropicBlocks(o.at("system"), raw)
+		}
+	}
+}
+
+// anthropicTools validates tool_choice and tools.
+func (o *object) anthropicTools(r *AnthropicMessagesRequest) {
+	r.ToolChoice = o.anthropicToolChoice("tool_choice")
+	if items, ok := o.list("tools", false); ok {
+		r.HaveTools = true
+		for i, item := range items {
+			if t, ok := o.anthropicTool(i, item); ok {
+				r.Tools = append(r.Tools, t)
+			}
+		}
+	}
 }
 
 // fieldValueError is pydantic's error for a field validator that raised

@@ -31,6 +31,12 @@ type ResponsesRequest struct {
 	CacheSalt          *string
 	Priority           int64
 	KVTransferParams   json.RawMessage
+	// Metadata, User, ParallelToolCalls and MaxToolCalls are only echoed
+	// in the served response object.
+	Metadata          json.RawMessage
+	User              *string
+	ParallelToolCalls bool // default true
+	MaxToolCalls      *int
 	// Passthrough are the members a ChatCompletionRequest declares with
 	// the same name, type and meaning (sampling knobs, vllm_xargs,
 	// structured_outputs, chat_template_kwargs), raw in a fixed order;
@@ -106,6 +112,10 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 		CacheSalt          json.RawMessage     `json:"cache_salt"`
 		Priority           *int64              `json:"priority"`
 		KVTransferParams   json.RawMessage     `json:"kv_transfer_params"`
+		Metadata           json.RawMessage     `json:"metadata"`
+		User               *string             `json:"user"`
+		ParallelToolCalls  *bool               `json:"parallel_tool_calls"`
+		MaxToolCalls       *int                `json:"max_tool_calls"`
 	}
 	// The body itself (present, JSON, an object) is checked as pydantic
 	// checks every request body; "input" is the one required member.
@@ -130,6 +140,10 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 		TopLogprobs: raw.TopLogprobs, Include: raw.Include, Text: raw.Text,
 		ToolChoice: raw.ToolChoice, Tools: raw.Tools, Truncation: "disabled", RequestID: raw.RequestID,
 		KVTransferParams: nullToNil(raw.KVTransferParams),
+		Metadata:         nullToNil(raw.Metadata), User: raw.User, ParallelToolCalls: true, MaxToolCalls: raw.MaxToolCalls,
+	}
+	if raw.ParallelToolCalls != nil {
+		r.ParallelToolCalls = *raw.ParallelToolCalls
 	}
 	for _, k := range responsesPassthrough {
 		if v, ok := all[k]; ok {

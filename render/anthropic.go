@@ -25,26 +25,20 @@ const billingHeader = "x-anthropic-billing-header"
 // tool_choice and tools are assigned afterwards, unvalidated, as vLLM
 // assigns them to the built model.
 func AnthropicToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
-	msgs, err := anthropicMessages(a)
-	if err != nil {
-		return nil, err
-	}
-	var b objBuilder
-	b.str("model", a.Model)
-	b.raw("messages", msgs)
-	mt := strconv.Itoa(a.MaxTokens)
-	b.raw("max_tokens", json.RawMessage(mt))
-	b.raw("max_completion_tokens", json.RawMessage(mt))
-	if a.StopSequences != nil {
-		b.value("stop", a.StopSequences)
-	}
-	b.raw("temperature", a.Temperature)
-	b.raw("top_p", a.TopP)
-	b.raw("top_k", a.TopK)
-	b.raw("kv_transfer_params", a.KVTransferParams)
-	b.raw("chat_template_kwargs", a.ChatTemplateArgs)
-	b.raw("vllm_xargs", a.VLLMXargs)
-	req, err := protocol.DecodeChatCompletionRequest(b.bytes())
+	req, err := anthropicBase(a, func(b *objBuilder) {
+		mt := strconv.Itoa(a.MaxTokens)
+		b.raw("max_tokens", json.RawMessage(mt))
+		b.raw("max_completion_tokens", json.RawMessage(mt))
+		if a.StopSequences != nil {
+			b.value("stop", a.StopSequences)
+		}
+		b.raw("temperature", a.Temperature)
+		b.raw("top_p", a.TopP)
+		b.raw("top_k", a.TopK)
+		b.raw("kv_transfer_params", a.KVTransferParams)
+		b.raw("chat_template_kwargs", a.ChatTemplateArgs)
+		b.raw("vllm_xargs", a.VLLMXargs)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -67,25 +61,58 @@ func AnthropicToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatComple
 			req.ReasoningEffort = oc.Effort
 		}
 	}
-	req.ToolChoice = anthropicToolChoice(a.ToolChoice)
-	if a.HaveTools {
-		req.Tools = make([]json.RawMessage, 0, len(a.Tools))
-		for _, t := range a.Tools {
-			var fn objBuilder
-			fn.str("name", t.Name)
-			fn.value("description", t.Description)
-			fn.raw("parameters", t.InputSchema)
-			fn.value("defer_loading", t.DeferLoading)
-			var tool objBuilder
-			tool.str("type", "function")
-			tool.raw("function", fn.bytes())
-			req.Tools = append(req.Tools, tool.bytes())
-		}
-		if string(req.ToolChoice) == "null" {
-			req.ToolChoice = json.RawMessage(`"auto"`)
-		}
-	}
+	anthropicTools(req, a)
 	return req, nil
+}
+
+// AnthropicCountTokensToChat converts a count_tokens request as vLLM does
+// for AnthropicCountTokensRequest: the chat request has only model,
+// messages and chat_template_kwargs, then tool_choice and tools.
+func AnthropicCountTokensToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
+	req, err := anthropicBase(a, func(b *objBuilder) { b.raw("chat_template_kwargs", a.ChatTemplateArgs) })
+	if err != nil {
+		return nil, err
+	}
+	anthropicTools(req, a)
+	return req, nil
+}
+
+// anthropicBase is the chat request vLLM constructs (and so validates):
+// model, the converted messages, then the members fields adds.
+func anthropicBase(a *protocol.AnthropicMessagesRequest, fields func(*objBuilder)) (*protocol.ChatCompletionRequest, error) {
+	msgs, err := anthropicMessages(a)
+	if err != nil {
+		return nil, err
+	}
+	var b objBuilder
+	b.str("model", a.Model)
+	b.raw("messages", msgs)
+	fields(&b)
+	return protocol.DecodeChatCompletionRequest(b.bytes())
+}
+
+// anthropicTools sets tool_choice and tools on the built chat request
+// (_convert_tool_choice, _convert_tools), unvalidated as vLLM assigns them.
+func anthropicTools(req *protocol.ChatCompletionRequest, a *protocol.AnthropicMessagesRequest) {
+	req.ToolChoice = anthropicToolChoice(a.ToolChoice)
+	if !a.HaveTools {
+		return
+	}
+	req.Tools = make([]json.RawMessage, 0, len(a.Tools))
+	for _, t := range a.Tools {
+		var fn objBuilder
+		fn.str("name", t.Name)
+		fn.value("description", t.Description)
+		fn.raw("parameters", t.InputSchema)
+		fn.value("defer_loading", t.DeferLoading)
+		var tool objBuilder
+		tool.str("type", "function")
+		tool.raw("function", fn.bytes())
+		req.Tools = append(req.Tools, tool.bytes())
+	}
+	if string(req.ToolChoice) == "null" {
+		req.ToolChoice = json.RawMessage(`"auto"`)
+	}
 }
 
 func anthropicToolChoice(tc *protocol.AnthropicToolChoice) json.RawMessage {

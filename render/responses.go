@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -315,10 +316,12 @@ func appendToArray(arr, elem []byte) []byte {
 	return append(out, ']')
 }
 
-// responsesTools is construct_tool_dicts for function tools: each is
+// responsesTools is construct_tool_dicts: each function tool becomes
 // openai's FunctionTool.model_dump() (name, parameters, strict, type,
 // description, defaults filled) wrapped as a chat tool. Other tool types
-// are refused.
+// (web_search, file_search, code_interpreter, mcp, ...) are not given to
+// the template, as vLLM's non-Harmony path iterates only the function
+// tools (iter_response_function_tool_dicts); they are accepted, not refused.
 func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, 0, len(tools))
 	for i, raw := range tools {
@@ -332,14 +335,11 @@ func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return nil, &protocol.ResponsesParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
 		}
-		if t.Type == nil || *t.Type != "function" {
-			typ := "<missing>"
-			if t.Type != nil {
-				typ = *t.Type
-			}
-			return nil, &protocol.ResponsesParamError{
-				Message: fmt.Sprintf("tool type %q is not supported by the render endpoint; only function tools are", typ),
-				Param:   fmt.Sprintf("tools.%d.type", i)}
+		if t.Type == nil {
+			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.type", i)}
+		}
+		if *t.Type != "function" {
+			continue
 		}
 		if t.Name == nil {
 			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.name", i)}
@@ -368,9 +368,17 @@ func (g *Generator) RenderResponses(ctx context.Context, r *protocol.ResponsesRe
 			Message: "previous_response_id is not supported by the stateless render endpoint.",
 			Param:   "previous_response_id", Type: "invalid_request_error"}
 	}
+	gr, _, err := g.RenderResponsesChat(ctx, r)
+	return gr, err
+}
+
+// RenderResponsesChat renders r as RenderResponses does (previous_response_id
+// is the caller's to refuse) and also returns the chat request it was
+// converted to, which the served route derenders the answer with.
+func (g *Generator) RenderResponsesChat(ctx context.Context, r *protocol.ResponsesRequest) (*protocol.GenerateRequest, *protocol.ChatCompletionRequest, error) {
 	req, err := ResponsesToChat(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// build_tok_params: truncation "auto" truncates the prompt to fit.
 	var truncate *int
@@ -380,15 +388,18 @@ func (g *Generator) RenderResponses(ctx context.Context, r *protocol.ResponsesRe
 	}
 	prompt, err := g.renderChatPrompt(ctx, req, promptLimits{r.MaxOutputTokens, "max_output_tokens", truncate}, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	maxTokens, err := MaxTokens(g.maxModelLen, r.MaxOutputTokens, len(prompt.TokenIDs), g.cfg.Defaults, truncate)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if r, err = g.adjustResponsesForTools(r, req); err != nil {
+		return nil, nil, err
 	}
 	params, err := ResponsesSamplingParams(r, req, maxTokens, g.cfg.Defaults)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	id := "resp_" + protocol.RandomUUID()
 	if r.RequestID != nil {
@@ -397,7 +408,51 @@ func (g *Generator) RenderResponses(ctx context.Context, r *protocol.ResponsesRe
 	gr := newGenerateRequest("", prompt.TokenIDs, params, r.Model, r.Stream, nil, r.CacheSalt, r.Priority)
 	gr.RequestID = id
 	gr.KVTransferParams = r.KVTransferParams
-	return &gr, nil
+	return &gr, req, nil
+}
+
+// adjustResponsesForTools is the parser's adjust_request, which vLLM's
+// preprocess_chat runs on a ResponsesRequest as on a chat request: a tool
+// parser with a structural tag constrains required, named (ToolChoiceFunction)
+// and strict-auto tool_choice with structured_outputs.structural_tag and
+// clears text. The structural tag is set on req (whose structured_outputs
+// to_sampling_params reads); r is returned without text when it was
+// cleared. The JSON-schema path of parsers without a structural tag is not
+// applied to Responses requests.
+func (g *Generator) adjustResponsesForTools(r *protocol.ResponsesRequest, req *protocol.ChatCompletionRequest) (*protocol.ResponsesRequest, error) {
+	if parsers.StructuralTagModel(g.cfg.ToolCallParser) == "" || g.cfg.LegacyToolChoice || len(req.Tools) == 0 {
+		return r, nil
+	}
+	probe := *req
+	probe.ToolChoice = ChatToolChoice(r.ToolChoice)
+	adjusted, err := g.adjustForTools(&probe)
+	if err != nil || adjusted == &probe || adjusted.StructuredOutputs == nil || adjusted.StructuredOutputs.StructuralTag == nil {
+		return r, err
+	}
+	req.StructuredOutputs = adjusted.StructuredOutputs
+	out := *r
+	out.Text = nil
+	return &out, nil
+}
+
+// ChatToolChoice is a Responses tool_choice in the chat request's shape: a
+// named function ({"type":"function","name":N}, openai's ToolChoiceFunction)
+// becomes {"type":"function","function":{"name":N}}; other choices are
+// the same in both APIs.
+func ChatToolChoice(raw json.RawMessage) json.RawMessage {
+	var named struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(raw, &named) != nil || named.Type != "function" || named.Name == "" {
+		return raw
+	}
+	var fn objBuilder
+	fn.str("name", named.Name)
+	var b objBuilder
+	b.str("type", "function")
+	b.raw("function", fn.bytes())
+	return b.bytes()
 }
 
 // ResponsesSamplingParams is ResponsesRequest.to_sampling_params: the

@@ -53,8 +53,11 @@ func TestResponsesTools(t *testing.T) {
 			want: []string{`{"type":"function","function":{"name":"f","parameters":null,"strict":null,"type":"function","description":null}}`}},
 		{name: "tool_choice none", body: `{"input":"x","tools":[` + weather + `],"tool_choice":"none"}`},
 		{name: "no tools", body: `{"input":"x","tools":[]}`},
-		{name: "web search refused", body: `{"input":"x","tools":[{"type":"web_search"}]}`,
-			wantErr: `tool type "web_search" is not supported by the render endpoint; only function tools are`},
+		// Built-in tools reach no template: only function tools are dumped.
+		{name: "web search dropped", body: `{"input":"x","tools":[{"type":"web_search"},` + weather + `,{"type":"mcp","server_label":"s"}]}`,
+			want: []string{`{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"location":{"type":"string"},"unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["location","unit"]},"strict":null,"type":"function","description":"Get the current weather in a given location"}}`}},
+		{name: "only built-in tools", body: `{"input":"x","tools":[{"type":"file_search","vector_store_ids":["vs"]}]}`, want: []string{}},
+		{name: "tool without type", body: `{"input":"x","tools":[{"name":"f"}]}`, wantErr: "Field required"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := protocol.DecodeResponsesRequest([]byte(c.body))

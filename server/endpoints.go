@@ -27,6 +27,9 @@ const (
 	epMetrics
 	epMessagesRender
 	epResponsesRender
+	epMessages
+	epResponses
+	epMessagesCountTokens
 	epOther // unrouted paths (404/405)
 	numEndpoints
 )
@@ -38,7 +41,8 @@ var endpointPaths = [numEndpoints]string{
 	"/v1/chat/completions/render", "/v1/completions/render",
 	"/v1/chat/completions/derender", "/v1/completions/derender",
 	"/v1/chat/completions", "/v1/completions", "/metrics",
-	"/v1/messages/render", "/v1/responses/render", "other",
+	"/v1/messages/render", "/v1/responses/render", "/v1/messages", "/v1/responses",
+	"/v1/messages/count_tokens", "other",
 }
 
 // endpointByPath finds an endpoint by its route pattern; read-only.

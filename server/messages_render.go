@@ -13,28 +13,42 @@ import (
 // GenerateRequest is the one /v1/chat/completions/render gives for that
 // chat request. Errors are the chat render route's OpenAI-style bodies.
 func (s *server) handleMessagesRender(w http.ResponseWriter, r *http.Request) {
+	req, ok := s.readMessagesRequest(w, r, s.writeError)
+	if !ok {
+		return
+	}
+	s.writeChatRender(w, r, req, epMessagesRender)
+}
+
+// readMessagesRequest reads a Messages body, validates it as vLLM's model
+// does and converts it to its chat request, then checks the served model
+// name and the message and tool limits. A body failing validation gets the
+// OpenAI-shaped 400; later errors are written by writeErr. On failure it
+// returns false.
+func (s *server) readMessagesRequest(w http.ResponseWriter, r *http.Request,
+	writeErr func(http.ResponseWriter, *http.Request, *apiError)) (*protocol.ChatCompletionRequest, bool) {
 	body, e := s.readJSONBody(w, r)
 	if e != nil {
 		s.writeError(w, r, e)
-		return
+		return nil, false
 	}
 	areq, err := protocol.DecodeAnthropicMessagesRequest(body)
 	if err != nil {
 		s.writeError(w, r, decodeError(err))
-		return
+		return nil, false
 	}
 	req, err := render.AnthropicToChat(areq)
 	if err != nil {
-		s.writeError(w, r, decodeError(err))
-		return
+		writeErr(w, r, decodeError(err))
+		return nil, false
 	}
 	if e := s.checkModel(req.Model); e != nil {
-		s.writeError(w, r, e)
-		return
+		writeErr(w, r, e)
+		return nil, false
 	}
 	if e := s.checkChatLimits(len(req.Messages), len(req.Tools)); e != nil {
-		s.writeError(w, r, e)
-		return
+		writeErr(w, r, e)
+		return nil, false
 	}
-	s.writeChatRender(w, r, req, epMessagesRender)
+	return req, true
 }

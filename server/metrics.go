@@ -143,6 +143,11 @@ func (s *server) tokenCounts() (prompt, generated [numEndpoints]int64) {
 		generated[epChat] += cg
 		prompt[epCompletion] += op
 		generated[epCompletion] += og
+		mp, mg, rp, rg := s.orchestrator.Metrics().APITokens()
+		prompt[epMessages] += mp
+		generated[epMessages] += mg
+		prompt[epResponses] += rp
+		generated[epResponses] += rg
 	}
 	return prompt, generated
 }

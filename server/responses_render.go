@@ -14,26 +14,8 @@ import (
 // are ResponsesRequest.to_sampling_params. previous_response_id is
 // refused: the endpoint is stateless.
 func (s *server) handleResponsesRender(w http.ResponseWriter, r *http.Request) {
-	body, e := s.readJSONBody(w, r)
-	if e != nil {
-		s.writeError(w, r, e)
-		return
-	}
-	req, err := protocol.DecodeResponsesRequest(body)
-	if err != nil {
-		if ae := responsesError(err); ae != nil {
-			s.writeError(w, r, ae)
-			return
-		}
-		s.writeError(w, r, decodeError(err))
-		return
-	}
-	if e := s.checkModel(req.Model); e != nil {
-		s.writeError(w, r, e)
-		return
-	}
-	if e := s.checkChatLimits(len(req.InputItems), len(req.Tools)); e != nil {
-		s.writeError(w, r, e)
+	req, ok := s.readResponsesRequest(w, r)
+	if !ok {
 		return
 	}
 	ctx, span := s.span(r.Context(), "render")
@@ -49,6 +31,35 @@ func (s *server) handleResponsesRender(w http.ResponseWriter, r *http.Request) {
 	}
 	s.metrics.prompt[epResponsesRender].Add(int64(len(gr.TokenIDs)))
 	s.writeJSON(w, r, http.StatusOK, gr)
+}
+
+// readResponsesRequest reads and validates a Responses body: JSON syntax,
+// vLLM's validators, the served model name and the input and tool limits.
+// On failure it has written the error and returns false.
+func (s *server) readResponsesRequest(w http.ResponseWriter, r *http.Request) (*protocol.ResponsesRequest, bool) {
+	body, e := s.readJSONBody(w, r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return nil, false
+	}
+	req, err := protocol.DecodeResponsesRequest(body)
+	if err != nil {
+		if ae := responsesError(err); ae != nil {
+			s.writeError(w, r, ae)
+			return nil, false
+		}
+		s.writeError(w, r, decodeError(err))
+		return nil, false
+	}
+	if e := s.checkModel(req.Model); e != nil {
+		s.writeError(w, r, e)
+		return nil, false
+	}
+	if e := s.checkChatLimits(len(req.InputItems), len(req.Tools)); e != nil {
+		s.writeError(w, r, e)
+		return nil, false
+	}
+	return req, true
 }
 
 // responsesError maps the Responses route's own refusals and the chat

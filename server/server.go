@@ -217,6 +217,9 @@ func (s *server) routes() http.Handler {
 	r.Post("/v1/completions/derender", s.handleCompletionDerender)
 	r.Post("/v1/chat/completions", s.handleChatCompletions)
 	r.Post("/v1/completions", s.handleCompletions)
+	r.Post("/v1/messages", s.handleMessages)
+	r.Post("/v1/messages/count_tokens", s.handleMessagesCountTokens)
+	r.Post("/v1/responses", s.handleResponses)
 	r.Get("/metrics", s.handleMetrics)
 	return r
 }

@@ -20,8 +20,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c := newCommand("serve", "[MODEL] [options]",
 		"Serve the HTTP API (vLLM's render tier: /v1/chat/completions/render, /v1/completions/render,\n"+
 			"/v1/messages/render, /v1/responses/render, /v1/chat/completions/derender, /v1/completions/derender,\n"+
-			"/tokenize, /detokenize, /v1/models, /health, /version, /metrics) and, with --engine, OpenAI's\n"+
-			"/v1/chat/completions and /v1/completions\n"+
+			"/v1/messages/count_tokens, /tokenize, /detokenize, /v1/models, /health, /version, /metrics) and,\n"+
+			"with --engine, OpenAI's\n"+
+			"/v1/chat/completions, /v1/completions and /v1/responses and Anthropic's /v1/messages\n"+
 			"over tokens-only engines (--engine sim: the in-process simulated engine)\n"+
 			"for MODEL, a local directory in Hugging Face layout or a model ID in the HF cache.\n"+
 			"MODEL may come before or after the options, or be given with --model.")

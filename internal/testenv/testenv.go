@@ -111,13 +111,14 @@ func OpenAINodeModules(t testing.TB) string {
 }
 
 // JSClientsModules returns the node_modules directory holding the Vercel AI
-// SDK and LangChain JS packages (.cache/js-clients, installed by `make models`).
+// SDK, LangChain JS and Anthropic SDK packages (.cache/js-clients, installed
+// by `make models`).
 func JSClientsModules(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(RepoRoot(t), ".cache", "js-clients", "node_modules")
-	for _, pkg := range []string{"ai", "@ai-sdk/openai-compatible", "@langchain/openai"} {
+	for _, pkg := range []string{"ai", "@ai-sdk/openai-compatible", "@langchain/openai", "@anthropic-ai/sdk"} {
 		if !isFile(filepath.Join(dir, pkg, "package.json")) {
-			Missing(t, filepath.Join(dir, pkg), "run `make models` to install the Vercel AI SDK and LangChain JS")
+			Missing(t, filepath.Join(dir, pkg), "run `make models` to install the Vercel AI SDK, LangChain JS and the Anthropic SDK")
 		}
 	}
 	return dir

@@ -57,6 +57,21 @@ async function runCall(call) {
         const stream = await client.completions.create({ ...call.params, stream: true }, opts);
         return await runStream(stream, call.abortAfterChunks, controller);
       }
+      case "responses":
+        return { result: await client.responses.create(call.params, opts) };
+      case "responses_stream": {
+        // responses.stream: the events as yielded, then the SDK's final
+        // response (the snapshot it accumulated, checked against
+        // response.completed).
+        const stream = client.responses.stream(call.params, opts);
+        const chunks = [];
+        try {
+          for await (const event of stream) chunks.push(event);
+          return { result: await stream.finalResponse(), chunks, error: null };
+        } catch (e) {
+          return { chunks, error: errorOf(e) };
+        }
+      }
       default:
         return { error: { name: "UsageError", message: "unknown op " + call.op } };
     }

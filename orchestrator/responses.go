@@ -1,0 +1,840 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/render"
+)
+
+// Responses serves one OpenAI Responses request the way vLLM's non-Harmony
+// path does (vllm/entrypoints/openai/responses/serving.py): rendered as
+// /v1/responses/render renders it, run and derendered as a chat completion,
+// and answered as a ResponsesResponse (non-streaming) or as the Responses
+// event stream (simple_streaming_events.py), sequence-numbered and closed
+// by response.completed with the whole response. A streaming request
+// returns (nil, nil) once written, or an error when it failed before
+// anything was written.
+func (o *Orchestrator) Responses(ctx context.Context, r *protocol.ResponsesRequest, sink Sink) ([]byte, error) {
+	o.cfg.Metrics.responsesRequests.Add(1)
+	body, err := o.responses(ctx, r, sink)
+	if err != nil {
+		o.cfg.Metrics.failed.Add(1)
+	}
+	return body, err
+}
+
+func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesRequest, sink Sink) ([]byte, error) {
+	if r.PreviousResponseID != nil {
+		// vLLM keeps no responses unless VLLM_ENABLE_RESPONSES_API_STORE is
+		// set, so every previous response is unknown (_make_not_found_error).
+		p := "response_id"
+		return nil, &Error{Status: http.StatusNotFound, Type: "invalid_request_error",
+			Message: fmt.Sprintf("Response with id '%s' not found.", *r.PreviousResponseID), Param: &p}
+	}
+	rctx, span := startSpan(ctx, "render")
+	g, creq, err := o.cfg.Generator.RenderResponsesChat(rctx, r)
+	endSpan(span, err)
+	if err != nil {
+		var ve *protocol.ValidationError
+		if errors.As(err, &ve) {
+			return nil, err // the HTTP layer writes pydantic's 400
+		}
+		return nil, responsesError(err)
+	}
+	meta, err := o.responsesMeta(r, g)
+	if err != nil {
+		return nil, err
+	}
+	// The answer is parsed as vLLM parses a named ToolChoiceFunction: as the
+	// chat path parses a named choice, so the session gets the chat shape.
+	creq.ToolChoice = render.ChatToolChoice(creq.ToolChoice)
+	var newOut func(*chatRun) chatStream
+	if r.Stream {
+		newOut = func(run *chatRun) chatStream {
+			return &responsesStream{run: run, meta: meta, logprobs: r.IncludesOutputLogprobs(), bothParsers: o.cfg.Parsers.ReasoningParser != "" && o.cfg.Parsers.ToolParser != "",
+				started: map[int]bool{}}
+		}
+	}
+	res, err := o.generateChat(ctx, creq, *g, g.RequestID, r.Stream, newOut, sink, epResponses)
+	if err != nil || res == nil {
+		return nil, err
+	}
+	c := res.Choices[0]
+	var reasoning, content string
+	if c.Message.Reasoning != nil {
+		reasoning = *c.Message.Reasoning
+	}
+	if c.Message.Content != nil {
+		content = *c.Message.Content
+	}
+	var lps []protocol.ResponsesLogprob
+	if r.IncludesOutputLogprobs() && c.Logprobs != nil {
+		lps = responsesLogprobs(c.Logprobs.Content)
+	}
+	calls := make([]responsesCall, len(c.Message.ToolCalls))
+	for i, tc := range c.Message.ToolCalls {
+		calls[i] = responsesCall{callID: tc.ID, name: tc.Function.Name, args: tc.Function.Arguments}
+	}
+	finish := ""
+	if c.FinishReason != nil {
+		finish = *c.FinishReason
+	}
+	return meta.response(res.Created, finish, reasoning, content, lps, calls, res.Usage.PromptTokens, res.Usage.CompletionTokens), nil
+}
+
+// responsesError maps the Responses conversion's own 400s; others are
+// classified by AsError.
+func responsesError(err error) *Error {
+	var pe *protocol.ResponsesParamError
+	if errors.As(err, &pe) {
+		e := &Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest, Message: pe.Message}
+		if pe.Type != "" {
+			e.Type = pe.Type
+		}
+		if pe.Param != "" {
+			p := pe.Param
+			e.Param = &p
+		}
+		return e
+	}
+	return AsError(err)
+}
+
+// responsesMeta is what every response object of one request repeats
+// (ResponsesResponse.from_request).
+type responsesMeta struct {
+	base protocol.ResponsesResponse
+}
+
+func (o *Orchestrator) responsesMeta(r *protocol.ResponsesRequest, g *protocol.GenerateRequest) (*responsesMeta, error) {
+	b := protocol.ResponsesResponse{ID: g.RequestID, Instructions: r.Instructions, Model: o.cfg.ModelName,
+		ParallelToolCalls: r.ParallelToolCalls, Temperature: g.SamplingParams.Temperature, TopP: g.SamplingParams.TopP,
+		MaxToolCalls: r.MaxToolCalls, TopLogprobs: g.SamplingParams.Logprobs, Truncation: r.Truncation, User: r.User}
+	if g.SamplingParams.MaxTokens != nil {
+		b.MaxOutputTokens = *g.SamplingParams.MaxTokens
+	}
+	var err error
+	if b.Metadata, err = pyCompactOrNil(r.Metadata); err != nil {
+		return nil, err
+	}
+	if b.ToolChoice, err = pyCompactOrNil(r.ToolChoice); err != nil {
+		return nil, err
+	}
+	if b.Tools, err = responsesToolDumps(r.Tools); err != nil {
+		return nil, err
+	}
+	if r.Reasoning != nil {
+		var rb []byte
+		rb = append(rb, `{"effort":`...)
+		if r.Reasoning.Effort != nil {
+			rb = appendJSONString(rb, *r.Reasoning.Effort)
+		} else {
+			rb = append(rb, "null"...)
+		}
+		b.Reasoning = append(rb, `,"generate_summary":null,"summary":null}`...)
+	}
+	// adjust_request clears text when it constrains tool calls with a
+	// structural tag (text and a client's structural tag would have been
+	// refused), so the response echoes none.
+	if so := g.SamplingParams.StructuredOutputs; r.Text != nil && (so == nil || so.StructuralTag == nil) {
+		b.Text = responsesTextDump(r.Text)
+	}
+	return &responsesMeta{base: b}, nil
+}
+
+func appendJSONString(dst []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(dst, q...)
+}
+
+func pyCompactOrNil(raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	v, err := render.PyJSONCompact(raw)
+	if err != nil {
+		return nil, badRequestf("invalid JSON: %v", err)
+	}
+	return v, nil
+}
+
+// responsesToolDumps are the request's tools as the response object dumps
+// them: a function tool as openai's FunctionTool (name, parameters, strict,
+// type, description), other tools as sent.
+func responsesToolDumps(tools []json.RawMessage) (json.RawMessage, error) {
+	out := []byte{'['}
+	for i, raw := range tools {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		var t struct {
+			Type        *string         `json:"type"`
+			Name        *string         `json:"name"`
+			Parameters  json.RawMessage `json:"parameters"`
+			Strict      json.RawMessage `json:"strict"`
+			Description json.RawMessage `json:"description"`
+		}
+		if json.Unmarshal(raw, &t) != nil || t.Type == nil || *t.Type != "function" || t.Name == nil {
+			v, err := pyCompactOrNil(raw)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v...)
+			continue
+		}
+		out = append(out, `{"name":`...)
+		out = appendJSONString(out, *t.Name)
+		for _, m := range []struct {
+			k string
+			v json.RawMessage
+		}{{"parameters", t.Parameters}, {"strict", t.Strict}} {
+			out = append(out, ',')
+			out = appendJSONString(out, m.k)
+			out = append(out, ':')
+			v, err := pyCompactOrNil(m.v)
+			if err != nil {
+				return nil, err
+			}
+			if v == nil {
+				v = json.RawMessage("null")
+			}
+			out = append(out, v...)
+		}
+		out = append(out, `,"type":"function","description":`...)
+		d, err := pyCompactOrNil(t.Description)
+		if err != nil {
+			return nil, err
+		}
+		if d == nil {
+			d = json.RawMessage("null")
+		}
+		out = append(out, d...)
+		out = append(out, '}')
+	}
+	return append(out, ']'), nil
+}
+
+// responsesTextDump is ResponseTextConfig.model_dump(): the format by its
+// type's model, and verbosity.
+func responsesTextDump(t *protocol.ResponsesText) json.RawMessage {
+	out := []byte(`{"format":`)
+	switch f := t.Format; {
+	case f == nil:
+		out = append(out, "null"...)
+	case f.Type == "json_schema":
+		out = append(out, `{"name":`...)
+		if f.Name != nil {
+			out = appendJSONString(out, *f.Name)
+		} else {
+			out = append(out, "null"...)
+		}
+		out = append(out, `,"schema":`...)
+		s, err := render.PyJSONCompact(f.Schema)
+		if err != nil || len(f.Schema) == 0 {
+			s = json.RawMessage("null")
+		}
+		out = append(out, s...)
+		out = append(out, `,"type":"json_schema","description":null,"strict":`...)
+		if f.Strict != nil {
+			out = strconv.AppendBool(out, *f.Strict)
+		} else {
+			out = append(out, "null"...)
+		}
+		out = append(out, '}')
+	default:
+		out = append(out, `{"type":`...)
+		out = appendJSONString(out, f.Type)
+		out = append(out, '}')
+	}
+	return append(out, `,"verbosity":null}`...)
+}
+
+// responsesCall is one function call of the answer.
+type responsesCall struct {
+	callID, name, args string
+}
+
+// response is the response object for a finished answer: the output items
+// build_response_output_items makes (a reasoning item, a message for
+// non-empty content, one function_call per tool call), status
+// "incomplete" when the length limit ended it.
+func (m *responsesMeta) response(created int64, finish, reasoning, content string, lps []protocol.ResponsesLogprob,
+	calls []responsesCall, prompt, completion int) []byte {
+	r := m.base
+	r.CreatedAt = created
+	r.Status = "completed"
+	if finish == "length" {
+		r.Status, r.Incomplete = "incomplete", true
+	}
+	var out []byte
+	out = append(out, '[')
+	sep := func() {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+	}
+	if reasoning != "" {
+		sep()
+		out = protocol.AppendReasoningItem(out, "rs_"+protocol.RandomUUID(), reasoning, protocol.ItemFinal)
+	}
+	if content != "" {
+		sep()
+		out = protocol.AppendMessageItem(out, "msg_"+protocol.RandomUUID(), content, lps, protocol.ItemFinal)
+	}
+	for _, c := range calls {
+		sep()
+		callID := c.callID
+		if callID == "" {
+			callID = "call_" + protocol.RandomUUID()
+		}
+		out = protocol.AppendFunctionCallItem(out, "fc_"+protocol.RandomUUID(), callID, c.name, c.args, protocol.ItemFinal)
+	}
+	r.Output = append(out, ']')
+	r.Usage = &protocol.ResponsesUsage{Input: prompt, Output: completion}
+	return protocol.AppendResponsesResponse(nil, &r)
+}
+
+// responsesLogprobs converts chat logprobs to the Responses shape.
+func responsesLogprobs(content []protocol.ChatLogProbsContent) []protocol.ResponsesLogprob {
+	out := make([]protocol.ResponsesLogprob, 0, len(content))
+	for _, c := range content {
+		// Bytes are copied: a streaming session reuses its step's buffers.
+		lp := protocol.ResponsesLogprob{Token: c.Token, Bytes: slices.Clone(c.Bytes), Logprob: derefLogprob(c.Logprob),
+			Top: make([]protocol.ResponsesLogprob, 0, len(c.TopLogprobs))}
+		for _, t := range c.TopLogprobs {
+			lp.Top = append(lp.Top, protocol.ResponsesLogprob{Token: t.Token, Bytes: slices.Clone(t.Bytes), Logprob: derefLogprob(t.Logprob)})
+		}
+		out = append(out, lp)
+	}
+	return out
+}
+
+func derefLogprob(p *float64) float64 {
+	if p == nil {
+		return -9999.0
+	}
+	return max(*p, -9999.0)
+}
+
+// respDelta is one delta message of process_simple_stream: at most one of
+// reasoning and content with at most one tool call.
+type respDelta struct {
+	reasoning, content *string
+	tool               *protocol.ToolCallDelta
+}
+
+// responsesStream writes a chat run as vLLM's simple (non-Harmony) Responses
+// stream: response.created and response.in_progress, then
+// process_simple_stream's item events over the derendered deltas, then
+// response.completed with the whole response.
+type responsesStream struct {
+	run         *chatRun
+	meta        *responsesMeta
+	bothParsers bool // a reasoning and a tool parser: vLLM's whitespace quirks apply
+	// logprobs: include asks for message.output_text.logprobs; stepLP are
+	// the current engine event's, which every text event of the event
+	// carries, as process_simple_stream's logprobs_data.
+	logprobs bool
+	stepLP   []protocol.ResponsesLogprob
+	ev       protocol.ResponsesEvent
+	seq      int
+
+	contentIndex, outputIndex int
+	itemID, callID, callName  string
+	firstToolCall, begun      bool
+	spaces                    string
+	prev                      []respDelta
+	started                   map[int]bool
+
+	// The answer so far, for response.completed.
+	reasoning, content strings.Builder
+	allLP              []protocol.ResponsesLogprob
+	calls              []responsesCall
+	callIndex          map[int]int
+	finishReason       string
+}
+
+func (s *responsesStream) send() error {
+	s.seq++
+	if err := s.run.sink.Frame(s.ev.Buf); err != nil {
+		return errClientGone
+	}
+	s.run.metrics.chunks.Add(1)
+	return nil
+}
+
+func (s *responsesStream) envelope(typ string, body []byte) error {
+	s.ev.Begin(typ)
+	s.ev.Raw("response", body)
+	s.ev.End(s.seq, typ)
+	return s.send()
+}
+
+func (s *responsesStream) start() error {
+	r := s.run
+	if err := r.sink.Start(); err != nil {
+		return errClientGone
+	}
+	r.started = true
+	initial := s.meta.base
+	initial.CreatedAt, initial.Status = r.created, "in_progress"
+	body := protocol.AppendResponsesResponse(nil, &initial)
+	if err := s.envelope("response.created", body); err != nil {
+		return err
+	}
+	return s.envelope("response.in_progress", body)
+}
+
+func (s *responsesStream) itemAdded(item []byte) error {
+	s.ev.Begin("response.output_item.added")
+	s.ev.Raw("item", item)
+	s.ev.Int("output_index", s.outputIndex)
+	s.ev.End(s.seq, "response.output_item.added")
+	return s.send()
+}
+
+func (s *responsesStream) itemDone(item []byte) error {
+	s.ev.Begin("response.output_item.done")
+	s.ev.Raw("item", item)
+	s.ev.Int("output_index", s.outputIndex)
+	s.ev.End(s.seq, "response.output_item.done")
+	return s.send()
+}
+
+func (s *responsesStream) part(typ string, part []byte) error {
+	s.ev.Begin(typ)
+	s.ev.Int("content_index", s.contentIndex)
+	s.ev.String("item_id", s.itemID)
+	s.ev.Int("output_index", s.outputIndex)
+	s.ev.Raw("part", part)
+	s.ev.End(s.seq, typ)
+	return s.send()
+}
+
+func (s *responsesStream) addReasoningItem() error {
+	if err := s.itemAdded(protocol.AppendReasoningItem(nil, s.itemID, "", protocol.ItemAdded)); err != nil {
+		return err
+	}
+	return s.part("response.content_part.added", []byte(`{"text":"","type":"reasoning_text"}`))
+}
+
+func (s *responsesStream) addTextItem() error {
+	if err := s.itemAdded(protocol.AppendMessageItem(nil, s.itemID, "", nil, protocol.ItemAdded)); err != nil {
+		return err
+	}
+	part := append([]byte(`{"annotations":[],"text":"","type":"output_text","logprobs":`), protocol.AppendStreamLogprobs(nil, s.stepLP)...)
+	return s.part("response.content_part.added", append(part, '}'))
+}
+
+func (s *responsesStream) reasoningDelta(d string) error {
+	s.reasoning.WriteString(d)
+	s.ev.Begin("response.reasoning_text.delta")
+	s.ev.Int("content_index", s.contentIndex)
+	s.ev.String("delta", d)
+	s.ev.String("item_id", s.itemID)
+	s.ev.Int("output_index", s.outputIndex)
+	s.ev.End(s.seq, "response.reasoning_text.delta")
+	return s.send()
+}
+
+func (s *responsesStream) textDelta(d string) error {
+	s.content.WriteString(d)
+	s.ev.Begin("response.output_text.delta")
+	s.ev.Int("content_index", s.contentIndex)
+	s.ev.String("delta", d)
+	s.ev.String("item_id", s.itemID)
+	s.ev.Raw("logprobs", protocol.AppendStreamLogprobs(nil, s.stepLP))
+	s.ev.Int("output_index", s.outputIndex)
+	s.ev.End(s.seq, "response.output_text.delta")
+	return s.send()
+}
+
+func (s *responsesStream) reasoningDone(text string) error {
+	s.ev.Begin("response.reasoning_text.done")
+	s.ev.Int("content_index", s.contentIndex)
+	s.ev.String("item_id", s.itemID)
+	s.ev.Int("output_index", s.outputIndex)
+	s.ev.EndText(s.seq, text, "response.reasoning_text.done")
+	if err := s.send(); err != nil {
+		return err
+	}
+	part := append(append([]byte(`{"text":`), appendJSONString(nil, text)...), `,"type":"reasoning_text"}`...)
+	if err := s.part("response.content_part.done", part); err != nil {
+		return err
+	}
+	return s.itemDone(protocol.AppendReasoningItem(nil, s.itemID, text, protocol.ItemDone))
+}
+
+func (s *responsesStream) textDone(text string) error {
+	s.ev.Begin("response.output_text.done")
+	s.ev.Int("content_index", s.contentIndex)
+	s.ev.String("item_id", s.itemID)
+	s.ev.Raw("logprobs", protocol.AppendStreamLogprobs(nil, s.stepLP))
+	s.ev.Int("output_index", s.outputIndex)
+	s.ev.EndText(s.seq, text, "response.output_text.done")
+	if err := s.send(); err != nil {
+		return err
+	}
+	if err := s.part("response.content_part.done", protocol.AppendOutputText(nil, text, nil)); err != nil {
+		return err
+	}
+	return s.itemDone(protocol.AppendMessageItem(nil, s.itemID, text, s.stepLP, protocol.ItemDone))
+}
+
+func (s *responsesStream) toolAdded(args string) error {
+	return s.itemAdded(protocol.AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, protocol.ItemAdded))
+}
+
+func (s *responsesStream) argsDelta(d string) error {
+	s.ev.Begin("response.function_call_arguments.delta")
+	s.ev.String("delta", d)
+	s.ev.String("item_id", s.itemID)
+	s.ev.Int("output_index", s.outputIndex)
+	s.ev.End(s.seq, "response.function_call_arguments.delta")
+	return s.send()
+}
+
+func (s *responsesStream) toolDone(args string) error {
+	s.ev.Begin("response.function_call_arguments.done")
+	s.ev.String("arguments", args)
+	s.ev.String("item_id", s.itemID)
+	s.ev.String("name", s.callName)
+	s.ev.Int("output_index", s.outputIndex)
+	s.ev.End(s.seq, "response.function_call_arguments.done")
+	if err := s.send(); err != nil {
+		return err
+	}
+	return s.itemDone(protocol.AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, protocol.ItemDone))
+}
+
+func joinDeltas(prev []respDelta, pick func(respDelta) *string) string {
+	var b strings.Builder
+	for _, d := range prev {
+		if p := pick(d); p != nil {
+			b.WriteString(*p)
+		}
+	}
+	return b.String()
+}
+
+func reasoningOf(d respDelta) *string { return d.reasoning }
+func contentOf(d respDelta) *string   { return d.content }
+func argsOf(d respDelta) *string {
+	if d.tool == nil {
+		return nil
+	}
+	return d.tool.Function.Arguments
+}
+
+func nonEmpty(p *string) *string {
+	if p == nil || *p == "" {
+		return nil
+	}
+	return p
+}
+
+// observe converts every engine event's logprobs: the text events of an
+// emitted step carry them, and response.completed carries all of them.
+func (s *responsesStream) observe(step *derender.ChatStep) {
+	s.stepLP = nil
+	if s.logprobs && step.Logprobs != nil {
+		s.stepLP = responsesLogprobs(step.Logprobs.Content)
+		s.allLP = append(s.allLP, s.stepLP...)
+	}
+}
+
+// writeStep splits the step's delta into process_simple_stream's delta
+// messages (one tool call each) and runs them.
+func (s *responsesStream) writeStep(_ *protocol.GenerateChoice, step *derender.ChatStep) error {
+	if step.FinishReason != nil {
+		s.finishReason = *step.FinishReason
+	}
+	d := &step.Delta
+	content := d.Content
+	if s.bothParsers && content != nil {
+		// parser/model quirks of _parse_delta_message: no text once a tool
+		// call started, whitespace-only text before any text held back.
+		if s.firstToolCall {
+			content = nil
+		} else if *content != "" && (len(s.prev) == 0 || nonEmpty(s.prev[len(s.prev)-1].content) == nil) &&
+			isSpace(*content) {
+			s.spaces += *content
+			content = nil
+		}
+	}
+	first := respDelta{reasoning: nonEmpty(d.Reasoning), content: nonEmpty(content)}
+	if len(d.ToolCalls) == 0 {
+		if first.reasoning == nil && first.content == nil {
+			return nil
+		}
+		return s.delta(first)
+	}
+	for i := range d.ToolCalls {
+		dm := respDelta{tool: &d.ToolCalls[i]}
+		if i == 0 {
+			dm.reasoning, dm.content = first.reasoning, first.content
+		}
+		if err := s.delta(dm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isSpace is Python's str.isspace for a non-empty string.
+func isSpace(s string) bool {
+	for _, r := range s {
+		switch r {
+		case ' ', '\t', '\n', '\v', '\f', '\r', 0x1c, 0x1d, 0x1e, 0x1f, 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000:
+		default:
+			if r < 0x2000 || r > 0x200a {
+				return false
+			}
+		}
+	}
+	return s != ""
+}
+
+// delta is one iteration of process_simple_stream's loop.
+func (s *responsesStream) delta(dm respDelta) error {
+	s.record(dm)
+	if !s.begun {
+		switch {
+		case dm.tool != nil:
+			if dm.tool.Function.Name == nil {
+				return nil
+			}
+			s.firstToolCall = true
+			s.itemID = protocol.RandomUUID()
+			s.started[0] = true
+			s.callID = "call_" + protocol.RandomUUID()
+			s.callName = *dm.tool.Function.Name
+			args := ""
+			if dm.tool.Function.Arguments != nil {
+				args = *dm.tool.Function.Arguments
+			}
+			if err := s.toolAdded(args); err != nil {
+				return err
+			}
+		case dm.reasoning != nil:
+			s.itemID = protocol.RandomUUID()
+			if err := s.addReasoningItem(); err != nil {
+				return err
+			}
+		case dm.content != nil:
+			s.itemID = protocol.RandomUUID()
+			if err := s.addTextItem(); err != nil {
+				return err
+			}
+		}
+		s.begun = true
+	}
+	last := func() *respDelta {
+		if len(s.prev) == 0 {
+			return nil
+		}
+		return &s.prev[len(s.prev)-1]
+	}
+	switch {
+	case last() != nil && last().reasoning != nil && dm.content != nil:
+		// reasoning to output text
+		final := joinDeltas(s.prev, reasoningOf)
+		if dm.reasoning != nil {
+			if err := s.reasoningDelta(*dm.reasoning); err != nil {
+				return err
+			}
+			final += *dm.reasoning
+			dm.reasoning = nil
+		}
+		if err := s.reasoningDone(final); err != nil {
+			return err
+		}
+		s.outputIndex++
+		s.contentIndex = 0
+		s.prev = s.prev[:0]
+		s.itemID = protocol.RandomUUID()
+		if err := s.addTextItem(); err != nil {
+			return err
+		}
+		text := s.spaces + *dm.content
+		s.spaces = ""
+		dm.content = &text
+		if err := s.textDelta(text); err != nil {
+			return err
+		}
+	case dm.tool != nil:
+		if l := last(); l != nil && (l.reasoning != nil || l.content != nil) {
+			final := joinDeltas(s.prev, reasoningOf)
+			if dm.reasoning != nil {
+				if err := s.reasoningDelta(*dm.reasoning); err != nil {
+					return err
+				}
+				final += *dm.reasoning
+				dm.reasoning = nil
+			}
+			if nonEmpty(l.reasoning) != nil {
+				if err := s.reasoningDone(final); err != nil {
+					return err
+				}
+				s.outputIndex++
+			}
+			finalContent := joinDeltas(s.prev, contentOf)
+			if dm.content != nil {
+				if err := s.textDelta(*dm.content); err != nil {
+					return err
+				}
+				finalContent += *dm.content
+				dm.content = nil
+			}
+			if nonEmpty(l.content) != nil {
+				if err := s.textDone(finalContent); err != nil {
+					return err
+				}
+				s.outputIndex++
+			}
+			s.prev = s.prev[:0]
+			s.contentIndex = 0
+		}
+		if l := last(); l != nil && l.tool != nil && l.tool.Index != dm.tool.Index {
+			if err := s.toolDone(joinDeltas(s.prev, argsOf)); err != nil {
+				return err
+			}
+			s.prev = s.prev[:0]
+			s.outputIndex++
+		}
+		if dm.tool.Function.Name != nil && *dm.tool.Function.Name != "" && !s.started[dm.tool.Index] {
+			s.firstToolCall = true
+			s.itemID = protocol.RandomUUID()
+			s.callID = "call_" + protocol.RandomUUID()
+			s.callName = *dm.tool.Function.Name
+			args := ""
+			if dm.tool.Function.Arguments != nil {
+				args = *dm.tool.Function.Arguments
+			}
+			if err := s.toolAdded(args); err != nil {
+				return err
+			}
+			s.started[dm.tool.Index] = true
+		}
+		if a := dm.tool.Function.Arguments; a != nil && *a != "" {
+			if err := s.argsDelta(*a); err != nil {
+				return err
+			}
+		}
+	case dm.reasoning != nil:
+		if err := s.reasoningDelta(*dm.reasoning); err != nil {
+			return err
+		}
+	case dm.content != nil:
+		if err := s.textDelta(*dm.content); err != nil {
+			return err
+		}
+	}
+	s.prev = append(s.prev, copyDelta(dm))
+	return nil
+}
+
+// record keeps the answer's tool calls for response.completed (the text
+// is kept as its deltas are sent).
+func (s *responsesStream) record(dm respDelta) {
+	if dm.tool == nil {
+		return
+	}
+	if s.callIndex == nil {
+		s.callIndex = map[int]int{}
+	}
+	i, ok := s.callIndex[dm.tool.Index]
+	if !ok {
+		i = len(s.calls)
+		s.callIndex[dm.tool.Index] = i
+		s.calls = append(s.calls, responsesCall{})
+	}
+	c := &s.calls[i]
+	if dm.tool.ID != nil && c.callID == "" {
+		c.callID = *dm.tool.ID
+	}
+	if dm.tool.Function.Name != nil && c.name == "" {
+		c.name = *dm.tool.Function.Name
+	}
+	if dm.tool.Function.Arguments != nil {
+		c.args += *dm.tool.Function.Arguments
+	}
+}
+
+// copyDelta detaches a delta from the session's reused buffers.
+func copyDelta(d respDelta) respDelta {
+	cp := func(p *string) *string {
+		if p == nil {
+			return nil
+		}
+		v := *p
+		return &v
+	}
+	out := respDelta{reasoning: cp(d.reasoning), content: cp(d.content)}
+	if d.tool != nil {
+		t := protocol.ToolCallDelta{Index: d.tool.Index, ID: cp(d.tool.ID),
+			Function: protocol.FunctionDelta{Name: cp(d.tool.Function.Name), Arguments: cp(d.tool.Function.Arguments)}}
+		out.tool = &t
+	}
+	return out
+}
+
+// finish closes the open item and sends response.completed.
+func (s *responsesStream) finish(completion int) error {
+	r := s.run
+	if !r.started {
+		if err := s.start(); err != nil {
+			return err
+		}
+	}
+	if n := len(s.prev); n > 0 {
+		l := s.prev[n-1]
+		var err error
+		switch {
+		case l.tool != nil:
+			err = s.toolDone(joinDeltas(s.prev, argsOf))
+		case l.reasoning != nil:
+			err = s.reasoningDone(joinDeltas(s.prev, reasoningOf))
+		case l.content != nil:
+			err = s.textDone(joinDeltas(s.prev, contentOf))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	var lps []protocol.ResponsesLogprob
+	if s.logprobs {
+		lps = s.allLP
+		if lps == nil {
+			lps = []protocol.ResponsesLogprob{}
+		}
+	}
+	body := s.meta.response(r.created, s.finishReason, s.reasoning.String(), s.content.String(), lps, s.calls,
+		len(r.prompt), completion)
+	return s.envelope("response.completed", body)
+}
+
+// fail ends a started stream as vLLM's generator does on a
+// GenerationError: an error event (openai's ResponseErrorEvent).
+func (s *responsesStream) fail(e *Error) {
+	r := s.run
+	r.o.log.Warn("responses stream failed", "request_id", r.id, "status", e.Status, "err", e.Message)
+	r.metrics.failed.Add(1)
+	s.ev.Begin("error")
+	s.ev.Key("code")
+	s.ev.Buf = append(s.ev.Buf, "null"...)
+	s.ev.String("message", protocol.SanitizeMessage(e.Message))
+	s.ev.Key("param")
+	s.ev.Buf = append(s.ev.Buf, "null"...)
+	s.ev.End(s.seq, "error")
+	_ = s.send()
+}

@@ -1,0 +1,36 @@
+package protocol
+
+import "strconv"
+
+// DecodeAnthropicCountTokensRequest validates a POST /v1/messages/count_tokens
+// body as vLLM's AnthropicCountTokensRequest (vllm/entrypoints/anthropic/
+// protocol.py): model (non-empty), messages, system, tool_choice, tools and
+// chat_template_kwargs, validated as the Messages request validates them;
+// other members (max_tokens, sampling knobs, stream) are ignored, as pydantic
+// ignores members a model does not declare. The result is a Messages request
+// with only those members set.
+func DecodeAnthropicCountTokensRequest(data []byte) (*AnthropicMessagesRequest, error) {
+	obj, fe := decodeBody(data, "AnthropicCountTokensRequest")
+	if fe != nil {
+		return nil, &ValidationError{Errors: []FieldError{*fe}}
+	}
+	r := &AnthropicMessagesRequest{}
+	obj.anthropicModelMessages(r)
+	obj.anthropicSystem(r)
+	obj.anthropicTools(r)
+	r.ChatTemplateArgs = obj.optionalDict("chat_template_kwargs")
+	if len(obj.errs) > 0 {
+		return nil, &ValidationError{Errors: obj.errs}
+	}
+	return r, nil
+}
+
+// AppendAnthropicCountTokens appends count_tokens' answer,
+// AnthropicCountTokensResponse.model_dump(exclude_none=True).
+func AppendAnthropicCountTokens(dst []byte, n int) []byte {
+	dst = append(dst, `{"input_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	dst = append(dst, `,"context_management":{"original_input_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	return append(dst, "}}"...)
+}
