@@ -45,6 +45,9 @@ type FamilyResult struct {
 	// call per token, and the checkpoint-echo client per call.
 	HTTPBatchNsPerToken     float64 `json:"http_batch_ns_per_token,omitempty"`
 	HTTPCheckpointNsPerCall float64 `json:"http_checkpoint_ns_per_call,omitempty"`
+	// CheckpointMaxBodyBytes is the checkpoint client's largest request:
+	// flat when the parser state a checkpoint carries does not grow.
+	CheckpointMaxBodyBytes int `json:"checkpoint_max_body_bytes,omitempty"`
 	// StreamEqualsBatch: the session and the stream both reached the batch
 	// answer, which held the workload's calls (and content, for prose).
 	StreamEqualsBatch bool `json:"stream_equals_batch"`
@@ -324,7 +327,7 @@ func measureFamily(ctx context.Context, m *model.Model, f *DerenderFamily, cr *p
 	}); err != nil {
 		return r, err
 	}
-	r.HTTPCheckpointNsPerCall = perTok(d)
+	r.HTTPCheckpointNsPerCall, r.CheckpointMaxBodyBytes = perTok(d), maxBody
 	return r, nil
 }
 
@@ -386,13 +389,14 @@ func (r *DerenderReport) writeFamilies(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("\nparser families (one output each, ~%d tokens; ns per output token, CPU, GOMAXPROCS=1; http-*: the endpoint in process,\n", r.Families[0].Tokens)
 	ew.printf("only ServeHTTP timed; prose: short reasoning + long answer without markup; calls: %d calls with long and typed arguments)\n", FamilyCallsPerOutput)
-	ew.printf("%-12s %-6s %-28s %6s %5s %9s %9s %7s %9s %7s %9s %10s %6s\n", "family", "kind", "parsers", "tokens", "calls",
-		"batch", "session", "ratio", "stream", "ratio", "http-bat", "http-ckpt", "equal")
+	ew.printf("%-12s %-6s %-28s %6s %5s %9s %9s %7s %9s %7s %9s %10s %7s %6s\n", "family", "kind", "parsers", "tokens", "calls",
+		"batch", "session", "ratio", "stream", "ratio", "http-bat", "http-ckpt", "body-c", "equal")
 	for _, x := range r.Families {
-		ew.printf("%-12s %-6s %-28s %6d %5d %9.0f %9.0f %6.2fx %9.0f %6.2fx %9.0f %10.0f %6v\n", x.Family, x.Kind, x.Parsers, x.Tokens, x.Calls,
+		ew.printf("%-12s %-6s %-28s %6d %5d %9.0f %9.0f %6.2fx %9.0f %6.2fx %9.0f %10.0f %7d %6v\n", x.Family, x.Kind, x.Parsers, x.Tokens, x.Calls,
 			x.BatchNsPerToken, x.SessionNsPerToken, x.SessionRatio, x.StreamNsPerToken, x.StreamRatio, x.HTTPBatchNsPerToken,
-			x.HTTPCheckpointNsPerCall, x.StreamEqualsBatch)
+			x.HTTPCheckpointNsPerCall, x.CheckpointMaxBodyBytes, x.StreamEqualsBatch)
 	}
+	ew.printf("(body-c: the checkpoint client's largest request body, bytes)\n")
 	ew.printf("tokenizers: ")
 	seen := map[string]bool{}
 	for _, x := range r.Families {
