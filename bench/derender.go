@@ -643,7 +643,7 @@ func (r *DerenderReport) WriteTable(w io.Writer) error {
 		" http-* stream columns are ns per call = per token; body-* the largest request body, bytes)\n")
 	if len(r.Results) > 1 {
 		first, last := r.Results[0].Tokens, r.Results[len(r.Results)-1].Tokens
-		fmt.Fprintf(&b, "per-token cost %d vs %d tokens: session %.2fx, API stream %.2fx, HTTP echo %.2fx, HTTP checkpoint-only %.2fx (target <= %.1fx); stream/batch target <= %.1fx\n",
+		fmt.Fprintf(&b, "per-token cost %d vs %d tokens: session %.2fx, API stream %.2fx, HTTP echo %.2fx, HTTP checkpoint-only %.2fx (target <= %.1fx); session/batch target <= %.1fx\n",
 			last, first, r.ScaleSession, r.ScaleAPI, r.ScaleHTTPEcho, r.ScaleHTTPCheckpoint, TargetScaleRatio, TargetStreamRatio)
 	}
 	if st := r.Stop; st != nil {

@@ -387,7 +387,7 @@ func (r *DerenderReport) writeFamilies(w io.Writer) error {
 		return nil
 	}
 	ew := &errWriter{w: w}
-	ew.printf("\nparser families (one output each, ~%d tokens; ns per output token, CPU, GOMAXPROCS=1; http-*: the endpoint in process,\n", r.Families[0].Tokens)
+	ew.printf("\nparser families (one output each; ns per output token, CPU, GOMAXPROCS=1; http-*: the endpoint in process,\n")
 	ew.printf("only ServeHTTP timed; prose: short reasoning + long answer without markup; calls: %d calls with long and typed arguments)\n", FamilyCallsPerOutput)
 	ew.printf("%-12s %-6s %-28s %6s %5s %9s %9s %7s %9s %7s %9s %10s %7s %6s\n", "family", "kind", "parsers", "tokens", "calls",
 		"batch", "session", "ratio", "stream", "ratio", "http-bat", "http-ckpt", "body-c", "equal")

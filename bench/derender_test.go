@@ -41,7 +41,7 @@ func TestDerenderTiny(t *testing.T) {
 		t.Errorf("history bodies did not grow: %d -> %d", small.HistoryMaxBodyBytes, large.HistoryMaxBodyBytes)
 	}
 	var out bytes.Buffer
-	if err := r.WriteTable(&out); err != nil || !strings.Contains(out.String(), "stream/batch") {
+	if err := r.WriteTable(&out); err != nil || !strings.Contains(out.String(), "session/batch") {
 		t.Fatalf("table: %v\n%s", err, out.String())
 	}
 }
