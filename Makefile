@@ -89,7 +89,8 @@ bench: models build ## Go benchmarks, then every `vrender bench` tool (tokenize 
 	done
 	@echo "== bench tokenize qwen3 over HTTP"; $(BIN) bench tokenize --model $(MODELS_DIR)/qwen3 --http
 	@echo "== bench render qwen3 (in process and over HTTP)"; $(BIN) bench render --model $(MODELS_DIR)/qwen3 --http
-	@echo "== bench derender qwen3 (in process and over HTTP)"; $(BIN) bench derender --model $(MODELS_DIR)/qwen3 --http
+	@echo "== bench derender: qwen3 + hermes at 1k-16k tokens, then every parser family's format (in process and over HTTP)"; \
+		$(BIN) bench derender --model $(MODELS_DIR)/qwen3 --models-dir $(MODELS_DIR) --http
 	@echo "== bench serve (vrender + engine-sim, 500 concurrent streams)"; BIN=$(BIN) scripts/bench-serve.sh
 	@echo "== bench serve: collocated pool vs prefill/decode pool (goodput)"; BIN=$(BIN) scripts/bench-pd.sh
 	@echo "== bench serve: prefix-cache routing vs least-outstanding (multi-turn, 4 engines)"; BIN=$(BIN) scripts/bench-prefix.sh

@@ -47,6 +47,16 @@ type DerenderOptions struct {
 	// HTTPServe, when set, also measures the one-token checkpoint call
 	// (first size) against a `vrender serve` child process.
 	HTTPServe *HTTPOptions
+	// FamilyTokens, when positive, also measures every parser family's
+	// workloads (DerenderFamilies, FamilyKinds) at about this many tokens,
+	// their tokenizers found in ModelsDir; Families picks some (nil: all).
+	FamilyTokens int
+	ModelsDir    string
+	Families     []string
+	// FamilyHTTPServe, when set, measures each family over HTTP against a
+	// child server of its own (ModelDir and parser flags are the family's;
+	// Server.Args are added after them).
+	FamilyHTTPServe *HTTPOptions
 }
 
 // DerenderReport is the result of a run; it is also the --json output.
@@ -66,6 +76,10 @@ type DerenderReport struct {
 	// Stop is per-token cost with 4,000 stop strings of 1,000 characters
 	// over none, at the largest size.
 	Stop *StopResult `json:"stop,omitempty"`
+	// Families are the parser-family workloads; FamilyHTTP their
+	// over-HTTP tables.
+	Families   []FamilyResult `json:"families,omitempty"`
+	FamilyHTTP []FamilyHTTP   `json:"family_http,omitempty"`
 }
 
 // DerenderResult is one output size.
@@ -139,7 +153,7 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 		return nil, fmt.Errorf("bench derender: %w", err)
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	newEngine := func(cache int) (*derender.Engine, error) { return newBenchEngine(m, cache) }
+	newEngine := func(cache int) (*derender.Engine, error) { return newBenchEngine(m, benchParsers, cache) }
 	cr, err := protocol.DecodeChatCompletionRequest([]byte(derenderChatRequest))
 	if err != nil {
 		return nil, fmt.Errorf("bench derender: %w", err)
@@ -157,14 +171,14 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 		if err != nil {
 			return nil, err
 		}
-		c := &apiClient{cr: cr, ids: ids}
+		c := &apiClient{cr: cr, prompt: derenderPrompt, ids: ids}
 		var batch *protocol.ChatCompletionResponse
 		perTok := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(len(ids)) }
 		if batch, err = c.batch(ctx, warm); err != nil {
 			return nil, err
 		}
 		var acc parsers.Accumulator
-		if acc, err = c.stream(ctx, warm, echoAll); err != nil {
+		if acc, err = c.stream(ctx, warm, echoAll, true); err != nil {
 			return nil, err
 		}
 		r.StreamEqualsBatch = sameAnswer(acc, batch)
@@ -181,7 +195,7 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 		rounds, err := interleave(ctx, opts.MinTime,
 			func() error { _, err := c.batch(ctx, warm); return err },
 			func() error { _, err := c.session(warm, false); return err },
-			func() error { _, err := c.stream(ctx, warm, echoAll); return err })
+			func() error { _, err := c.stream(ctx, warm, echoAll, false); return err })
 		if err != nil {
 			return nil, err
 		}
@@ -195,22 +209,30 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 			out  *float64
 		}{{warm, echoHistory, &r.HistoryNsPerToken}, {warm, echoCheckpoint, &r.CheckpointNsPerToken}, {cold, echoCheckpoint, &r.CheckpointColdNsPerToken}} {
 			h0, _ := mode.e.CheckpointStats()
-			d, err := repeat(ctx, opts.MinTime, func() error { acc, err = c.stream(ctx, mode.e, mode.echo); return err })
+			runs0 := c.runs
+			d, err := repeat(ctx, opts.MinTime, func() error { _, err := c.stream(ctx, mode.e, mode.echo, false); return err })
 			if err != nil {
 				return nil, err
 			}
 			*mode.out = perTok(d)
+			if acc, err = c.stream(ctx, mode.e, mode.echo, true); err != nil {
+				return nil, err
+			}
 			if !sameAnswer(acc, batch) {
 				r.StreamEqualsBatch = false
 			}
 			if mode.e == warm && mode.echo == echoCheckpoint {
 				h1, _ := mode.e.CheckpointStats()
-				r.CheckpointHitsOfCalls = fmt.Sprintf("%d/%d", h1-h0, c.runs*len(ids))
+				r.CheckpointHitsOfCalls = fmt.Sprintf("%d/%d", h1-h0, (c.runs-runs0)*len(ids))
 			}
 		}
 		if opts.HTTP {
 			history := opts.HTTPHistoryMax == 0 || len(ids) <= opts.HTTPHistoryMax
-			if err := measureHTTP(ctx, m, ids, opts.MinTime, history, &r); err != nil {
+			h, err := newBenchHandler(m, benchParsers)
+			if err != nil {
+				return nil, err
+			}
+			if err := measureHTTP(ctx, h, derenderChatRequest, c, opts.MinTime, history, &r); err != nil {
 				return nil, err
 			}
 		}
@@ -233,7 +255,7 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 		}
 	}
 	if opts.HTTPServe != nil && len(opts.Sizes) > 0 {
-		rep, err := RunHTTP(ctx, *opts.HTTPServe, []Workload{DerenderCallWorkload(DerenderOutput(m, opts.Sizes[0]))})
+		rep, err := RunHTTP(ctx, *opts.HTTPServe, []Workload{DerenderCallWorkload("derender 1-token call", derenderChatRequest, derenderPrompt, DerenderOutput(m, opts.Sizes[0]))})
 		report.HTTP = rep
 		if err != nil {
 			return report, err
@@ -244,14 +266,19 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 		}
 		rep.Compare("derender 1-token call", "checkpoint", inProcess, 0, "≤1.3x floor")
 	}
+	if opts.FamilyTokens > 0 {
+		if err := measureFamilies(ctx, opts, report); err != nil {
+			return report, err
+		}
+	}
 	return report, nil
 }
 
 // benchParsers are the parsers of the benchmark's output.
 var benchParsers = parsers.Config{ReasoningParser: "qwen3", ToolParser: "hermes", EnableAutoToolChoice: true}
 
-func newBenchEngine(m *model.Model, cache int) (*derender.Engine, error) {
-	e, err := derender.New(m, derender.Config{Parsers: benchParsers, MaxLogprobs: 20, CacheSize: cache})
+func newBenchEngine(m *model.Model, cfg parsers.Config, cache int) (*derender.Engine, error) {
+	e, err := derender.New(m, derender.Config{Parsers: cfg, MaxLogprobs: 20, CacheSize: cache})
 	if err != nil {
 		return nil, fmt.Errorf("bench derender: %w", err)
 	}
@@ -350,6 +377,7 @@ const (
 // apiClient drives the derender package API as a client would.
 type apiClient struct {
 	cr      *protocol.ChatCompletionRequest
+	prompt  []int
 	ids     []int
 	maxCkpt int
 	runs    int
@@ -359,12 +387,14 @@ func (c *apiClient) batch(ctx context.Context, e *derender.Engine) (*protocol.Ch
 	stop := "stop"
 	return e.Chat(ctx, &protocol.DerenderChatRequest{
 		GenerateResponse: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{{TokenIDs: c.ids, FinishReason: &stop}}},
-		PromptTokenIDs:   derenderPrompt, ChatRequest: c.cr,
+		PromptTokenIDs:   c.prompt, ChatRequest: c.cr,
 	}, "m")
 }
 
-// stream derenders the output one token per call and accumulates it.
-func (c *apiClient) stream(ctx context.Context, e *derender.Engine, echo echoMode) (parsers.Accumulator, error) {
+// stream derenders the output one token per call; with collect it
+// accumulates the answer (to check it), without (the timed runs) the
+// client does no more than build the next request, as a router would.
+func (c *apiClient) stream(ctx context.Context, e *derender.Engine, echo echoMode, collect bool) (parsers.Accumulator, error) {
 	var acc parsers.Accumulator
 	var state *protocol.DerenderStreamState
 	stop := "stop"
@@ -375,7 +405,7 @@ func (c *apiClient) stream(ctx context.Context, e *derender.Engine, echo echoMod
 			ch.FinishReason = &stop
 		}
 		req := &protocol.DerenderChatStreamRequest{GenerateChunk: protocol.GenerateResponse{RequestID: "r",
-			Choices: []protocol.GenerateChoice{ch}}, StreamState: state, PromptTokenIDs: derenderPrompt, ChatRequest: c.cr}
+			Choices: []protocol.GenerateChoice{ch}}, StreamState: state, PromptTokenIDs: c.prompt, ChatRequest: c.cr}
 		if echo == echoCheckpoint && state != nil {
 			req.PromptTokenIDs = nil
 		}
@@ -393,9 +423,18 @@ func (c *apiClient) stream(ctx context.Context, e *derender.Engine, echo echoMod
 		case echoCheckpoint:
 			state = &protocol.DerenderStreamState{VrenderCheckpoint: res.StreamState.VrenderCheckpoint}
 		}
-		acc.Add(derender.ParserDelta(&res.Chunk.Choices[0].Delta, nil))
+		if collect {
+			acc.Add(derender.ParserDelta(&res.Chunk.Choices[0].Delta, nil))
+		}
 	}
 	return acc, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // sameAnswer checks a stream reached the batch answer, so the benchmark
@@ -406,7 +445,7 @@ func sameAnswer(acc parsers.Accumulator, batch *protocol.ChatCompletionResponse)
 	}
 	msg := batch.Choices[0].Message
 	calls := acc.Calls()
-	if len(calls) != len(msg.ToolCalls) || msg.Reasoning == nil || acc.Reasoning() != *msg.Reasoning {
+	if len(calls) != len(msg.ToolCalls) || acc.Reasoning() != deref(msg.Reasoning) || acc.Content() != deref(msg.Content) {
 		return false
 	}
 	for i, c := range calls {
@@ -419,20 +458,15 @@ func sameAnswer(acc parsers.Accumulator, batch *protocol.ChatCompletionResponse)
 
 // measureHTTP times the chat derender endpoint in process (the handler
 // called directly, no socket): a batch call, and one-token streaming with
-// the three clients.
-func measureHTTP(ctx context.Context, m *model.Model, ids []int, minTime time.Duration, history bool, r *DerenderResult) error {
-	h, err := newBenchHandler(m)
+// the three clients. Only ServeHTTP is timed: building each request and
+// reading its reply are the client's work and run outside the clock.
+func measureHTTP(ctx context.Context, h http.Handler, chatJSON string, c *apiClient, minTime time.Duration, history bool, r *DerenderResult) error {
+	batchBody := httpBatchBody(chatJSON, c.prompt, c.ids)
+	d, err := repeatServer(ctx, minTime, func(clk *serverClock) error { _, err := clk.post(h, batchBody); return err })
 	if err != nil {
 		return err
 	}
-	batchBody, _ := json.Marshal(map[string]any{"model": "m", "prompt_token_ids": derenderPrompt,
-		"chat_request":      json.RawMessage(derenderChatRequest),
-		"generate_response": map[string]any{"request_id": "r", "choices": []any{map[string]any{"index": 0, "token_ids": ids, "finish_reason": "stop"}}}})
-	d, err := repeat(ctx, minTime, func() error { _, err := post(h, batchBody); return err })
-	if err != nil {
-		return err
-	}
-	r.HTTPBatchNsPerToken = float64(d.Nanoseconds()) / float64(len(ids))
+	r.HTTPBatchNsPerToken = float64(d.Nanoseconds()) / float64(len(c.ids))
 	for _, mode := range []struct {
 		echo    echoMode
 		perCall *float64
@@ -445,23 +479,32 @@ func measureHTTP(ctx context.Context, m *model.Model, ids []int, minTime time.Du
 		// The echoing clients' per-call cost is compared across output
 		// lengths, so it gets the same fastest-round treatment as the
 		// ratios; the history client (seconds per run) runs once.
-		measure := bestOf
+		measure := bestOfServer
 		if mode.echo == echoHistory {
-			measure = repeat
+			measure = repeatServer
 		}
-		d, err := measure(ctx, minTime, func() error { return httpStream(h, ids, mode.echo, mode.maxBody) })
+		d, err := measure(ctx, minTime, func(clk *serverClock) error {
+			return httpStream(clk, h, chatJSON, c.prompt, c.ids, mode.echo, mode.maxBody)
+		})
 		if err != nil {
 			return err
 		}
-		*mode.perCall = float64(d.Nanoseconds()) / float64(len(ids))
+		*mode.perCall = float64(d.Nanoseconds()) / float64(len(c.ids))
 	}
 	return nil
 }
 
+// httpBatchBody is the batch /v1/chat/completions/derender body of ids.
+func httpBatchBody(chatJSON string, prompt, ids []int) []byte {
+	return jsonBody(map[string]any{"model": "m", "prompt_token_ids": prompt,
+		"chat_request":      json.RawMessage(chatJSON),
+		"generate_response": map[string]any{"request_id": "r", "choices": []any{map[string]any{"index": 0, "token_ids": ids, "finish_reason": "stop"}}}})
+}
+
 // newBenchHandler is the server with a warm derender engine, its access
 // log discarded.
-func newBenchHandler(m *model.Model) (http.Handler, error) {
-	e, err := newBenchEngine(m, 256)
+func newBenchHandler(m *model.Model, cfg parsers.Config) (http.Handler, error) {
+	e, err := newBenchEngine(m, cfg, 256)
 	if err != nil {
 		return nil, err
 	}
@@ -473,21 +516,20 @@ func newBenchHandler(m *model.Model) (http.Handler, error) {
 	return h, nil
 }
 
-// httpStream streams ids one per call; the client's own JSON work is part
-// of the measured CPU (as small as it can be: the state is echoed as raw
-// bytes, except for dropping or keeping fields).
-func httpStream(h http.Handler, ids []int, echo echoMode, maxBody *int) error {
+// httpStream streams ids one per call through clk, which times only the
+// handler: the client's JSON work (echoing the state as raw bytes, except
+// for dropping or keeping fields) is outside it.
+func httpStream(clk *serverClock, h http.Handler, chatJSON string, prompt, ids []int, echo echoMode, maxBody *int) error {
 	state := json.RawMessage("null")
-	chatRequest := json.RawMessage(derenderChatRequest)
+	promptJSON, _ := json.Marshal(prompt)
 	var buf bytes.Buffer
 	for i, id := range ids {
 		buf.Reset()
 		buf.WriteString(`{"stream":true,"model":"m","chat_request":`)
-		buf.Write(chatRequest)
+		buf.WriteString(chatJSON)
 		if echo != echoCheckpoint || i == 0 {
 			buf.WriteString(`,"prompt_token_ids":`)
-			p, _ := json.Marshal(derenderPrompt)
-			buf.Write(p)
+			buf.Write(promptJSON)
 		}
 		fr := "null"
 		if i == len(ids)-1 {
@@ -495,7 +537,7 @@ func httpStream(h http.Handler, ids []int, echo echoMode, maxBody *int) error {
 		}
 		fmt.Fprintf(&buf, `,"stream_state":%s,"generate_chunk":{"request_id":"r","choices":[{"index":0,"token_ids":[%d],"finish_reason":%s}]}}`, state, id, fr)
 		*maxBody = max(*maxBody, buf.Len())
-		out, err := post(h, buf.Bytes())
+		out, err := clk.post(h, buf.Bytes())
 		if err != nil {
 			return fmt.Errorf("call %d: %w", i, err)
 		}
@@ -528,15 +570,59 @@ func httpStream(h http.Handler, ids []int, echo echoMode, maxBody *int) error {
 	return nil
 }
 
-func post(h http.Handler, body []byte) ([]byte, error) {
+// serverClock sums the process CPU time spent inside ServeHTTP calls, so
+// an in-process HTTP figure is the server's work alone. (Garbage the
+// client made may still be collected inside a timed call; the client
+// allocates little, its buffers being reused.)
+type serverClock struct{ cpu time.Duration }
+
+// post serves one request and returns the reply; only ServeHTTP is timed.
+func (c *serverClock) post(h http.Handler, body []byte) ([]byte, error) {
 	req := httptest.NewRequest("POST", "/v1/chat/completions/derender", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
+	t0 := cpuTime()
 	h.ServeHTTP(rec, req)
+	c.cpu += cpuTime() - t0
 	if rec.Code != http.StatusOK {
 		return nil, fmt.Errorf("status %d: %s", rec.Code, rec.Body.String())
 	}
 	return rec.Body.Bytes(), nil
+}
+
+// repeatServer is repeat for the in-process endpoint: f runs at least once
+// and until its timed calls used minTime of CPU; it returns their CPU per
+// run of f.
+func repeatServer(ctx context.Context, minTime time.Duration, f func(*serverClock) error) (time.Duration, error) {
+	runtime.GC()
+	var clk serverClock
+	for runs := 1; ; runs++ {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if err := f(&clk); err != nil {
+			return 0, err
+		}
+		if clk.cpu >= minTime {
+			return clk.cpu / time.Duration(runs), nil
+		}
+	}
+}
+
+// bestOfServer is bestOf for the in-process endpoint: the fastest of
+// interleaveRounds rounds of repeatServer.
+func bestOfServer(ctx context.Context, minTime time.Duration, f func(*serverClock) error) (time.Duration, error) {
+	var best time.Duration
+	for r := range interleaveRounds {
+		d, err := repeatServer(ctx, minTime/interleaveRounds, f)
+		if err != nil {
+			return 0, err
+		}
+		if r == 0 || d < best {
+			best = d
+		}
+	}
+	return best, nil
 }
 
 // WriteTable prints the report.
@@ -557,18 +643,23 @@ func (r *DerenderReport) WriteTable(w io.Writer) error {
 		" http-* stream columns are ns per call = per token; body-* the largest request body, bytes)\n")
 	if len(r.Results) > 1 {
 		first, last := r.Results[0].Tokens, r.Results[len(r.Results)-1].Tokens
-		fmt.Fprintf(&b, "per-token cost %d vs %d tokens: session %.2fx, API stream %.2fx, HTTP echo %.2fx, HTTP checkpoint-only %.2fx (target <= %.1fx); stream/batch target <= %.1fx\n",
+		fmt.Fprintf(&b, "per-token cost %d vs %d tokens: session %.2fx, API stream %.2fx, HTTP echo %.2fx, HTTP checkpoint-only %.2fx (target <= %.1fx); session/batch target <= %.1fx\n",
 			last, first, r.ScaleSession, r.ScaleAPI, r.ScaleHTTPEcho, r.ScaleHTTPCheckpoint, TargetScaleRatio, TargetStreamRatio)
 	}
 	if st := r.Stop; st != nil {
 		fmt.Fprintf(&b, "stop strings (%d x %d chars, never matching), %d tokens: %.0f vs %.0f ns/token without, %.2fx (target <= %.1fx); automaton setup %.1f ms per request; same output %v\n",
 			StopBenchStrings, StopBenchChars, st.Tokens, st.StopNsPerTok, st.NoStopNsPerTok, st.Ratio, TargetStopRatio, st.SetupNsPerReq/1e6, st.SameOutputBytes)
 	}
-	if _, err := io.WriteString(w, b.String()); err != nil || r.HTTP == nil {
+	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	if _, err := io.WriteString(w, "\nin-process figures above (http-*: httptest in process); "); err != nil {
-		return err
+	if r.HTTP != nil {
+		if _, err := io.WriteString(w, "\nin-process figures above (http-*: httptest in process, only ServeHTTP timed); "); err != nil {
+			return err
+		}
+		if err := r.HTTP.WriteTable(w); err != nil {
+			return err
+		}
 	}
-	return r.HTTP.WriteTable(w)
+	return r.writeFamilies(w)
 }

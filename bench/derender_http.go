@@ -7,23 +7,24 @@ import (
 	"strconv"
 )
 
-// DerenderCallWorkload streams ids one token per call to
+// DerenderCallWorkload streams ids (the answer to chatJSON after prompt)
+// one token per call to
 // /v1/chat/completions/derender, echoing only the checkpoint (the prompt
 // goes with the first call of each stream), and starts a new stream when
 // one ends: one unit is one call, as a router makes per engine event.
-func DerenderCallWorkload(ids []int) Workload {
-	prompt, _ := json.Marshal(derenderPrompt)
+func DerenderCallWorkload(name, chatJSON string, promptIDs, ids []int) Workload {
+	prompt, _ := json.Marshal(promptIDs)
 	state := []byte("null")
 	pos := 0
 	var buf bytes.Buffer
-	return Workload{Name: "derender 1-token call", Kind: "checkpoint",
+	return Workload{Name: name, Kind: "checkpoint",
 		Next: func(int) ([]Call, error) {
 			if pos == len(ids) {
 				pos, state = 0, []byte("null")
 			}
 			buf.Reset()
 			buf.WriteString(`{"stream":true,"model":"m","chat_request":`)
-			buf.WriteString(derenderChatRequest)
+			buf.WriteString(chatJSON)
 			if pos == 0 {
 				buf.WriteString(`,"prompt_token_ids":`)
 				buf.Write(prompt)

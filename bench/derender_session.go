@@ -18,7 +18,7 @@ import (
 func (c *apiClient) session(e *derender.Engine, collect bool) (parsers.Accumulator, error) {
 	var acc parsers.Accumulator
 	var scratch []parsers.ToolCallDelta
-	s, err := e.NewChatSession(c.cr, derender.SessionConfig{Prompt: derenderPrompt})
+	s, err := e.NewChatSession(c.cr, derender.SessionConfig{Prompt: c.prompt})
 	if err != nil {
 		return acc, fmt.Errorf("bench derender: session: %w", err)
 	}

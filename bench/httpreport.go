@@ -93,12 +93,7 @@ func (r *HTTPReport) Compare(name, kind string, inProcessNs, referenceNs float64
 // WriteTable prints the over-HTTP figures.
 func (r *HTTPReport) WriteTable(w io.Writer) error {
 	ew := &errWriter{w: w}
-	pin := func(b bool, cpu string) string {
-		if b {
-			return "pinned to CPU " + cpu
-		}
-		return "not pinned"
-	}
+	pin := pinLabel
 	ew.printf("over HTTP: `vrender serve` child process, GOMAXPROCS=1, %s; keep-alive client %s; args %q env %q\n",
 		pin(r.ServerPinned, "0"), pin(r.ClientPinned, "1"), r.ServerArgs, r.ServerEnv)
 	ew.printf("server CPU = the server process's utime+stime (/proc/PID/stat) over the run, never client time; allocs from its\n")
@@ -120,4 +115,12 @@ func (r *HTTPReport) WriteTable(w io.Writer) error {
 			overhead, row.ReferenceNs/1e3, ratio, row.Target)
 	}
 	return ew.err
+}
+
+// pinLabel says whether a process was pinned to cpu.
+func pinLabel(pinned bool, cpu string) string {
+	if pinned {
+		return "pinned to CPU " + cpu
+	}
+	return "not pinned"
 }

@@ -131,7 +131,7 @@ func TestMultiTurnCalls(t *testing.T) {
 }
 
 func TestDerenderCallWorkload(t *testing.T) {
-	w := DerenderCallWorkload([]int{10, 11})
+	w := DerenderCallWorkload("derender 1-token call", derenderChatRequest, derenderPrompt, []int{10, 11})
 	for round := range 2 {
 		for pos := range 2 {
 			calls, err := w.Next(0)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,24 +14,32 @@ import (
 	"github.com/vrender/vrender/bench"
 )
 
+// benchUsage is `vrender bench`'s own help.
+const benchUsage = "Usage: vrender bench KIND [options]\n\nKinds: tokenize, render, derender, serve. Run 'vrender bench KIND --help' for their options.\n"
+
+// benchKinds are the `vrender bench` subcommands.
+var benchKinds = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) error{
+	"tokenize": runBenchTokenize,
+	"render":   runBenchRender,
+	"derender": runBenchDerender,
+	"serve":    runBenchServe,
+}
+
 // runBench is the `vrender bench KIND ...` subcommand.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: vrender bench tokenize|render|derender --model DIR [flags] | vrender bench serve --model NAME [flags]")
-		return errors.New("bench: missing kind (tokenize, render, derender, serve)")
+		fmt.Fprint(stderr, benchUsage)
+		return usagef("missing kind (tokenize, render, derender, serve)")
 	}
-	switch args[0] {
-	case "tokenize":
-		return runBenchTokenize(ctx, args[1:], stdout, stderr)
-	case "render":
-		return runBenchRender(ctx, args[1:], stdout, stderr)
-	case "derender":
-		return runBenchDerender(ctx, args[1:], stdout, stderr)
-	case "serve":
-		return runBenchServe(ctx, args[1:], stdout, stderr)
-	default:
-		return fmt.Errorf("bench: unknown kind %q (known: tokenize, render, derender, serve)", args[0])
+	if args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stdout, benchUsage)
+		return flag.ErrHelp
 	}
+	kind, ok := benchKinds[args[0]]
+	if !ok {
+		return usagef("unknown kind %q (known: tokenize, render, derender, serve)", args[0])
+	}
+	return kind(ctx, args[1:], stdout, stderr)
 }
 
 // fileList is a repeatable --file flag.
@@ -41,35 +48,55 @@ type fileList []string
 func (f *fileList) String() string     { return strings.Join(*f, ",") }
 func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
 
+// parseBench parses a bench kind's flags: no positional arguments, and
+// --model required.
+func parseBench(c *command, args []string, model *string, stdout io.Writer) error {
+	rest, err := c.parse(args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("unexpected argument %q (the model goes in --model)", rest[0])
+	}
+	if *model == "" {
+		return usagef("--model is required")
+	}
+	return nil
+}
+
+// writeReportJSON writes a bench report as indented JSON when path is set.
+func writeReportJSON(path string, report any) error {
+	if path == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(report, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
 // runBenchTokenize compares vrender's tokenizer with the reference binding.
 func runBenchTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("vrender bench tokenize", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	c := newCommand("bench tokenize", "--model DIR [--file F ...] [--ref-dir .cache/ref] [--iterations N] [--http] [--json out.json]",
+		"Measure encode and decode throughput of vrender and of the HF reference binding on one core, same inputs, same run.")
+	fs := c.fs
 	var files fileList
-	model := fs.String("model", "", "model directory holding tokenizer.json (required)")
-	fs.Var(&files, "file", "input file (repeatable); default: the generated ~9,000-token chat prompt and 1 MB of mixed text")
-	refDir := fs.String("ref-dir", ".cache/ref", "folder whose node_modules holds the reference tokenizers binding")
+	model := fs.String("model", "", "model `DIR` holding tokenizer.json (required)")
+	fs.Var(&files, "file", "input `FILE` (repeatable); default: the generated ~9,000-token chat prompt and 1 MB of mixed text")
+	refDir := fs.String("ref-dir", ".cache/ref", "`DIR` whose node_modules holds the reference tokenizers binding")
 	refScript := fs.String("ref-script", "", "path of tools/reftok/bench.js (default: found above the working directory)")
 	node := fs.String("node", "node", "node binary")
 	iterations := fs.Int("iterations", 5, "timed runs per input and operation")
 	warmup := fs.Int("warmup", 1, "untimed runs before the timed ones")
-	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
+	jsonOut := fs.String("json", "", "also write the report as JSON to this `FILE`")
 	var hf httpBenchFlags
 	hf.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: vrender bench tokenize --model DIR [--file F ...] [--ref-dir .cache/ref] [--iterations N] [--http] [--json out.json]")
-		fmt.Fprintln(stderr, "Measures encode and decode throughput of vrender and of the HF reference binding on one core, same inputs, same run.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseBench(c, args, model, stdout); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("bench tokenize: unexpected arguments %q", fs.Args())
-	}
-	if *model == "" {
-		fs.Usage()
-		return errors.New("bench tokenize: --model is required")
 	}
 
 	script := *refScript
@@ -81,7 +108,7 @@ func runBenchTokenize(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	nodeModules := filepath.Join(*refDir, "node_modules")
 	if _, err := os.Stat(filepath.Join(nodeModules, "tokenizers")); err != nil {
-		return fmt.Errorf("bench tokenize: reference binding not found under %s (run `make models`): %w", nodeModules, err)
+		return fmt.Errorf("reference binding not found under %s (run `make models`): %w", nodeModules, err)
 	}
 
 	var inputs []bench.Input
@@ -91,7 +118,7 @@ func runBenchTokenize(ctx context.Context, args []string, stdout, stderr io.Writ
 	if len(inputs) == 0 {
 		dir, err := os.MkdirTemp("", "vrender-bench-")
 		if err != nil {
-			return fmt.Errorf("bench tokenize: %w", err)
+			return err
 		}
 		defer os.RemoveAll(dir)
 		if inputs, err = bench.WriteStandardInputs(dir); err != nil {
@@ -115,16 +142,10 @@ func runBenchTokenize(ctx context.Context, args []string, stdout, stderr io.Writ
 		return runErr
 	}
 	if err := report.WriteTable(stdout); err != nil {
-		return fmt.Errorf("bench tokenize: write table: %w", err)
+		return fmt.Errorf("write table: %w", err)
 	}
-	if *jsonOut != "" {
-		data, err := json.MarshalIndent(report, "", "  ")
-		if err != nil {
-			return fmt.Errorf("bench tokenize: %w", err)
-		}
-		if err := os.WriteFile(*jsonOut, append(data, '\n'), 0o644); err != nil {
-			return fmt.Errorf("bench tokenize: write %s: %w", *jsonOut, err)
-		}
+	if err := writeReportJSON(*jsonOut, report); err != nil {
+		return err
 	}
 	return runErr
 }
@@ -132,10 +153,13 @@ func runBenchTokenize(ctx context.Context, args []string, stdout, stderr io.Writ
 // runBenchRender compares vrender's chat rendering (template + tokenize)
 // with the Python reference (Jinja2 + the HF binding).
 func runBenchRender(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("vrender bench render", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	model := fs.String("model", "", "model directory holding tokenizer.json, tokenizer_config.json and its chat template (required)")
-	refDir := fs.String("ref-dir", ".cache/ref", "folder whose node_modules holds the reference tokenizers binding")
+	c := newCommand("bench render", "--model DIR [--iterations N] [--min-time 1s] [--ref-dir .cache/ref] [--http] [--json out.json]",
+		"Measure chat rendering (template + tokenize) of a ~1,000- and a ~9,000-token conversation with tools\n"+
+			"on one core: vrender against the Python reference (vLLM message handling + Jinja2, then the HF binding),\n"+
+			"same requests, same run, the reference timed inside its processes. Fails if prompts or ids differ.")
+	fs := c.fs
+	model := fs.String("model", "", "model `DIR` holding tokenizer.json, tokenizer_config.json and its chat template (required)")
+	refDir := fs.String("ref-dir", ".cache/ref", "`DIR` whose node_modules holds the reference tokenizers binding")
 	refScript := fs.String("ref-script", "", "path of tools/reftok/bench.js (default: found above the working directory)")
 	renderScript := fs.String("render-script", "", "path of tools/refrender/bench.py (default: found above the working directory)")
 	node := fs.String("node", "node", "node binary")
@@ -143,25 +167,11 @@ func runBenchRender(ctx context.Context, args []string, stdout, stderr io.Writer
 	iterations := fs.Int("iterations", 20, "timed renders per request and side")
 	warmup := fs.Int("warmup", 3, "untimed renders before the timed ones")
 	minTime := fs.Duration("min-time", time.Second, "vrender repeats its timed renders until they last at least this long")
-	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
+	jsonOut := fs.String("json", "", "also write the report as JSON to this `FILE`")
 	var hf httpBenchFlags
 	hf.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: vrender bench render --model DIR [--iterations N] [--min-time 1s] [--ref-dir .cache/ref] [--http] [--json out.json]")
-		fmt.Fprintln(stderr, "Measures chat rendering (template + tokenize) of a ~1,000- and a ~9,000-token conversation with tools")
-		fmt.Fprintln(stderr, "on one core: vrender against the Python reference (vLLM message handling + Jinja2, then the HF binding),")
-		fmt.Fprintln(stderr, "same requests, same run, the reference timed inside its processes. Fails if prompts or ids differ.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseBench(c, args, model, stdout); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("bench render: unexpected arguments %q", fs.Args())
-	}
-	if *model == "" {
-		fs.Usage()
-		return errors.New("bench render: --model is required")
 	}
 
 	tokScript, pyScript := *refScript, *renderScript
@@ -178,7 +188,7 @@ func runBenchRender(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	nodeModules := filepath.Join(*refDir, "node_modules")
 	if _, err := os.Stat(filepath.Join(nodeModules, "tokenizers")); err != nil {
-		return fmt.Errorf("bench render: reference binding not found under %s (run `make models`): %w", nodeModules, err)
+		return fmt.Errorf("reference binding not found under %s (run `make models`): %w", nodeModules, err)
 	}
 
 	// The requests offer tools with tool_choice "auto", which vLLM serves
@@ -200,16 +210,10 @@ func runBenchRender(ctx context.Context, args []string, stdout, stderr io.Writer
 		return runErr
 	}
 	if err := report.WriteTable(stdout); err != nil {
-		return fmt.Errorf("bench render: write table: %w", err)
+		return fmt.Errorf("write table: %w", err)
 	}
-	if *jsonOut != "" {
-		data, err := json.MarshalIndent(report, "", "  ")
-		if err != nil {
-			return fmt.Errorf("bench render: %w", err)
-		}
-		if err := os.WriteFile(*jsonOut, append(data, '\n'), 0o644); err != nil {
-			return fmt.Errorf("bench render: write %s: %w", *jsonOut, err)
-		}
+	if err := writeReportJSON(*jsonOut, report); err != nil {
+		return err
 	}
 	return runErr
 }

@@ -20,12 +20,12 @@ type httpBenchFlags struct {
 }
 
 func (f *httpBenchFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.enabled, "http", false, "also measure over HTTP: a `vrender serve` child (GOMAXPROCS=1, taskset -c 0) driven over loopback keep-alive\n"+
+	fs.BoolVar(&f.enabled, "http", false, "also measure over HTTP: a 'vrender serve' child (GOMAXPROCS=1, taskset -c 0) driven over loopback keep-alive\n"+
 		"from CPU 1, reporting the server process's CPU time, allocations and syscalls per request")
-	fs.DurationVar(&f.minCPU, "http-min-cpu", 2*time.Second, "server CPU time each HTTP workload runs for")
-	fs.StringVar(&f.bin, "http-bin", "", "vrender binary to serve with (default: this one)")
-	fs.Var(&f.args, "http-serve-arg", "extra `vrender serve` argument (repeatable), e.g. --http-serve-arg=--disable-uvicorn-access-log")
-	fs.Var(&f.env, "http-serve-env", "extra environment for the server (repeatable), e.g. --http-serve-env=GOGC=400")
+	fs.DurationVar(&f.minCPU, "http-min-cpu", 2*time.Second, "server CPU `TIME` each HTTP workload runs for")
+	fs.StringVar(&f.bin, "http-bin", "", "vrender `BINARY` to serve with (default: this one)")
+	fs.Var(&f.args, "http-serve-arg", "extra 'vrender serve' `ARG` (repeatable), e.g. --http-serve-arg=--disable-uvicorn-access-log")
+	fs.Var(&f.env, "http-serve-env", "extra environment `VAR=VALUE` for the server (repeatable), e.g. --http-serve-env=GOGC=400")
 }
 
 // options returns nil without --http.

@@ -84,7 +84,7 @@ func TestReadmeCommandSummaryMatchesHelp(t *testing.T) {
 	}
 	for _, cmd := range [][]string{
 		{"serve"}, {"preflight"}, {"engine-sim"}, {"render"}, {"derender"}, {"parity"},
-		{"tokenize"}, {"detokenize"}, {"bench", "serve"},
+		{"tokenize"}, {"detokenize"}, {"bench", "tokenize"}, {"bench", "render"}, {"bench", "derender"}, {"bench", "serve"},
 	} {
 		name := strings.Join(cmd, " ")
 		t.Run(name, func(t *testing.T) {

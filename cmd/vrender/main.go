@@ -70,6 +70,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "derender":
 		err = runDerender(ctx, rest, stdin, stdout, stderr)
 	case "bench":
+		if len(rest) > 0 && benchKinds[rest[0]] != nil {
+			name = "bench " + rest[0] // errors and their usage hint name the kind
+		}
 		err = runBench(ctx, rest, stdout, stderr)
 	case "engine-sim":
 		err = runEngineSim(ctx, rest, stdout, stderr)
@@ -113,7 +116,10 @@ func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "serve", "render", "tokenize", "detokenize", "derender", "engine-sim", "parity", "preflight", "version":
 		return run(ctx, []string{args[0], "--help"}, nil, stdout, stderr)
 	case "bench":
-		fmt.Fprintln(stdout, "Usage: vrender bench KIND [options]\n\nKinds: tokenize, render, derender, serve. Run 'vrender bench KIND --help' for their options.")
+		if len(args) > 1 && benchKinds[args[1]] != nil {
+			return run(ctx, []string{"bench", args[1], "--help"}, nil, stdout, stderr)
+		}
+		fmt.Fprint(stdout, benchUsage)
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "vrender help: unknown command %q\n\n%s", args[0], usageText)
