@@ -130,4 +130,4 @@ func pushAll(s *derender.ChatSession, ids []int) (int, error) {
 }
 
 // stopRounds is how many alternating rounds measureStop runs.
-const stopRounds = 9
+const stopRounds = 21

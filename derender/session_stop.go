@@ -87,10 +87,10 @@ func (st *stopText) push(text string, checked int, check, final bool) (out strin
 	// One pass over the new bytes: each is stored in buf (no separate
 	// copy call), counted as a character unless it continues one, and
 	// fed to the automaton.
-	dst := st.buf[base : base+len(text)]
+	dst := st.buf[base:][:len(text)]
 	a, state, runes, wide := st.ac, st.state, 0, 0
 	dfa, cur := a.dfa, a.nodes[state].dfa
-	for i := 0; i < len(text) && i < len(dst); i++ {
+	for i := 0; i < len(text); i++ {
 		b := text[i]
 		dst[i] = b
 		runes += int((b >> 7) ^ 1 | (b>>6)&1) // no branch: 10xxxxxx continues
