@@ -39,10 +39,15 @@ type stopText struct {
 	state   int32
 	// hold is the number of characters held back (0 with IncludeInOutput).
 	hold int
-	// buf is the end of the output, of which the first rel bytes are
-	// released; pend is the number of characters in buf[rel:].
-	buf       []byte
-	rel, pend int
+	// buf[:n] is the end of the output, of which the first rel bytes are
+	// released; pend is the number of characters in buf[rel:n]. buf
+	// itself changes only when it is full: a push writes no pointer, so
+	// it needs no GC write barrier.
+	buf          []byte
+	n, rel, pend int
+	// wide is the number of non-ASCII bytes in buf[rel:n]: with none,
+	// characters are bytes and the release point needs no walk.
+	wide int
 }
 
 func newStopText(cfg StopConfig) *stopText {
@@ -70,42 +75,45 @@ func newStopText(cfg StopConfig) *stopText {
 // searches from 1-new-len(stop) characters back; among those the lowest
 // stop index wins, at its first end, as vLLM's loop over the stops does.
 func (st *stopText) push(text string, checked int, check, final bool) (out string, matched string, ok bool) {
-	st.appendText(text)
-	base := len(st.buf) - len(text)
-	from := len(st.buf) - checked // first checked byte
+	st.reserve(len(text))
+	base := st.n
+	from := base + len(text) - checked // first checked byte
 	best, bestEnd := int32(-1), 0
 	if check && checked > 0 && st.ac.empty >= 0 {
 		// An empty stop matches after the first new character.
-		_, size := utf8.DecodeRune(st.buf[from:])
+		_, size := utf8.DecodeRuneInString(text[len(text)-checked:])
 		best, bestEnd = st.ac.empty, from+size
 	}
-	a, state, runes := st.ac, st.state, 0
+	// One pass over the new bytes: each is stored in buf (no separate
+	// copy call), counted as a character unless it continues one, and
+	// fed to the automaton.
+	dst := st.buf[base:][:len(text)]
+	a, state, runes, wide := st.ac, st.state, 0, 0
+	dfa, cur := a.dfa, a.nodes[state].dfa
 	for i := 0; i < len(text); i++ {
 		b := text[i]
-		if b&0xC0 != 0x80 {
-			runes++
+		dst[i] = b
+		runes += int((b >> 7) ^ 1 | (b>>6)&1) // no branch: 10xxxxxx continues
+		wide += int(b >> 7)
+		if next := dfa[int(cur)<<8|int(b)]; next != 0 {
+			cur = next // the common step: a known transition, no match
+			continue
+		}
+		if cur != 0 {
+			state = a.dfaNode[cur]
 		}
 		var o int32
-		if state == 0 {
-			// Most output bytes leave or never enter the trie: the root's
-			// children have their fail links from the start.
-			if state = a.rows[b]; state == 0 {
-				continue
-			}
-			o = a.nodes[state].out
-		} else {
-			key := uint32(state)<<8 | uint32(b)
-			m := &a.memo[(key*0x9E3779B1)>>(32-memoBits)]
-			if m.key != key {
-				a.fill(m, key, state, b)
-			}
-			state, o = m.to, m.out
-		}
+		state, cur, o = a.slowStep(state, cur, b)
+		dfa = a.dfa // a new row may have moved the table
 		if o >= 0 && check && base+i >= from && (best < 0 || o < best) {
 			best, bestEnd = o, base+i+1
 		}
 	}
+	if cur != 0 {
+		state = a.dfaNode[cur]
+	}
 	st.state = state
+	st.n += len(text)
 	if best >= 0 {
 		stop := st.stops[best]
 		cut := bestEnd - len(stop)
@@ -115,22 +123,31 @@ func (st *stopText) push(text string, checked int, check, final bool) (out strin
 		if cut > st.rel {
 			out = string(st.buf[st.rel:cut])
 		}
-		st.buf, st.rel, st.pend = nil, 0, 0
+		st.buf, st.n, st.rel, st.pend, st.wide = nil, 0, 0, 0, 0
 		return out, stop, true
 	}
 	st.pend += runes
-	end := len(st.buf)
+	st.wide += wide
+	end := st.n
 	switch {
 	case final || st.hold == 0:
-		st.pend = 0
+		st.pend, st.wide = 0, 0
 	case st.pend <= st.hold:
 		return "", "", false
+	case st.wide == 0:
+		// ASCII: release all but hold bytes.
+		end = st.rel + st.pend - st.hold
+		st.pend = st.hold
 	default:
 		// Release all but hold characters (the release point never moves
 		// back: nothing released is held again).
 		end = st.rel
 		for n := st.pend - st.hold; n > 0; n-- {
-			for end++; end < len(st.buf) && st.buf[end]&0xC0 == 0x80; end++ {
+			if st.buf[end] >= 0x80 {
+				st.wide--
+			}
+			for end++; end < st.n && st.buf[end]&0xC0 == 0x80; end++ {
+				st.wide--
 			}
 		}
 		st.pend = st.hold
@@ -139,22 +156,24 @@ func (st *stopText) push(text string, checked int, check, final bool) (out strin
 		return "", "", false
 	}
 	// No copy per push: buf's bytes are never written again (see
-	// appendText), so the released text can be a string over them.
+	// reserve), so the released text can be a string over them.
 	out = unsafe.String(&st.buf[st.rel], end-st.rel)
 	st.rel = end
 	return out, "", false
 }
 
-// appendText appends text to buf without ever writing over buf's bytes:
-// released text is handed out as strings over them. When buf is full the
-// unreleased part moves to a new array twice its size, so the copying is
-// amortised O(1) per byte and the old array lives as long as the strings.
-func (st *stopText) appendText(text string) {
-	if len(st.buf)+len(text) > cap(st.buf) {
-		keep := st.buf[st.rel:]
-		nb := make([]byte, len(keep), max(2*(len(keep)+len(text)), 256))
-		copy(nb, keep)
+// reserve makes room for n more bytes in buf without ever writing over
+// bytes already there: released text is handed out as strings over them.
+// When buf is full the unreleased part moves to a new array eight times
+// its size, so a byte is copied a seventh of a time on average and an
+// allocation serves thousands of tokens (twice its size copied every byte
+// once and allocated every few hundred tokens, a fifth of a long stop's
+// per-token cost); the old array lives as long as the strings.
+func (st *stopText) reserve(n int) {
+	if st.n+n > len(st.buf) {
+		keep := st.buf[st.rel:st.n]
+		nb := make([]byte, max(8*(len(keep)+n), 256))
+		st.n = copy(nb, keep)
 		st.buf, st.rel = nb, 0
 	}
-	st.buf = append(st.buf, text...)
 }

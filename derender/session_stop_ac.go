@@ -27,38 +27,44 @@ type stopAutomaton struct {
 	// so of equal stops only the first can win).
 	strs []string
 	idx  []int32
+	// pre[i] is the first 8 bytes of strs[i], big-endian and zero-padded:
+	// the trie's first levels are searched in this one array instead of
+	// a cache miss into each stop.
+	pre []uint64
 	// nodes[0] is the root; 0 as a child means none. labels[v] is the
 	// byte on the edge into v (a separate array so child scans touch
 	// contiguous bytes).
 	nodes  []acNode
 	labels []byte
-	// rows are 256-entry child tables of the root and of nodes with at
-	// least denseKids children. A trie with n leaves has at most
-	// (n-1)/(denseKids-1) such nodes, so they cost at most ~550 KiB
-	// with 8,192 stops.
-	rows []int32
+	// rows are 256-entry child tables: of wide nodes (over wideStops
+	// stops; -1 marks a child not looked up yet), at most maxWideRows,
+	// and of nodes with at least denseKids children (0: none). A trie
+	// with n leaves has at most (n-1)/(denseKids-1) of the latter, so
+	// rows cost at most ~800 KiB with 8,192 stops.
+	rows     []int32
+	wideRows int
 	// empty is the lowest index of an empty stop string, -1 for none.
 	empty int32
 	// chain is scratch for completing fail chains.
 	chain []int32
-	// memo caches transitions from non-root states with the out of
-	// their target, direct-mapped: a stream revisits few states, and a
-	// hit costs one load instead of a walk of child lists and fail
-	// links.
-	memo *[memoSize]acMemo
+	// dfa holds the automaton's full transition rows (goto and fail
+	// folded) of the states the text visits, filled lazily: entry b of
+	// a state's row is the row of the state after b, or 0 when that is
+	// not known yet, the state reached ends a stop (its out is set) or
+	// has no row. A step of the text is then one load and a test; only
+	// new transitions and matches walk the trie. Rows are numbered in a
+	// byte, so all of them take 64 KiB at most and the few a text uses
+	// stay in the L1 cache. Row 0 is all zeros, the row of every state
+	// that has none; dfaNode[r] is the state of row r, and a state's row
+	// is acNode.dfa.
+	dfa     []uint8
+	dfaNode []int32
 }
 
-// acMemo is one cached transition; key is state<<8|byte (never 0: the
-// root's transitions are not cached).
-type acMemo struct {
-	key     uint32
-	to, out int32
-}
-
-const (
-	memoBits = 11
-	memoSize = 1 << memoBits
-)
+// maxDFARows bounds the transition rows of one request (256 bytes each,
+// row 0 included): a text touching more states goes through the trie for
+// the rest.
+const maxDFARows = 256
 
 // acNode is a trie node: the prefix of length depth shared by
 // strs[lo:hi] (only strs[lo] can end at the node).
@@ -74,6 +80,9 @@ type acNode struct {
 	// kids is the first child in nodes (children are contiguous, in byte
 	// order), -1 until expanded; row is its index in rows or -1.
 	kids, nkids, row int32
+	// dfa is the node's transition row in stopAutomaton.dfa, 0 for
+	// none.
+	dfa uint8
 }
 
 // denseKids is the child count from which a node gets a 256-entry row
@@ -81,7 +90,7 @@ type acNode struct {
 const denseKids = 16
 
 func newStopAutomaton(stops []string) *stopAutomaton {
-	a := &stopAutomaton{empty: -1, memo: new([memoSize]acMemo)}
+	a := &stopAutomaton{empty: -1}
 	// Sorting on the first 8 bytes (zero-padded; ties go to the whole
 	// strings) keeps most comparisons in one array instead of a cache
 	// miss into each of two stops.
@@ -110,70 +119,184 @@ func newStopAutomaton(stops []string) *stopAutomaton {
 		}
 		return cmp.Compare(x.i, y.i)
 	})
-	a.strs, a.idx = make([]string, 0, len(ord)), make([]int32, 0, len(ord))
+	a.strs, a.idx, a.pre = make([]string, 0, len(ord)), make([]int32, 0, len(ord)), make([]uint64, 0, len(ord))
 	for _, k := range ord {
 		if n := len(a.strs); n > 0 && a.strs[n-1] == stops[k.i] {
 			continue
 		}
-		a.strs, a.idx = append(a.strs, stops[k.i]), append(a.idx, k.i)
+		a.strs, a.idx, a.pre = append(a.strs, stops[k.i]), append(a.idx, k.i), append(a.pre, k.prefix)
 	}
-	a.nodes = append(a.nodes, acNode{hi: int32(len(a.strs)), out: -1, kids: -1, row: -1})
-	a.labels = append(a.labels, 0)
-	a.expand(0)
-	if a.nodes[0].row < 0 {
-		a.addRow(0) // rows[:256], read directly by stopText.push
+	// Room for the nodes a long output touches (a few hundred with
+	// thousands of stops; a trie has no more nodes than stop bytes), so
+	// that the first tokens do not pay for regrowing them.
+	room := 1
+	for _, s := range a.strs {
+		if room += len(s); room >= 512 {
+			room = 512
+			break
+		}
 	}
-	for v := range a.nodes[1:] {
-		a.nodes[1+v].fail = 0
+	a.nodes = append(make([]acNode, 0, room), acNode{hi: int32(len(a.strs)), fail: 0, out: -1, kids: -1, row: -1})
+	a.labels = append(make([]byte, 0, room), 0)
+	// The root's transitions, computed now: every text starts there and
+	// returns there after most bytes that leave the trie, so tokens need
+	// not pay for finding them (256 binary searches, not proportional to
+	// the stops).
+	root := a.dfaRow(0)
+	for b := range 256 {
+		a.slowStep(0, root, byte(b))
 	}
 	return a
 }
 
+// dfaRow returns v's transition row, adding one if v has none and the
+// bound allows; 0 (the empty row) otherwise.
+func (a *stopAutomaton) dfaRow(v int32) uint8 {
+	if r := a.nodes[v].dfa; r != 0 || len(a.dfaNode) >= maxDFARows {
+		return r
+	}
+	if len(a.dfa) == 0 {
+		// The empty row, and room for a few: new capacity is zeroed.
+		a.dfa = make([]uint8, 256, 256*16)
+		a.dfaNode = append(a.dfaNode, -1)
+	}
+	r := uint8(len(a.dfaNode))
+	a.dfa = slices.Grow(a.dfa, 256)[:len(a.dfa)+256]
+	a.nodes[v].dfa = r
+	a.dfaNode = append(a.dfaNode, v)
+	return r
+}
+
+// slowStep is a transition the rows do not answer: from state s (whose
+// row is cur, 0 for none) on b. It returns the state reached, its row
+// and its out, and records the transition in s's row when the state
+// reached has a row and ends no stop (a state that ends one must come
+// back here to be reported).
+func (a *stopAutomaton) slowStep(s int32, cur uint8, b byte) (v int32, vcur uint8, out int32) {
+	v = a.next(s, b)
+	out = a.nodes[v].out
+	vcur = a.dfaRow(v)
+	if cur != 0 && vcur != 0 && out < 0 {
+		a.dfa[int(cur)<<8|int(b)] = vcur
+	}
+	return v, vcur, out
+}
+
+// wideStops is the number of stops from which a node finds its children
+// one at a time, on demand, instead of all at once: enumerating the ~150
+// children of a node over 4,000 random stops costs a thousand cache
+// misses, of which the text needs a few.
+const wideStops = 32
+
+// maxWideRows bounds the lazy child rows of one request; past it wide
+// nodes are expanded whole.
+const maxWideRows = 256
+
 // expand materialises v's children: each is the run of v's stops with
-// one byte at column depth, found by binary search.
+// one byte at column depth, found by binary search. A wide node gets a
+// child row instead, filled as the text asks (see child).
 func (a *stopAutomaton) expand(v int32) {
 	n := a.nodes[v]
+	if n.hi-n.lo > wideStops && a.wideRows < maxWideRows {
+		a.wideRows++
+		a.nodes[v].kids = 0
+		a.addRow(v, -1)
+		return
+	}
 	k := int(n.depth)
 	first := int32(len(a.nodes))
-	i := n.lo
-	if i < n.hi && len(a.strs[i]) == k {
-		i++ // the stop ending at v sorts first
-	}
+	i := a.firstLonger(v)
 	for i < n.hi {
-		c := a.strs[i][k]
-		// Past the node's own stop every string is longer than k, and
-		// column k is non-decreasing.
-		lo, hi := i+1, n.hi
-		for lo < hi {
-			m := int32(uint32(lo+hi) >> 1)
-			if a.strs[m][k] > c {
-				hi = m
-			} else {
-				lo = m + 1
-			}
-		}
-		out := int32(-1)
-		if len(a.strs[i]) == k+1 {
-			out = a.idx[i]
-		}
-		a.nodes = append(a.nodes, acNode{lo: i, hi: lo, depth: int32(k + 1), fail: -1, out: out, kids: -1, row: -1})
-		a.labels = append(a.labels, c)
+		c := a.col(i, k)
+		lo := a.upper(i+1, n.hi, k, c)
+		a.addNode(v, i, lo, c)
 		i = lo
 	}
 	a.nodes[v].kids, a.nodes[v].nkids = first, int32(len(a.nodes))-first
 	if a.nodes[v].nkids >= denseKids {
-		a.addRow(v)
+		a.addRow(v, 0)
+		row := a.rows[int(a.nodes[v].row)*256:][:256]
+		for c := first; c < int32(len(a.nodes)); c++ {
+			row[a.labels[c]] = c
+		}
 	}
 }
 
-func (a *stopAutomaton) addRow(v int32) {
-	n := &a.nodes[v]
-	n.row = int32(len(a.rows) / 256)
+// firstLonger is the first of v's stops longer than v's string: the stop
+// ending at v, if any, sorts first.
+func (a *stopAutomaton) firstLonger(v int32) int32 {
+	n := a.nodes[v]
+	if n.lo < n.hi && len(a.strs[n.lo]) == int(n.depth) {
+		return n.lo + 1
+	}
+	return n.lo
+}
+
+// col is byte k of strs[i], which is longer than k.
+func (a *stopAutomaton) col(i int32, k int) byte {
+	if k < 8 {
+		return byte(a.pre[i] >> (56 - 8*k))
+	}
+	return a.strs[i][k]
+}
+
+// upper is the first index in [lo, hi) whose byte at column k is above
+// c; strs[lo:hi] are longer than k, so column k is non-decreasing.
+func (a *stopAutomaton) upper(lo, hi int32, k int, c byte) int32 {
+	for lo < hi {
+		m := int32(uint32(lo+hi) >> 1)
+		if a.col(m, k) > c {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
+// addNode appends the child of v on byte c over strs[lo:hi].
+func (a *stopAutomaton) addNode(v, lo, hi int32, c byte) int32 {
+	k := a.nodes[v].depth
+	out, fail := int32(-1), int32(-1)
+	if len(a.strs[lo]) == int(k)+1 {
+		out = a.idx[lo]
+	}
+	if v == 0 {
+		fail = 0 // the root's children fail to the root
+	}
+	a.nodes = append(a.nodes, acNode{lo: lo, hi: hi, depth: k + 1, fail: fail, out: out, kids: -1, row: -1})
+	a.labels = append(a.labels, c)
+	return int32(len(a.nodes) - 1)
+}
+
+// findChild is a wide node's child on b, found by two binary searches
+// (0 for none).
+func (a *stopAutomaton) findChild(v int32, b byte) int32 {
+	n := a.nodes[v]
+	k := int(n.depth)
+	i := a.firstLonger(v)
+	lo, hi := i, n.hi
+	for lo < hi { // the first index whose byte at column k is >= b
+		m := int32(uint32(lo+hi) >> 1)
+		if a.col(m, k) >= b {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	if lo == n.hi || a.col(lo, k) != b {
+		return 0
+	}
+	return a.addNode(v, lo, a.upper(lo+1, n.hi, k, b), b)
+}
+
+// addRow gives v a 256-entry child row, every entry fill.
+func (a *stopAutomaton) addRow(v, fill int32) {
+	a.nodes[v].row = int32(len(a.rows) / 256)
 	a.rows = slices.Grow(a.rows, 256)[:len(a.rows)+256]
 	row := a.rows[len(a.rows)-256:]
-	clear(row)
-	for c := n.kids; c < n.kids+n.nkids; c++ {
-		row[a.labels[c]] = c
+	for i := range row {
+		row[i] = fill
 	}
 }
 
@@ -184,7 +307,14 @@ func (a *stopAutomaton) child(v int32, b byte) int32 {
 	}
 	n := &a.nodes[v]
 	if n.row >= 0 {
-		return a.rows[int(n.row)*256+int(b)]
+		r := int(n.row)*256 + int(b)
+		if c := a.rows[r]; c >= 0 {
+			return c
+		}
+		// A wide node's child not looked up yet.
+		c := a.findChild(v, b)
+		a.rows[r] = c
+		return c
 	}
 	for c := n.kids; c < n.kids+n.nkids; c++ {
 		if l := a.labels[c]; l >= b {
@@ -195,12 +325,6 @@ func (a *stopAutomaton) child(v int32, b byte) int32 {
 		}
 	}
 	return 0
-}
-
-// fill computes a transition the memo lacks.
-func (a *stopAutomaton) fill(m *acMemo, key uint32, s int32, b byte) {
-	v := a.next(s, b)
-	*m = acMemo{key: key, to: v, out: a.nodes[v].out}
 }
 
 // next is the state after reading b in state s, whose fail chain is set;

@@ -33,6 +33,13 @@ func diffStops(t *testing.T, text string, stops []string, include bool, sizes []
 		if gok {
 			return
 		}
+		wide := 0
+		for _, b := range got.buf[got.rel:got.n] {
+			wide += int(b >> 7)
+		}
+		if got.wide != wide {
+			t.Fatalf("text %q stops %q chunk %d: %d non-ASCII bytes counted unreleased, %d are", text, stops, c, got.wide, wide)
+		}
 	}
 }
 
@@ -91,5 +98,53 @@ func TestStopTextMatchesNaiveWide(t *testing.T) {
 		}
 		text := word(200+r.IntN(3000), width)
 		diffStops(t, text, stops, r.IntN(2) == 0, []int{1 + r.IntN(4), 1 + r.IntN(9)}, r.IntN(3))
+	}
+}
+
+// TestStopTextBounds drives the automaton past its per-request bounds
+// (maxDFARows transition rows, maxWideRows lazy child rows), so that the
+// rest of the text goes through the trie walk, and checks the answer
+// against a whole-text search: fed one byte per push, the first match is
+// the stop ending earliest, the lowest index among those ending there.
+func TestStopTextBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "ab"[r.IntN(2)]
+		}
+		return string(b)
+	}
+	stops := make([]string, 12000)
+	for i := range stops {
+		stops[i] = word(40)
+	}
+	text := word(30000) + stops[7777] + word(50)
+	wantEnd, wantStop := len(text)+1, -1
+	for i, s := range stops {
+		if j := strings.Index(text, s); j >= 0 && (j+len(s) < wantEnd || j+len(s) == wantEnd && i < wantStop) {
+			wantEnd, wantStop = j+len(s), i
+		}
+	}
+	if wantStop < 0 {
+		t.Fatal("no stop in the text")
+	}
+	st := newStopText(StopConfig{Stop: stops})
+	var out strings.Builder
+	for i := 0; i < len(text); i++ {
+		got, stop, ok := st.push(text[i:i+1], 1, true, false)
+		out.WriteString(got)
+		if ok {
+			if stop != stops[wantStop] || i+1 != wantEnd {
+				t.Fatalf("matched %q ending at %d, want stop %d ending at %d", stop, i+1, wantStop, wantEnd)
+			}
+			break
+		}
+	}
+	if want := text[:wantEnd-len(stops[wantStop])]; out.String() != want {
+		t.Fatalf("released %d bytes, want %d", out.Len(), len(want))
+	}
+	if rows, wide := len(st.ac.dfaNode), st.ac.wideRows; rows != maxDFARows || wide != maxWideRows {
+		t.Fatalf("%d transition rows and %d wide rows: the bounds (%d, %d) were not reached", rows, wide, maxDFARows, maxWideRows)
 	}
 }

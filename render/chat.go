@@ -31,6 +31,10 @@ type ChatInput struct {
 	// ToolsAsGiven passes Tools to the template unchanged: the Responses
 	// API hands the template its own tool dumps, not chat tool params.
 	ToolsAsGiven bool
+	// CheckText, when set, vets the rendered prompt before it is
+	// tokenized: vLLM's length checks, and the server's byte limit, must
+	// refuse an oversized prompt before the tokenizer spends memory on it.
+	CheckText func(text string) error
 }
 
 // ChatPrompt is a rendered chat request.
@@ -119,6 +123,11 @@ func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, e
 	}
 	if in.ContinueFinalMessage {
 		if text, err = cutAtFinalMessage(text, finalText); err != nil {
+			return nil, err
+		}
+	}
+	if in.CheckText != nil {
+		if err := in.CheckText(text); err != nil {
 			return nil, err
 		}
 	}

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -25,6 +26,40 @@ type GeneratorConfig struct {
 	TrustRequestChatTemplate bool
 	// Defaults are the sampling defaults from the generation config.
 	Defaults SamplingDefaults
+	// MaxPromptBytes bounds the text one prompt may give the tokenizer
+	// (the rendered chat prompt, each completion prompt); <= 0: no limit.
+	// vLLM has no such limit; see DefaultMaxPromptBytes.
+	MaxPromptBytes int
+}
+
+// ErrPromptTooLarge is the cause (errors.Is) of the 400 for a prompt over
+// GeneratorConfig.MaxPromptBytes.
+var ErrPromptTooLarge = errors.New("prompt over the server's byte limit")
+
+// DefaultMaxPromptBytes is the prompt byte limit vrender serves with unless
+// told otherwise: 16 bytes per token of the context, at least 1 MiB. A
+// prompt that fits the context averages 3 to 6 bytes per token (English,
+// code, CJK alike); only long runs of whitespace or separators reach 16.
+// The limit bounds what one request costs the tokenizer (its ids, offsets
+// and the response scale with the text) at a small multiple of what any
+// prompt the model can take needs.
+func DefaultMaxPromptBytes(maxModelLen int) int {
+	return max(16*maxModelLen, 1<<20)
+}
+
+// CheckPromptBytes refuses a prompt text longer than the configured byte
+// limit, before anything tokenizes it.
+func (g *Generator) CheckPromptBytes(text string) error {
+	limit := g.cfg.MaxPromptBytes
+	if limit <= 0 || len(text) <= limit {
+		return nil
+	}
+	return &BadRequestError{
+		Message: fmt.Sprintf("The prompt is %d bytes long, more than this server's limit of %d bytes (--max-prompt-bytes). "+
+			"Please reduce the length of the input prompt.", len(text), limit),
+		Param: "input_text",
+		Err:   ErrPromptTooLarge,
+	}
 }
 
 // Generator builds the GenerateRequest a tokens-only engine takes from a
@@ -207,13 +242,16 @@ func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatComp
 		TruncatePromptTokens: limits.truncate,
 		TruncationSide:       side,
 		ToolsAsGiven:         toolsAsGiven,
+		CheckText: func(text string) error {
+			// vLLM's character bound first: where both refuse, vLLM's
+			// error is the one a client expects.
+			if err := limits.checkText(text); err != nil {
+				return err
+			}
+			return g.CheckPromptBytes(text)
+		},
 	})
 	if err != nil {
-		return nil, err
-	}
-	// vLLM checks the text's length before tokenizing it; the result is the
-	// same when checked after.
-	if err := limits.checkText(prompt.Text); err != nil {
 		return nil, err
 	}
 	if err := limits.check(prompt.TokenIDs, true); err != nil {
@@ -285,6 +323,9 @@ func (g *Generator) RenderCompletion(ctx context.Context, req *protocol.Completi
 		var ids []int
 		if p.Text != nil {
 			if err := limits.checkText(*p.Text); err != nil {
+				return nil, err
+			}
+			if err := g.CheckPromptBytes(*p.Text); err != nil {
 				return nil, err
 			}
 			if ids, err = g.r.TokenizePrompt(*p.Text, req.AddSpecialTokens, limits.truncate, side); err != nil {

@@ -55,7 +55,7 @@ func (s *server) handleCompletionRender(w http.ResponseWriter, r *http.Request) 
 
 // tokenizeChat renders the chat form of /tokenize as vLLM's tokenize
 // handler does: the chat template trust check, then the template with the
-// request's tools, and no length limit.
+// request's tools, and no length limit but the server's prompt byte limit.
 func (s *server) tokenizeChat(ctx context.Context, req *protocol.TokenizeChatRequest) ([]int, error) {
 	if err := s.generator.CheckChatRequest(nil, req.ChatTemplate, req.ChatTemplateKwargs); err != nil {
 		return nil, err
@@ -68,6 +68,7 @@ func (s *server) tokenizeChat(ctx context.Context, req *protocol.TokenizeChatReq
 		AddGenerationPrompt:  req.AddGenerationPrompt,
 		ContinueFinalMessage: req.ContinueFinalMessage,
 		AddSpecialTokens:     req.AddSpecialTokens,
+		CheckText:            s.generator.CheckPromptBytes,
 	})
 	if err != nil {
 		return nil, err
@@ -81,6 +82,9 @@ func (s *server) tokenizeChat(ctx context.Context, req *protocol.TokenizeChatReq
 func (s *server) renderError(ctx context.Context, err error) *apiError {
 	var bad *render.BadRequestError
 	if errors.As(err, &bad) {
+		if errors.Is(err, render.ErrPromptTooLarge) {
+			s.metrics.limited.Add(1)
+		}
 		var param *string
 		if bad.Param != "" {
 			p := bad.Param

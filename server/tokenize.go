@@ -40,6 +40,13 @@ func (s *server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
+		// vLLM's /tokenize has no length limit; the server's byte limit
+		// keeps one prompt from costing the tokenizer gigabytes.
+		if err := s.generator.CheckPromptBytes(req.Completion.Prompt); err != nil {
+			span.End()
+			s.writeError(w, r, s.renderError(r.Context(), err))
+			return
+		}
 		start := s.stages.Start()
 		ids = tok.Encode(req.Completion.Prompt, req.Completion.AddSpecialTokens)
 		s.stages.Since(telemetry.StageTokenize, start)

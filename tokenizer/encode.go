@@ -100,27 +100,38 @@ func (t *Tokenizer) preTokenize(level int, p piece, ids []int, sc *encodeScratch
 	return t.model.tokenize(p.s, p.byteLevel, ids, &sc.bpe)
 }
 
+// splitMatches is how many matches splitIsolated takes from its matcher
+// at a time: a whole text's offsets cost 16 bytes per piece, for a text of
+// digits 16 bytes per byte, and their growth as much again.
+const splitMatches = 4096
+
 // splitIsolated is a Split with the Isolated behaviour: every match and
 // every gap between matches goes on to the next level.
 func (t *Tokenizer) splitIsolated(level int, m matcher, p piece, ids []int, sc *encodeScratch) []int {
 	for len(sc.matches) <= level {
 		sc.matches = append(sc.matches, nil)
 	}
-	pairs := m.find(p.s, sc.matches[level][:0])
-	sc.matches[level] = pairs
 	prev := 0
 	sub := func(start, end int) piece {
 		return piece{s: p.s[start:end], byteLevel: p.byteLevel, origin: p.origin && start == 0}
 	}
-	for i := 0; i+1 < len(pairs); i += 2 {
-		ms, me := pairs[i], pairs[i+1]
-		if prev < ms {
-			ids = t.preTokenize(level+1, sub(prev, ms), ids, sc)
+	for from := 0; from < len(p.s); {
+		var pairs []int
+		pairs, from = m.findFrom(p.s, from, splitMatches, sc.matches[level][:0])
+		sc.matches[level] = pairs
+		for i := 0; i+1 < len(pairs); i += 2 {
+			ms, me := pairs[i], pairs[i+1]
+			if prev < ms {
+				ids = t.preTokenize(level+1, sub(prev, ms), ids, sc)
+			}
+			if ms < me {
+				ids = t.preTokenize(level+1, sub(ms, me), ids, sc)
+			}
+			prev = me
 		}
-		if ms < me {
-			ids = t.preTokenize(level+1, sub(ms, me), ids, sc)
+		if len(pairs) == 0 {
+			break
 		}
-		prev = me
 	}
 	if prev < len(p.s) {
 		ids = t.preTokenize(level+1, sub(prev, len(p.s)), ids, sc)

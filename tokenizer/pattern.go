@@ -12,10 +12,26 @@ import (
 // start,end byte offset pairs to dst (Oniguruma find_iter semantics).
 type matcher interface {
 	find(s string, dst []int) []int
+	// findFrom is find from byte from on, at most limit matches (limit <
+	// 0: all), returning where to resume (len(s) when done); a matcher
+	// that cannot resume cheaply returns all.
+	findFrom(s string, from, limit int, dst []int) ([]int, int)
 }
 
 // literalMatcher matches a fixed string, as HF does by escaping it into a regex.
 type literalMatcher struct{ lit string }
+
+func (m literalMatcher) findFrom(s string, from, limit int, dst []int) ([]int, int) {
+	for n := 0; n != limit; n++ {
+		i := strings.Index(s[from:], m.lit)
+		if i < 0 {
+			return dst, len(s)
+		}
+		dst = append(dst, from+i, from+i+len(m.lit))
+		from += i + len(m.lit)
+	}
+	return dst, from
+}
 
 func (m literalMatcher) find(s string, dst []int) []int {
 	off := 0
@@ -39,6 +55,15 @@ func newRegexMatcher(pattern string) (*regexMatcher, error) {
 		return nil, fmt.Errorf("compile regex %q: %w", pattern, err)
 	}
 	return &regexMatcher{re: re}, nil
+}
+
+// findFrom finds every match: regexp2 works on the whole text's runes, so
+// resuming would convert the text again for each step.
+func (m *regexMatcher) findFrom(s string, from, limit int, dst []int) ([]int, int) {
+	if from != 0 {
+		return dst, len(s)
+	}
+	return m.find(s, dst), len(s)
 }
 
 func (m *regexMatcher) find(s string, dst []int) []int {

@@ -31,6 +31,9 @@ type renderFlags struct {
 	generationConfig               string
 	overrideGenerationConfig       string
 	maxLogprobs                    int
+	// maxPromptBytes is serve's --max-prompt-bytes, resolved (0: none);
+	// `vrender render` reads local files and sets no limit.
+	maxPromptBytes int
 }
 
 func (f *renderFlags) register(c *command) {
@@ -151,6 +154,7 @@ func (f *renderFlags) generator(m *model.Model) (*render.Generator, error) {
 		LegacyToolChoice:         legacyToolChoice(),
 		TrustRequestChatTemplate: f.trustRequestChatTemplate,
 		Defaults:                 d,
+		MaxPromptBytes:           f.maxPromptBytes,
 	}), nil
 }
 

@@ -93,6 +93,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if st := m.Tokenizer.SegmentCacheStats(); tokCache > 0 && st.Disabled != nil {
 		log.Warn("tokenizer segment cache off for this tokenizer", "reason", st.Disabled)
 	}
+	rf.maxPromptBytes = sec.promptBytes(m.MaxModelLen)
 	gen, err := rf.generator(m)
 	if err != nil {
 		return err
@@ -154,7 +155,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("listen: %w", err)
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "model", mf.model, "dir", m.Dir,
-		"served_model_names", names, "max_model_len", m.MaxModelLen, "engines", []string(ef.engines),
+		"served_model_names", names, "max_model_len", m.MaxModelLen, "max_prompt_bytes", rf.maxPromptBytes, "engines", []string(ef.engines),
 		"version", vrenderVersion())
 	return server.Serve(ctx, ln, h, server.ServeOptions{Logger: log, ShutdownTimeout: sec.shutdownTimeout})
 }

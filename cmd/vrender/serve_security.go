@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/vrender/vrender/render"
 	"github.com/vrender/vrender/server"
 )
 
@@ -22,6 +23,7 @@ type serveSecurityFlags struct {
 	maxMessages       int
 	maxTools          int
 	maxDerenderTokens int
+	maxPromptBytes    int
 	logRequests       bool
 	noAccessLog       bool
 	otlpEndpoint      string
@@ -38,6 +40,9 @@ func (f *serveSecurityFlags) register(c *command) {
 	c.fs.IntVar(&f.maxTools, "max-tools", server.DefaultMaxTools, "`N`: chat requests with more tools get 400 (-1: no limit)")
 	c.fs.IntVar(&f.maxDerenderTokens, "max-derender-tokens", server.DefaultMaxDerenderTokens,
 		"`N`: derender and detokenize requests carrying more token ids get 400 (-1: no limit)")
+	c.fs.IntVar(&f.maxPromptBytes, "max-prompt-bytes", 0,
+		"`N`: a prompt (a /tokenize prompt, a rendered chat prompt, each completion prompt) longer than N bytes\n"+
+			"gets 400 before it is tokenized (0: 16 bytes per token of --max-model-len, at least 1 MiB; -1: no limit)")
 	c.fs.BoolVar(&f.logRequests, "enable-log-requests", false, "log request bodies (prompts) at info; API keys are never logged")
 	c.fs.BoolVar(&f.noAccessLog, "disable-uvicorn-access-log", false, "no access log line per request (vLLM's flag; 5xx answers are still logged as errors)")
 	c.fs.StringVar(&f.otlpEndpoint, "otlp-traces-endpoint", "", "`URL` of an OTLP/HTTP collector (e.g. http://otel:4318) receiving OpenTelemetry traces\n"+
@@ -54,8 +59,22 @@ func (f *serveSecurityFlags) validate() error {
 		return usagef("--shutdown-timeout must be positive")
 	case f.maxMessages == 0 || f.maxTools == 0 || f.maxDerenderTokens == 0:
 		return usagef("--max-messages, --max-tools and --max-derender-tokens must be positive or -1")
+	case f.maxPromptBytes < -1:
+		return usagef("--max-prompt-bytes must be positive, 0 (derived from --max-model-len) or -1 (no limit)")
 	}
 	return nil
+}
+
+// promptBytes is the prompt byte limit for a context of maxModelLen tokens,
+// as render.GeneratorConfig takes it (0: none).
+func (f *serveSecurityFlags) promptBytes(maxModelLen int) int {
+	switch f.maxPromptBytes {
+	case 0:
+		return render.DefaultMaxPromptBytes(maxModelLen)
+	case -1:
+		return 0
+	}
+	return f.maxPromptBytes
 }
 
 // keys are the accepted API keys: the flags', else the environment's.

@@ -38,11 +38,29 @@ func TestServeSecurityFlagsValidate(t *testing.T) {
 		func(f *serveSecurityFlags) { f.shutdownTimeout = 0 },
 		func(f *serveSecurityFlags) { f.maxMessages = 0 },
 		func(f *serveSecurityFlags) { f.maxDerenderTokens = 0 },
+		func(f *serveSecurityFlags) { f.maxPromptBytes = -2 },
 	} {
 		f := ok
 		edit(&f)
 		if err := f.validate(); err == nil {
 			t.Errorf("invalid flags %+v accepted", f)
+		}
+	}
+}
+
+// --max-prompt-bytes: 0 derives the limit from the context length, -1
+// turns it off (0 for the generator), a positive value is taken as given.
+func TestServePromptBytes(t *testing.T) {
+	for _, tc := range []struct{ flag, maxModelLen, want int }{
+		{0, 40960, 1 << 20},
+		{0, 131072, 2 << 20},
+		{0, 4096, 1 << 20},
+		{-1, 40960, 0},
+		{5000, 40960, 5000},
+	} {
+		f := serveSecurityFlags{maxPromptBytes: tc.flag}
+		if got := f.promptBytes(tc.maxModelLen); got != tc.want {
+			t.Errorf("--max-prompt-bytes %d, --max-model-len %d: limit %d, want %d", tc.flag, tc.maxModelLen, got, tc.want)
 		}
 	}
 }

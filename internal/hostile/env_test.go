@@ -88,7 +88,8 @@ func newServer(t *testing.T, m *model.Model, engineURL string, trusted bool) (ht
 		t.Fatal(err)
 	}
 	gen := render.NewGenerator(r, m.MaxModelLen, render.GeneratorConfig{EnableAutoToolChoice: true,
-		ToolCallParser: "hermes", TrustRequestChatTemplate: trusted, Defaults: d})
+		ToolCallParser: "hermes", TrustRequestChatTemplate: trusted, Defaults: d,
+		MaxPromptBytes: render.DefaultMaxPromptBytes(m.MaxModelLen)})
 	der, err := derender.New(m, derender.Config{Parsers: pc, MaxLogprobs: 20, CacheSize: 64})
 	if err != nil {
 		t.Fatal(err)

@@ -5,13 +5,16 @@ package split
 //	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 //
 // whose matches tile s.
-func scanByteLevel(s string, dst []int) []int {
-	for i := 0; i < len(s); {
+func scanByteLevel(s string, from, limit int, dst []int) ([]int, int) {
+	for i, n := from, 0; i < len(s); n++ {
+		if n == limit {
+			return dst, i
+		}
 		end := byteLevelAt(s, i)
 		dst = append(dst, i, end)
 		i = end
 	}
-	return dst
+	return dst, len(s)
 }
 
 func byteLevelAt(s string, i int) int {

@@ -1,10 +1,14 @@
 package split
 
 // scanQwen3 scans Qwen3Pattern: cl100k with one digit per match.
-func scanQwen3(s string, dst []int) []int { return scanCl100kFamily(s, dst, 1) }
+func scanQwen3(s string, from, limit int, dst []int) ([]int, int) {
+	return scanCl100kFamily(s, from, limit, dst, 1)
+}
 
 // scanCl100k scans Cl100kPattern: digits in groups of up to three.
-func scanCl100k(s string, dst []int) []int { return scanCl100kFamily(s, dst, 3) }
+func scanCl100k(s string, from, limit int, dst []int) ([]int, int) {
+	return scanCl100kFamily(s, from, limit, dst, 3)
+}
 
 // scanCl100kFamily scans
 //
@@ -13,13 +17,16 @@ func scanCl100k(s string, dst []int) []int { return scanCl100kFamily(s, dst, 3) 
 //
 // Every rune is a letter, a number, whitespace or else, and each kind starts
 // some alternative, so the matches tile s.
-func scanCl100kFamily(s string, dst []int, maxDigits int) []int {
-	for i := 0; i < len(s); {
+func scanCl100kFamily(s string, from, limit int, dst []int, maxDigits int) ([]int, int) {
+	for i, n := from, 0; i < len(s); n++ {
+		if n == limit {
+			return dst, i
+		}
 		end := cl100kAt(s, i, maxDigits)
 		dst = append(dst, i, end)
 		i = end
 	}
-	return dst
+	return dst, len(s)
 }
 
 func cl100kAt(s string, i, maxDigits int) int {

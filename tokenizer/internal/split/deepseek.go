@@ -2,34 +2,40 @@ package split
 
 // scanDigits3 scans `\p{N}{1,3}` (DeepSeekDigitsPattern). Runes that are not
 // numbers lie between matches.
-func scanDigits3(s string, dst []int) []int {
-	for i := 0; i < len(s); {
+func scanDigits3(s string, from, limit int, dst []int) ([]int, int) {
+	for i, m := from, 0; i < len(s); {
 		c, n := classAt(s, i)
 		if c&cN == 0 {
 			i += n
 			continue
 		}
+		if m == limit {
+			return dst, i
+		}
 		end := runInMax(s, i+n, cN, 2)
 		dst = append(dst, i, end)
-		i = end
+		i, m = end, m+1
 	}
-	return dst
+	return dst, len(s)
 }
 
 // scanDeepSeekCJK scans `[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+`
 // (DeepSeekCJKPattern).
-func scanDeepSeekCJK(s string, dst []int) []int {
-	for i := 0; i < len(s); {
+func scanDeepSeekCJK(s string, from, limit int, dst []int) ([]int, int) {
+	for i, m := from, 0; i < len(s); {
 		c, n := classAt(s, i)
 		if c&cCJK == 0 {
 			i += n
 			continue
 		}
+		if m == limit {
+			return dst, i
+		}
 		end := runIn(s, i+n, cCJK)
 		dst = append(dst, i, end)
-		i = end
+		i, m = end, m+1
 	}
-	return dst
+	return dst, len(s)
 }
 
 // scanDeepSeekWords scans DeepSeekWordsPattern:
@@ -39,17 +45,20 @@ func scanDeepSeekCJK(s string, dst []int) []int {
 //
 // Numbers, controls and format characters not followed by a letter or mark
 // start no alternative and are left between matches.
-func scanDeepSeekWords(s string, dst []int) []int {
-	for i := 0; i < len(s); {
+func scanDeepSeekWords(s string, from, limit int, dst []int) ([]int, int) {
+	for i, m := from, 0; i < len(s); {
 		end, n := deepSeekWordsAt(s, i)
 		if end < 0 {
 			i += n
 			continue
 		}
+		if m == limit {
+			return dst, i
+		}
 		dst = append(dst, i, end)
-		i = end
+		i, m = end, m+1
 	}
-	return dst
+	return dst, len(s)
 }
 
 // deepSeekWordsAt returns the end of the match at i, or -1, and the length of

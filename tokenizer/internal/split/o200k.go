@@ -8,13 +8,16 @@ package split
 //
 // Below, X is [^\r\n\p{L}\p{N}], U the first and W the second bracket class.
 // The matches tile s.
-func scanO200k(s string, dst []int) []int {
-	for i := 0; i < len(s); {
+func scanO200k(s string, from, limit int, dst []int) ([]int, int) {
+	for i, n := from, 0; i < len(s); n++ {
+		if n == limit {
+			return dst, i
+		}
 		end := o200kAt(s, i)
 		dst = append(dst, i, end)
 		i = end
 	}
-	return dst
+	return dst, len(s)
 }
 
 func o200kAt(s string, i int) int {

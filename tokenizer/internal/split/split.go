@@ -14,8 +14,26 @@ package split
 // (Oniguruma find_iter semantics, as HF tokenizers' Split pre-tokenizer sees them) and returns dst.
 type Func func(s string, dst []int) []int
 
+// Scan is Func in bounded steps: it appends the matches that start at or after from, at most limit of them
+// (limit < 0: all), and returns dst and where to resume (the start of the next match, or len(s)). Each match
+// depends only on s and where the scan stands, so resuming gives the matches one whole scan gives, while the
+// offsets of a huge text never all exist at once.
+type Scan func(s string, from, limit int, dst []int) ([]int, int)
+
 // Lookup returns the hand-written scanner for an exact pattern string as it appears in tokenizer.json.
 func Lookup(pattern string) (Func, bool) {
+	f, ok := scanners[pattern]
+	if !ok {
+		return nil, false
+	}
+	return func(s string, dst []int) []int {
+		dst, _ = f(s, 0, -1, dst)
+		return dst
+	}, true
+}
+
+// LookupScan is Lookup's scanner in its bounded form.
+func LookupScan(pattern string) (Scan, bool) {
 	f, ok := scanners[pattern]
 	return f, ok
 }
@@ -47,7 +65,7 @@ const (
 )
 
 // scanners is read-only after package initialisation.
-var scanners = map[string]Func{
+var scanners = map[string]Scan{
 	Qwen3Pattern:          scanQwen3,
 	Cl100kPattern:         scanCl100k,
 	O200kPattern:          scanO200k,

@@ -153,3 +153,32 @@ func (p preTokenizer) splitPatterns(dst []string) []string {
 	}
 	return dst
 }
+
+// TestScanResumes checks the bounded scans against whole ones: resuming
+// where each step stopped, at every step size, gives the same matches.
+func TestScanResumes(t *testing.T) {
+	inputs := append(corpus(7, 300), benchText(5000, true), benchText(5000, false))
+	for pattern := range scanners {
+		scan, _ := LookupScan(pattern)
+		whole, _ := Lookup(pattern)
+		for _, s := range inputs {
+			want := whole(s, nil)
+			for _, limit := range []int{1, 2, 3, 7, 64} {
+				var got []int
+				for from := 0; from < len(s); {
+					n := len(got)
+					got, from = scan(s, from, limit, got)
+					if len(got)-n > 2*limit {
+						t.Fatalf("pattern %q: %d matches in a step of %d", pattern, (len(got)-n)/2, limit)
+					}
+					if len(got) == n {
+						break
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("pattern %q, input %q, steps of %d:\n got %v\nwant %v", pattern, s, limit, got, want)
+				}
+			}
+		}
+	}
+}
