@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // Request bodies are checked field by field with pydantic's lax ("python")
@@ -21,23 +23,55 @@ import (
 type object struct {
 	raw     json.RawMessage // the whole object: the input of "missing" errors
 	members map[string]json.RawMessage
-	loc     []any
-	errs    []FieldError
+	// nodes are the members decoded, when the object came from a tree
+	// (internal/wire): lists and messages are read from them instead of
+	// being scanned again.
+	nodes map[string]*wire.Node
+	loc   []any
+	errs  []FieldError
 }
 
 // decodeBody reads a request body as the JSON object for model className.
 // It returns the error FastAPI gives for an absent body (empty or JSON
-// null: "missing") or pydantic for one that is not an object.
+// null: "missing") or pydantic for one that is not an object. The object
+// decodes a copy of data, so the request never aliases the caller's
+// buffer.
 func decodeBody(data []byte, className string) (*object, *FieldError) {
 	if bodyAbsent(data) {
 		return nil, &FieldError{Type: "missing", Msg: "Field required"}
 	}
-	var members map[string]json.RawMessage
-	if jsonKind(data) != '{' || json.Unmarshal(data, &members) != nil {
+	var root *wire.Node
+	if jsonKind(data) == '{' {
+		root, _ = wire.Parse(bytes.Clone(data))
+	}
+	if root == nil {
 		fe := modelTypeError(data, className)
 		return nil, &fe
 	}
-	return &object{raw: json.RawMessage(data), members: members}, nil
+	return objectOf(root), nil
+}
+
+// decodeTree is decodeBody for a body already decoded by ParseJSONTree
+// (nil for an empty body). The object aliases the tree's input.
+func decodeTree(root *wire.Node, className string) (*object, *FieldError) {
+	if root == nil || root.Kind == wire.Null {
+		return nil, &FieldError{Type: "missing", Msg: "Field required"}
+	}
+	if root.Kind != wire.Object {
+		fe := modelTypeError(root.Raw, className)
+		return nil, &fe
+	}
+	return objectOf(root), nil
+}
+
+func objectOf(root *wire.Node) *object {
+	members := make(map[string]json.RawMessage, len(root.Keys))
+	nodes := make(map[string]*wire.Node, len(root.Keys))
+	for i, k := range root.Keys {
+		members[k] = root.Vals[i].Raw
+		nodes[k] = root.Vals[i]
+	}
+	return &object{raw: root.Raw, members: members, nodes: nodes}
 }
 
 // modelTypeError is pydantic's error for a model given something other
@@ -163,6 +197,13 @@ func (o *object) list(name string, required bool) (items []json.RawMessage, pres
 	}
 	if !required && isNull(raw) {
 		return nil, false
+	}
+	if n := o.nodes[name]; n != nil && n.Kind == wire.Array {
+		items = make([]json.RawMessage, len(n.Arr))
+		for i, c := range n.Arr {
+			items[i] = c.Raw
+		}
+		return items, true
 	}
 	if jsonKind(raw) != '[' || json.Unmarshal(raw, &items) != nil {
 		o.fail(o.at(name), "list_type", "Input should be a valid list", raw)
@@ -464,3 +505,5 @@ func fastTokenIDs(raw json.RawMessage) (ids []int, ok bool) {
 		}
 	}
 }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
