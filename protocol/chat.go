@@ -35,6 +35,7 @@ type ChatCompletionRequest struct {
 	Temperature         *float64
 	TopP                *float64
 	Tools               []json.RawMessage // nil when absent or null
+	ToolTrees           []*wire.Node      // Tools decoded, as MessageTrees
 	// ToolChoice is "none", "auto", "required", a named-function object, or
 	// nil for JSON null. An absent tool_choice is "none", or "auto" when
 	// tools are given (vLLM's check_tool_usage).
@@ -160,6 +161,9 @@ func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r.Temperature = obj.optionalFloat("temperature", nil)
 	r.TopP = obj.optionalFloat("top_p", nil)
 	r.Tools = obj.dictList("tools")
+	if r.Tools != nil {
+		r.ToolTrees = obj.trees("tools")
+	}
 	r.ToolChoice = obj.toolChoice("tool_choice", len(r.Tools) > 0)
 	r.ReasoningEffort = obj.optionalLiteral("reasoning_effort",
 		"none", "minimal", "low", "medium", "high", "xhigh", "max")

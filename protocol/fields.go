@@ -507,3 +507,33 @@ func fastTokenIDs(raw json.RawMessage) (ids []int, ok bool) {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// item is the tree of item i of list member name, when the object came
+// from a tree.
+func (o *object) item(name string, i int) *wire.Node {
+	if n := o.nodes[name]; n != nil && n.Kind == wire.Array && i < len(n.Arr) {
+		return n.Arr[i]
+	}
+	return nil
+}
+
+// membersOfTree is membersOf(raw), read from raw's tree when there is one.
+func membersOfTree(raw json.RawMessage, n *wire.Node) map[string]json.RawMessage {
+	if n == nil || n.Kind != wire.Object {
+		return membersOf(raw)
+	}
+	m := make(map[string]json.RawMessage, len(n.Keys))
+	for i, k := range n.Keys {
+		m[k] = n.Vals[i].Raw
+	}
+	return m
+}
+
+// trees is the trees of list member name's items, when the object came
+// from a tree.
+func (o *object) trees(name string) []*wire.Node {
+	if n := o.nodes[name]; n != nil && n.Kind == wire.Array {
+		return n.Arr
+	}
+	return nil
+}

@@ -23,6 +23,7 @@ type ChatInput struct {
 	// instead of parsing Messages, and never modifies them.
 	MessageTrees         []*wire.Node
 	Tools                []json.RawMessage // nil: no tools given
+	ToolTrees            []*wire.Node      // Tools decoded, as MessageTrees
 	ToolChoice           json.RawMessage
 	Documents            json.RawMessage
 	ChatTemplate         *string
@@ -202,8 +203,18 @@ func (r *Renderer) toolsNode(in ChatInput) (*node, error) {
 		}
 	}
 	out := &node{Kind: jArr, Arr: make([]*node, 0, len(in.Tools))}
+	trees := in.ToolTrees
+	if len(trees) != len(in.Tools) {
+		trees = nil
+	}
 	for i, raw := range in.Tools {
-		t, err := parseJSON(raw)
+		var t *node
+		var err error
+		if trees != nil {
+			t, err = trees[i], checkDepth(trees[i])
+		} else {
+			t, err = parseJSON(raw)
+		}
 		if errors.Is(err, errJSONTooDeep) {
 			// Valid JSON (the request decoded), only too deep to render.
 			return nil, badParam(fmt.Sprintf("tools.%d", i), "tools.%d is nested more than %d levels deep", i, maxJSONDepth)

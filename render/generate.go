@@ -169,6 +169,7 @@ func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatComp
 		Messages:             req.Messages,
 		MessageTrees:         req.MessageTrees,
 		Tools:                req.Tools,
+		ToolTrees:            req.ToolTrees,
 		ToolChoice:           req.ToolChoice,
 		Documents:            req.Documents,
 		ChatTemplate:         req.ChatTemplate,

@@ -47,13 +47,16 @@ func TestMessageTreesMatchMessages(t *testing.T) {
 	if len(req.MessageTrees) != len(req.Messages) {
 		t.Fatalf("%d trees for %d messages", len(req.MessageTrees), len(req.Messages))
 	}
-	before := fmt.Sprint(treeDump(req.MessageTrees))
+	before := fmt.Sprint(treeDump(req.MessageTrees), treeDump(req.ToolTrees))
 	in := ChatInput{Messages: req.Messages, Tools: req.Tools, AddGenerationPrompt: true}
 	want, err := r.RenderChat(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in.MessageTrees = req.MessageTrees
+	in.MessageTrees, in.ToolTrees = req.MessageTrees, req.ToolTrees
+	if len(req.ToolTrees) != len(req.Tools) || len(req.Tools) == 0 {
+		t.Fatalf("%d tool trees for %d tools", len(req.ToolTrees), len(req.Tools))
+	}
 	for range 2 {
 		got, err := r.RenderChat(context.Background(), in)
 		if err != nil {
@@ -63,7 +66,7 @@ func TestMessageTreesMatchMessages(t *testing.T) {
 			t.Fatalf("from trees:\n%s\nfrom Messages:\n%s", got.Text, want.Text)
 		}
 	}
-	if after := fmt.Sprint(treeDump(req.MessageTrees)); after != before {
+	if after := fmt.Sprint(treeDump(req.MessageTrees), treeDump(req.ToolTrees)); after != before {
 		t.Fatalf("rendering changed the request's trees:\n%s\nwas\n%s", after, before)
 	}
 }

@@ -38,8 +38,8 @@ const (
 )
 
 // Node is a decoded JSON value that keeps object key order, as a dict
-// built by json.loads does. Raw aliases the parsed input; strings are
-// decoded copies.
+// built by json.loads does. Raw, and strings without escapes, alias the
+// parsed input.
 type Node struct {
 	Kind Kind
 	B    bool   // a Bool's value
@@ -144,8 +144,8 @@ func Valid(data []byte) error {
 // does, in one pass. Object members with the same key keep the first
 // key's position and the last value, as a Python dict does. Strings are
 // decoded (invalid UTF-8 and lone surrogates become U+FFFD, which a Go
-// string cannot otherwise hold); Raw fields alias data, so data must not
-// change while the tree is in use.
+// string cannot otherwise hold). The tree aliases data (Raw fields, and
+// strings without escapes), so data must not change while it is in use.
 func Parse(data []byte) (*Node, error) {
 	p := parser{s: data, build: true}
 	n, err := p.document()
@@ -185,7 +185,8 @@ type parser struct {
 	nodes []Node   // slab the nodes are cut from
 	ptrs  []*Node  // slab of child lists
 	keys  []string // slab of key lists
-	text  []byte   // arena of decoded strings
+	text  []byte   // arena of decoded strings: chunks, each only appended to
+	chunk int      // the size of the last chunk
 	stack []*Node  // children of the open containers
 	kstk  []string // keys of the open objects
 }
@@ -223,10 +224,30 @@ func (p *parser) keyList(list []string) []string {
 	return p.keys[a:len(p.keys):len(p.keys)]
 }
 
+// alias is b as a string without a copy: b is part of the input, which
+// Parse's caller must not change while the tree is in use.
+func alias(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// reserve makes room in the text arena for the decoded form of an n-byte
+// literal (at most 3n bytes: U+FFFD for each invalid byte), so that the
+// string is decoded into one chunk without moving it.
+func (p *parser) reserve(n int) {
+	if cap(p.text)-len(p.text) >= 3*n {
+		return
+	}
+	p.chunk = min(max(2*p.chunk, 4<<10), 64<<10)
+	p.text = make([]byte, 0, max(3*n, p.chunk))
+}
+
 // intern turns the bytes decoded since from, at the end of the text arena,
 // into a string without copying them. That is safe because the parser only
-// ever appends to the arena: bytes below its length are never written
-// again (if an append moves it, earlier strings keep the old array).
+// ever appends to a chunk, within its capacity (reserve): bytes below its
+// length are never written again.
 func (p *parser) intern(from int) string {
 	if len(p.text) == from {
 		return ""
@@ -247,12 +268,6 @@ func (p *parser) skipWS(i int) int {
 }
 
 func (p *parser) document() (*Node, *scanError) {
-	if p.build {
-		// Decoded text is never longer than the input but for U+FFFD
-		// replacing invalid bytes, so this is almost always the one
-		// allocation all strings share.
-		p.text = make([]byte, 0, len(p.s))
-	}
 	n, i, err := p.value(p.skipWS(0))
 	if err != nil {
 		return nil, err
@@ -306,9 +321,7 @@ func (p *parser) value(i int) (*Node, int, *scanError) {
 	}
 	n := p.scalar(Number, i, end)
 	if n != nil {
-		from := len(p.text)
-		p.text = append(p.text, p.s[i:end]...)
-		n.S = p.intern(from)
+		n.S = alias(p.s[i:end])
 	}
 	return n, end, nil
 }
@@ -470,13 +483,13 @@ func hex4(b []byte) (rune, bool) {
 // str has already checked.
 func (p *parser) decode(start, end int, escaped bool) string {
 	raw := p.s[start:end]
+	if !escaped && utf8.Valid(raw) {
+		return alias(raw)
+	}
+	p.reserve(len(raw))
 	from := len(p.text)
 	if !escaped {
-		if utf8.Valid(raw) {
-			p.text = append(p.text, raw...)
-		} else {
-			p.text = appendValidUTF8(p.text, raw)
-		}
+		p.text = appendValidUTF8(p.text, raw)
 		return p.intern(from)
 	}
 	var buf [utf8.UTFMax]byte
