@@ -96,42 +96,4 @@ func pyType(n *node) string {
 
 // nodeValue converts the node to a template value: objects become
 // insertion-ordered dicts, numbers ints or floats as json.loads makes them.
-func nodeValue(n *node) (jinja.Value, error) {
-	switch n.Kind {
-	case jNull:
-		return jinja.None(), nil
-	case jBool:
-		return jinja.Bool(n.B), nil
-	case jStr:
-		return jinja.Str(n.S), nil
-	case jNum:
-		if !n.IsFloat() {
-			if i, err := strconv.ParseInt(n.S, 10, 64); err == nil {
-				return jinja.Int(i), nil
-			}
-		}
-		// Floats and big ints: let the engine apply Python's rules.
-		return jinja.FromJSON([]byte(n.S))
-	case jArr:
-		items := make([]jinja.Value, len(n.Arr))
-		for i, c := range n.Arr {
-			v, err := nodeValue(c)
-			if err != nil {
-				return jinja.Value{}, err
-			}
-			items[i] = v
-		}
-		return jinja.List(items), nil
-	case jObj:
-		d := jinja.NewDict(len(n.Keys))
-		for i, k := range n.Keys {
-			v, err := nodeValue(n.Vals[i])
-			if err != nil {
-				return jinja.Value{}, err
-			}
-			d.SetStr(k, v)
-		}
-		return jinja.DictValue(d), nil
-	}
-	return jinja.Value{}, fmt.Errorf("bad JSON node kind %d", n.Kind)
-}
+func nodeValue(n *node) (jinja.Value, error) { return jinja.FromTree(n) }
