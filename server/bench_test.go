@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime/metrics"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,7 +96,7 @@ func BenchmarkChatRenderHTTPCold(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			start := processCPU()
+			start, gcStart := processCPU(), gcCPU()
 			for _, body := range bodies {
 				req := httptest.NewRequest("POST", "/v1/chat/completions/render", bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
@@ -106,6 +107,7 @@ func BenchmarkChatRenderHTTPCold(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric((gcCPU()-gcStart)*1e9/float64(b.N), "gc-cpu-ns/op")
 		})
 	}
 }
@@ -139,4 +141,11 @@ func processCPU() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// gcCPU is the runtime's estimate of the CPU seconds spent in GC so far.
+func gcCPU() float64 {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return s[0].Value.Float64()
 }
