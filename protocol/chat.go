@@ -119,11 +119,11 @@ func DecodeChatCompletionRequest(data []byte) (*ChatCompletionRequest, error) {
 	return decodeChat(obj, fe)
 }
 
-// DecodeChatCompletionTree is DecodeChatCompletionRequest for a body
-// ParseJSONTree decoded (nil: an empty body), without scanning it again.
-// The request aliases the body.
-func DecodeChatCompletionTree(root *wire.Node) (*ChatCompletionRequest, error) {
-	obj, fe := decodeTree(root, "ChatCompletionRequest")
+// DecodeChatCompletionTree is DecodeChatCompletionRequest for the tree
+// ParseJSONTree decoded from body (nil: an empty body), without scanning
+// it again. The request aliases body.
+func DecodeChatCompletionTree(body []byte, root *wire.Node) (*ChatCompletionRequest, error) {
+	obj, fe := decodeTree(root, body, "ChatCompletionRequest")
 	return decodeChat(obj, fe)
 }
 

@@ -48,20 +48,24 @@ func decodeBody(data []byte, className string) (*object, *FieldError) {
 		fe := modelTypeError(data, className)
 		return nil, &fe
 	}
-	return objectOf(root), nil
+	o := objectOf(root)
+	o.raw = data
+	return o, nil
 }
 
 // decodeTree is decodeBody for a body already decoded by ParseJSONTree
-// (nil for an empty body). The object aliases the tree's input.
-func decodeTree(root *wire.Node, className string) (*object, *FieldError) {
+// from data (root nil for an empty body). The object aliases data.
+func decodeTree(root *wire.Node, data []byte, className string) (*object, *FieldError) {
 	if root == nil || root.Kind == wire.Null {
 		return nil, &FieldError{Type: "missing", Msg: "Field required"}
 	}
 	if root.Kind != wire.Object {
-		fe := modelTypeError(root.Raw, className)
+		fe := modelTypeError(data, className)
 		return nil, &fe
 	}
-	return objectOf(root), nil
+	o := objectOf(root)
+	o.raw = data
+	return o, nil
 }
 
 func objectOf(root *wire.Node) *object {
@@ -133,7 +137,7 @@ func (o *object) requiredString(name string) string {
 		o.missing(name)
 		return ""
 	}
-	s, ok := laxString(raw)
+	s, ok := o.laxString(name, raw)
 	if !ok {
 		o.fail(o.at(name), "string_type", "Input should be a valid string", raw)
 	}
@@ -146,7 +150,7 @@ func (o *object) optionalString(name string) *string {
 	if !ok || isNull(raw) {
 		return nil
 	}
-	s, ok := laxString(raw)
+	s, ok := o.laxString(name, raw)
 	if !ok {
 		o.fail(o.at(name), "string_type", "Input should be a valid string", raw)
 		return nil
@@ -278,6 +282,15 @@ func keysInOrder(raw json.RawMessage, members map[string]json.RawMessage) []stri
 		}
 	}
 	return keys
+}
+
+// laxString is laxString(raw) for member name, read from its tree when
+// the object has one.
+func (o *object) laxString(name string, raw json.RawMessage) (string, bool) {
+	if n := o.nodes[name]; n != nil {
+		return n.S, n.Kind == wire.String
+	}
+	return laxString(raw)
 }
 
 func laxString(raw json.RawMessage) (string, bool) {

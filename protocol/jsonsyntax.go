@@ -63,17 +63,18 @@ func ParseJSONBody(body []byte) ([]byte, error) {
 }
 
 // ParseJSONTree is ParseJSONBody that also returns the decoded body, made
-// in the same pass, for the Decode…Tree functions. The tree aliases body.
-func ParseJSONTree(body []byte) (*wire.Node, error) {
+// in the same pass, for the Decode…Tree functions: the JSON text (BOM
+// removed) and its tree, which aliases it.
+func ParseJSONTree(body []byte) ([]byte, *wire.Node, error) {
 	body, err := bodyText(body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	root, err := wire.Parse(body)
 	if err != nil {
-		return nil, bodyError(err)
+		return nil, nil, bodyError(err)
 	}
-	return root, nil
+	return body, root, nil
 }
 
 func bodyText(body []byte) ([]byte, error) {

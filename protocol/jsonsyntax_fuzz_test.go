@@ -27,8 +27,8 @@ func FuzzWireValidMatchesReference(f *testing.F) {
 		if !reflect.DeepEqual(err, wantErr) || !bytes.Equal(got, want) {
 			t.Fatalf("%q: ParseJSONBody = %q, %v; reference %q, %v", data, got, err, want, wantErr)
 		}
-		root, err := ParseJSONTree(data)
-		if !reflect.DeepEqual(err, wantErr) {
+		text, root, err := ParseJSONTree(data)
+		if !reflect.DeepEqual(err, wantErr) || !bytes.Equal(text, want) {
 			t.Fatalf("%q: ParseJSONTree err = %v; reference %v", data, err, wantErr)
 		}
 		if err != nil {
@@ -75,7 +75,7 @@ func treeAny(n *wire.Node) any {
 }
 
 func TestWireParseDuplicateKeys(t *testing.T) {
-	root, err := ParseJSONTree([]byte(`{"a":1,"b":2,"a":3}`))
+	_, root, err := ParseJSONTree([]byte(`{"a":1,"b":2,"a":3}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestWireParseDuplicateKeys(t *testing.T) {
 	if root.Vals[0].S != "3" {
 		t.Fatalf("a = %s, want the last value 3", root.Vals[0].S)
 	}
-	if _, err := ParseJSONTree(bytes.Repeat([]byte("["), wire.MaxDepth+1)); !errors.Is(err, ErrBodyNotParsable) {
+	if _, _, err := ParseJSONTree(bytes.Repeat([]byte("["), wire.MaxDepth+1)); !errors.Is(err, ErrBodyNotParsable) {
 		t.Fatalf("too deep: %v", err)
 	}
 }

@@ -92,6 +92,18 @@ func (r *TokenizeRequest) UnmarshalJSON(data []byte) error {
 // if both succeed, preferChatForm decides. Errors are *ValidationError.
 func DecodeTokenizeRequest(data []byte) (TokenizeRequest, error) {
 	obj, fe := decodeBody(data, "TokenizeCompletionRequest")
+	return decodeTokenize(obj, fe, data)
+}
+
+// DecodeTokenizeTree is DecodeTokenizeRequest for the tree ParseJSONTree
+// decoded from body (nil: an empty body), without scanning it again. The
+// request aliases body.
+func DecodeTokenizeTree(body []byte, root *wire.Node) (TokenizeRequest, error) {
+	obj, fe := decodeTree(root, body, "TokenizeCompletionRequest")
+	return decodeTokenize(obj, fe, body)
+}
+
+func decodeTokenize(obj *object, fe *FieldError, data []byte) (TokenizeRequest, error) {
 	switch {
 	case fe != nil && fe.Type == "missing":
 		// An absent body fails before the union is tried.

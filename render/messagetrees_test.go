@@ -36,11 +36,11 @@ func TestMessageTreesMatchMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, err := protocol.ParseJSONTree(body)
+	body, tree, err := protocol.ParseJSONTree(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := protocol.DecodeChatCompletionTree(tree)
+	req, err := protocol.DecodeChatCompletionTree(body, tree)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request, decode bool) (
 	var tree *wire.Node
 	if len(body) > 0 && parsesAsJSON(contentType) {
 		if decode {
-			tree, err = protocol.ParseJSONTree(body)
+			body, tree, err = protocol.ParseJSONTree(body)
 		} else {
 			body, err = protocol.ParseJSONBody(body)
 		}

@@ -102,13 +102,7 @@ func (s *server) readChatRequest(w http.ResponseWriter, r *http.Request) (*proto
 		s.writeError(w, r, e)
 		return nil, false
 	}
-	var req *protocol.ChatCompletionRequest
-	var err error
-	if tree != nil {
-		req, err = protocol.DecodeChatCompletionTree(tree)
-	} else {
-		req, err = protocol.DecodeChatCompletionRequest(body)
-	}
+	req, err := protocol.DecodeChatCompletionTree(body, tree)
 	if err != nil {
 		s.writeError(w, r, decodeError(err))
 		return nil, false

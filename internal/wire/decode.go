@@ -540,13 +540,19 @@ func (p *parser) decode(start, end int, escaped bool) string {
 	return p.intern(from)
 }
 
-// appendValidUTF8 appends b with each invalid byte as U+FFFD, as Go's
-// decoders do.
+// appendValidUTF8 appends b with each invalid byte as U+FFFD, as
+// encoding/json does (and as AppendString writes such bytes).
 func appendValidUTF8(dst, b []byte) []byte {
-	if utf8.Valid(b) {
-		return append(dst, b...)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, "\uFFFD"...)
+		} else {
+			dst = append(dst, b[:size]...)
+		}
+		b = b[size:]
 	}
-	return append(dst, strings.ToValidUTF8(string(b), "\uFFFD")...)
+	return dst
 }
 
 // object scans members after the opening brace at i.
