@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
-	"runtime/debug"
 	"strconv"
 
 	"github.com/vrender/vrender/derender"
@@ -38,7 +36,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		stateKey    string
 		sec         serveSecurityFlags
 		tokCache    int64
-		gcPercent   int
 	)
 	mf.register(c, true)
 	rf.register(c)
@@ -55,17 +52,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c.fs.Int64Var(&tokCache, "tokenizer-cache-size", tokenizer.DefaultSegmentCacheBytes,
 		"`BYTES` bounding the cache of token ids of the text between special tokens, so a conversation\n"+
 			"re-rendered each turn encodes only its new messages (0: off)")
-	c.fs.IntVar(&gcPercent, "gc-percent", serveGCPercent,
-		"`PERCENT` of heap growth between collections, as GOGC (default: env GOGC, else 400: a render\n"+
-			"server's live heap is small and its garbage per request large, so Go's 100 spends ~10% of\n"+
-			"the CPU of a long chat render on GC; -1: off)")
 	sec.register(c)
 
 	rest, err := c.parse(args, stdout)
 	if err != nil {
 		return err
 	}
-	setGCPercent(c, gcPercent)
 	logBuf := newBufferedLog(stderr)
 	defer logBuf.Close()
 	log := slog.New(flushingHandler{slog.NewTextHandler(logBuf, nil), logBuf})
@@ -164,20 +156,4 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"served_model_names", names, "max_model_len", m.MaxModelLen, "engines", []string(ef.engines),
 		"version", vrenderVersion())
 	return server.Serve(ctx, ln, h, server.ServeOptions{Logger: log, ShutdownTimeout: sec.shutdownTimeout})
-}
-
-// serveGCPercent is serve's GOGC when neither --gc-percent nor GOGC sets
-// one. `vrender bench render --http` (docs/benchmarks-http.md): at Go's
-// 100 the collector took ~0.2 ms of a ~2 ms cold 9k render, at 400 about
-// 0.03 ms, for a heap that peaks at a few hundred MB instead of ~100.
-const serveGCPercent = 400
-
-// setGCPercent applies --gc-percent, or the default when the flag is
-// absent and GOGC unset (the runtime has already applied GOGC).
-func setGCPercent(c *command, percent int) {
-	given := false
-	c.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "gc-percent" })
-	if given || os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(percent)
-	}
 }
