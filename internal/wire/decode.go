@@ -52,8 +52,9 @@ type Node struct {
 	// Raw is the value's JSON text within the input (nil for nodes built
 	// by code rather than parsed).
 	Raw []byte
-	// Depth is the longest chain of nested values below this one: 0 for
-	// scalars and empty containers.
+	// Depth is the longest chain of nested values below this one in the
+	// text (a value a repeated key replaced included): 0 for scalars and
+	// empty containers.
 	Depth int
 }
 
