@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"encoding/json"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // ChatCompletionRequest is vLLM's ChatCompletionRequest (the body of
@@ -11,7 +13,11 @@ import (
 // interprets them, and their key order reaches the chat template. Unknown
 // fields are ignored (vLLM's OpenAIBaseModel allows extras).
 type ChatCompletionRequest struct {
-	Messages            []json.RawMessage
+	Messages []json.RawMessage
+	// MessageTrees are Messages decoded in the same pass as the body, when
+	// it was (nil otherwise); render reads them instead of parsing
+	// Messages again. Code that edits Messages must reset them to nil.
+	MessageTrees        []*wire.Node
 	Model               *string
 	FrequencyPenalty    *float64 // default 0.0
 	LogitBias           []LogitBiasEntry
@@ -29,6 +35,7 @@ type ChatCompletionRequest struct {
 	Temperature         *float64
 	TopP                *float64
 	Tools               []json.RawMessage // nil when absent or null
+	ToolTrees           []*wire.Node      // Tools decoded, as MessageTrees
 	// ToolChoice is "none", "auto", "required", a named-function object, or
 	// nil for JSON null. An absent tool_choice is "none", or "auto" when
 	// tools are given (vLLM's check_tool_usage).
@@ -109,6 +116,18 @@ func (r *ChatCompletionRequest) UnmarshalJSON(data []byte) error {
 // then every field. Errors are *ValidationError.
 func DecodeChatCompletionRequest(data []byte) (*ChatCompletionRequest, error) {
 	obj, fe := decodeBody(data, "ChatCompletionRequest")
+	return decodeChat(obj, fe)
+}
+
+// DecodeChatCompletionTree is DecodeChatCompletionRequest for the tree
+// ParseJSONTree decoded from body (nil: an empty body), without scanning
+// it again. The request aliases body.
+func DecodeChatCompletionTree(body []byte, root *wire.Node) (*ChatCompletionRequest, error) {
+	obj, fe := decodeTree(root, body, "ChatCompletionRequest")
+	return decodeChat(obj, fe)
+}
+
+func decodeChat(obj *object, fe *FieldError) (*ChatCompletionRequest, error) {
 	if fe != nil {
 		return nil, &ValidationError{Errors: []FieldError{*fe}}
 	}
@@ -124,7 +143,7 @@ func DecodeChatCompletionRequest(data []byte) (*ChatCompletionRequest, error) {
 
 func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r := &ChatCompletionRequest{}
-	r.Messages = obj.messages("messages")
+	r.Messages, r.MessageTrees = obj.messages("messages")
 	r.Model = obj.optionalString("model")
 	r.FrequencyPenalty = obj.optionalFloat("frequency_penalty", ptr(0.0))
 	r.LogitBias = obj.logitBias("logit_bias")
@@ -142,6 +161,9 @@ func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r.Temperature = obj.optionalFloat("temperature", nil)
 	r.TopP = obj.optionalFloat("top_p", nil)
 	r.Tools = obj.dictList("tools")
+	if r.Tools != nil {
+		r.ToolTrees = obj.trees("tools")
+	}
 	r.ToolChoice = obj.toolChoice("tool_choice", len(r.Tools) > 0)
 	r.ReasoningEffort = obj.optionalLiteral("reasoning_effort",
 		"none", "minimal", "low", "medium", "high", "xhigh", "max")

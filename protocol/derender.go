@@ -79,7 +79,7 @@ type GenerateChoice struct {
 // choice defaults it to "stop", a stream choice to null.
 func (c *GenerateChoice) UnmarshalJSON(data []byte) error {
 	type plain GenerateChoice
-	members, ok := fastMembers(data)
+	members, ok := wireMembers(data)
 	if !ok {
 		if err := json.Unmarshal(data, &members); err != nil {
 			return err

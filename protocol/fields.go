@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // Request bodies are checked field by field with pydantic's lax ("python")
@@ -21,23 +23,59 @@ import (
 type object struct {
 	raw     json.RawMessage // the whole object: the input of "missing" errors
 	members map[string]json.RawMessage
-	loc     []any
-	errs    []FieldError
+	// nodes are the members decoded, when the object came from a tree
+	// (internal/wire): lists and messages are read from them instead of
+	// being scanned again.
+	nodes map[string]*wire.Node
+	loc   []any
+	errs  []FieldError
 }
 
 // decodeBody reads a request body as the JSON object for model className.
 // It returns the error FastAPI gives for an absent body (empty or JSON
-// null: "missing") or pydantic for one that is not an object.
+// null: "missing") or pydantic for one that is not an object. The object
+// decodes a copy of data, so the request never aliases the caller's
+// buffer.
 func decodeBody(data []byte, className string) (*object, *FieldError) {
 	if bodyAbsent(data) {
 		return nil, &FieldError{Type: "missing", Msg: "Field required"}
 	}
-	var members map[string]json.RawMessage
-	if jsonKind(data) != '{' || json.Unmarshal(data, &members) != nil {
+	var root *wire.Node
+	if jsonKind(data) == '{' {
+		root, _ = wire.Parse(bytes.Clone(data))
+	}
+	if root == nil {
 		fe := modelTypeError(data, className)
 		return nil, &fe
 	}
-	return &object{raw: json.RawMessage(data), members: members}, nil
+	o := objectOf(root)
+	o.raw = data
+	return o, nil
+}
+
+// decodeTree is decodeBody for a body already decoded by ParseJSONTree
+// from data (root nil for an empty body). The object aliases data.
+func decodeTree(root *wire.Node, data []byte, className string) (*object, *FieldError) {
+	if root == nil || root.Kind == wire.Null {
+		return nil, &FieldError{Type: "missing", Msg: "Field required"}
+	}
+	if root.Kind != wire.Object {
+		fe := modelTypeError(data, className)
+		return nil, &fe
+	}
+	o := objectOf(root)
+	o.raw = data
+	return o, nil
+}
+
+func objectOf(root *wire.Node) *object {
+	members := make(map[string]json.RawMessage, len(root.Keys))
+	nodes := make(map[string]*wire.Node, len(root.Keys))
+	for i, k := range root.Keys {
+		members[k] = root.Vals[i].Raw
+		nodes[k] = root.Vals[i]
+	}
+	return &object{raw: root.Raw, members: members, nodes: nodes}
 }
 
 // modelTypeError is pydantic's error for a model given something other
@@ -99,7 +137,7 @@ func (o *object) requiredString(name string) string {
 		o.missing(name)
 		return ""
 	}
-	s, ok := laxString(raw)
+	s, ok := o.laxString(name, raw)
 	if !ok {
 		o.fail(o.at(name), "string_type", "Input should be a valid string", raw)
 	}
@@ -112,7 +150,7 @@ func (o *object) optionalString(name string) *string {
 	if !ok || isNull(raw) {
 		return nil
 	}
-	s, ok := laxString(raw)
+	s, ok := o.laxString(name, raw)
 	if !ok {
 		o.fail(o.at(name), "string_type", "Input should be a valid string", raw)
 		return nil
@@ -163,6 +201,13 @@ func (o *object) list(name string, required bool) (items []json.RawMessage, pres
 	}
 	if !required && isNull(raw) {
 		return nil, false
+	}
+	if n := o.nodes[name]; n != nil && n.Kind == wire.Array {
+		items = make([]json.RawMessage, len(n.Arr))
+		for i, c := range n.Arr {
+			items[i] = c.Raw
+		}
+		return items, true
 	}
 	if jsonKind(raw) != '[' || json.Unmarshal(raw, &items) != nil {
 		o.fail(o.at(name), "list_type", "Input should be a valid list", raw)
@@ -237,6 +282,15 @@ func keysInOrder(raw json.RawMessage, members map[string]json.RawMessage) []stri
 		}
 	}
 	return keys
+}
+
+// laxString is laxString(raw) for member name, read from its tree when
+// the object has one.
+func (o *object) laxString(name string, raw json.RawMessage) (string, bool) {
+	if n := o.nodes[name]; n != nil {
+		return n.S, n.Kind == wire.String
+	}
+	return laxString(raw)
 }
 
 func laxString(raw json.RawMessage) (string, bool) {
@@ -463,4 +517,36 @@ func fastTokenIDs(raw json.RawMessage) (ids []int, ok bool) {
 			return nil, false
 		}
 	}
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// item is the tree of item i of list member name, when the object came
+// from a tree.
+func (o *object) item(name string, i int) *wire.Node {
+	if n := o.nodes[name]; n != nil && n.Kind == wire.Array && i < len(n.Arr) {
+		return n.Arr[i]
+	}
+	return nil
+}
+
+// membersOfTree is membersOf(raw), read from raw's tree when there is one.
+func membersOfTree(raw json.RawMessage, n *wire.Node) map[string]json.RawMessage {
+	if n == nil || n.Kind != wire.Object {
+		return membersOf(raw)
+	}
+	m := make(map[string]json.RawMessage, len(n.Keys))
+	for i, k := range n.Keys {
+		m[k] = n.Vals[i].Raw
+	}
+	return m
+}
+
+// trees is the trees of list member name's items, when the object came
+// from a tree.
+func (o *object) trees(name string) []*wire.Node {
+	if n := o.nodes[name]; n != nil && n.Kind == wire.Array {
+		return n.Arr
+	}
+	return nil
 }

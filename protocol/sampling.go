@@ -944,8 +944,8 @@ func (o *object) dictList(name string) []json.RawMessage {
 			valid = false
 			continue
 		}
-		var tool map[string]json.RawMessage
-		_ = json.Unmarshal(item, &tool)
+		toolNode := o.item(name, i)
+		tool := membersOfTree(item, toolNode)
 		if t, ok := tool["type"]; ok {
 			if s, _ := laxString(t); s != "function" {
 				o.fail(o.at(name, i, "type"), "literal_error", "Input should be 'function'", t,
@@ -965,8 +965,11 @@ func (o *object) dictList(name string) []json.RawMessage {
 			valid = false
 			continue
 		}
-		var def map[string]json.RawMessage
-		_ = json.Unmarshal(fn, &def)
+		var fnNode *wire.Node
+		if toolNode != nil {
+			fnNode, _ = toolNode.Get("function")
+		}
+		def := membersOfTree(fn, fnNode)
 		if n, ok := def["name"]; !ok {
 			o.fail(o.at(name, i, "function", "name"), "missing", "Field required", fn)
 			valid = false

@@ -31,6 +31,9 @@ type TokenizeChatRequest struct {
 	MediaIOKwargs        json.RawMessage   `json:"media_io_kwargs"`      // object of objects or nil
 	MMProcessorKwargs    json.RawMessage   `json:"mm_processor_kwargs"`  // object or nil
 	Tools                []json.RawMessage `json:"tools"`                // nil when absent or null
+	// MessageTrees are Messages decoded, when the request was decoded from
+	// a tree (see ChatCompletionRequest.MessageTrees).
+	MessageTrees []*wire.Node `json:"-"`
 }
 
 // TokenizeRequest is vLLM's TokenizeRequest union: exactly one of
@@ -89,6 +92,18 @@ func (r *TokenizeRequest) UnmarshalJSON(data []byte) error {
 // if both succeed, preferChatForm decides. Errors are *ValidationError.
 func DecodeTokenizeRequest(data []byte) (TokenizeRequest, error) {
 	obj, fe := decodeBody(data, "TokenizeCompletionRequest")
+	return decodeTokenize(obj, fe, data)
+}
+
+// DecodeTokenizeTree is DecodeTokenizeRequest for the tree ParseJSONTree
+// decoded from body (nil: an empty body), without scanning it again. The
+// request aliases body.
+func DecodeTokenizeTree(body []byte, root *wire.Node) (TokenizeRequest, error) {
+	obj, fe := decodeTree(root, body, "TokenizeCompletionRequest")
+	return decodeTokenize(obj, fe, body)
+}
+
+func decodeTokenize(obj *object, fe *FieldError, data []byte) (TokenizeRequest, error) {
 	switch {
 	case fe != nil && fe.Type == "missing":
 		// An absent body fails before the union is tried.
@@ -196,7 +211,7 @@ func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []FieldError) {
 		}}
 	}
 	r := &TokenizeChatRequest{Model: obj.optionalString("model")}
-	r.Messages = obj.messages("messages")
+	r.Messages, r.MessageTrees = obj.messages("messages")
 	r.AddGenerationPrompt = obj.boolean("add_generation_prompt", true)
 	r.ReturnTokenStrs = obj.optionalBool("return_token_strs", false)
 	r.ContinueFinalMessage = obj.boolean("continue_final_message", false)
@@ -216,10 +231,10 @@ func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []FieldError) {
 
 // messages is a required list of chat messages. Only the shape is checked
 // here (a list of objects); the render tier validates message contents.
-func (o *object) messages(name string) []json.RawMessage {
+func (o *object) messages(name string) ([]json.RawMessage, []*wire.Node) {
 	items, ok := o.list(name, true)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	valid := true
 	for i, item := range items {
@@ -229,9 +244,13 @@ func (o *object) messages(name string) []json.RawMessage {
 		}
 	}
 	if !valid {
-		return nil
+		return nil, nil
 	}
-	return items
+	var trees []*wire.Node
+	if n := o.nodes[name]; n != nil && n.Kind == wire.Array {
+		trees = n.Arr
+	}
+	return items, trees
 }
 
 // TokenizeResponse is the 200 body of POST /tokenize. TokenStrs is null

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/vrender/vrender/internal/telemetry"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render/jinja"
 )
@@ -16,8 +17,13 @@ import (
 // ChatInput holds the fields of vLLM's ChatCompletionRequest that shape the
 // prompt. Raw JSON keeps key order and unknown fields, as Python dicts do.
 type ChatInput struct {
-	Messages             []json.RawMessage
+	Messages []json.RawMessage
+	// MessageTrees, when it has one tree per message, is Messages already
+	// decoded (protocol decodes them with the body); render reads them
+	// instead of parsing Messages, and never modifies them.
+	MessageTrees         []*wire.Node
 	Tools                []json.RawMessage // nil: no tools given
+	ToolTrees            []*wire.Node      // Tools decoded, as MessageTrees
 	ToolChoice           json.RawMessage
 	Documents            json.RawMessage
 	ChatTemplate         *string
@@ -85,7 +91,7 @@ func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, e
 	if format == FormatAuto {
 		format = tmpl.format
 	}
-	msgs, err := normalizeMessages(in.Messages, format, tmpl.usesDeveloper)
+	msgs, err := normalizeMessages(in.Messages, in.MessageTrees, format, tmpl.usesDeveloper)
 	if err != nil {
 		return nil, err
 	}
@@ -142,10 +148,10 @@ func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, e
 // then the request's, then enable_thinking from reasoning_effort. It also
 // returns a chat_template given inside the kwargs.
 func (r *Renderer) templateKwargs(in ChatInput) (*node, *string, error) {
-	kw := &node{k: jObj}
+	kw := &node{Kind: jObj}
 	if r.defaultKwargs != nil {
-		for i, k := range r.defaultKwargs.keys {
-			kw.set(k, r.defaultKwargs.vals[i])
+		for i, k := range r.defaultKwargs.Keys {
+			kw.Set(k, r.defaultKwargs.Vals[i])
 		}
 	}
 	reqTemplate := in.ChatTemplate
@@ -155,11 +161,11 @@ func (r *Renderer) templateKwargs(in ChatInput) (*node, *string, error) {
 		if err != nil {
 			return nil, nil, badParam("chat_template_kwargs", "Invalid chat_template_kwargs JSON: %v", err)
 		}
-		switch req.k {
+		switch req.Kind {
 		case jNull:
 		case jObj:
-			if t, ok := req.get("chat_template"); ok {
-				s, isStr := t.str()
+			if t, ok := req.Get("chat_template"); ok {
+				s, isStr := t.Text()
 				if !r.cfg.TrustRequestChatTemplate {
 					return nil, nil, badRequest("Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template.")
 				}
@@ -167,26 +173,26 @@ func (r *Renderer) templateKwargs(in ChatInput) (*node, *string, error) {
 					reqTemplate = &s
 				}
 			}
-			if _, ok := req.get("tokenize"); ok {
+			if _, ok := req.Get("tokenize"); ok {
 				return nil, nil, badParam("chat_template_kwargs", "Found unexpected chat template kwargs from request: {'tokenize'}")
 			}
-			for i, k := range req.keys {
-				kw.set(k, req.vals[i])
+			for i, k := range req.Keys {
+				kw.Set(k, req.Vals[i])
 			}
-			_, userSetThinking = req.get("enable_thinking")
+			_, userSetThinking = req.Get("enable_thinking")
 		default:
 			return nil, nil, badParam("chat_template_kwargs", "chat_template_kwargs must be an object")
 		}
 	}
 	if in.ReasoningEffort != nil {
-		kw.set("reasoning_effort", strNode(*in.ReasoningEffort))
+		kw.Set("reasoning_effort", strNode(*in.ReasoningEffort))
 		if !userSetThinking {
-			kw.set("enable_thinking", &node{k: jBool, b: *in.ReasoningEffort != "none"})
+			kw.Set("enable_thinking", &node{Kind: jBool, B: *in.ReasoningEffort != "none"})
 		}
 	}
-	for i := 0; i < len(kw.keys); {
-		if applyChatTemplateParams[kw.keys[i]] {
-			kw.del(kw.keys[i])
+	for i := 0; i < len(kw.Keys); {
+		if applyChatTemplateParams[kw.Keys[i]] {
+			kw.Del(kw.Keys[i])
 			continue
 		}
 		i++
@@ -205,18 +211,28 @@ func (r *Renderer) toolsNode(in ChatInput) (*node, error) {
 			return nil, nil
 		}
 	}
-	out := &node{k: jArr, arr: make([]*node, 0, len(in.Tools))}
+	out := &node{Kind: jArr, Arr: make([]*node, 0, len(in.Tools))}
+	trees := in.ToolTrees
+	if len(trees) != len(in.Tools) {
+		trees = nil
+	}
 	for i, raw := range in.Tools {
-		t, err := parseJSON(raw)
+		var t *node
+		var err error
+		if trees != nil {
+			t, err = trees[i], checkDepth(trees[i])
+		} else {
+			t, err = parseJSON(raw)
+		}
 		if errors.Is(err, errJSONTooDeep) {
 			// Valid JSON (the request decoded), only too deep to render.
 			return nil, badParam(fmt.Sprintf("tools.%d", i), "tools.%d is nested more than %d levels deep", i, maxJSONDepth)
 		}
-		if err != nil || t.k != jObj {
+		if err != nil || t.Kind != jObj {
 			return nil, badParam(fmt.Sprintf("tools.%d", i), "Each tool must be an object")
 		}
 		if in.ToolsAsGiven {
-			out.arr = append(out.arr, t)
+			out.Arr = append(out.Arr, t)
 			continue
 		}
 		dumped, berr := dumpTool(t)
@@ -224,7 +240,7 @@ func (r *Renderer) toolsNode(in ChatInput) (*node, error) {
 			berr.Param = fmt.Sprintf("tools.%d.%s", i, berr.Param)
 			return nil, berr
 		}
-		out.arr = append(out.arr, dumped)
+		out.Arr = append(out.Arr, dumped)
 	}
 	return out, nil
 }
@@ -232,38 +248,38 @@ func (r *Renderer) toolsNode(in ChatInput) (*node, error) {
 // dumpTool is pydantic's model_dump of ChatCompletionToolsParam: declared
 // fields first, defaults filled in, then extra fields in request order.
 func dumpTool(t *node) (*node, *BadRequestError) {
-	typ, ok := t.get("type")
+	typ, ok := t.Get("type")
 	if !ok {
 		typ = strNode("function")
 	}
-	if s, _ := typ.str(); s != "function" {
+	if s, _ := typ.Text(); s != "function" {
 		return nil, badParam("type", "Input should be 'function'")
 	}
-	fn, ok := t.get("function")
-	if !ok || fn.k != jObj {
+	fn, ok := t.Get("function")
+	if !ok || fn.Kind != jObj {
 		return nil, badParam("function", "Field required: function must be an object")
 	}
-	name, _ := fn.get("name")
-	if _, isStr := name.str(); !isStr {
+	name, _ := fn.Get("name")
+	if _, isStr := name.Text(); !isStr {
 		return nil, badParam("function.name", "Field required: function.name must be a string")
 	}
 	dfn := objNode("name", name)
 	for _, k := range []string{"description", "parameters"} {
-		v, ok := fn.get(k)
+		v, ok := fn.Get(k)
 		if !ok {
-			v = nullNode
+			v = wire.NullNode
 		}
-		dfn.set(k, v)
+		dfn.Set(k, v)
 	}
-	for i, k := range fn.keys {
+	for i, k := range fn.Keys {
 		if k != "name" && k != "description" && k != "parameters" {
-			dfn.set(k, fn.vals[i])
+			dfn.Set(k, fn.Vals[i])
 		}
 	}
 	out := objNode("type", typ, "function", dfn)
-	for i, k := range t.keys {
+	for i, k := range t.Keys {
 		if k != "type" && k != "function" {
-			out.set(k, t.vals[i])
+			out.Set(k, t.Vals[i])
 		}
 	}
 	return out, nil
@@ -272,21 +288,21 @@ func dumpTool(t *node) (*node, *BadRequestError) {
 // checkDocuments is transformers' check that documents are dicts.
 func checkDocuments(d *node) error {
 	var items []*node
-	switch d.k {
+	switch d.Kind {
 	case jNull:
 		return nil
 	case jArr:
-		items = d.arr
+		items = d.Arr
 	case jObj, jStr:
 		// Iterating a dict or str yields strings, which are not dicts.
-		if d.truthy() {
+		if truthy(d) {
 			items = []*node{strNode("")}
 		}
 	default:
-		return badParam("documents", "'%s' object is not iterable", d.pyType())
+		return badParam("documents", "'%s' object is not iterable", pyType(d))
 	}
 	for _, it := range items {
-		if it.k != jObj {
+		if it.Kind != jObj {
 			return badParam("documents", "Documents should be a list of dicts with 'title' and 'text' keys!")
 		}
 	}
@@ -297,12 +313,12 @@ func checkDocuments(d *node) error {
 // special tokens, the chat-template kwargs over them, then messages, tools,
 // documents (None when absent) and add_generation_prompt.
 func (r *Renderer) contextVars(msgs []*node, tools, documents, kwargs *node, addGen bool) (*jinja.Dict, error) {
-	d := jinja.NewDict(len(r.specials) + len(kwargs.keys) + 4)
+	d := jinja.NewDict(len(r.specials) + len(kwargs.Keys) + 4)
 	for _, st := range r.specials {
 		d.SetStr(st.name, jinja.Str(st.value))
 	}
-	for i, k := range kwargs.keys {
-		v, err := kwargs.vals[i].value()
+	for i, k := range kwargs.Keys {
+		v, err := nodeValue(kwargs.Vals[i])
 		if err != nil {
 			return nil, badParam("chat_template_kwargs", "%v", err)
 		}
@@ -310,7 +326,7 @@ func (r *Renderer) contextVars(msgs []*node, tools, documents, kwargs *node, add
 	}
 	items := make([]jinja.Value, len(msgs))
 	for i, m := range msgs {
-		v, err := m.value()
+		v, err := nodeValue(m)
 		if err != nil {
 			return nil, badParam("messages", "%v", err)
 		}
@@ -324,7 +340,7 @@ func (r *Renderer) contextVars(msgs []*node, tools, documents, kwargs *node, add
 		v := jinja.None()
 		if kv.n != nil {
 			var err error
-			if v, err = kv.n.value(); err != nil {
+			if v, err = nodeValue(kv.n); err != nil {
 				return nil, badParam(kv.name, "%v", err)
 			}
 		}
@@ -341,29 +357,29 @@ func markFinalMessage(msgs []*node, tmpl *compiled) (string, error) {
 		return "", badParam("messages", "list index out of range")
 	}
 	last := msgs[len(msgs)-1]
-	content, ok := last.get("content")
-	if !ok || content.isNull() {
+	content, ok := last.Get("content")
+	if !ok || content.IsNull() {
 		return "", badRequest(`continue_final_message is set but the final message has no "content" to continue!`)
 	}
 	if !tmpl.mentionsContent {
 		return "", badRequest(`continue_final_message is set to "content" but this is not an accepted field in the chat_template`)
 	}
-	switch content.k {
+	switch content.Kind {
 	case jArr:
-		for i := len(content.arr) - 1; i >= 0; i-- {
-			block := content.arr[i]
-			if t, ok := block.get("text"); ok {
-				s, _ := t.str()
-				block.set("text", strNode(s+continueTag))
+		for i := len(content.Arr) - 1; i >= 0; i-- {
+			block := content.Arr[i]
+			if t, ok := block.Get("text"); ok {
+				s, _ := t.Text()
+				block.Set("text", strNode(s+continueTag))
 				return s, nil
 			}
 		}
 		return "", badRequest("continue_final_message is set but we could not find any text to continue in the final message!")
 	case jStr:
-		last.set("content", strNode(content.s+continueTag))
-		return content.s, nil
+		last.Set("content", strNode(content.S+continueTag))
+		return content.S, nil
 	}
-	return "", badParam("messages", "can only concatenate %s (not \"str\") to %s", content.pyType(), content.pyType())
+	return "", badParam("messages", "can only concatenate %s (not \"str\") to %s", pyType(content), pyType(content))
 }
 
 // cutAtFinalMessage cuts the rendered chat right after the final message's

@@ -1,104 +1,88 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/render/jinja"
 )
 
-// jkind is the JSON type of a node.
-type jkind uint8
+// node is a decoded JSON value (internal/wire's tree, which keeps object
+// key order as Python's json.loads does); the normaliser inspects it and
+// then converts it to a template value once, without a second JSON round
+// trip.
+type node = wire.Node
 
 const (
-	jNull jkind = iota
-	jBool
-	jNum
-	jStr
-	jArr
-	jObj
+	jNull = wire.Null
+	jBool = wire.Bool
+	jNum  = wire.Number
+	jStr  = wire.String
+	jArr  = wire.Array
+	jObj  = wire.Object
 )
 
-// node is a decoded JSON value that keeps object key order, as Python's
-// json.loads does; the normaliser inspects it and then converts it to a
-// template value once, without a second JSON round trip.
-type node struct {
-	k    jkind
-	b    bool
-	s    string // string value, or a number's literal
-	arr  []*node
-	keys []string
-	vals []*node
+// maxJSONDepth bounds the nesting of a value handed to the template, so
+// hostile input cannot exhaust the stack of the template engine.
+const maxJSONDepth = 512
+
+// errJSONTooDeep is parseJSON's error past maxJSONDepth.
+var errJSONTooDeep = fmt.Errorf("JSON nested more than %d levels deep", maxJSONDepth)
+
+// parseJSON decodes one JSON document as json.loads does: a syntax error
+// reads as Python's JSONDecodeError. Duplicate object keys keep their first
+// position and last value.
+func parseJSON(data []byte) (*node, error) {
+	n, err := wire.Parse(data)
+	var syn *wire.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		return nil, errors.New(syn.PyString())
+	case err != nil:
+		return nil, errJSONTooDeep
+	}
+	return n, checkDepth(n)
 }
 
-var nullNode = &node{k: jNull}
-
-// get returns an object's member.
-func (n *node) get(key string) (*node, bool) {
-	if n == nil || n.k != jObj {
-		return nil, false
+// checkDepth is parseJSON's depth limit for a tree decoded elsewhere.
+func checkDepth(n *node) error {
+	if n.Depth > maxJSONDepth {
+		return errJSONTooDeep
 	}
-	for i, k := range n.keys {
-		if k == key {
-			return n.vals[i], true
-		}
-	}
-	return nil, false
-}
-
-// set replaces a member in place or appends it, as dict assignment does.
-func (n *node) set(key string, v *node) {
-	for i, k := range n.keys {
-		if k == key {
-			n.vals[i] = v
-			return
-		}
-	}
-	n.keys = append(n.keys, key)
-	n.vals = append(n.vals, v)
-}
-
-// isNull reports an absent or null value.
-func (n *node) isNull() bool { return n == nil || n.k == jNull }
-
-// str returns a string node's value.
-func (n *node) str() (string, bool) {
-	if n == nil || n.k != jStr {
-		return "", false
-	}
-	return n.s, true
+	return nil
 }
 
 // truthy is Python's bool() of the decoded value.
-func (n *node) truthy() bool {
-	switch n.k {
+func truthy(n *node) bool {
+	switch n.Kind {
 	case jNull:
 		return false
 	case jBool:
-		return n.b
+		return n.B
 	case jNum:
-		f, err := strconv.ParseFloat(n.s, 64)
+		f, err := strconv.ParseFloat(n.S, 64)
 		return err != nil || f != 0
 	case jStr:
-		return n.s != ""
+		return n.S != ""
 	case jArr:
-		return len(n.arr) > 0
+		return len(n.Arr) > 0
 	case jObj:
-		return len(n.keys) > 0
+		return len(n.Keys) > 0
 	}
 	return false
 }
 
 // pyType is the Python type name of the decoded value, for error messages.
-func (n *node) pyType() string {
-	switch n.k {
+func pyType(n *node) string {
+	switch n.Kind {
 	case jNull:
 		return "NoneType"
 	case jBool:
 		return "bool"
 	case jNum:
-		if strings.ContainsAny(n.s, ".eE") {
+		if n.IsFloat() {
 			return "float"
 		}
 		return "int"
@@ -110,44 +94,6 @@ func (n *node) pyType() string {
 	return "dict"
 }
 
-// value converts the node to a template value: objects become
+// nodeValue converts the node to a template value: objects become
 // insertion-ordered dicts, numbers ints or floats as json.loads makes them.
-func (n *node) value() (jinja.Value, error) {
-	switch n.k {
-	case jNull:
-		return jinja.None(), nil
-	case jBool:
-		return jinja.Bool(n.b), nil
-	case jStr:
-		return jinja.Str(n.s), nil
-	case jNum:
-		if !strings.ContainsAny(n.s, ".eE") {
-			if i, err := strconv.ParseInt(n.s, 10, 64); err == nil {
-				return jinja.Int(i), nil
-			}
-		}
-		// Floats and big ints: let the engine apply Python's rules.
-		return jinja.FromJSON([]byte(n.s))
-	case jArr:
-		items := make([]jinja.Value, len(n.arr))
-		for i, c := range n.arr {
-			v, err := c.value()
-			if err != nil {
-				return jinja.Value{}, err
-			}
-			items[i] = v
-		}
-		return jinja.List(items), nil
-	case jObj:
-		d := jinja.NewDict(len(n.keys))
-		for i, k := range n.keys {
-			v, err := n.vals[i].value()
-			if err != nil {
-				return jinja.Value{}, err
-			}
-			d.SetStr(k, v)
-		}
-		return jinja.DictValue(d), nil
-	}
-	return jinja.Value{}, fmt.Errorf("bad JSON node kind %d", n.k)
-}
+func nodeValue(n *node) (jinja.Value, error) { return jinja.FromTree(n) }

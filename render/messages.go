@@ -1,6 +1,9 @@
 package render
 
 import (
+	"github.com/vrender/vrender/internal/wire"
+	"slices"
+
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -15,13 +18,13 @@ const (
 	FormatOpenAI = "openai"
 )
 
-func strNode(s string) *node { return &node{k: jStr, s: s} }
+func strNode(s string) *node { return &node{Kind: jStr, S: s} }
 
 func objNode(kv ...any) *node {
-	n := &node{k: jObj}
+	n := &node{Kind: jObj}
 	for i := 0; i+1 < len(kv); i += 2 {
-		n.keys = append(n.keys, kv[i].(string))
-		n.vals = append(n.vals, kv[i+1].(*node))
+		n.Keys = append(n.Keys, kv[i].(string))
+		n.Vals = append(n.Vals, kv[i+1].(*node))
 	}
 	return n
 }
@@ -57,27 +60,27 @@ type parsedPart struct {
 
 // parsePart parses one content part; ok is false for parts vLLM skips.
 func parsePart(p *node) (parsedPart, bool, error) {
-	if s, isStr := p.str(); isStr {
+	if s, isStr := p.Text(); isStr {
 		return parsedPart{text: s}, true, nil
 	}
-	if p.k != jObj {
-		return parsedPart{}, false, badParam("messages", "Invalid content part: expected an object or a string, got %s", p.pyType())
+	if p.Kind != jObj {
+		return parsedPart{}, false, badParam("messages", "Invalid content part: expected an object or a string, got %s", pyType(p))
 	}
-	typ, hasType := p.get("type")
-	uuid, _ := p.get("uuid")
-	if hasType && !typ.isNull() && uuid.isNull() {
-		t, isStr := typ.str()
+	typ, hasType := p.Get("type")
+	uuid, _ := p.Get("uuid")
+	if hasType && !typ.IsNull() && uuid.IsNull() {
+		t, isStr := typ.Text()
 		if !isStr {
 			return parsedPart{}, false, badRequest("Invalid 'type' field in multimodal part.")
 		}
 		if key, ok := textTypes[t]; ok {
-			v, _ := p.get(key)
-			if v.isNull() {
+			v, _ := p.Get(key)
+			if v.IsNull() {
 				return parsedPart{}, false, nil
 			}
-			s, isStr := v.str()
+			s, isStr := v.Text()
 			if !isStr {
-				return parsedPart{}, false, badParam("messages", "sequence item 0: expected str instance, %s found", v.pyType())
+				return parsedPart{}, false, badParam("messages", "sequence item 0: expected str instance, %s found", pyType(v))
 			}
 			return parsedPart{text: s}, true, nil
 		}
@@ -90,52 +93,57 @@ func parsePart(p *node) (parsedPart, bool, error) {
 		return parsedPart{}, false, badParam("type", "Unsupported chat content part type: %s. Supported types: %s.", pyStrRepr(t), supportedPartTypes)
 	}
 	for _, k := range untypedMediaKeys {
-		if _, ok := p.get(k); ok {
+		if _, ok := p.Get(k); ok {
 			return parsedPart{}, false, badRequest(errMultimodal)
 		}
 	}
-	if _, ok := p.get("tool_reference"); ok {
+	if _, ok := p.Get("tool_reference"); ok {
 		return toolReference(p)
 	}
-	if hasType && !typ.isNull() {
+	if hasType && !typ.IsNull() {
 		return parsedPart{}, false, badRequest("Invalid 'type' field in multimodal part.")
 	}
 	return parsedPart{}, false, badRequest("Missing 'type' field in multimodal part.")
 }
 
 func toolReference(p *node) (parsedPart, bool, error) {
-	name, _ := p.get("name")
-	s, _ := name.str()
+	name, _ := p.Get("name")
+	s, _ := name.Text()
 	return parsedPart{text: s, toolRef: true}, true, nil
 }
 
 // parseMessage is vLLM's _parse_chat_message_content: it builds a new
 // message holding role and normalised content, then the fields vLLM copies
 // (tool_calls, reasoning, tool_call_id, name, task, tools), in that order.
-func parseMessage(raw json.RawMessage, format string) (*node, error) {
-	msg, err := parseJSON(raw)
+func parseMessage(raw json.RawMessage, tree *node, format string) (*node, error) {
+	msg, err := tree, error(nil)
+	if msg != nil {
+		err = checkDepth(msg)
+	} else {
+		msg, err = parseJSON(raw)
+	}
 	if err != nil {
 		return nil, badParam("messages", "Invalid message JSON: %v", err)
 	}
-	if msg.k != jObj {
-		return nil, badParam("messages", "Each message must be an object, got %s", msg.pyType())
+	if msg.Kind != jObj {
+		return nil, badParam("messages", "Each message must be an object, got %s", pyType(msg))
 	}
-	roleNode, _ := msg.get("role")
-	role, ok := roleNode.str()
+	roleNode, _ := msg.Get("role")
+	role, ok := roleNode.Text()
 	if !ok {
 		return nil, badParam("messages", "Each message must have a string 'role'")
 	}
 
 	var parts []*node
-	content, _ := msg.get("content")
+	content, _ := msg.Get("content")
 	switch {
-	case content.isNull():
-	case content.k == jStr:
+	case content.IsNull():
+	case content.Kind == jStr:
 		parts = []*node{objNode("type", strNode("text"), "text", content)}
-	case content.k == jArr:
-		parts = content.arr
+	case content.Kind == jArr:
+		parts = content.Arr
 	default:
-		return nil, badParam("messages", "Message content must be a string, a list of parts or null, got %s", content.pyType())
+		return nil, badParam("messages", "Message content must be a string, a list of parts or null, got %s", pyType(content))
 	}
 	parsed := make([]parsedPart, 0, len(parts))
 	for _, p := range parts {
@@ -148,56 +156,56 @@ func parseMessage(raw json.RawMessage, format string) (*node, error) {
 		}
 	}
 
-	out := &node{k: jObj, keys: make([]string, 0, 4), vals: make([]*node, 0, 4)}
-	out.set("role", strNode(role))
+	out := &node{Kind: jObj, Keys: make([]string, 0, 4), Vals: make([]*node, 0, 4)}
+	out.Set("role", strNode(role))
 	if format == FormatOpenAI {
-		out.set("content", partsNode(parsed))
+		out.Set("content", partsNode(parsed))
 	} else {
-		out.set("content", strNode(joinTexts(parsed)))
+		out.Set("content", strNode(joinTexts(parsed)))
 	}
 
 	switch role {
 	case "assistant":
-		if tc, ok := msg.get("tool_calls"); ok && !tc.isNull() {
-			out.set("tool_calls", tc)
+		if tc, ok := msg.Get("tool_calls"); ok && !tc.IsNull() {
+			out.Set("tool_calls", tc)
 		}
-		reasoning, _ := msg.get("reasoning")
-		if reasoning.isNull() {
+		reasoning, _ := msg.Get("reasoning")
+		if reasoning.IsNull() {
 			// Older clients send the deprecated name.
-			reasoning, _ = msg.get("reasoning_content")
+			reasoning, _ = msg.Get("reasoning_content")
 		}
-		if !reasoning.isNull() {
-			out.set("reasoning", reasoning)
-			out.set("reasoning_content", reasoning)
+		if !reasoning.IsNull() {
+			out.Set("reasoning", reasoning)
+			out.Set("reasoning_content", reasoning)
 		}
 	case "tool":
-		if id, ok := msg.get("tool_call_id"); ok {
-			out.set("tool_call_id", id)
+		if id, ok := msg.Get("tool_call_id"); ok {
+			out.Set("tool_call_id", id)
 		}
 		// Templates expect tool results as a string; only parts other than
 		// text (tool_reference) keep the list.
-		if c, _ := out.get("content"); c.k == jArr {
+		if c, _ := out.Get("content"); c.Kind == jArr {
 			structured := false
 			for _, p := range parsed {
 				structured = structured || p.toolRef
 			}
 			if !structured {
-				out.set("content", strNode(joinTexts(parsed)))
+				out.Set("content", strNode(joinTexts(parsed)))
 			}
 		}
 	}
-	if name, ok := msg.get("name"); ok && name.k == jStr {
-		out.set("name", name)
+	if name, ok := msg.Get("name"); ok && name.Kind == jStr {
+		out.Set("name", name)
 	}
-	if task, ok := msg.get("task"); ok && task.k == jStr {
-		out.set("task", task)
+	if task, ok := msg.Get("task"); ok && task.Kind == jStr {
+		out.Set("task", task)
 	}
 	if role == "developer" {
-		tools, ok := msg.get("tools")
+		tools, ok := msg.Get("tools")
 		if !ok {
-			tools = nullNode
+			tools = wire.NullNode
 		}
-		out.set("tools", tools)
+		out.Set("tools", tools)
 	}
 	return out, nil
 }
@@ -228,67 +236,90 @@ func partsNode(parts []parsedPart) *node {
 			arr[i] = objNode("type", strNode("text"), "text", strNode(p.text))
 		}
 	}
-	return &node{k: jArr, arr: arr}
+	return &node{Kind: jArr, Arr: arr}
 }
 
 // postprocessToolCalls is vLLM's _postprocess_messages: empty tool_calls are
 // dropped and string arguments are parsed, since templates expect objects.
+// The tool calls may belong to the request's decoded messages, which are
+// not render's to modify: a changed call is a copy.
 func postprocessToolCalls(msgs []*node) error {
 	for _, m := range msgs {
-		if role, _ := m.get("role"); role.s != "assistant" {
+		if role, _ := m.Get("role"); role.S != "assistant" {
 			continue
 		}
-		tc, ok := m.get("tool_calls")
-		if !ok || tc.k != jArr {
+		tc, ok := m.Get("tool_calls")
+		if !ok || tc.Kind != jArr {
 			continue
 		}
-		if len(tc.arr) == 0 {
-			m.del("tool_calls")
+		if len(tc.Arr) == 0 {
+			m.Del("tool_calls")
 			continue
 		}
-		for _, item := range tc.arr {
-			if item.k != jObj {
+		var changed []*node
+		for j, item := range tc.Arr {
+			if item.Kind != jObj {
 				return badParam("tool_calls", "assistant tool_calls entries must be objects.")
 			}
-			typ, hasType := item.get("type")
-			fn, _ := item.get("function")
-			if (hasType && (typ.k != jStr || typ.s != "function")) || fn == nil || fn.k != jObj {
+			typ, hasType := item.Get("type")
+			fn, _ := item.Get("function")
+			if (hasType && (typ.Kind != jStr || typ.S != "function")) || fn == nil || fn.Kind != jObj {
 				return badParam("tool_calls", "chat completions only support assistant tool_calls of type 'function'.")
 			}
-			args, _ := fn.get("arguments")
-			if args == nil || !args.truthy() {
-				fn.set("arguments", &node{k: jObj})
-				continue
-			}
-			if args.k == jObj || args.k == jArr {
-				continue
-			}
-			s, isStr := args.str()
-			if !isStr {
-				return badParam("tool_calls", "the JSON object must be str, bytes or bytearray, not %s", args.pyType())
-			}
-			parsed, err := parseJSON([]byte(s))
+			args, err := toolArguments(fn)
 			if err != nil {
-				return badParam("tool_calls", "Invalid JSON in tool call arguments: %v", err)
+				return err
 			}
-			if parsed.isNull() {
-				parsed = &node{k: jObj}
+			if args == nil {
+				continue
 			}
-			fn.set("arguments", parsed)
+			if changed == nil {
+				changed = slices.Clone(tc.Arr)
+			}
+			fn = shallowCopy(fn)
+			fn.Set("arguments", args)
+			item = shallowCopy(item)
+			item.Set("function", fn)
+			changed[j] = item
+		}
+		if changed != nil {
+			m.Set("tool_calls", &node{Kind: jArr, Arr: changed})
 		}
 	}
 	return nil
 }
 
-// del removes an object member.
-func (n *node) del(key string) {
-	for i, k := range n.keys {
-		if k == key {
-			n.keys = append(n.keys[:i], n.keys[i+1:]...)
-			n.vals = append(n.vals[:i], n.vals[i+1:]...)
-			return
-		}
+// toolArguments is the parsed value of fn's arguments, or nil when they
+// stay as they are (an object or a list).
+func toolArguments(fn *node) (*node, error) {
+	args, _ := fn.Get("arguments")
+	if args == nil || !truthy(args) {
+		return &node{Kind: jObj}, nil
 	}
+	if args.Kind == jObj || args.Kind == jArr {
+		return nil, nil
+	}
+	s, isStr := args.Text()
+	if !isStr {
+		return nil, badParam("tool_calls", "the JSON object must be str, bytes or bytearray, not %s", pyType(args))
+	}
+	parsed, err := parseJSON([]byte(s))
+	if err != nil {
+		return nil, badParam("tool_calls", "Invalid JSON in tool call arguments: %v", err)
+	}
+	if parsed.IsNull() {
+		parsed = &node{Kind: jObj}
+	}
+	return parsed, nil
+}
+
+// shallowCopy is an object whose members can be set without changing n.
+func shallowCopy(n *node) *node {
+	c := *n
+	c.Keys = slices.Clone(n.Keys)
+	c.Vals = slices.Clone(n.Vals)
+	c.Raw = nil
+	return &c
 }
 
 // mergeDeveloper is vLLM's handling of developer messages for templates that
@@ -299,10 +330,10 @@ func (n *node) del(key string) {
 func mergeDeveloper(msgs []*node) []*node {
 	hasDev := false
 	for _, m := range msgs {
-		if r, _ := m.get("role"); r.s == "developer" {
+		if r, _ := m.Get("role"); r.S == "developer" {
 			hasDev = true
-			m.set("role", strNode("system"))
-			m.del("tools")
+			m.Set("role", strNode("system"))
+			m.Del("tools")
 		}
 	}
 	if !hasDev {
@@ -312,13 +343,13 @@ func mergeDeveloper(msgs []*node) []*node {
 	var texts []string
 	rest := make([]*node, 0, len(msgs))
 	for _, m := range msgs {
-		r, _ := m.get("role")
-		c, _ := m.get("content")
-		if r.s != "system" || c.k != jStr {
+		r, _ := m.Get("role")
+		c, _ := m.Get("content")
+		if r.S != "system" || c.Kind != jStr {
 			rest = append(rest, m)
 			continue
 		}
-		texts = append(texts, c.s)
+		texts = append(texts, c.S)
 		if first == nil {
 			first = m
 		}
@@ -326,15 +357,22 @@ func mergeDeveloper(msgs []*node) []*node {
 	if first == nil {
 		return msgs
 	}
-	first.set("content", strNode(strings.Join(texts, "\n\n")))
+	first.Set("content", strNode(strings.Join(texts, "\n\n")))
 	return append([]*node{first}, rest...)
 }
 
 // normalizeMessages is vLLM's parse_chat_messages for text-only input.
-func normalizeMessages(raw []json.RawMessage, format string, templateUsesDeveloper bool) ([]*node, error) {
+func normalizeMessages(raw []json.RawMessage, trees []*node, format string, templateUsesDeveloper bool) ([]*node, error) {
+	if len(trees) != len(raw) {
+		trees = nil
+	}
 	msgs := make([]*node, 0, len(raw))
 	for i, r := range raw {
-		m, err := parseMessage(r, format)
+		var tree *node
+		if trees != nil {
+			tree = trees[i]
+		}
+		m, err := parseMessage(r, tree, format)
 		if err != nil {
 			if br, ok := err.(*BadRequestError); ok && br.Param == "messages" {
 				br.Param = fmt.Sprintf("messages.%d", i)

@@ -13,19 +13,19 @@ func nodeJSON(n *node) string {
 	var b strings.Builder
 	var walk func(*node)
 	walk = func(n *node) {
-		switch n.k {
+		switch n.Kind {
 		case jNull:
 			b.WriteString("null")
 		case jBool:
-			b.WriteString(strconv.FormatBool(n.b))
+			b.WriteString(strconv.FormatBool(n.B))
 		case jNum:
-			b.WriteString(n.s)
+			b.WriteString(n.S)
 		case jStr:
-			q, _ := json.Marshal(n.s)
+			q, _ := json.Marshal(n.S)
 			b.Write(q)
 		case jArr:
 			b.WriteByte('[')
-			for i, c := range n.arr {
+			for i, c := range n.Arr {
 				if i > 0 {
 					b.WriteByte(',')
 				}
@@ -34,14 +34,14 @@ func nodeJSON(n *node) string {
 			b.WriteByte(']')
 		case jObj:
 			b.WriteByte('{')
-			for i, k := range n.keys {
+			for i, k := range n.Keys {
 				if i > 0 {
 					b.WriteByte(',')
 				}
 				q, _ := json.Marshal(k)
 				b.Write(q)
 				b.WriteByte(':')
-				walk(n.vals[i])
+				walk(n.Vals[i])
 			}
 			b.WriteByte('}')
 		}
@@ -122,7 +122,7 @@ func TestNormalizeMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msgs, err := normalizeMessages(rawMessages(t, tt.in), tt.format, tt.developer)
+			msgs, err := normalizeMessages(rawMessages(t, tt.in), nil, tt.format, tt.developer)
 			if tt.wantErr != "" {
 				var br *BadRequestError
 				if !errors.As(err, &br) || br.Message != tt.wantErr {
@@ -133,7 +133,7 @@ func TestNormalizeMessages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := nodeJSON(&node{k: jArr, arr: msgs})
+			got := nodeJSON(&node{Kind: jArr, Arr: msgs})
 			if got != tt.want {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}

@@ -170,7 +170,7 @@ func New(m *model.Model, cfg Config) (*Renderer, error) {
 	}
 	if len(cfg.DefaultChatTemplateKwargs) > 0 {
 		n, err := parseJSON(cfg.DefaultChatTemplateKwargs)
-		if err != nil || n.k != jObj {
+		if err != nil || n.Kind != jObj {
 			return nil, fmt.Errorf("render: --default-chat-template-kwargs must be a JSON object")
 		}
 		r.defaultKwargs = n

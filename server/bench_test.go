@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime/metrics"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/vrender/vrender/internal/benchdata"
@@ -76,4 +80,72 @@ func BenchmarkChatRenderHTTPBench(b *testing.B) {
 		}
 		b.Run(size.Name, func(b *testing.B) { benchServe(b, h, "/v1/chat/completions/render", body) })
 	}
+}
+
+// BenchmarkChatRenderHTTPCold is BenchmarkChatRenderHTTPBench with text no
+// earlier request had in every message, as `vrender bench render --http`'s
+// cold rows, so the tokenizer's segment cache cannot serve any of it.
+func BenchmarkChatRenderHTTPCold(b *testing.B) {
+	h := realServer(b, loadModel(b, "qwen3"))
+	for _, size := range benchdata.Sizes {
+		q := benchdata.Conversation(size)
+		b.Run(size.Name, func(b *testing.B) {
+			bodies := make([][]byte, b.N)
+			for i := range bodies {
+				bodies[i] = coldChatBody(b, q, i)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			start, gcStart := processCPU(), gcCPU()
+			for _, body := range bodies {
+				req := httptest.NewRequest("POST", "/v1/chat/completions/render", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("status %d: %s", rec.Code, rec.Body)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric((gcCPU()-gcStart)*1e9/float64(b.N), "gc-cpu-ns/op")
+		})
+	}
+}
+
+// coldChatBody is q's render body with a tag unique to i before every
+// message's content.
+func coldChatBody(b *testing.B, q benchdata.Request, i int) []byte {
+	msgs := make([]json.RawMessage, len(q.Messages))
+	for k, raw := range q.Messages {
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			b.Fatal(err)
+		}
+		content, _ := m["content"].(string)
+		m["content"] = fmt.Sprintf("[%07d] %d %s", i, k, content)
+		msgs[k], _ = json.Marshal(m)
+	}
+	body, err := json.Marshal(map[string]any{"model": "m", "messages": msgs, "tools": q.Tools,
+		"add_generation_prompt": q.AddGenerationPrompt, "tool_choice": "none"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return body
+}
+
+// processCPU is the process's user+system CPU time in ns: what a request
+// costs the machine, GC and all, whatever else shares it.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// gcCPU is the runtime's estimate of the CPU seconds spent in GC so far.
+func gcCPU() float64 {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return s[0].Value.Float64()
 }

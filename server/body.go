@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -19,13 +20,24 @@ import (
 //
 // The body is bounded by the server's limit (413 beyond it).
 func (s *server) readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBodyBytes))
+	body, _, e := s.readBody(w, r, false)
+	return body, e
+}
+
+// readJSONTree is readJSONBody that also decodes the body, in the pass
+// that checks its syntax. The tree is nil for an empty body.
+func (s *server) readJSONTree(w http.ResponseWriter, r *http.Request) ([]byte, *wire.Node, *apiError) {
+	return s.readBody(w, r, true)
+}
+
+func (s *server) readBody(w http.ResponseWriter, r *http.Request, decode bool) ([]byte, *wire.Node, *apiError) {
+	body, err := readAll(http.MaxBytesReader(w, r.Body, s.maxBodyBytes), min(r.ContentLength, s.maxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, s.tooLarge(tooBig.Limit)
+			return nil, nil, s.tooLarge(tooBig.Limit)
 		}
-		return nil, httpError(http.StatusBadRequest, protocol.ErrBodyNotParsable.Error())
+		return nil, nil, httpError(http.StatusBadRequest, protocol.ErrBodyNotParsable.Error())
 	}
 	if s.logRequests {
 		// --enable-log-requests: the body, as vLLM logs prompts; headers
@@ -35,21 +47,50 @@ func (s *server) readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *
 			slog.String("body", string(body)))
 	}
 	contentType := r.Header.Get("Content-Type")
+	var tree *wire.Node
 	if len(body) > 0 && parsesAsJSON(contentType) {
-		body, err = protocol.ParseJSONBody(body)
+		if decode {
+			body, tree, err = protocol.ParseJSONTree(body)
+		} else {
+			body, err = protocol.ParseJSONBody(body)
+		}
 		var syn *protocol.JSONSyntaxError
 		switch {
 		case errors.As(err, &syn):
-			return nil, validationError(&protocol.ValidationError{Errors: []protocol.FieldError{syn.FieldError()}})
+			return nil, nil, validationError(&protocol.ValidationError{Errors: []protocol.FieldError{syn.FieldError()}})
 		case err != nil:
-			return nil, httpError(http.StatusBadRequest, err.Error())
+			return nil, nil, httpError(http.StatusBadRequest, err.Error())
 		}
 	}
 	mediaType, _, _ := strings.Cut(strings.ToLower(contentType), ";")
 	if mediaType != "application/json" {
-		return nil, &apiError{http.StatusBadRequest, protocol.NewUnsupportedMediaTypeResponse()}
+		return nil, nil, &apiError{http.StatusBadRequest, protocol.NewUnsupportedMediaTypeResponse()}
 	}
-	return body, nil
+	return body, tree, nil
+}
+
+// readAll is io.ReadAll sized by the declared length (when there is one
+// and it is sane), so a large body is read into one buffer instead of a
+// series of doubling copies.
+func readAll(r io.Reader, declared int64) ([]byte, error) {
+	const maxPrealloc = 64 << 20
+	if declared <= 0 || declared > maxPrealloc {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, 0, declared+1) // +1: EOF is seen without growing
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // the client sent more than it declared
+		}
+	}
 }
 
 // parsesAsJSON reports whether FastAPI would json.loads a body sent with

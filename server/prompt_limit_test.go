@@ -61,7 +61,7 @@ func (f *promptLimitFixture) env(t *testing.T, limit int) *promptLimitEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	picker, err := orchestrator.NewRoundRobin(client)
+	picker, err := orchestrator.NewPool(orchestrator.PoolConfig{Role: orchestrator.RoleCollocated, Health: orchestrator.HealthConfig{Interval: -1, EjectAfter: -1}}, client)
 	if err != nil {
 		t.Fatal(err)
 	}

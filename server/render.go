@@ -62,6 +62,7 @@ func (s *server) tokenizeChat(ctx context.Context, req *protocol.TokenizeChatReq
 	}
 	prompt, err := s.generator.Renderer().RenderChat(ctx, render.ChatInput{
 		Messages:             req.Messages,
+		MessageTrees:         req.MessageTrees,
 		Tools:                req.Tools,
 		ChatTemplate:         req.ChatTemplate,
 		ChatTemplateKwargs:   req.ChatTemplateKwargs,
@@ -100,12 +101,12 @@ func (s *server) renderError(ctx context.Context, err error) *apiError {
 // vLLM's pydantic checks, the served model name and the message and tool
 // limits. On failure it has written the error and returns false.
 func (s *server) readChatRequest(w http.ResponseWriter, r *http.Request) (*protocol.ChatCompletionRequest, bool) {
-	body, e := s.readJSONBody(w, r)
+	body, tree, e := s.readJSONTree(w, r)
 	if e != nil {
 		s.writeError(w, r, e)
 		return nil, false
 	}
-	req, err := protocol.DecodeChatCompletionRequest(body)
+	req, err := protocol.DecodeChatCompletionTree(body, tree)
 	if err != nil {
 		s.writeError(w, r, decodeError(err))
 		return nil, false

@@ -11,12 +11,12 @@ import (
 // handleTokenize answers POST /tokenize: the prompt form tokenizes the
 // text, the chat form renders the conversation with the chat template first.
 func (s *server) handleTokenize(w http.ResponseWriter, r *http.Request) {
-	body, e := s.readJSONBody(w, r)
+	body, tree, e := s.readJSONTree(w, r)
 	if e != nil {
 		s.writeError(w, r, e)
 		return
 	}
-	req, err := protocol.DecodeTokenizeRequest(body)
+	req, err := protocol.DecodeTokenizeTree(body, tree)
 	if err != nil {
 		s.writeError(w, r, decodeError(err))
 		return

@@ -2,6 +2,7 @@ package jinja
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -301,4 +302,28 @@ func TestPyJSONDumpsStrings(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzFromJSONMatchesReference: FromJSON (internal/wire) gives the value
+// the encoding/json walk it replaced gave, or fails where it failed; the
+// one difference is a fix: the old walk accepted a value followed by bytes
+// that are not JSON ("{} x"), which json.loads rejects.
+func FuzzFromJSONMatchesReference(f *testing.F) {
+	for _, s := range []string{`{"b":[1,2.0,{"x":null}],"a":"é\"\n","c":{},"d":[]}`, `[1e400,-0.0,12345678901234567890123]`,
+		`{"a":1,"a":2}`, `"\ud800"`, "\"\xff\"", `[1,]`, `01`, `tru`, ` {} `, `{"a":1} x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, wantErr := refFromJSON(data)
+		got, err := FromJSON(data)
+		if err != nil && wantErr == nil && !json.Valid(data) {
+			return
+		}
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%q: FromJSON err = %v, reference err = %v", data, err, wantErr)
+		}
+		if err == nil && pyRepr(got) != pyRepr(want) {
+			t.Fatalf("%q: FromJSON %s, reference %s", data, pyRepr(got), pyRepr(want))
+		}
+	})
 }

@@ -1,7 +1,6 @@
 package jinja
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -16,80 +15,48 @@ import (
 // FromJSON decodes JSON into a Value the way Python's json.loads does:
 // objects become insertion-ordered dicts (duplicate keys keep the first
 // position and the last value), numbers with a fraction or exponent become
-// floats and all others ints.
+// floats and all others ints. The Value may alias data.
 func FromJSON(data []byte) (Value, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeJSONValue(dec)
+	n, err := wire.Parse(data)
 	if err != nil {
 		return Value{}, fmt.Errorf("jinja: decode JSON: %w", err)
 	}
-	if _, err := dec.Token(); err == nil {
-		return Value{}, fmt.Errorf("jinja: decode JSON: trailing data")
-	}
-	return v, nil
+	return FromTree(n)
 }
 
-func decodeJSONValue(dec *json.Decoder) (Value, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return Value{}, err
-	}
-	return jsonTokenValue(dec, tok)
-}
-
-func jsonTokenValue(dec *json.Decoder, tok json.Token) (Value, error) {
-	switch t := tok.(type) {
-	case nil:
+// FromTree converts a decoded JSON value (internal/wire) as FromJSON does.
+func FromTree(n *wire.Node) (Value, error) {
+	switch n.Kind {
+	case wire.Null:
 		return noneValue, nil
-	case bool:
-		return Bool(t), nil
-	case string:
-		return Str(t), nil
-	case json.Number:
-		return parseJSONNumber(string(t))
-	case json.Delim:
-		switch t {
-		case '[':
-			var items []Value
-			for dec.More() {
-				v, err := decodeJSONValue(dec)
-				if err != nil {
-					return Value{}, err
-				}
-				items = append(items, v)
-			}
-			if _, err := dec.Token(); err != nil {
+	case wire.Bool:
+		return Bool(n.B), nil
+	case wire.String:
+		return Str(n.S), nil
+	case wire.Number:
+		return parseJSONNumber(n.S)
+	case wire.Array:
+		items := make([]Value, len(n.Arr))
+		for i, c := range n.Arr {
+			v, err := FromTree(c)
+			if err != nil {
 				return Value{}, err
 			}
-			if items == nil {
-				items = []Value{}
-			}
-			return List(items), nil
-		case '{':
-			d := NewDict(4)
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return Value{}, err
-				}
-				k, ok := kt.(string)
-				if !ok {
-					return Value{}, fmt.Errorf("object key is %T", kt)
-				}
-				v, err := decodeJSONValue(dec)
-				if err != nil {
-					return Value{}, err
-				}
-				d.SetStr(k, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return Value{}, err
-			}
-			return DictValue(d), nil
+			items[i] = v
 		}
+		return List(items), nil
+	case wire.Object:
+		d := NewDict(len(n.Keys))
+		for i, k := range n.Keys {
+			v, err := FromTree(n.Vals[i])
+			if err != nil {
+				return Value{}, err
+			}
+			d.SetStr(k, v)
+		}
+		return DictValue(d), nil
 	}
-	return Value{}, fmt.Errorf("unexpected JSON token %v", tok)
+	return Value{}, fmt.Errorf("jinja: bad JSON node kind %d", n.Kind)
 }
 
 func parseJSONNumber(s string) (Value, error) {

@@ -2,30 +2,31 @@ package render
 
 import (
 	"fmt"
+	"github.com/vrender/vrender/internal/wire"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// A hand-written decoder: encoding/json's token API allocates per token and
-// was a third of the render time of a long conversation.
+// refParseJSON is render's JSON decoder before internal/wire replaced it,
+// kept as the reference FuzzParseJSONMatchesReference compares with.
 
-// maxJSONDepth bounds nesting so hostile input cannot exhaust the stack.
-const maxJSONDepth = 512
+// refMaxJSONDepth bounds nesting so hostile input cannot exhaust the stack.
+const refMaxJSONDepth = 512
 
-// errJSONTooDeep is parseJSON's error past maxJSONDepth.
-var errJSONTooDeep = fmt.Errorf("JSON nested more than %d levels deep", maxJSONDepth)
+// refErrJSONTooDeep is refParseJSON's error past refMaxJSONDepth.
+var refErrJSONTooDeep = fmt.Errorf("JSON nested more than %d levels deep", refMaxJSONDepth)
 
-type jsonParser struct {
+type refJSONParser struct {
 	data []byte
 	pos  int
 }
 
 // parseJSON decodes one JSON document. Duplicate object keys keep their
 // first position and last value, as a Python dict built by json.loads does.
-func parseJSON(data []byte) (*node, error) {
-	p := &jsonParser{data: data}
+func refParseJSON(data []byte) (*node, error) {
+	p := &refJSONParser{data: data}
 	n, err := p.value(0)
 	if err != nil {
 		return nil, err
@@ -37,11 +38,11 @@ func parseJSON(data []byte) (*node, error) {
 	return n, nil
 }
 
-func (p *jsonParser) errorf(format string, a ...any) error {
+func (p *refJSONParser) errorf(format string, a ...any) error {
 	return fmt.Errorf("invalid JSON at offset %d: %s", p.pos, fmt.Sprintf(format, a...))
 }
 
-func (p *jsonParser) skipSpace() {
+func (p *refJSONParser) skipSpace() {
 	for p.pos < len(p.data) {
 		switch p.data[p.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -52,9 +53,9 @@ func (p *jsonParser) skipSpace() {
 	}
 }
 
-func (p *jsonParser) value(depth int) (*node, error) {
-	if depth > maxJSONDepth {
-		return nil, errJSONTooDeep
+func (p *refJSONParser) value(depth int) (*node, error) {
+	if depth > refMaxJSONDepth {
+		return nil, refErrJSONTooDeep
 	}
 	p.skipSpace()
 	if p.pos >= len(p.data) {
@@ -70,20 +71,20 @@ func (p *jsonParser) value(depth int) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &node{k: jStr, s: s}, nil
+		return &node{Kind: jStr, S: s}, nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case p.literal("true"):
-		return &node{k: jBool, b: true}, nil
+		return &node{Kind: jBool, B: true}, nil
 	case p.literal("false"):
-		return &node{k: jBool}, nil
+		return &node{Kind: jBool}, nil
 	case p.literal("null"):
-		return nullNode, nil
+		return wire.NullNode, nil
 	}
 	return nil, p.errorf("unexpected character %q", p.data[p.pos])
 }
 
-func (p *jsonParser) literal(word string) bool {
+func (p *refJSONParser) literal(word string) bool {
 	if strings.HasPrefix(string(p.data[p.pos:min(len(p.data), p.pos+len(word))]), word) {
 		p.pos += len(word)
 		return true
@@ -91,9 +92,9 @@ func (p *jsonParser) literal(word string) bool {
 	return false
 }
 
-func (p *jsonParser) object(depth int) (*node, error) {
+func (p *refJSONParser) object(depth int) (*node, error) {
 	p.pos++ // '{'
-	n := &node{k: jObj}
+	n := &node{Kind: jObj}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
@@ -117,7 +118,7 @@ func (p *jsonParser) object(depth int) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.set(k, v)
+		n.Set(k, v)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.errorf("unterminated object")
@@ -134,9 +135,9 @@ func (p *jsonParser) object(depth int) (*node, error) {
 	}
 }
 
-func (p *jsonParser) array(depth int) (*node, error) {
+func (p *refJSONParser) array(depth int) (*node, error) {
 	p.pos++ // '['
-	n := &node{k: jArr, arr: []*node{}}
+	n := &node{Kind: jArr, Arr: []*node{}}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
@@ -147,7 +148,7 @@ func (p *jsonParser) array(depth int) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.arr = append(n.arr, v)
+		n.Arr = append(n.Arr, v)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.errorf("unterminated array")
@@ -164,7 +165,7 @@ func (p *jsonParser) array(depth int) (*node, error) {
 	}
 }
 
-func (p *jsonParser) number() (*node, error) {
+func (p *refJSONParser) number() (*node, error) {
 	start := p.pos
 	if p.data[p.pos] == '-' {
 		p.pos++
@@ -195,12 +196,12 @@ func (p *jsonParser) number() (*node, error) {
 			return nil, p.errorf("invalid number")
 		}
 	}
-	return &node{k: jNum, s: string(p.data[start:p.pos])}, nil
+	return &node{Kind: jNum, S: string(p.data[start:p.pos])}, nil
 }
 
 // str decodes a string literal; invalid UTF-8 becomes U+FFFD as
 // encoding/json does.
-func (p *jsonParser) str() (string, error) {
+func (p *refJSONParser) str() (string, error) {
 	p.pos++ // opening quote
 	start := p.pos
 	// Fast path: no escapes and valid UTF-8.
@@ -284,7 +285,7 @@ func (p *jsonParser) str() (string, error) {
 	return "", p.errorf("unterminated string")
 }
 
-func (p *jsonParser) hex4() (rune, bool) {
+func (p *refJSONParser) hex4() (rune, bool) {
 	if p.pos+4 > len(p.data) {
 		return 0, false
 	}

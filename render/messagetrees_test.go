@@ -1,0 +1,80 @@
+package render
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/vrender/vrender/internal/benchdata"
+	"github.com/vrender/vrender/protocol"
+)
+
+// Rendering from the trees protocol decodes with the body gives the prompt
+// parsing Messages gives, and leaves the trees as they were, so a request
+// can be rendered again (or concurrently) from them.
+func TestMessageTreesMatchMessages(t *testing.T) {
+	m := loadModel(t, "qwen3")
+	r, err := New(m, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := benchdata.Conversation(benchdata.Sizes[0])
+	extra := []string{
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{\"x\": [1, 2.5, \"\\u00e9\"]}"}},{"id":"b","type":"function","function":{"name":"g","arguments":""}}]}`,
+		`{"role":"assistant","content":"","tool_calls":[]}`,
+		`{"role":"tool","tool_call_id":"a","content":[{"type":"text","text":"r1"},{"type":"text","text":"r2"}]}`,
+		`{"role":"developer","content":"dev","tools":[{"a":1}]}`,
+		`{"role":"user","content":[{"type":"text","text":"last"}],"name":"n","a":1,"a":2}`,
+	}
+	msgs := append([]json.RawMessage{}, q.Messages...)
+	for _, e := range extra {
+		msgs = append(msgs, json.RawMessage(e))
+	}
+	body, err := json.Marshal(map[string]any{"model": "m", "messages": msgs, "tools": q.Tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, tree, err := protocol.ParseJSONTree(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := protocol.DecodeChatCompletionTree(body, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(req.MessageTrees) != len(req.Messages) {
+		t.Fatalf("%d trees for %d messages", len(req.MessageTrees), len(req.Messages))
+	}
+	before := fmt.Sprint(treeDump(req.MessageTrees), treeDump(req.ToolTrees))
+	in := ChatInput{Messages: req.Messages, Tools: req.Tools, AddGenerationPrompt: true}
+	want, err := r.RenderChat(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.MessageTrees, in.ToolTrees = req.MessageTrees, req.ToolTrees
+	if len(req.ToolTrees) != len(req.Tools) || len(req.Tools) == 0 {
+		t.Fatalf("%d tool trees for %d tools", len(req.ToolTrees), len(req.Tools))
+	}
+	for range 2 {
+		got, err := r.RenderChat(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Text != want.Text || !reflect.DeepEqual(got.TokenIDs, want.TokenIDs) {
+			t.Fatalf("from trees:\n%s\nfrom Messages:\n%s", got.Text, want.Text)
+		}
+	}
+	if after := fmt.Sprint(treeDump(req.MessageTrees), treeDump(req.ToolTrees)); after != before {
+		t.Fatalf("rendering changed the request's trees:\n%s\nwas\n%s", after, before)
+	}
+}
+
+func treeDump(trees []*node) []string {
+	out := make([]string, len(trees))
+	for i, n := range trees {
+		out[i] = nodeJSON(n)
+	}
+	return out
+}
