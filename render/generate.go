@@ -200,6 +200,9 @@ func (g *Generator) renderHarmonyChat(ctx context.Context, req *protocol.ChatCom
 		Tools:           req.Tools,
 		ToolChoice:      req.ToolChoice,
 		ReasoningEffort: req.ReasoningEffort,
+		// vLLM's Harmony path has no length check before the engine; the
+		// byte limit is vrender's own memory bound and holds here too.
+		CheckText: g.CheckPromptBytes,
 	})
 	if err != nil {
 		return nil, err

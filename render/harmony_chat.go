@@ -64,9 +64,17 @@ func (r *Renderer) RenderHarmony(ctx context.Context, in ChatInput) (*ChatPrompt
 		return nil, &BadRequestError{Message: err.Error(), Err: err}
 	}
 	var text strings.Builder
-	var ids []int
 	for _, p := range pieces {
 		text.WriteString(p.Text)
+	}
+	// The byte limit is checked before any piece is tokenized.
+	if in.CheckText != nil {
+		if err := in.CheckText(text.String()); err != nil {
+			return nil, err
+		}
+	}
+	var ids []int
+	for _, p := range pieces {
 		if !p.Special {
 			ids = append(ids, r.tok.EncodeOrdinary(p.Text)...)
 			continue

@@ -276,3 +276,33 @@ func TestHarmonyTokenizeChatUsesTemplate(t *testing.T) {
 		t.Fatalf("err %v, want vLLM's missing chat template 400", err)
 	}
 }
+
+// The prompt byte limit bounds the Harmony path as it bounds the template
+// path: one byte over is a 400 before anything is tokenized, at the limit
+// the request renders.
+func TestHarmonyPromptBytesLimit(t *testing.T) {
+	g := gptossGenerator(t, HarmonyConfig{})
+	body := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("a", 4000) + `"}]}`
+	res, err := renderHarmonyBody(t, g, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := len(res.Prompt.Text)
+	for _, tc := range []struct {
+		limit   int
+		wantErr bool
+	}{{size, false}, {size - 1, true}} {
+		lg := NewGenerator(g.r, g.maxModelLen, GeneratorConfig{MaxPromptBytes: tc.limit})
+		res, err := renderHarmonyBody(t, lg, body)
+		if !tc.wantErr {
+			if err != nil || res.Prompt.Text == "" {
+				t.Fatalf("limit %d (the prompt's size): %v", tc.limit, err)
+			}
+			continue
+		}
+		var bad *BadRequestError
+		if !errors.As(err, &bad) || !errors.Is(err, ErrPromptTooLarge) || bad.Param != "input_text" {
+			t.Fatalf("limit %d: err %v, want the --max-prompt-bytes 400", tc.limit, err)
+		}
+	}
+}
