@@ -248,7 +248,8 @@ func (p *Parser) route(d *Delta, content string, final, reuse bool) {
 }
 
 // holdWhitespace delays content while everything so far is whitespace:
-// vLLM returns null content when it is whitespace-only and tools were called.
+// vLLM returns null content when it is whitespace-only and tools were called
+// (or, for required and named tool_choice, were to be called).
 func (p *Parser) holdWhitespace(out string, final bool) string {
 	if out == "" && !final {
 		return "" // nothing to hold or release (most pushes inside a call)
@@ -260,7 +261,7 @@ func (p *Parser) holdWhitespace(out string, final bool) string {
 			p.WS = append(p.WS, out...)
 			return ""
 		}
-		if final && strings.TrimSpace(out) == "" && p.Tools.Called() {
+		if final && strings.TrimSpace(out) == "" && (p.Tools.Called() || p.forcedAuto()) {
 			p.WS = nil
 			return ""
 		}
@@ -269,6 +270,15 @@ func (p *Parser) holdWhitespace(out string, final bool) string {
 		p.ContentOut = out != ""
 	}
 	return out
+}
+
+// forcedAuto reports tool_choice required or named parsed by the model's
+// own tool parser (one without supports_required_and_named): vLLM bf578e1's
+// _extract_tool_calls then drops whitespace-only content even when no tool
+// was called.
+func (p *Parser) forcedAuto() bool {
+	_, json := p.Tools.(*JSONChoice)
+	return p.Parse && !json && (p.Choice == ChoiceRequired || p.Choice == ChoiceNamed)
 }
 
 // filter applies include_reasoning and parallel_tool_calls.
