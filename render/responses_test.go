@@ -142,3 +142,26 @@ func FuzzResponsesToChat(f *testing.F) {
 		}
 	})
 }
+
+// TestResponsesNamespacedFunctionCall pins vLLM bf578e1's
+// _construct_message_from_response_item: a function_call item with a
+// namespace names its chat tool call "<namespace>__<name>", as the
+// namespace's tools are flattened; an empty namespace leaves the name.
+func TestResponsesNamespacedFunctionCall(t *testing.T) {
+	for _, tt := range []struct{ item, want string }{
+		{`{"type":"function_call","call_id":"c1","name":"lookup","namespace":"crm","arguments":"{}"}`,
+			`[{"id":"c1","function":{"name":"crm__lookup","arguments":"{}"},"type":"function"}]`},
+		{`{"type":"function_call","call_id":"c1","name":"lookup","namespace":"","arguments":"{}"}`,
+			`[{"id":"c1","function":{"name":"lookup","arguments":"{}"},"type":"function"}]`},
+		{`{"type":"function_call","call_id":"c1","name":"lookup","namespace":null,"arguments":"{}"}`,
+			`[{"id":"c1","function":{"name":"lookup","arguments":"{}"},"type":"function"}]`},
+	} {
+		m, err := responsesItem(json.RawMessage(tt.item), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := m.get("tool_calls"); string(got) != tt.want {
+			t.Errorf("%s: tool_calls %s, want %s", tt.item, got, tt.want)
+		}
+	}
+}
