@@ -31,6 +31,7 @@ type ResponsesRequest struct {
 	CacheSalt          *string
 	Priority           int64
 	KVTransferParams   json.RawMessage
+	ECTransferParams   json.RawMessage
 	// Passthrough are the members a ChatCompletionRequest declares with
 	// the same name, type and meaning (sampling knobs, vllm_xargs,
 	// structured_outputs, chat_template_kwargs), raw in a fixed order;
@@ -106,6 +107,7 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 		CacheSalt          json.RawMessage     `json:"cache_salt"`
 		Priority           *int64              `json:"priority"`
 		KVTransferParams   json.RawMessage     `json:"kv_transfer_params"`
+		ECTransferParams   json.RawMessage     `json:"ec_transfer_params"`
 	}
 	// The body itself (present, JSON, an object) is checked as pydantic
 	// checks every request body; "input" is the one required member.
@@ -129,7 +131,7 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 		PreviousResponseID: raw.PreviousResponseID, Reasoning: raw.Reasoning,
 		TopLogprobs: raw.TopLogprobs, Include: raw.Include, Text: raw.Text,
 		ToolChoice: raw.ToolChoice, Tools: raw.Tools, Truncation: "disabled", RequestID: raw.RequestID,
-		KVTransferParams: nullToNil(raw.KVTransferParams),
+		KVTransferParams: nullToNil(raw.KVTransferParams), ECTransferParams: nullToNil(raw.ECTransferParams),
 	}
 	for _, k := range responsesPassthrough {
 		if v, ok := all[k]; ok {

@@ -436,6 +436,7 @@ func ResponsesSamplingParams(r *protocol.ResponsesRequest, req *protocol.ChatCom
 		SkipSpecialTokens: req.SkipSpecialTokens, SpacesBetweenSpecial: true,
 		IncludeStopStrInOutput: req.IncludeStopStrInOutput, Stream: r.Stream, StructuredOutputs: so,
 		LogitBias: req.LogitBias, VLLMXargs: req.VLLMXargs, KVTransferParams: r.KVTransferParams,
+		ECTransferParams: r.ECTransferParams,
 	}, maxTokens, SamplingDefaults{
 		Temperature: d.Temperature, TopP: d.TopP, TopK: d.TopK, RepetitionPenalty: d.RepetitionPenalty,
 	})

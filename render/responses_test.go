@@ -165,3 +165,34 @@ func TestResponsesNamespacedFunctionCall(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesTransferParamsInExtraArgs pins vLLM bf578e1's
+// ResponsesRequest.to_sampling_params: kv_transfer_params and
+// ec_transfer_params join vllm_xargs in extra_args when truthy.
+func TestResponsesTransferParamsInExtraArgs(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{`"kv_transfer_params":{"a":1},"ec_transfer_params":{"b":2}`, `"extra_args":{"kv_transfer_params":{"a":1},"ec_transfer_params":{"b":2}}`},
+		{`"ec_transfer_params":{"b":2},"vllm_xargs":{"x":1}`, `"extra_args":{"x":1,"ec_transfer_params":{"b":2}}`},
+		{`"ec_transfer_params":{}`, ""},
+	} {
+		r, err := protocol.DecodeResponsesRequest([]byte(`{"input":"hi",` + tt.body + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := ResponsesToChat(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ResponsesSamplingParams(r, req, 50, SamplingDefaults{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := protocol.MarshalJSON(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := strings.Contains(string(got), `"extra_args"`); tt.want == "" && has || tt.want != "" && !strings.Contains(string(got), tt.want) {
+			t.Errorf("%s: sampling params %s, want %q", tt.body, got, tt.want)
+		}
+	}
+}
