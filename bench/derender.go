@@ -357,15 +357,6 @@ func medianRatio(rounds [][]time.Duration, i, j int) float64 {
 	return ratios[len(ratios)/2]
 }
 
-// bestOf runs f in interleave's rounds and returns its fastest.
-func bestOf(ctx context.Context, minTime time.Duration, f func() error) (time.Duration, error) {
-	rounds, err := interleave(ctx, minTime, f)
-	if err != nil {
-		return 0, err
-	}
-	return fastest(rounds, 0), nil
-}
-
 type echoMode int
 
 const (

@@ -41,9 +41,13 @@ type chatRun struct {
 	// tokens are each choice's ids when return_token_ids asks for them.
 	tokens         [][]int
 	returnTokenIDs bool
-	usage, cont    bool
-	stopMatched    bool
-	kv             json.RawMessage
+	// hideMeta is vLLM bf578e1's suppression of logprobs and token_ids
+	// when a parser runs and include_reasoning is false: they would show
+	// the hidden reasoning tokens.
+	hideMeta    bool
+	usage, cont bool
+	stopMatched bool
+	kv          json.RawMessage
 
 	stream bool
 	// out writes the stream: the run itself (chat chunks) or another
@@ -101,7 +105,8 @@ func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompl
 	role := o.chatRole(req)
 	run := &chatRun{o: o, id: id, created: o.now().Unix(), role: role, echo: echoContent(req, role),
 		prompt: g.TokenIDs, stream: stream, sseWriter: sseWriter{sink: sink, metrics: o.cfg.Metrics},
-		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs}
+		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs,
+		hideMeta:       !req.IncludeReasoning && o.chatHasParser()}
 	run.out = run
 	if newOut != nil {
 		run.out = newOut(run)
@@ -233,8 +238,16 @@ func (r *chatRun) event(ev *protocol.GenerateResponse, read time.Time) error {
 		if ob, ok := r.out.(stepObserver); ok && r.stream {
 			ob.observe(step)
 		}
-		if !r.stream || !step.Emit {
+		if !r.stream {
 			continue
+		}
+		if !step.Emit {
+			// vLLM sends an event the parser made nothing of only to
+			// carry its token_ids.
+			if !r.returnTokenIDs || r.hideMeta {
+				continue
+			}
+			step = &derender.ChatStep{Logprobs: step.Logprobs}
 		}
 		if err := r.out.writeStep(c, step); err != nil {
 			return err
@@ -289,7 +302,9 @@ func (r *chatRun) writeStep(c *protocol.GenerateChoice, step *derender.ChatStep)
 	if step.FinishReason != nil {
 		choice.Final, choice.FinishReason, choice.StopReason = true, *step.FinishReason, step.StopReason
 	}
-	if r.returnTokenIDs {
+	if r.hideMeta {
+		choice.Logprobs = nil
+	} else if r.returnTokenIDs {
 		choice.TokenIDs = idsOrEmpty(c.TokenIDs)
 	}
 	var u *protocol.UsageInfo
@@ -367,12 +382,22 @@ func (r *chatRun) response(completion int) *protocol.ServedChatResponse {
 		}
 		choice := protocol.ServedChatChoice{Index: i, Message: c.Message, Logprobs: c.Logprobs,
 			FinishReason: c.FinishReason, StopReason: c.StopReason}
-		if r.tokens != nil {
+		if r.hideMeta {
+			choice.Logprobs = nil
+		} else if r.tokens != nil {
 			choice.TokenIDs = idsOrEmpty(r.tokens[i])
 		}
 		res.Choices = append(res.Choices, choice)
 	}
 	return res
+}
+
+// chatHasParser is whether vLLM's chat server builds a parser
+// (ParserManager.get_parser): a reasoning parser, or a tool parser with
+// --enable-auto-tool-choice.
+func (o *Orchestrator) chatHasParser() bool {
+	p := o.cfg.Parsers
+	return p.ReasoningParser != "" || p.ToolParser != "" && p.EnableAutoToolChoice
 }
 
 // echoContent is what vLLM's echo prepends: the last message's content

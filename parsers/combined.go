@@ -279,7 +279,8 @@ func (p *Parser) route(d *Delta, content string, final bool) {
 }
 
 // holdWhitespace delays content while everything so far is whitespace:
-// vLLM returns null content when it is whitespace-only and tools were called.
+// vLLM returns null content when it is whitespace-only and tools were called
+// (or, for required and named tool_choice, were to be called).
 func (p *Parser) holdWhitespace(out string, final bool) string {
 	if out == "" && !final {
 		return "" // nothing to hold or release (most pushes inside a call)
@@ -291,7 +292,7 @@ func (p *Parser) holdWhitespace(out string, final bool) string {
 			p.ws = append(p.ws, out...)
 			return ""
 		}
-		if final && strings.TrimSpace(out) == "" && p.tools.Called() {
+		if final && strings.TrimSpace(out) == "" && (p.tools.Called() || p.forcedAuto()) {
 			p.ws = nil
 			return ""
 		}
@@ -300,6 +301,15 @@ func (p *Parser) holdWhitespace(out string, final bool) string {
 		p.contentOut = out != ""
 	}
 	return out
+}
+
+// forcedAuto reports tool_choice required or named parsed by the model's
+// own tool parser (one without supports_required_and_named): vLLM bf578e1's
+// _extract_tool_calls then drops whitespace-only content even when no tool
+// was called.
+func (p *Parser) forcedAuto() bool {
+	_, json := p.tools.(*JSONChoice)
+	return p.parse && !json && (p.choice == ChoiceRequired || p.choice == ChoiceNamed)
 }
 
 // filterCalls applies parallel_tool_calls to the calls from n on (the

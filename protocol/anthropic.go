@@ -27,6 +27,7 @@ type AnthropicMessagesRequest struct {
 	TopK             json.RawMessage
 	TopP             json.RawMessage
 	KVTransferParams json.RawMessage
+	ECTransferParams json.RawMessage
 	ChatTemplateArgs json.RawMessage // chat_template_kwargs
 	VLLMXargs        json.RawMessage // vllm_xargs, checked by the chat request
 }
@@ -120,6 +121,7 @@ func DecodeAnthropicMessagesRequest(data []byte) (*AnthropicMessagesRequest, err
 		r.TopP = obj.members["top_p"]
 	}
 	r.KVTransferParams = obj.optionalDict("kv_transfer_params")
+	r.ECTransferParams = obj.optionalDict("ec_transfer_params")
 	r.ChatTemplateArgs = obj.optionalDict("chat_template_kwargs")
 	r.VLLMXargs = obj.optionalDict("vllm_xargs")
 	if len(obj.errs) > 0 {

@@ -121,7 +121,9 @@ type ChatCompletionResponse struct {
 	Usage             *UsageInfo             `json:"usage"`
 	PromptLogprobs    json.RawMessage        `json:"prompt_logprobs"`
 	PromptTokenIDs    []int                  `json:"prompt_token_ids"`
+	PromptText        *string                `json:"prompt_text"`
 	KVTransferParams  json.RawMessage        `json:"kv_transfer_params"`
+	ECTransferParams  json.RawMessage        `json:"ec_transfer_params"`
 	Metrics           json.RawMessage        `json:"metrics"`
 }
 
@@ -199,6 +201,8 @@ type CompletionResponse struct {
 	SystemFingerprint *string            `json:"system_fingerprint"`
 	Usage             *UsageInfo         `json:"usage"`
 	KVTransferParams  json.RawMessage    `json:"kv_transfer_params"`
+	ECTransferParams  json.RawMessage    `json:"ec_transfer_params"`
+	Metrics           json.RawMessage    `json:"metrics"`
 }
 
 // CompletionStreamChoice is one choice of a completion stream chunk.

@@ -40,6 +40,8 @@ type ServedChatResponse struct {
 	PromptTokenIDs    []int              `json:"prompt_token_ids"`
 	PromptText        *string            `json:"prompt_text"`
 	KVTransferParams  json.RawMessage    `json:"kv_transfer_params"`
+	ECTransferParams  json.RawMessage    `json:"ec_transfer_params"`
+	Metrics           json.RawMessage    `json:"metrics"`
 }
 
 // ServedCompletionChoice is vLLM's CompletionResponseChoice.
@@ -66,6 +68,8 @@ type ServedCompletionResponse struct {
 	SystemFingerprint *string                  `json:"system_fingerprint"`
 	Usage             *UsageInfo               `json:"usage"`
 	KVTransferParams  json.RawMessage          `json:"kv_transfer_params"`
+	ECTransferParams  json.RawMessage          `json:"ec_transfer_params"`
+	Metrics           json.RawMessage          `json:"metrics"`
 }
 
 // ChunkEncoder writes the stream chunks of one request; the parts every

@@ -23,8 +23,8 @@ func (r *ChatCompletionResponse) AppendJSON(dst []byte) ([]byte, error) {
 	w.usage(r.Usage)
 	w.raw(wire.AppendRaw(w.key("prompt_logprobs"), r.PromptLogprobs))
 	w.b = appendIntsOrNull(w.key("prompt_token_ids"), r.PromptTokenIDs)
-	w.raw(wire.AppendRaw(w.key("kv_transfer_params"), r.KVTransferParams))
-	w.raw(wire.AppendRaw(w.key("metrics"), r.Metrics))
+	w.optString("prompt_text", r.PromptText)
+	w.transferTail(r.KVTransferParams, r.ECTransferParams, r.Metrics)
 	return append(w.b, '}'), w.err
 }
 
@@ -41,7 +41,7 @@ func (r *ServedChatResponse) AppendJSON(dst []byte) ([]byte, error) {
 	w.raw(wire.AppendRaw(w.key("prompt_logprobs"), r.PromptLogprobs))
 	w.b = appendIntsOrNull(w.key("prompt_token_ids"), r.PromptTokenIDs)
 	w.optString("prompt_text", r.PromptText)
-	w.raw(wire.AppendRaw(w.key("kv_transfer_params"), r.KVTransferParams))
+	w.transferTail(r.KVTransferParams, r.ECTransferParams, r.Metrics)
 	return append(w.b, '}'), w.err
 }
 
@@ -100,7 +100,8 @@ func (r *CompletionResponse) AppendJSON(dst []byte) ([]byte, error) {
 		w.raw(appendCompletionChoice(w.b, c.Index, c.Text, c.Logprobs, c.FinishReason, c.StopReason, c.TokenIDs,
 			c.PromptLogprobs, c.PromptTokenIDs, nil, false))
 	})
-	w.completionTail(r.ServiceTier, r.SystemFingerprint, r.Usage, r.KVTransferParams)
+	w.completionTail(r.ServiceTier, r.SystemFingerprint, r.Usage)
+	w.transferTail(r.KVTransferParams, r.ECTransferParams, r.Metrics)
 	return append(w.b, '}'), w.err
 }
 
@@ -112,15 +113,23 @@ func (r *ServedCompletionResponse) AppendJSON(dst []byte) ([]byte, error) {
 		w.raw(appendCompletionChoice(w.b, c.Index, c.Text, c.Logprobs, c.FinishReason, c.StopReason, c.TokenIDs,
 			c.PromptLogprobs, c.PromptTokenIDs, c.RoutedExperts, true))
 	})
-	w.completionTail(r.ServiceTier, r.SystemFingerprint, r.Usage, r.KVTransferParams)
+	w.completionTail(r.ServiceTier, r.SystemFingerprint, r.Usage)
+	w.transferTail(r.KVTransferParams, r.ECTransferParams, r.Metrics)
 	return append(w.b, '}'), w.err
 }
 
-func (w *objectWriter) completionTail(tier, fingerprint *string, u *UsageInfo, kv []byte) {
+func (w *objectWriter) completionTail(tier, fingerprint *string, u *UsageInfo) {
 	w.optString("service_tier", tier)
 	w.optString("system_fingerprint", fingerprint)
 	w.usage(u)
+}
+
+// transferTail ends a chat or completion response as vLLM bf578e1's
+// models do: kv_transfer_params, ec_transfer_params, metrics.
+func (w *objectWriter) transferTail(kv, ec, metrics []byte) {
 	w.raw(wire.AppendRaw(w.key("kv_transfer_params"), kv))
+	w.raw(wire.AppendRaw(w.key("ec_transfer_params"), ec))
+	w.raw(wire.AppendRaw(w.key("metrics"), metrics))
 }
 
 // appendCompletionChoice writes a completion choice; a stream choice

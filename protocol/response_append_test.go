@@ -3,6 +3,7 @@ package protocol
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -238,4 +239,28 @@ func BenchmarkEncodeDerenderResponse(b *testing.B) {
 			_, _ = oldMarshalJSON(r)
 		}
 	})
+}
+
+// TestResponseTailKeys pins the members vLLM bf578e1's ChatCompletionResponse
+// and CompletionResponse end with (model_dump writes every field, None as
+// null): prompt_text (chat), kv_transfer_params, ec_transfer_params, metrics.
+func TestResponseTailKeys(t *testing.T) {
+	const transfer = `"kv_transfer_params":null,"ec_transfer_params":null,"metrics":null}`
+	for _, tt := range []struct {
+		v    Appender
+		tail string
+	}{
+		{&ChatCompletionResponse{}, `"prompt_token_ids":null,"prompt_text":null,` + transfer},
+		{&ServedChatResponse{}, `"prompt_token_ids":null,"prompt_text":null,` + transfer},
+		{&CompletionResponse{}, `"usage":null,` + transfer},
+		{&ServedCompletionResponse{}, `"usage":null,` + transfer},
+	} {
+		got, err := tt.v.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(string(got), tt.tail) {
+			t.Errorf("%T: %s, want it to end %s", tt.v, got, tt.tail)
+		}
+	}
 }

@@ -37,6 +37,7 @@ type ResponsesRequest struct {
 	User              *string
 	ParallelToolCalls bool // default true
 	MaxToolCalls      *int
+	ECTransferParams  json.RawMessage
 	// Passthrough are the members a ChatCompletionRequest declares with
 	// the same name, type and meaning (sampling knobs, vllm_xargs,
 	// structured_outputs, chat_template_kwargs), raw in a fixed order;
@@ -116,6 +117,7 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 		User               *string             `json:"user"`
 		ParallelToolCalls  *bool               `json:"parallel_tool_calls"`
 		MaxToolCalls       *int                `json:"max_tool_calls"`
+		ECTransferParams   json.RawMessage     `json:"ec_transfer_params"`
 	}
 	// The body itself (present, JSON, an object) is checked as pydantic
 	// checks every request body; "input" is the one required member.
@@ -139,8 +141,8 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 		PreviousResponseID: raw.PreviousResponseID, Reasoning: raw.Reasoning,
 		TopLogprobs: raw.TopLogprobs, Include: raw.Include, Text: raw.Text,
 		ToolChoice: raw.ToolChoice, Tools: raw.Tools, Truncation: "disabled", RequestID: raw.RequestID,
-		KVTransferParams: nullToNil(raw.KVTransferParams),
-		Metadata:         nullToNil(raw.Metadata), User: raw.User, ParallelToolCalls: true, MaxToolCalls: raw.MaxToolCalls,
+		KVTransferParams: nullToNil(raw.KVTransferParams), ECTransferParams: nullToNil(raw.ECTransferParams),
+		Metadata: nullToNil(raw.Metadata), User: raw.User, ParallelToolCalls: true, MaxToolCalls: raw.MaxToolCalls,
 	}
 	if raw.ParallelToolCalls != nil {
 		r.ParallelToolCalls = *raw.ParallelToolCalls

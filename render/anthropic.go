@@ -36,6 +36,7 @@ func AnthropicToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatComple
 		b.raw("top_p", a.TopP)
 		b.raw("top_k", a.TopK)
 		b.raw("kv_transfer_params", a.KVTransferParams)
+		b.raw("ec_transfer_params", a.ECTransferParams)
 		b.raw("chat_template_kwargs", a.ChatTemplateArgs)
 		b.raw("vllm_xargs", a.VLLMXargs)
 	})

@@ -183,3 +183,21 @@ func hermesGenerator(tb testing.TB) *Generator {
 	}
 	return NewGenerator(r, m.MaxModelLen, GeneratorConfig{EnableAutoToolChoice: true, ToolCallParser: "hermes"})
 }
+
+// TestAnthropicTransferParams pins vLLM bf578e1's
+// AnthropicServingMessages: kv_transfer_params and ec_transfer_params are
+// handed to the chat request, hence to extra_args.
+func TestAnthropicTransferParams(t *testing.T) {
+	a, err := protocol.DecodeAnthropicMessagesRequest([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}],` +
+		`"kv_transfer_params":{"a":1},"ec_transfer_params":{"b":2}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := AnthropicToChat(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(req.KVTransferParams) != `{"a":1}` || string(req.ECTransferParams) != `{"b":2}` {
+		t.Errorf("kv_transfer_params %s, ec_transfer_params %s", req.KVTransferParams, req.ECTransferParams)
+	}
+}

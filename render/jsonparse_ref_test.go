@@ -15,8 +15,8 @@ import (
 // refMaxJSONDepth bounds nesting so hostile input cannot exhaust the stack.
 const refMaxJSONDepth = 512
 
-// refErrJSONTooDeep is refParseJSON's error past refMaxJSONDepth.
-var refErrJSONTooDeep = fmt.Errorf("JSON nested more than %d levels deep", refMaxJSONDepth)
+// errRefJSONTooDeep is refParseJSON's error past refMaxJSONDepth.
+var errRefJSONTooDeep = fmt.Errorf("JSON nested more than %d levels deep", refMaxJSONDepth)
 
 type refJSONParser struct {
 	data []byte
@@ -55,7 +55,7 @@ func (p *refJSONParser) skipSpace() {
 
 func (p *refJSONParser) value(depth int) (*node, error) {
 	if depth > refMaxJSONDepth {
-		return nil, refErrJSONTooDeep
+		return nil, errRefJSONTooDeep
 	}
 	p.skipSpace()
 	if p.pos >= len(p.data) {

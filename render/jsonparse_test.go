@@ -59,7 +59,7 @@ func FuzzParseJSONMatchesReference(f *testing.F) {
 		if (err != nil) != (wantErr != nil) {
 			t.Fatalf("%q: parseJSON err = %v, reference err = %v", data, err, wantErr)
 		}
-		if errors.Is(wantErr, refErrJSONTooDeep) != errors.Is(err, errJSONTooDeep) {
+		if errors.Is(wantErr, errRefJSONTooDeep) != errors.Is(err, errJSONTooDeep) {
 			t.Fatalf("%q: parseJSON err = %v, reference err = %v", data, err, wantErr)
 		}
 		if err == nil && nodeJSON(got) != nodeJSON(want) {

@@ -52,10 +52,38 @@ var untypedMediaKeys = []string{"image_url", "image_pil", "image_embeds", "audio
 const supportedPartTypes = "audio_embeds, audio_url, image_embeds, image_pil, image_url, input_audio, " +
 	"input_image, input_text, output_text, prompt_embeds, refusal, text, thinking, tool_reference, video_url"
 
+// knownPartFields are the keys of every TypedDict in vLLM's
+// ChatCompletionContentPartParam union (_KNOWN_CONTENT_PART_FIELDS). Other
+// keys of a text part reach an "openai"-format template unchanged.
+var knownPartFields = map[string]bool{
+	"type": true, "text": true, "image_url": true, "input_audio": true, "file": true, "refusal": true,
+	"audio_url": true, "video_url": true, "image_embeds": true, "audio_embeds": true, "uuid": true,
+	"data": true, "image_pil": true, "thinking": true, "closed": true, "name": true,
+}
+
 // parsedPart is one content part after vLLM's _parse_chat_message_content_part.
 type parsedPart struct {
 	text    string
 	toolRef bool // a tool_reference part: text holds its name
+	// extra is the text part's unknown keys in request order (vLLM's
+	// _collect_extra_fields), kept by the "openai" content format.
+	extra *node
+}
+
+// extraPartFields collects the keys of p outside knownPartFields; nil when
+// there are none.
+func extraPartFields(p *node) *node {
+	var extra *node
+	for i, k := range p.Keys {
+		if knownPartFields[k] {
+			continue
+		}
+		if extra == nil {
+			extra = &node{Kind: jObj}
+		}
+		extra.Set(k, p.Vals[i])
+	}
+	return extra
 }
 
 // parsePart parses one content part; ok is false for parts vLLM skips.
@@ -82,7 +110,7 @@ func parsePart(p *node) (parsedPart, bool, error) {
 			if !isStr {
 				return parsedPart{}, false, badParam("messages", "sequence item 0: expected str instance, %s found", pyType(v))
 			}
-			return parsedPart{text: s}, true, nil
+			return parsedPart{text: s, extra: extraPartFields(p)}, true, nil
 		}
 		if mediaTypes[t] {
 			return parsedPart{}, false, badRequest(errMultimodal)
@@ -234,6 +262,10 @@ func partsNode(parts []parsedPart) *node {
 			arr[i] = objNode("type", strNode("tool_reference"), "name", strNode(p.text))
 		} else {
 			arr[i] = objNode("type", strNode("text"), "text", strNode(p.text))
+			if p.extra != nil {
+				arr[i].Keys = append(arr[i].Keys, p.extra.Keys...)
+				arr[i].Vals = append(arr[i].Vals, p.extra.Vals...)
+			}
 		}
 	}
 	return &node{Kind: jArr, Arr: arr}

@@ -74,6 +74,12 @@ func TestNormalizeMessages(t *testing.T) {
 			`[{"role":"user","content":[{"type":"text","text":"hi"}]}]`, ""},
 		{"null content string", `[{"role":"user","content":null}]`, FormatString, false,
 			`[{"role":"user","content":""}]`, ""},
+		// vLLM bf578e1 _collect_extra_fields: unknown keys of a text part
+		// follow type and text in an "openai"-format message.
+		{"text part extras kept in openai format", `[{"role":"user","content":[{"cache_control":{"type":"ephemeral"},"type":"text","text":"a","name":"n","lang":"en"},{"type":"refusal","refusal":"r","closed":true,"x":1}]}]`, FormatOpenAI, false,
+			`[{"role":"user","content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"},"lang":"en"},{"type":"text","text":"r","x":1}]}]`, ""},
+		{"text part extras dropped in string format", `[{"role":"user","content":[{"type":"text","text":"a","lang":"en"}]}]`, FormatString, false,
+			`[{"role":"user","content":"a"}]`, ""},
 		{"missing content openai", `[{"role":"user"}]`, FormatOpenAI, false,
 			`[{"role":"user","content":[]}]`, ""},
 		{"text parts joined", `[{"role":"user","content":[{"type":"text","text":"a"},"b",{"type":"input_text","text":"c"},{"type":"text"}]}]`, FormatString, false,

@@ -184,6 +184,7 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 		Role             *string           `json:"role"`
 		CallID           *string           `json:"call_id"`
 		Name             *string           `json:"name"`
+		Namespace        *string           `json:"namespace"`
 		Arguments        *string           `json:"arguments"`
 		Output           json.RawMessage   `json:"output"`
 		EncryptedContent *string           `json:"encrypted_content"`
@@ -207,8 +208,14 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 		if it.CallID == nil || it.Name == nil || it.Arguments == nil {
 			return nil, &protocol.ResponsesParamError{Message: "function_call items need call_id, name and arguments strings"}
 		}
+		name := *it.Name
+		if it.Namespace != nil && *it.Namespace != "" {
+			// vLLM bf578e1 flattens a namespaced call as its tools are
+			// flattened (flat_namespace_tool_name).
+			name = *it.Namespace + "__" + name
+		}
 		var fn objBuilder
-		fn.str("name", *it.Name)
+		fn.str("name", name)
 		fn.str("arguments", *it.Arguments)
 		var call objBuilder
 		call.str("id", *it.CallID)
@@ -484,6 +491,7 @@ func ResponsesSamplingParams(r *protocol.ResponsesRequest, req *protocol.ChatCom
 		SkipSpecialTokens: req.SkipSpecialTokens, SpacesBetweenSpecial: true,
 		IncludeStopStrInOutput: req.IncludeStopStrInOutput, Stream: r.Stream, StructuredOutputs: so,
 		LogitBias: req.LogitBias, VLLMXargs: req.VLLMXargs, KVTransferParams: r.KVTransferParams,
+		ECTransferParams: r.ECTransferParams,
 	}, maxTokens, SamplingDefaults{
 		Temperature: d.Temperature, TopP: d.TopP, TopK: d.TopK, RepetitionPenalty: d.RepetitionPenalty,
 	})

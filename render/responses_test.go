@@ -145,3 +145,57 @@ func FuzzResponsesToChat(f *testing.F) {
 		}
 	})
 }
+
+// TestResponsesNamespacedFunctionCall pins vLLM bf578e1's
+// _construct_message_from_response_item: a function_call item with a
+// namespace names its chat tool call "<namespace>__<name>", as the
+// namespace's tools are flattened; an empty namespace leaves the name.
+func TestResponsesNamespacedFunctionCall(t *testing.T) {
+	for _, tt := range []struct{ item, want string }{
+		{`{"type":"function_call","call_id":"c1","name":"lookup","namespace":"crm","arguments":"{}"}`,
+			`[{"id":"c1","function":{"name":"crm__lookup","arguments":"{}"},"type":"function"}]`},
+		{`{"type":"function_call","call_id":"c1","name":"lookup","namespace":"","arguments":"{}"}`,
+			`[{"id":"c1","function":{"name":"lookup","arguments":"{}"},"type":"function"}]`},
+		{`{"type":"function_call","call_id":"c1","name":"lookup","namespace":null,"arguments":"{}"}`,
+			`[{"id":"c1","function":{"name":"lookup","arguments":"{}"},"type":"function"}]`},
+	} {
+		m, err := responsesItem(json.RawMessage(tt.item), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := m.get("tool_calls"); string(got) != tt.want {
+			t.Errorf("%s: tool_calls %s, want %s", tt.item, got, tt.want)
+		}
+	}
+}
+
+// TestResponsesTransferParamsInExtraArgs pins vLLM bf578e1's
+// ResponsesRequest.to_sampling_params: kv_transfer_params and
+// ec_transfer_params join vllm_xargs in extra_args when truthy.
+func TestResponsesTransferParamsInExtraArgs(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{`"kv_transfer_params":{"a":1},"ec_transfer_params":{"b":2}`, `"extra_args":{"kv_transfer_params":{"a":1},"ec_transfer_params":{"b":2}}`},
+		{`"ec_transfer_params":{"b":2},"vllm_xargs":{"x":1}`, `"extra_args":{"x":1,"ec_transfer_params":{"b":2}}`},
+		{`"ec_transfer_params":{}`, ""},
+	} {
+		r, err := protocol.DecodeResponsesRequest([]byte(`{"input":"hi",` + tt.body + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := ResponsesToChat(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ResponsesSamplingParams(r, req, 50, SamplingDefaults{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := protocol.MarshalJSON(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := strings.Contains(string(got), `"extra_args"`); tt.want == "" && has || tt.want != "" && !strings.Contains(string(got), tt.want) {
+			t.Errorf("%s: sampling params %s, want %q", tt.body, got, tt.want)
+		}
+	}
+}
