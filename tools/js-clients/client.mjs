@@ -12,7 +12,15 @@ if (!mods) {
   process.exit(2);
 }
 const req = createRequire(path.join(mods, "noop.js"));
-const load = async (name) => import(req.resolve(name));
+// Every library is imported before the first call: importing one takes
+// seconds of synchronous work on a loaded machine, and a call made after
+// such a pause can be handed a pooled keep-alive connection the server has
+// already closed for idleness (a reset the test would misread as vrender's).
+const loaded = new Map();
+for (const name of ["ai", "@ai-sdk/openai-compatible", "@langchain/openai"]) {
+  loaded.set(name, await import(req.resolve(name)));
+}
+const load = async (name) => loaded.get(name);
 
 const weather = {
   name: "get_weather",
