@@ -244,7 +244,8 @@ harmony_ref_ok() {
 # strings in GPT-2's byte-to-unicode alphabet, special tokens excluded). The result must hash to openai_harmony's
 # expected SHA-256, which it checks again when loading.
 fetch_harmony_ref() {
-  npm_fetch harmony-ref harmony_ref_ok "openai-harmony@$harmony_ref_version"
+  # --omit=peer: the package lists typescript (23 MB) as a peer dependency; plain JS needs none of it.
+  npm_fetch harmony-ref harmony_ref_ok --omit=peer "openai-harmony@$harmony_ref_version"
   local dest=$cache/harmony-ref/o200k_base.tiktoken tmp
   if sha_ok "$dest" "$o200k_base_sha"; then
     log "harmony-ref: o200k_base.tiktoken present"
