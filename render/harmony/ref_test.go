@@ -1,16 +1,15 @@
 package harmony
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/vrender/vrender/internal/harmonyref"
 	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/tokenizer"
 )
@@ -27,44 +26,6 @@ type refTool struct {
 type refCase struct {
 	name string
 	msgs []Message
-}
-
-// refResult is what tools/harmony-ref/harmony.mjs answers for one request.
-type refResult struct {
-	Tokens   []int             `json:"tokens"`
-	Text     string            `json:"text"`
-	Messages []json.RawMessage `json:"messages"`
-	Deltas   []string          `json:"deltas"`
-	Error    string            `json:"error"`
-}
-
-// runHarmonyRef sends requests to openai_harmony (the npm openai-harmony wasm
-// build, see testdata/README.md) and returns its answers in order.
-func runHarmonyRef(t *testing.T, requests []any) []refResult {
-	t.Helper()
-	dir := testenv.HarmonyRefDir(t)
-	node := testenv.Node(t)
-	in, err := json.Marshal(requests)
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(testenv.RepoRoot(t), "tools", "harmony-ref", "harmony.mjs")
-	cmd := exec.Command(node, script, dir)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("openai_harmony reference: %v\n%s", err, stderr.String())
-	}
-	var results []refResult
-	if err := json.Unmarshal(out, &results); err != nil {
-		t.Fatalf("openai_harmony reference output: %v", err)
-	}
-	if len(results) != len(requests) {
-		t.Fatalf("openai_harmony answered %d requests, sent %d", len(results), len(requests))
-	}
-	return results
 }
 
 func loadRefTools(t *testing.T) []Tool {
@@ -279,12 +240,11 @@ func TestOpenAIHarmonyReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := refConversations(loadRefTools(t))
-	requests := make([]any, len(cases))
+	requests := make([]harmonyref.Request, len(cases))
 	for i, c := range cases {
-		requests[i] = map[string]any{"op": "render", "conversation": harmonyConversation(c.msgs),
-			"next_turn_role": "assistant", "auto_drop_analysis": false}
+		requests[i] = harmonyref.Request{Op: "render", Conversation: harmonyConversation(c.msgs), NextTurnRole: "assistant"}
 	}
-	results := runHarmonyRef(t, requests)
+	results := harmonyref.Run(t, requests)
 	if len(cases) < 50 {
 		t.Fatalf("corpus has %d conversations, want at least 50", len(cases))
 	}

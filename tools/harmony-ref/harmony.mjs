@@ -6,9 +6,9 @@
 // CACHE_DIR is .cache/harmony-ref: node_modules/openai-harmony and o200k_base.tiktoken (written by
 // `make models`). requests.json is an array of
 //   {"op": "render", "conversation": {...}, "next_turn_role": "assistant", "auto_drop_analysis": false}
-//   {"op": "parse", "tokens": [...], "role": "assistant"}          parseMessagesFromCompletionTokens
+//   {"op": "parse", "tokens": [...], "role": "assistant"}          parseMessagesFromCompletionTokens (+ decodeUtf8)
 //   {"op": "stream", "tokens": [...], "role": "assistant"}         JsStreamableParser, token by token
-// and the output holds, per request, {"tokens": [...], "text": "..."}, {"messages": [...]} or {"error": "..."}.
+// and the output holds, per request, {"tokens": [...], "text": "..."}, {"messages": [...], ...} or {"error": "..."}.
 // The package loads its wasm and the vocabulary with fetch(); node's fetch reads neither file: URLs nor (here)
 // the network, so fetch is replaced by one that serves those two files from disk and refuses everything else.
 import { readFile } from "node:fs/promises";
@@ -56,8 +56,10 @@ function run(req) {
         : enc.renderConversation(req.conversation, cfg);
       return { tokens: Array.from(ids), text: enc.decodeUtf8(ids) };
     }
-    case "parse":
-      return { messages: JSON.parse(enc.parseMessagesFromCompletionTokens(Uint32Array.from(req.tokens), req.role ?? null)) };
+    case "parse": {
+      const ids = Uint32Array.from(req.tokens);
+      return { messages: JSON.parse(enc.parseMessagesFromCompletionTokens(ids, req.role ?? null)), text: enc.decodeUtf8(ids) };
+    }
     case "stream": {
       const p = new h.JsStreamableParser(enc, req.role ?? "assistant");
       const deltas = [];
