@@ -1,8 +1,10 @@
 package harmony
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -240,14 +242,15 @@ func TestOpenAIHarmonyReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := refConversations(loadRefTools(t))
+	if len(cases) < 50 {
+		t.Fatalf("corpus has %d conversations, want at least 50", len(cases))
+	}
+	cases = append(cases, randomConversations(t, rand.New(rand.NewPCG(16, 3)), 300)...)
 	requests := make([]harmonyref.Request, len(cases))
 	for i, c := range cases {
 		requests[i] = harmonyref.Request{Op: "render", Conversation: harmonyConversation(c.msgs), NextTurnRole: "assistant"}
 	}
 	results := harmonyref.Run(t, requests)
-	if len(cases) < 50 {
-		t.Fatalf("corpus has %d conversations, want at least 50", len(cases))
-	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ref := results[i]
@@ -280,4 +283,211 @@ func firstDiff(got, want string) string {
 	}
 	from := max(0, i-200)
 	return fmt.Sprintf("at byte %d\n got …%q\nwant …%q", i, got[from:min(len(got), i+200)], want[from:min(len(want), i+200)])
+}
+
+// randomSchema is a JSON schema drawn from the keywords the TypeScript
+// conversion reads (and some it ignores), nested up to depth levels, so
+// combinations no hand-written tool has are compared too.
+func randomSchema(r *rand.Rand, depth int) any {
+	texts := []string{"A value", "multi\nline", "with \"quotes\" and \\", "é中文🙂", "", "ends with newline\n", "crlf\r\nnext"}
+	scalar := func() any {
+		switch r.IntN(6) {
+		case 0:
+			return texts[r.IntN(len(texts))]
+		case 1:
+			return r.IntN(100)
+		case 2:
+			return 2.5
+		case 3:
+			return r.IntN(2) == 0
+		case 4:
+			return nil
+		default:
+			return "x"
+		}
+	}
+	s := map[string]any{}
+	keys := []string{}
+	set := func(k string, v any) { s[k] = v; keys = append(keys, k) }
+	types := []string{"string", "number", "integer", "boolean", "array", "object", "null"}
+	kind := types[r.IntN(len(types))]
+	if depth <= 0 && (kind == "array" || kind == "object") {
+		kind = "string"
+	}
+	switch r.IntN(8) {
+	case 0: // no type
+	case 1:
+		set("type", []any{kind, "null"})
+	default:
+		set("type", kind)
+	}
+	if r.IntN(3) == 0 {
+		set("description", texts[r.IntN(len(texts))])
+	}
+	if r.IntN(6) == 0 {
+		set("title", texts[r.IntN(len(texts))])
+	}
+	if r.IntN(5) == 0 {
+		n := 1 + r.IntN(3)
+		enum := make([]any, n)
+		for i := range enum {
+			enum[i] = scalar()
+		}
+		set("enum", enum)
+	}
+	if r.IntN(4) == 0 {
+		if r.IntN(4) == 0 {
+			set("default", map[string]any{"k": scalar()})
+		} else if r.IntN(4) == 0 {
+			set("default", []any{scalar(), scalar()})
+		} else {
+			set("default", scalar())
+		}
+	}
+	if r.IntN(6) == 0 {
+		set("nullable", r.IntN(3) > 0)
+	}
+	if r.IntN(8) == 0 {
+		set("examples", []any{scalar(), "ex"})
+	}
+	if depth > 0 && r.IntN(6) == 0 {
+		name := []string{"oneOf", "anyOf", "allOf"}[r.IntN(3)]
+		n := 1 + r.IntN(3)
+		vs := make([]any, n)
+		for i := range vs {
+			vs[i] = randomSchema(r, depth-1)
+		}
+		set(name, vs)
+	}
+	if depth > 0 && (kind == "array" || r.IntN(10) == 0) && r.IntN(4) > 0 {
+		set("items", randomSchema(r, depth-1))
+	}
+	if depth > 0 && (kind == "object" || r.IntN(10) == 0) {
+		names := []string{"alpha", "beta", "gamma_delta", "camelCase", "kebab-case", "with space", "$ref_like", "é"}
+		props := map[string]any{}
+		var order []string
+		for range r.IntN(5) {
+			k := names[r.IntN(len(names))]
+			if _, dup := props[k]; dup {
+				continue
+			}
+			props[k] = randomSchema(r, depth-1)
+			order = append(order, k)
+		}
+		set("properties", orderedObject{order, props})
+		if r.IntN(2) == 0 {
+			var req []any
+			for _, k := range order {
+				if r.IntN(2) == 0 {
+					req = append(req, k)
+				}
+			}
+			if r.IntN(4) == 0 {
+				req = append(req, "missing")
+			}
+			set("required", req)
+		}
+		if r.IntN(5) == 0 {
+			set("additionalProperties", r.IntN(2) == 0)
+		}
+	}
+	return orderedObject{keys, s}
+}
+
+// orderedObject marshals as a JSON object with its keys in order (schema
+// key order decides the rendering).
+type orderedObject struct {
+	keys []string
+	vals map[string]any
+}
+
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		vb, err := json.Marshal(o.vals[k])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// randomConversations are conversations of random messages (every role,
+// channel, recipient and content type combination vrender renders) and
+// developer messages declaring random-schema tools.
+func randomConversations(t *testing.T, r *rand.Rand, n int) []refCase {
+	t.Helper()
+	texts := []string{"hi", "", "<|end|>", "multi\nline\r\n", "  spaced  ", "é中文🙂", `{"a": 1}`, "<|start|>assistant<|channel|>final<|message|>x"}
+	channels := []string{"", "analysis", "commentary", "final"}
+	recipients := []string{"", "functions.f", "browser.search", "assistant", "all", "python"}
+	ctypes := []string{"", "json", "<|constrain|>json", "<|constrain|>", "code"}
+	roles := []string{"user", "assistant", "tool", "system", "developer"}
+	var cases []refCase
+	for i := range n {
+		var msgs []Message
+		if r.IntN(2) == 0 {
+			sys := DefaultSystem()
+			sys.ReasoningEffort = []string{"", "low", "medium", "high"}[r.IntN(4)]
+			if r.IntN(2) == 0 {
+				sys.StartDate = "2025-01-0" + fmt.Sprint(1+r.IntN(9))
+			}
+			if r.IntN(4) == 0 {
+				sys.ModelIdentity = ""
+			}
+			if r.IntN(4) == 0 {
+				sys.ValidChannels = []string{"final", "analysis"}
+			}
+			msgs = append(msgs, Message{Role: "system", System: &sys})
+		}
+		if r.IntN(3) > 0 {
+			dev := &Developer{}
+			if r.IntN(2) == 0 {
+				dev.Instructions, dev.HasInstr = texts[r.IntN(len(texts))], true
+			}
+			for j := range r.IntN(5) {
+				params, err := json.Marshal(randomSchema(r, 3))
+				if err != nil {
+					t.Fatal(err)
+				}
+				tool := Tool{Name: fmt.Sprintf("tool_%d_%d", i, j), Description: texts[r.IntN(len(texts))], Parameters: params}
+				if r.IntN(8) == 0 {
+					tool.Parameters = nil
+				}
+				dev.Tools = append(dev.Tools, tool)
+			}
+			msgs = append(msgs, Message{Role: "developer", Developer: dev})
+		}
+		for range r.IntN(6) {
+			m := Message{Role: roles[r.IntN(3)], Text: texts[r.IntN(len(texts))]}
+			if m.Role == "tool" {
+				m.Name = []string{"functions.f", "browser.search", "python"}[r.IntN(3)]
+			} else if r.IntN(8) == 0 {
+				m.Name = "bob"
+			}
+			if r.IntN(2) == 0 {
+				m.Channel = channels[r.IntN(len(channels))]
+			}
+			if r.IntN(3) == 0 {
+				m.Recipient = recipients[r.IntN(len(recipients))]
+			}
+			if r.IntN(3) == 0 {
+				m.ContentType = ctypes[r.IntN(len(ctypes))]
+			}
+			msgs = append(msgs, m)
+		}
+		cases = append(cases, refCase{fmt.Sprintf("random/%03d", i), msgs})
+	}
+	return cases
 }
