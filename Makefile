@@ -39,7 +39,7 @@ help: ## List the targets.
 	@echo "vrender make targets:"
 	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  \1\t/' | expand -t 14
 
-models: ## Fetch the five test tokenizers and the reference binding into .cache (offline once cached).
+models: ## Fetch the five test tokenizers, the reference binding and openai_harmony (wasm) into .cache (offline once cached).
 	@scripts/fetch-models.sh
 
 build: ## Build bin/vrender.

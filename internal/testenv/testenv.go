@@ -124,6 +124,20 @@ func JSClientsModules(t testing.TB) string {
 	return dir
 }
 
+// HarmonyRefDir returns <repo>/.cache/harmony-ref, which must hold the
+// openai-harmony npm package (openai_harmony compiled to wasm) and the
+// o200k_base.tiktoken vocabulary it loads, both written by `make models`.
+func HarmonyRefDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(RepoRoot(t), ".cache", "harmony-ref")
+	for _, f := range []string{"node_modules/openai-harmony/package.json", "o200k_base.tiktoken"} {
+		if !isFile(filepath.Join(dir, f)) {
+			Missing(t, filepath.Join(dir, f), "run `make models` to install openai_harmony (wasm) and derive its vocabulary")
+		}
+	}
+	return dir
+}
+
 // Node returns the path of the node binary.
 func Node(t testing.TB) string {
 	t.Helper()
