@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"encoding/json"
-	"errors"
 	"strconv"
 
 	"github.com/vrender/vrender/internal/wire"
@@ -63,27 +62,6 @@ func (r TokenizeRequest) WantTokenStrs() bool {
 		p = r.Completion.ReturnTokenStrs
 	}
 	return p != nil && *p
-}
-
-// MarshalJSON writes whichever form is set.
-func (r TokenizeRequest) MarshalJSON() ([]byte, error) {
-	switch {
-	case r.Chat != nil:
-		return MarshalJSON(r.Chat)
-	case r.Completion != nil:
-		return MarshalJSON(r.Completion)
-	}
-	return nil, errors.New("protocol: TokenizeRequest has neither form set")
-}
-
-// UnmarshalJSON decodes and validates data; see DecodeTokenizeRequest.
-func (r *TokenizeRequest) UnmarshalJSON(data []byte) error {
-	v, err := DecodeTokenizeRequest(data)
-	if err != nil {
-		return err
-	}
-	*r = v
-	return nil
 }
 
 // DecodeTokenizeRequest validates a /tokenize body as pydantic validates
@@ -151,20 +129,6 @@ func preferChatForm(members map[string]json.RawMessage) bool {
 		return n
 	}
 	return count(chatOnlyFields) > count(completionOnlyFields)
-}
-
-// UnmarshalJSON decodes and validates the prompt form alone.
-func (r *TokenizeCompletionRequest) UnmarshalJSON(data []byte) error {
-	obj, fe := decodeBody(data, "TokenizeCompletionRequest")
-	if fe != nil {
-		return &ValidationError{Errors: []FieldError{*fe}}
-	}
-	v, errs := decodeTokenizeCompletion(obj)
-	if len(errs) > 0 {
-		return &ValidationError{Errors: errs}
-	}
-	*r = *v
-	return nil
 }
 
 // UnmarshalJSON decodes and validates the chat form alone.
@@ -283,16 +247,6 @@ func (r TokenizeResponse) MarshalJSON() ([]byte, error) { return r.AppendJSON(ni
 type DetokenizeRequest struct {
 	Model  *string `json:"model"`
 	Tokens []int   `json:"tokens"` // each in [0, 2^63-1]
-}
-
-// UnmarshalJSON decodes and validates data; see DecodeDetokenizeRequest.
-func (r *DetokenizeRequest) UnmarshalJSON(data []byte) error {
-	v, err := DecodeDetokenizeRequest(data)
-	if err != nil {
-		return err
-	}
-	*r = v
-	return nil
 }
 
 // DecodeDetokenizeRequest validates a /detokenize body as vLLM's

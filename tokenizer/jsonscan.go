@@ -159,12 +159,6 @@ func (s *jsonScanner) uint32() (uint32, error) {
 	return uint32(v), nil
 }
 
-// parseVocab reads {"token": id, ...} into one arena of concatenated
-// token bytes; ends[i] is where token i ends in it.
-func parseVocab(b []byte) (arena []byte, ends []int, ids []int32, err error) {
-	return (&jsonScanner{b: b}).vocab()
-}
-
 // vocab reads a vocabulary object at the scanner's position.
 func (s *jsonScanner) vocab() (arena []byte, ends []int, ids []int32, err error) {
 	if err := s.expect('{'); err != nil {
@@ -200,12 +194,6 @@ func (s *jsonScanner) vocab() (arena []byte, ends []int, ids []int32, err error)
 			return nil, nil, nil, s.errorf("expected ',' or '}' in vocab")
 		}
 	}
-}
-
-// parseMerges reads ["a b", ...] or [["a", "b"], ...], calling fn with each
-// pair in rank order. The slices are only valid during the call.
-func parseMerges(b []byte, fn func(rank int, a, b []byte) error) error {
-	return (&jsonScanner{b: b}).merges(fn)
 }
 
 // merges reads a merges array at the scanner's position.
@@ -385,20 +373,4 @@ func (s *jsonScanner) object(fn func(key string) error) error {
 			return s.errorf("expected ',' or '}'")
 		}
 	}
-}
-
-// objectFields returns the raw value of every member of a JSON object,
-// leaving the values undecoded; later duplicates win.
-func objectFields(b []byte) (map[string][]byte, error) {
-	fields := map[string][]byte{}
-	s := &jsonScanner{b: b}
-	err := s.object(func(key string) error {
-		raw, err := s.rawValue()
-		if err != nil {
-			return fmt.Errorf("%q: %w", key, err)
-		}
-		fields[key] = raw
-		return nil
-	})
-	return fields, err
 }

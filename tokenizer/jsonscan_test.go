@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -123,4 +124,34 @@ func TestParseErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The scanner's entry points, as the tests drive them on their own.
+
+// parseVocab reads {"token": id, ...} into one arena of concatenated
+// token bytes; ends[i] is where token i ends in it.
+func parseVocab(b []byte) (arena []byte, ends []int, ids []int32, err error) {
+	return (&jsonScanner{b: b}).vocab()
+}
+
+// parseMerges reads ["a b", ...] or [["a", "b"], ...], calling fn with each
+// pair in rank order. The slices are only valid during the call.
+func parseMerges(b []byte, fn func(rank int, a, b []byte) error) error {
+	return (&jsonScanner{b: b}).merges(fn)
+}
+
+// objectFields returns the raw value of every member of a JSON object,
+// leaving the values undecoded; later duplicates win.
+func objectFields(b []byte) (map[string][]byte, error) {
+	fields := map[string][]byte{}
+	s := &jsonScanner{b: b}
+	err := s.object(func(key string) error {
+		raw, err := s.rawValue()
+		if err != nil {
+			return fmt.Errorf("%q: %w", key, err)
+		}
+		fields[key] = raw
+		return nil
+	})
+	return fields, err
 }

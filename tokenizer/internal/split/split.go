@@ -10,29 +10,14 @@
 // tables. A scanner allocates nothing beyond growing dst.
 package split
 
-// Func appends, for every non-overlapping leftmost match of the pattern in s, the byte offsets start,end to dst
-// (Oniguruma find_iter semantics, as HF tokenizers' Split pre-tokenizer sees them) and returns dst.
-type Func func(s string, dst []int) []int
-
-// Scan is Func in bounded steps: it appends the matches that start at or after from, at most limit of them
+// Scan appends to dst the byte offsets start,end of the non-overlapping leftmost matches of the pattern in s
+// that start at or after from, at most limit of them
 // (limit < 0: all), and returns dst and where to resume (the start of the next match, or len(s)). Each match
 // depends only on s and where the scan stands, so resuming gives the matches one whole scan gives, while the
 // offsets of a huge text never all exist at once.
 type Scan func(s string, from, limit int, dst []int) ([]int, int)
 
-// Lookup returns the hand-written scanner for an exact pattern string as it appears in tokenizer.json.
-func Lookup(pattern string) (Func, bool) {
-	f, ok := scanners[pattern]
-	if !ok {
-		return nil, false
-	}
-	return func(s string, dst []int) []int {
-		dst, _ = f(s, 0, -1, dst)
-		return dst
-	}, true
-}
-
-// LookupScan is Lookup's scanner in its bounded form.
+// LookupScan returns the hand-written scanner for an exact pattern string as it appears in tokenizer.json.
 func LookupScan(pattern string) (Scan, bool) {
 	f, ok := scanners[pattern]
 	return f, ok
