@@ -106,6 +106,9 @@ func newGLM47(v Vocab, req *Request) (ToolMachine, error) {
 	return g, nil
 }
 
+// setStreaming implements streamingMachine.
+func (g *GLM47) setStreaming() { g.gate.streaming = true }
+
 // Push implements ToolMachine.
 func (g *GLM47) Push(text string) (string, []ToolCallDelta) {
 	for {

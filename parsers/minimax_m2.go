@@ -112,6 +112,9 @@ func newMinimaxM2(v Vocab, req *Request) (ToolMachine, error) {
 	return m, nil
 }
 
+// setStreaming implements streamingMachine.
+func (m *MinimaxM2) setStreaming() { m.gate.streaming = true }
+
 // Push implements ToolMachine.
 func (m *MinimaxM2) Push(text string) (string, []ToolCallDelta) {
 	m.run(text, false)

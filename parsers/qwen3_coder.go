@@ -120,6 +120,9 @@ func newQwen3Coder(v Vocab, req *Request) (ToolMachine, error) {
 	return q, nil
 }
 
+// setStreaming implements streamingMachine.
+func (q *Qwen3Coder) setStreaming() { q.gate.streaming = true }
+
 // Push implements ToolMachine.
 func (q *Qwen3Coder) Push(text string) (string, []ToolCallDelta) {
 	for {
@@ -359,9 +362,14 @@ func (q *Qwen3Coder) endCall() {
 // text is held until a call is named or the output ends.
 type qcGate struct {
 	auto bool
+	// streaming is set by SetStreaming (configuration, not state).
+	streaming bool
 	// decided is set once a call is named; later content is dropped.
 	decided  bool
 	diverged bool
+	// lead is set while the only divergence is leading whitespace (E is
+	// then R, and differs from it only by the strip a call would do).
+	lead bool
 	// any is set once content went out.
 	any bool
 	// trail is whitespace held while not diverged.
@@ -398,6 +406,9 @@ func (g *qcGate) content(out *strings.Builder, s string) {
 		g.t = append(g.t, s...)
 	case g.diverged:
 		g.e = append(g.e, s...)
+		if g.lead && g.streaming && len(g.e) > qcStreamHold {
+			g.commit(out)
+		}
 	default:
 		g.safe(out, s)
 	}
@@ -414,6 +425,7 @@ func (g *qcGate) safe(out *strings.Builder, s string) {
 		if r, _ := utf8.DecodeRuneInString(s); len(g.trail) > 0 || pyIsSpace(r) {
 			// Leading whitespace: stripped if a call follows.
 			g.diverge()
+			g.lead = true
 			g.e = append(g.e, s...)
 			return
 		}
@@ -427,7 +439,27 @@ func (g *qcGate) safe(out *strings.Builder, s string) {
 func (g *qcGate) thinkEnd() {
 	if g.auto && !g.decided {
 		g.diverge() // R keeps it, E drops it
+		g.lead = false
 	}
+}
+
+// qcStreamHold is how much text after leading whitespace a stream holds
+// while it cannot tell whether a call follows (then vLLM strips the
+// whitespace) or not (then it keeps it): enough for the usual sentence
+// before a call, and a bound on what a checkpoint carries.
+const qcStreamHold = 512
+
+// commit settles a stream's leading-whitespace divergence on R: the text
+// goes out with its whitespace, as the answer without calls has it. A
+// call after it then keeps the whitespace that vLLM's non-streaming
+// answer strips (docs/compatibility.md); holding on would make the
+// stream silent and its checkpoints grow with the answer.
+func (g *qcGate) commit(out *strings.Builder) {
+	cut := len(strings.TrimRightFunc(string(g.e), pyIsSpace))
+	out.Write(g.e[:cut])
+	g.trail = append(g.trail[:0], g.e[cut:]...)
+	g.any, g.diverged, g.lead = true, false, false
+	g.e, g.r = nil, nil
 }
 
 func (g *qcGate) toolStart() {
@@ -435,6 +467,7 @@ func (g *qcGate) toolStart() {
 		return
 	}
 	g.diverge()
+	g.lead = false
 	g.toolSeen = true
 }
 
@@ -502,6 +535,7 @@ func (g *qcGate) codec(c *statecodec.Codec) {
 	c.Bool(&g.auto)
 	c.Bool(&g.decided)
 	c.Bool(&g.diverged)
+	c.Bool(&g.lead)
 	c.Bool(&g.any)
 	c.ByteSlice(&g.trail)
 	c.Bool(&g.toolSeen)

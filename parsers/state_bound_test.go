@@ -1,0 +1,68 @@
+package parsers
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// boundedProse is n sentences of plain prose, as a model answers after
+// its reasoning: no markup, an occasional "<" or "[".
+func boundedProse(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "Step %d reads the queue, x < y holds for item [%d], and the worker keeps its cache. ", i, i%7)
+	}
+	return b.String()
+}
+
+// TestStreamingStateBounded checks that a streaming parser's state does
+// not grow with prose: a checkpoint of a long answer is no larger than a
+// short one's plus a small constant, for the families whose answer
+// without calls differs from their answer with calls (qwen3_coder,
+// minimax_m2 and glm45 strip leading whitespace only when a call
+// follows; llama3_json returns the content only when no call follows).
+func TestStreamingStateBounded(t *testing.T) {
+	var req Request
+	if err := json.Unmarshal([]byte(stateTools), &req); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		head string
+	}{
+		{"qwen3_coder", Config{ReasoningParser: "qwen3", ToolParser: "qwen3_coder", EnableAutoToolChoice: true}, "<think>\nhm\n</think>\n\n"},
+		{"minimax_m2", Config{ReasoningParser: "minimax_m2", ToolParser: "minimax_m2", EnableAutoToolChoice: true}, "<think>\nhm\n</think>\n\n"},
+		{"glm45", Config{ReasoningParser: "glm45", ToolParser: "glm45", EnableAutoToolChoice: true}, "<think>hm</think>\n"},
+		{"hermes", Config{ReasoningParser: "qwen3", ToolParser: "hermes", EnableAutoToolChoice: true}, "<think>\nhm\n</think>\n\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			size := func(sentences int) (int, string) {
+				p, err := New(tc.cfg, everyVocab{}, &req, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.SetStreaming()
+				text := tc.head + boundedProse(sentences)
+				var acc Accumulator
+				most := 0
+				for i := 0; i < len(text); i += 5 {
+					acc.Add(pushDelta(p, text[i:min(i+5, len(text))]))
+					most = max(most, len(p.AppendState(nil)))
+				}
+				acc.Add(finishDelta(p))
+				return most, acc.Content()
+			}
+			short, _ := size(20)
+			long, content := size(80)
+			if long > short+64 {
+				t.Errorf("state grew with the answer: %d bytes at 20 sentences, %d at 80", short, long)
+			}
+			if !strings.HasSuffix(content, boundedProse(80)) {
+				t.Errorf("content %.80q... is not the prose", content)
+			}
+		})
+	}
+}
