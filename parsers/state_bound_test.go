@@ -18,11 +18,13 @@ func boundedProse(n int) string {
 }
 
 // TestStreamingStateBounded checks that a streaming parser's state does
-// not grow with prose: a checkpoint of a long answer is no larger than a
-// short one's plus a small constant, for the families whose answer
-// without calls differs from their answer with calls (qwen3_coder,
-// minimax_m2 and glm45 strip leading whitespace only when a call
-// follows; llama3_json returns the content only when no call follows).
+// not grow with the output: a checkpoint of a long answer, or of many
+// calls, is no larger than a short one's plus a small constant. The prose
+// families are those whose answer without calls differs from their
+// answer with calls (qwen3_coder, minimax_m2 and glm45 strip leading
+// whitespace only when a call follows; llama3_json returns the content
+// only when no call follows); the call families those whose fallback or
+// grammar reads the whole output.
 func TestStreamingStateBounded(t *testing.T) {
 	var req Request
 	if err := json.Unmarshal([]byte(stateTools), &req); err != nil {
@@ -37,6 +39,7 @@ func TestStreamingStateBounded(t *testing.T) {
 		{"minimax_m2", Config{ReasoningParser: "minimax_m2", ToolParser: "minimax_m2", EnableAutoToolChoice: true}, "<think>\nhm\n</think>\n\n"},
 		{"glm45", Config{ReasoningParser: "glm45", ToolParser: "glm45", EnableAutoToolChoice: true}, "<think>hm</think>\n"},
 		{"hermes", Config{ReasoningParser: "qwen3", ToolParser: "hermes", EnableAutoToolChoice: true}, "<think>\nhm\n</think>\n\n"},
+		{"llama3_json", Config{ToolParser: "llama3_json", EnableAutoToolChoice: true}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			size := func(sentences int) (int, string) {
@@ -62,6 +65,60 @@ func TestStreamingStateBounded(t *testing.T) {
 			}
 			if !strings.HasSuffix(content, boundedProse(80)) {
 				t.Errorf("content %.80q... is not the prose", content)
+			}
+		})
+	}
+}
+
+// boundedCalls is n calls of a family's format, each with a string
+// argument of a few hundred bytes.
+func boundedCalls(n int, one func(i int, q string) string, sep string) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = one(i, strings.Repeat(fmt.Sprintf("line %d: total = sum(x, %d) ", i, i), 12))
+	}
+	return strings.Join(parts, sep)
+}
+
+func TestStreamingCallStateBounded(t *testing.T) {
+	var req Request
+	if err := json.Unmarshal([]byte(stateTools), &req); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name       string
+		cfg        Config
+		head, tail string
+		sep        string
+		one        func(i int, q string) string
+	}{
+		{"llama3_json", Config{ToolParser: "llama3_json", EnableAutoToolChoice: true}, "", "", "; ",
+			func(i int, q string) string { return fmt.Sprintf(`{"name": "search", "parameters": {"q": "%s"}}`, q) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			size := func(n int) (int, int) {
+				p, err := New(tc.cfg, everyVocab{}, &req, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.SetStreaming()
+				text := tc.head + boundedCalls(n, tc.one, tc.sep) + tc.tail
+				var acc Accumulator
+				most := 0
+				for i := 0; i < len(text); i += 5 {
+					acc.Add(pushDelta(p, text[i:min(i+5, len(text))]))
+					most = max(most, len(p.AppendState(nil)))
+				}
+				acc.Add(finishDelta(p))
+				return most, len(acc.Calls())
+			}
+			short, calls := size(4)
+			long, more := size(16)
+			if long > short+64 {
+				t.Errorf("state grew with the calls: %d bytes at 4 calls, %d at 16", short, long)
+			}
+			if calls != 4 || more != 16 {
+				t.Errorf("%d and %d calls, want 4 and 16", calls, more)
 			}
 		})
 	}
