@@ -75,7 +75,7 @@ func TestStreamingStateBounded(t *testing.T) {
 func boundedCalls(n int, one func(i int, q string) string, sep string) string {
 	parts := make([]string, n)
 	for i := range parts {
-		parts[i] = one(i, strings.Repeat(fmt.Sprintf("line %d: total = sum(x, %d) ", i, i), 12))
+		parts[i] = one(i, strings.Repeat(fmt.Sprintf("line %03d: total = sum(x, %03d) ", i, i), 12))
 	}
 	return strings.Join(parts, sep)
 }
@@ -94,6 +94,8 @@ func TestStreamingCallStateBounded(t *testing.T) {
 	}{
 		{"llama3_json", Config{ToolParser: "llama3_json", EnableAutoToolChoice: true}, "", "", "; ",
 			func(i int, q string) string { return fmt.Sprintf(`{"name": "search", "parameters": {"q": "%s"}}`, q) }},
+		{"pythonic", Config{ToolParser: "pythonic", EnableAutoToolChoice: true}, "[", "]", ", ",
+			func(i int, q string) string { return fmt.Sprintf(`search(q="%s", days=%d)`, q, 100+i) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			size := func(n int) (int, int) {
