@@ -71,8 +71,12 @@ func TestStreamingStateBounded(t *testing.T) {
 }
 
 // boundedCalls is n calls of a family's format, each with a string
-// argument of a few hundred bytes.
-func boundedCalls(n int, one func(i int, q string) string, sep string) string {
+// argument of a few hundred bytes, or with long one call whose argument
+// has n times that.
+func boundedCalls(n int, long bool, one func(i int, q string) string, sep string) string {
+	if long {
+		return one(0, strings.Repeat("line: total = sum(x, y) ", 12*n))
+	}
 	parts := make([]string, n)
 	for i := range parts {
 		parts[i] = one(i, strings.Repeat(fmt.Sprintf("line %03d: total = sum(x, %03d) ", i, i), 12))
@@ -91,11 +95,19 @@ func TestStreamingCallStateBounded(t *testing.T) {
 		head, tail string
 		sep        string
 		one        func(i int, q string) string
+		// long: one call with a growing argument (the family holds a
+		// JSON body to re-serialise it).
+		long bool
 	}{
 		{"llama3_json", Config{ToolParser: "llama3_json", EnableAutoToolChoice: true}, "", "", "; ",
-			func(i int, q string) string { return fmt.Sprintf(`{"name": "search", "parameters": {"q": "%s"}}`, q) }},
+			func(i int, q string) string { return fmt.Sprintf(`{"name": "search", "parameters": {"q": "%s"}}`, q) }, false},
 		{"pythonic", Config{ToolParser: "pythonic", EnableAutoToolChoice: true}, "[", "]", ", ",
-			func(i int, q string) string { return fmt.Sprintf(`search(q="%s", days=%d)`, q, 100+i) }},
+			func(i int, q string) string { return fmt.Sprintf(`search(q="%s", days=%d)`, q, 100+i) }, false},
+		{"openai", Config{ReasoningParser: "openai_gptoss", ToolParser: "openai", EnableAutoToolChoice: true},
+			"<|channel|>analysis<|message|>plan<|end|>", "", "",
+			func(i int, q string) string {
+				return fmt.Sprintf(`<|start|>assistant<|channel|>commentary to=functions.search <|constrain|>json<|message|>{"q":"%s","days":%d}<|call|>`, q, 100+i)
+			}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			size := func(n int) (int, int) {
@@ -104,7 +116,7 @@ func TestStreamingCallStateBounded(t *testing.T) {
 					t.Fatal(err)
 				}
 				p.SetStreaming()
-				text := tc.head + boundedCalls(n, tc.one, tc.sep) + tc.tail
+				text := tc.head + boundedCalls(n, tc.long, tc.one, tc.sep) + tc.tail
 				var acc Accumulator
 				most := 0
 				for i := 0; i < len(text); i += 5 {
@@ -117,10 +129,14 @@ func TestStreamingCallStateBounded(t *testing.T) {
 			short, calls := size(4)
 			long, more := size(16)
 			if long > short+64 {
-				t.Errorf("state grew with the calls: %d bytes at 4 calls, %d at 16", short, long)
+				t.Errorf("state grew with the calls: %d bytes at scale 4, %d at 16", short, long)
 			}
-			if calls != 4 || more != 16 {
-				t.Errorf("%d and %d calls, want 4 and 16", calls, more)
+			want := [2]int{4, 16}
+			if tc.long {
+				want = [2]int{1, 1}
+			}
+			if calls != want[0] || more != want[1] {
+				t.Errorf("%d and %d calls, want %v", calls, more, want)
 			}
 		})
 	}
