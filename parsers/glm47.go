@@ -71,7 +71,7 @@ type GLM47 struct {
 	nCalls  int
 	call    glmCall
 
-	out   strings.Builder
+	out   joiner
 	calls deltaSink
 	// markers are glmMarkers and the special tokens to drop (engine_drop.go).
 	markers []string
@@ -165,7 +165,7 @@ func (g *GLM47) text(s string) {
 	switch g.state {
 	case glmContent:
 		if g.mode == qcNoneQuiet {
-			g.out.WriteString(s)
+			g.out.add(s)
 		} else {
 			g.gate.content(&g.out, s)
 		}

@@ -89,7 +89,7 @@ type Qwen3Coder struct {
 	call   qcCall
 
 	// out and calls collect one Push's results.
-	out   strings.Builder
+	out   joiner
 	calls deltaSink
 	// markers are qcMarkers and the special tokens to drop (engine_drop.go).
 	markers []string
@@ -189,7 +189,7 @@ func (q *Qwen3Coder) text(s string) {
 
 func (q *Qwen3Coder) content(s string) {
 	if q.mode == qcNoneQuiet {
-		q.out.WriteString(s)
+		q.out.add(s)
 		return
 	}
 	q.gate.content(&q.out, s)
@@ -399,7 +399,7 @@ func (g *qcGate) raw(s string) {
 	}
 }
 
-func (g *qcGate) content(out *strings.Builder, s string) {
+func (g *qcGate) content(out *joiner, s string) {
 	switch {
 	case g.decided:
 	case g.toolSeen:
@@ -415,7 +415,7 @@ func (g *qcGate) content(out *strings.Builder, s string) {
 }
 
 // safe streams text while E and R agree, holding trailing whitespace.
-func (g *qcGate) safe(out *strings.Builder, s string) {
+func (g *qcGate) safe(out *joiner, s string) {
 	cut := len(strings.TrimRightFunc(s, pyIsSpace))
 	if cut == 0 {
 		g.trail = append(g.trail, s...)
@@ -430,8 +430,8 @@ func (g *qcGate) safe(out *strings.Builder, s string) {
 			return
 		}
 	}
-	out.Write(g.trail)
-	out.WriteString(s[:cut])
+	out.addBytes(g.trail)
+	out.add(s[:cut])
 	g.trail = append(g.trail[:0], s[cut:]...)
 	g.any = true
 }
@@ -454,9 +454,9 @@ const qcStreamHold = 512
 // call after it then keeps the whitespace that vLLM's non-streaming
 // answer strips (docs/compatibility.md); holding on would make the
 // stream silent and its checkpoints grow with the answer.
-func (g *qcGate) commit(out *strings.Builder) {
+func (g *qcGate) commit(out *joiner) {
 	cut := len(strings.TrimRightFunc(string(g.e), pyIsSpace))
-	out.Write(g.e[:cut])
+	out.addBytes(g.e[:cut])
 	g.trail = append(g.trail[:0], g.e[cut:]...)
 	g.any, g.diverged, g.lead = true, false, false
 	g.e, g.r = nil, nil
@@ -472,33 +472,33 @@ func (g *qcGate) toolStart() {
 }
 
 // called settles on E, stripped.
-func (g *qcGate) called(out *strings.Builder) {
+func (g *qcGate) called(out *joiner) {
 	g.diverge()
 	g.decided = true
 	e := strings.TrimRightFunc(string(g.e), pyIsSpace)
 	if !g.any {
 		e = strings.TrimLeftFunc(e, pyIsSpace)
 	}
-	out.WriteString(e)
+	out.add(e)
 	g.e, g.r, g.t = nil, nil, nil
 }
 
 // finish settles without calls.
-func (g *qcGate) finish(out *strings.Builder) {
+func (g *qcGate) finish(out *joiner) {
 	switch {
 	case g.decided:
 	case !g.diverged:
-		out.Write(g.trail)
+		out.addBytes(g.trail)
 	case g.auto:
-		out.Write(g.r)
+		out.addBytes(g.r)
 	case !g.toolSeen || g.any:
 		// With text already out, vLLM's reordering (text after a nameless
 		// call first) cannot be reproduced; E is kept.
-		out.Write(g.e)
+		out.addBytes(g.e)
 	default:
 		s := string(g.t) + string(g.e)
 		if strings.TrimFunc(s, pyIsSpace) != "" {
-			out.WriteString(s)
+			out.add(s)
 		}
 	}
 	g.trail, g.e, g.r, g.t = nil, nil, nil, nil
