@@ -103,6 +103,10 @@ func TestStreamingCallStateBounded(t *testing.T) {
 			func(i int, q string) string { return fmt.Sprintf(`{"name": "search", "parameters": {"q": "%s"}}`, q) }, false},
 		{"pythonic", Config{ToolParser: "pythonic", EnableAutoToolChoice: true}, "[", "]", ", ",
 			func(i int, q string) string { return fmt.Sprintf(`search(q="%s", days=%d)`, q, 100+i) }, false},
+		{"deepseek_v3", Config{ToolParser: "deepseek_v3", EnableAutoToolChoice: true}, "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "",
+			func(i int, q string) string {
+				return fmt.Sprintf("<｜tool▁call▁begin｜>function<｜tool▁sep｜>search\n```json\n{\"q\": \"%s\", \"days\": %d}\n```<｜tool▁call▁end｜>", q, 100+i)
+			}, false},
 		{"openai", Config{ReasoningParser: "openai_gptoss", ToolParser: "openai", EnableAutoToolChoice: true},
 			"<|channel|>analysis<|message|>plan<|end|>", "", "",
 			func(i int, q string) string {
