@@ -89,6 +89,8 @@ type Harmony struct {
 	pass             bool
 
 	streaming bool // set by SetStreaming; configuration, not state
+	// buf is scratch for a push's re-serialised bytes; not state.
+	buf []byte
 }
 
 // setStreaming implements streamingMachine.
@@ -524,7 +526,8 @@ func (h *Harmony) streamArgs(o *harmonyOut, s string) {
 			}
 			return
 		}
-		out, n, err := h.stream.Feed(nil, s)
+		out, n, err := h.stream.Feed(h.buf[:0], s)
+		h.buf = out
 		h.match(out, s[:n])
 		h.argsOut(o, out)
 		if err != nil {
@@ -538,8 +541,8 @@ func (h *Harmony) streamArgs(o *harmonyOut, s string) {
 // match notes that raw was read and canon went out for it: while one is
 // a prefix of the other, lag keeps the longer one's rest.
 func (h *Harmony) match(canon []byte, raw string) {
-	if !h.same {
-		return
+	if !h.same || len(h.lag) == 0 && string(canon) == raw {
+		return // most pushes of a body written as json.dumps writes it
 	}
 	long, short := append(h.lag, canon...), []byte(raw)
 	if !h.ahead {
