@@ -39,7 +39,7 @@ import (
 
 // checkpointVersion changes whenever the payload or a machine's state
 // layout changes; older checkpoints are rejected, never reinterpreted.
-const checkpointVersion = 3
+const checkpointVersion = 4
 
 // maxCheckpointLen bounds the encoded checkpoint a request may carry.
 const maxCheckpointLen = 1 << 20

@@ -91,6 +91,8 @@ func TestCheckpointRejects(t *testing.T) {
 		// Version 2 coded the payload by reflection over the machines'
 		// then exported fields.
 		{"version 2", enc(append([]byte{2}, raw[1:]...)), "version 2 is not supported", e, cr, "m"},
+		// Version 3 lacked the qwen3_coder gate's leading-whitespace flag.
+		{"version 3", enc(append([]byte{3}, raw[1:]...)), "version 3 is not supported", e, cr, "m"},
 		{"not base64", "!!" + good.VrenderCheckpoint, "base64", e, cr, "m"},
 		{"tail not in fours", good.VrenderCheckpoint + "A", "malformed tail", e, cr, "m"},
 		{"tail not base64", sealed + ".!!!!", "malformed tail", e, cr, "m"},

@@ -75,6 +75,10 @@ type DeepSeek struct {
 	// returned if a call's type is not "function".
 	raw     []byte
 	badType bool
+	// rawDropped is set once a streamed call went out: the client has it,
+	// so the fallback to the whole text can no longer be reached, and raw
+	// stops growing (a checkpoint stays flat over many calls).
+	rawDropped bool
 
 	phase dsPhase
 	scan  markerScan
@@ -91,7 +95,12 @@ type DeepSeek struct {
 	// pending holds calls matched before the calls-begin marker.
 	pending []ToolCallDelta
 	calls   int
+
+	streaming bool // set by SetStreaming; configuration, not state
 }
+
+// setStreaming implements streamingMachine.
+func (d *DeepSeek) setStreaming() { d.streaming = true }
 
 func newDeepSeekV3(v Vocab, _ *Request) (ToolMachine, error) {
 	if err := dsCheckVocab(v, "DeepSeek-V3"); err != nil {
@@ -132,7 +141,7 @@ func (d *DeepSeek) Push(text string) (content string, calls []ToolCallDelta) {
 				d.raw = append(append(d.raw, marker...), rest...)
 			}
 		}
-	} else if !d.v31 {
+	} else if !d.v31 && !d.rawDropped {
 		d.raw = append(d.raw, text...)
 	}
 	found := d.match(text, nil)
@@ -143,6 +152,9 @@ func (d *DeepSeek) Push(text string) (content string, calls []ToolCallDelta) {
 	if len(d.pending) > 0 {
 		found = append(d.pending, found...)
 		d.pending = nil
+	}
+	if len(found) > 0 && d.streaming {
+		d.raw, d.rawDropped = nil, true
 	}
 	return content, found
 }
@@ -300,6 +312,7 @@ func (d *DeepSeek) codec(c *statecodec.Codec) {
 	c.Bool(&d.begun)
 	d.content.codec(c)
 	c.ByteSlice(&d.raw)
+	c.Bool(&d.rawDropped)
 	c.Bool(&d.badType)
 	statecodec.Enum(c, &d.phase, 5)
 	d.scan.codec(c)

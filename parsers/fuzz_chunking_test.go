@@ -88,7 +88,7 @@ func FuzzGoldenChunking(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint16, recipe []byte) {
 		gc := &cases[int(which)%len(cases)]
 		cuts := recipeCuts(len(gc.pieces), recipe)
-		got, _ := runChunks(t, gc.c, gc.tok, &gc.req, gc.pieces, gc.ids, cuts)
+		got, _ := runChunks(t, gc.c, gc.tok, &gc.req, gc.pieces, gc.ids, cuts, len(recipe)%2 == 1)
 		want := gc.c.Want(true)
 		if gc.c.Stream == "relaxed" {
 			got = parity.Answer{Reasoning: got.Reasoning, FinishReason: got.FinishReason}
@@ -122,13 +122,13 @@ func FuzzGoldenMutated(f *testing.F) {
 		c := *gc.c
 		c.OutputTokenIDs = mutateIDs(gc.c.OutputTokenIDs, edits)
 		pieces, ids := detokPieces(gc.tok, &c, &gc.req)
-		whole, _ := runChunks(t, &c, gc.tok, &gc.req, pieces, ids, []int{len(pieces)})
+		whole, _ := runChunks(t, &c, gc.tok, &gc.req, pieces, ids, []int{len(pieces)}, false)
 		perToken := make([]int, 0, len(pieces))
 		for i := 1; i <= len(pieces); i++ {
 			perToken = append(perToken, i)
 		}
 		for _, cuts := range [][]int{perToken, recipeCuts(len(pieces), recipe)} {
-			got, _ := runChunks(t, &c, gc.tok, &gc.req, pieces, ids, cuts)
+			got, _ := runChunks(t, &c, gc.tok, &gc.req, pieces, ids, cuts, false)
 			if !reflect.DeepEqual(got, whole) {
 				t.Fatalf("%s mutated %v, cuts %v:\n got %s\none chunk %s", c.ID, edits, cuts, show(got), show(whole))
 			}

@@ -71,7 +71,7 @@ type GLM47 struct {
 	nCalls  int
 	call    glmCall
 
-	out   strings.Builder
+	out   joiner
 	calls deltaSink
 	// markers are glmMarkers and the special tokens to drop (engine_drop.go).
 	markers []string
@@ -105,6 +105,9 @@ func newGLM47(v Vocab, req *Request) (ToolMachine, error) {
 	g.gate.auto = g.mode == qcAuto
 	return g, nil
 }
+
+// setStreaming implements streamingMachine.
+func (g *GLM47) setStreaming() { g.gate.streaming = true }
 
 // Push implements ToolMachine.
 func (g *GLM47) Push(text string) (string, []ToolCallDelta) {
@@ -162,7 +165,7 @@ func (g *GLM47) text(s string) {
 	switch g.state {
 	case glmContent:
 		if g.mode == qcNoneQuiet {
-			g.out.WriteString(s)
+			g.out.add(s)
 		} else {
 			g.gate.content(&g.out, s)
 		}

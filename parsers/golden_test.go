@@ -60,11 +60,15 @@ func detokPieces(tok *tokenizer.Tokenizer, c *goldenCase, req *Request) ([]strin
 }
 
 // runChunks feeds pieces split at cuts and returns the stream accumulation
-// and the parser's final Result.
-func runChunks(t *testing.T, c *goldenCase, v Vocab, req *Request, pieces []string, ids []int, cuts []int) (parity.Answer, Result) {
+// and the parser's final Result; streaming runs the parser as a streaming
+// server does (SetStreaming).
+func runChunks(t *testing.T, c *goldenCase, v Vocab, req *Request, pieces []string, ids []int, cuts []int, streaming bool) (parity.Answer, Result) {
 	p, err := New(goldenConfig(c), v, req, c.PromptTokenIDs)
 	if err != nil {
 		t.Fatalf("New: %v", err)
+	}
+	if streaming {
+		p.SetStreaming()
 	}
 	var acc Accumulator
 	var scratch Delta
@@ -104,7 +108,11 @@ func TestGolden(t *testing.T) {
 				tok := goldenTokenizer(t, toks, c.Tokenizer)
 				pieces, ids := detokPieces(tok, c, &req)
 				for k, cuts := range parity.Chunkings(len(pieces), uint64(i)+1) {
-					got, res := runChunks(t, c, tok, &req, pieces, ids, cuts)
+					// Every other chunking streams as a server does: the
+					// streaming machines keep less, and must reach the
+					// same stream answer.
+					streaming := k%2 == 1
+					got, res := runChunks(t, c, tok, &req, pieces, ids, cuts, streaming)
 					if k == 0 {
 						if g, w := resultAnswer(res), c.Want(false); !reflect.DeepEqual(g, w) {
 							t.Fatalf("non-streaming:\n got %s\nwant %s", show(g), show(w))
@@ -116,7 +124,7 @@ func TestGolden(t *testing.T) {
 						want = parity.Answer{Reasoning: want.Reasoning, FinishReason: want.FinishReason}
 					}
 					if !reflect.DeepEqual(got, want) {
-						t.Fatalf("%s stream, chunking %d %v:\n got %s\nwant %s", c.Stream, k, cuts, show(got), show(want))
+						t.Fatalf("%s stream (streaming %v), chunking %d %v:\n got %s\nwant %s", c.Stream, streaming, k, cuts, show(got), show(want))
 					}
 				}
 			})

@@ -75,9 +75,26 @@ type Harmony struct {
 	contentOut  bool
 	msgOut      bool
 	initialized bool
+	// A streaming machine re-serialises a JSON call's arguments as they
+	// arrive (stream) instead of holding them (args): same is set while
+	// what went out equals the raw text (so a body that turns out invalid
+	// can still go out raw, as vLLM answers), lag is what one side has
+	// that the other does not yet (the canonical side when ahead: its ": "
+	// goes out before the raw space), bad is set once the body is known
+	// to be invalid.
+	stream           pyjson.Value
+	same, bad, ahead bool
+	lag              []byte
+	reason, tools    bool
+	pass             bool
 
-	reason, tools, pass bool
+	streaming bool // set by SetStreaming; configuration, not state
+	// buf is scratch for a push's re-serialised bytes; not state.
+	buf []byte
 }
+
+// setStreaming implements streamingMachine.
+func (h *Harmony) setStreaming() { h.streaming = true }
 
 // Push implements ReasoningMachine.
 func (h *Harmony) Push(text string) (reasoning, content string) {
@@ -375,6 +392,7 @@ func (h *Harmony) start(o *harmonyOut, ph parsedHeader) {
 		recipient = strings.TrimRight(recipient[:i], " \t\n\r")
 	}
 	h.msgOut, h.args = false, nil
+	h.stream, h.same, h.bad, h.ahead, h.lag = pyjson.Value{}, true, false, false, nil
 	switch {
 	case ph.role != "assistant":
 		h.kind = hkIgnore
@@ -447,6 +465,10 @@ func (h *Harmony) body(o *harmonyOut, s string) {
 		if !h.tools {
 			return
 		}
+		if h.argsJSON && h.streaming {
+			h.streamArgs(o, s)
+			return
+		}
 		if h.argsJSON {
 			h.args = append(h.args, s...)
 			return
@@ -462,6 +484,14 @@ func (h *Harmony) body(o *harmonyOut, s string) {
 // endMessage closes a message: a JSON call's arguments as vLLM's
 // json.dumps(json.loads(text)) gives them (the text itself when invalid).
 func (h *Harmony) endMessage(o *harmonyOut) {
+	if h.kind == hkTool && h.tools && !h.pass && h.argsJSON && h.streaming && !h.bad {
+		if out, err := h.stream.End(nil); err != nil {
+			h.argsFail(o, "")
+		} else {
+			h.argsOut(o, out)
+		}
+	}
+	h.stream, h.lag = pyjson.Value{}, nil
 	if h.kind == hkTool && h.tools && !h.pass && h.argsJSON && len(h.args) > 0 {
 		args := string(h.args)
 		if c, err := pyjson.Canonical(args); err == nil {
@@ -470,6 +500,107 @@ func (h *Harmony) endMessage(o *harmonyOut) {
 		o.calls = append(o.calls, ToolCallDelta{Index: h.calls - 1, Arguments: args})
 	}
 	h.args, h.kind, h.msgOut = nil, hkIgnore, false
+}
+
+// streamArgs re-serialises a streamed JSON body as it arrives, sending
+// the canonical bytes now certain: a valid body's arguments are then
+// exactly json.dumps(json.loads(body)), as the held body gives them. An
+// invalid one is answered raw; that is reached exactly while the body
+// went out unchanged (same), and otherwise the stream keeps what it sent
+// (docs/compatibility.md), as a hermes call failing after it streamed.
+func (h *Harmony) streamArgs(o *harmonyOut, s string) {
+	for s != "" {
+		if h.bad {
+			h.rawOut(o, s)
+			return
+		}
+		if h.stream.Done() {
+			// Only whitespace may follow the value.
+			i := 0
+			for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+				i++
+			}
+			h.match(nil, s[:i])
+			if i < len(s) {
+				h.argsFail(o, s[i:])
+			}
+			return
+		}
+		out, n, err := h.stream.Feed(h.buf[:0], s)
+		h.buf = out
+		h.match(out, s[:n])
+		h.argsOut(o, out)
+		if err != nil {
+			h.argsFail(o, s[n:])
+			return
+		}
+		s = s[n:]
+	}
+}
+
+// match notes that raw was read and canon went out for it: while one is
+// a prefix of the other, lag keeps the longer one's rest.
+func (h *Harmony) match(canon []byte, raw string) {
+	if !h.same || len(h.lag) == 0 && string(canon) == raw {
+		return // most pushes of a body written as json.dumps writes it
+	}
+	long, short := append(h.lag, canon...), []byte(raw)
+	if !h.ahead {
+		long, short = append(h.lag, raw...), canon
+	}
+	if len(short) > len(long) {
+		long, short = short, long
+		h.ahead = !h.ahead
+	}
+	if string(long[:len(short)]) != string(short) {
+		h.same, h.lag = false, nil
+		return
+	}
+	h.lag = append(h.lag[:0], long[len(short):]...)
+}
+
+// argsFail settles on an invalid body: rest is raw text after what the
+// re-serialiser took.
+func (h *Harmony) argsFail(o *harmonyOut, rest string) {
+	h.bad = true
+	h.rawOut(o, rest)
+}
+
+// rawOut sends raw text of an invalid body while what went out is still
+// its prefix.
+func (h *Harmony) rawOut(o *harmonyOut, s string) {
+	if !h.same {
+		return
+	}
+	if !h.ahead {
+		h.argsOut(o, append(h.lag, s...))
+		h.lag = h.lag[:0]
+		return
+	}
+	// Sent bytes the raw text has not reached yet: it must repeat them.
+	n := min(len(s), len(h.lag))
+	if s[:n] != string(h.lag[:n]) {
+		h.same, h.lag = false, nil
+		return
+	}
+	h.lag = append(h.lag[:0], h.lag[n:]...)
+	if len(h.lag) == 0 {
+		h.ahead = false
+	}
+	h.argsOut(o, []byte(s[n:]))
+}
+
+// argsOut sends argument bytes of the current call, in one fragment per
+// push.
+func (h *Harmony) argsOut(o *harmonyOut, b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if n := len(o.calls); n > 0 && o.calls[n-1].Index == h.calls-1 && o.calls[n-1].Name == "" {
+		o.calls[n-1].Arguments += string(b)
+		return
+	}
+	o.calls = append(o.calls, ToolCallDelta{Index: h.calls - 1, Arguments: string(b)})
 }
 
 // codec saves and restores the state of a Harmony.
@@ -485,6 +616,11 @@ func (h *Harmony) codec(c *statecodec.Codec) {
 	c.Bool(&h.contentOut)
 	c.Bool(&h.msgOut)
 	c.Bool(&h.initialized)
+	h.stream.Codec(c)
+	c.Bool(&h.same)
+	c.Bool(&h.bad)
+	c.Bool(&h.ahead)
+	c.ByteSlice(&h.lag)
 }
 
 // codec saves and restores the state of a HarmonyTools.

@@ -184,3 +184,77 @@ func streamAndBatch(t *testing.T, cfg Config, req *Request, text string, seed ui
 	s, _ := runSplits(t, cfg, req, text, randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))))
 	return normalise(s), normalise(b)
 }
+
+// TestHarmonyStreamedArguments checks the streaming machine's re-serialised
+// JSON arguments against the held body's json.dumps(json.loads(body)) (or
+// the body itself when invalid), pushed a few bytes at a time with a save
+// and restore before every push. An invalid body that did not go out
+// unchanged is the one case the stream answers differently: it keeps the
+// re-serialised prefix it sent.
+func TestHarmonyStreamedArguments(t *testing.T) {
+	for _, tc := range []struct {
+		body  string
+		exact bool
+	}{
+		{`{"location": "Tokyo", "days": 3}`, true},
+		{`{"location":"Tokyo","u":[1,2.50,-1e-7,1E400],"o":{"k":null}}`, true},
+		{`{"s": "a\"b\\c\u00e9\ud83d\ude00 \n <|x <b>"}`, true},
+		{`  {"a": 1}  `, true},
+		{`42`, true},
+		{`"just a string"`, true},
+		{`{"a": 1, "a": 2}`, true},
+		{`{"a": `, true},
+		{`{"a": 12`, true},
+		{`{"a": 1} trailing`, true},
+		{`{"a": 1}}`, true},
+		{`{"a": tru}`, true},
+		{`not json at all`, true},
+		{`{"a":1,"b":2}`, true},
+		{`{"a":1, "b": `, false},
+		{`{"a":`, false},
+		{`{"a":1} x`, false},
+	} {
+		text := "<|channel|>analysis<|message|>r<|end|><|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>" +
+			tc.body + "<|call|>"
+		batch := harmonyRun(t, text, 0)
+		for _, size := range []int{1, 2, 3, 7} {
+			got := harmonyRun(t, text, size)
+			if tc.exact && got != batch {
+				t.Errorf("%q in %d-byte pushes: arguments %q, want %q", tc.body, size, got, batch)
+			}
+			if !tc.exact && got == "" {
+				t.Errorf("%q in %d-byte pushes: no arguments", tc.body, size)
+			}
+		}
+	}
+}
+
+// harmonyRun returns the one call's arguments, batch (size 0) or streamed
+// in size-byte pushes with a save and restore before each.
+func harmonyRun(t *testing.T, text string, size int) string {
+	t.Helper()
+	req := mustRequest(t, weatherTools)
+	p, err := New(harmonyBoth, testVocab, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acc Accumulator
+	if size == 0 {
+		acc.Add(pushDelta(p, text))
+	} else {
+		for i := 0; i < len(text); i += size {
+			st := p.AppendState(nil)
+			if p, err = Restore(harmonyBoth, testVocab, req, st); err != nil {
+				t.Fatal(err)
+			}
+			p.SetStreaming()
+			acc.Add(pushDelta(p, text[i:min(i+size, len(text))]))
+		}
+	}
+	acc.Add(finishDelta(p))
+	calls := acc.Calls()
+	if len(calls) != 1 {
+		t.Fatalf("%d calls for %q", len(calls), text)
+	}
+	return calls[0].Arguments
+}

@@ -27,6 +27,12 @@ func (j *joiner) add(s string) {
 	}
 }
 
+// addBytes adds a copy of b (a machine's held bytes are reused).
+func (j *joiner) addBytes(b []byte) { j.add(string(b)) }
+
+// Reset empties j for the next push.
+func (j *joiner) Reset() { *j = joiner{} }
+
 // String is the concatenation so far.
 func (j *joiner) String() string {
 	if j.multi {

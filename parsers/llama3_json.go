@@ -33,8 +33,12 @@ func init() {
 type Llama3JSON struct {
 	failed bool
 	// raw is the output so far: the content if no call survives.
-	raw   []byte
-	inObj bool
+	raw []byte
+	// rawDropped is set once a streamed call went out: the client has it,
+	// so the fallback to the whole output can no longer be reached, and
+	// raw stops growing (a checkpoint stays flat inside long calls).
+	rawDropped bool
+	inObj      bool
 	// skipBrace is set right after an object: a "{" there is text.
 	skipBrace bool
 	obj       pyjson.Object
@@ -43,7 +47,16 @@ type Llama3JSON struct {
 	nCalls int
 
 	calls []ToolCallDelta
+
+	streaming bool // set by SetStreaming; configuration, not state
 }
+
+// llamaStreamHold is how much text a stream holds before its first call:
+// vLLM returns the text only if no call follows, and null content if one
+// does, which is known only at the end. Past it the text goes out as
+// content and the output is read as vLLM's own stream reads one that
+// does not open with a call: as text (docs/compatibility.md).
+const llamaStreamHold = 512
 
 // llamaCall is what one object has shown so far.
 type llamaCall struct {
@@ -65,12 +78,20 @@ type llamaCall struct {
 
 func newLlama3JSON(Vocab, *Request) (ToolMachine, error) { return &Llama3JSON{}, nil }
 
+// setStreaming implements streamingMachine.
+func (l *Llama3JSON) setStreaming() { l.streaming = true }
+
 // Push implements ToolMachine.
 func (l *Llama3JSON) Push(text string) (string, []ToolCallDelta) {
 	if l.failed {
+		if l.rawDropped {
+			return "", nil // a streamed call failed: vLLM's stream adds nothing
+		}
 		return text, nil
 	}
-	l.raw = append(l.raw, text...)
+	if !l.rawDropped {
+		l.raw = append(l.raw, text...)
+	}
 	for text != "" {
 		if l.inObj {
 			n, err := l.obj.Feed(text, l)
@@ -101,6 +122,14 @@ func (l *Llama3JSON) Push(text string) (string, []ToolCallDelta) {
 		l.inObj = true
 		l.obj = pyjson.Object{}
 		l.cur = llamaCall{index: l.nCalls}
+	}
+	if l.streaming && !l.rawDropped {
+		switch {
+		case l.cur.header || l.nCalls > 0:
+			l.raw, l.rawDropped = nil, true
+		case !l.inObj && len(l.raw) > llamaStreamHold:
+			return l.fail()
+		}
 	}
 	return "", l.take()
 }
@@ -154,10 +183,13 @@ func (l *Llama3JSON) FieldBytes(key string, canon []byte) {
 	if key != "name" && !isArgsKey(key) {
 		return
 	}
-	c.val = append(c.val, canon...)
 	if c.live {
+		// Streamed arguments are never sent again (endObject skips a
+		// live call's), so they are not kept.
 		l.emitArgs(string(canon))
+		return
 	}
+	c.val = append(c.val, canon...)
 }
 
 // FieldEnd implements pyjson.FieldSink.
@@ -212,6 +244,7 @@ func (l *Llama3JSON) emitArgs(frag string) {
 func (l *Llama3JSON) codec(c *statecodec.Codec) {
 	c.Bool(&l.failed)
 	c.ByteSlice(&l.raw)
+	c.Bool(&l.rawDropped)
 	c.Bool(&l.inObj)
 	c.Bool(&l.skipBrace)
 	l.obj.Codec(c)

@@ -81,10 +81,12 @@ type MinimaxM2 struct {
 	nCalls int
 	call   mmCall
 
-	out   strings.Builder
+	out   joiner
 	calls deltaSink
-	// markers are mmMarkers and the special tokens to drop (engine_drop.go).
+	// markers are mmMarkers and the special tokens to drop (engine_drop.go);
+	// first holds their first bytes.
 	markers []string
+	first   *byteSet
 }
 
 // mmCall is the call being read.
@@ -102,6 +104,7 @@ type mmCall struct {
 
 func newMinimaxM2(v Vocab, req *Request) (ToolMachine, error) {
 	m := &MinimaxM2{tools: req.Tools, markers: engineTerminals(v, mmMarkers)}
+	m.first = newByteSet(orTerminals(m.markers, mmMarkers))
 	if choice, _, _ := req.Choice(); choice == ChoiceNone {
 		m.mode = qcNoneOpen
 		if len(req.Tools) > 0 {
@@ -111,6 +114,9 @@ func newMinimaxM2(v Vocab, req *Request) (ToolMachine, error) {
 	m.gate.auto = m.mode == qcAuto
 	return m, nil
 }
+
+// setStreaming implements streamingMachine.
+func (m *MinimaxM2) setStreaming() { m.gate.streaming = true }
 
 // Push implements ToolMachine.
 func (m *MinimaxM2) Push(text string) (string, []ToolCallDelta) {
@@ -154,7 +160,7 @@ func (m *MinimaxM2) take() (string, []ToolCallDelta) {
 
 func (m *MinimaxM2) run(text string, final bool) {
 	for {
-		before, marker, rest := scanTerminal(&m.scan, text, orTerminals(m.markers, mmMarkers), final)
+		before, marker, rest := scanTerminal(&m.scan, text, orTerminals(m.markers, mmMarkers), m.first, final)
 		m.text(before)
 		if marker == "" {
 			return
@@ -166,8 +172,14 @@ func (m *MinimaxM2) run(text string, final bool) {
 
 // scanTerminal is markerScan.next with the engine lexer's longest match:
 // a terminal that a longer one extends is held while the input cannot yet
-// tell them apart. With final set, nothing is held.
-func scanTerminal(m *markerScan, text string, markers []string, final bool) (before, marker, rest string) {
+// tell them apart. With final set, nothing is held. First holds the
+// markers' first bytes: most pushes have none and nothing held, and are
+// text whole.
+func scanTerminal(m *markerScan, text string, markers []string, first *byteSet, final bool) (before, marker, rest string) {
+	if m.held == "" && !first.any(text) {
+		m.found.reset()
+		return text, "", ""
+	}
 	s := text
 	if m.held != "" {
 		s = m.held + text
@@ -206,7 +218,7 @@ func (m *MinimaxM2) text(s string) {
 	switch m.state {
 	case mmContent:
 		if m.mode == qcNoneQuiet {
-			m.out.WriteString(s)
+			m.out.add(s)
 		} else {
 			m.gate.content(&m.out, s)
 		}

@@ -142,3 +142,73 @@ func FuzzMinimaxM2(f *testing.F) {
 		}
 	})
 }
+
+// TestMinimaxM2FirstByteFastPath checks the scan's shortcut for pushes
+// without a marker's first byte against the full scan (a set holding
+// every byte never takes it), over random texts of marker pieces and
+// prose in random pushes.
+func TestMinimaxM2FirstByteFastPath(t *testing.T) {
+	req := mustRequest(t, mmTools)
+	pieces := []string{"<minimax:tool_call>", "</minimax:tool_call>", `<invoke name="`, "get_weather", `">`, "\n",
+		`<parameter name="`, "city", "Paris", "</parameter>", "</invoke>", "<think>", "</think>", "<", ">", `"`, "'",
+		"x < y", " some prose", "  ", "<invoke name=", "param", "eter"}
+	var all byteSet
+	for i := range all {
+		all[i] = true
+	}
+	rng := rand.New(rand.NewPCG(7, 9))
+	for range 300 {
+		var b strings.Builder
+		for range 1 + rng.IntN(30) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		text := b.String()
+		var cuts []int
+		for i := 0; i < len(text); {
+			i = min(i+1+rng.IntN(6), len(text))
+			cuts = append(cuts, i)
+		}
+		run := func(full bool) (string, []ToolCallDelta) {
+			tm, err := newMinimaxM2(testVocab, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := tm.(*MinimaxM2)
+			if full {
+				m.first = &all
+			}
+			var out strings.Builder
+			var calls []ToolCallDelta
+			prev := 0
+			for _, cut := range cuts {
+				c, cs := m.Push(text[prev:cut])
+				out.WriteString(c)
+				calls = append(calls, cs...)
+				prev = cut
+			}
+			c, cs := m.Finish()
+			out.WriteString(c)
+			for i := range calls {
+				calls[i].ID = ""
+			}
+			for i := range cs {
+				cs[i].ID = ""
+			}
+			return out.String(), append(calls, cs...)
+		}
+		gotC, gotCalls := run(false)
+		wantC, wantCalls := run(true)
+		if gotC != wantC || !reflect.DeepEqual(joinArgs(gotCalls), joinArgs(wantCalls)) {
+			t.Fatalf("%q: fast %q %v, full %q %v", text, gotC, gotCalls, wantC, wantCalls)
+		}
+	}
+}
+
+// joinArgs is each call's name and concatenated arguments.
+func joinArgs(calls []ToolCallDelta) map[int]string {
+	m := map[int]string{}
+	for _, c := range calls {
+		m[c.Index] += c.Name + "|" + c.Arguments
+	}
+	return m
+}

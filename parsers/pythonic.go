@@ -53,12 +53,21 @@ type Pythonic struct {
 
 	phase pyPhase
 	// raw is the list text read so far: the content if it fails.
-	raw   []byte
-	rx    pyRegex
-	lex   pyLexer
-	parse pyCallList
-	ok    bool
+	raw []byte
+	// rawDropped is set once a streamed call went out: the client has it,
+	// so the fallback to the whole list can no longer be reached, and raw
+	// stops growing (a checkpoint stays flat inside a long list).
+	rawDropped bool
+	rx         pyRegex
+	lex        pyLexer
+	parse      pyCallList
+	ok         bool
+
+	streaming bool // set by SetStreaming; configuration, not state
 }
+
+// setStreaming implements streamingMachine.
+func (p *Pythonic) setStreaming() { p.streaming = true }
 
 func newPythonic(Vocab, *Request) (ToolMachine, error) {
 	return &Pythonic{decided: true}, nil
@@ -120,15 +129,23 @@ func (p *Pythonic) feed(text string) (content string, calls []ToolCallDelta) {
 		}
 	}
 	if p.phase != pyList {
+		if p.phase == pyFailed && p.rawDropped {
+			return "", nil // a streamed list failed: vLLM's stream adds nothing
+		}
 		return text, nil
 	}
-	p.raw = append(p.raw, text...)
+	if !p.rawDropped {
+		p.raw = append(p.raw, text...)
+	}
 	// The lexer only sees the bytes the regex still allows: a call it
 	// read past the regex's failure would stream in one push but not when
 	// the failing byte came alone, and the result would take it back.
 	n := p.rx.feed(text)
 	lexOK := p.lex.feed(text[:n], p.parse.token)
 	calls, p.parse.out = p.parse.out, nil
+	if len(calls) > 0 && p.streaming {
+		p.raw, p.rawDropped = nil, true
+	}
 	if n < len(text) || !lexOK {
 		return p.fail(), calls
 	}
@@ -299,6 +316,7 @@ func (p *Pythonic) codec(c *statecodec.Codec) {
 	p.end.codec(c)
 	statecodec.Enum(c, &p.phase, 4)
 	c.ByteSlice(&p.raw)
+	c.Bool(&p.rawDropped)
 	p.rx.codec(c)
 	p.lex.codec(c)
 	p.parse.codec(c)

@@ -89,7 +89,7 @@ type Qwen3Coder struct {
 	call   qcCall
 
 	// out and calls collect one Push's results.
-	out   strings.Builder
+	out   joiner
 	calls deltaSink
 	// markers are qcMarkers and the special tokens to drop (engine_drop.go).
 	markers []string
@@ -119,6 +119,9 @@ func newQwen3Coder(v Vocab, req *Request) (ToolMachine, error) {
 	q.gate.auto = q.mode == qcAuto
 	return q, nil
 }
+
+// setStreaming implements streamingMachine.
+func (q *Qwen3Coder) setStreaming() { q.gate.streaming = true }
 
 // Push implements ToolMachine.
 func (q *Qwen3Coder) Push(text string) (string, []ToolCallDelta) {
@@ -186,7 +189,7 @@ func (q *Qwen3Coder) text(s string) {
 
 func (q *Qwen3Coder) content(s string) {
 	if q.mode == qcNoneQuiet {
-		q.out.WriteString(s)
+		q.out.add(s)
 		return
 	}
 	q.gate.content(&q.out, s)
@@ -359,9 +362,14 @@ func (q *Qwen3Coder) endCall() {
 // text is held until a call is named or the output ends.
 type qcGate struct {
 	auto bool
+	// streaming is set by SetStreaming (configuration, not state).
+	streaming bool
 	// decided is set once a call is named; later content is dropped.
 	decided  bool
 	diverged bool
+	// lead is set while the only divergence is leading whitespace (E is
+	// then R, and differs from it only by the strip a call would do).
+	lead bool
 	// any is set once content went out.
 	any bool
 	// trail is whitespace held while not diverged.
@@ -391,20 +399,23 @@ func (g *qcGate) raw(s string) {
 	}
 }
 
-func (g *qcGate) content(out *strings.Builder, s string) {
+func (g *qcGate) content(out *joiner, s string) {
 	switch {
 	case g.decided:
 	case g.toolSeen:
 		g.t = append(g.t, s...)
 	case g.diverged:
 		g.e = append(g.e, s...)
+		if g.lead && g.streaming && len(g.e) > qcStreamHold {
+			g.commit(out)
+		}
 	default:
 		g.safe(out, s)
 	}
 }
 
 // safe streams text while E and R agree, holding trailing whitespace.
-func (g *qcGate) safe(out *strings.Builder, s string) {
+func (g *qcGate) safe(out *joiner, s string) {
 	cut := len(strings.TrimRightFunc(s, pyIsSpace))
 	if cut == 0 {
 		g.trail = append(g.trail, s...)
@@ -414,12 +425,13 @@ func (g *qcGate) safe(out *strings.Builder, s string) {
 		if r, _ := utf8.DecodeRuneInString(s); len(g.trail) > 0 || pyIsSpace(r) {
 			// Leading whitespace: stripped if a call follows.
 			g.diverge()
+			g.lead = true
 			g.e = append(g.e, s...)
 			return
 		}
 	}
-	out.Write(g.trail)
-	out.WriteString(s[:cut])
+	out.addBytes(g.trail)
+	out.add(s[:cut])
 	g.trail = append(g.trail[:0], s[cut:]...)
 	g.any = true
 }
@@ -427,7 +439,27 @@ func (g *qcGate) safe(out *strings.Builder, s string) {
 func (g *qcGate) thinkEnd() {
 	if g.auto && !g.decided {
 		g.diverge() // R keeps it, E drops it
+		g.lead = false
 	}
+}
+
+// qcStreamHold is how much text after leading whitespace a stream holds
+// while it cannot tell whether a call follows (then vLLM strips the
+// whitespace) or not (then it keeps it): enough for the usual sentence
+// before a call, and a bound on what a checkpoint carries.
+const qcStreamHold = 512
+
+// commit settles a stream's leading-whitespace divergence on R: the text
+// goes out with its whitespace, as the answer without calls has it. A
+// call after it then keeps the whitespace that vLLM's non-streaming
+// answer strips (docs/compatibility.md); holding on would make the
+// stream silent and its checkpoints grow with the answer.
+func (g *qcGate) commit(out *joiner) {
+	cut := len(strings.TrimRightFunc(string(g.e), pyIsSpace))
+	out.addBytes(g.e[:cut])
+	g.trail = append(g.trail[:0], g.e[cut:]...)
+	g.any, g.diverged, g.lead = true, false, false
+	g.e, g.r = nil, nil
 }
 
 func (g *qcGate) toolStart() {
@@ -435,37 +467,38 @@ func (g *qcGate) toolStart() {
 		return
 	}
 	g.diverge()
+	g.lead = false
 	g.toolSeen = true
 }
 
 // called settles on E, stripped.
-func (g *qcGate) called(out *strings.Builder) {
+func (g *qcGate) called(out *joiner) {
 	g.diverge()
 	g.decided = true
 	e := strings.TrimRightFunc(string(g.e), pyIsSpace)
 	if !g.any {
 		e = strings.TrimLeftFunc(e, pyIsSpace)
 	}
-	out.WriteString(e)
+	out.add(e)
 	g.e, g.r, g.t = nil, nil, nil
 }
 
 // finish settles without calls.
-func (g *qcGate) finish(out *strings.Builder) {
+func (g *qcGate) finish(out *joiner) {
 	switch {
 	case g.decided:
 	case !g.diverged:
-		out.Write(g.trail)
+		out.addBytes(g.trail)
 	case g.auto:
-		out.Write(g.r)
+		out.addBytes(g.r)
 	case !g.toolSeen || g.any:
 		// With text already out, vLLM's reordering (text after a nameless
 		// call first) cannot be reproduced; E is kept.
-		out.Write(g.e)
+		out.addBytes(g.e)
 	default:
 		s := string(g.t) + string(g.e)
 		if strings.TrimFunc(s, pyIsSpace) != "" {
-			out.WriteString(s)
+			out.add(s)
 		}
 	}
 	g.trail, g.e, g.r, g.t = nil, nil, nil, nil
@@ -502,6 +535,7 @@ func (g *qcGate) codec(c *statecodec.Codec) {
 	c.Bool(&g.auto)
 	c.Bool(&g.decided)
 	c.Bool(&g.diverged)
+	c.Bool(&g.lead)
 	c.Bool(&g.any)
 	c.ByteSlice(&g.trail)
 	c.Bool(&g.toolSeen)
