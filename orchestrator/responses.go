@@ -526,6 +526,33 @@ func joinDeltas(prev []respDelta, pick func(respDelta) *string) string {
 	return b.String()
 }
 
+// flushReasoning sends dm's reasoning, if any, as the last delta of the
+// reasoning item and returns the item's whole text; dm keeps no reasoning.
+func (s *responsesStream) flushReasoning(dm *respDelta) (string, error) {
+	final := joinDeltas(s.prev, reasoningOf)
+	if dm.reasoning != nil {
+		if err := s.reasoningDelta(*dm.reasoning); err != nil {
+			return "", err
+		}
+		final += *dm.reasoning
+		dm.reasoning = nil
+	}
+	return final, nil
+}
+
+// flushContent is flushReasoning for the output text item.
+func (s *responsesStream) flushContent(dm *respDelta) (string, error) {
+	final := joinDeltas(s.prev, contentOf)
+	if dm.content != nil {
+		if err := s.textDelta(*dm.content); err != nil {
+			return "", err
+		}
+		final += *dm.content
+		dm.content = nil
+	}
+	return final, nil
+}
+
 func reasoningOf(d respDelta) *string { return d.reasoning }
 func contentOf(d respDelta) *string   { return d.content }
 func argsOf(d respDelta) *string {
@@ -647,13 +674,9 @@ func (s *responsesStream) delta(dm respDelta) error {
 	switch {
 	case last() != nil && last().reasoning != nil && dm.content != nil:
 		// reasoning to output text
-		final := joinDeltas(s.prev, reasoningOf)
-		if dm.reasoning != nil {
-			if err := s.reasoningDelta(*dm.reasoning); err != nil {
-				return err
-			}
-			final += *dm.reasoning
-			dm.reasoning = nil
+		final, err := s.flushReasoning(&dm)
+		if err != nil {
+			return err
 		}
 		if err := s.reasoningDone(final); err != nil {
 			return err
@@ -673,13 +696,9 @@ func (s *responsesStream) delta(dm respDelta) error {
 		}
 	case dm.tool != nil:
 		if l := last(); l != nil && (l.reasoning != nil || l.content != nil) {
-			final := joinDeltas(s.prev, reasoningOf)
-			if dm.reasoning != nil {
-				if err := s.reasoningDelta(*dm.reasoning); err != nil {
-					return err
-				}
-				final += *dm.reasoning
-				dm.reasoning = nil
+			final, err := s.flushReasoning(&dm)
+			if err != nil {
+				return err
 			}
 			if nonEmpty(l.reasoning) != nil {
 				if err := s.reasoningDone(final); err != nil {
@@ -687,13 +706,9 @@ func (s *responsesStream) delta(dm respDelta) error {
 				}
 				s.outputIndex++
 			}
-			finalContent := joinDeltas(s.prev, contentOf)
-			if dm.content != nil {
-				if err := s.textDelta(*dm.content); err != nil {
-					return err
-				}
-				finalContent += *dm.content
-				dm.content = nil
+			finalContent, err := s.flushContent(&dm)
+			if err != nil {
+				return err
 			}
 			if nonEmpty(l.content) != nil {
 				if err := s.textDone(finalContent); err != nil {
