@@ -1,9 +1,6 @@
 package protocol
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
 	"reflect"
 	"testing"
 )
@@ -13,19 +10,8 @@ import (
 // testdata/gen_anthropic_golden.py from models declared as vLLM declares
 // AnthropicMessagesRequest: the exact 400 body for refused bodies.
 func TestAnthropicRequestGolden(t *testing.T) {
-	f, err := os.Open("testdata/anthropic_validation_golden.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	n := 0
-	for sc.Scan() {
-		var c goldenCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range loadGolden(t, "testdata/anthropic_validation_golden.jsonl") {
 		n++
 		t.Run(c.Name, func(t *testing.T) {
 			_, err := DecodeAnthropicMessagesRequest([]byte(c.Body))
@@ -47,9 +33,6 @@ func TestAnthropicRequestGolden(t *testing.T) {
 				t.Errorf("param = %v, want %v", deref(got.Param), deref(c.Result.Error.Param))
 			}
 		})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	if n < 20 {
 		t.Fatalf("only %d golden cases", n)

@@ -1,9 +1,7 @@
 package protocol
 
 import (
-	"bufio"
 	"encoding/json"
-	"os"
 	"reflect"
 	"testing"
 )
@@ -14,19 +12,8 @@ import (
 // ChatCompletionRequest and CompletionRequest: the exact error body for
 // refused bodies, the validated value of a few fields for accepted ones.
 func TestRenderRequestGolden(t *testing.T) {
-	f, err := os.Open("testdata/render_validation_golden.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	n := 0
-	for sc.Scan() {
-		var c goldenCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range loadGolden(t, "testdata/render_validation_golden.jsonl") {
 		n++
 		t.Run(c.Name, func(t *testing.T) {
 			var shown map[string]any

@@ -1,9 +1,6 @@
 package protocol
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 )
@@ -98,19 +95,8 @@ func checkToolChoiceErr(t *testing.T, err error, want, param string) {
 // render golden set as a derender chat_request: the same errors, located
 // under chat_request.
 func TestDerenderChatRequestGolden(t *testing.T) {
-	f, err := os.Open("testdata/render_validation_golden.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	n := 0
-	for sc.Scan() {
-		var c goldenCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range loadGolden(t, "testdata/render_validation_golden.jsonl") {
 		if c.Endpoint != "chat" || c.Result.Error == nil || !strings.Contains(c.Body, "tool") {
 			continue
 		}
