@@ -416,7 +416,7 @@ func (r *DerenderReport) writeFamilies(w io.Writer) error {
 			for _, row := range fh.Report.Rows {
 				_, kind, _ := strings.Cut(row.Name, " ")
 				ew.printf("%-12s %-6s %14.1f %9.1f %9.2fx %12.0f %13.1f %14.1f %7.0f%%\n", fh.Family, kind, row.CPUPerReqNs/1e3,
-					fh.Report.Floor.CPUPerReqNs/1e3, row.FloorRatio, row.AllocsPerUnit, row.SyscallsPerReq, row.InProcessNs/1e3, row.OverheadPct)
+					fh.Report.Floor(1).CPUPerReqNs/1e3, row.FloorRatio, row.AllocsPerUnit, row.SyscallsPerReq, row.InProcessNs/1e3, row.OverheadPct)
 			}
 		}
 	}

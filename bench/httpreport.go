@@ -13,6 +13,12 @@ type HTTPOptions struct {
 	// MinCPU is how much server CPU each workload runs for: /proc counts
 	// in 10 ms ticks, so a second gives 1% resolution.
 	MinCPU time.Duration
+	// Conns are the connection counts independent workloads are measured
+	// at, each a table section of its own (default 1: one request at a
+	// time). At 1 the server idles between requests and pays the wake-up
+	// every time; with enough connections its core stays busy, as under a
+	// router's load.
+	Conns []int
 }
 
 // HTTPRow is one workload's server cost beside the in-process figure and
@@ -34,12 +40,14 @@ type HTTPRow struct {
 
 // HTTPReport is the over-HTTP table of a benchmark.
 type HTTPReport struct {
-	ServerPinned bool      `json:"server_pinned"`
-	ClientPinned bool      `json:"client_pinned"`
-	ServerArgs   []string  `json:"server_args,omitempty"`
-	ServerEnv    []string  `json:"server_env,omitempty"`
-	Floor        HTTPRow   `json:"floor"`
-	Rows         []HTTPRow `json:"rows"`
+	ServerPinned bool     `json:"server_pinned"`
+	ClientPinned bool     `json:"client_pinned"`
+	ServerArgs   []string `json:"server_args,omitempty"`
+	ServerEnv    []string `json:"server_env,omitempty"`
+	// Floors are GET /v1/models at each connection count, in Conns order;
+	// every row's FloorRatio is against the floor of its own count.
+	Floors []HTTPRow `json:"floors"`
+	Rows   []HTTPRow `json:"rows"`
 }
 
 // RunHTTP starts the server, measures the trivial-request floor and then
@@ -49,6 +57,9 @@ func RunHTTP(ctx context.Context, opts HTTPOptions, workloads []Workload) (*HTTP
 	if opts.MinCPU <= 0 {
 		opts.MinCPU = time.Second
 	}
+	if len(opts.Conns) == 0 {
+		opts.Conns = []int{1}
+	}
 	srv, err := StartServer(ctx, opts.Server)
 	if err != nil {
 		return nil, err
@@ -57,17 +68,22 @@ func RunHTTP(ctx context.Context, opts HTTPOptions, workloads []Workload) (*HTTP
 	restore, clientPinned := pinProcess(1)
 	defer restore()
 	rep := &HTTPReport{ServerPinned: srv.Pinned, ClientPinned: clientPinned, ServerArgs: opts.Server.Args, ServerEnv: opts.Server.Env}
-	floor, err := srv.Measure(ctx, FloorWorkload(), opts.MinCPU, 100)
-	if err != nil {
-		return nil, err
-	}
-	rep.Floor = HTTPRow{HTTPResult: floor, FloorRatio: 1}
-	for _, w := range workloads {
-		r, err := srv.Measure(ctx, w, opts.MinCPU, 3)
+	for k, conns := range opts.Conns {
+		floor, err := srv.Measure(ctx, FloorWorkload(), opts.MinCPU, 100, conns)
 		if err != nil {
-			return rep, err
+			return nil, err
 		}
-		rep.Rows = append(rep.Rows, HTTPRow{HTTPResult: r, FloorRatio: r.CPUPerReqNs / floor.CPUPerReqNs})
+		rep.Floors = append(rep.Floors, HTTPRow{HTTPResult: floor, FloorRatio: 1})
+		for _, w := range workloads {
+			if k > 0 && !w.Independent {
+				continue // over one connection only: measured in the first section
+			}
+			r, err := srv.Measure(ctx, w, opts.MinCPU, 3, conns)
+			if err != nil {
+				return rep, err
+			}
+			rep.Rows = append(rep.Rows, HTTPRow{HTTPResult: r, FloorRatio: r.CPUPerReqNs / floor.CPUPerReqNs})
+		}
 	}
 	return rep, nil
 }
@@ -85,9 +101,23 @@ func (r *HTTPReport) Compare(name, kind string, inProcessNs, referenceNs float64
 			row.Ratio = referenceNs / row.CPUPerUnitNs
 		}
 		if inProcessNs > 0 && row.Requests == row.Units {
-			row.OverheadPct = 100 * (row.CPUPerReqNs - inProcessNs - r.Floor.CPUPerReqNs) / inProcessNs
+			row.OverheadPct = 100 * (row.CPUPerReqNs - inProcessNs - r.Floor(row.Conns).CPUPerReqNs) / inProcessNs
 		}
 	}
+}
+
+// Floor is the trivial request's row at conns connections (the first
+// section's when none was measured at that count).
+func (r *HTTPReport) Floor(conns int) HTTPRow {
+	for _, f := range r.Floors {
+		if f.Conns == conns {
+			return f
+		}
+	}
+	if len(r.Floors) == 0 {
+		return HTTPRow{}
+	}
+	return r.Floors[0]
 }
 
 // WriteTable prints the over-HTTP figures.
@@ -98,10 +128,21 @@ func (r *HTTPReport) WriteTable(w io.Writer) error {
 		pin(r.ServerPinned, "0"), pin(r.ClientPinned, "1"), r.ServerArgs, r.ServerEnv)
 	ew.printf("server CPU = the server process's utime+stime (/proc/PID/stat) over the run, never client time; allocs from its\n")
 	ew.printf("go_memstats_mallocs_total, syscalls from /proc/PID/io syscr+syscw; cold: every message new; warm: the same request again;\n")
-	ew.printf("multi-turn: one unit = one session of %d requests; in-process = the same work without HTTP (RenderChat / Encode / httptest)\n\n", MultiTurnTurns)
-	ew.printf("%-24s %-10s %7s %14s %12s %10s %12s %13s %14s %8s %9s %9s %s\n", "workload", "kind", "units", "server µs/unit",
+	ew.printf("multi-turn: one unit = one session of %d requests; in-process = the same work without HTTP (RenderChat / Encode / httptest);\n", MultiTurnTurns)
+	ew.printf("conns: keep-alive connections sending at once (1: one request at a time, the server idles between them); busy: server\n")
+	ew.printf("CPU over wall time (100%%: its core saturated); × floor and HTTP+JSON against GET /v1/models at the same conns\n\n")
+	ew.printf("%-24s %-10s %5s %5s %7s %14s %12s %10s %12s %13s %14s %8s %9s %9s %s\n", "workload", "kind", "conns", "busy", "units", "server µs/unit",
 		"µs/request", "× floor", "allocs/unit", "syscalls/req", "in-process µs", "HTTP+JSON", "ref µs", "ratio", "target")
-	for _, row := range append([]HTTPRow{r.Floor}, r.Rows...) {
+	var rows []HTTPRow
+	for _, f := range r.Floors {
+		rows = append(rows, f)
+		for _, row := range r.Rows {
+			if row.Conns == f.Conns {
+				rows = append(rows, row)
+			}
+		}
+	}
+	for _, row := range rows {
 		overhead := "-"
 		if row.InProcessNs > 0 && row.Requests == row.Units {
 			overhead = fmt.Sprintf("%.0f%%", row.OverheadPct)
@@ -110,7 +151,7 @@ func (r *HTTPReport) WriteTable(w io.Writer) error {
 		if row.Ratio > 0 {
 			ratio = fmt.Sprintf("%.1fx", row.Ratio)
 		}
-		ew.printf("%-24s %-10s %7d %14.1f %12.1f %9.2fx %12.0f %13.1f %14.1f %8s %9.1f %9s %s\n", row.Name, row.Kind, row.Units,
+		ew.printf("%-24s %-10s %5d %4.0f%% %7d %14.1f %12.1f %9.2fx %12.0f %13.1f %14.1f %8s %9.1f %9s %s\n", row.Name, row.Kind, row.Conns, row.BusyPct, row.Units,
 			row.CPUPerUnitNs/1e3, row.CPUPerReqNs/1e3, row.FloorRatio, row.AllocsPerUnit, row.SyscallsPerReq, row.InProcessNs/1e3,
 			overhead, row.ReferenceNs/1e3, ratio, row.Target)
 	}

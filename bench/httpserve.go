@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,6 +34,10 @@ type Server struct {
 	cmd    *exec.Cmd
 	log    *os.File
 	client *http.Client
+	// nextUnit numbers units across every Measure on this server, so a
+	// workload measured twice (at two connection counts) never repeats a
+	// cold unit's text.
+	nextUnit int
 }
 
 // StartServer starts the server and waits until /health answers.
@@ -56,7 +61,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		return nil, fmt.Errorf("bench http: start %s: %w", opts.Bin, err)
 	}
 	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), Pinned: pinned, cmd: cmd, log: logf,
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}}}
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: maxConns, DisableCompression: true}}}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		resp, err := s.client.Get(s.URL + "/health")
@@ -120,13 +125,19 @@ type Call struct {
 
 // Workload produces the calls of a measurement. Next(i) gives the i-th
 // unit of work (one request, or a whole multi-turn session); check, when
-// set, inspects every response body.
+// set, inspects every response body. Independent workloads (Next a pure
+// function of i, no Check) may be driven over several connections at
+// once; the others always run over one, in order.
 type Workload struct {
-	Name  string
-	Kind  string // "cold", "warm", "multi-turn", "floor": how the text relates to earlier requests
-	Next  func(i int) ([]Call, error)
-	Check func(body []byte) error
+	Name        string
+	Kind        string // "cold", "warm", "multi-turn", "floor": how the text relates to earlier requests
+	Next        func(i int) ([]Call, error)
+	Check       func(body []byte) error
+	Independent bool
 }
+
+// maxConns bounds the connections one measurement opens.
+const maxConns = 64
 
 // ServerSample is what the server process has used so far.
 type ServerSample struct {
@@ -139,6 +150,8 @@ type ServerSample struct {
 type HTTPResult struct {
 	Name           string  `json:"name"`
 	Kind           string  `json:"kind"`
+	Conns          int     `json:"connections"`
+	BusyPct        float64 `json:"server_busy_pct"` // server CPU over wall time: 100 = its core saturated
 	Units          int     `json:"units"`
 	Requests       int     `json:"requests"`
 	CPUSeconds     float64 `json:"server_cpu_seconds"`
@@ -220,12 +233,18 @@ func promValue(body []byte, name string) (float64, bool) {
 	return 0, false
 }
 
-// Measure drives w over one keep-alive connection until the server has
-// used at least minCPU of CPU time (and at least minUnits units), and
-// returns the server's cost per unit. Only the server's own CPU time is
-// counted (from /proc), never the client's wall time.
-func (s *Server) Measure(ctx context.Context, w Workload, minCPU time.Duration, minUnits int) (HTTPResult, error) {
-	res := HTTPResult{Name: w.Name, Kind: w.Kind}
+// Measure drives w until the server has used at least minCPU of CPU time
+// (and at least minUnits units), and returns the server's cost per unit.
+// Only the server's own CPU time is counted (from /proc), never the
+// client's wall time. An independent workload runs over conns keep-alive
+// connections at once, its units made ahead of the requests so the client
+// never keeps the server waiting; any other runs over one, unit by unit.
+func (s *Server) Measure(ctx context.Context, w Workload, minCPU time.Duration, minUnits, conns int) (HTTPResult, error) {
+	if !w.Independent || conns < 1 {
+		conns = 1
+	}
+	conns = min(conns, maxConns)
+	res := HTTPResult{Name: w.Name, Kind: w.Kind, Conns: conns}
 	// Warm-up: connection, code paths, compiled template; one unit.
 	if err := s.run(ctx, w, -1, nil); err != nil {
 		return res, err
@@ -234,20 +253,29 @@ func (s *Server) Measure(ctx context.Context, w Workload, minCPU time.Duration, 
 	if err != nil {
 		return res, err
 	}
-	start := before.CPUSeconds
-	// Check the clock only every few units: reading /proc is cheap but the
-	// /metrics scrape is not, so the scrape happens only at the ends.
-	for res.Units < minUnits || s.cpuSince(start) < minCPU.Seconds() {
-		if err := s.run(ctx, w, res.Units, &res.Requests); err != nil {
-			return res, err
+	start, wallStart := before.CPUSeconds, time.Now()
+	if w.Independent {
+		res.Units, res.Requests, err = s.drive(ctx, w, conns, func(units int) bool {
+			return units >= minUnits && s.cpuSince(start) >= minCPU.Seconds()
+		})
+	} else {
+		for err == nil && (res.Units < minUnits || s.cpuSince(start) < minCPU.Seconds()) {
+			if err = s.run(ctx, w, s.nextUnit, &res.Requests); err == nil {
+				s.nextUnit++
+				res.Units++
+			}
 		}
-		res.Units++
 	}
+	if err != nil {
+		return res, err
+	}
+	wall := time.Since(wallStart).Seconds()
 	after, err := s.Sample(ctx)
 	if err != nil {
 		return res, err
 	}
 	res.CPUSeconds = after.CPUSeconds - before.CPUSeconds
+	res.BusyPct = 100 * res.CPUSeconds / wall
 	res.CPUPerUnitNs = res.CPUSeconds * 1e9 / float64(res.Units)
 	res.CPUPerReqNs = res.CPUSeconds * 1e9 / float64(res.Requests)
 	res.AllocsPerUnit, res.SyscallsPerReq = -1, -1
@@ -258,6 +286,89 @@ func (s *Server) Measure(ctx context.Context, w Workload, minCPU time.Duration, 
 		res.SyscallsPerReq = float64(after.Syscalls-before.Syscalls) / float64(res.Requests)
 	}
 	return res, nil
+}
+
+// drive runs w's units over conns connections until done(units finished)
+// says so: one goroutine makes units ahead (a few per connection), conns
+// goroutines send them, each unit's calls in order on one connection. At
+// the end no new unit is made and the units already made run to their
+// end, so every request the server worked on is counted; an error stops
+// everything at once.
+func (s *Server) drive(ctx context.Context, w Workload, conns int, done func(units int) bool) (units, requests int, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := make(chan struct{})
+	made := make(chan []Call, 2*conns)
+	var genErr error
+	go func() {
+		defer close(made)
+		for {
+			calls, err := w.Next(s.nextUnit)
+			if err != nil {
+				genErr = err
+				cancel()
+				return
+			}
+			s.nextUnit++
+			select {
+			case made <- calls:
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	type tally struct {
+		units, requests int
+		err             error
+	}
+	results := make(chan tally, conns)
+	var finished atomic.Int64
+	for range conns {
+		go func() {
+			var t tally
+			for calls := range made {
+				for _, c := range calls {
+					if _, err := s.do(ctx, c); err != nil {
+						if ctx.Err() == nil {
+							t.err = fmt.Errorf("bench http %s: %w", w.Name, err)
+						}
+						cancel()
+						results <- t
+						return
+					}
+					t.requests++
+				}
+				t.units++
+				finished.Add(1)
+			}
+			results <- t
+		}()
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for ctx.Err() == nil && !done(int(finished.Load())) {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+		}
+	}
+	close(stop)
+	for range conns {
+		t := <-results
+		units, requests = units+t.units, requests+t.requests
+		if err == nil {
+			err = t.err
+		}
+	}
+	for range made {
+		// drain what no worker took after an error
+	}
+	if genErr != nil {
+		err = genErr
+	}
+	return units, requests, err
 }
 
 func (s *Server) cpuSince(start float64) float64 {
@@ -321,7 +432,7 @@ func (s *Server) do(ctx context.Context, c Call) ([]byte, error) {
 
 // FloorWorkload is the trivial request every figure is compared with.
 func FloorWorkload() Workload {
-	return Workload{Name: "GET /v1/models", Kind: "floor", Next: func(int) ([]Call, error) {
+	return Workload{Name: "GET /v1/models", Kind: "floor", Independent: true, Next: func(int) ([]Call, error) {
 		return []Call{{Method: "GET", Path: "/v1/models"}}, nil
 	}}
 }

@@ -1,8 +1,14 @@
 package bench
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/vrender/vrender/internal/benchdata"
@@ -90,6 +96,29 @@ func TestColdConversationNeverRepeatsText(t *testing.T) {
 	}
 }
 
+// The spliced tag gives the bytes decoding, editing and re-encoding each
+// message would.
+func TestColdConversationSpliceMatchesReencoding(t *testing.T) {
+	for _, size := range benchdata.Sizes {
+		base := benchdata.Conversation(size)
+		for _, tag := range []string{coldTag(-1), coldTag(7), "[in-pro3] ", "<tag> ", "ü "} {
+			q, err := ColdConversation(base, tag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, raw := range base.Messages {
+				want, err := coldMessageSlow(raw, tag+strconv.Itoa(i)+" ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(q.Messages[i], want) {
+					t.Fatalf("%s tag %q message %d:\n got %s\nwant %s", size.Name, tag, i, q.Messages[i], want)
+				}
+			}
+		}
+	}
+}
+
 func TestColdPrompt(t *testing.T) {
 	chatml := "<|im_start|>system\nbe brief<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
 	got := ColdPrompt(chatml, "[t] ")
@@ -157,5 +186,51 @@ func TestDerenderCallWorkload(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// drive sends every unit it makes exactly once, each unit's calls in order
+// on one connection, counts what finished, and stops on the first error.
+func TestDriveConcurrentUnits(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]int{}
+	fail := ""
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		got[r.URL.Path]++
+		if r.URL.Path == fail {
+			w.WriteHeader(http.StatusTeapot)
+		}
+	}))
+	defer srv.Close()
+	s := &Server{URL: srv.URL, client: srv.Client(), nextUnit: 100}
+	w := Workload{Name: "t", Independent: true, Next: func(i int) ([]Call, error) {
+		p := "/u" + strconv.Itoa(i)
+		return []Call{{Method: "GET", Path: p + "/a"}, {Method: "GET", Path: p + "/b"}}, nil
+	}}
+	units, requests, err := s.drive(context.Background(), w, 4, func(n int) bool { return n >= 50 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if units < 50 || requests != 2*units {
+		t.Fatalf("units %d requests %d", units, requests)
+	}
+	mu.Lock()
+	for p, n := range got {
+		if n != 1 {
+			t.Fatalf("%s sent %d times", p, n)
+		}
+		if strings.HasSuffix(p, "/b") && got[strings.TrimSuffix(p, "/b")+"/a"] != 1 {
+			t.Fatalf("%s without its first call", p)
+		}
+	}
+	if got["/u99/a"] != 0 || got["/u100/a"] != 1 {
+		t.Fatal("units must start at the server's next unit")
+	}
+	fail = "/u" + strconv.Itoa(s.nextUnit+3) + "/b"
+	mu.Unlock()
+	if _, _, err := s.drive(context.Background(), w, 4, func(int) bool { return false }); err == nil || !strings.Contains(err.Error(), "418") {
+		t.Fatalf("error = %v, want the failed call's status", err)
 	}
 }

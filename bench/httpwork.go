@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -21,24 +22,54 @@ func coldTag(i int) string {
 
 // ColdConversation returns q with tag prefixed to the content of every
 // message (tool calls' messages included), so every message carries text no
-// request with another tag had: no cache can serve any part of it.
+// request with another tag had: no cache can serve any part of it. The tag
+// is spliced in after the message's `"content":"` (the bench's messages
+// are json.Marshal output, so that is the top-level key and the bytes are
+// what a decode-edit-encode would give; coldMessageSlow is that, for any
+// other message): the client must make bodies much faster than the server
+// renders them, or it, not the server, sets the pace.
 func ColdConversation(q benchdata.Request, tag string) (benchdata.Request, error) {
 	out := q
 	out.Messages = make([]json.RawMessage, len(q.Messages))
 	for i, raw := range q.Messages {
-		var m map[string]any
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return out, fmt.Errorf("bench http: message %d: %w", i, err)
+		prefix := tag + strconv.Itoa(i) + " "
+		if at := bytes.Index(raw, []byte(`{"content":"`)); at == 0 && json.Valid([]byte(`"`+prefix+`"`)) && !strings.ContainsAny(prefix, `"\<>&`) {
+			at += len(`{"content":"`)
+			b := make([]byte, 0, len(raw)+len(prefix))
+			out.Messages[i] = append(append(append(b, raw[:at]...), prefix...), raw[at:]...)
+			continue
 		}
-		content, _ := m["content"].(string)
-		m["content"] = tag + strconv.Itoa(i) + " " + content
-		b, err := json.Marshal(m)
+		b, err := coldMessageSlow(raw, prefix)
 		if err != nil {
 			return out, fmt.Errorf("bench http: message %d: %w", i, err)
 		}
 		out.Messages[i] = b
 	}
 	return out, nil
+}
+
+// encodesAsIs reports whether json.Marshal writes s's bytes unchanged
+// inside a string: printable ASCII other than the quote, the backslash and
+// the HTML characters it escapes.
+func encodesAsIs(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || strings.IndexByte(`"\\<>&`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// coldMessageSlow prefixes the content of one message by decoding and
+// re-encoding it.
+func coldMessageSlow(raw json.RawMessage, prefix string) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	content, _ := m["content"].(string)
+	m["content"] = prefix + content
+	return json.Marshal(m)
 }
 
 // MultiTurnTurns is the number of turns of a multi-turn session.
@@ -61,7 +92,7 @@ func RenderWorkloads(sizes []benchdata.Size) []Workload {
 	var out []Workload
 	for _, s := range sizes {
 		base := benchdata.Conversation(s)
-		out = append(out, Workload{Name: "render " + s.Name, Kind: "cold", Next: func(i int) ([]Call, error) {
+		out = append(out, Workload{Name: "render " + s.Name, Kind: "cold", Independent: true, Next: func(i int) ([]Call, error) {
 			q, err := ColdConversation(base, coldTag(i))
 			if err != nil {
 				return nil, err
@@ -69,7 +100,7 @@ func RenderWorkloads(sizes []benchdata.Size) []Workload {
 			return []Call{{Method: "POST", Path: "/v1/chat/completions/render", Body: chatRenderBody(q)}}, nil
 		}})
 		warm := chatRenderBody(base)
-		out = append(out, Workload{Name: "render " + s.Name, Kind: "warm", Next: func(int) ([]Call, error) {
+		out = append(out, Workload{Name: "render " + s.Name, Kind: "warm", Independent: true, Next: func(int) ([]Call, error) {
 			return []Call{{Method: "POST", Path: "/v1/chat/completions/render", Body: warm}}, nil
 		}})
 	}
@@ -83,7 +114,7 @@ func RenderWorkloads(sizes []benchdata.Size) []Workload {
 // session shares.
 func MultiTurnWorkload(s benchdata.Size) Workload {
 	base := benchdata.Conversation(s)
-	return Workload{Name: fmt.Sprintf("render %s, %d turns", s.Name, MultiTurnTurns), Kind: "multi-turn",
+	return Workload{Name: fmt.Sprintf("render %s, %d turns", s.Name, MultiTurnTurns), Kind: "multi-turn", Independent: true,
 		Next: func(i int) ([]Call, error) {
 			q, err := ColdConversation(base, coldTag(i))
 			if err != nil {
@@ -110,14 +141,14 @@ func TokenizeWorkloads(name string, prompt func(i int) (string, error)) []Worklo
 	warmText, err := prompt(-1)
 	warm := jsonBody(map[string]any{"model": "m", "prompt": warmText})
 	return []Workload{
-		{Name: "tokenize " + name, Kind: "cold", Next: func(i int) ([]Call, error) {
+		{Name: "tokenize " + name, Kind: "cold", Independent: true, Next: func(i int) ([]Call, error) {
 			p, err := prompt(i)
 			if err != nil {
 				return nil, err
 			}
 			return []Call{{Method: "POST", Path: "/tokenize", Body: jsonBody(map[string]any{"model": "m", "prompt": p})}}, nil
 		}},
-		{Name: "tokenize " + name, Kind: "warm", Next: func(int) ([]Call, error) {
+		{Name: "tokenize " + name, Kind: "warm", Independent: true, Next: func(int) ([]Call, error) {
 			if err != nil {
 				return nil, err
 			}

@@ -17,6 +17,7 @@ type httpBenchFlags struct {
 	bin     string
 	args    fileList
 	env     fileList
+	conns   intList
 }
 
 func (f *httpBenchFlags) register(fs *flag.FlagSet) {
@@ -25,6 +26,8 @@ func (f *httpBenchFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.minCPU, "http-min-cpu", 2*time.Second, "server CPU `TIME` each HTTP workload runs for")
 	fs.StringVar(&f.bin, "http-bin", "", "vrender `BINARY` to serve with (default: this one)")
 	fs.Var(&f.args, "http-serve-arg", "extra 'vrender serve' `ARG` (repeatable), e.g. --http-serve-arg=--disable-uvicorn-access-log")
+	fs.Var(&f.conns, "http-conns", "keep-alive connections sending at once, `N` (repeatable: one table section each; default 1 and 4):\n"+
+		"1 sends one request at a time, so the server idles and wakes for each; 4 keeps its one core busy, as a router's load does")
 	fs.Var(&f.env, "http-serve-env", "extra environment `VAR=VALUE` for the server (repeatable), e.g. --http-serve-env=GOGC=400")
 }
 
@@ -40,6 +43,15 @@ func (f *httpBenchFlags) options(model string, args ...string) (*bench.HTTPOptio
 			return nil, fmt.Errorf("bench --http: %w", err)
 		}
 	}
-	return &bench.HTTPOptions{MinCPU: f.minCPU,
+	conns := []int(f.conns)
+	if len(conns) == 0 {
+		conns = []int{1, 4}
+	}
+	for _, n := range conns {
+		if n < 1 || n > 64 {
+			return nil, fmt.Errorf("bench --http-conns %d: want 1 to 64", n)
+		}
+	}
+	return &bench.HTTPOptions{MinCPU: f.minCPU, Conns: conns,
 		Server: bench.ServerOptions{Bin: bin, ModelDir: model, Args: append(args, f.args...), Env: f.env}}, nil
 }
