@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -25,7 +26,59 @@ func (n normalizerSeq) normalize(s string) string {
 
 type unicodeNormalizer struct{ form norm.Form }
 
-func (n unicodeNormalizer) normalize(s string) string { return n.form.String(s) }
+// normalize asks norm only about the stretches of s that hold non-ASCII
+// bytes. Every normalization form maps ASCII to itself, and the point
+// before an ASCII character is a boundary in all four forms (ASCII
+// characters are starters that never compose with what precedes them),
+// so s normalizes piece by piece, each non-ASCII run taken with the ASCII
+// character before it (which a combining mark may compose with). Chat
+// prompts are mostly ASCII, where norm's own check goes byte by byte.
+func (n unicodeNormalizer) normalize(s string) string {
+	var b strings.Builder
+	done := 0 // s[:done] is written to b, or b is unused and it equals the output
+	for i := asciiSpan(s, 0); i < len(s); {
+		start := max(i-1, 0)
+		end := i + 1
+		for end < len(s) && s[end] >= 0x80 {
+			end++
+		}
+		piece := s[start:end]
+		if !utf8.ValidString(piece) {
+			// norm reads invalid bytes by what follows them; keep its
+			// answer for the whole text.
+			return n.form.String(s)
+		}
+		if out := n.form.String(piece); out != piece {
+			if b.Cap() == 0 {
+				b.Grow(len(s) + len(out) - len(piece) + 16)
+			}
+			b.WriteString(s[done:start])
+			b.WriteString(out)
+			done = end
+		}
+		i = asciiSpan(s, end)
+	}
+	if b.Cap() == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+// asciiSpan returns the index of the first byte of s at or after i that
+// is not ASCII (len(s) if none), eight bytes at a time.
+func asciiSpan(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if w&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for ; i < len(s) && s[i] < 0x80; i++ {
+	}
+	return i
+}
 
 type lowercaseNormalizer struct{}
 

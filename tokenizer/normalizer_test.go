@@ -1,6 +1,11 @@
 package tokenizer
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/text/unicode/norm"
+)
 
 func TestNormalizers(t *testing.T) {
 	tests := []struct {
@@ -54,5 +59,45 @@ func TestNormalizerErrors(t *testing.T) {
 				t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// The ASCII shortcut gives what norm gives, in every form, for any text.
+func TestUnicodeNormalizerMatchesNorm(t *testing.T) {
+	cases := []string{"", "a", "plain ascii text of more than eight bytes", "1234567", "12345678", "123456789",
+		"abcdefg\u00e9", "abcdefgh\u00e9", "e\u0301", "ASCII then ﬁ", "\x7f\x00\x1f", "\xff\xfe", "ok\xc3", "caf\u00e9 na\u00efve e\u0301 A\u030a x\u0301\u0323y", "\u0301 lead mark", "\u1100\u1161\u11a8 hangul", "ﬁ①ｘ then ascii", "a\u0308\u0301b\u0327\u0301", "Å" + strings.Repeat("x", 30)}
+	for _, s := range cases {
+		checkUnicodeNormalizer(t, s)
+	}
+}
+
+func FuzzUnicodeNormalizer(f *testing.F) {
+	f.Add("hello world")
+	f.Add("e\u0301 ﬁ Å")
+	f.Add("abcdefgh\xff")
+	f.Fuzz(checkUnicodeNormalizer)
+}
+
+func checkUnicodeNormalizer(t *testing.T, s string) {
+	for _, form := range []norm.Form{norm.NFC, norm.NFD, norm.NFKC, norm.NFKD} {
+		if got, want := (unicodeNormalizer{form}).normalize(s), form.String(s); got != want {
+			t.Fatalf("form %v normalize(%q) = %q, want %q", form, s, got, want)
+		}
+	}
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		ascii = ascii && s[i] < 0x80
+	}
+	if got := asciiSpan(s, 0) == len(s); got != ascii {
+		t.Fatalf("asciiSpan(%q) says all ASCII = %v", s, got)
+	}
+}
+
+func BenchmarkUnicodeNormalizerASCII(b *testing.B) {
+	s := strings.Repeat("The request response token model cache stream parser server client latency. ", 60)
+	n := unicodeNormalizer{norm.NFC}
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		n.normalize(s)
 	}
 }
