@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"encoding/binary"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -69,8 +70,7 @@ func (n unicodeNormalizer) normalize(s string) string {
 // is not ASCII (len(s) if none), eight bytes at a time.
 func asciiSpan(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		w := binary.LittleEndian.Uint64([]byte(s[i : i+8])) // no copy: the compiler loads the string's bytes
 		if w&0x8080808080808080 != 0 {
 			break
 		}
