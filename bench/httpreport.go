@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -69,6 +70,9 @@ func RunHTTP(ctx context.Context, opts HTTPOptions, workloads []Workload) (*HTTP
 	defer restore()
 	rep := &HTTPReport{ServerPinned: srv.Pinned, ClientPinned: clientPinned, ServerArgs: opts.Server.Args, ServerEnv: opts.Server.Env}
 	for k, conns := range opts.Conns {
+		if k > 0 && !slices.ContainsFunc(workloads, func(w Workload) bool { return w.Independent }) {
+			break // nothing more to measure at other counts
+		}
 		floor, err := srv.Measure(ctx, FloorWorkload(), opts.MinCPU, 100, conns)
 		if err != nil {
 			return nil, err
