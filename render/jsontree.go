@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/vrender/vrender/internal/wire"
-	"github.com/vrender/vrender/render/jinja"
 )
 
 // node is a decoded JSON value (internal/wire's tree, which keeps object
@@ -93,7 +92,3 @@ func pyType(n *node) string {
 	}
 	return "dict"
 }
-
-// nodeValue converts the node to a template value: objects become
-// insertion-ordered dicts, numbers ints or floats as json.loads makes them.
-func nodeValue(n *node) (jinja.Value, error) { return jinja.FromTree(n) }

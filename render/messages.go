@@ -162,33 +162,40 @@ func parseMessage(raw json.RawMessage, tree *node, format string) (*node, error)
 		return nil, badParam("messages", "Each message must have a string 'role'")
 	}
 
-	var parts []*node
+	var buf [1]parsedPart
+	parsed := buf[:0]
 	content, _ := msg.Get("content")
 	switch {
 	case content.IsNull():
 	case content.Kind == jStr:
-		parts = []*node{objNode("type", strNode("text"), "text", content)}
+		// vLLM wraps a str content as one text part; parsing that part
+		// gives its text back.
+		parsed = append(parsed, parsedPart{text: content.S})
 	case content.Kind == jArr:
-		parts = content.Arr
+		for _, p := range content.Arr {
+			pp, keep, err := parsePart(p)
+			if err != nil {
+				return nil, err
+			}
+			if keep {
+				parsed = append(parsed, pp)
+			}
+		}
 	default:
 		return nil, badParam("messages", "Message content must be a string, a list of parts or null, got %s", pyType(content))
 	}
-	parsed := make([]parsedPart, 0, len(parts))
-	for _, p := range parts {
-		pp, keep, err := parsePart(p)
-		if err != nil {
-			return nil, err
-		}
-		if keep {
-			parsed = append(parsed, pp)
-		}
-	}
 
+	// Room for role, content and the fields an assistant message copies.
 	out := &node{Kind: jObj, Keys: make([]string, 0, 4), Vals: make([]*node, 0, 4)}
-	out.Set("role", strNode(role))
-	if format == FormatOpenAI {
+	// The request's own string nodes serve where the value is unchanged:
+	// render never modifies a node it did not build.
+	out.Set("role", roleNode)
+	switch {
+	case format == FormatOpenAI:
 		out.Set("content", partsNode(parsed))
-	} else {
+	case !content.IsNull() && content.Kind == jStr:
+		out.Set("content", content)
+	default:
 		out.Set("content", strNode(joinTexts(parsed)))
 	}
 
