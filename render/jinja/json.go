@@ -246,6 +246,9 @@ type jsonOpts struct {
 	keySep      string
 	sortKeys    bool
 	maxLen      int // 0: unlimited
+	// base is the builder's length where the value starts, when it is
+	// written after other text.
+	base int
 }
 
 // pyJSONDumps is json.dumps(v, ...) with Python's separators, float repr and
@@ -269,7 +272,7 @@ func writeJSON(b *strings.Builder, v Value, o jsonOpts, depth int) error {
 	if depth > 500 {
 		return newErr(KindType, "RecursionError", "maximum recursion depth exceeded while encoding a JSON object")
 	}
-	if o.maxLen > 0 && b.Len() > o.maxLen {
+	if o.maxLen > 0 && b.Len()-o.base > o.maxLen {
 		return limitErr("value exceeds %d bytes", o.maxLen)
 	}
 	switch v.kind {
