@@ -143,7 +143,9 @@ func toolReference(p *node) (parsedPart, bool, error) {
 // parseMessage is vLLM's _parse_chat_message_content: it builds a new
 // message holding role and normalised content, then the fields vLLM copies
 // (tool_calls, reasoning, tool_call_id, name, task, tools), in that order.
-func parseMessage(raw json.RawMessage, tree *node, format string) (*node, error) {
+// The result is written to out, whose Keys and Vals have room for the
+// fields (msgFields).
+func parseMessage(raw json.RawMessage, tree *node, format string, out *node) error {
 	msg, err := tree, error(nil)
 	if msg != nil {
 		err = checkDepth(msg)
@@ -151,15 +153,15 @@ func parseMessage(raw json.RawMessage, tree *node, format string) (*node, error)
 		msg, err = parseJSON(raw)
 	}
 	if err != nil {
-		return nil, badParam("messages", "Invalid message JSON: %v", err)
+		return badParam("messages", "Invalid message JSON: %v", err)
 	}
 	if msg.Kind != jObj {
-		return nil, badParam("messages", "Each message must be an object, got %s", pyType(msg))
+		return badParam("messages", "Each message must be an object, got %s", pyType(msg))
 	}
 	roleNode, _ := msg.Get("role")
 	role, ok := roleNode.Text()
 	if !ok {
-		return nil, badParam("messages", "Each message must have a string 'role'")
+		return badParam("messages", "Each message must have a string 'role'")
 	}
 
 	var buf [1]parsedPart
@@ -175,18 +177,16 @@ func parseMessage(raw json.RawMessage, tree *node, format string) (*node, error)
 		for _, p := range content.Arr {
 			pp, keep, err := parsePart(p)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if keep {
 				parsed = append(parsed, pp)
 			}
 		}
 	default:
-		return nil, badParam("messages", "Message content must be a string, a list of parts or null, got %s", pyType(content))
+		return badParam("messages", "Message content must be a string, a list of parts or null, got %s", pyType(content))
 	}
 
-	// Room for role, content and the fields an assistant message copies.
-	out := &node{Kind: jObj, Keys: make([]string, 0, 4), Vals: make([]*node, 0, 4)}
 	// The request's own string nodes serve where the value is unchanged:
 	// render never modifies a node it did not build.
 	out.Set("role", roleNode)
@@ -242,7 +242,7 @@ func parseMessage(raw json.RawMessage, tree *node, format string) (*node, error)
 		}
 		out.Set("tools", tools)
 	}
-	return out, nil
+	return nil
 }
 
 func joinTexts(parts []parsedPart) string {
@@ -353,9 +353,11 @@ func toolArguments(fn *node) (*node, error) {
 }
 
 // shallowCopy is an object whose members can be set without changing n.
+// It shares n's keys, capped: Set writes only values in place, and Set and
+// Del reallocate the keys of a full slice rather than write into it.
 func shallowCopy(n *node) *node {
 	c := *n
-	c.Keys = slices.Clone(n.Keys)
+	c.Keys = n.Keys[:len(n.Keys):len(n.Keys)]
 	c.Vals = slices.Clone(n.Vals)
 	c.Raw = nil
 	return &c
@@ -400,19 +402,30 @@ func mergeDeveloper(msgs []*node) []*node {
 	return append([]*node{first}, rest...)
 }
 
+// msgFields is the most members parseMessage sets: role, content,
+// tool_calls, reasoning, reasoning_content, name and task. More would only
+// reallocate (the slices are capped).
+const msgFields = 7
+
 // normalizeMessages is vLLM's parse_chat_messages for text-only input.
 func normalizeMessages(raw []json.RawMessage, trees []*node, format string, templateUsesDeveloper bool) ([]*node, error) {
 	if len(trees) != len(raw) {
 		trees = nil
 	}
 	msgs := make([]*node, 0, len(raw))
+	// The messages' objects and their members come out of three slabs.
+	outs := make([]node, len(raw))
+	keys := make([]string, msgFields*len(raw))
+	vals := make([]*node, msgFields*len(raw))
 	for i, r := range raw {
 		var tree *node
 		if trees != nil {
 			tree = trees[i]
 		}
-		m, err := parseMessage(r, tree, format)
-		if err != nil {
+		m := &outs[i]
+		k := i * msgFields
+		*m = node{Kind: jObj, Keys: keys[k : k : k+msgFields], Vals: vals[k : k : k+msgFields]}
+		if err := parseMessage(r, tree, format, m); err != nil {
 			if br, ok := err.(*BadRequestError); ok && br.Param == "messages" {
 				br.Param = fmt.Sprintf("messages.%d", i)
 			}
