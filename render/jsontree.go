@@ -35,6 +35,11 @@ var errJSONTooDeep = fmt.Errorf("JSON nested more than %d levels deep", maxJSOND
 // position and last value.
 func parseJSON(data []byte) (*node, error) {
 	n, err := wire.Parse(data)
+	return parsed(n, err)
+}
+
+// parsed is parseJSON's answer for what a parser returned.
+func parsed(n *node, err error) (*node, error) {
 	var syn *wire.SyntaxError
 	switch {
 	case errors.As(err, &syn):

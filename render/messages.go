@@ -283,6 +283,8 @@ func partsNode(parts []parsedPart) *node {
 // The tool calls may belong to the request's decoded messages, which are
 // not render's to modify: a changed call is a copy.
 func postprocessToolCalls(msgs []*node) error {
+	// All string arguments of the request share one parser's slabs.
+	var ps wire.Parser
 	for _, m := range msgs {
 		if role, _ := m.Get("role"); role.S != "assistant" {
 			continue
@@ -305,7 +307,7 @@ func postprocessToolCalls(msgs []*node) error {
 			if (hasType && (typ.Kind != jStr || typ.S != "function")) || fn == nil || fn.Kind != jObj {
 				return badParam("tool_calls", "chat completions only support assistant tool_calls of type 'function'.")
 			}
-			args, err := toolArguments(fn)
+			args, err := toolArguments(fn, &ps)
 			if err != nil {
 				return err
 			}
@@ -330,7 +332,7 @@ func postprocessToolCalls(msgs []*node) error {
 
 // toolArguments is the parsed value of fn's arguments, or nil when they
 // stay as they are (an object or a list).
-func toolArguments(fn *node) (*node, error) {
+func toolArguments(fn *node, ps *wire.Parser) (*node, error) {
 	args, _ := fn.Get("arguments")
 	if args == nil || !truthy(args) {
 		return &node{Kind: jObj}, nil
@@ -342,14 +344,14 @@ func toolArguments(fn *node) (*node, error) {
 	if !isStr {
 		return nil, badParam("tool_calls", "the JSON object must be str, bytes or bytearray, not %s", pyType(args))
 	}
-	parsed, err := parseJSON([]byte(s))
+	v, err := parsed(ps.Parse([]byte(s)))
 	if err != nil {
 		return nil, badParam("tool_calls", "Invalid JSON in tool call arguments: %v", err)
 	}
-	if parsed.IsNull() {
-		parsed = &node{Kind: jObj}
+	if v.IsNull() {
+		v = &node{Kind: jObj}
 	}
-	return parsed, nil
+	return v, nil
 }
 
 // shallowCopy is an object whose members can be set without changing n.
