@@ -263,7 +263,7 @@ func dumpTool(t *node) (*node, *BadRequestError) {
 	if _, isStr := name.Text(); !isStr {
 		return nil, badParam("function.name", "Field required: function.name must be a string")
 	}
-	dfn := objNode("name", name)
+	dfn := objNode(len(fn.Keys)+2, objMember{"name", name})
 	for _, k := range []string{"description", "parameters"} {
 		v, ok := fn.Get(k)
 		if !ok {
@@ -276,7 +276,7 @@ func dumpTool(t *node) (*node, *BadRequestError) {
 			dfn.Set(k, fn.Vals[i])
 		}
 	}
-	out := objNode("type", typ, "function", dfn)
+	out := objNode(len(t.Keys), objMember{"type", typ}, objMember{"function", dfn})
 	for i, k := range t.Keys {
 		if k != "type" && k != "function" {
 			out.Set(k, t.Vals[i])

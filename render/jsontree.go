@@ -40,14 +40,15 @@ func parseJSON(data []byte) (*node, error) {
 
 // parsed is parseJSON's answer for what a parser returned.
 func parsed(n *node, err error) (*node, error) {
-	var syn *wire.SyntaxError
-	switch {
-	case errors.As(err, &syn):
-		return nil, errors.New(syn.PyString())
-	case err != nil:
-		return nil, errJSONTooDeep
+	if err == nil {
+		return n, checkDepth(n)
 	}
-	return n, checkDepth(n)
+	// Only here, on failure: syn escapes through errors.As.
+	var syn *wire.SyntaxError
+	if errors.As(err, &syn) {
+		return nil, errors.New(syn.PyString())
+	}
+	return nil, errJSONTooDeep
 }
 
 // checkDepth is parseJSON's depth limit for a tree decoded elsewhere.

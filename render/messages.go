@@ -20,11 +20,18 @@ const (
 
 func strNode(s string) *node { return &node{Kind: jStr, S: s} }
 
-func objNode(kv ...any) *node {
-	n := &node{Kind: jObj}
-	for i := 0; i+1 < len(kv); i += 2 {
-		n.Keys = append(n.Keys, kv[i].(string))
-		n.Vals = append(n.Vals, kv[i+1].(*node))
+// objMember is one key and value of an object objNode builds.
+type objMember struct {
+	key string
+	val *node
+}
+
+// objNode is an object of the given members with room for extra more.
+func objNode(extra int, members ...objMember) *node {
+	n := &node{Kind: jObj, Keys: make([]string, len(members), len(members)+extra),
+		Vals: make([]*node, len(members), len(members)+extra)}
+	for i, m := range members {
+		n.Keys[i], n.Vals[i] = m.key, m.val
 	}
 	return n
 }
@@ -266,9 +273,13 @@ func partsNode(parts []parsedPart) *node {
 	arr := make([]*node, len(parts))
 	for i, p := range parts {
 		if p.toolRef {
-			arr[i] = objNode("type", strNode("tool_reference"), "name", strNode(p.text))
+			arr[i] = objNode(0, objMember{"type", strNode("tool_reference")}, objMember{"name", strNode(p.text)})
 		} else {
-			arr[i] = objNode("type", strNode("text"), "text", strNode(p.text))
+			extra := 0
+			if p.extra != nil {
+				extra = len(p.extra.Keys)
+			}
+			arr[i] = objNode(extra, objMember{"type", strNode("text")}, objMember{"text", strNode(p.text)})
 			if p.extra != nil {
 				arr[i].Keys = append(arr[i].Keys, p.extra.Keys...)
 				arr[i].Vals = append(arr[i].Vals, p.extra.Vals...)
@@ -358,11 +369,21 @@ func toolArguments(fn *node, ps *wire.Parser) (*node, error) {
 // It shares n's keys, capped: Set writes only values in place, and Set and
 // Del reallocate the keys of a full slice rather than write into it.
 func shallowCopy(n *node) *node {
-	c := *n
-	c.Keys = n.Keys[:len(n.Keys):len(n.Keys)]
-	c.Vals = slices.Clone(n.Vals)
-	c.Raw = nil
-	return &c
+	// A tool call and its function have a few members: their values fit
+	// the copy's own array, one allocation for both.
+	c := &struct {
+		n    node
+		vals [4]*node
+	}{n: *n}
+	c.n.Keys = n.Keys[:len(n.Keys):len(n.Keys)]
+	if len(n.Vals) <= len(c.vals) {
+		c.n.Vals = c.vals[:len(n.Vals):len(n.Vals)]
+		copy(c.n.Vals, n.Vals)
+	} else {
+		c.n.Vals = slices.Clone(n.Vals)
+	}
+	c.n.Raw = nil
+	return &c.n
 }
 
 // mergeDeveloper is vLLM's handling of developer messages for templates that
