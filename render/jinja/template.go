@@ -117,14 +117,15 @@ func (t *Template) Render(ctx context.Context, vars any, clock func() time.Time)
 	return b.String(), nil
 }
 
-// strBytes is the length of the strings in v, to a few levels down: what
+// strBytes is the length of the strings in v, two levels down (a list of
+// messages and their fields, not what is nested in those fields): what
 // an output that quotes its context grows with.
 func strBytes(v Value, depth int) int64 {
 	switch v.kind {
 	case KindStr:
 		return int64(len(v.s))
 	case KindList, KindTuple:
-		if depth < 4 {
+		if depth < 2 {
 			n := int64(0)
 			for _, it := range v.items() {
 				n += strBytes(it, depth+1)
@@ -132,7 +133,7 @@ func strBytes(v Value, depth int) int64 {
 			return n
 		}
 	case KindDict:
-		if depth < 4 {
+		if depth < 2 {
 			n := int64(0)
 			for _, it := range v.dict().vals {
 				n += strBytes(it, depth+1)
