@@ -86,3 +86,18 @@ func strsValues(ss []string) []Value {
 	}
 	return out
 }
+
+// TestCompareConstStrFastPath: x == 'str' and x != 'str' compare strings
+// directly; they must answer as the operator does with the constant on
+// the left (the general path).
+func TestCompareConstStrFastPath(t *testing.T) {
+	vals := `["user", "", "us", 1, 1.0, true, none, undefined_name, ["user"], {"user": 1}, ("user",), "user"|safe, "USER"|lower, ns, range(2)]`
+	for _, op := range []string{"==", "!="} {
+		for _, want := range []string{"user", "", "1", "True", "None"} {
+			q := "'" + want + "'"
+			fast := "{% set ns = namespace(a=1) %}{% for x in " + vals + " %}{{ x " + op + " " + q + " }},{% endfor %}"
+			slow := "{% set ns = namespace(a=1) %}{% for x in " + vals + " %}{{ " + q + " " + op + " x }},{% endfor %}"
+			renderBoth(t, fast, slow, DictValue(NewDict(0)), Limits{})
+		}
+	}
+}
