@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vrender/vrender/internal/benchdata"
 	"github.com/vrender/vrender/internal/testenv"
@@ -20,6 +22,22 @@ import (
 func benchConversation(n, words int) testRequest {
 	q := benchdata.Conversation(benchdata.Size{Messages: n, Words: words})
 	return testRequest{Messages: q.Messages, Tools: q.Tools, AddGenerationPrompt: q.AddGenerationPrompt}
+}
+
+// processCPU is the CPU time this process has used, GC workers included:
+// on a shared machine it varies less than wall time, and it is what a
+// server pays.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the process CPU time per op since start.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64((processCPU(b)-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // benchRenderer is the renderer of the benchmarks: qwen3, default flags.
@@ -42,11 +60,13 @@ func BenchmarkRenderChat(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU(b)
 			for b.Loop() {
 				if _, err := r.RenderChat(context.Background(), in); err != nil {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, cpu)
 			b.ReportMetric(float64(len(p.TokenIDs)), "tokens")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 		})
@@ -133,14 +153,18 @@ func BenchmarkRenderChatSession(b *testing.B) {
 	base := benchConversation(benchdata.Sizes[1].Messages, benchdata.Sizes[1].Words)
 	b.ReportAllocs()
 	n := 0
+	var setup time.Duration // CPU spent with the timer stopped
+	cpu := processCPU(b)
 	for b.Loop() {
 		b.StopTimer()
+		t0 := processCPU(b)
 		q := taggedConversation(b, base, fmt.Sprintf("[s%07d] ", n))
 		n++
 		// The server hands render the trees it decoded with the body;
 		// decoding is internal/wire's cost, measured there.
 		msgTrees := parseTrees(b, q.Messages)
 		toolTrees := parseTrees(b, q.Tools)
+		setup += processCPU(b) - t0
 		b.StartTimer()
 		for t := range sessionTurns {
 			in := q.input()
@@ -151,6 +175,7 @@ func BenchmarkRenderChatSession(b *testing.B) {
 			}
 		}
 	}
+	reportCPU(b, cpu+setup)
 }
 
 func parseTrees(b *testing.B, raws []json.RawMessage) []*wire.Node {
@@ -193,11 +218,13 @@ func BenchmarkRenderTemplate(b *testing.B) {
 		}
 		b.Run(size.Name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := processCPU(b)
 			for b.Loop() {
 				if _, err := tmpl.tmpl.Render(context.Background(), vars, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }
