@@ -3,11 +3,16 @@ package render
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vrender/vrender/internal/benchdata"
 	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // benchConversation is the benchmark conversation of n messages with
@@ -19,12 +24,33 @@ func benchConversation(n, words int) testRequest {
 	return testRequest{Messages: q.Messages, Tools: q.Tools, AddGenerationPrompt: q.AddGenerationPrompt}
 }
 
-func BenchmarkRenderChat(b *testing.B) {
-	m := loadModel(b, "qwen3")
-	r, err := New(m, Config{})
+// processCPU is the CPU time this process has used, GC workers included:
+// on a shared machine it varies less than wall time, and it is what a
+// server pays.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the process CPU time per op since start.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64((processCPU(b)-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// benchRenderer is the renderer of the benchmarks: qwen3, default flags.
+func benchRenderer(b *testing.B) *Renderer {
+	r, err := New(loadModel(b, "qwen3"), Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
+	return r
+}
+
+func BenchmarkRenderChat(b *testing.B) {
+	r := benchRenderer(b)
 	for _, size := range benchdata.Sizes {
 		in := benchConversation(size.Messages, size.Words).input()
 		b.Run(size.Name, func(b *testing.B) {
@@ -34,11 +60,13 @@ func BenchmarkRenderChat(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU(b)
 			for b.Loop() {
 				if _, err := r.RenderChat(context.Background(), in); err != nil {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, cpu)
 			b.ReportMetric(float64(len(p.TokenIDs)), "tokens")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 		})
@@ -87,6 +115,116 @@ func BenchmarkRenderChatReference(b *testing.B) {
 			}
 			b.ReportMetric(float64(tokens), "tokens")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}
+
+// sessionTurns is the number of turns of a multi-turn session, as in
+// `vrender bench render`: turn t holds the first 2t+1 messages.
+const sessionTurns = 41
+
+// taggedConversation is q with tag prefixed to every message's content, so
+// that no earlier session's cached segments serve it (bench.ColdConversation).
+func taggedConversation(b *testing.B, q testRequest, tag string) testRequest {
+	out := q
+	out.Messages = make([]json.RawMessage, len(q.Messages))
+	for i, raw := range q.Messages {
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			b.Fatal(err)
+		}
+		content, _ := m["content"].(string)
+		m["content"] = tag + strconv.Itoa(i) + " " + content
+		data, err := json.Marshal(m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out.Messages[i] = data
+	}
+	return out
+}
+
+// BenchmarkRenderChatSession renders one 41-turn session over the 9k
+// conversation per op, each turn a request holding every earlier message,
+// with the tokenizer's segment cache on (its default): what a multi-turn
+// agent's traffic costs the render tier.
+func BenchmarkRenderChatSession(b *testing.B) {
+	r := benchRenderer(b)
+	base := benchConversation(benchdata.Sizes[1].Messages, benchdata.Sizes[1].Words)
+	b.ReportAllocs()
+	n := 0
+	var setup time.Duration // CPU spent with the timer stopped
+	cpu := processCPU(b)
+	for b.Loop() {
+		b.StopTimer()
+		t0 := processCPU(b)
+		q := taggedConversation(b, base, fmt.Sprintf("[s%07d] ", n))
+		n++
+		// The server hands render the trees it decoded with the body;
+		// decoding is internal/wire's cost, measured there.
+		msgTrees := parseTrees(b, q.Messages)
+		toolTrees := parseTrees(b, q.Tools)
+		setup += processCPU(b) - t0
+		b.StartTimer()
+		for t := range sessionTurns {
+			in := q.input()
+			k := min(len(q.Messages), 2*t+1)
+			in.Messages, in.MessageTrees, in.ToolTrees = q.Messages[:k], msgTrees[:k], toolTrees
+			if _, err := r.RenderChat(context.Background(), in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	reportCPU(b, cpu+setup)
+}
+
+func parseTrees(b *testing.B, raws []json.RawMessage) []*wire.Node {
+	out := make([]*wire.Node, len(raws))
+	for i, raw := range raws {
+		n, err := wire.Parse(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[i] = n
+	}
+	return out
+}
+
+// BenchmarkRenderTemplate times the template alone on the benchmark
+// conversations: the context built once, Render per op.
+func BenchmarkRenderTemplate(b *testing.B) {
+	r := benchRenderer(b)
+	for _, size := range benchdata.Sizes {
+		in := benchConversation(size.Messages, size.Words).input()
+		tools, err := r.toolsNode(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tmpl, err := r.chooseTemplate(nil, tools != nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs, err := normalizeMessages(in.Messages, nil, tmpl.format, tmpl.usesDeveloper)
+		if err != nil {
+			b.Fatal(err)
+		}
+		kwargs, _, err := r.templateKwargs(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vars, err := r.contextVars(msgs, tools, nil, kwargs, in.AddGenerationPrompt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(size.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := processCPU(b)
+			for b.Loop() {
+				if _, err := tmpl.tmpl.Render(context.Background(), vars, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, cpu)
 		})
 	}
 }

@@ -263,7 +263,7 @@ func dumpTool(t *node) (*node, *BadRequestError) {
 	if _, isStr := name.Text(); !isStr {
 		return nil, badParam("function.name", "Field required: function.name must be a string")
 	}
-	dfn := objNode("name", name)
+	dfn := objNode(len(fn.Keys)+2, objMember{"name", name})
 	for _, k := range []string{"description", "parameters"} {
 		v, ok := fn.Get(k)
 		if !ok {
@@ -276,7 +276,7 @@ func dumpTool(t *node) (*node, *BadRequestError) {
 			dfn.Set(k, fn.Vals[i])
 		}
 	}
-	out := objNode("type", typ, "function", dfn)
+	out := objNode(len(t.Keys), objMember{"type", typ}, objMember{"function", dfn})
 	for i, k := range t.Keys {
 		if k != "type" && k != "function" {
 			out.Set(k, t.Vals[i])
@@ -313,36 +313,46 @@ func checkDocuments(d *node) error {
 // special tokens, the chat-template kwargs over them, then messages, tools,
 // documents (None when absent) and add_generation_prompt.
 func (r *Renderer) contextVars(msgs []*node, tools, documents, kwargs *node, addGen bool) (*jinja.Dict, error) {
+	// One batch converts every tree: kwargs values, messages, then tools
+	// and documents when given.
+	trees := make([]*node, 0, len(kwargs.Vals)+len(msgs)+2)
+	trees = append(append(trees, kwargs.Vals...), msgs...)
+	if tools != nil {
+		trees = append(trees, tools)
+	}
+	if documents != nil {
+		trees = append(trees, documents)
+	}
+	vals, failed, err := jinja.FromTrees(trees)
+	if err != nil {
+		param := "documents"
+		switch {
+		case failed < len(kwargs.Vals):
+			param = "chat_template_kwargs"
+		case failed < len(kwargs.Vals)+len(msgs):
+			param = "messages"
+		case failed == len(kwargs.Vals)+len(msgs) && tools != nil:
+			param = "tools"
+		}
+		return nil, badParam(param, "%v", err)
+	}
 	d := jinja.NewDict(len(r.specials) + len(kwargs.Keys) + 4)
 	for _, st := range r.specials {
 		d.SetStr(st.name, jinja.Str(st.value))
 	}
 	for i, k := range kwargs.Keys {
-		v, err := nodeValue(kwargs.Vals[i])
-		if err != nil {
-			return nil, badParam("chat_template_kwargs", "%v", err)
-		}
-		d.SetStr(k, v)
+		d.SetStr(k, vals[i])
 	}
-	items := make([]jinja.Value, len(msgs))
-	for i, m := range msgs {
-		v, err := nodeValue(m)
-		if err != nil {
-			return nil, badParam("messages", "%v", err)
-		}
-		items[i] = v
-	}
-	d.SetStr("messages", jinja.List(items))
+	vals = vals[len(kwargs.Keys):]
+	d.SetStr("messages", jinja.List(vals[:len(msgs):len(msgs)]))
+	vals = vals[len(msgs):]
 	for _, kv := range []struct {
 		name string
 		n    *node
 	}{{"tools", tools}, {"documents", documents}} {
 		v := jinja.None()
 		if kv.n != nil {
-			var err error
-			if v, err = nodeValue(kv.n); err != nil {
-				return nil, badParam(kv.name, "%v", err)
-			}
+			v, vals = vals[0], vals[1:]
 		}
 		d.SetStr(kv.name, v)
 	}

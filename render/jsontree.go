@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/vrender/vrender/internal/wire"
-	"github.com/vrender/vrender/render/jinja"
 )
 
 // node is a decoded JSON value (internal/wire's tree, which keeps object
@@ -36,14 +35,20 @@ var errJSONTooDeep = fmt.Errorf("JSON nested more than %d levels deep", maxJSOND
 // position and last value.
 func parseJSON(data []byte) (*node, error) {
 	n, err := wire.Parse(data)
-	var syn *wire.SyntaxError
-	switch {
-	case errors.As(err, &syn):
-		return nil, errors.New(syn.PyString())
-	case err != nil:
-		return nil, errJSONTooDeep
+	return parsed(n, err)
+}
+
+// parsed is parseJSON's answer for what a parser returned.
+func parsed(n *node, err error) (*node, error) {
+	if err == nil {
+		return n, checkDepth(n)
 	}
-	return n, checkDepth(n)
+	// Only here, on failure: syn escapes through errors.As.
+	var syn *wire.SyntaxError
+	if errors.As(err, &syn) {
+		return nil, errors.New(syn.PyString())
+	}
+	return nil, errJSONTooDeep
 }
 
 // checkDepth is parseJSON's depth limit for a tree decoded elsewhere.
@@ -93,7 +98,3 @@ func pyType(n *node) string {
 	}
 	return "dict"
 }
-
-// nodeValue converts the node to a template value: objects become
-// insertion-ordered dicts, numbers ints or floats as json.loads makes them.
-func nodeValue(n *node) (jinja.Value, error) { return jinja.FromTree(n) }

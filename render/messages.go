@@ -20,11 +20,18 @@ const (
 
 func strNode(s string) *node { return &node{Kind: jStr, S: s} }
 
-func objNode(kv ...any) *node {
-	n := &node{Kind: jObj}
-	for i := 0; i+1 < len(kv); i += 2 {
-		n.Keys = append(n.Keys, kv[i].(string))
-		n.Vals = append(n.Vals, kv[i+1].(*node))
+// objMember is one key and value of an object objNode builds.
+type objMember struct {
+	key string
+	val *node
+}
+
+// objNode is an object of the given members with room for extra more.
+func objNode(extra int, members ...objMember) *node {
+	n := &node{Kind: jObj, Keys: make([]string, len(members), len(members)+extra),
+		Vals: make([]*node, len(members), len(members)+extra)}
+	for i, m := range members {
+		n.Keys[i], n.Vals[i] = m.key, m.val
 	}
 	return n
 }
@@ -143,7 +150,9 @@ func toolReference(p *node) (parsedPart, bool, error) {
 // parseMessage is vLLM's _parse_chat_message_content: it builds a new
 // message holding role and normalised content, then the fields vLLM copies
 // (tool_calls, reasoning, tool_call_id, name, task, tools), in that order.
-func parseMessage(raw json.RawMessage, tree *node, format string) (*node, error) {
+// The result is written to out, whose Keys and Vals have room for the
+// fields (msgFields).
+func parseMessage(raw json.RawMessage, tree *node, format string, out *node) error {
 	msg, err := tree, error(nil)
 	if msg != nil {
 		err = checkDepth(msg)
@@ -151,44 +160,49 @@ func parseMessage(raw json.RawMessage, tree *node, format string) (*node, error)
 		msg, err = parseJSON(raw)
 	}
 	if err != nil {
-		return nil, badParam("messages", "Invalid message JSON: %v", err)
+		return badParam("messages", "Invalid message JSON: %v", err)
 	}
 	if msg.Kind != jObj {
-		return nil, badParam("messages", "Each message must be an object, got %s", pyType(msg))
+		return badParam("messages", "Each message must be an object, got %s", pyType(msg))
 	}
 	roleNode, _ := msg.Get("role")
 	role, ok := roleNode.Text()
 	if !ok {
-		return nil, badParam("messages", "Each message must have a string 'role'")
+		return badParam("messages", "Each message must have a string 'role'")
 	}
 
-	var parts []*node
+	var buf [1]parsedPart
+	parsed := buf[:0]
 	content, _ := msg.Get("content")
 	switch {
 	case content.IsNull():
 	case content.Kind == jStr:
-		parts = []*node{objNode("type", strNode("text"), "text", content)}
+		// vLLM wraps a str content as one text part; parsing that part
+		// gives its text back.
+		parsed = append(parsed, parsedPart{text: content.S})
 	case content.Kind == jArr:
-		parts = content.Arr
+		for _, p := range content.Arr {
+			pp, keep, err := parsePart(p)
+			if err != nil {
+				return err
+			}
+			if keep {
+				parsed = append(parsed, pp)
+			}
+		}
 	default:
-		return nil, badParam("messages", "Message content must be a string, a list of parts or null, got %s", pyType(content))
-	}
-	parsed := make([]parsedPart, 0, len(parts))
-	for _, p := range parts {
-		pp, keep, err := parsePart(p)
-		if err != nil {
-			return nil, err
-		}
-		if keep {
-			parsed = append(parsed, pp)
-		}
+		return badParam("messages", "Message content must be a string, a list of parts or null, got %s", pyType(content))
 	}
 
-	out := &node{Kind: jObj, Keys: make([]string, 0, 4), Vals: make([]*node, 0, 4)}
-	out.Set("role", strNode(role))
-	if format == FormatOpenAI {
+	// The request's own string nodes serve where the value is unchanged:
+	// render never modifies a node it did not build.
+	out.Set("role", roleNode)
+	switch {
+	case format == FormatOpenAI:
 		out.Set("content", partsNode(parsed))
-	} else {
+	case !content.IsNull() && content.Kind == jStr:
+		out.Set("content", content)
+	default:
 		out.Set("content", strNode(joinTexts(parsed)))
 	}
 
@@ -235,7 +249,7 @@ func parseMessage(raw json.RawMessage, tree *node, format string) (*node, error)
 		}
 		out.Set("tools", tools)
 	}
-	return out, nil
+	return nil
 }
 
 func joinTexts(parts []parsedPart) string {
@@ -259,9 +273,13 @@ func partsNode(parts []parsedPart) *node {
 	arr := make([]*node, len(parts))
 	for i, p := range parts {
 		if p.toolRef {
-			arr[i] = objNode("type", strNode("tool_reference"), "name", strNode(p.text))
+			arr[i] = objNode(0, objMember{"type", strNode("tool_reference")}, objMember{"name", strNode(p.text)})
 		} else {
-			arr[i] = objNode("type", strNode("text"), "text", strNode(p.text))
+			extra := 0
+			if p.extra != nil {
+				extra = len(p.extra.Keys)
+			}
+			arr[i] = objNode(extra, objMember{"type", strNode("text")}, objMember{"text", strNode(p.text)})
 			if p.extra != nil {
 				arr[i].Keys = append(arr[i].Keys, p.extra.Keys...)
 				arr[i].Vals = append(arr[i].Vals, p.extra.Vals...)
@@ -276,6 +294,8 @@ func partsNode(parts []parsedPart) *node {
 // The tool calls may belong to the request's decoded messages, which are
 // not render's to modify: a changed call is a copy.
 func postprocessToolCalls(msgs []*node) error {
+	// All string arguments of the request share one parser's slabs.
+	var ps wire.Parser
 	for _, m := range msgs {
 		if role, _ := m.Get("role"); role.S != "assistant" {
 			continue
@@ -298,7 +318,7 @@ func postprocessToolCalls(msgs []*node) error {
 			if (hasType && (typ.Kind != jStr || typ.S != "function")) || fn == nil || fn.Kind != jObj {
 				return badParam("tool_calls", "chat completions only support assistant tool_calls of type 'function'.")
 			}
-			args, err := toolArguments(fn)
+			args, err := toolArguments(fn, &ps)
 			if err != nil {
 				return err
 			}
@@ -323,7 +343,7 @@ func postprocessToolCalls(msgs []*node) error {
 
 // toolArguments is the parsed value of fn's arguments, or nil when they
 // stay as they are (an object or a list).
-func toolArguments(fn *node) (*node, error) {
+func toolArguments(fn *node, ps *wire.Parser) (*node, error) {
 	args, _ := fn.Get("arguments")
 	if args == nil || !truthy(args) {
 		return &node{Kind: jObj}, nil
@@ -335,23 +355,35 @@ func toolArguments(fn *node) (*node, error) {
 	if !isStr {
 		return nil, badParam("tool_calls", "the JSON object must be str, bytes or bytearray, not %s", pyType(args))
 	}
-	parsed, err := parseJSON([]byte(s))
+	v, err := parsed(ps.Parse([]byte(s)))
 	if err != nil {
 		return nil, badParam("tool_calls", "Invalid JSON in tool call arguments: %v", err)
 	}
-	if parsed.IsNull() {
-		parsed = &node{Kind: jObj}
+	if v.IsNull() {
+		v = &node{Kind: jObj}
 	}
-	return parsed, nil
+	return v, nil
 }
 
 // shallowCopy is an object whose members can be set without changing n.
+// It shares n's keys, capped: Set writes only values in place, and Set and
+// Del reallocate the keys of a full slice rather than write into it.
 func shallowCopy(n *node) *node {
-	c := *n
-	c.Keys = slices.Clone(n.Keys)
-	c.Vals = slices.Clone(n.Vals)
-	c.Raw = nil
-	return &c
+	// A tool call and its function have a few members: their values fit
+	// the copy's own array, one allocation for both.
+	c := &struct {
+		n    node
+		vals [4]*node
+	}{n: *n}
+	c.n.Keys = n.Keys[:len(n.Keys):len(n.Keys)]
+	if len(n.Vals) <= len(c.vals) {
+		c.n.Vals = c.vals[:len(n.Vals):len(n.Vals)]
+		copy(c.n.Vals, n.Vals)
+	} else {
+		c.n.Vals = slices.Clone(n.Vals)
+	}
+	c.n.Raw = nil
+	return &c.n
 }
 
 // mergeDeveloper is vLLM's handling of developer messages for templates that
@@ -393,19 +425,30 @@ func mergeDeveloper(msgs []*node) []*node {
 	return append([]*node{first}, rest...)
 }
 
+// msgFields is the most members parseMessage sets: role, content,
+// tool_calls, reasoning, reasoning_content, name and task. More would only
+// reallocate (the slices are capped).
+const msgFields = 7
+
 // normalizeMessages is vLLM's parse_chat_messages for text-only input.
 func normalizeMessages(raw []json.RawMessage, trees []*node, format string, templateUsesDeveloper bool) ([]*node, error) {
 	if len(trees) != len(raw) {
 		trees = nil
 	}
 	msgs := make([]*node, 0, len(raw))
+	// The messages' objects and their members come out of three slabs.
+	outs := make([]node, len(raw))
+	keys := make([]string, msgFields*len(raw))
+	vals := make([]*node, msgFields*len(raw))
 	for i, r := range raw {
 		var tree *node
 		if trees != nil {
 			tree = trees[i]
 		}
-		m, err := parseMessage(r, tree, format)
-		if err != nil {
+		m := &outs[i]
+		k := i * msgFields
+		*m = node{Kind: jObj, Keys: keys[k : k : k+msgFields], Vals: vals[k : k : k+msgFields]}
+		if err := parseMessage(r, tree, format, m); err != nil {
 			if br, ok := err.(*BadRequestError); ok && br.Param == "messages" {
 				br.Param = fmt.Sprintf("messages.%d", i)
 			}

@@ -36,14 +36,7 @@ func TestMessageTreesMatchMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, tree, err := protocol.ParseJSONTree(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := protocol.DecodeChatCompletionTree(body, tree)
-	if err != nil {
-		t.Fatal(err)
-	}
+	req := decodeWithTrees(t, body)
 	if len(req.MessageTrees) != len(req.Messages) {
 		t.Fatalf("%d trees for %d messages", len(req.MessageTrees), len(req.Messages))
 	}
@@ -71,10 +64,61 @@ func TestMessageTreesMatchMessages(t *testing.T) {
 	}
 }
 
+// decodeWithTrees decodes a chat request body as the server does, with
+// its message and tool trees.
+func decodeWithTrees(t *testing.T, body []byte) *protocol.ChatCompletionRequest {
+	t.Helper()
+	body, tree, err := protocol.ParseJSONTree(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := protocol.DecodeChatCompletionTree(body, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
 func treeDump(trees []*node) []string {
 	out := make([]string, len(trees))
 	for i, n := range trees {
 		out[i] = nodeJSON(n)
 	}
 	return out
+}
+
+// Continuing a final message rewrites its content: with the content and
+// role nodes now shared with the request's trees, that must still leave
+// the trees as they were.
+func TestMessageTreesUnchangedByContinueFinalMessage(t *testing.T) {
+	r, err := New(loadModel(t, "qwen3"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, final := range []string{
+		`{"role":"assistant","content":"The answer is"}`,
+		`{"role":"assistant","content":[{"type":"text","text":"Part one"},{"type":"text","text":"part two"}]}`,
+	} {
+		body := []byte(`{"model":"m","messages":[{"role":"user","content":"Hi"},` + final + `]}`)
+		req := decodeWithTrees(t, body)
+		before := fmt.Sprint(treeDump(req.MessageTrees))
+		in := ChatInput{Messages: req.Messages, ContinueFinalMessage: true}
+		want, err := r.RenderChat(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.MessageTrees = req.MessageTrees
+		for range 2 {
+			got, err := r.RenderChat(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Text != want.Text {
+				t.Fatalf("from trees:\n%s\nfrom Messages:\n%s", got.Text, want.Text)
+			}
+		}
+		if after := fmt.Sprint(treeDump(req.MessageTrees)); after != before {
+			t.Fatalf("rendering changed the request's trees:\n%s\nwas\n%s", after, before)
+		}
+	}
 }

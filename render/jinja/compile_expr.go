@@ -274,6 +274,20 @@ func (c *compiler) compileExpr(x expr) (evalFn, error) {
 			return nil, err
 		}
 		ops := t.ops
+		if len(ops) == 1 && (ops[0] == "==" || ops[0] == "!=") {
+			if k, ok := t.rest[0].(*constExpr); ok && k.v.kind == KindStr {
+				// x == 'str', the commonest test in chat templates (role
+				// checks): one string comparison, no operator dispatch.
+				want, eq := k.v.s, ops[0] == "=="
+				return func(r *renderer, s *scope) (Value, error) {
+					a, err := first(r, s)
+					if err != nil {
+						return Value{}, err
+					}
+					return Bool((a.kind == KindStr && a.s == want) == eq), nil
+				}, nil
+			}
+		}
 		return func(r *renderer, s *scope) (Value, error) {
 			a, err := first(r, s)
 			if err != nil {

@@ -82,6 +82,21 @@ func (c *compiler) stmt(st stmt) (execFn, error) {
 			text := pyStr(v)
 			return func(r *renderer, _ *scope) error { return r.write(text) }, nil
 		}
+		if fe, ok := t.x.(*filterExpr); ok && isBareToJSON(fe) {
+			// {{ x|tojson }}: the JSON is written in place, not built as
+			// a string and copied.
+			x, err := c.expr(fe.x)
+			if err != nil {
+				return nil, err
+			}
+			return func(r *renderer, s *scope) error {
+				v, err := x(r, s)
+				if err != nil {
+					return err
+				}
+				return writeToJSON(r, v)
+			}, nil
+		}
 		return func(r *renderer, s *scope) error {
 			v, err := f(r, s)
 			if err != nil {
@@ -233,6 +248,13 @@ func (c *compiler) stmt(st stmt) (execFn, error) {
 		return func(*renderer, *scope) error { return errContinue }, nil
 	}
 	return nil, syntaxErr(0, "unsupported statement %T", st)
+}
+
+// isBareToJSON reports whether fe is x|tojson without arguments.
+func isBareToJSON(fe *filterExpr) bool {
+	a := fe.args
+	return fe.name == "tojson" && fe.x != nil && len(a.pos) == 0 && len(a.kwNames) == 0 &&
+		a.dynArgs == nil && a.dynKws == nil
 }
 
 func (c *compiler) ifStmt(t *ifStmt) (execFn, error) {
@@ -419,7 +441,8 @@ func (c *compiler) forStmt(t *forStmt) (execFn, error) {
 			}
 			return nil
 		}
-		lc := &loopCtx{items: items, depth0: depth0}
+		f := &loopFrame{lc: loopCtx{items: items, depth0: depth0}}
+		lc := &f.lc
 		if recursive {
 			lc.recurse = func(r *renderer, seq Value) (Value, error) {
 				if err := r.enter(); err != nil {
@@ -442,6 +465,9 @@ func (c *compiler) forStmt(t *forStmt) (execFn, error) {
 				is = shared
 				clear(is.vals)
 				is.names, is.vals = is.names[:0], is.vals[:0]
+			} else if shared == nil {
+				f.sc = scope{parent: s, names: f.names[:0], vals: f.vals[:0]}
+				is, shared = &f.sc, &f.sc
 			} else {
 				is = &scope{parent: s, names: make([]string, 0, 4), vals: make([]Value, 0, 4)}
 				shared = is
@@ -514,6 +540,16 @@ func definesClosure(body []stmt) bool {
 		}
 	}
 	return false
+}
+
+// loopFrame is what one run of a loop allocates, in one piece: the loop
+// variable and the first iteration's scope (the only one when iterations
+// reuse their scope) with room for a few names.
+type loopFrame struct {
+	lc    loopCtx
+	sc    scope
+	names [4]string
+	vals  [4]Value
 }
 
 // loopCtx is Jinja's LoopContext (the loop variable).

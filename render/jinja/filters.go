@@ -925,6 +925,9 @@ func fTitle(r *renderer, v Value, args []Value, kw []kwArg) (Value, error) {
 // fToJSON is transformers' tojson: json.dumps(x, ensure_ascii=False,
 // indent=None, separators=None, sort_keys=False), in that argument order.
 func fToJSON(r *renderer, v Value, args []Value, kw []kwArg) (Value, error) {
+	if len(args) == 0 && len(kw) == 0 {
+		return toJSONDefault(r, v)
+	}
 	a, err := bind("tojson", args, kw, []string{"ensure_ascii", "indent", "separators", "sort_keys"}, 0, falseValue, noneValue, noneValue, falseValue)
 	if err != nil {
 		return Value{}, err
@@ -954,6 +957,21 @@ func fToJSON(r *renderer, v Value, args []Value, kw []kwArg) (Value, error) {
 		}
 		o.itemSep, o.keySep = seps[0].s, seps[1].s
 	}
+	return toJSONValue(r, v, o)
+}
+
+// defaultJSONOpts are tojson's options when called without arguments.
+func defaultJSONOpts(r *renderer) jsonOpts {
+	return jsonOpts{itemSep: ", ", keySep: ": ", maxLen: r.limits.MaxOutputBytes}
+}
+
+// toJSONDefault is v|tojson with no arguments, the common call, which
+// binds no arguments.
+func toJSONDefault(r *renderer, v Value) (Value, error) {
+	return toJSONValue(r, v, defaultJSONOpts(r))
+}
+
+func toJSONValue(r *renderer, v Value, o jsonOpts) (Value, error) {
 	s, err := pyJSONDumps(v, o)
 	if err != nil {
 		return Value{}, err
@@ -962,6 +980,26 @@ func fToJSON(r *renderer, v Value, args []Value, kw []kwArg) (Value, error) {
 		return Value{}, err
 	}
 	return Str(s), nil
+}
+
+// writeToJSON is {{ v|tojson }}: the JSON goes straight into the output,
+// with the same limits (and errors) as toJSONDefault then write.
+func writeToJSON(r *renderer, v Value) error {
+	start := r.out.Len()
+	o := defaultJSONOpts(r)
+	o.base = start
+	if err := writeJSON(r.out, v, o, 0); err != nil {
+		return err
+	}
+	n := r.out.Len() - start
+	if err := r.checkSize(n); err != nil {
+		return err
+	}
+	r.written += n
+	if r.written > r.limits.MaxOutputBytes {
+		return limitErr("output exceeds %d bytes", r.limits.MaxOutputBytes)
+	}
+	return nil
 }
 
 func fTrim(r *renderer, v Value, args []Value, kw []kwArg) (Value, error) {

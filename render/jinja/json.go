@@ -26,6 +26,121 @@ func FromJSON(data []byte) (Value, error) {
 
 // FromTree converts a decoded JSON value (internal/wire) as FromJSON does.
 func FromTree(n *wire.Node) (Value, error) {
+	var c treeConv
+	c.reserve(n)
+	return c.value(n)
+}
+
+// FromTrees converts many trees as FromTree does, with a few allocations
+// for all of them: the dicts and the slices of every container come out of
+// slabs sized by a counting pass. On error, failed is the index of the tree
+// that did not convert.
+func FromTrees(trees []*wire.Node) (vals []Value, failed int, err error) {
+	var c treeConv
+	for _, n := range trees {
+		c.reserve(n)
+	}
+	vals = make([]Value, len(trees))
+	for i, n := range trees {
+		if vals[i], err = c.value(n); err != nil {
+			return nil, i, err
+		}
+	}
+	return vals, -1, nil
+}
+
+// treeConv hands out the storage of converted trees. Every slice it gives
+// a container is capped at its length, so a template that appends to a
+// list or adds a key reallocates instead of overwriting a neighbour.
+type treeConv struct {
+	vals  []Value // keys, values and items
+	dicts []Dict
+	lists [][]Value // the slices List values point at
+	// counts of what reserve saw, allocated on the first value call
+	nVals, nDicts, nLists int
+}
+
+func (c *treeConv) reserve(n *wire.Node) {
+	switch n.Kind {
+	case wire.Array:
+		c.nLists++
+		c.nVals += len(n.Arr)
+		for _, it := range n.Arr {
+			c.reserve(it)
+		}
+	case wire.Object:
+		c.nDicts++
+		c.nVals += 2 * len(n.Keys)
+		for _, v := range n.Vals {
+			c.reserve(v)
+		}
+	}
+}
+
+// take returns k values of the slab with length 0 and capacity k.
+func (c *treeConv) take(k int) []Value {
+	if len(c.vals) < k {
+		// More than reserved (not expected): a slab of its own.
+		return make([]Value, 0, k)
+	}
+	s := c.vals[:0:k]
+	c.vals = c.vals[k:]
+	return s
+}
+
+func (c *treeConv) value(n *wire.Node) (Value, error) {
+	if c.nVals+c.nDicts+c.nLists > 0 {
+		if c.nVals > 0 {
+			c.vals = make([]Value, c.nVals)
+		}
+		if c.nDicts > 0 {
+			c.dicts = make([]Dict, c.nDicts)
+		}
+		if c.nLists > 0 {
+			c.lists = make([][]Value, c.nLists)
+		}
+		c.nVals, c.nDicts, c.nLists = 0, 0, 0
+	}
+	switch n.Kind {
+	case wire.Array:
+		items := c.take(len(n.Arr))
+		for _, it := range n.Arr {
+			v, err := c.value(it)
+			if err != nil {
+				return Value{}, err
+			}
+			items = append(items, v)
+		}
+		var p *[]Value
+		if len(c.lists) > 0 {
+			p, c.lists = &c.lists[0], c.lists[1:]
+		} else {
+			p = new([]Value)
+		}
+		*p = items
+		return Value{kind: KindList, ref: p}, nil
+	case wire.Object:
+		var d *Dict
+		if len(c.dicts) > 0 {
+			d, c.dicts = &c.dicts[0], c.dicts[1:]
+		} else {
+			d = new(Dict)
+		}
+		d.keys, d.vals = c.take(len(n.Keys)), c.take(len(n.Keys))
+		for i, k := range n.Keys {
+			v, err := c.value(n.Vals[i])
+			if err != nil {
+				return Value{}, err
+			}
+			d.SetStr(k, v)
+		}
+		return DictValue(d), nil
+	}
+	return scalarFromTree(n)
+}
+
+// scalarFromTree converts a tree that is not a container.
+func scalarFromTree(n *wire.Node) (Value, error) {
 	switch n.Kind {
 	case wire.Null:
 		return noneValue, nil
@@ -35,26 +150,6 @@ func FromTree(n *wire.Node) (Value, error) {
 		return Str(n.S), nil
 	case wire.Number:
 		return parseJSONNumber(n.S)
-	case wire.Array:
-		items := make([]Value, len(n.Arr))
-		for i, c := range n.Arr {
-			v, err := FromTree(c)
-			if err != nil {
-				return Value{}, err
-			}
-			items[i] = v
-		}
-		return List(items), nil
-	case wire.Object:
-		d := NewDict(len(n.Keys))
-		for i, k := range n.Keys {
-			v, err := FromTree(n.Vals[i])
-			if err != nil {
-				return Value{}, err
-			}
-			d.SetStr(k, v)
-		}
-		return DictValue(d), nil
 	}
 	return Value{}, fmt.Errorf("jinja: bad JSON node kind %d", n.Kind)
 }
@@ -151,6 +246,9 @@ type jsonOpts struct {
 	keySep      string
 	sortKeys    bool
 	maxLen      int // 0: unlimited
+	// base is the builder's length where the value starts, when it is
+	// written after other text.
+	base int
 }
 
 // pyJSONDumps is json.dumps(v, ...) with Python's separators, float repr and
@@ -174,7 +272,7 @@ func writeJSON(b *strings.Builder, v Value, o jsonOpts, depth int) error {
 	if depth > 500 {
 		return newErr(KindType, "RecursionError", "maximum recursion depth exceeded while encoding a JSON object")
 	}
-	if o.maxLen > 0 && b.Len() > o.maxLen {
+	if o.maxLen > 0 && b.Len()-o.base > o.maxLen {
 		return limitErr("value exceeds %d bytes", o.maxLen)
 	}
 	switch v.kind {

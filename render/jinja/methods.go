@@ -228,13 +228,16 @@ func strStrip(left, right bool) methodFn {
 		if err := noKw(name, kw); err != nil {
 			return Value{}, err
 		}
-		a, err := bind(name, args, nil, []string{"chars"}, 0)
-		if err != nil {
-			return Value{}, err
-		}
-		f, err := stripFuncs(a[0])
-		if err != nil {
-			return Value{}, err
+		f := pyIsSpace
+		if len(args) > 0 {
+			// strip() with no argument, the common call, binds nothing.
+			a, err := bind(name, args, nil, []string{"chars"}, 0)
+			if err != nil {
+				return Value{}, err
+			}
+			if f, err = stripFuncs(a[0]); err != nil {
+				return Value{}, err
+			}
 		}
 		s := self.s
 		if left {
@@ -443,6 +446,13 @@ func strAffix(prefix bool) methodFn {
 	return func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
 		if err := noKw(name, kw); err != nil {
 			return Value{}, err
+		}
+		if len(args) == 1 && args[0].kind == KindStr {
+			// One str and no span, the common call: the whole string.
+			if prefix {
+				return Bool(strings.HasPrefix(self.s, args[0].s)), nil
+			}
+			return Bool(strings.HasSuffix(self.s, args[0].s)), nil
 		}
 		a, err := bind(name, args, nil, []string{"prefix", "start", "end"}, 1)
 		if err != nil {

@@ -47,8 +47,12 @@ type Template struct {
 	body   execFn
 	limits Limits
 	// sizeHint is the length of the last output, used to size the next
-	// output buffer in one allocation.
+	// output buffer in one allocation when the context has no strings.
 	sizeHint atomic.Int64
+	// outPerIn is the last output's length per 1024 bytes of the
+	// context's strings: outputs grow with their conversations, so the next
+	// output is sized from its own context at that rate.
+	outPerIn atomic.Int64
 }
 
 // Compile parses and compiles src once; the result renders many times.
@@ -84,8 +88,16 @@ func (t *Template) Render(ctx context.Context, vars any, clock func() time.Time)
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	in := int64(0)
+	for _, v := range root.root {
+		in += strBytes(v, 0)
+	}
+	hint := t.sizeHint.Load()
+	if rate := t.outPerIn.Load(); in > 0 && rate > 0 {
+		hint = in * rate / 1024
+	}
 	var b strings.Builder
-	b.Grow(int(min(t.sizeHint.Load(), int64(t.limits.MaxOutputBytes))) + 64)
+	b.Grow(int(min(hint, int64(t.limits.MaxOutputBytes))) + 64)
 	r := &renderer{ctx: ctx, out: &b, clock: clock, limits: t.limits, rootVars: root.root}
 	defer func() {
 		if p := recover(); p != nil {
@@ -99,7 +111,37 @@ func (t *Template) Render(ctx context.Context, vars any, clock func() time.Time)
 		return "", err
 	}
 	t.sizeHint.Store(int64(b.Len()))
+	if in > 0 {
+		t.outPerIn.Store(int64(b.Len()) * 1024 / in)
+	}
 	return b.String(), nil
+}
+
+// strBytes is the length of the strings in v, two levels down (a list of
+// messages and their fields, not what is nested in those fields): what
+// an output that quotes its context grows with.
+func strBytes(v Value, depth int) int64 {
+	switch v.kind {
+	case KindStr:
+		return int64(len(v.s))
+	case KindList, KindTuple:
+		if depth < 2 {
+			n := int64(0)
+			for _, it := range v.items() {
+				n += strBytes(it, depth+1)
+			}
+			return n
+		}
+	case KindDict:
+		if depth < 2 {
+			n := int64(0)
+			for _, it := range v.dict().vals {
+				n += strBytes(it, depth+1)
+			}
+			return n
+		}
+	}
+	return 0
 }
 
 func rootScope(vars any) (*scope, error) {
