@@ -306,7 +306,7 @@ func (e *Engine) uncacheCk(l *live) {
 
 // restoreLive rebuilds the machines a checkpoint saved.
 func (e *Engine) restoreLive(s *parseSetup, cp *checkpoint) (*live, error) {
-	preq, err := parserRequest(s.chat)
+	preq, err := e.reqCache.parserRequest(s.chat)
 	if err != nil {
 		return nil, err
 	}

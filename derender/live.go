@@ -45,7 +45,7 @@ func (e *Engine) newLive(s *parseSetup) (*live, error) {
 
 // newParser builds the parser for a choice.
 func (e *Engine) newParser(s *parseSetup) (*parsers.Parser, error) {
-	req, err := parserRequest(s.chat)
+	req, err := e.reqCache.parserRequest(s.chat)
 	if err != nil {
 		return nil, err
 	}
