@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // value is a JSON value that keeps object key order, because openai_harmony
@@ -145,11 +147,12 @@ func (v *value) String() string {
 	return b.String()
 }
 
+// writeJSONString writes s as serde_json does, which escapes what
+// json.dumps(ensure_ascii=False) escapes (package wire): '"', '\\' and the
+// controls, and leaves <, >, & and U+2028/U+2029 raw.
 func writeJSONString(b *strings.Builder, s string) {
-	enc, _ := json.Marshal(s)
-	// serde_json does not escape <, >, & as encoding/json does.
-	out := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(enc))
-	b.WriteString(out)
+	var buf [256]byte
+	b.Write(wire.AppendString(buf[:0], s))
 }
 
 func isEnum(s *value) bool {
