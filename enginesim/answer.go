@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/protocol"
 )
@@ -154,7 +155,7 @@ func structuredText(so *protocol.StructuredOutputsParams, variant int) (string, 
 // tool is one function signature found in the prompt.
 type tool struct {
 	name       string
-	parameters *jsonValue
+	parameters *wire.Node
 }
 
 // renderedTools finds the tools a hermes-style template (Qwen2.5/Qwen3)
@@ -180,14 +181,14 @@ func renderedTools(prompt string) []tool {
 		if err != nil {
 			continue
 		}
-		if fn := v.get("function"); fn != nil {
+		if fn := member(v, "function"); fn != nil {
 			v = fn
 		}
-		name := v.get("name")
-		if name == nil || name.kind != 's' {
+		name := member(v, "name")
+		if name == nil || name.Kind != wire.String {
 			continue
 		}
-		tools = append(tools, tool{name: name.str, parameters: v.get("parameters")})
+		tools = append(tools, tool{name: name.S, parameters: member(v, "parameters")})
 	}
 	return tools
 }

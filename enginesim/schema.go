@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // schemaWriter writes a JSON value that satisfies a JSON schema, as a
@@ -15,7 +17,7 @@ import (
 // first non-null branch, merged with sibling keywords) and allOf.
 // "pattern" is not honoured.
 type schemaWriter struct {
-	root *jsonValue
+	root *wire.Node
 	b    strings.Builder
 }
 
@@ -28,49 +30,49 @@ const maxSchemaDepth = 24
 const maxSchemaBytes = 1 << 20
 
 // jsonForSchema returns a JSON document satisfying schema.
-func jsonForSchema(schema *jsonValue) string {
+func jsonForSchema(schema *wire.Node) string {
 	w := &schemaWriter{root: schema}
 	w.write(schema, "", 0)
 	return w.b.String()
 }
 
-func (w *schemaWriter) write(s *jsonValue, name string, depth int) {
+func (w *schemaWriter) write(s *wire.Node, name string, depth int) {
 	if w.b.Len() >= maxSchemaBytes {
 		return
 	}
-	if depth > maxSchemaDepth || s == nil || s.kind != 'o' {
-		if s != nil && s.kind == 'b' && !s.b {
+	if depth > maxSchemaDepth || s == nil || s.Kind != wire.Object {
+		if s != nil && s.Kind == wire.Bool && !s.B {
 			w.b.WriteString("null") // false admits nothing; null is as good as anything
 			return
 		}
 		w.sampleString(nil, name)
 		return
 	}
-	if ref := s.get("$ref"); ref != nil && ref.kind == 's' {
-		if target := w.resolve(ref.str); target != nil {
-			w.write(target.merged(s.without("$ref")), name, depth+1)
+	if ref := member(s, "$ref"); ref != nil && ref.Kind == wire.String {
+		if target := w.resolve(ref.S); target != nil {
+			w.write(mergedSchema(target, withoutKeys(s, "$ref")), name, depth+1)
 			return
 		}
 	}
-	if c := s.get("const"); c != nil {
-		c.writePy(&w.b)
+	if c := member(s, "const"); c != nil {
+		writePy(&w.b, c)
 		return
 	}
-	if e := s.get("enum"); e != nil && e.kind == 'a' && len(e.items) > 0 {
-		e.items[0].writePy(&w.b)
+	if e := member(s, "enum"); e != nil && e.Kind == wire.Array && len(e.Arr) > 0 {
+		writePy(&w.b, e.Arr[0])
 		return
 	}
-	if all := s.get("allOf"); all != nil && all.kind == 'a' {
-		merged := s.without("allOf")
-		for _, part := range all.items {
-			merged = merged.merged(part)
+	if all := member(s, "allOf"); all != nil && all.Kind == wire.Array {
+		merged := withoutKeys(s, "allOf")
+		for _, part := range all.Arr {
+			merged = mergedSchema(merged, part)
 		}
 		w.write(merged, name, depth+1)
 		return
 	}
 	for _, key := range []string{"anyOf", "oneOf"} {
-		if alts := s.get(key); alts != nil && alts.kind == 'a' && len(alts.items) > 0 {
-			w.write(s.without(key).merged(firstNonNull(alts.items)), name, depth+1)
+		if alts := member(s, key); alts != nil && alts.Kind == wire.Array && len(alts.Arr) > 0 {
+			w.write(mergedSchema(withoutKeys(s, key), firstNonNull(alts.Arr)), name, depth+1)
 			return
 		}
 	}
@@ -93,7 +95,7 @@ func (w *schemaWriter) write(s *jsonValue, name string, depth int) {
 }
 
 // resolve follows a local reference such as "#/$defs/Item".
-func (w *schemaWriter) resolve(ref string) *jsonValue {
+func (w *schemaWriter) resolve(ref string) *wire.Node {
 	path, ok := strings.CutPrefix(ref, "#")
 	if !ok {
 		return nil
@@ -104,7 +106,7 @@ func (w *schemaWriter) resolve(ref string) *jsonValue {
 			continue
 		}
 		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		cur = cur.get(part)
+		cur = member(cur, part)
 		if cur == nil {
 			return nil
 		}
@@ -112,9 +114,9 @@ func (w *schemaWriter) resolve(ref string) *jsonValue {
 	return cur
 }
 
-func firstNonNull(alts []*jsonValue) *jsonValue {
+func firstNonNull(alts []*wire.Node) *wire.Node {
 	for _, a := range alts {
-		if t := a.get("type"); t == nil || t.kind != 's' || t.str != "null" {
+		if t := member(a, "type"); t == nil || t.Kind != wire.String || t.S != "null" {
 			return a
 		}
 	}
@@ -123,47 +125,47 @@ func firstNonNull(alts []*jsonValue) *jsonValue {
 
 // schemaType is the schema's type, the first non-null one of a list, or
 // one inferred from the keywords present.
-func schemaType(s *jsonValue) string {
-	if t := s.get("type"); t != nil {
-		switch t.kind {
-		case 's':
-			return t.str
-		case 'a':
-			for _, item := range t.items {
-				if item.kind == 's' && item.str != "null" {
-					return item.str
+func schemaType(s *wire.Node) string {
+	if t := member(s, "type"); t != nil {
+		switch t.Kind {
+		case wire.String:
+			return t.S
+		case wire.Array:
+			for _, item := range t.Arr {
+				if item.Kind == wire.String && item.S != "null" {
+					return item.S
 				}
 			}
 			return "null"
 		}
 	}
 	switch {
-	case s.get("properties") != nil || s.get("required") != nil:
+	case member(s, "properties") != nil || member(s, "required") != nil:
 		return "object"
-	case s.get("items") != nil || s.get("prefixItems") != nil:
+	case member(s, "items") != nil || member(s, "prefixItems") != nil:
 		return "array"
 	}
 	return ""
 }
 
-func (w *schemaWriter) object(s *jsonValue, depth int) {
+func (w *schemaWriter) object(s *wire.Node, depth int) {
 	w.b.WriteByte('{')
 	n := 0
-	props := s.get("properties")
-	if props != nil && props.kind == 'o' {
-		for i, key := range props.keys {
+	props := member(s, "properties")
+	if props != nil && props.Kind == wire.Object {
+		for i, key := range props.Keys {
 			if w.b.Len() >= maxSchemaBytes {
 				return
 			}
-			w.member(n, key, props.vals[i], depth)
+			w.member(n, key, props.Vals[i], depth)
 			n++
 		}
 	}
 	// Required names without a declared schema still have to appear.
-	if req := s.get("required"); req != nil && req.kind == 'a' {
-		for _, r := range req.items {
-			if r.kind == 's' && props.get(r.str) == nil {
-				w.member(n, r.str, nil, depth)
+	if req := member(s, "required"); req != nil && req.Kind == wire.Array {
+		for _, r := range req.Arr {
+			if r.Kind == wire.String && member(props, r.S) == nil {
+				w.member(n, r.S, nil, depth)
 				n++
 			}
 		}
@@ -171,7 +173,7 @@ func (w *schemaWriter) object(s *jsonValue, depth int) {
 	w.b.WriteByte('}')
 }
 
-func (w *schemaWriter) member(n int, key string, s *jsonValue, depth int) {
+func (w *schemaWriter) member(n int, key string, s *wire.Node, depth int) {
 	if n > 0 {
 		w.b.WriteString(", ")
 	}
@@ -180,17 +182,17 @@ func (w *schemaWriter) member(n int, key string, s *jsonValue, depth int) {
 	w.write(s, key, depth+1)
 }
 
-func (w *schemaWriter) array(s *jsonValue, name string, depth int) {
+func (w *schemaWriter) array(s *wire.Node, name string, depth int) {
 	count := 1
-	if v, ok := s.number("minItems"); ok && int(v) > count {
+	if v, ok := numberMember(s, "minItems"); ok && int(v) > count {
 		count = int(v)
 	}
-	if v, ok := s.number("maxItems"); ok && int(v) < count {
+	if v, ok := numberMember(s, "maxItems"); ok && int(v) < count {
 		count = int(v)
 	}
 	count = min(count, 64)
-	prefix := s.get("prefixItems")
-	items := s.get("items")
+	prefix := member(s, "prefixItems")
+	items := member(s, "items")
 	w.b.WriteByte('[')
 	for i := range count {
 		if w.b.Len() >= maxSchemaBytes {
@@ -199,8 +201,8 @@ func (w *schemaWriter) array(s *jsonValue, name string, depth int) {
 		if i > 0 {
 			w.b.WriteString(", ")
 		}
-		if prefix != nil && prefix.kind == 'a' && i < len(prefix.items) {
-			w.write(prefix.items[i], name, depth+1)
+		if prefix != nil && prefix.Kind == wire.Array && i < len(prefix.Arr) {
+			w.write(prefix.Arr[i], name, depth+1)
 			continue
 		}
 		w.write(items, name, depth+1)
@@ -209,24 +211,24 @@ func (w *schemaWriter) array(s *jsonValue, name string, depth int) {
 }
 
 // bounds returns the inclusive range a number must fall in.
-func bounds(s *jsonValue, step float64) (lo, hi float64) {
+func bounds(s *wire.Node, step float64) (lo, hi float64) {
 	lo, hi = math.Inf(-1), math.Inf(1)
-	if v, ok := s.number("minimum"); ok {
+	if v, ok := numberMember(s, "minimum"); ok {
 		lo = v
 	}
-	if v, ok := s.number("exclusiveMinimum"); ok {
+	if v, ok := numberMember(s, "exclusiveMinimum"); ok {
 		lo = math.Max(lo, v+step)
 	}
-	if v, ok := s.number("maximum"); ok {
+	if v, ok := numberMember(s, "maximum"); ok {
 		hi = v
 	}
-	if v, ok := s.number("exclusiveMaximum"); ok {
+	if v, ok := numberMember(s, "exclusiveMaximum"); ok {
 		hi = math.Min(hi, v-step)
 	}
 	return lo, hi
 }
 
-func (w *schemaWriter) integer(s *jsonValue) {
+func (w *schemaWriter) integer(s *wire.Node) {
 	lo, hi := bounds(s, 1)
 	v := math.Max(1, math.Ceil(lo))
 	if v > hi {
@@ -235,7 +237,7 @@ func (w *schemaWriter) integer(s *jsonValue) {
 	w.b.WriteString(strconv.FormatInt(int64(v), 10))
 }
 
-func (w *schemaWriter) number(s *jsonValue) {
+func (w *schemaWriter) number(s *wire.Node) {
 	lo, hi := bounds(s, 0.5)
 	v := 1.5
 	switch {
@@ -253,10 +255,10 @@ func (w *schemaWriter) number(s *jsonValue) {
 
 // sampleString writes a plausible string for a property name, honouring
 // format and length bounds.
-func (w *schemaWriter) sampleString(s *jsonValue, name string) {
+func (w *schemaWriter) sampleString(s *wire.Node, name string) {
 	v := "example"
-	if f := s.get("format"); f != nil && f.kind == 's' {
-		switch f.str {
+	if f := member(s, "format"); f != nil && f.Kind == wire.String {
+		switch f.S {
 		case "date":
 			v = "2024-01-01"
 		case "date-time":
@@ -273,12 +275,12 @@ func (w *schemaWriter) sampleString(s *jsonValue, name string) {
 	} else if hint, ok := stringHints[strings.ToLower(name)]; ok {
 		v = hint
 	}
-	if n, ok := s.number("minLength"); ok {
+	if n, ok := numberMember(s, "minLength"); ok {
 		for len([]rune(v)) < int(n) {
 			v += "x"
 		}
 	}
-	if n, ok := s.number("maxLength"); ok && len([]rune(v)) > int(n) {
+	if n, ok := numberMember(s, "maxLength"); ok && len([]rune(v)) > int(n) {
 		v = string([]rune(v)[:max(int(n), 0)])
 	}
 	writeJSONString(&w.b, v)

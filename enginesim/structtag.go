@@ -2,6 +2,8 @@ package enginesim
 
 import (
 	"strings"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // structuralTagText is output satisfying a structural tag that forces a
@@ -15,7 +17,7 @@ func structuralTagText(tag string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	format := v.get("format")
+	format := member(v, "format")
 	if format == nil {
 		return "", false
 	}
@@ -26,69 +28,69 @@ func structuralTagText(tag string) (string, bool) {
 	return b.String(), true
 }
 
-func writeFormat(b *strings.Builder, f *jsonValue, depth int) bool {
+func writeFormat(b *strings.Builder, f *wire.Node, depth int) bool {
 	if f == nil || depth > 32 {
 		return false
 	}
-	kind := f.get("type")
-	if kind == nil || kind.kind != 's' {
+	kind := member(f, "type")
+	if kind == nil || kind.Kind != wire.String {
 		return false
 	}
-	switch kind.str {
+	switch kind.S {
 	case "const_string":
-		return writeStr(b, f.get("value"))
+		return writeStr(b, member(f, "value"))
 	case "any_text":
 		return true
 	case "regex":
 		// The only regex vLLM's tags use is Kimi's call index, \d+.
-		if p := f.get("pattern"); p != nil && p.str == `\d+` {
+		if p := member(f, "pattern"); p != nil && p.S == `\d+` {
 			b.WriteString("0")
 			return true
 		}
 		return false
 	case "sequence":
-		els := f.get("elements")
+		els := member(f, "elements")
 		if els == nil {
 			return false
 		}
-		for _, e := range els.items {
+		for _, e := range els.Arr {
 			if !writeFormat(b, e, depth+1) {
 				return false
 			}
 		}
 		return true
 	case "tag":
-		return writeStr(b, f.get("begin")) && writeFormat(b, f.get("content"), depth+1) && writeStr(b, f.get("end"))
+		return writeStr(b, member(f, "begin")) && writeFormat(b, member(f, "content"), depth+1) && writeStr(b, member(f, "end"))
 	case "tags_with_separator":
-		tags := f.get("tags")
-		if tags == nil || len(tags.items) == 0 {
+		tags := member(f, "tags")
+		if tags == nil || len(tags.Arr) == 0 {
 			return false
 		}
-		return writeFormat(b, tags.items[0], depth+1)
+		return writeFormat(b, tags.Arr[0], depth+1)
 	case "json_schema":
 		style := "json"
-		if s := f.get("style"); s != nil && s.kind == 's' {
-			style = s.str
+		if s := member(f, "style"); s != nil && s.Kind == wire.String {
+			style = s.S
 		}
-		return writeArguments(b, f.get("json_schema"), style)
+		return writeArguments(b, member(f, "json_schema"), style)
 	}
 	return false
 }
 
-func writeStr(b *strings.Builder, v *jsonValue) bool {
-	if v == nil || v.kind != 's' {
+func writeStr(b *strings.Builder, v *wire.Node) bool {
+	if v == nil || v.Kind != wire.String {
 		return false
 	}
-	b.WriteString(v.str)
+	b.WriteString(v.S)
 	return true
 }
 
 // writeArguments writes arguments satisfying schema in one of xgrammar's
 // styles: JSON, or the XML parameter forms of Qwen, MiniMax, DeepSeek DSML
 // and GLM.
-func writeArguments(b *strings.Builder, schema *jsonValue, style string) bool {
+func writeArguments(b *strings.Builder, schema *wire.Node, style string) bool {
 	args := "{}"
-	if schema != nil && schema.kind == 'o' && schemaType(schema) == "object" {
+	if schema != nil && schema.Kind == wire.Object && schemaType(schema) == "object" {
 		args = jsonForSchema(schema)
 	}
 	if style == "json" {
@@ -96,15 +98,15 @@ func writeArguments(b *strings.Builder, schema *jsonValue, style string) bool {
 		return true
 	}
 	v, err := parseJSONValue([]byte(args))
-	if err != nil || v.kind != 'o' {
+	if err != nil || v.Kind != wire.Object {
 		return false
 	}
-	for i, k := range v.keys {
-		val := v.vals[i]
-		text := val.str
-		if val.kind != 's' {
+	for i, k := range v.Keys {
+		val := v.Vals[i]
+		text := val.S
+		if val.Kind != wire.String {
 			var vb strings.Builder
-			val.writePy(&vb)
+			writePy(&vb, val)
 			text = vb.String()
 		}
 		switch style {
@@ -117,7 +119,7 @@ func writeArguments(b *strings.Builder, schema *jsonValue, style string) bool {
 			b.WriteString(`<parameter name="` + k + `">` + text + "</parameter>\n")
 		case "deepseek_xml":
 			isString := "false"
-			if val.kind == 's' {
+			if val.Kind == wire.String {
 				isString = "true"
 			}
 			b.WriteString(`<｜DSML｜parameter name="` + k + `" string="` + isString + `">` + text + "</｜DSML｜parameter>\n")

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
@@ -136,7 +137,7 @@ func (o *Orchestrator) responsesMeta(r *protocol.ResponsesRequest, g *protocol.G
 		var rb []byte
 		rb = append(rb, `{"effort":`...)
 		if r.Reasoning.Effort != nil {
-			rb = appendJSONString(rb, *r.Reasoning.Effort)
+			rb = wire.AppendString(rb, *r.Reasoning.Effort)
 		} else {
 			rb = append(rb, "null"...)
 		}
@@ -149,11 +150,6 @@ func (o *Orchestrator) responsesMeta(r *protocol.ResponsesRequest, g *protocol.G
 		b.Text = responsesTextDump(r.Text)
 	}
 	return &responsesMeta{base: b}, nil
-}
-
-func appendJSONString(dst []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(dst, q...)
 }
 
 func pyCompactOrNil(raw json.RawMessage) (json.RawMessage, error) {
@@ -192,13 +188,13 @@ func responsesToolDumps(tools []json.RawMessage) (json.RawMessage, error) {
 			continue
 		}
 		out = append(out, `{"name":`...)
-		out = appendJSONString(out, *t.Name)
+		out = wire.AppendString(out, *t.Name)
 		for _, m := range []struct {
 			k string
 			v json.RawMessage
 		}{{"parameters", t.Parameters}, {"strict", t.Strict}} {
 			out = append(out, ',')
-			out = appendJSONString(out, m.k)
+			out = wire.AppendString(out, m.k)
 			out = append(out, ':')
 			v, err := pyCompactOrNil(m.v)
 			if err != nil {
@@ -233,7 +229,7 @@ func responsesTextDump(t *protocol.ResponsesText) json.RawMessage {
 	case f.Type == "json_schema":
 		out = append(out, `{"name":`...)
 		if f.Name != nil {
-			out = appendJSONString(out, *f.Name)
+			out = wire.AppendString(out, *f.Name)
 		} else {
 			out = append(out, "null"...)
 		}
@@ -252,7 +248,7 @@ func responsesTextDump(t *protocol.ResponsesText) json.RawMessage {
 		out = append(out, '}')
 	default:
 		out = append(out, `{"type":`...)
-		out = appendJSONString(out, f.Type)
+		out = wire.AppendString(out, f.Type)
 		out = append(out, '}')
 	}
 	return append(out, `,"verbosity":null}`...)
@@ -467,7 +463,7 @@ func (s *responsesStream) reasoningDone(text string) error {
 	if err := s.send(); err != nil {
 		return err
 	}
-	part := append(append([]byte(`{"text":`), appendJSONString(nil, text)...), `,"type":"reasoning_text"}`...)
+	part := append(append([]byte(`{"text":`), wire.AppendString(nil, text)...), `,"type":"reasoning_text"}`...)
 	if err := s.part("response.content_part.done", part); err != nil {
 		return err
 	}

@@ -3,10 +3,9 @@ package parsers
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"strings"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/parsers/pyjson"
 )
 
@@ -17,7 +16,7 @@ import (
 // JSON text); if anything changed the object is re-serialised with
 // json.dumps, otherwise args is returned as given.
 //
-// Known deviation: JSON Go's decoder rejects but Python accepts (NaN,
+// Known deviation: JSON wire.Parse rejects but Python accepts (NaN,
 // Infinity) leaves args unchanged.
 func engineFixArgTypes(args string, props map[string]json.RawMessage) string {
 	if len(props) == 0 {
@@ -46,79 +45,47 @@ type jnode struct {
 	canon string
 }
 
+// parseJNode decodes s as json.loads would (wire.Parse), numbers in their
+// canonical Python form.
 func parseJNode(s string) (*jnode, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	n, err := readJNode(dec)
+	root, err := wire.Parse([]byte(s))
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("extra data after the value")
-	}
-	return n, nil
+	return jnodeFrom(root)
 }
 
-func readJNode(dec *json.Decoder) (*jnode, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		n := &jnode{kind: 'a'}
-		if t == '{' {
-			n.kind = 'o'
+func jnodeFrom(w *wire.Node) (*jnode, error) {
+	switch w.Kind {
+	case wire.Object, wire.Array:
+		n := &jnode{kind: 'a', vals: make([]*jnode, 0, len(w.Vals)+len(w.Arr))}
+		items := w.Arr
+		if w.Kind == wire.Object {
+			n.kind, n.keys, items = 'o', w.Keys, w.Vals
 		}
-		for dec.More() {
-			key := ""
-			if n.kind == 'o' {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, _ = kt.(string)
-			}
-			v, err := readJNode(dec)
+		for _, item := range items {
+			v, err := jnodeFrom(item)
 			if err != nil {
 				return nil, err
 			}
-			n.set(key, v)
-		}
-		if _, err := dec.Token(); err != nil {
-			return nil, err
+			n.vals = append(n.vals, v)
 		}
 		return n, nil
-	case string:
-		return &jnode{kind: 's', str: t}, nil
-	case json.Number:
-		c, err := pyjson.Canonical(string(t))
+	case wire.String:
+		return &jnode{kind: 's', str: w.S}, nil
+	case wire.Number:
+		c, err := pyjson.Canonical(w.S)
 		if err != nil {
 			return nil, err
 		}
 		return &jnode{kind: 'c', canon: c}, nil
-	case bool:
-		if t {
+	case wire.Bool:
+		if w.B {
 			return &jnode{kind: 'c', canon: "true"}, nil
 		}
 		return &jnode{kind: 'c', canon: "false"}, nil
 	}
 	return &jnode{kind: 'c', canon: "null"}, nil
-}
-
-// set appends an array item or an object field; a repeated key keeps its
-// first position and takes the new value, as a Python dict does.
-func (n *jnode) set(key string, v *jnode) {
-	if n.kind == 'o' {
-		for i, k := range n.keys {
-			if k == key {
-				n.vals[i] = v
-				return
-			}
-		}
-		n.keys = append(n.keys, key)
-	}
-	n.vals = append(n.vals, v)
 }
 
 // write appends json.dumps(n, ensure_ascii=False).

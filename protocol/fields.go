@@ -260,27 +260,19 @@ func (o *object) optionalDictOfDicts(name string) json.RawMessage {
 // keysInOrder lists the keys of the JSON object raw in document order
 // (the order pydantic walks a dict in), each once.
 func keysInOrder(raw json.RawMessage, members map[string]json.RawMessage) []string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
 	keys := make([]string, 0, len(members))
 	seen := make(map[string]bool, len(members))
-	if _, err := dec.Token(); err != nil { // {
-		return keys
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			break
-		}
-		key, _ := tok.(string)
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			break
+	r := wire.NewReader(raw)
+	_ = r.Object(func(key string) error { // on an error, the keys before it
+		if err := r.Skip(); err != nil {
+			return err
 		}
 		if !seen[key] {
 			seen[key] = true
-			keys = append(keys, key)
+			keys = append(keys, strings.Clone(key))
 		}
-	}
+		return nil
+	})
 	return keys
 }
 

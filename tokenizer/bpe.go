@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // bpeModel is HF's BPE model without dropout. Token ids are int32 to halve
@@ -91,15 +93,15 @@ func newBPE(cfg bpeConfig, v *vocab, merges *mergeTable) *bpeModel {
 
 // resolveMerges turns merge token pairs into a merge table, checking that
 // both tokens and their concatenation are in the vocabulary as HF does.
-func resolveMerges(s *jsonScanner, v *vocab, prefix string) (*mergeTable, error) {
+func resolveMerges(r *wire.Reader, v *vocab, prefix string) (*mergeTable, error) {
 	merges := make([]mergeEntry, 0, len(v.ids)*2)
 	var joined []byte
-	err := s.merges(func(rank int, left, right []byte) error {
-		a, ok := v.ids[string(left)]
+	err := readMerges(r, func(rank int, left, right string) error {
+		a, ok := v.ids[left]
 		if !ok {
 			return fmt.Errorf("merge %d: token %q is not in the vocabulary", rank, left)
 		}
-		b, ok := v.ids[string(right)]
+		b, ok := v.ids[right]
 		if !ok {
 			return fmt.Errorf("merge %d: token %q is not in the vocabulary", rank, right)
 		}

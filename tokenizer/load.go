@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/vrender/vrender/internal/wire"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -99,26 +100,29 @@ func Load(path string) (*Tokenizer, error) {
 // Parse builds a tokenizer from tokenizer.json bytes.
 func Parse(data []byte) (*Tokenizer, error) {
 	// The vocabulary and merges are most of the file: the model is read in
-	// place by a scanner, and only the small sections go through
+	// place by wire.Reader, and only the small sections go through
 	// encoding/json.
 	f := map[string][]byte{}
 	var model *bpeModel
-	s := &jsonScanner{b: data}
-	err := s.object(func(key string) error {
+	r := wire.NewReader(data)
+	err := r.Object(func(key string) error {
 		if key == "model" {
 			var err error
-			if model, err = readModel(s); err != nil {
+			if model, err = readModel(r); err != nil {
 				return fmt.Errorf("model: %w", err)
 			}
 			return nil
 		}
-		raw, err := s.rawValue()
+		raw, err := r.Raw()
 		if err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
 		f[key] = raw
 		return nil
 	})
+	if err == nil {
+		err = r.End()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: parse tokenizer.json: %w", err)
 	}
@@ -185,7 +189,7 @@ func parseComponent(raw json.RawMessage) (*componentJSON, error) {
 // readModel reads the model object at the scanner's position. The merges
 // are resolved against the vocabulary as they are read when the file has
 // its usual key order; otherwise they are kept raw and resolved at the end.
-func readModel(s *jsonScanner) (*bpeModel, error) {
+func readModel(r *wire.Reader) (*bpeModel, error) {
 	fields := map[string][]byte{}
 	var (
 		v         *vocab
@@ -193,27 +197,27 @@ func readModel(s *jsonScanner) (*bpeModel, error) {
 		rawMerges []byte
 		prefix    *string
 	)
-	err := s.object(func(key string) error {
+	err := r.Object(func(key string) error {
 		var err error
 		switch key {
 		case "vocab":
 			var arena []byte
 			var ends []int
 			var ids []int32
-			if arena, ends, ids, err = s.vocab(); err != nil {
+			if arena, ends, ids, err = readVocab(r); err != nil {
 				return fmt.Errorf("vocab: %w", err)
 			}
 			v = newVocab(arena, ends, ids)
 			return nil
 		case "merges":
 			if _, seen := fields["continuing_subword_prefix"]; v != nil && seen {
-				if merges, err = resolveMerges(s, v, deref(prefix)); err != nil {
+				if merges, err = resolveMerges(r, v, deref(prefix)); err != nil {
 					return fmt.Errorf("merges: %w", err)
 				}
 				return nil
 			}
 		}
-		raw, err := s.rawValue()
+		raw, err := r.Raw()
 		if err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
@@ -263,7 +267,7 @@ func readModel(s *jsonScanner) (*bpeModel, error) {
 	}
 	cfg.prefix, cfg.suffix = deref(prefix), deref(suffix)
 	if merges == nil {
-		if merges, err = resolveMerges(&jsonScanner{b: rawMerges}, v, cfg.prefix); err != nil {
+		if merges, err = resolveMerges(wire.NewReader(rawMerges), v, cfg.prefix); err != nil {
 			return nil, fmt.Errorf("merges: %w", err)
 		}
 	}

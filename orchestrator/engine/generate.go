@@ -49,7 +49,8 @@ func (c *Client) Generate(ctx context.Context, req *protocol.GenerateRequest, re
 	if len(data) > maxResponseBody {
 		return nil, badGateway(nil, "engine answer exceeds %d bytes", maxResponseBody)
 	}
-	out, err := decodeSlow(data)
+	var dec eventDecoder
+	out, err := dec.decode(data)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,10 @@
 package harmony
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // value is a JSON value that keeps object key order, because openai_harmony
@@ -16,71 +16,48 @@ type value struct {
 	str  string // string contents, or the literal for numbers and bools
 }
 
-// parseValue decodes JSON into an order-preserving tree.
+// parseValue decodes JSON into an order-preserving tree (wire.Parse: a
+// repeated key keeps its first position and its last value, as
+// serde_json's IndexMap does).
 func parseValue(data []byte) (*value, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
+	n, err := wire.Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("harmony: tool parameters: %w", err)
 	}
-	return v, nil
+	if n.Depth > maxDepth {
+		return nil, fmt.Errorf("harmony: tool parameters: nested deeper than %d levels", maxDepth)
+	}
+	return fromNode(n), nil
 }
 
 // maxDepth bounds nesting so a hostile schema cannot exhaust the stack.
 const maxDepth = 512
 
-func decodeValue(dec *json.Decoder, depth int) (*value, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("nested deeper than %d levels", maxDepth)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '{' {
-			v := &value{kind: 'o'}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, _ := kt.(string)
-				child, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				if i := v.index(k); i >= 0 {
-					v.vals[i] = child // last value wins, in first position, as serde_json's IndexMap
-					continue
-				}
-				v.keys = append(v.keys, k)
-				v.vals = append(v.vals, child)
-			}
-			_, err := dec.Token()
-			return v, err
+func fromNode(n *wire.Node) *value {
+	switch n.Kind {
+	case wire.Object:
+		v := &value{kind: 'o', keys: n.Keys, vals: make([]*value, len(n.Vals))}
+		for i, c := range n.Vals {
+			v.vals[i] = fromNode(c)
 		}
-		v := &value{kind: 'a'}
-		for dec.More() {
-			child, err := decodeValue(dec, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			v.vals = append(v.vals, child)
+		return v
+	case wire.Array:
+		v := &value{kind: 'a', vals: make([]*value, len(n.Arr))}
+		for i, c := range n.Arr {
+			v.vals[i] = fromNode(c)
 		}
-		_, err := dec.Token()
-		return v, err
-	case string:
-		return &value{kind: 's', str: t}, nil
-	case json.Number:
-		return &value{kind: 'n', str: t.String()}, nil
-	case bool:
-		return &value{kind: 'b', str: fmt.Sprint(t)}, nil
-	default:
-		return &value{kind: 'z', str: "null"}, nil
+		return v
+	case wire.String:
+		return &value{kind: 's', str: n.S}
+	case wire.Number:
+		return &value{kind: 'n', str: n.S}
+	case wire.Bool:
+		if n.B {
+			return &value{kind: 'b', str: "true"}
+		}
+		return &value{kind: 'b', str: "false"}
 	}
+	return &value{kind: 'z', str: "null"}
 }
 
 func (v *value) index(k string) int {
@@ -145,11 +122,12 @@ func (v *value) String() string {
 	return b.String()
 }
 
+// writeJSONString writes s as serde_json does, which escapes what
+// json.dumps(ensure_ascii=False) escapes (package wire): '"', '\\' and the
+// controls, and leaves <, >, & and U+2028/U+2029 raw.
 func writeJSONString(b *strings.Builder, s string) {
-	enc, _ := json.Marshal(s)
-	// serde_json does not escape <, >, & as encoding/json does.
-	out := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(enc))
-	b.WriteString(out)
+	var buf [256]byte
+	b.Write(wire.AppendString(buf[:0], s))
 }
 
 func isEnum(s *value) bool {

@@ -8,28 +8,30 @@ import (
 	"unicode/utf8"
 )
 
-// jsonScanner reads the two large parts of a tokenizer.json (the vocabulary
+// refJSONScanner is the scanner tokenizer.json was read with before
+// internal/wire's Reader, kept as the reference of the differential tests.
+// It reads the two large parts of a tokenizer.json (the vocabulary
 // object and the merges array) directly from bytes: encoding/json spends
 // most of a load building maps of interfaces or reflecting per element.
-type jsonScanner struct {
+type refJSONScanner struct {
 	b   []byte
 	pos int
 	buf []byte
 }
 
-func (s *jsonScanner) errorf(format string, args ...any) error {
+func (s *refJSONScanner) errorf(format string, args ...any) error {
 	return fmt.Errorf("offset %d: %s", s.pos, fmt.Sprintf(format, args...))
 }
 
-func (s *jsonScanner) skipSpace() {
-	for s.pos < len(s.b) && isJSONSpace[s.b[s.pos]] {
+func (s *refJSONScanner) skipSpace() {
+	for s.pos < len(s.b) && refJSONSpace[s.b[s.pos]] {
 		s.pos++
 	}
 }
 
-var isJSONSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
+var refJSONSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
 
-func (s *jsonScanner) expect(c byte) error {
+func (s *refJSONScanner) expect(c byte) error {
 	s.skipSpace()
 	if s.pos >= len(s.b) || s.b[s.pos] != c {
 		return s.errorf("expected %q", c)
@@ -39,7 +41,7 @@ func (s *jsonScanner) expect(c byte) error {
 }
 
 // peek returns the next non-space byte, or 0 at the end.
-func (s *jsonScanner) peek() byte {
+func (s *refJSONScanner) peek() byte {
 	s.skipSpace()
 	if s.pos >= len(s.b) {
 		return 0
@@ -49,7 +51,7 @@ func (s *jsonScanner) peek() byte {
 
 // str reads a JSON string. The result aliases an internal buffer when the
 // string has escapes, so callers must copy it before the next call.
-func (s *jsonScanner) str() ([]byte, error) {
+func (s *refJSONScanner) str() ([]byte, error) {
 	if err := s.expect('"'); err != nil {
 		return nil, err
 	}
@@ -69,7 +71,7 @@ func (s *jsonScanner) str() ([]byte, error) {
 	return nil, s.errorf("unterminated string")
 }
 
-func (s *jsonScanner) strEscaped(start int) ([]byte, error) {
+func (s *refJSONScanner) strEscaped(start int) ([]byte, error) {
 	s.buf = append(s.buf[:0], s.b[start:s.pos]...)
 	for s.pos < len(s.b) {
 		c := s.b[s.pos]
@@ -130,7 +132,7 @@ func (s *jsonScanner) strEscaped(start int) ([]byte, error) {
 	return nil, s.errorf("unterminated string")
 }
 
-func (s *jsonScanner) hex4() (rune, error) {
+func (s *refJSONScanner) hex4() (rune, error) {
 	if s.pos+4 > len(s.b) {
 		return 0, s.errorf("short \\u escape")
 	}
@@ -142,7 +144,7 @@ func (s *jsonScanner) hex4() (rune, error) {
 	return rune(v), nil
 }
 
-func (s *jsonScanner) uint32() (uint32, error) {
+func (s *refJSONScanner) uint32() (uint32, error) {
 	s.skipSpace()
 	start := s.pos
 	var v uint64
@@ -160,7 +162,7 @@ func (s *jsonScanner) uint32() (uint32, error) {
 }
 
 // vocab reads a vocabulary object at the scanner's position.
-func (s *jsonScanner) vocab() (arena []byte, ends []int, ids []int32, err error) {
+func (s *refJSONScanner) vocab() (arena []byte, ends []int, ids []int32, err error) {
 	if err := s.expect('{'); err != nil {
 		return nil, nil, nil, err
 	}
@@ -197,7 +199,7 @@ func (s *jsonScanner) vocab() (arena []byte, ends []int, ids []int32, err error)
 }
 
 // merges reads a merges array at the scanner's position.
-func (s *jsonScanner) merges(fn func(rank int, a, b []byte) error) error {
+func (s *refJSONScanner) merges(fn func(rank int, a, b []byte) error) error {
 	if err := s.expect('['); err != nil {
 		return err
 	}
@@ -266,7 +268,7 @@ func (s *jsonScanner) merges(fn func(rank int, a, b []byte) error) error {
 // skipValue advances past one JSON value without decoding it. It jumps
 // from one structural byte to the next: whitespace, commas and scalars in
 // between are not looked at one by one.
-func (s *jsonScanner) skipValue() error {
+func (s *refJSONScanner) skipValue() error {
 	s.skipSpace()
 	if s.pos >= len(s.b) {
 		return s.errorf("unexpected end of JSON")
@@ -278,7 +280,7 @@ func (s *jsonScanner) skipValue() error {
 	default:
 		// A scalar ends at the next delimiter.
 		start := s.pos
-		for s.pos < len(s.b) && !isJSONDelim[s.b[s.pos]] {
+		for s.pos < len(s.b) && !refJSONDelim[s.b[s.pos]] {
 			s.pos++
 		}
 		if s.pos == start {
@@ -308,10 +310,10 @@ func (s *jsonScanner) skipValue() error {
 	return s.errorf("unexpected end of JSON")
 }
 
-var isJSONDelim = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, ',': true, '}': true, ']': true, ':': true}
+var refJSONDelim = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, ',': true, '}': true, ']': true, ':': true}
 
 // skipString advances past the string starting at s.pos.
-func (s *jsonScanner) skipString() error {
+func (s *refJSONScanner) skipString() error {
 	s.pos++
 	for {
 		i := bytes.IndexByte(s.b[s.pos:], '"')
@@ -332,7 +334,7 @@ func (s *jsonScanner) skipString() error {
 }
 
 // rawValue skips one value and returns its bytes.
-func (s *jsonScanner) rawValue() ([]byte, error) {
+func (s *refJSONScanner) rawValue() ([]byte, error) {
 	s.skipSpace()
 	start := s.pos
 	if err := s.skipValue(); err != nil {
@@ -343,7 +345,7 @@ func (s *jsonScanner) rawValue() ([]byte, error) {
 
 // object reads an object at the scanner's position, calling fn with each
 // member's key; fn must consume the value.
-func (s *jsonScanner) object(fn func(key string) error) error {
+func (s *refJSONScanner) object(fn func(key string) error) error {
 	if err := s.expect('{'); err != nil {
 		return err
 	}
