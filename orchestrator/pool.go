@@ -211,9 +211,9 @@ func (p *Pool) Start(ctx context.Context, g *protocol.GenerateRequest, requestID
 	var tried []*poolMember
 	var lastErr error
 	rt := p.router.begin(g)
-	defer p.router.end(rt)
+	defer p.router.end(&rt)
 	for {
-		m, err := p.acquire(tried, rt)
+		m, err := p.acquire(tried, &rt)
 		if err != nil {
 			if lastErr != nil {
 				return nil, lastErr
@@ -244,9 +244,9 @@ func (p *Pool) generate(ctx context.Context, g *protocol.GenerateRequest, reques
 	var lastErr error
 	var last *poolMember
 	rt := p.router.begin(g)
-	defer p.router.end(rt)
+	defer p.router.end(&rt)
 	for {
-		m, err := p.acquire(tried, rt)
+		m, err := p.acquire(tried, &rt)
 		if err != nil {
 			if lastErr != nil {
 				return nil, last, lastErr
