@@ -33,6 +33,11 @@ const (
 const (
 	DefaultPrefixWeight = 2
 	DefaultLoadWeight   = 1
+	// DefaultQueueWeight counts a request waiting in the engine's queue
+	// as one more outstanding request: it is one of vrender's own
+	// (counted once already, and waiting is worse than running) or one
+	// another router sent.
+	DefaultQueueWeight = 1
 )
 
 // RouterConfig configures a Router.
@@ -49,6 +54,11 @@ type RouterConfig struct {
 	// 10 s half-life: sessions between turns still count). Zero means the
 	// defaults; negative is an error.
 	PrefixWeight, LoadWeight float64
+	// QueueWeight weighs the requests waiting in an engine's own queue (its
+	// vllm:num_requests_waiting, scraped when PoolConfig.Queue is on) into
+	// its load, so traffic other routers send to it counts too. Zero means
+	// DefaultQueueWeight; negative is an error.
+	QueueWeight float64
 }
 
 // Router picks an engine of a pool for a request. It is safe for
@@ -59,6 +69,7 @@ type Router struct {
 	index          *kvindex.Index
 	keyer          kvindex.Keyer
 	wPrefix, wLoad float64
+	wQueue         float64
 
 	keyBufs sync.Pool // *[]uint64, one request's block keys
 
@@ -93,7 +104,7 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	default:
 		return nil, fmt.Errorf("orchestrator: unknown routing policy %q (want prefix, least-outstanding or round-robin)", cfg.Policy)
 	}
-	if cfg.PrefixWeight < 0 || cfg.LoadWeight < 0 {
+	if cfg.PrefixWeight < 0 || cfg.LoadWeight < 0 || cfg.QueueWeight < 0 {
 		return nil, fmt.Errorf("orchestrator: routing weights must not be negative")
 	}
 	if cfg.PrefixWeight == 0 {
@@ -102,7 +113,10 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	if cfg.LoadWeight == 0 {
 		cfg.LoadWeight = DefaultLoadWeight
 	}
-	r := &Router{policy: cfg.Policy, index: cfg.Index, wPrefix: cfg.PrefixWeight, wLoad: cfg.LoadWeight,
+	if cfg.QueueWeight == 0 {
+		cfg.QueueWeight = DefaultQueueWeight
+	}
+	r := &Router{policy: cfg.Policy, index: cfg.Index, wPrefix: cfg.PrefixWeight, wLoad: cfg.LoadWeight, wQueue: cfg.QueueWeight,
 		matched: telemetry.NewValueHistogram(matchedBuckets), decision: telemetry.NewHistogram(decisionBuckets)}
 	if cfg.Index != nil {
 		r.keyer = cfg.Index.Keyer()
@@ -333,9 +347,10 @@ func (r *Router) pickPrefix(members []*poolMember, tried []*poolMember, start in
 }
 
 // load is m's load for the scorer: its outstanding requests plus those
-// routed to it lately.
+// routed to it lately, plus the requests waiting in its own queue by its
+// last metrics scrape (none when not scraped).
 func (r *Router) load(m *poolMember, now time.Time) float64 {
-	return float64(m.outstanding.Load()) + m.recent.value(now)
+	return float64(m.outstanding.Load()) + m.recent.value(now) + r.wQueue*float64(m.queue.waitingNow())
 }
 
 // EventBatch counts a KV event batch applied to the index.

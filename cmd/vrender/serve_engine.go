@@ -315,7 +315,7 @@ func (b *poolBuilder) pool(role string, urls []string) (*orchestrator.Pool, erro
 		router = nil // the decode engine gets the KV cache from the prefill engine: chosen by load
 	}
 	pool, err := orchestrator.NewPool(orchestrator.PoolConfig{Role: role, Health: b.plan.health, Logger: b.log,
-		Router: router}, clients...)
+		Router: router, Queue: b.f.routing.queueConfig()}, clients...)
 	if err != nil {
 		return nil, usagef("%s: %v", flag, err)
 	}

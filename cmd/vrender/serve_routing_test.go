@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/orchestrator"
@@ -13,7 +14,7 @@ import (
 func defaultRoutingFlags() routingFlags {
 	return routingFlags{policy: orchestrator.RoutingLeastOutstanding, blockSize: kvindex.DefaultBlockSize,
 		prefixWeight: orchestrator.DefaultPrefixWeight, loadWeight: orchestrator.DefaultLoadWeight,
-		indexBlocks: kvindex.DefaultMaxBlocksPerEngine, predictTTL: kvindex.DefaultPredictTTL}
+		queueWeight: orchestrator.DefaultQueueWeight, indexBlocks: kvindex.DefaultMaxBlocksPerEngine, predictTTL: kvindex.DefaultPredictTTL}
 }
 
 func TestRoutingFlags(t *testing.T) {
@@ -52,6 +53,9 @@ func TestRoutingFlags(t *testing.T) {
 		{"block size", func(f *routingFlags) { f.blockSize = 0 }, "--kv-block-size", "", 0},
 		{"negative weight", func(f *routingFlags) { f.loadWeight = -1 }, "must not be negative", "", 0},
 		{"ttl", func(f *routingFlags) { f.predictTTL = 0 }, "--prefix-predict-ttl", "", 0},
+		{"queue scrape", func(f *routingFlags) { f.policy, f.queueEvery, f.queueWeight = "prefix", time.Second, 3 }, "", orchestrator.RoutingPrefix, 0},
+		{"negative queue weight", func(f *routingFlags) { f.queueWeight = -1 }, "--routing-queue-weight", "", 0},
+		{"negative scrape interval", func(f *routingFlags) { f.queueEvery = -time.Second }, "--engine-metrics-interval", "", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := defaultRoutingFlags()
