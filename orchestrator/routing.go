@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +60,14 @@ type RouterConfig struct {
 	// its load, so traffic other routers send to it counts too. Zero means
 	// DefaultQueueWeight; negative is an error.
 	QueueWeight float64
+	// BaseModels are the names a request's "model" may carry for the base
+	// model (the served names). A generate request whose model is another
+	// non-empty name asks for that LoRA adapter (vLLM's --lora-modules
+	// name), and its blocks are keyed with the adapter's name, as the
+	// engine keys them (and names them in KV events as lora_name): the same
+	// prompt under two adapters, or under one and the base model, never
+	// matches the other's blocks.
+	BaseModels []string
 }
 
 // Router picks an engine of a pool for a request. It is safe for
@@ -70,6 +79,7 @@ type Router struct {
 	keyer          kvindex.Keyer
 	wPrefix, wLoad float64
 	wQueue         float64
+	baseModels     []string
 
 	keyBufs sync.Pool // *[]uint64, one request's block keys
 
@@ -117,7 +127,8 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 		cfg.QueueWeight = DefaultQueueWeight
 	}
 	r := &Router{policy: cfg.Policy, index: cfg.Index, wPrefix: cfg.PrefixWeight, wLoad: cfg.LoadWeight, wQueue: cfg.QueueWeight,
-		matched: telemetry.NewValueHistogram(matchedBuckets), decision: telemetry.NewHistogram(decisionBuckets)}
+		baseModels: slices.Clone(cfg.BaseModels),
+		matched:    telemetry.NewValueHistogram(matchedBuckets), decision: telemetry.NewHistogram(decisionBuckets)}
 	if cfg.Index != nil {
 		r.keyer = cfg.Index.Keyer()
 	}
@@ -184,8 +195,18 @@ func (r *Router) begin(g *protocol.GenerateRequest) route {
 	if g.CacheSalt != nil {
 		salt = *g.CacheSalt
 	}
-	keys := r.keyer.Keys((*bp)[:0], r.keyer.Root("", salt), g.TokenIDs)
+	keys := r.keyer.Keys((*bp)[:0], r.keyer.Root(r.loRA(g), salt), g.TokenIDs)
 	return route{keys: keys, buf: bp, prefix: true}
+}
+
+// loRA is the LoRA adapter g asks for ("" for the base model): its model
+// when that is set and none of the base model's names, as vLLM's serving
+// layer resolves it (_maybe_get_adapters).
+func (r *Router) loRA(g *protocol.GenerateRequest) string {
+	if g.Model == nil || *g.Model == "" || slices.Contains(r.baseModels, *g.Model) {
+		return ""
+	}
+	return *g.Model
 }
 
 // end returns the route's buffers.

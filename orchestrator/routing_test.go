@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vrender/vrender/enginesim"
+	"github.com/vrender/vrender/kvevents"
 	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/protocol"
@@ -318,5 +319,74 @@ func TestPickPrefixAgainstBruteForce(t *testing.T) {
 		if got != want {
 			t.Fatalf("trial %d: pick chose %v, brute force %v", trial, got, want)
 		}
+	}
+}
+
+// TestLoRAKeyedRouting: a generate request whose model names a LoRA
+// adapter (none of the base model's served names) keys its blocks with
+// the adapter, so the same prompt under the base model, two adapters and
+// an alias of the base model matches exactly its own blocks; KV events
+// carrying lora_name land in that adapter's key space, and an event
+// naming its adapter only by lora_id (older releases) is not indexed
+// (never in the base model's space).
+func TestLoRAKeyedRouting(t *testing.T) {
+	x := kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(16, "qwen")})
+	r, err := NewRouter(RouterConfig{Policy: RoutingPrefix, Index: x, BaseModels: []string{"qwen", "qwen-alias"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(model string) *protocol.GenerateRequest {
+		g := prompt(64, 0)
+		if model != "-" {
+			g.Model = &model
+		}
+		return g
+	}
+	keysOf := func(g *protocol.GenerateRequest) []uint64 {
+		rt := r.begin(g)
+		defer r.end(&rt)
+		return slices.Clone(rt.keys)
+	}
+	base := keysOf(with("-"))
+	for _, m := range []string{"", "qwen", "qwen-alias"} {
+		if k := keysOf(with(m)); !slices.Equal(k, base) {
+			t.Errorf("model %q: keys differ from the base model's", m)
+		}
+	}
+	a, b := keysOf(with("sql-lora")), keysOf(with("chat-lora"))
+	if a[0] == base[0] || b[0] == base[0] || a[0] == b[0] {
+		t.Fatal("adapters' keys must differ from each other's and the base model's")
+	}
+	root := x.Keyer().Root("sql-lora", "")
+	if want := x.Keyer().Keys(nil, root, with("-").TokenIDs); !slices.Equal(a, want) {
+		t.Error("an adapter's keys must be Root(adapter name) chained, as events are keyed")
+	}
+
+	// The engine stored the prompt's 4 blocks under sql-lora.
+	name := "sql-lora"
+	ev := kvevents.Event{Tag: kvevents.TagBlockStored, TokenIDs: with("-").TokenIDs, BlockSize: 16, LoRAName: &name,
+		LoRAID: new(int64), ExtraKeys: [][]any{{name}, {name}, {name}, {name}}}
+	for i := range 4 {
+		ev.BlockHashes = append(ev.BlockHashes, kvevents.IntHash(uint64(100+i)))
+	}
+	r.ApplyKVEvents("http://e", kvevents.Batch{Events: []kvevents.Event{ev}}, quietLog())
+	if got := x.Match("http://e", a); got != 4 {
+		t.Errorf("sql-lora request: %d blocks matched, want 4", got)
+	}
+	if x.Match("http://e", base) != 0 || x.Match("http://e", b) != 0 {
+		t.Error("the base model's or another adapter's request matched sql-lora's blocks")
+	}
+	// The same blocks with only a lora_id: not indexed anywhere.
+	ev.LoRAName = nil
+	for i := range ev.BlockHashes {
+		ev.BlockHashes[i] = kvevents.IntHash(uint64(200 + i))
+	}
+	before := r.unmapped.Load()
+	r.ApplyKVEvents("http://f", kvevents.Batch{Events: []kvevents.Event{ev}}, quietLog())
+	if x.Match("http://f", base) != 0 || x.Match("http://f", a) != 0 {
+		t.Error("blocks of an adapter known only by id were indexed")
+	}
+	if got := r.unmapped.Load() - before; got != 4 {
+		t.Errorf("%d blocks counted unindexed, want 4", got)
 	}
 }

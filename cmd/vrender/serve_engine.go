@@ -26,7 +26,10 @@ import (
 type engineFlags struct {
 	// simKeys are the server's --api-key values: the in-process simulated
 	// engines demand one too, so their loopback port is no open door.
-	simKeys                  []string
+	simKeys []string
+	// servedNames are serve's --served-model-name values (or MODEL): a
+	// request's "model" naming none of them asks for a LoRA adapter.
+	servedNames              []string
 	engines, prefill, decode stringList
 	config                   string
 	healthInterval           setDuration
@@ -197,7 +200,7 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 	if f.requestTimeout < 0 {
 		return nil, noop, usagef("--engine-request-timeout must not be negative, got %s", f.requestTimeout)
 	}
-	router, err := f.routing.router(modelName)
+	router, err := f.routing.router(append([]string{modelName}, f.servedNames...)...)
 	if err != nil {
 		return nil, noop, err
 	}

@@ -83,8 +83,10 @@ func (f *routingFlags) eventSources(engines []string) ([]orchestrator.KVEventSou
 }
 
 // router builds the router the pools share (nil, nil for the default
-// least-outstanding policy without events).
-func (f *routingFlags) router(modelName string) (*orchestrator.Router, error) {
+// least-outstanding policy without events). names are the served model
+// names, the first keying every block; any other "model" names a LoRA
+// adapter.
+func (f *routingFlags) router(names ...string) (*orchestrator.Router, error) {
 	switch {
 	case f.blockSize < 1:
 		return nil, usagef("--kv-block-size must be at least 1")
@@ -97,9 +99,10 @@ func (f *routingFlags) router(modelName string) (*orchestrator.Router, error) {
 	case f.queueEvery < 0:
 		return nil, usagef("--engine-metrics-interval must not be negative (0 turns scraping off)")
 	}
-	cfg := orchestrator.RouterConfig{Policy: f.policy, PrefixWeight: f.prefixWeight, LoadWeight: f.loadWeight, QueueWeight: f.queueWeight}
+	cfg := orchestrator.RouterConfig{Policy: f.policy, PrefixWeight: f.prefixWeight, LoadWeight: f.loadWeight, QueueWeight: f.queueWeight,
+		BaseModels: names}
 	if f.policy == orchestrator.RoutingPrefix {
-		cfg.Index = kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(f.blockSize, modelName),
+		cfg.Index = kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(f.blockSize, names[0]),
 			MaxBlocksPerEngine: f.indexBlocks, PredictTTL: f.predictTTL})
 	} else if len(f.kvEvents) > 0 {
 		return nil, usagef("--kv-events-endpoint needs --routing prefix")
