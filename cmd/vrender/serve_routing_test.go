@@ -93,7 +93,8 @@ func TestKVEventsConfigFlag(t *testing.T) {
 		{`{"enable_kv_cache_events":true,"endpoint":"ipc:///tmp/x"}`, "tcp://", false},
 		{`{"enable_kv_cache_events":true,"endpoint":"tcp://127.0.0.1:0"}`, "", true},
 	} {
-		pub, err := startKVEventPublisher(c.json, 16, quietTestLog())
+		f := simCacheFlags{cacheBlocks: 16, blockSize: 16, kvEvents: c.json}
+		pub, _, err := f.publisher(quietTestLog(), false)
 		switch {
 		case c.errSub == "" && err != nil:
 			t.Errorf("%s: %v", c.json, err)
@@ -106,9 +107,11 @@ func TestKVEventsConfigFlag(t *testing.T) {
 			_ = pub.Close()
 		}
 	}
-	if _, err := startKVEventPublisher(`{"enable_kv_cache_events":true}`, 0, quietTestLog()); err == nil ||
-		!strings.Contains(err.Error(), "--num-gpu-blocks-override") {
-		t.Errorf("events without a prefix cache: %v", err)
+	for _, prefix := range []string{"", "sim-"} {
+		f := simCacheFlags{prefix: prefix, blockSize: 16, kvEvents: `{"enable_kv_cache_events":true}`}
+		if _, _, err := f.publisher(quietTestLog(), false); err == nil || !strings.Contains(err.Error(), "--"+prefix+"num-gpu-blocks-override") {
+			t.Errorf("events without a prefix cache: %v", err)
+		}
 	}
 }
 
