@@ -383,3 +383,89 @@ func TestMatchCertificatesAgainstScan(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexBoundedUnderEventSoak is a long random stream of what engines
+// and the router do: chained BlockStored events (parents known, unknown,
+// or evicted), BlockRemoved of known and unknown hashes, clears,
+// predictions and a clock running through many TTLs, over a few engines.
+// Every engine's LRU stays within the bound, its engine-hash map and probe
+// table mirror no more than the LRU holds, and the probe table's memory
+// stays within its growth bound.
+func TestIndexBoundedUnderEventSoak(t *testing.T) {
+	const bound = 300
+	now := time.Unix(1e6, 0)
+	k := NewKeyer(4, "")
+	x := New(Config{Keyer: k, MaxBlocksPerEngine: bound, PredictTTL: time.Second, Now: func() time.Time { return now }})
+	rng := rand.New(rand.NewPCG(11, 12))
+	engines := []string{"a", "b", "c", "d"}
+	var known [4][]uint64 // engine hashes stored per engine, some long evicted
+	next := uint64(1)
+	peak := 0
+	check := func(op int) {
+		t.Helper()
+		for name, e := range x.engines {
+			peak = max(peak, e.blocks.Len())
+			switch n := e.blocks.Len(); {
+			case n > bound:
+				t.Fatalf("op %d, engine %s: %d entries, bound %d", op, name, n, bound)
+			case len(e.byHash) > n:
+				t.Fatalf("op %d, engine %s: %d engine hashes for %d entries", op, name, len(e.byHash), n)
+			case e.expiry.n != n:
+				t.Fatalf("op %d, engine %s: probe table has %d entries, LRU %d", op, name, e.expiry.n, n)
+			case len(e.expiry.slots) > 4*bound:
+				t.Fatalf("op %d, engine %s: probe table of %d slots for a bound of %d", op, name, len(e.expiry.slots), bound)
+			}
+		}
+	}
+	for op := range 200000 {
+		ei := rng.IntN(len(engines))
+		engine := engines[ei]
+		switch r := rng.IntN(100); {
+		case r < 35: // a prompt stored, continuing a known block or from the root
+			n := 1 + rng.IntN(8)
+			st := StoredBlocks{BlockSize: 4, Tokens: seq(4*n, rng.IntN(1<<16))}
+			if h := known[ei]; len(h) > 0 && rng.IntN(2) == 0 {
+				st.Parent, st.HasParent = h[rng.IntN(len(h))], true
+			}
+			for range n {
+				st.Hashes = append(st.Hashes, next)
+				known[ei] = append(known[ei], next)
+				next++
+			}
+			err := x.Store(engine, st)
+			if err != nil && !errors.Is(err, ErrUnknownParent) {
+				t.Fatal(err)
+			}
+		case r < 60: // evictions, of blocks the index has or long lost
+			var hs []uint64
+			for range 1 + rng.IntN(6) {
+				if h := known[ei]; len(h) > 0 {
+					hs = append(hs, h[rng.IntN(len(h))])
+				}
+				hs = append(hs, rng.Uint64())
+			}
+			x.Remove(engine, hs)
+		case r < 90: // a routed request's prediction
+			keys := k.Keys(nil, k.Root("", ""), seq(4*(1+rng.IntN(30)), rng.IntN(1<<10)))
+			x.Predict(engine, keys, x.Match(engine, keys))
+		case r < 91:
+			x.Clear(engine)
+			known[ei] = known[ei][:0]
+		default:
+			now = now.Add(time.Duration(rng.IntN(400)) * time.Millisecond)
+		}
+		if len(known[ei]) > 4*bound { // the stream's own memory, not the index's
+			known[ei] = append(known[ei][:0], known[ei][len(known[ei])-bound:]...)
+		}
+		if op%1000 == 0 {
+			check(op)
+		}
+	}
+	check(-1)
+	if peak < bound {
+		t.Errorf("no engine reached the bound (peak %d of %d): the soak did not test eviction", peak, bound)
+	}
+	if n := x.Len(); n > len(engines)*bound {
+		t.Fatalf("index holds %d entries for %d engines of bound %d", n, len(engines), bound)
+	}
+}
