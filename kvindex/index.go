@@ -13,7 +13,7 @@ import (
 const (
 	// DefaultMaxBlocksPerEngine bounds each engine's entries: 2^18 blocks
 	// of 16 tokens are 4M tokens, more KV cache than one engine holds, at
-	// about 100 bytes an entry.
+	// about 216 bytes an entry (LRU, engine-hash map and probe table).
 	DefaultMaxBlocksPerEngine = 1 << 18
 	// DefaultPredictTTL is how long a predicted entry counts without an
 	// event confirming it: long enough for an agent's next turn, short
