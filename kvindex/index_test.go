@@ -222,8 +222,8 @@ func TestKey16IsXXH3(t *testing.T) {
 			}
 		}
 		seed := rng.Uint64()
-		if got, want := key16(seed, &b), keyPacked(buf, seed, b[:]); got != want {
-			t.Fatalf("trial %d: key16 = %x, xxh3 of the packed ids = %x", trial, got, want)
+		if got, want := NewKeyer(16, "").Next(seed, b[:]), keyPacked(buf, seed, b[:]); got != want {
+			t.Fatalf("trial %d: the 16-id key = %x, xxh3 of the packed ids = %x", trial, got, want)
 		}
 	}
 	k := NewKeyer(16, "m")

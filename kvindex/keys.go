@@ -57,14 +57,10 @@ func appendField(b []byte, s string) []byte {
 func (k Keyer) Keys(dst []uint64, root uint64, tokens []int) []uint64 {
 	n := len(tokens) / k.blockSize
 	dst = growKeys(dst, n)
-	parent := root
 	if k.blockSize == DefaultBlockSize {
-		for i := range n {
-			parent = key16(parent, (*[16]int)(tokens[i*16:]))
-			dst = append(dst, parent)
-		}
-		return dst
+		return keys16(dst, root, tokens[:16*n])
 	}
+	parent := root
 	var scratch [4 * 64]byte
 	buf := scratch[:0]
 	if 4*k.blockSize > len(scratch) {
@@ -89,7 +85,8 @@ func growKeys(dst []uint64, n int) []uint64 {
 // is parent: Keys block by block, for the token ids KV events carry.
 func (k Keyer) Next(parent uint64, block []int) uint64 {
 	if len(block) == DefaultBlockSize {
-		return key16(parent, (*[16]int)(block))
+		var out [1]uint64
+		return keys16(out[:0], parent, block)[0]
 	}
 	var scratch [4 * 64]byte
 	buf := scratch[:0]
@@ -123,21 +120,37 @@ const (
 	len64Prime = 0x8dde6c617af2a1c0 // 64 * 11400714785074694791
 )
 
-// key16 is keyPacked for a block of 16 ids without the copy: xxh3-64's
-// path for 17-128 bytes unrolled for exactly 64, reading each 8-byte word
-// of the packed ids straight from two ids. Every routing decision hashes
-// the whole prompt, and this halves the multiplications of hashing the
-// ids in their 8-byte form; TestKey16IsXXH3 holds it to the library.
-func key16(seed uint64, b *[16]int) uint64 {
-	w := func(i int) uint64 { return uint64(uint32(b[2*i])) | uint64(uint32(b[2*i+1]))<<32 }
-	acc := uint64(len64Prime)
-	acc += mulFold(w(2)^(secret32+seed), w(3)^(secret40-seed))
-	acc += mulFold(w(4)^(secret48+seed), w(5)^(secret56-seed))
-	acc += mulFold(w(0)^(secret00+seed), w(1)^(secret08-seed))
-	acc += mulFold(w(6)^(secret16+seed), w(7)^(secret24-seed))
-	acc ^= acc >> 37
-	acc *= 0x165667919e3779f9
-	return acc ^ acc>>32
+// keys16 is Keys for blocks of 16 ids (len(tokens) a multiple of 16, room
+// in dst for their keys), without the copy keyPacked makes: xxh3-64's path
+// for 17-128 bytes unrolled for exactly 64, each 8-byte word of the packed
+// ids read straight from two ids. Every routing decision hashes the whole
+// prompt, and this halves the multiplications of hashing the ids in their
+// 8-byte form; the hash is written into the loop because the compiler
+// does not inline it, and a call per block spills the loop's registers (5
+// to 7 % slower). TestKey16IsXXH3 holds it to the library.
+func keys16(dst []uint64, parent uint64, tokens []int) []uint64 {
+	out := dst[len(dst) : len(dst)+len(tokens)/16]
+	for i := range out {
+		b := (*[16]int)(tokens[16*i:])
+		w0 := uint64(uint32(b[0])) | uint64(uint32(b[1]))<<32
+		w1 := uint64(uint32(b[2])) | uint64(uint32(b[3]))<<32
+		w2 := uint64(uint32(b[4])) | uint64(uint32(b[5]))<<32
+		w3 := uint64(uint32(b[6])) | uint64(uint32(b[7]))<<32
+		w4 := uint64(uint32(b[8])) | uint64(uint32(b[9]))<<32
+		w5 := uint64(uint32(b[10])) | uint64(uint32(b[11]))<<32
+		w6 := uint64(uint32(b[12])) | uint64(uint32(b[13]))<<32
+		w7 := uint64(uint32(b[14])) | uint64(uint32(b[15]))<<32
+		acc := uint64(len64Prime)
+		acc += mulFold(w2^(secret32+parent), w3^(secret40-parent))
+		acc += mulFold(w4^(secret48+parent), w5^(secret56-parent))
+		acc += mulFold(w0^(secret00+parent), w1^(secret08-parent))
+		acc += mulFold(w6^(secret16+parent), w7^(secret24-parent))
+		acc ^= acc >> 37
+		acc *= 0x165667919e3779f9
+		parent = acc ^ acc>>32
+		out[i] = parent
+	}
+	return dst[:len(dst)+len(out)]
 }
 
 func mulFold(x, y uint64) uint64 {
