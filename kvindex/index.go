@@ -96,8 +96,12 @@ func (e *engineBlocks) cert(expires int64) certificate {
 // prefix it names is held. A Go map lookup, so only for a few probes.
 func (e *engineBlocks) certified(key uint64, now int64) (certificate, bool) {
 	b, ok := e.blocks.Peek(key)
-	c := b.cert
-	return c, ok && c.epoch == e.epoch+1 && (c.expires == 0 || c.expires > now)
+	return b.cert, ok && e.valid(b.cert, now)
+}
+
+// valid reports whether c is of the current epoch and unexpired at now.
+func (e *engineBlocks) valid(c certificate, now int64) bool {
+	return c.epoch == e.epoch+1 && (c.expires == 0 || c.expires > now)
 }
 
 // add stores v for key, in the LRU and the expiry table.
@@ -202,6 +206,15 @@ func (v View) Match(engine string, keys []uint64) int {
 			hi = mid
 		}
 	}
+	// Where a binary search over held blocks ends is the held prefix's end
+	// when the engine's blocks of the prompt form a prefix (mostly): each
+	// prediction there renews that block's certificate, which proves every
+	// block before it even when older certificates went stale.
+	if end := e.estimate(keys, now); end > from {
+		if _, ok := e.certified(keys[end-1], now); ok {
+			from = end
+		}
+	}
 	for i := from; i < len(keys); i++ {
 		if !e.holds(keys[i], now) {
 			return i
@@ -249,6 +262,11 @@ func (v View) Estimate(engine string, keys []uint64) int {
 		return 0
 	}
 	defer e.mu.RUnlock()
+	return e.estimate(keys, now)
+}
+
+// estimate is Estimate under e's lock.
+func (e *engineBlocks) estimate(keys []uint64, now int64) int {
 	lo, hi := 0, len(keys) // keys[:lo] taken as held, keys[hi:] as not
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
@@ -298,9 +316,14 @@ func (v View) Predict(engine string, keys []uint64, held int) {
 			cert.expires = min(pc.expires, expires)
 		}
 	}
+	nowNS := v.now.UnixNano()
 	for i := len(keys) - 1; i >= from; i-- {
 		b, ok := e.blocks.Get(keys[i])
 		if ok && b.expires == 0 {
+			if cert != (certificate{}) && !e.valid(b.cert, nowNS) {
+				b.cert = cert // a confirmed block's stale certificate renewed
+				e.blocks.Add(keys[i], b)
+			}
 			continue
 		}
 		b.expires, b.cert = expires, cert
@@ -309,9 +332,11 @@ func (v View) Predict(engine string, keys []uint64, held int) {
 }
 
 // prefixCert is a certificate for keys, a prefix said to be held: the
-// last key's own when valid, else one made by probing every key.
+// last key's own when valid, else one made by probing every key, which
+// then becomes the last key's (a removal had voided it).
 func (e *engineBlocks) prefixCert(keys []uint64, now int64) (certificate, bool) {
-	if c, ok := e.certified(keys[len(keys)-1], now); ok {
+	last := keys[len(keys)-1]
+	if c, ok := e.certified(last, now); ok {
 		return c, true
 	}
 	var minExp int64
@@ -324,7 +349,12 @@ func (e *engineBlocks) prefixCert(keys []uint64, now int64) (certificate, bool) 
 			minExp = exp
 		}
 	}
-	return e.cert(minExp), true
+	c := e.cert(minExp)
+	if b, ok := e.blocks.Peek(last); ok {
+		b.cert = c
+		e.blocks.Add(last, b)
+	}
+	return c, true
 }
 
 // StoredBlocks is a BlockStored event, in the index's terms.

@@ -469,3 +469,76 @@ func TestIndexBoundedUnderEventSoak(t *testing.T) {
 		t.Fatalf("index holds %d entries for %d engines of bound %d", n, len(engines), bound)
 	}
 }
+
+// TestRenewedCertificateKeepsThePrefixExpiry: after a removal voids the
+// certificates, a prediction renews the held prefix's by probing it; the
+// renewed certificate must expire with the prefix's earliest block, not
+// its last.
+func TestRenewedCertificateKeepsThePrefixExpiry(t *testing.T) {
+	now := time.Unix(1000, 0)
+	x := New(Config{Keyer: NewKeyer(4, ""), PredictTTL: 10 * time.Second, Now: func() time.Time { return now }})
+	k := x.Keyer()
+	keys := k.Keys(nil, k.Root("", ""), seq(4*10, 0))
+	x.Predict("e", keys[:5], 0) // blocks 0-4 expire at 1010
+	now = now.Add(time.Second)
+	x.Predict("e", keys, 5) // 5-9 at 1011
+	other := StoredBlocks{Hashes: []uint64{7}, Tokens: seq(4, 900), BlockSize: 4}
+	if err := x.Store("e", other); err != nil {
+		t.Fatal(err)
+	}
+	x.Remove("e", other.Hashes) // a removal: every certificate void
+	now = now.Add(time.Second)
+	x.Predict("e", keys, 10) // renews block 9's certificate by probing 0-9
+	if got := x.Match("e", keys); got != 10 {
+		t.Fatalf("Match = %d, want 10", got)
+	}
+	now = time.Unix(1010, 5e8) // 0-4 expired, 5-9 not
+	if got := x.Match("e", keys); got != 0 {
+		t.Errorf("the prefix's head expired: Match = %d, want 0", got)
+	}
+}
+
+// BenchmarkMatch32k is Match of a 32k-token prompt an engine holds whole,
+// confirmed by events: with its certificates valid, after a removal voided
+// them (a scan of every block), and after the next prediction renewed the
+// last block's.
+func BenchmarkMatch32k(b *testing.B) {
+	k := NewKeyer(16, "")
+	tokens := seq(32768, 0)
+	keys := k.Keys(nil, k.Root("", ""), tokens)
+	setup := func() *Index {
+		x := New(Config{Keyer: k})
+		st := StoredBlocks{BlockSize: 16, Tokens: tokens}
+		for i := range keys {
+			st.Hashes = append(st.Hashes, uint64(i+1))
+		}
+		if err := x.Store("e", st); err != nil {
+			b.Fatal(err)
+		}
+		return x
+	}
+	removal := func(x *Index) {
+		if err := x.Store("e", StoredBlocks{BlockSize: 16, Tokens: seq(16, 1e6), Hashes: []uint64{1e9}}); err != nil {
+			b.Fatal(err)
+		}
+		x.Remove("e", []uint64{1e9})
+	}
+	for _, c := range []struct {
+		name  string
+		after func(*Index)
+	}{
+		{"certified", func(*Index) {}},
+		{"after-removal", removal},
+		{"after-removal-predicted", func(x *Index) { removal(x); x.Predict("e", keys, len(keys)) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			x := setup()
+			c.after(x)
+			for b.Loop() {
+				if x.Match("e", keys) != len(keys) {
+					b.Fatal("not held")
+				}
+			}
+		})
+	}
+}
