@@ -183,3 +183,17 @@ func TestQueueScrapeTolerance(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseQueueMetrics: whatever an engine's /metrics says, the parse
+// neither panics nor yields a negative queue.
+func FuzzParseQueueMetrics(f *testing.F) {
+	f.Add("vllm:num_requests_waiting{engine=\"0\"} 7.0\nvllm:num_requests_running 3\n")
+	f.Add("vllm:num_requests_waiting 1e12\nvllm:num_requests_waiting 1e12\n")
+	f.Add("vllm:num_requests_waiting{a=\"}\"} 2 17\n# HELP x\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		w, r, err := parseQueueMetrics(strings.NewReader(in))
+		if err == nil && (w < 0 || r < 0) {
+			t.Fatalf("negative queue %d %d from %q", w, r, in)
+		}
+	})
+}
