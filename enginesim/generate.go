@@ -52,6 +52,10 @@ type generation struct {
 	cache         *prefixCache
 	hashes        []uint64
 	cachedDetails *int
+	// queue counts the generation as waiting until its first step starts,
+	// then as running (scheduled) until it ends; nil once it left.
+	queue     *schedulerQueue
+	scheduled bool
 
 	stopCh   chan struct{} // closed by an abort call
 	stopOnce sync.Once
@@ -101,6 +105,8 @@ func (s *Sim) handleGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	s.register(g)
 	defer s.unregister(g)
+	g.enqueue(&s.queue)
+	defer g.dequeue()
 	if req.Stream != nil && *req.Stream {
 		s.stream(w, r, g)
 	} else {
@@ -314,10 +320,12 @@ func (g *generation) waitStep(ctx context.Context, d time.Duration) (aborted, go
 	g.waits++
 	if g.gate != nil {
 		if step == 0 && !g.remotePrefill {
-			return g.gate.prefill(ctx, g.stopCh, d)
+			return g.gate.prefill(ctx, g.stopCh, d, g.schedule)
 		}
+		g.schedule()
 		return g.gate.decodeStep(ctx, g.stopCh, d)
 	}
+	g.schedule()
 	if d <= 0 {
 		select {
 		case <-ctx.Done():

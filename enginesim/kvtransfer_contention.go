@@ -29,9 +29,10 @@ func newPrefillGate() *prefillGate {
 	return &prefillGate{slot: make(chan struct{}, 1), idle: idle}
 }
 
-// prefill waits for its turn, then takes d with decodes stalled. It
-// reports an abort (stop closed) or the client leaving (ctx done).
-func (p *prefillGate) prefill(ctx context.Context, stop <-chan struct{}, d time.Duration) (aborted, gone bool) {
+// prefill waits for its turn, then calls started and takes d with
+// decodes stalled. It reports an abort (stop closed) or the client leaving
+// (ctx done).
+func (p *prefillGate) prefill(ctx context.Context, stop <-chan struct{}, d time.Duration, started func()) (aborted, gone bool) {
 	select {
 	case p.slot <- struct{}{}:
 	case <-ctx.Done():
@@ -39,6 +40,7 @@ func (p *prefillGate) prefill(ctx context.Context, stop <-chan struct{}, d time.
 	case <-stop:
 		return true, false
 	}
+	started()
 	p.mu.Lock()
 	p.idle = make(chan struct{})
 	p.mu.Unlock()

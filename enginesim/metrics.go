@@ -31,6 +31,12 @@ const (
 	MetricSimRequests        = "enginesim_requests"
 )
 
+// vLLM's scheduler gauges (vllm/v1/metrics/loggers.py).
+const (
+	MetricRequestsRunning = "vllm:num_requests_running"
+	MetricRequestsWaiting = "vllm:num_requests_waiting"
+)
+
 // kvBytesPerToken sizes a simulated transfer: K and V for an 8B model with
 // 36 layers, 8 KV heads of 128 dims in bf16 (36*8*128*2*2 bytes).
 const kvBytesPerToken = 147456
@@ -114,6 +120,8 @@ func (s *Sim) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		writeCounter(&b, MetricPrefixCacheQueries, "Prefix cache queries, in terms of number of queried tokens.", labels, q)
 		writeCounter(&b, MetricPrefixCacheHits, "Prefix cache hits, in terms of number of cached tokens.", labels, h)
 	}
+	writeGauge(&b, MetricRequestsRunning, "Number of requests in model execution batches.", labels, s.queue.running.Load())
+	writeGauge(&b, MetricRequestsWaiting, "Number of requests waiting to be processed.", labels, s.queue.waiting.Load())
 	writeCounter(&b, MetricPromptTokens, "Number of prefill tokens processed.", labels, s.promptTokens.Load())
 	writeCounter(&b, MetricSimRequests, "Generate requests the simulated engine accepted.", labels, s.accepted.Load())
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
@@ -125,6 +133,12 @@ func (s *Sim) handleMetrics(w http.ResponseWriter, r *http.Request) {
 func writeHistogram(b *strings.Builder, h *telemetry.Histogram, name, help, labels string) {
 	_ = telemetry.WriteHeader(b, name, "histogram", help)
 	_ = h.WriteSeriesStyle(b, name, labels, telemetry.StylePython)
+}
+
+// writeGauge writes a gauge as prometheus_client does.
+func writeGauge(b *strings.Builder, name, help, labels string, v int64) {
+	_ = telemetry.WriteHeader(b, name, "gauge", help)
+	_ = telemetry.WriteCount(b, name, labels, v, telemetry.StylePython)
 }
 
 // writeCounter writes a counter with prometheus_client's _total suffix.

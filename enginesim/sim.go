@@ -36,6 +36,7 @@ type Sim struct {
 	// accepted and promptTokens count accepted generate requests and
 	// their prompt tokens (/metrics).
 	accepted, promptTokens atomic.Int64
+	queue                  schedulerQueue
 	version                simVersion
 	now                    func() time.Time
 

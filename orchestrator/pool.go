@@ -53,6 +53,13 @@ type HealthConfig struct {
 	EjectWindow time.Duration
 }
 
+func (q QueueConfig) withDefaults() QueueConfig {
+	if q.Timeout <= 0 {
+		q.Timeout = min(q.Interval, 2*time.Second)
+	}
+	return q
+}
+
 func (h HealthConfig) withDefaults() HealthConfig {
 	if h.Interval == 0 {
 		h.Interval = defaultHealthInterval
@@ -84,6 +91,8 @@ type PoolConfig struct {
 	// Router picks each request's engine; nil means least outstanding
 	// requests.
 	Router *Router
+	// Queue is the scrape of the engines' queue gauges (off by default).
+	Queue QueueConfig
 }
 
 // Pool balances requests over interchangeable engines: each request goes
@@ -107,6 +116,7 @@ type Pool struct {
 	ejectMu  sync.Mutex
 	failOpen atomic.Int64
 	router   *Router
+	queue    QueueConfig
 	now      func() time.Time // time.Now; tests move it
 }
 
@@ -114,7 +124,8 @@ type Pool struct {
 type poolMember struct {
 	client      *engine.Client
 	outstanding atomic.Int64
-	recent      recentRate // requests routed lately (prefix routing's load)
+	recent      recentRate  // requests routed lately (prefix routing's load)
+	queue       engineQueue // the engine's own queue, scraped (prefix routing's load)
 
 	mu          sync.Mutex
 	ejected     bool
@@ -142,7 +153,8 @@ func NewPool(cfg PoolConfig, engines ...*engine.Client) (*Pool, error) {
 	if len(engines) == 0 {
 		return nil, fmt.Errorf("orchestrator: the %s pool needs at least one engine", cfg.Role)
 	}
-	p := &Pool{role: cfg.Role, health: cfg.Health.withDefaults(), http: cfg.HTTPClient, log: cfg.Logger, router: cfg.Router, now: time.Now}
+	p := &Pool{role: cfg.Role, health: cfg.Health.withDefaults(), http: cfg.HTTPClient, log: cfg.Logger, router: cfg.Router,
+		queue: cfg.Queue.withDefaults(), now: time.Now}
 	if p.http == nil {
 		// No proxy from the environment: engines are reached directly, as
 		// the engine client reaches them, so a check sees what requests see.
@@ -211,9 +223,9 @@ func (p *Pool) Start(ctx context.Context, g *protocol.GenerateRequest, requestID
 	var tried []*poolMember
 	var lastErr error
 	rt := p.router.begin(g)
-	defer p.router.end(rt)
+	defer p.router.end(&rt)
 	for {
-		m, err := p.acquire(tried, rt)
+		m, err := p.acquire(tried, &rt)
 		if err != nil {
 			if lastErr != nil {
 				return nil, lastErr
@@ -244,9 +256,9 @@ func (p *Pool) generate(ctx context.Context, g *protocol.GenerateRequest, reques
 	var lastErr error
 	var last *poolMember
 	rt := p.router.begin(g)
-	defer p.router.end(rt)
+	defer p.router.end(&rt)
 	for {
-		m, err := p.acquire(tried, rt)
+		m, err := p.acquire(tried, &rt)
 		if err != nil {
 			if lastErr != nil {
 				return nil, last, lastErr

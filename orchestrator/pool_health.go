@@ -36,6 +36,11 @@ type EngineHealth struct {
 	// engine was its last admitted one (the same figure on every engine of
 	// a pool).
 	FailOpen int64
+	// QueueKnown is true when the latest scrape of the engine's /metrics
+	// (PoolConfig.Queue) succeeded; QueueWaiting and QueueRunning are then
+	// its vllm:num_requests_waiting and vllm:num_requests_running.
+	QueueKnown                 bool
+	QueueWaiting, QueueRunning int64
 }
 
 // Health returns a snapshot of the pool's engines, in configuration order.
@@ -45,7 +50,8 @@ func (p *Pool) Health() []EngineHealth {
 		m.mu.Lock()
 		out = append(out, EngineHealth{URL: m.client.URL(), Role: p.role, Healthy: !m.ejected,
 			Outstanding: m.outstanding.Load(), ConsecutiveFailures: m.failures, Ejections: m.ejections,
-			LastError: m.lastError, LastCheck: m.lastCheck, FailOpen: p.failOpen.Load()})
+			LastError: m.lastError, LastCheck: m.lastCheck, FailOpen: p.failOpen.Load(),
+			QueueKnown: m.queue.known.Load(), QueueWaiting: m.queue.waiting.Load(), QueueRunning: m.queue.running.Load()})
 		m.mu.Unlock()
 	}
 	return out
@@ -53,16 +59,28 @@ func (p *Pool) Health() []EngineHealth {
 
 // Run checks every engine's /health at once, then every Interval, until
 // ctx is done. A passing check re-admits an ejected engine; a failing one
-// counts toward ejection. Without active checks (negative Interval) it
-// returns at once.
+// counts toward ejection. It also runs the queue scrapes (PoolConfig.Queue).
+// With neither active checks (negative Interval) nor scrapes it returns at
+// once.
 func (p *Pool) Run(ctx context.Context) {
-	if p.health.Interval < 0 {
-		return
+	var wg sync.WaitGroup
+	wg.Go(func() { p.RunQueueScrapes(ctx) })
+	p.runHealth(ctx)
+	wg.Wait()
+}
+
+func (p *Pool) runHealth(ctx context.Context) {
+	if p.health.Interval >= 0 {
+		every(ctx, p.health.Interval, p.CheckNow)
 	}
-	t := time.NewTicker(p.health.Interval)
+}
+
+// every runs f at once, then every d, until ctx is done.
+func every(ctx context.Context, d time.Duration, f func(context.Context)) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
-		p.CheckNow(ctx)
+		f(ctx)
 		select {
 		case <-ctx.Done():
 			return

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,11 @@ const (
 const (
 	DefaultPrefixWeight = 2
 	DefaultLoadWeight   = 1
+	// DefaultQueueWeight counts a request waiting in the engine's queue
+	// as one more outstanding request: it is one of vrender's own
+	// (counted once already, and waiting is worse than running) or one
+	// another router sent.
+	DefaultQueueWeight = 1
 )
 
 // RouterConfig configures a Router.
@@ -49,6 +55,19 @@ type RouterConfig struct {
 	// 10 s half-life: sessions between turns still count). Zero means the
 	// defaults; negative is an error.
 	PrefixWeight, LoadWeight float64
+	// QueueWeight weighs the requests waiting in an engine's own queue (its
+	// vllm:num_requests_waiting, scraped when PoolConfig.Queue is on) into
+	// its load, so traffic other routers send to it counts too. Zero means
+	// DefaultQueueWeight; negative is an error.
+	QueueWeight float64
+	// BaseModels are the names a request's "model" may carry for the base
+	// model (the served names). A generate request whose model is another
+	// non-empty name asks for that LoRA adapter (vLLM's --lora-modules
+	// name), and its blocks are keyed with the adapter's name, as the
+	// engine keys them (and names them in KV events as lora_name): the same
+	// prompt under two adapters, or under one and the base model, never
+	// matches the other's blocks.
+	BaseModels []string
 }
 
 // Router picks an engine of a pool for a request. It is safe for
@@ -59,6 +78,8 @@ type Router struct {
 	index          *kvindex.Index
 	keyer          kvindex.Keyer
 	wPrefix, wLoad float64
+	wQueue         float64
+	baseModels     []string
 
 	keyBufs sync.Pool // *[]uint64, one request's block keys
 
@@ -93,7 +114,7 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	default:
 		return nil, fmt.Errorf("orchestrator: unknown routing policy %q (want prefix, least-outstanding or round-robin)", cfg.Policy)
 	}
-	if cfg.PrefixWeight < 0 || cfg.LoadWeight < 0 {
+	if cfg.PrefixWeight < 0 || cfg.LoadWeight < 0 || cfg.QueueWeight < 0 {
 		return nil, fmt.Errorf("orchestrator: routing weights must not be negative")
 	}
 	if cfg.PrefixWeight == 0 {
@@ -102,8 +123,12 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	if cfg.LoadWeight == 0 {
 		cfg.LoadWeight = DefaultLoadWeight
 	}
-	r := &Router{policy: cfg.Policy, index: cfg.Index, wPrefix: cfg.PrefixWeight, wLoad: cfg.LoadWeight,
-		matched: telemetry.NewValueHistogram(matchedBuckets), decision: telemetry.NewHistogram(decisionBuckets)}
+	if cfg.QueueWeight == 0 {
+		cfg.QueueWeight = DefaultQueueWeight
+	}
+	r := &Router{policy: cfg.Policy, index: cfg.Index, wPrefix: cfg.PrefixWeight, wLoad: cfg.LoadWeight, wQueue: cfg.QueueWeight,
+		baseModels: slices.Clone(cfg.BaseModels),
+		matched:    telemetry.NewValueHistogram(matchedBuckets), decision: telemetry.NewHistogram(decisionBuckets)}
 	if cfg.Index != nil {
 		r.keyer = cfg.Index.Keyer()
 	}
@@ -156,10 +181,11 @@ type route struct {
 	prefix bool
 }
 
-// begin computes g's block keys when the policy needs them.
-func (r *Router) begin(g *protocol.GenerateRequest) *route {
+// begin computes g's block keys when the policy needs them. The route is
+// a value, kept on the caller's stack: a decision allocates nothing.
+func (r *Router) begin(g *protocol.GenerateRequest) route {
 	if r == nil || r.policy != RoutingPrefix {
-		return &route{}
+		return route{}
 	}
 	bp, _ := r.keyBufs.Get().(*[]uint64)
 	if bp == nil {
@@ -169,8 +195,18 @@ func (r *Router) begin(g *protocol.GenerateRequest) *route {
 	if g.CacheSalt != nil {
 		salt = *g.CacheSalt
 	}
-	keys := r.keyer.Keys((*bp)[:0], r.keyer.Root("", salt), g.TokenIDs)
-	return &route{keys: keys, buf: bp, prefix: true}
+	keys := r.keyer.Keys((*bp)[:0], r.keyer.Root(r.loRA(g), salt), g.TokenIDs)
+	return route{keys: keys, buf: bp, prefix: true}
+}
+
+// loRA is the LoRA adapter g asks for ("" for the base model): its model
+// when that is set and none of the base model's names, as vLLM's serving
+// layer resolves it (_maybe_get_adapters).
+func (r *Router) loRA(g *protocol.GenerateRequest) string {
+	if g.Model == nil || *g.Model == "" || slices.Contains(r.baseModels, *g.Model) {
+		return ""
+	}
+	return *g.Model
 }
 
 // end returns the route's buffers.
@@ -188,62 +224,154 @@ func (r *Router) end(rt *route) {
 // pick chooses among the admitted members not in tried, visiting them from
 // start (so ties are taken in turn); nil when none is left.
 func (r *Router) pick(members []*poolMember, tried []*poolMember, start int, rt *route) *poolMember {
-	n := len(members)
-	policy := RoutingLeastOutstanding
-	if r != nil {
-		policy = r.policy
-	}
-	var began time.Time
-	var loads []float64 // prefix routing: outstanding + recently routed, per member
-	var maxLoad float64
 	if rt.prefix {
-		began = time.Now()
-		loads = make([]float64, n)
-		for i, m := range members {
-			loads[i] = float64(m.outstanding.Load()) + m.recent.value(began)
-			maxLoad = max(maxLoad, loads[i])
-		}
+		return r.pickPrefix(members, tried, start, rt)
 	}
+	n := len(members)
 	var best *poolMember
 	var bestLoad int64
-	bestScore, bestMatch := 0.0, 0
+	for i := range n {
+		m := members[(start+i)%n]
+		if m.isEjected() || contains(tried, m) {
+			continue
+		}
+		if r != nil && r.policy == RoutingRoundRobin {
+			return m
+		}
+		if load := m.outstanding.Load(); best == nil || load < bestLoad {
+			best, bestLoad = m, load
+		}
+	}
+	return best
+}
+
+// candidate is one engine's standing in a prefix decision.
+type candidate struct {
+	m       *poolMember
+	rot     int     // position in the visit from start: full ties go to the first
+	load    int64   // outstanding requests: the tie-break after the score
+	penalty float64 // the score's load term
+	guess   int     // an estimate of the blocks it holds, to try likely winners first
+}
+
+// score is c's score holding match of the prompt's nk blocks.
+func (r *Router) score(c *candidate, match, nk int) float64 {
+	s := -c.penalty
+	if nk > 0 {
+		s += r.wPrefix * float64(match) / float64(nk)
+	}
+	return s
+}
+
+// beats reports whether c scoring s wins over b scoring bs: the higher
+// score, then fewer outstanding requests, then the earlier in turn.
+func beats(c *candidate, s float64, b *candidate, bs float64) bool {
+	if s != bs {
+		return s > bs
+	}
+	if c.load != b.load {
+		return c.load < b.load
+	}
+	return c.rot < b.rot
+}
+
+// pickPrefix is pick for prefix routing: the highest score, wPrefix times
+// the fraction of the prompt's blocks an engine holds minus wLoad times
+// its load over the busiest engine's. An engine's held prefix is found by
+// a scan that stops at its first missing block, one probe per held block;
+// to spend those probes on the likely winner, engines are tried in the
+// order of a cheap estimate, and an engine that would need more than it
+// can hold to beat the best so far is dropped after one probe (holding
+// the block it would need last is necessary): a 32k-token prompt held by
+// one engine costs that engine's scan, not every engine's.
+func (r *Router) pickPrefix(members []*poolMember, tried []*poolMember, start int, rt *route) *poolMember {
+	began := time.Now()
+	view := r.index.At()
+	n := len(members)
+	var buf [16]candidate
+	cands := buf[:0]
+	if n > len(buf) {
+		cands = make([]candidate, 0, n)
+	}
+	maxLoad := 0.0
+	var loadBuf [16]float64
+	loads := loadBuf[:0]
+	if n > len(loadBuf) {
+		loads = make([]float64, 0, n)
+	}
+	for _, m := range members {
+		l := r.load(m, began)
+		loads = append(loads, l)
+		maxLoad = max(maxLoad, l)
+	}
+	nk := len(rt.keys)
 	for i := range n {
 		k := (start + i) % n
 		m := members[k]
 		if m.isEjected() || contains(tried, m) {
 			continue
 		}
-		load := m.outstanding.Load()
-		switch policy {
-		case RoutingRoundRobin:
-			return m
-		case RoutingPrefix:
-			match := r.index.Match(m.client.URL(), rt.keys)
-			score := 0.0
-			if len(rt.keys) > 0 {
-				score = r.wPrefix * float64(match) / float64(len(rt.keys))
-			}
-			if maxLoad > 0 {
-				score -= r.wLoad * loads[k] / maxLoad
-			}
-			if best == nil || score > bestScore || (score == bestScore && load < bestLoad) {
-				best, bestLoad, bestScore, bestMatch = m, load, score, match
-			}
-		default:
-			if best == nil || load < bestLoad {
-				best, bestLoad = m, load
-			}
+		c := candidate{m: m, rot: i, load: m.outstanding.Load()}
+		if maxLoad > 0 {
+			c.penalty = r.wLoad * loads[k] / maxLoad
+		}
+		if nk > 0 {
+			c.guess = view.Estimate(m.client.URL(), rt.keys)
+		}
+		cands = append(cands, c)
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	// Likely winners first: insertion sort, as pools are small.
+	for i := 1; i < len(cands); i++ {
+		for j := i; j > 0 && beats(&cands[j], r.score(&cands[j], cands[j].guess, nk), &cands[j-1], r.score(&cands[j-1], cands[j-1].guess, nk)); j-- {
+			cands[j], cands[j-1] = cands[j-1], cands[j]
 		}
 	}
-	if best != nil && rt.prefix {
-		best.recent.add(began)
-		r.index.Predict(best.client.URL(), rt.keys, bestMatch)
-		r.decision.Observe(time.Since(began))
-		r.matched.ObserveValue(int64(bestMatch))
-		r.prompt.Add(int64(len(rt.keys)))
-		r.hits.Add(int64(bestMatch))
+	var best *candidate
+	bestScore, bestMatch := 0.0, 0
+	for i := range cands {
+		c := &cands[i]
+		url := c.m.client.URL()
+		if best != nil && nk > 0 {
+			// need: the fewest held blocks with which c beats best.
+			lo, hi := 0, nk+1
+			for lo < hi {
+				mid := int(uint(lo+hi) >> 1)
+				if beats(c, r.score(c, mid, nk), best, bestScore) {
+					hi = mid
+				} else {
+					lo = mid + 1
+				}
+			}
+			if lo > nk || lo > 0 && !view.Holds(url, rt.keys[lo-1]) {
+				continue
+			}
+		}
+		match := 0
+		if nk > 0 {
+			match = view.Match(url, rt.keys)
+		}
+		if s := r.score(c, match, nk); best == nil || beats(c, s, best, bestScore) {
+			best, bestScore, bestMatch = c, s, match
+		}
 	}
-	return best
+	m := best.m
+	m.recent.add(began)
+	view.Predict(m.client.URL(), rt.keys, bestMatch)
+	r.decision.Observe(time.Since(began))
+	r.matched.ObserveValue(int64(bestMatch))
+	r.prompt.Add(int64(nk))
+	r.hits.Add(int64(bestMatch))
+	return m
+}
+
+// load is m's load for the scorer: its outstanding requests plus those
+// routed to it lately, plus the requests waiting in its own queue by its
+// last metrics scrape (none when not scraped).
+func (r *Router) load(m *poolMember, now time.Time) float64 {
+	return float64(m.outstanding.Load()) + m.recent.value(now) + r.wQueue*float64(m.queue.waitingNow())
 }
 
 // EventBatch counts a KV event batch applied to the index.

@@ -66,6 +66,14 @@ func (r *Router) ApplyKVEvents(engine string, b kvevents.Batch, log *slog.Logger
 		}
 		switch ev.Tag {
 		case kvevents.TagBlockStored:
+			if ev.LoRAID != nil && ev.LoRAName == nil {
+				// An adapter's blocks named only by its engine-local id
+				// (releases before lora_name): they cannot be put in the
+				// adapter's key space, and must not land in the base
+				// model's.
+				r.unmapped.Add(int64(len(ev.BlockHashes)))
+				continue
+			}
 			st := kvindex.StoredBlocks{Hashes: make([]uint64, len(ev.BlockHashes)), Tokens: ev.TokenIDs, BlockSize: ev.BlockSize}
 			for i, h := range ev.BlockHashes {
 				st.Hashes[i] = h.Key()

@@ -171,6 +171,20 @@ func (s *server) writeEngineHealth(m *metricWriter) error {
 	for i, h := range health {
 		m.sample("vrender_engine_outstanding_requests", labels[i], h.Outstanding)
 	}
+	// The engines' own queues, for those whose /metrics was scraped
+	// (serve --engine-metrics-interval).
+	m.header("vrender_engine_queue_waiting_requests", "gauge", "The engine's vllm:num_requests_waiting at its last metrics scrape.")
+	for i, h := range health {
+		if h.QueueKnown {
+			m.sample("vrender_engine_queue_waiting_requests", labels[i], h.QueueWaiting)
+		}
+	}
+	m.header("vrender_engine_queue_running_requests", "gauge", "The engine's vllm:num_requests_running at its last metrics scrape.")
+	for i, h := range health {
+		if h.QueueKnown {
+			m.sample("vrender_engine_queue_running_requests", labels[i], h.QueueRunning)
+		}
+	}
 	m.header("vrender_engine_ejections_total", "counter", "Times the engine was ejected from its pool.")
 	for i, h := range health {
 		m.sample("vrender_engine_ejections_total", labels[i], h.Ejections)

@@ -40,11 +40,7 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		kvLatency   time.Duration
 		serial      bool
 		lpShape     string
-		cacheBlocks int
-		blockSize   int
-		prefillTok  time.Duration
-		ptDetails   bool
-		kvEvents    string
+		cache       simCacheFlags
 	)
 	mf.register(c, true)
 	c.fs.StringVar(&host, "host", "", "`HOST` address to listen on (default: all interfaces)")
@@ -68,15 +64,7 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	c.fs.BoolVar(&serial, "serial-prefill", false, "run prefills (--first-token-latency) one at a time and stall decoding while one runs,\n"+
 		"as a batch-at-a-time engine does: the interference disaggregated serving removes")
 
-	c.fs.IntVar(&cacheBlocks, "num-gpu-blocks-override", 0, "KV cache capacity in blocks (`N`) of the simulated automatic prefix cache\n"+
-		"(an LRU of full blocks, evicted tail first); 0: no prefix cache")
-	c.fs.IntVar(&blockSize, "block-size", 16, "KV cache block size in tokens (`N`)")
-	c.fs.DurationVar(&prefillTok, "prefill-token-latency", 0, "`DURATION` added to the first-token latency per prompt token the prefix cache\n"+
-		"does not hold (every token without one), e.g. 50us")
-	c.fs.BoolVar(&ptDetails, "enable-prompt-tokens-details", false, "report usage.prompt_tokens_details.cached_tokens")
-	c.fs.StringVar(&kvEvents, "kv-events-config", "", "vLLM's KVEventsConfig `JSON`, e.g. {\"enable_kv_cache_events\":true,\"publisher\":\"zmq\",\n"+
-		"\"endpoint\":\"tcp://*:5557\",\"replay_endpoint\":\"tcp://*:5558\"}: the prefix cache's changes published as vLLM's\n"+
-		"KV events (BlockStored, BlockRemoved, AllBlocksCleared; needs --num-gpu-blocks-override)")
+	cache.register(c, "")
 
 	rest, err := c.parse(args, stdout)
 	if err != nil {
@@ -104,10 +92,10 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := enginesim.ValidateKVRole(kvRole); err != nil {
 		return usagef("--kv-role: %v", err)
 	}
-	if cacheBlocks < 0 || blockSize < 1 {
-		return usagef("--num-gpu-blocks-override must not be negative and --block-size must be at least 1")
+	if err := cache.validate(); err != nil {
+		return err
 	}
-	if firstToken < 0 || perToken < 0 || kvLatency < 0 || prefillTok < 0 {
+	if firstToken < 0 || perToken < 0 || kvLatency < 0 {
 		return usagef("latencies must not be negative")
 	}
 	level := slog.LevelInfo
@@ -131,26 +119,20 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		KVTransferLatency: kvLatency,
 		SerialPrefill:     serial,
 		LogprobsShape:     lpShape,
-
-		PrefixCacheBlocks:         cacheBlocks,
-		BlockSize:                 blockSize,
-		PrefillTokenLatency:       prefillTok,
-		EnablePromptTokensDetails: ptDetails,
 	}
+	cache.apply(&cfg)
 	if script != "" {
 		if cfg.Script, err = enginesim.LoadScript(script, m.Tokenizer); err != nil {
 			return err
 		}
 	}
-	if kvEvents != "" {
-		pub, err := startKVEventPublisher(kvEvents, cacheBlocks, log)
-		if err != nil {
-			return err
-		}
-		if pub != nil {
-			defer pub.Close()
-			cfg.KVEvents = pub
-		}
+	pub, _, err := cache.publisher(log, false)
+	if err != nil {
+		return err
+	}
+	if pub != nil {
+		defer pub.Close()
+		cfg.KVEvents = pub
 	}
 	sim, err := enginesim.New(m, cfg)
 	if err != nil {
@@ -166,8 +148,8 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	log.Info("simulated engine serving", "addr", ln.Addr().String(), "model", name, "script", script,
 		"first_token_latency", firstToken, "token_latency", perToken, "fault", fault,
-		"kv_role", kvRole, "serial_prefill", serial, "prefix_cache_blocks", cacheBlocks, "block_size", blockSize,
-		"prefill_token_latency", prefillTok)
+		"kv_role", kvRole, "serial_prefill", serial, "prefix_cache_blocks", cache.cacheBlocks, "block_size", cache.blockSize,
+		"prefill_token_latency", cache.prefillTok)
 	return server.Serve(ctx, ln, sim.Handler(), server.ServeOptions{Logger: log})
 }
 
@@ -183,14 +165,15 @@ type kvEventsConfig struct {
 	Topic               string  `json:"topic"`
 }
 
-// startKVEventPublisher parses --kv-events-config and binds the publisher;
-// nil when events are disabled (publisher null or events off).
-func startKVEventPublisher(text string, cacheBlocks int, log *slog.Logger) (*kvevents.Publisher, error) {
+// parseKVEventsConfig reads --kv-events-config into a publisher's
+// configuration; on is false when events are disabled (publisher null or
+// events off). flag spells a flag's name for errors.
+func parseKVEventsConfig(text string, cacheBlocks int, flag func(string) string) (cfg kvevents.PublisherConfig, on bool, err error) {
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.DisallowUnknownFields()
 	var c kvEventsConfig
 	if err := dec.Decode(&c); err != nil {
-		return nil, usagef("--kv-events-config: %v", err)
+		return cfg, false, usagef("%s: %v", flag("kv-events-config"), err)
 	}
 	publisher := "null"
 	if c.EnableKVCacheEvents {
@@ -201,13 +184,13 @@ func startKVEventPublisher(text string, cacheBlocks int, log *slog.Logger) (*kve
 	}
 	switch {
 	case publisher != "zmq" && publisher != "null":
-		return nil, usagef("--kv-events-config: publisher %q: want zmq or null", publisher)
+		return cfg, false, usagef("%s: publisher %q: want zmq or null", flag("kv-events-config"), publisher)
 	case !c.EnableKVCacheEvents || publisher == "null":
-		return nil, nil
+		return cfg, false, nil
 	case cacheBlocks == 0:
-		return nil, usagef("--kv-events-config needs a prefix cache (--num-gpu-blocks-override N)")
+		return cfg, false, usagef("%s needs a prefix cache (%s N)", flag("kv-events-config"), flag("num-gpu-blocks-override"))
 	}
-	cfg := kvevents.PublisherConfig{Endpoint: "tcp://*:5557", Topic: c.Topic, Logger: log}
+	cfg = kvevents.PublisherConfig{Endpoint: "tcp://*:5557", Topic: c.Topic}
 	if c.Endpoint != nil {
 		cfg.Endpoint = *c.Endpoint
 	}
@@ -218,12 +201,7 @@ func startKVEventPublisher(text string, cacheBlocks int, log *slog.Logger) (*kve
 		cfg.BufferSteps = *c.BufferSteps
 	}
 	if !strings.HasPrefix(cfg.Endpoint, "tcp://") || (cfg.ReplayEndpoint != "" && !strings.HasPrefix(cfg.ReplayEndpoint, "tcp://")) {
-		return nil, usagef("--kv-events-config: the simulated engine binds tcp:// endpoints only")
+		return cfg, false, usagef("%s: the simulated engine binds tcp:// endpoints only", flag("kv-events-config"))
 	}
-	pub, err := kvevents.NewPublisher(cfg)
-	if err != nil {
-		return nil, err
-	}
-	log.Info("KV events published", "endpoint", cfg.Endpoint, "replay_endpoint", cfg.ReplayEndpoint, "topic", cfg.Topic)
-	return pub, nil
+	return cfg, true, nil
 }

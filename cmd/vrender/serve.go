@@ -121,6 +121,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		names = []string{mf.model}
 	}
 	ef.simKeys = sec.keys()
+	ef.servedNames = names
 	orch, stopEngines, err := ef.orchestrator(ctx, m, gen, der, &rf, names[0], log)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -26,7 +27,10 @@ import (
 type engineFlags struct {
 	// simKeys are the server's --api-key values: the in-process simulated
 	// engines demand one too, so their loopback port is no open door.
-	simKeys                  []string
+	simKeys []string
+	// servedNames are serve's --served-model-name values (or MODEL): a
+	// request's "model" naming none of them asks for a LoRA adapter.
+	servedNames              []string
 	engines, prefill, decode stringList
 	config                   string
 	healthInterval           setDuration
@@ -35,6 +39,7 @@ type engineFlags struct {
 	simScript                string
 	simLogprobsShape         string
 	simLatency               time.Duration
+	simCache                 simCacheFlags
 	engineTimout             time.Duration
 	firstEventTimeout        time.Duration
 	requestTimeout           time.Duration
@@ -100,6 +105,7 @@ func (f *engineFlags) register(c *command) {
 		"a pool never ejects its last admitted engine; negative never ejects (default 3)")
 	c.fs.StringVar(&f.simScript, "sim-script", "", "script `FILE` of the simulated engine's answers (--engine sim; default: built-in)")
 	c.fs.DurationVar(&f.simLatency, "sim-token-latency", 0, "per-token `DURATION` of the simulated engine (--engine sim), e.g. 20ms")
+	f.simCache.register(c, "sim-")
 	c.fs.StringVar(&f.simLogprobsShape, "sim-logprobs-shape", enginesim.LogprobsShapeOpenAI, "`SHAPE` of the simulated engine's logprobs (--engine sim):\n"+
 		"openai (vLLM's generate today) or generate (GenerateLogProbs, vllm PR #58181)")
 	c.fs.DurationVar(&f.engineTimout, "engine-timeout", 60*time.Second,
@@ -179,11 +185,15 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 	if err != nil {
 		return nil, noop, err
 	}
+	simFlags := f.simScript != "" || f.simLatency != 0 || f.simLogprobsShape != enginesim.LogprobsShapeOpenAI || f.simCache.set()
+	if simFlags && !slices.Contains(slices.Concat(p.collocated, p.prefill, p.decode), "sim") {
+		return nil, noop, usagef("--sim-* flags need --engine sim (or --prefill-engine/--decode-engine sim)")
+	}
 	if len(p.collocated)+len(p.prefill) == 0 {
-		if f.simScript != "" || f.simLatency != 0 || f.simLogprobsShape != enginesim.LogprobsShapeOpenAI {
-			return nil, noop, usagef("--sim-script, --sim-token-latency and --sim-logprobs-shape need --engine sim")
-		}
 		return nil, noop, nil
+	}
+	if err := f.simCache.validate(); err != nil {
+		return nil, noop, err
 	}
 	if err := enginesim.ValidateLogprobsShape(f.simLogprobsShape); err != nil {
 		return nil, noop, usagef("--sim-logprobs-shape: %v", err)
@@ -197,7 +207,7 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 	if f.requestTimeout < 0 {
 		return nil, noop, usagef("--engine-request-timeout must not be negative, got %s", f.requestTimeout)
 	}
-	router, err := f.routing.router(modelName)
+	router, err := f.routing.router(append([]string{modelName}, f.servedNames...)...)
 	if err != nil {
 		return nil, noop, err
 	}
@@ -219,6 +229,9 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 	if err != nil {
 		b.stop()
 		return nil, noop, err
+	}
+	if router.Policy() == orchestrator.RoutingPrefix {
+		sources = append(sources, b.simEvents...) // the in-process engines' events, followed without flags
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
@@ -249,6 +262,8 @@ type poolBuilder struct {
 	kvRegistry *enginesim.KVRegistry // shared by the in-process producer and consumer sims
 	router     *orchestrator.Router
 	stops      []func()
+	// simEvents are where the in-process engines publish KV events.
+	simEvents []orchestrator.KVEventSource
 }
 
 func (b *poolBuilder) stop() {
@@ -293,12 +308,15 @@ func (b *poolBuilder) pool(role string, urls []string) (*orchestrator.Pool, erro
 	for _, url := range urls {
 		key := b.plan.apiKey
 		if url == "sim" {
-			u, shutdown, err := b.f.startSim(b.ctx, b.m, b.modelName, b.log, simRole(role), b.kvRegistry)
+			u, events, shutdown, err := b.f.startSim(b.ctx, b.m, b.modelName, b.log, simRole(role), b.kvRegistry)
 			if err != nil {
 				return nil, err
 			}
 			b.stops = append(b.stops, shutdown)
 			url = u
+			if events != nil {
+				b.simEvents = append(b.simEvents, *events)
+			}
 			if len(b.f.simKeys) > 0 {
 				key = b.f.simKeys[0]
 			}
@@ -315,7 +333,7 @@ func (b *poolBuilder) pool(role string, urls []string) (*orchestrator.Pool, erro
 		router = nil // the decode engine gets the KV cache from the prefill engine: chosen by load
 	}
 	pool, err := orchestrator.NewPool(orchestrator.PoolConfig{Role: role, Health: b.plan.health, Logger: b.log,
-		Router: router}, clients...)
+		Router: router, Queue: b.f.routing.queueConfig()}, clients...)
 	if err != nil {
 		return nil, usagef("%s: %v", flag, err)
 	}
@@ -334,25 +352,41 @@ func simRole(poolRole string) string {
 }
 
 // startSim serves the simulated engine on a loopback port and returns its
-// base URL.
+// base URL and, when it publishes KV events (--sim-kv-events-config),
+// where.
 func (f *engineFlags) startSim(ctx context.Context, m *model.Model, modelName string, log *slog.Logger,
-	role string, reg *enginesim.KVRegistry) (string, func(), error) {
+	role string, reg *enginesim.KVRegistry) (string, *orchestrator.KVEventSource, func(), error) {
 	cfg := enginesim.Config{ServedModelName: modelName, TokenLatency: f.simLatency, Logger: log, KVRole: role, KVRegistry: reg,
 		LogprobsShape: f.simLogprobsShape, APIKeys: f.simKeys}
+	f.simCache.apply(&cfg)
 	if f.simScript != "" {
 		s, err := enginesim.LoadScript(f.simScript, m.Tokenizer)
 		if err != nil {
-			return "", nil, fmt.Errorf("--sim-script: %w", err)
+			return "", nil, nil, fmt.Errorf("--sim-script: %w", err)
 		}
 		cfg.Script = s
 	}
+	pub, pcfg, err := f.simCache.publisher(log, true)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	closePub := func() {
+		if pub != nil {
+			_ = pub.Close()
+		}
+	}
+	if pub != nil {
+		cfg.KVEvents = pub
+	}
 	sim, err := enginesim.New(m, cfg)
 	if err != nil {
-		return "", nil, fmt.Errorf("engine sim: %w", err)
+		closePub()
+		return "", nil, nil, fmt.Errorf("engine sim: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, fmt.Errorf("engine sim: listen: %w", err)
+		closePub()
+		return "", nil, nil, fmt.Errorf("engine sim: listen: %w", err)
 	}
 	srv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 30 * time.Second}
 	go func() {
@@ -361,10 +395,16 @@ func (f *engineFlags) startSim(ctx context.Context, m *model.Model, modelName st
 		}
 	}()
 	url := "http://" + ln.Addr().String()
-	log.Info("simulated engine started", "url", url, "kv_role", role, "token_latency", f.simLatency, "script", f.simScript)
-	return url, func() {
+	log.Info("simulated engine started", "url", url, "kv_role", role, "token_latency", f.simLatency, "script", f.simScript,
+		"prefix_cache_blocks", f.simCache.cacheBlocks, "prefill_token_latency", f.simCache.prefillTok)
+	var events *orchestrator.KVEventSource
+	if pub != nil {
+		events = &orchestrator.KVEventSource{Engine: url, Endpoint: pcfg.Endpoint, ReplayEndpoint: pcfg.ReplayEndpoint, Topic: pcfg.Topic}
+	}
+	return url, events, func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
+		closePub()
 	}, nil
 }

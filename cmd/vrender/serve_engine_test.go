@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/internal/testenv"
 )
 
@@ -111,5 +112,72 @@ func TestServePDSim(t *testing.T) {
 	}
 	if answers["pd"] != answers["collocated"] {
 		t.Fatalf("P/D answer %s\ndiffers from collocated %s", answers["pd"], answers["collocated"])
+	}
+}
+
+// TestServeSimPrefixCache: serve's in-process engines take engine-sim's
+// prefix-cache flags (--sim-*), publish KV events on loopback ports the
+// prefix router follows by itself, and have their queue gauges scraped
+// (--engine-metrics-interval) onto vrender's /metrics.
+func TestServeSimPrefixCache(t *testing.T) {
+	qwen := testenv.ModelDir(t, "qwen3")
+	addr, logs, stop := startServe(t, "--host", "127.0.0.1", "--port", "0", "--served-model-name", "qwen",
+		"--engine", "sim", "--engine", "sim", "--routing", "prefix", "--engine-metrics-interval", "50ms",
+		"--sim-num-gpu-blocks-override", "512", "--sim-prefill-token-latency", "1us", "--sim-enable-prompt-tokens-details",
+		"--sim-kv-events-config", `{"enable_kv_cache_events":true}`, qwen)
+	defer stop()
+	body := `{"model":"qwen","max_tokens":4,"messages":[{"role":"user","content":"` + strings.Repeat("Tell me about Lyon. ", 40) + `"}]}`
+	metric := func(name string) string {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for line := range strings.SplitSeq(string(out), "\n") {
+			if strings.HasPrefix(line, name+" ") || strings.HasPrefix(line, name+"{") {
+				return line
+			}
+		}
+		return ""
+	}
+	chat := func() {
+		t.Helper()
+		resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("chat: %d", resp.StatusCode)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		chat()
+		ev, queue := metric("vrender_routing_kv_event_batches_total"), metric("vrender_engine_queue_waiting_requests")
+		if ev != "" && !strings.HasSuffix(ev, " 0") && queue != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no KV event batches applied (%q) or no scraped queue (%q); logs:\n%s", ev, queue, logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	chat()
+	if m := metric("vrender_routing_matched_blocks_total"); m == "" || strings.HasSuffix(m, " 0") {
+		t.Errorf("repeated prompts matched no blocks: %q", m)
+	}
+}
+
+func TestServeSimFlagsNeedSim(t *testing.T) {
+	f := engineFlags{engines: stringList{"http://127.0.0.1:1"}, healthInterval: setDuration{v: time.Second},
+		healthTimeout: setDuration{v: time.Second}, ejectAfter: setInt{v: 3}, simLogprobsShape: enginesim.LogprobsShapeOpenAI}
+	f.simCache.prefix, f.simCache.blockSize, f.simCache.cacheBlocks = "sim-", 16, 64
+	_, _, err := f.orchestrator(context.Background(), nil, nil, nil, nil, "m", quietTestLog())
+	if err == nil || !strings.Contains(err.Error(), "need --engine sim") {
+		t.Errorf("--sim-num-gpu-blocks-override without a simulated engine: %v", err)
 	}
 }

@@ -19,6 +19,8 @@ type routingFlags struct {
 	predictTTL   time.Duration
 	kvEvents     stringList
 	kvTopic      string
+	queueEvery   time.Duration
+	queueWeight  float64
 }
 
 func (f *routingFlags) register(c *command) {
@@ -39,6 +41,17 @@ func (f *routingFlags) register(c *command) {
 		"http://10.0.0.1:8000=tcp://10.0.0.1:5557,tcp://10.0.0.1:5558; repeat per engine (--routing prefix)")
 	c.multi["kv-events-endpoint"] = true
 	c.fs.StringVar(&f.kvTopic, "kv-events-topic", "", "ZMQ `TOPIC` the engines publish KV events on (their kv-events-config topic)")
+	c.fs.DurationVar(&f.queueEvery, "engine-metrics-interval", 0, "period (`DURATION`) of scraping each engine's GET /metrics for its queue (vllm:num_requests_waiting,\n"+
+		"vllm:num_requests_running; on vrender's /metrics as vrender_engine_queue_*), which --routing prefix weighs\n"+
+		"into the engine's load; 0 turns scraping off; an engine without those gauges counts as an empty queue")
+	c.fs.Float64Var(&f.queueWeight, "routing-queue-weight", orchestrator.DefaultQueueWeight,
+		"`W`eight of a request waiting in an engine's own queue, as a number of outstanding requests (--routing prefix\n"+
+			"with --engine-metrics-interval)")
+}
+
+// queueConfig is the pools' queue scrape.
+func (f *routingFlags) queueConfig() orchestrator.QueueConfig {
+	return orchestrator.QueueConfig{Interval: f.queueEvery}
 }
 
 // eventSources parses --kv-events-endpoint against the pools' engines.
@@ -70,8 +83,10 @@ func (f *routingFlags) eventSources(engines []string) ([]orchestrator.KVEventSou
 }
 
 // router builds the router the pools share (nil, nil for the default
-// least-outstanding policy without events).
-func (f *routingFlags) router(modelName string) (*orchestrator.Router, error) {
+// least-outstanding policy without events). names are the served model
+// names, the first keying every block; any other "model" names a LoRA
+// adapter.
+func (f *routingFlags) router(names ...string) (*orchestrator.Router, error) {
 	switch {
 	case f.blockSize < 1:
 		return nil, usagef("--kv-block-size must be at least 1")
@@ -79,12 +94,15 @@ func (f *routingFlags) router(modelName string) (*orchestrator.Router, error) {
 		return nil, usagef("--prefix-index-blocks must be at least 1")
 	case f.predictTTL <= 0:
 		return nil, usagef("--prefix-predict-ttl must be positive")
-	case f.prefixWeight < 0 || f.loadWeight < 0:
-		return nil, usagef("--routing-prefix-weight and --routing-load-weight must not be negative")
+	case f.prefixWeight < 0 || f.loadWeight < 0 || f.queueWeight < 0:
+		return nil, usagef("--routing-prefix-weight, --routing-load-weight and --routing-queue-weight must not be negative")
+	case f.queueEvery < 0:
+		return nil, usagef("--engine-metrics-interval must not be negative (0 turns scraping off)")
 	}
-	cfg := orchestrator.RouterConfig{Policy: f.policy, PrefixWeight: f.prefixWeight, LoadWeight: f.loadWeight}
+	cfg := orchestrator.RouterConfig{Policy: f.policy, PrefixWeight: f.prefixWeight, LoadWeight: f.loadWeight, QueueWeight: f.queueWeight,
+		BaseModels: names}
 	if f.policy == orchestrator.RoutingPrefix {
-		cfg.Index = kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(f.blockSize, modelName),
+		cfg.Index = kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(f.blockSize, names[0]),
 			MaxBlocksPerEngine: f.indexBlocks, PredictTTL: f.predictTTL})
 	} else if len(f.kvEvents) > 0 {
 		return nil, usagef("--kv-events-endpoint needs --routing prefix")

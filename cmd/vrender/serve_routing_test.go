@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/orchestrator"
@@ -13,7 +14,7 @@ import (
 func defaultRoutingFlags() routingFlags {
 	return routingFlags{policy: orchestrator.RoutingLeastOutstanding, blockSize: kvindex.DefaultBlockSize,
 		prefixWeight: orchestrator.DefaultPrefixWeight, loadWeight: orchestrator.DefaultLoadWeight,
-		indexBlocks: kvindex.DefaultMaxBlocksPerEngine, predictTTL: kvindex.DefaultPredictTTL}
+		queueWeight: orchestrator.DefaultQueueWeight, indexBlocks: kvindex.DefaultMaxBlocksPerEngine, predictTTL: kvindex.DefaultPredictTTL}
 }
 
 func TestRoutingFlags(t *testing.T) {
@@ -52,6 +53,9 @@ func TestRoutingFlags(t *testing.T) {
 		{"block size", func(f *routingFlags) { f.blockSize = 0 }, "--kv-block-size", "", 0},
 		{"negative weight", func(f *routingFlags) { f.loadWeight = -1 }, "must not be negative", "", 0},
 		{"ttl", func(f *routingFlags) { f.predictTTL = 0 }, "--prefix-predict-ttl", "", 0},
+		{"queue scrape", func(f *routingFlags) { f.policy, f.queueEvery, f.queueWeight = "prefix", time.Second, 3 }, "", orchestrator.RoutingPrefix, 0},
+		{"negative queue weight", func(f *routingFlags) { f.queueWeight = -1 }, "--routing-queue-weight", "", 0},
+		{"negative scrape interval", func(f *routingFlags) { f.queueEvery = -time.Second }, "--engine-metrics-interval", "", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := defaultRoutingFlags()
@@ -89,7 +93,8 @@ func TestKVEventsConfigFlag(t *testing.T) {
 		{`{"enable_kv_cache_events":true,"endpoint":"ipc:///tmp/x"}`, "tcp://", false},
 		{`{"enable_kv_cache_events":true,"endpoint":"tcp://127.0.0.1:0"}`, "", true},
 	} {
-		pub, err := startKVEventPublisher(c.json, 16, quietTestLog())
+		f := simCacheFlags{cacheBlocks: 16, blockSize: 16, kvEvents: c.json}
+		pub, _, err := f.publisher(quietTestLog(), false)
 		switch {
 		case c.errSub == "" && err != nil:
 			t.Errorf("%s: %v", c.json, err)
@@ -102,9 +107,11 @@ func TestKVEventsConfigFlag(t *testing.T) {
 			_ = pub.Close()
 		}
 	}
-	if _, err := startKVEventPublisher(`{"enable_kv_cache_events":true}`, 0, quietTestLog()); err == nil ||
-		!strings.Contains(err.Error(), "--num-gpu-blocks-override") {
-		t.Errorf("events without a prefix cache: %v", err)
+	for _, prefix := range []string{"", "sim-"} {
+		f := simCacheFlags{prefix: prefix, blockSize: 16, kvEvents: `{"enable_kv_cache_events":true}`}
+		if _, _, err := f.publisher(quietTestLog(), false); err == nil || !strings.Contains(err.Error(), "--"+prefix+"num-gpu-blocks-override") {
+			t.Errorf("events without a prefix cache: %v", err)
+		}
 	}
 }
 
