@@ -378,6 +378,10 @@ func (b derenderBody) state() *DerenderStreamState {
 	if !ok || isNull(raw) {
 		return nil
 	}
+	if ck, ok := checkpointOnly(raw); ok {
+		// What a checkpoint client echoes on every call; nothing to check.
+		return &DerenderStreamState{VrenderCheckpoint: ck}
+	}
 	var s DerenderStreamState
 	if jsonKind(raw) != '{' || json.Unmarshal(raw, &s) != nil {
 		b.fail(b.at("stream_state"), "model_type", "Input should be a valid dictionary or instance of DerenderStreamState", raw)
@@ -411,6 +415,24 @@ func (b derenderBody) state() *DerenderStreamState {
 		}
 	}
 	return &s
+}
+
+// checkpointOnly reads a stream_state that is exactly
+// {"vrender_checkpoint":"..."} with a checkpoint of plain ASCII (no escape,
+// quote or control byte), as json.Unmarshal would, without it; anything
+// else is for json.Unmarshal.
+func checkpointOnly(raw []byte) (string, bool) {
+	const head, tail = `{"vrender_checkpoint":"`, `"}`
+	if len(raw) < len(head)+len(tail) || string(raw[:len(head)]) != head || string(raw[len(raw)-len(tail):]) != tail {
+		return "", false
+	}
+	ck := raw[len(head) : len(raw)-len(tail)]
+	for _, c := range ck {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(ck), true
 }
 
 // chatRequest validates chat_request as a ChatCompletionRequest, its
