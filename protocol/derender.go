@@ -343,9 +343,13 @@ func (b derenderBody) generateRaw(loc []any, raw json.RawMessage, stream bool) G
 		b.fail(loc, "model_type", "Input should be a valid dictionary or instance of GenerateResponse", raw)
 		return g
 	}
-	if err := json.Unmarshal(raw, &g); err != nil {
-		b.fail(loc, "value_error", "Value error, "+err.Error(), raw)
-		return g
+	var dec GenerateDecoder
+	if dec.Fast(raw, &g) != nil {
+		g = GenerateResponse{}
+		if err := json.Unmarshal(raw, &g); err != nil {
+			b.fail(loc, "value_error", "Value error, "+err.Error(), raw)
+			return g
+		}
 	}
 	members := membersOf(raw)
 	if _, ok := members["choices"]; !ok {
