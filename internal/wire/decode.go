@@ -2,8 +2,10 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -415,6 +417,7 @@ func (p *parser) str(i int) (int, bool, *scanError) {
 	s, begin := p.s, i-1
 	escaped := false
 	for {
+		i = skipPlain(s, i)
 		for i < len(s) && s[i] != '"' && s[i] != '\\' {
 			if s[i] <= 0x1f {
 				return 0, false, p.fail(i, "Invalid control character at")
@@ -462,6 +465,36 @@ func (p *parser) str(i int) (int, bool, *scanError) {
 			}
 		}
 	}
+}
+
+// Word-at-a-time tests on eight bytes loaded little-endian, so the lowest
+// flagged byte is the first in the text. The borrow of a subtraction only
+// runs upward from a byte that is flagged, so that lowest flag is exact;
+// bytes above it may be flagged falsely, which no caller looks at.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// stringStops flags (high bit) each byte of w that ends a run of plain
+// string bytes: '"', '\\' or a control character below 0x20.
+func stringStops(w uint64) uint64 {
+	q := w ^ (lsb * '"')
+	b := w ^ (lsb * '\\')
+	return ((w-lsb*0x20)&^w | (q-lsb)&^q | (b-lsb)&^b) & msb
+}
+
+// skipPlain returns the offset of the first byte at or after i that is
+// '"', '\\' or below 0x20, checking eight bytes at a time; near the end
+// of s it may stop early, leaving the rest to a byte loop.
+func skipPlain(s []byte, i int) int {
+	for i+8 <= len(s) {
+		if m := stringStops(binary.LittleEndian.Uint64(s[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	return i
 }
 
 func hex4(b []byte) (rune, bool) {

@@ -1,0 +1,131 @@
+package wire
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vrender/vrender/internal/benchdata"
+)
+
+// benchBody is the /v1/chat/completions/render body of a benchmark
+// conversation, as bench's chatRenderBody writes it.
+func benchBody(tb testing.TB, s benchdata.Size) []byte {
+	q := benchdata.Conversation(s)
+	b, err := json.Marshal(map[string]any{"model": "m", "messages": q.Messages, "tools": q.Tools,
+		"add_generation_prompt": q.AddGenerationPrompt})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// benchTexts are the message contents of the 9k conversation.
+func benchTexts(tb testing.TB) []string {
+	var out []string
+	for _, m := range benchdata.Conversation(benchdata.Sizes[1]).Messages {
+		var v struct{ Content string }
+		if err := json.Unmarshal(m, &v); err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, v.Content)
+	}
+	return out
+}
+
+// benchIDs are n token ids spread like a real prompt's: most below
+// 20,000, the rest anywhere in a 152k vocabulary.
+func benchIDs(n int) []int {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ids := make([]int, n)
+	for i := range ids {
+		if rng.IntN(4) == 0 {
+			ids[i] = rng.IntN(152064)
+		} else {
+			ids[i] = rng.IntN(20000)
+		}
+	}
+	return ids
+}
+
+// The benchmarks run the current function (impl=new) beside the reference
+// copy in ref_test.go (impl=ref) so that one run gives the ratio:
+// benchstat -col /impl.
+
+func BenchmarkParse(b *testing.B) {
+	for _, s := range benchdata.Sizes {
+		body := benchBody(b, s)
+		for _, impl := range []struct {
+			name  string
+			parse func([]byte) (*Node, error)
+		}{{"ref", refParse}, {"new", Parse}} {
+			b.Run("body="+s.Name+"/impl="+impl.name, func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := impl.parse(body); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkValid(b *testing.B) {
+	body := benchBody(b, benchdata.Sizes[1])
+	for _, impl := range []struct {
+		name  string
+		valid func([]byte) error
+	}{{"ref", refValid}, {"new", Valid}} {
+		b.Run("body=9k/impl="+impl.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := impl.valid(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkAppendInts(b *testing.B) {
+	ids := benchIDs(8900)
+	buf := make([]byte, 0, 64<<10)
+	for _, impl := range []struct {
+		name string
+		fn   func([]byte, []int) []byte
+	}{{"ref", refAppendInts}, {"new", AppendInts}} {
+		b.Run("ids=8900/impl="+impl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = impl.fn(buf[:0], ids)
+			}
+		})
+	}
+}
+
+func BenchmarkAppendString(b *testing.B) {
+	texts := benchTexts(b)
+	n := 0
+	for _, s := range texts {
+		n += len(s)
+	}
+	buf := make([]byte, 0, 128<<10)
+	for _, impl := range []struct {
+		name string
+		fn   func([]byte, string) []byte
+	}{{"ref", refAppendString}, {"new", AppendString}} {
+		b.Run("text=9k/impl="+impl.name, func(b *testing.B) {
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = buf[:0]
+				for _, s := range texts {
+					buf = impl.fn(buf, s)
+				}
+			}
+		})
+	}
+}
