@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -153,11 +154,41 @@ func Valid(data []byte) error {
 // strings without escapes), so data must not change while it is in use.
 func Parse(data []byte) (*Node, error) {
 	p := parser{s: data, build: true}
+	sc := scratchPool.Get().(*scratch)
+	p.stack, p.kstk = sc.stack[:0], sc.kstk[:0]
 	n, err := p.document()
+	sc.keep(p.stack, p.kstk)
+	scratchPool.Put(sc)
 	if err != nil {
 		return nil, p.err(err)
 	}
 	return n, nil
+}
+
+// scratch is the parser's working stacks, which no tree keeps (closing a
+// container copies its children into a slab), so they are reused across
+// documents rather than grown from nothing by every Parse.
+type scratch struct {
+	stack []*Node
+	kstk  []string
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// keep takes the stacks back for the next document, cleared so that the
+// pool holds on to no tree or input, unless they grew past what a request
+// body needs.
+func (sc *scratch) keep(stack []*Node, kstk []string) {
+	const most = 4096
+	sc.stack, sc.kstk = nil, nil
+	if cap(stack) <= most {
+		clear(stack[:cap(stack)])
+		sc.stack = stack[:0]
+	}
+	if cap(kstk) <= most {
+		clear(kstk[:cap(kstk)])
+		sc.kstk = kstk[:0]
+	}
 }
 
 type scanError struct {
@@ -194,13 +225,36 @@ type parser struct {
 	chunk int      // the size of the last chunk
 	stack []*Node  // children of the open containers
 	kstk  []string // keys of the open objects
+
+	// at is the input offset the last node ended at, and made the items
+	// of each slab kind handed out before the current slab: together the
+	// density the next slab is sized by.
+	at                            int
+	nodesMade, ptrsMade, keysMade int
+}
+
+// slabCap is the capacity of a new slab of some kind once made items of
+// it came from the input before offset p.at: what the rest of the input
+// needs at that density and a quarter more, within [lo, hi]. A first slab
+// (made 0) is lo, kept small by the callers for short documents, which are
+// most of those parsed (tool arguments, schemas).
+func (p *parser) slabCap(made, lo, hi int) int {
+	est := 0
+	if p.at > 0 {
+		est = made * (len(p.s) - p.at) / p.at
+	}
+	return min(max(est+est/4, lo), hi)
 }
 
 func (p *parser) fail(pos int, msg string) *scanError { return &scanError{pos: pos, msg: msg} }
 
 func (p *parser) node(k Kind, start, end int) *Node {
+	p.at = end
 	if len(p.nodes) == cap(p.nodes) {
-		p.nodes = make([]Node, 0, min(max(2*cap(p.nodes), 16), 4096))
+		// A value takes at least two bytes of input in all but the
+		// smallest documents, mostly far more.
+		p.nodesMade += len(p.nodes)
+		p.nodes = make([]Node, 0, p.slabCap(p.nodesMade, min(len(p.s)/8+1, 16), 4096))
 	}
 	p.nodes = p.nodes[:len(p.nodes)+1]
 	n := &p.nodes[len(p.nodes)-1]
@@ -213,7 +267,8 @@ func (p *parser) node(k Kind, start, end int) *Node {
 // to it never writes into a neighbour.
 func (p *parser) ptrList(list []*Node) []*Node {
 	if len(list) > cap(p.ptrs)-len(p.ptrs) {
-		p.ptrs = make([]*Node, 0, max(len(list), min(max(2*cap(p.ptrs), 64), 8192)))
+		p.ptrsMade += len(p.ptrs)
+		p.ptrs = make([]*Node, 0, max(len(list), p.slabCap(p.ptrsMade, min(len(p.s)/4+1, 64), 8192)))
 	}
 	a := len(p.ptrs)
 	p.ptrs = append(p.ptrs, list...)
@@ -222,7 +277,8 @@ func (p *parser) ptrList(list []*Node) []*Node {
 
 func (p *parser) keyList(list []string) []string {
 	if len(list) > cap(p.keys)-len(p.keys) {
-		p.keys = make([]string, 0, max(len(list), min(max(2*cap(p.keys), 32), 4096)))
+		p.keysMade += len(p.keys)
+		p.keys = make([]string, 0, max(len(list), p.slabCap(p.keysMade, min(len(p.s)/8+1, 32), 4096)))
 	}
 	a := len(p.keys)
 	p.keys = append(p.keys, list...)
@@ -339,7 +395,7 @@ func (p *parser) scalar(k Kind, start, end int) *Node {
 }
 
 func (p *parser) strValue(i int) (*Node, int, *scanError) {
-	end, escaped, err := p.str(i + 1)
+	end, info, err := p.str(i + 1)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -347,7 +403,7 @@ func (p *parser) strValue(i int) (*Node, int, *scanError) {
 		return nil, end, nil
 	}
 	n := p.node(String, i, end)
-	n.S = p.decode(i+1, end-1, escaped)
+	n.S = p.decode(i+1, end-1, info)
 	return n, end, nil
 }
 
@@ -411,29 +467,53 @@ func (p *parser) number(start int) (int, *scanError) {
 	return i, nil
 }
 
+// strInfo is what str learnt of a string literal's body, which tells
+// decode whether the body can be used as it is.
+type strInfo uint8
+
+const (
+	strEscaped strInfo = 1 << iota // holds a backslash escape
+	strBadUTF8                     // holds bytes that are not UTF-8 (build only)
+)
+
 // str scans a string whose opening quote is at i-1 and returns the offset
-// after its closing quote and whether it holds escapes.
-func (p *parser) str(i int) (int, bool, *scanError) {
+// after its closing quote and whether it holds escapes or (when building,
+// where decode needs it) invalid UTF-8, found in the same pass.
+func (p *parser) str(i int) (int, strInfo, *scanError) {
 	s, begin := p.s, i-1
-	escaped := false
+	var info strInfo
 	for {
-		i = skipPlain(s, i)
-		for i < len(s) && s[i] != '"' && s[i] != '\\' {
-			if s[i] <= 0x1f {
-				return 0, false, p.fail(i, "Invalid control character at")
-			}
-			i++
+		if p.build {
+			i = skipPlainASCII(s, i)
+		} else {
+			i = skipPlain(s, i)
 		}
 		if i >= len(s) {
-			return 0, false, p.fail(begin, "Unterminated string starting at")
+			return 0, 0, p.fail(begin, "Unterminated string starting at")
 		}
-		if s[i] == '"' {
-			return i + 1, escaped, nil
+		switch c := s[i]; {
+		case c == '"':
+			return i + 1, info, nil
+		case c == '\\':
+		case c <= 0x1f:
+			return 0, 0, p.fail(i, "Invalid control character at")
+		case c >= utf8.RuneSelf && p.build:
+			// A valid sequence is all bytes >= 0x80, so none of the bytes
+			// it skips could end the string.
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				info |= strBadUTF8
+			}
+			i += size
+			continue
+		default: // the last few bytes, which skipPlain leaves to this loop
+			i++
+			continue
 		}
-		escaped = true
+		info |= strEscaped
 		i++ // the backslash
 		if i >= len(s) {
-			return 0, false, p.fail(begin, "Unterminated string starting at")
+			return 0, 0, p.fail(begin, "Unterminated string starting at")
 		}
 		if s[i] != 'u' {
 			switch s[i] {
@@ -441,16 +521,16 @@ func (p *parser) str(i int) (int, bool, *scanError) {
 				i++
 				continue
 			}
-			return 0, false, p.fail(i-1, "Invalid \\escape")
+			return 0, 0, p.fail(i-1, "Invalid \\escape")
 		}
 		u := i
 		i++
 		if i+4 >= len(s) {
-			return 0, false, p.fail(u, "Invalid \\uXXXX escape")
+			return 0, 0, p.fail(u, "Invalid \\uXXXX escape")
 		}
 		c, ok := hex4(s[i : i+4])
 		if !ok {
-			return 0, false, p.fail(u, "Invalid \\uXXXX escape")
+			return 0, 0, p.fail(u, "Invalid \\uXXXX escape")
 		}
 		i += 4
 		// A high surrogate may pair with a following \uXXXX; CPython checks
@@ -458,7 +538,7 @@ func (p *parser) str(i int) (int, bool, *scanError) {
 		if c >= 0xD800 && c <= 0xDBFF && i+6 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
 			c2, ok := hex4(s[i+2 : i+6])
 			if !ok {
-				return 0, false, p.fail(i+1, "Invalid \\uXXXX escape")
+				return 0, 0, p.fail(i+1, "Invalid \\uXXXX escape")
 			}
 			if c2 >= 0xDC00 && c2 <= 0xDFFF {
 				i += 6
@@ -497,6 +577,19 @@ func skipPlain(s []byte, i int) int {
 	return i
 }
 
+// skipPlainASCII is skipPlain that also stops at bytes >= 0x80, so that
+// the caller can check the UTF-8 as it goes.
+func skipPlainASCII(s []byte, i int) int {
+	for i+8 <= len(s) {
+		w := binary.LittleEndian.Uint64(s[i:])
+		if m := stringStops(w) | w&msb; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	return i
+}
+
 func hex4(b []byte) (rune, bool) {
 	var r rune
 	for _, c := range b {
@@ -516,15 +609,15 @@ func hex4(b []byte) (rune, bool) {
 }
 
 // decode returns the text of the string literal body s[start:end], which
-// str has already checked.
-func (p *parser) decode(start, end int, escaped bool) string {
+// str has already checked and described in info.
+func (p *parser) decode(start, end int, info strInfo) string {
 	raw := p.s[start:end]
-	if !escaped && utf8.Valid(raw) {
+	if info == 0 {
 		return alias(raw)
 	}
 	p.reserve(len(raw))
 	from := len(p.text)
-	if !escaped {
+	if info&strEscaped == 0 {
 		p.text = appendValidUTF8(p.text, raw)
 		return p.intern(from)
 	}
@@ -532,11 +625,17 @@ func (p *parser) decode(start, end int, escaped bool) string {
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		if c != '\\' {
-			j := i + 1
-			for j < len(raw) && raw[j] != '\\' {
-				j++
+			j := bytes.IndexByte(raw[i:], '\\')
+			if j < 0 {
+				j = len(raw)
+			} else {
+				j += i
 			}
-			p.text = appendValidUTF8(p.text, raw[i:j])
+			if info&strBadUTF8 == 0 {
+				p.text = append(p.text, raw[i:j]...)
+			} else {
+				p.text = appendValidUTF8(p.text, raw[i:j])
+			}
 			i = j
 			continue
 		}
@@ -605,12 +704,12 @@ func (p *parser) object(open int) (*Node, int, *scanError) {
 			return nil, 0, p.fail(i, "Expecting property name enclosed in double quotes")
 		}
 		kstart := i
-		end, escaped, err := p.str(i + 1)
+		end, info, err := p.str(i + 1)
 		if err != nil {
 			return nil, 0, err
 		}
 		if p.build {
-			p.kstk = append(p.kstk, p.decode(kstart+1, end-1, escaped))
+			p.kstk = append(p.kstk, p.decode(kstart+1, end-1, info))
 		}
 		i = p.skipWS(end)
 		if i >= len(s) || s[i] != ':' {
