@@ -8,6 +8,8 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"math/bits"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -31,6 +33,19 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Runs of printable ASCII other than '"' and '\\' are copied as
+		// they are; skip them eight bytes at a time.
+		for i+8 <= len(s) {
+			w := load64(s, i)
+			if m := stringStops(w) | w&msb; m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if plain[c] {
@@ -54,6 +69,14 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// load64 is the eight bytes of s at i as a little-endian word (the
+// compiler makes it one load).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // AppendStringASCII appends s as json.dumps(s) (ensure_ascii=True) writes
@@ -114,16 +137,86 @@ func appendU4(dst []byte, r rune) []byte {
 	return append(dst, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
 }
 
-// AppendInts appends ids as a JSON list.
+// AppendInts appends ids as a JSON list, the decimal text
+// strconv.AppendInt writes for each. It is the token_ids writer of every
+// render and generate body (thousands of ids), so it formats two digits at
+// a time straight into dst, which it grows once for the expected length
+// rather than once per id.
 func AppendInts(dst []byte, ids []int) []byte {
 	dst = append(dst, '[')
 	for i, id := range ids {
+		if cap(dst)-len(dst) < maxIntLen+1 {
+			// Room for the rest at seven bytes an id (six digits and a
+			// comma cover a 152k vocabulary); checked again as it fills.
+			dst = slices.Grow(dst, maxIntLen+1+7*(len(ids)-i))
+		}
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = strconv.AppendInt(dst, int64(id), 10)
+		if id < 0 {
+			dst = strconv.AppendInt(dst, int64(id), 10)
+			continue
+		}
+		dst = appendUint(dst, uint64(id))
 	}
 	return append(dst, ']')
+}
+
+// maxIntLen is the longest decimal int: len("-9223372036854775808").
+const maxIntLen = 20
+
+// digitPairs holds "00" to "99", for writing two digits at a time.
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
+
+// appendUint appends u in decimal; dst must have room for maxIntLen bytes.
+func appendUint(dst []byte, u uint64) []byte {
+	l := len(dst)
+	n := decimalLen(u)
+	b := dst[l : l+n]
+	for n > 2 {
+		q := u / 100
+		r := (u - q*100) * 2
+		n -= 2
+		b[n+1] = digitPairs[r+1]
+		b[n] = digitPairs[r]
+		u = q
+	}
+	if n == 2 {
+		b[1] = digitPairs[u*2+1]
+		b[0] = digitPairs[u*2]
+	} else {
+		b[0] = byte('0' + u)
+	}
+	return dst[:l+len(b)]
+}
+
+// pow10 holds 10^0 to 10^19.
+var pow10 = func() (t [20]uint64) {
+	t[0] = 1
+	for i := 1; i < len(t); i++ {
+		t[i] = t[i-1] * 10
+	}
+	return t
+}()
+
+// decimalLen is the number of decimal digits of u.
+func decimalLen(u uint64) int {
+	// log10(2) ~ 1233/4096 turns the bit length into the digit count or
+	// one more.
+	n := bits.Len64(u|1) * 1233 >> 12
+	if u >= pow10[n] {
+		n++
+	}
+	return max(n, 1)
 }
 
 // AppendStrings appends items as a JSON list of strings.
