@@ -132,7 +132,7 @@ func BenchmarkAppendString(b *testing.B) {
 	for _, impl := range []struct {
 		name string
 		fn   func([]byte, string) []byte
-	}{{"ref", refAppendString}, {"new", AppendString}} {
+	}{{"ref", refAppendString}, {"new", AppendString}, {"ascii-ref", refAppendStringASCII}, {"ascii-new", AppendStringASCII}} {
 		b.Run("text=9k/impl="+impl.name, func(b *testing.B) {
 			b.SetBytes(int64(n))
 			loop(b, func() {

@@ -294,15 +294,15 @@ func alias(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// reserve makes room in the text arena for the decoded form of an n-byte
-// literal (at most 3n bytes: U+FFFD for each invalid byte), so that the
-// string is decoded into one chunk without moving it.
+// reserve makes room in the text arena for n bytes, the most a literal
+// decodes to, so that the string is decoded into one chunk without moving
+// it. The first chunk is smaller for a short document.
 func (p *parser) reserve(n int) {
-	if cap(p.text)-len(p.text) >= 3*n {
+	if cap(p.text)-len(p.text) >= n {
 		return
 	}
-	p.chunk = min(max(2*p.chunk, 4<<10), 64<<10)
-	p.text = make([]byte, 0, max(3*n, p.chunk))
+	p.chunk = min(max(2*p.chunk, min(len(p.s)/4, 4<<10)), 64<<10)
+	p.text = make([]byte, 0, max(n, p.chunk))
 }
 
 // intern turns the bytes decoded since from, at the end of the text arena,
@@ -500,9 +500,10 @@ func (p *parser) str(i int) (int, strInfo, *scanError) {
 		case c >= utf8.RuneSelf && p.build:
 			// A valid sequence is all bytes >= 0x80, so none of the bytes
 			// it skips could end the string.
-			r, size := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && size == 1 {
+			size := utf8Len(alias(s[i:]))
+			if size == 0 {
 				info |= strBadUTF8
+				size = 1
 			}
 			i += size
 			continue
@@ -590,6 +591,32 @@ func skipPlainASCII(s []byte, i int) int {
 	return i
 }
 
+// utf8Len is the length of the valid UTF-8 sequence b starts with, 0 if
+// it starts with none, as utf8.DecodeRune decides; the two- and three-byte
+// sequences of accented, Cyrillic and CJK text are checked inline.
+func utf8Len(b string) int {
+	if len(b) >= 3 {
+		c, c1 := b[0], b[1]
+		switch {
+		case c >= 0xC2 && c <= 0xDF:
+			if c1 >= 0x80 && c1 <= 0xBF {
+				return 2
+			}
+			return 0
+		case c >= 0xE1 && c <= 0xEC, c == 0xEE, c == 0xEF:
+			if c1 >= 0x80 && c1 <= 0xBF && b[2] >= 0x80 && b[2] <= 0xBF {
+				return 3
+			}
+			return 0
+		}
+	}
+	r, size := utf8.DecodeRuneInString(b)
+	if r == utf8.RuneError && size == 1 {
+		return 0
+	}
+	return size
+}
+
 func hex4(b []byte) (rune, bool) {
 	var r rune
 	for _, c := range b {
@@ -615,7 +642,12 @@ func (p *parser) decode(start, end int, info strInfo) string {
 	if info == 0 {
 		return alias(raw)
 	}
-	p.reserve(len(raw))
+	// Escapes only shorten text; each invalid byte becomes three, U+FFFD.
+	if info&strBadUTF8 == 0 {
+		p.reserve(len(raw))
+	} else {
+		p.reserve(3 * len(raw))
+	}
 	from := len(p.text)
 	if info&strEscaped == 0 {
 		p.text = appendValidUTF8(p.text, raw)

@@ -13,9 +13,10 @@ import (
 	"github.com/vrender/vrender/internal/benchdata"
 )
 
-// The fast paths of Parse, Valid, AppendString and AppendInts against the
-// reference copies in ref_test.go: the same bytes, the same tree, the same
-// error text and position, for table cases and fuzzed input.
+// The fast paths of Parse, Valid, AppendString, AppendStringASCII and
+// AppendInts against the reference copies in ref_test.go: the same bytes,
+// the same tree, the same error text and position, for table cases and
+// fuzzed input.
 
 // sameParse reports how Parse and Valid differ from the reference on data.
 func sameParse(data []byte) error {
@@ -33,7 +34,10 @@ func sameParse(data []byte) error {
 		}
 		return nil
 	}
-	return sameNode(data, got, want, "$")
+	if err := sameNode(data, got, want); err != nil {
+		return fmt.Errorf("$%w", err)
+	}
+	return nil
 }
 
 func sameErr(got, want error) error {
@@ -71,45 +75,47 @@ func offset(data, b []byte) int {
 	return int(p - d)
 }
 
-func sameNode(data []byte, got, want *Node, path string) error {
+// sameNode reports the first difference, its path prefixed as the error
+// returns up the tree.
+func sameNode(data []byte, got, want *Node) error {
 	switch {
 	case got == nil && want == nil:
 		return nil
 	case got == nil || want == nil:
-		return fmt.Errorf("%s: node %v, want %v", path, got, want)
+		return fmt.Errorf(": node %v, want %v", got, want)
 	}
 	if got.Kind != want.Kind || got.B != want.B || got.S != want.S || got.Depth != want.Depth {
-		return fmt.Errorf("%s: node {%v %v %q %d}, want {%v %v %q %d}", path,
+		return fmt.Errorf(": node {%v %v %q %d}, want {%v %v %q %d}",
 			got.Kind, got.B, got.S, got.Depth, want.Kind, want.B, want.S, want.Depth)
 	}
 	if !bytes.Equal(got.Raw, want.Raw) || offset(data, got.Raw) != offset(data, want.Raw) ||
 		cap(got.Raw) != cap(want.Raw) {
-		return fmt.Errorf("%s: Raw %q at %d, want %q at %d", path, got.Raw, offset(data, got.Raw), want.Raw, offset(data, want.Raw))
+		return fmt.Errorf(": Raw %q at %d, want %q at %d", got.Raw, offset(data, got.Raw), want.Raw, offset(data, want.Raw))
 	}
 	// A string aliases the input exactly when the reference's does.
 	if offset(data, unsafe.Slice(unsafe.StringData(got.S), len(got.S))) !=
 		offset(data, unsafe.Slice(unsafe.StringData(want.S), len(want.S))) {
-		return fmt.Errorf("%s: string %q aliases the input differently", path, got.S)
+		return fmt.Errorf(": string %q aliases the input differently", got.S)
 	}
 	if (got.Arr == nil) != (want.Arr == nil) || len(got.Arr) != len(want.Arr) || cap(got.Arr) != cap(want.Arr) {
-		return fmt.Errorf("%s: Arr len %d cap %d nil %v, want %d %d %v", path,
+		return fmt.Errorf(": Arr len %d cap %d nil %v, want %d %d %v",
 			len(got.Arr), cap(got.Arr), got.Arr == nil, len(want.Arr), cap(want.Arr), want.Arr == nil)
 	}
 	if (got.Keys == nil) != (want.Keys == nil) || len(got.Keys) != len(want.Keys) || cap(got.Keys) != cap(want.Keys) ||
 		(got.Vals == nil) != (want.Vals == nil) || len(got.Vals) != len(want.Vals) || cap(got.Vals) != cap(want.Vals) {
-		return fmt.Errorf("%s: Keys/Vals %d/%d, want %d/%d", path, len(got.Keys), len(got.Vals), len(want.Keys), len(want.Vals))
+		return fmt.Errorf(": Keys/Vals %d/%d, want %d/%d", len(got.Keys), len(got.Vals), len(want.Keys), len(want.Vals))
 	}
 	for i := range got.Arr {
-		if err := sameNode(data, got.Arr[i], want.Arr[i], fmt.Sprintf("%s[%d]", path, i)); err != nil {
-			return err
+		if err := sameNode(data, got.Arr[i], want.Arr[i]); err != nil {
+			return fmt.Errorf("[%d]%w", i, err)
 		}
 	}
 	for i := range got.Keys {
 		if got.Keys[i] != want.Keys[i] {
-			return fmt.Errorf("%s: key %d %q, want %q", path, i, got.Keys[i], want.Keys[i])
+			return fmt.Errorf(": key %d %q, want %q", i, got.Keys[i], want.Keys[i])
 		}
-		if err := sameNode(data, got.Vals[i], want.Vals[i], path+"."+want.Keys[i]); err != nil {
-			return err
+		if err := sameNode(data, got.Vals[i], want.Vals[i]); err != nil {
+			return fmt.Errorf(".%s%w", want.Keys[i], err)
 		}
 	}
 	return nil
@@ -133,7 +139,17 @@ func stringCases() []string {
 	return out
 }
 
+// parseCases are documents: each stop of stringCases in strings, keys and
+// truncated strings, with the syntax cases around them.
 func parseCases() []string {
+	cases := syntaxCases()
+	for _, s := range stringCases() {
+		cases = append(cases, `"`+s+`"`, `["`+s+`"]`, `{"`+s+`":"`+s+`"}`, `"`+s)
+	}
+	return cases
+}
+
+func syntaxCases() []string {
 	cases := []string{
 		``, ` `, `null`, `nul`, `true`, `tru`, `false`, `fals`, `[]`, `{}`, `[`, `{`, `]`, `}`, `[1,]`, `{"a":1,}`,
 		`0`, `-0`, `-`, `01`, `1.`, `1.5`, `.5`, `1e`, `1e5`, `1E+5`, `1e-`, `1.5e-10x`, `-1.e5`, `1ee5`,
@@ -154,11 +170,7 @@ func parseCases() []string {
 		fmt.Fprintf(&many, `"k%d":%d,`, i%23, i)
 	}
 	many.WriteString(`"z":[` + strings.Repeat(`"x\n",`, 300) + `0]}`)
-	cases = append(cases, many.String())
-	for _, s := range stringCases() {
-		cases = append(cases, `"`+s+`"`, `["`+s+`"]`, `{"`+s+`":"`+s+`"}`, `"`+s)
-	}
-	return cases
+	return append(cases, many.String())
 }
 
 func TestParseMatchesReference(t *testing.T) {
@@ -188,6 +200,9 @@ func TestAppendStringMatchesReference(t *testing.T) {
 			if got, want := AppendString([]byte(pre), s), refAppendString([]byte(pre), s); !bytes.Equal(got, want) {
 				t.Fatalf("AppendString(%q) = %q, want %q", s, got, want)
 			}
+			if got, want := AppendStringASCII([]byte(pre), s), refAppendStringASCII([]byte(pre), s); !bytes.Equal(got, want) {
+				t.Fatalf("AppendStringASCII(%q) = %q, want %q", s, got, want)
+			}
 		}
 	}
 }
@@ -216,8 +231,13 @@ func TestAppendIntsMatchesReference(t *testing.T) {
 }
 
 func FuzzParseMatchesReference(f *testing.F) {
-	for _, c := range parseCases() {
+	for _, c := range syntaxCases() {
 		f.Add([]byte(c))
+	}
+	for i, s := range stringCases() {
+		if i%7 == 0 {
+			f.Add([]byte(`{"` + s + `":["` + s + `"]}`))
+		}
 	}
 	f.Add(benchBody(f, benchdata.Sizes[0]))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -228,12 +248,17 @@ func FuzzParseMatchesReference(f *testing.F) {
 }
 
 func FuzzAppendStringMatchesReference(f *testing.F) {
-	for _, c := range stringCases() {
-		f.Add(c)
+	for i, c := range stringCases() {
+		if i%7 == 0 {
+			f.Add(c)
+		}
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := AppendString([]byte("p"), s), refAppendString([]byte("p"), s); !bytes.Equal(got, want) {
 			t.Fatalf("AppendString(%q) = %q, want %q", s, got, want)
+		}
+		if got, want := AppendStringASCII([]byte("p"), s), refAppendStringASCII([]byte("p"), s); !bytes.Equal(got, want) {
+			t.Fatalf("AppendStringASCII(%q) = %q, want %q", s, got, want)
 		}
 	})
 }

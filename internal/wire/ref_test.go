@@ -1,8 +1,8 @@
 package wire
 
-// The reference: Parse, Valid, AppendString and AppendInts as they were
-// before their fast paths (commit 4411b70), copied verbatim with a ref
-// prefix. The differential tests and fuzz targets hold the current
+// The reference: Parse, Valid, AppendString, AppendStringASCII and
+// AppendInts as they were before their fast paths (commit 4411b70), copied
+// verbatim with a ref prefix. The differential tests and fuzz targets hold the current
 // functions to these, byte for byte and error for error.
 
 import (
@@ -633,4 +633,23 @@ func refAppendInts(dst []byte, ids []int) []byte {
 		dst = strconv.AppendInt(dst, int64(id), 10)
 	}
 	return append(dst, ']')
+}
+
+func refAppendStringASCII(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf && r != 0x7f && refPlain[r]:
+			dst = append(dst, byte(r))
+		case r < utf8.RuneSelf && r != 0x7f:
+			dst = refAppendEscape(dst, byte(r))
+		case r >= 0x10000:
+			r -= 0x10000
+			dst = appendU4(dst, 0xd800+(r>>10))
+			dst = appendU4(dst, 0xdc00+(r&0x3ff))
+		default:
+			dst = appendU4(dst, r)
+		}
+	}
+	return append(dst, '"')
 }

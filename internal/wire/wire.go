@@ -57,8 +57,8 @@ func AppendString(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+		size := utf8Len(s[i:])
+		if size == 0 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, "\uFFFD"...)
 			i++
@@ -84,7 +84,26 @@ func load64(s string, i int) uint64 {
 // ASCII (DEL included) as \uXXXX, a surrogate pair above U+FFFF.
 func AppendStringASCII(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		// Printable ASCII other than '"' and '\\' is copied as it is,
+		// found eight bytes at a time.
+		start := i
+		for i+8 <= len(s) {
+			w := load64(s, i)
+			d := w ^ (lsb * 0x7f)
+			if m := stringStops(w) | w&msb | (d-lsb)&^d&msb; m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		dst = append(dst, s[start:i]...)
+		if i >= len(s) {
+			break
+		}
+		// As ranging over s does: an invalid byte is U+FFFD, one byte long.
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
 		switch {
 		case r < utf8.RuneSelf && r != 0x7f && plain[r]:
 			dst = append(dst, byte(r))
