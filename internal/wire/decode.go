@@ -472,42 +472,35 @@ func (p *parser) number(start int) (int, *scanError) {
 type strInfo uint8
 
 const (
-	strEscaped strInfo = 1 << iota // holds a backslash escape
-	strBadUTF8                     // holds bytes that are not UTF-8 (build only)
+	strEscaped  strInfo = 1 << iota // holds a backslash escape
+	strNonASCII                     // holds bytes >= 0x80, which may not be UTF-8
 )
 
 // str scans a string whose opening quote is at i-1 and returns the offset
-// after its closing quote and whether it holds escapes or (when building,
-// where decode needs it) invalid UTF-8, found in the same pass.
+// after its closing quote and whether it holds escapes or bytes outside
+// ASCII, found in the same pass: a body that is ASCII needs no UTF-8 check.
 func (p *parser) str(i int) (int, strInfo, *scanError) {
 	s, begin := p.s, i-1
 	var info strInfo
+	var high uint64 // the bytes skipped, or-ed: their top bits
 	for {
-		if p.build {
-			i = skipPlainASCII(s, i)
-		} else {
-			i = skipPlain(s, i)
-		}
+		var h uint64
+		i, h = skipPlain(s, i)
+		high |= h
 		if i >= len(s) {
 			return 0, 0, p.fail(begin, "Unterminated string starting at")
 		}
 		switch c := s[i]; {
 		case c == '"':
+			if high&msb != 0 {
+				info |= strNonASCII
+			}
 			return i + 1, info, nil
 		case c == '\\':
 		case c <= 0x1f:
 			return 0, 0, p.fail(i, "Invalid control character at")
-		case c >= utf8.RuneSelf && p.build:
-			// A valid sequence is all bytes >= 0x80, so none of the bytes
-			// it skips could end the string.
-			size := utf8Len(alias(s[i:]))
-			if size == 0 {
-				info |= strBadUTF8
-				size = 1
-			}
-			i += size
-			continue
 		default: // the last few bytes, which skipPlain leaves to this loop
+			high |= uint64(c)
 			i++
 			continue
 		}
@@ -566,55 +559,21 @@ func stringStops(w uint64) uint64 {
 }
 
 // skipPlain returns the offset of the first byte at or after i that is
-// '"', '\\' or below 0x20, checking eight bytes at a time; near the end
-// of s it may stop early, leaving the rest to a byte loop.
-func skipPlain(s []byte, i int) int {
-	for i+8 <= len(s) {
-		if m := stringStops(binary.LittleEndian.Uint64(s[i:])); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-		i += 8
-	}
-	return i
-}
-
-// skipPlainASCII is skipPlain that also stops at bytes >= 0x80, so that
-// the caller can check the UTF-8 as it goes.
-func skipPlainASCII(s []byte, i int) int {
+// '"', '\\' or below 0x20, checking eight bytes at a time (near the end
+// of s it may stop early, leaving the rest to a byte loop), and the bytes
+// it skipped or-ed together.
+func skipPlain(s []byte, i int) (int, uint64) {
+	var high uint64
 	for i+8 <= len(s) {
 		w := binary.LittleEndian.Uint64(s[i:])
-		if m := stringStops(w) | w&msb; m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
+		if m := stringStops(w); m != 0 {
+			// The bits below the first stop's top bit: the bytes before it.
+			return i + bits.TrailingZeros64(m)>>3, high | w&(m&-m-1)
 		}
+		high |= w
 		i += 8
 	}
-	return i
-}
-
-// utf8Len is the length of the valid UTF-8 sequence b starts with, 0 if
-// it starts with none, as utf8.DecodeRune decides; the two- and three-byte
-// sequences of accented, Cyrillic and CJK text are checked inline.
-func utf8Len(b string) int {
-	if len(b) >= 3 {
-		c, c1 := b[0], b[1]
-		switch {
-		case c >= 0xC2 && c <= 0xDF:
-			if c1 >= 0x80 && c1 <= 0xBF {
-				return 2
-			}
-			return 0
-		case c >= 0xE1 && c <= 0xEC, c == 0xEE, c == 0xEF:
-			if c1 >= 0x80 && c1 <= 0xBF && b[2] >= 0x80 && b[2] <= 0xBF {
-				return 3
-			}
-			return 0
-		}
-	}
-	r, size := utf8.DecodeRuneInString(b)
-	if r == utf8.RuneError && size == 1 {
-		return 0
-	}
-	return size
+	return i, high
 }
 
 func hex4(b []byte) (rune, bool) {
@@ -639,11 +598,11 @@ func hex4(b []byte) (rune, bool) {
 // str has already checked and described in info.
 func (p *parser) decode(start, end int, info strInfo) string {
 	raw := p.s[start:end]
-	if info == 0 {
+	if info == 0 || info == strNonASCII && utf8.Valid(raw) {
 		return alias(raw)
 	}
 	// Escapes only shorten text; each invalid byte becomes three, U+FFFD.
-	if info&strBadUTF8 == 0 {
+	if info&strNonASCII == 0 {
 		p.reserve(len(raw))
 	} else {
 		p.reserve(3 * len(raw))
@@ -663,7 +622,7 @@ func (p *parser) decode(start, end int, info strInfo) string {
 			} else {
 				j += i
 			}
-			if info&strBadUTF8 == 0 {
+			if info&strNonASCII == 0 || utf8.Valid(raw[i:j]) {
 				p.text = append(p.text, raw[i:j]...)
 			} else {
 				p.text = appendValidUTF8(p.text, raw[i:j])
