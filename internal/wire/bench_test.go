@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -33,6 +34,10 @@ func benchTexts(tb testing.TB) []string {
 	}
 	return out
 }
+
+// cjkText is text with few ASCII bytes, where skipping ASCII by words
+// must not cost more than it saves.
+var cjkText = strings.Repeat("天气服务器请求погода сервер", 200)
 
 // benchIDs are n token ids spread like a real prompt's: most below
 // 20,000, the rest anywhere in a 152k vocabulary.
@@ -74,13 +79,19 @@ func cpuTime(b *testing.B) int64 {
 }
 
 func BenchmarkParse(b *testing.B) {
+	bodies := map[string][]byte{"cjk": []byte(`{"content":"` + cjkText + `"}`)}
+	names := []string{"cjk"}
 	for _, s := range benchdata.Sizes {
-		body := benchBody(b, s)
+		bodies[s.Name] = benchBody(b, s)
+		names = append(names, s.Name)
+	}
+	for _, name := range names {
+		body := bodies[name]
 		for _, impl := range []struct {
 			name  string
 			parse func([]byte) (*Node, error)
 		}{{"ref", refParse}, {"new", Parse}} {
-			b.Run("body="+s.Name+"/impl="+impl.name, func(b *testing.B) {
+			b.Run("body="+name+"/impl="+impl.name, func(b *testing.B) {
 				b.SetBytes(int64(len(body)))
 				loop(b, func() {
 					if _, err := impl.parse(body); err != nil {
@@ -123,7 +134,15 @@ func BenchmarkAppendInts(b *testing.B) {
 }
 
 func BenchmarkAppendString(b *testing.B) {
-	texts := benchTexts(b)
+	for _, text := range []struct {
+		name  string
+		texts []string
+	}{{"9k", benchTexts(b)}, {"cjk", []string{cjkText}}} {
+		benchAppendString(b, text.name, text.texts)
+	}
+}
+
+func benchAppendString(b *testing.B, name string, texts []string) {
 	n := 0
 	for _, s := range texts {
 		n += len(s)
@@ -133,7 +152,7 @@ func BenchmarkAppendString(b *testing.B) {
 		name string
 		fn   func([]byte, string) []byte
 	}{{"ref", refAppendString}, {"new", AppendString}, {"ascii-ref", refAppendStringASCII}, {"ascii-new", AppendStringASCII}} {
-		b.Run("text=9k/impl="+impl.name, func(b *testing.B) {
+		b.Run("text="+name+"/impl="+impl.name, func(b *testing.B) {
 			b.SetBytes(int64(n))
 			loop(b, func() {
 				buf = buf[:0]
