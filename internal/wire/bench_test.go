@@ -39,6 +39,10 @@ func benchTexts(tb testing.TB) []string {
 // must not cost more than it saves.
 var cjkText = strings.Repeat("天气服务器请求погода сервер", 200)
 
+// escText is escape-dense text (JSON held in a string, as tool call
+// arguments are), where runs of plain bytes are short.
+var escText = strings.Repeat("{\"city\": \"Paris\", \"unit\": \"celsius\"}\n\théllo \"wörld\"\n", 100)
+
 // benchIDs are n token ids spread like a real prompt's: most below
 // 20,000, the rest anywhere in a 152k vocabulary.
 func benchIDs(n int) []int {
@@ -79,8 +83,12 @@ func cpuTime(b *testing.B) int64 {
 }
 
 func BenchmarkParse(b *testing.B) {
-	bodies := map[string][]byte{"cjk": []byte(`{"content":"` + cjkText + `"}`)}
-	names := []string{"cjk"}
+	esc, err := json.Marshal(map[string]string{"arguments": escText})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bodies := map[string][]byte{"cjk": []byte(`{"content":"` + cjkText + `"}`), "esc": esc}
+	names := []string{"cjk", "esc"}
 	for _, s := range benchdata.Sizes {
 		bodies[s.Name] = benchBody(b, s)
 		names = append(names, s.Name)
@@ -137,7 +145,7 @@ func BenchmarkAppendString(b *testing.B) {
 	for _, text := range []struct {
 		name  string
 		texts []string
-	}{{"9k", benchTexts(b)}, {"cjk", []string{cjkText}}} {
+	}{{"9k", benchTexts(b)}, {"cjk", []string{cjkText}}, {"esc", []string{escText}}} {
 		benchAppendString(b, text.name, text.texts)
 	}
 }

@@ -484,9 +484,24 @@ func (p *parser) str(i int) (int, strInfo, *scanError) {
 	var info strInfo
 	var high uint64 // the bytes skipped, or-ed: their top bits
 	for {
-		var h uint64
-		i, h = skipPlain(s, i)
-		high |= h
+		// Plain bytes one at a time, and after eight in a row the rest of
+		// the run by words: keys, short values and the text between dense
+		// escapes (code, JSON held in a string) end sooner, where word
+		// tests would not pay.
+		for run := 0; i < len(s); {
+			c := s[i]
+			if c == '"' || c == '\\' || c < 0x20 {
+				break
+			}
+			high |= uint64(c)
+			i++
+			if run++; run == 8 {
+				var h uint64
+				i, h = skipPlain(s, i)
+				high |= h
+				run = 0
+			}
+		}
 		if i >= len(s) {
 			return 0, 0, p.fail(begin, "Unterminated string starting at")
 		}
@@ -499,10 +514,6 @@ func (p *parser) str(i int) (int, strInfo, *scanError) {
 		case c == '\\':
 		case c <= 0x1f:
 			return 0, 0, p.fail(i, "Invalid control character at")
-		default: // the last few bytes, which skipPlain leaves to this loop
-			high |= uint64(c)
-			i++
-			continue
 		}
 		info |= strEscaped
 		i++ // the backslash

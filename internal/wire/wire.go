@@ -32,6 +32,7 @@ var plain = func() (t [utf8.RuneSelf]bool) {
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
+	run := 0 // printable ASCII bytes in a row
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -39,15 +40,22 @@ func AppendString(dst []byte, s string) []byte {
 				dst = appendEscape(append(dst, s[start:i]...), c)
 				i++
 				start = i
+				run = 0
 				continue
 			}
-			// Printable ASCII other than '"' and '\\' is copied as it is:
-			// after one such byte, skip the run eight bytes at a time
-			// (only then, so that text with few ASCII bytes, CJK say, is
-			// not slowed by words that stop at once).
-			i = skipSafeASCII(s, i+1)
+			// Printable ASCII other than '"' and '\\' is copied as it is.
+			// After eight such bytes in a row, the rest of the run is
+			// found by words: in escape-dense text (code, JSON held in a
+			// string) runs end sooner, and CJK text has few, where word
+			// tests would not pay.
+			i++
+			if run++; run == 8 {
+				i = skipSafeWords(s, i, false)
+				run = 0
+			}
 			continue
 		}
+		run = 0
 		size := utf8Len(s[i:])
 		if size == 0 {
 			dst = append(dst, s[start:i]...)
@@ -62,13 +70,18 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// skipSafeASCII returns the offset of the first byte at or after i that
-// is not printable ASCII other than '"' and '\\', or one of the last
-// few, checking eight bytes at a time.
-func skipSafeASCII(s string, i int) int {
+// skipSafeWords returns the offset of the first byte at or after i that
+// is not printable ASCII other than '"', '\\' (and DEL, with del), or one
+// of the last few, checking eight bytes at a time.
+func skipSafeWords(s string, i int, del bool) int {
 	for i+8 <= len(s) {
 		w := load64(s, i)
-		if m := stringStops(w) | w&msb; m != 0 {
+		m := stringStops(w) | w&msb
+		if del {
+			d := w ^ (lsb * 0x7f)
+			m |= (d - lsb) &^ d & msb
+		}
+		if m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 		i += 8
@@ -115,29 +128,30 @@ func load64(s string, i int) uint64 {
 // ASCII (DEL included) as \uXXXX, a surrogate pair above U+FFFF.
 func AppendStringASCII(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	run := 0 // printable ASCII bytes in a row
 	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf && c != 0x7f && plain[c] {
+			// Printable ASCII other than '"' and '\\' is copied as it is;
+			// after eight such bytes in a row, the rest of the run is
+			// found by words and copied whole (as in AppendString).
+			dst = append(dst, c)
+			i++
+			if run++; run == 8 {
+				j := skipSafeWords(s, i, true)
+				dst = append(dst, s[i:j]...)
+				i, run = j, 0
+			}
+			continue
+		}
+		run = 0
 		// As ranging over s does: an invalid byte is U+FFFD, one byte long.
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(s[i:])
 		}
 		i += size
 		switch {
-		case r < utf8.RuneSelf && r != 0x7f && plain[r]:
-			// Printable ASCII other than '"' and '\\' is copied as it
-			// is: after one such byte, copy the run found eight bytes at
-			// a time.
-			start := i - 1
-			for i+8 <= len(s) {
-				w := load64(s, i)
-				d := w ^ (lsb * 0x7f)
-				if m := stringStops(w) | w&msb | (d-lsb)&^d&msb; m != 0 {
-					i += bits.TrailingZeros64(m) >> 3
-					break
-				}
-				i += 8
-			}
-			dst = append(dst, s[start:i]...)
 		case r < utf8.RuneSelf && r != 0x7f:
 			dst = appendEscape(dst, byte(r))
 		case r >= 0x10000:
