@@ -115,6 +115,21 @@ func utf8Len(b string) int {
 	return size
 }
 
+// decodeRune is utf8.DecodeRuneInString with the two- and three-byte
+// sequences of accented, Cyrillic and CJK text decoded inline.
+func decodeRune(s string) (rune, int) {
+	if len(s) >= 3 {
+		c, c1 := s[0], s[1]
+		switch {
+		case c >= 0xC2 && c <= 0xDF && c1 >= 0x80 && c1 <= 0xBF:
+			return rune(c&0x1F)<<6 | rune(c1&0x3F), 2
+		case (c >= 0xE1 && c <= 0xEC || c == 0xEE || c == 0xEF) && c1 >= 0x80 && c1 <= 0xBF && s[2] >= 0x80 && s[2] <= 0xBF:
+			return rune(c&0x0F)<<12 | rune(c1&0x3F)<<6 | rune(s[2]&0x3F), 3
+		}
+	}
+	return utf8.DecodeRuneInString(s)
+}
+
 // load64 is the eight bytes of s at i as a little-endian word (the
 // compiler makes it one load).
 func load64(s string, i int) uint64 {
@@ -148,7 +163,7 @@ func AppendStringASCII(dst []byte, s string) []byte {
 		// As ranging over s does: an invalid byte is U+FFFD, one byte long.
 		r, size := rune(c), 1
 		if c >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[i:])
+			r, size = decodeRune(s[i:])
 		}
 		i += size
 		switch {
