@@ -2,9 +2,12 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -151,11 +154,41 @@ func Valid(data []byte) error {
 // strings without escapes), so data must not change while it is in use.
 func Parse(data []byte) (*Node, error) {
 	p := parser{s: data, build: true}
+	sc := scratchPool.Get().(*scratch)
+	p.stack, p.kstk = sc.stack[:0], sc.kstk[:0]
 	n, err := p.document()
+	sc.keep(p.stack, p.kstk)
+	scratchPool.Put(sc)
 	if err != nil {
 		return nil, p.err(err)
 	}
 	return n, nil
+}
+
+// scratch is the parser's working stacks, which no tree keeps (closing a
+// container copies its children into a slab), so they are reused across
+// documents rather than grown from nothing by every Parse.
+type scratch struct {
+	stack []*Node
+	kstk  []string
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// keep takes the stacks back for the next document, cleared so that the
+// pool holds on to no tree or input, unless they grew past what a request
+// body needs.
+func (sc *scratch) keep(stack []*Node, kstk []string) {
+	const most = 4096
+	sc.stack, sc.kstk = nil, nil
+	if cap(stack) <= most {
+		clear(stack[:cap(stack)])
+		sc.stack = stack[:0]
+	}
+	if cap(kstk) <= most {
+		clear(kstk[:cap(kstk)])
+		sc.kstk = kstk[:0]
+	}
 }
 
 type scanError struct {
@@ -192,13 +225,36 @@ type parser struct {
 	chunk int      // the size of the last chunk
 	stack []*Node  // children of the open containers
 	kstk  []string // keys of the open objects
+
+	// at is the input offset the last node ended at, and made the items
+	// of each slab kind handed out before the current slab: together the
+	// density the next slab is sized by.
+	at                            int
+	nodesMade, ptrsMade, keysMade int
+}
+
+// slabCap is the capacity of a new slab of some kind once made items of
+// it came from the input before offset p.at: what the rest of the input
+// needs at that density and a quarter more, within [lo, hi]. A first slab
+// (made 0) is lo, kept small by the callers for short documents, which are
+// most of those parsed (tool arguments, schemas).
+func (p *parser) slabCap(made, lo, hi int) int {
+	est := 0
+	if p.at > 0 {
+		est = made * (len(p.s) - p.at) / p.at
+	}
+	return min(max(est+est/4, lo), hi)
 }
 
 func (p *parser) fail(pos int, msg string) *scanError { return &scanError{pos: pos, msg: msg} }
 
 func (p *parser) node(k Kind, start, end int) *Node {
+	p.at = end
 	if len(p.nodes) == cap(p.nodes) {
-		p.nodes = make([]Node, 0, min(max(2*cap(p.nodes), 16), 4096))
+		// A value takes at least two bytes of input in all but the
+		// smallest documents, mostly far more.
+		p.nodesMade += len(p.nodes)
+		p.nodes = make([]Node, 0, p.slabCap(p.nodesMade, min(len(p.s)/8+1, 16), 4096))
 	}
 	p.nodes = p.nodes[:len(p.nodes)+1]
 	n := &p.nodes[len(p.nodes)-1]
@@ -211,7 +267,8 @@ func (p *parser) node(k Kind, start, end int) *Node {
 // to it never writes into a neighbour.
 func (p *parser) ptrList(list []*Node) []*Node {
 	if len(list) > cap(p.ptrs)-len(p.ptrs) {
-		p.ptrs = make([]*Node, 0, max(len(list), min(max(2*cap(p.ptrs), 64), 8192)))
+		p.ptrsMade += len(p.ptrs)
+		p.ptrs = make([]*Node, 0, max(len(list), p.slabCap(p.ptrsMade, min(len(p.s)/4+1, 64), 8192)))
 	}
 	a := len(p.ptrs)
 	p.ptrs = append(p.ptrs, list...)
@@ -220,7 +277,8 @@ func (p *parser) ptrList(list []*Node) []*Node {
 
 func (p *parser) keyList(list []string) []string {
 	if len(list) > cap(p.keys)-len(p.keys) {
-		p.keys = make([]string, 0, max(len(list), min(max(2*cap(p.keys), 32), 4096)))
+		p.keysMade += len(p.keys)
+		p.keys = make([]string, 0, max(len(list), p.slabCap(p.keysMade, min(len(p.s)/8+1, 32), 4096)))
 	}
 	a := len(p.keys)
 	p.keys = append(p.keys, list...)
@@ -236,15 +294,15 @@ func alias(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// reserve makes room in the text arena for the decoded form of an n-byte
-// literal (at most 3n bytes: U+FFFD for each invalid byte), so that the
-// string is decoded into one chunk without moving it.
+// reserve makes room in the text arena for n bytes, the most a literal
+// decodes to, so that the string is decoded into one chunk without moving
+// it. The first chunk is smaller for a short document.
 func (p *parser) reserve(n int) {
-	if cap(p.text)-len(p.text) >= 3*n {
+	if cap(p.text)-len(p.text) >= n {
 		return
 	}
-	p.chunk = min(max(2*p.chunk, 4<<10), 64<<10)
-	p.text = make([]byte, 0, max(3*n, p.chunk))
+	p.chunk = min(max(2*p.chunk, min(len(p.s)/4, 4<<10)), 64<<10)
+	p.text = make([]byte, 0, max(n, p.chunk))
 }
 
 // intern turns the bytes decoded since from, at the end of the text arena,
@@ -337,7 +395,7 @@ func (p *parser) scalar(k Kind, start, end int) *Node {
 }
 
 func (p *parser) strValue(i int) (*Node, int, *scanError) {
-	end, escaped, err := p.str(i + 1)
+	end, info, err := p.str(i + 1)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -345,7 +403,7 @@ func (p *parser) strValue(i int) (*Node, int, *scanError) {
 		return nil, end, nil
 	}
 	n := p.node(String, i, end)
-	n.S = p.decode(i+1, end-1, escaped)
+	n.S = p.decode(i+1, end-1, info)
 	return n, end, nil
 }
 
@@ -409,28 +467,58 @@ func (p *parser) number(start int) (int, *scanError) {
 	return i, nil
 }
 
+// strInfo is what str learnt of a string literal's body, which tells
+// decode whether the body can be used as it is.
+type strInfo uint8
+
+const (
+	strEscaped  strInfo = 1 << iota // holds a backslash escape
+	strNonASCII                     // holds bytes >= 0x80, which may not be UTF-8
+)
+
 // str scans a string whose opening quote is at i-1 and returns the offset
-// after its closing quote and whether it holds escapes.
-func (p *parser) str(i int) (int, bool, *scanError) {
+// after its closing quote and whether it holds escapes or bytes outside
+// ASCII, found in the same pass: a body that is ASCII needs no UTF-8 check.
+func (p *parser) str(i int) (int, strInfo, *scanError) {
 	s, begin := p.s, i-1
-	escaped := false
+	var info strInfo
+	var high uint64 // the bytes skipped, or-ed: their top bits
 	for {
-		for i < len(s) && s[i] != '"' && s[i] != '\\' {
-			if s[i] <= 0x1f {
-				return 0, false, p.fail(i, "Invalid control character at")
+		// Plain bytes one at a time, and after eight in a row the rest of
+		// the run by words: keys, short values and the text between dense
+		// escapes (code, JSON held in a string) end sooner, where word
+		// tests would not pay.
+		for run := 0; i < len(s); {
+			c := s[i]
+			if c == '"' || c == '\\' || c < 0x20 {
+				break
 			}
+			high |= uint64(c)
 			i++
+			if run++; run == 8 {
+				var h uint64
+				i, h = skipPlain(s, i)
+				high |= h
+				run = 0
+			}
 		}
 		if i >= len(s) {
-			return 0, false, p.fail(begin, "Unterminated string starting at")
+			return 0, 0, p.fail(begin, "Unterminated string starting at")
 		}
-		if s[i] == '"' {
-			return i + 1, escaped, nil
+		switch c := s[i]; {
+		case c == '"':
+			if high&msb != 0 {
+				info |= strNonASCII
+			}
+			return i + 1, info, nil
+		case c == '\\':
+		case c <= 0x1f:
+			return 0, 0, p.fail(i, "Invalid control character at")
 		}
-		escaped = true
+		info |= strEscaped
 		i++ // the backslash
 		if i >= len(s) {
-			return 0, false, p.fail(begin, "Unterminated string starting at")
+			return 0, 0, p.fail(begin, "Unterminated string starting at")
 		}
 		if s[i] != 'u' {
 			switch s[i] {
@@ -438,16 +526,16 @@ func (p *parser) str(i int) (int, bool, *scanError) {
 				i++
 				continue
 			}
-			return 0, false, p.fail(i-1, "Invalid \\escape")
+			return 0, 0, p.fail(i-1, "Invalid \\escape")
 		}
 		u := i
 		i++
 		if i+4 >= len(s) {
-			return 0, false, p.fail(u, "Invalid \\uXXXX escape")
+			return 0, 0, p.fail(u, "Invalid \\uXXXX escape")
 		}
 		c, ok := hex4(s[i : i+4])
 		if !ok {
-			return 0, false, p.fail(u, "Invalid \\uXXXX escape")
+			return 0, 0, p.fail(u, "Invalid \\uXXXX escape")
 		}
 		i += 4
 		// A high surrogate may pair with a following \uXXXX; CPython checks
@@ -455,13 +543,48 @@ func (p *parser) str(i int) (int, bool, *scanError) {
 		if c >= 0xD800 && c <= 0xDBFF && i+6 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
 			c2, ok := hex4(s[i+2 : i+6])
 			if !ok {
-				return 0, false, p.fail(i+1, "Invalid \\uXXXX escape")
+				return 0, 0, p.fail(i+1, "Invalid \\uXXXX escape")
 			}
 			if c2 >= 0xDC00 && c2 <= 0xDFFF {
 				i += 6
 			}
 		}
 	}
+}
+
+// Word-at-a-time tests on eight bytes loaded little-endian, so the lowest
+// flagged byte is the first in the text. The borrow of a subtraction only
+// runs upward from a byte that is flagged, so that lowest flag is exact;
+// bytes above it may be flagged falsely, which no caller looks at.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// stringStops flags (high bit) each byte of w that ends a run of plain
+// string bytes: '"', '\\' or a control character below 0x20.
+func stringStops(w uint64) uint64 {
+	q := w ^ (lsb * '"')
+	b := w ^ (lsb * '\\')
+	return ((w-lsb*0x20)&^w | (q-lsb)&^q | (b-lsb)&^b) & msb
+}
+
+// skipPlain returns the offset of the first byte at or after i that is
+// '"', '\\' or below 0x20, checking eight bytes at a time (near the end
+// of s it may stop early, leaving the rest to a byte loop), and the bytes
+// it skipped or-ed together.
+func skipPlain(s []byte, i int) (int, uint64) {
+	var high uint64
+	for i+8 <= len(s) {
+		w := binary.LittleEndian.Uint64(s[i:])
+		if m := stringStops(w); m != 0 {
+			// The bits below the first stop's top bit: the bytes before it.
+			return i + bits.TrailingZeros64(m)>>3, high | w&(m&-m-1)
+		}
+		high |= w
+		i += 8
+	}
+	return i, high
 }
 
 func hex4(b []byte) (rune, bool) {
@@ -483,15 +606,20 @@ func hex4(b []byte) (rune, bool) {
 }
 
 // decode returns the text of the string literal body s[start:end], which
-// str has already checked.
-func (p *parser) decode(start, end int, escaped bool) string {
+// str has already checked and described in info.
+func (p *parser) decode(start, end int, info strInfo) string {
 	raw := p.s[start:end]
-	if !escaped && utf8.Valid(raw) {
+	if info == 0 || info == strNonASCII && utf8.Valid(raw) {
 		return alias(raw)
 	}
-	p.reserve(len(raw))
+	// Escapes only shorten text; each invalid byte becomes three, U+FFFD.
+	if info&strNonASCII == 0 {
+		p.reserve(len(raw))
+	} else {
+		p.reserve(3 * len(raw))
+	}
 	from := len(p.text)
-	if !escaped {
+	if info&strEscaped == 0 {
 		p.text = appendValidUTF8(p.text, raw)
 		return p.intern(from)
 	}
@@ -499,11 +627,17 @@ func (p *parser) decode(start, end int, escaped bool) string {
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		if c != '\\' {
-			j := i + 1
-			for j < len(raw) && raw[j] != '\\' {
-				j++
+			j := bytes.IndexByte(raw[i:], '\\')
+			if j < 0 {
+				j = len(raw)
+			} else {
+				j += i
 			}
-			p.text = appendValidUTF8(p.text, raw[i:j])
+			if info&strNonASCII == 0 || utf8.Valid(raw[i:j]) {
+				p.text = append(p.text, raw[i:j]...)
+			} else {
+				p.text = appendValidUTF8(p.text, raw[i:j])
+			}
 			i = j
 			continue
 		}
@@ -572,12 +706,12 @@ func (p *parser) object(open int) (*Node, int, *scanError) {
 			return nil, 0, p.fail(i, "Expecting property name enclosed in double quotes")
 		}
 		kstart := i
-		end, escaped, err := p.str(i + 1)
+		end, info, err := p.str(i + 1)
 		if err != nil {
 			return nil, 0, err
 		}
 		if p.build {
-			p.kstk = append(p.kstk, p.decode(kstart+1, end-1, escaped))
+			p.kstk = append(p.kstk, p.decode(kstart+1, end-1, info))
 		}
 		i = p.skipWS(end)
 		if i >= len(s) || s[i] != ':' {

@@ -8,6 +8,8 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"math/bits"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -30,20 +32,32 @@ var plain = func() (t [utf8.RuneSelf]bool) {
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
+	run := 0 // printable ASCII bytes in a row
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if plain[c] {
+			if !plain[c] {
+				dst = appendEscape(append(dst, s[start:i]...), c)
 				i++
+				start = i
+				run = 0
 				continue
 			}
-			dst = appendEscape(append(dst, s[start:i]...), c)
+			// Printable ASCII other than '"' and '\\' is copied as it is.
+			// After eight such bytes in a row, the rest of the run is
+			// found by words: in escape-dense text (code, JSON held in a
+			// string) runs end sooner, and CJK text has few, where word
+			// tests would not pay.
 			i++
-			start = i
+			if run++; run == 8 {
+				i = skipSafeWords(s, i, false)
+				run = 0
+			}
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+		run = 0
+		size := utf8Len(s[i:])
+		if size == 0 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, "\uFFFD"...)
 			i++
@@ -56,15 +70,103 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// skipSafeWords returns the offset of the first byte at or after i that
+// is not printable ASCII other than '"', '\\' (and DEL, with del), or one
+// of the last few, checking eight bytes at a time.
+func skipSafeWords(s string, i int, del bool) int {
+	for i+8 <= len(s) {
+		w := load64(s, i)
+		m := stringStops(w) | w&msb
+		if del {
+			d := w ^ (lsb * 0x7f)
+			m |= (d - lsb) &^ d & msb
+		}
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	return i
+}
+
+// utf8Len is the length of the valid UTF-8 sequence b starts with, 0 if
+// it starts with none, as utf8.DecodeRune decides; the two- and three-byte
+// sequences of accented, Cyrillic and CJK text are checked inline.
+func utf8Len(b string) int {
+	if len(b) >= 3 {
+		c, c1 := b[0], b[1]
+		switch {
+		case c >= 0xC2 && c <= 0xDF:
+			if c1 >= 0x80 && c1 <= 0xBF {
+				return 2
+			}
+			return 0
+		case c >= 0xE1 && c <= 0xEC, c == 0xEE, c == 0xEF:
+			if c1 >= 0x80 && c1 <= 0xBF && b[2] >= 0x80 && b[2] <= 0xBF {
+				return 3
+			}
+			return 0
+		}
+	}
+	r, size := utf8.DecodeRuneInString(b)
+	if r == utf8.RuneError && size == 1 {
+		return 0
+	}
+	return size
+}
+
+// decodeRune is utf8.DecodeRuneInString with the two- and three-byte
+// sequences of accented, Cyrillic and CJK text decoded inline.
+func decodeRune(s string) (rune, int) {
+	if len(s) >= 3 {
+		c, c1 := s[0], s[1]
+		switch {
+		case c >= 0xC2 && c <= 0xDF && c1 >= 0x80 && c1 <= 0xBF:
+			return rune(c&0x1F)<<6 | rune(c1&0x3F), 2
+		case (c >= 0xE1 && c <= 0xEC || c == 0xEE || c == 0xEF) && c1 >= 0x80 && c1 <= 0xBF && s[2] >= 0x80 && s[2] <= 0xBF:
+			return rune(c&0x0F)<<12 | rune(c1&0x3F)<<6 | rune(s[2]&0x3F), 3
+		}
+	}
+	return utf8.DecodeRuneInString(s)
+}
+
+// load64 is the eight bytes of s at i as a little-endian word (the
+// compiler makes it one load).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
 // AppendStringASCII appends s as json.dumps(s) (ensure_ascii=True) writes
 // it: the escapes of AppendString, and every character outside printable
 // ASCII (DEL included) as \uXXXX, a surrogate pair above U+FFFF.
 func AppendStringASCII(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	for _, r := range s {
+	run := 0 // printable ASCII bytes in a row
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf && c != 0x7f && plain[c] {
+			// Printable ASCII other than '"' and '\\' is copied as it is;
+			// after eight such bytes in a row, the rest of the run is
+			// found by words and copied whole (as in AppendString).
+			dst = append(dst, c)
+			i++
+			if run++; run == 8 {
+				j := skipSafeWords(s, i, true)
+				dst = append(dst, s[i:j]...)
+				i, run = j, 0
+			}
+			continue
+		}
+		run = 0
+		// As ranging over s does: an invalid byte is U+FFFD, one byte long.
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = decodeRune(s[i:])
+		}
+		i += size
 		switch {
-		case r < utf8.RuneSelf && r != 0x7f && plain[r]:
-			dst = append(dst, byte(r))
 		case r < utf8.RuneSelf && r != 0x7f:
 			dst = appendEscape(dst, byte(r))
 		case r >= 0x10000:
@@ -114,16 +216,86 @@ func appendU4(dst []byte, r rune) []byte {
 	return append(dst, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
 }
 
-// AppendInts appends ids as a JSON list.
+// AppendInts appends ids as a JSON list, the decimal text
+// strconv.AppendInt writes for each. It is the token_ids writer of every
+// render and generate body (thousands of ids), so it formats two digits at
+// a time straight into dst, which it grows once for the expected length
+// rather than once per id.
 func AppendInts(dst []byte, ids []int) []byte {
 	dst = append(dst, '[')
+	// b is dst to its capacity; pos is dst's length within it.
+	b, pos := dst[:cap(dst)], len(dst)
 	for i, id := range ids {
-		if i > 0 {
-			dst = append(dst, ',')
+		if len(b)-pos < maxIntLen+1 {
+			// Room for the rest at seven bytes an id (six digits and a
+			// comma cover a 152k vocabulary); checked again as it fills.
+			b = slices.Grow(b[:pos], maxIntLen+1+7*(len(ids)-i))
+			b = b[:cap(b)]
 		}
-		dst = strconv.AppendInt(dst, int64(id), 10)
+		if i > 0 {
+			b[pos] = ','
+			pos++
+		}
+		if id < 0 {
+			pos = len(strconv.AppendInt(b[:pos], int64(id), 10))
+			continue
+		}
+		// Two digits at a time from the right, inline: a call per id
+		// costs a third of the time here.
+		u := uint64(id)
+		pos += decimalLen(u)
+		j := pos
+		for u >= 100 {
+			q := u / 100
+			r := (u - q*100) * 2
+			j -= 2
+			b[j+1] = digitPairs[r+1]
+			b[j] = digitPairs[r]
+			u = q
+		}
+		if u >= 10 {
+			b[j-1] = digitPairs[u*2+1]
+			b[j-2] = digitPairs[u*2]
+		} else {
+			b[j-1] = byte('0' + u)
+		}
 	}
-	return append(dst, ']')
+	return append(b[:pos], ']')
+}
+
+// maxIntLen is the longest decimal int: len("-9223372036854775808").
+const maxIntLen = 20
+
+// digitPairs holds "00" to "99", for writing two digits at a time.
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
+
+// pow10 holds 10^0 to 10^19.
+var pow10 = func() (t [20]uint64) {
+	t[0] = 1
+	for i := 1; i < len(t); i++ {
+		t[i] = t[i-1] * 10
+	}
+	return t
+}()
+
+// decimalLen is the number of decimal digits of u.
+func decimalLen(u uint64) int {
+	// log10(2) ~ 1233/4096 turns the bit length into the digit count or
+	// one less than it.
+	n := bits.Len64(u|1) * 1233 >> 12
+	if u >= pow10[n] {
+		n++
+	}
+	return max(n, 1)
 }
 
 // AppendStrings appends items as a JSON list of strings.
