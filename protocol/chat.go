@@ -299,8 +299,8 @@ const toolChoiceUsage = "Correct usage: `{\"type\": \"function\", \"function\": 
 func checkToolUsage(obj *object) *FieldError {
 	tools, hasTools := obj.members["tools"]
 	if hasTools && jsonKind(tools) == '[' {
-		var items []json.RawMessage
-		if json.Unmarshal(tools, &items) == nil && len(items) == 0 {
+		// Members come from a parsed body, so tools is valid JSON.
+		if isEmptyArray(tools) {
 			return validatorError(obj, "ValueError",
 				"`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.", "", "")
 		}

@@ -289,11 +289,41 @@ func laxString(raw json.RawMessage) (string, bool) {
 	if jsonKind(raw) != '"' {
 		return "", false
 	}
+	if s, ok := plainString(raw); ok {
+		return s, true
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", false
 	}
 	return s, true
+}
+
+// plainString reads a JSON string literal of printable ASCII without
+// escapes (surrounding whitespace allowed), which decodes to its own bytes;
+// anything else is for encoding/json.
+func plainString(raw []byte) (string, bool) {
+	raw = bytes.Trim(raw, " \t\r\n")
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(body), true
+}
+
+// isEmptyArray reports whether valid JSON raw is [] (with any whitespace).
+func isEmptyArray(raw []byte) bool {
+	raw = bytes.Trim(raw, " \t\r\n")
+	if len(raw) < 2 || raw[0] != '[' {
+		return false
+	}
+	rest := bytes.TrimLeft(raw[1:], " \t\r\n")
+	return len(rest) == 1 && rest[0] == ']'
 }
 
 // laxBool applies pydantic's lax bool rules; typ is "" on success.

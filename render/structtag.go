@@ -34,6 +34,23 @@ func (t stTool) schema() json.RawMessage {
 	return t.params
 }
 
+// mayBeStrict reports whether any tool's text could give encoding/json a
+// "strict" member: it matches names case-insensitively (folding some
+// non-ASCII letters too) after unescaping, so any backslash or non-ASCII
+// byte counts as maybe. Auto tool choice needs a strict tool to constrain
+// anything, and most requests have none, so they skip decoding every tool.
+// (Decoded requests' tools are validated, so decoding them cannot fail.)
+func mayBeStrict(tools []json.RawMessage) bool {
+	for _, raw := range tools {
+		for i, c := range raw {
+			if c == '\\' || c >= 0x80 || ((c == 's' || c == 'S') && i+6 <= len(raw) && strings.EqualFold(string(raw[i:i+6]), "strict")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // structuralTagFor returns the structural_tag string vLLM's
 // _apply_structural_tag puts into structured_outputs, or ok false when it
 // leaves the request alone (tool_choice none, or auto without a strict
@@ -50,6 +67,9 @@ func structuralTagFor(model string, req *protocol.ChatCompletionRequest) (string
 	}
 	if named == "" && choice != "auto" && choice != "required" {
 		return "", false, nil
+	}
+	if named == "" && choice == "auto" && !mayBeStrict(req.Tools) {
+		return "", false, nil // what the loop below finds: no strict tool
 	}
 	var tools []stTool
 	anyStrict := false
