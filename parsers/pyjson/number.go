@@ -33,6 +33,11 @@ func appendNumber(dst []byte, s string) ([]byte, error) {
 	return AppendFloat(dst, parseFloat(s)), nil
 }
 
+// ParseFloat is Python's float(s) for a decimal literal s already checked
+// to be [+-]?digits[.digits][(e|E)[+-]?digits] (either digit run of the
+// mantissa may be empty, not both), correctly rounded at any length.
+func ParseFloat(s string) float64 { return parseFloat(s) }
+
 // parseFloat is Python's float(s) for a valid JSON float literal s.
 // strconv.ParseFloat saturates a long exponent, so a mantissa of many
 // thousand digits offset by a large negative exponent ("333…3e-1000000")
@@ -50,7 +55,7 @@ func parseFloat(s string) float64 {
 // parseLongFloat is parseFloat for a literal of any length, in linear time.
 func parseLongFloat(s string) float64 {
 	neg := s[0] == '-'
-	if neg {
+	if neg || s[0] == '+' {
 		s = s[1:]
 	}
 	mant, exp := s, ""
