@@ -475,16 +475,17 @@ func pyNumber(text string) (*pyNode, bool) {
 			}
 			plain = "0"
 		}
+		if len(plain) > pyIntMaxDigits {
+			// CPython's compiler refuses the literal (SyntaxError) past
+			// int_max_str_digits; runs of zeros, done above, are exempt.
+			return nil, false
+		}
 		return &pyNode{canon: plain, isConst: true, keyID: "n" + plain}, true
 	}
 	if !pyFloatSyntax(plain) {
 		return nil, false
 	}
-	f, err := strconv.ParseFloat(plain, 64)
-	if err != nil && !math.IsInf(f, 0) && f != 0 {
-		return nil, false
-	}
-	return floatNode(f), true
+	return floatNode(pyjson.ParseFloat(plain)), true
 }
 
 // pyFloatSyntax checks digits [. digits] [e [+-] digits] with at least one

@@ -49,6 +49,19 @@ var pythonicCases = []struct {
 	{"regex: calls chained by whitespace", pythonicOnly, weatherTools, `[f() g()]`, Result{Content: ptr(`[f() g()]`), FinishReason: "stop"}},
 	{"not calls", pythonicOnly, weatherTools, `[1, 2, 3]`, Result{Content: ptr(`[1, 2, 3]`), FinishReason: "stop"}},
 	{"empty list", pythonicOnly, weatherTools, `[]`, Result{Content: ptr(`[]`), FinishReason: "stop"}},
+	// CPython's compiler refuses a decimal literal over 4300 digits
+	// (SyntaxError, so the text stays content); underscores and runs of
+	// zeros do not count, floats have no limit.
+	{"4300-digit int", pythonicOnly, weatherTools, `[f(a=` + strings.Repeat("7", 4300) + `)]`,
+		Result{ToolCalls: []ToolCall{call("f", `{"a": `+strings.Repeat("7", 4300)+`}`)}, FinishReason: "tool_calls"}},
+	{"4301-digit int fails", pythonicOnly, weatherTools, `[f(a=` + strings.Repeat("7", 4301) + `)]`,
+		Result{Content: ptr(`[f(a=` + strings.Repeat("7", 4301) + `)]`), FinishReason: "stop"}},
+	{"underscores are not digits", pythonicOnly, weatherTools, `[f(a=` + strings.Repeat("1_", 2200) + `1)]`,
+		Result{ToolCalls: []ToolCall{call("f", `{"a": `+strings.Repeat("1", 2201)+`}`)}, FinishReason: "tool_calls"}},
+	{"long zero", pythonicOnly, weatherTools, `[f(a=` + strings.Repeat("0", 5000) + `)]`,
+		Result{ToolCalls: []ToolCall{call("f", `{"a": 0}`)}, FinishReason: "tool_calls"}},
+	{"long float", pythonicOnly, weatherTools, `[f(a=` + strings.Repeat("3", 5000) + `e-5000, b=0.` + strings.Repeat("9", 5000) + `)]`,
+		Result{ToolCalls: []ToolCall{call("f", `{"a": 0.3333333333333333, "b": 1.0}`)}, FinishReason: "tool_calls"}},
 	{"bytes fail", pythonicOnly, weatherTools, `[f(a=b'x')]`, Result{Content: ptr(`[f(a=b'x')]`), FinishReason: "stop"}},
 	{"f-string fails", pythonicOnly, weatherTools, `[f(a=f'x')]`, Result{Content: ptr(`[f(a=f'x')]`), FinishReason: "stop"}},
 	{"set fails", pythonicOnly, weatherTools, `[f(a={1})]`, Result{Content: ptr(`[f(a={1})]`), FinishReason: "stop"}},

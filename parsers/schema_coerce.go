@@ -2,10 +2,8 @@ package parsers
 
 import (
 	"encoding/json"
-	"errors"
 	"math"
 	"math/big"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -290,10 +288,7 @@ func coerceNumber(value string) (string, bool) {
 		}
 		clean.WriteString(d)
 	}
-	f, err := strconv.ParseFloat(clean.String(), 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return "", false
-	}
+	f := pyjson.ParseFloat(clean.String())
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return "", false
 	}

@@ -12,6 +12,9 @@ import (
 // documented difference aside: Python's NaN/Infinity, which Go rejects
 // too), and never panic.
 func FuzzParseJSONBody(f *testing.F) {
+	for _, tc := range longIntBodies {
+		f.Add([]byte(tc.body))
+	}
 	for _, s := range []string{`{}`, `{"prompt":"hi"}`, `[1,2.5e3,-0,"\u00e9"]`, `{"a":`, `"\ud800"`, `01`, `[1,]`, "\ufeff{}", `{"a" "b"}`, `tru`, ` `} {
 		f.Add([]byte(s))
 	}
@@ -24,8 +27,11 @@ func FuzzParseJSONBody(f *testing.F) {
 			}
 			return
 		}
+		if json.Valid(trimmed) && hasLongInt(trimmed) != refLongInt(trimmed) {
+			t.Fatalf("%.40q: hasLongInt = %v, disagrees with decoding", data, hasLongInt(trimmed))
+		}
 		if errors.Is(err, ErrBodyNotParsable) {
-			return // nesting past the recursion limit
+			return // nesting past the recursion limit, or an over-long integer
 		}
 		if valid := json.Valid(trimmed); valid != (err == nil) {
 			t.Fatalf("%q: json.Valid = %v but ParseJSONBody err = %v", data, valid, err)

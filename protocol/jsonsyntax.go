@@ -36,8 +36,10 @@ func (e *JSONSyntaxError) FieldError() FieldError {
 }
 
 // ErrBodyNotParsable is a body Python cannot even hand to the JSON decoder
-// (not UTF-8, or nested deeper than its recursion limit); FastAPI answers
-// those with a plain 400 "There was an error parsing the body".
+// (not UTF-8), or one json.loads fails with an error other than
+// JSONDecodeError (nested deeper than its recursion limit, an integer over
+// int_max_str_digits); FastAPI answers those with a plain 400 "There was
+// an error parsing the body".
 //
 //lint:ignore ST1005 vLLM's message, byte for byte
 var ErrBodyNotParsable = errors.New("There was an error parsing the body")
@@ -59,6 +61,9 @@ func ParseJSONBody(body []byte) ([]byte, error) {
 	if err := bodyError(wire.Valid(body)); err != nil {
 		return nil, err
 	}
+	if hasLongInt(body) {
+		return nil, ErrBodyNotParsable
+	}
 	return body, nil
 }
 
@@ -74,7 +79,68 @@ func ParseJSONTree(body []byte) ([]byte, *wire.Node, error) {
 	if err != nil {
 		return nil, nil, bodyError(err)
 	}
+	if hasLongInt(body) {
+		return nil, nil, ErrBodyNotParsable
+	}
 	return body, root, nil
+}
+
+// maxIntDigits is CPython's default int_max_str_digits (3.11+): json.loads
+// raises ValueError for an integer literal with more digits (the sign
+// does not count). Refusing such bodies up front also keeps every field
+// decoder from converting a huge decimal, which costs quadratic time.
+const maxIntDigits = 4300
+
+// hasLongInt reports whether the valid JSON text b holds, outside
+// strings, an integer literal of more than maxIntDigits digits.
+func hasLongInt(b []byte) bool {
+	if len(b) <= maxIntDigits {
+		return false
+	}
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
+		case c == '"':
+			i = stringEnd(b, i+1)
+		case c == '-' || c >= '0' && c <= '9':
+			if c == '-' {
+				i++
+			}
+			start := i
+			for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+				i++
+			}
+			if i-start > maxIntDigits && (i == len(b) || b[i] != '.' && b[i] != 'e' && b[i] != 'E') {
+				return true
+			}
+			// A fraction or exponent: the rest of the number is no integer.
+			for i < len(b) && (b[i] >= '0' && b[i] <= '9' || b[i] == '.' || b[i] == 'e' || b[i] == 'E' || b[i] == '+' || b[i] == '-') {
+				i++
+			}
+		default:
+			i++
+		}
+	}
+	return false
+}
+
+// stringEnd is the index after the quote that closes the string whose
+// text starts at b[i] (len(b) if none does).
+func stringEnd(b []byte, i int) int {
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return len(b)
+		}
+		i += j
+		k := i
+		for k > 0 && b[k-1] == '\\' {
+			k--
+		}
+		i++
+		if (i-1-k)%2 == 0 {
+			return i
+		}
+	}
 }
 
 func bodyText(body []byte) ([]byte, error) {

@@ -1,8 +1,11 @@
 package pyjson
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/vrender/vrender/internal/pyfmt"
 )
@@ -19,12 +22,82 @@ func appendNumber(dst []byte, s string) ([]byte, error) {
 		if s == "-0" {
 			return append(dst, '0'), nil
 		}
+		// The sign is not a digit for CPython's limit.
+		if n := len(strings.TrimPrefix(s, "-")); n > maxIntDigits {
+			return dst, intDigitsErr(n)
+		}
 		return append(dst, s...), nil
 	}
 	// Out-of-range literals parse to ±Inf or 0 as in Python; ParseFloat's
 	// range error carries the same value, so it is not an error here.
-	f, _ := strconv.ParseFloat(s, 64)
-	return AppendFloat(dst, f), nil
+	return AppendFloat(dst, parseFloat(s)), nil
+}
+
+// ParseFloat is Python's float(s) for a decimal literal s already checked
+// to be [+-]?digits[.digits][(e|E)[+-]?digits] (either digit run of the
+// mantissa may be empty, not both), correctly rounded at any length.
+func ParseFloat(s string) float64 { return parseFloat(s) }
+
+// parseFloat is Python's float(s) for a valid JSON float literal s.
+// strconv.ParseFloat saturates a long exponent, so a mantissa of many
+// thousand digits offset by a large negative exponent ("333…3e-1000000")
+// comes out as 0 where Python's correctly rounded result is 0.333…; a long
+// literal is therefore rewritten as 0.DIGITS e N, with N small, first.
+func parseFloat(s string) float64 {
+	if len(s) <= 32 {
+		// Too short for the exponent to saturate against the mantissa.
+		f, _ := strconv.ParseFloat(s, 64)
+		return f
+	}
+	return parseLongFloat(s)
+}
+
+// parseLongFloat is parseFloat for a literal of any length, in linear time.
+func parseLongFloat(s string) float64 {
+	neg := s[0] == '-'
+	if neg || s[0] == '+' {
+		s = s[1:]
+	}
+	mant, exp := s, ""
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant, exp = s[:i], s[i+1:]
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(intPart+frac, "0")
+	// The value is 0.digits × 10^point.
+	point := int64(len(intPart)-(len(intPart)+len(frac)-len(digits))) + expValue(exp)
+	var f float64
+	switch {
+	case digits == "":
+		f = 0
+	case point > 400:
+		f = math.Inf(1)
+	case point < -400:
+		f = 0
+	default:
+		f, _ = strconv.ParseFloat("0."+digits+"e"+strconv.FormatInt(point, 10), 64)
+	}
+	if neg {
+		f = -f
+	}
+	return f
+}
+
+// expValue is the value of an exponent's text ([-+]?\d*), saturated far
+// beyond where any float is finite and non-zero.
+func expValue(s string) int64 {
+	sign := int64(1)
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		if s[0] == '-' {
+			sign = -1
+		}
+		s = s[1:]
+	}
+	var e int64
+	for i := 0; i < len(s) && e < 1<<40; i++ {
+		e = e*10 + int64(s[i]-'0')
+	}
+	return sign * e
 }
 
 // scanNumber reports whether s is a complete JSON number and whether it has
@@ -78,4 +151,38 @@ func AppendFloat(dst []byte, f float64) []byte {
 		return append(dst, "-Infinity"...)
 	}
 	return pyfmt.AppendFloatRepr(dst, f)
+}
+
+// maxIntDigits is CPython's default sys.get_int_max_str_digits(): since
+// 3.11 (as vLLM runs) int() of a decimal string with more digits, and so
+// json.loads of such an integer literal, raises ValueError. Refusing them
+// here also keeps an untrusted literal from costing quadratic time later.
+const maxIntDigits = 4300
+
+// ErrIntDigits is wrapped (with ErrSyntax) by the error for an integer
+// literal over CPython's digit limit. Python raises a plain ValueError
+// there, not the JSONDecodeError of a syntax error, for callers that
+// must tell the two apart.
+var ErrIntDigits = errors.New("Exceeds the limit (4300 digits) for integer string conversion")
+
+// intDigitsErr is CPython's error for an n-digit integer string.
+func intDigitsErr(n int) error {
+	return fmt.Errorf("%w: %w: value has %d digits; use sys.set_int_max_str_digits() to increase the limit", ErrSyntax, ErrIntDigits, n)
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+}
+
+// numberRun returns the length of src's prefix that the machine, now
+// inside a number, would add to the number's text (0 outside a number).
+func (v *Value) numberRun(src string) int {
+	if v.state != stNumber {
+		return 0
+	}
+	i := 0
+	for i < len(src) && isNumberByte(src[i]) {
+		i++
+	}
+	return i
 }

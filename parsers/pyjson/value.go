@@ -76,6 +76,13 @@ func (v *Value) Feed(dst []byte, src string) ([]byte, int, error) {
 			i += n
 			continue
 		}
+		if n := v.numberRun(src[i:]); n > 0 {
+			// One append per run, not per byte: a byte-wise += makes a
+			// long literal cost quadratic time.
+			v.pend += src[i : i+n]
+			i += n
+			continue
+		}
 		c := src[i]
 		var consumed bool
 		var err error
@@ -183,7 +190,7 @@ func (v *Value) step(dst []byte, c byte) ([]byte, bool, error) {
 	case stEscape:
 		return v.escapeByte(dst, c)
 	case stNumber:
-		if c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
+		if isNumberByte(c) {
 			v.pend += string(c)
 			return dst, true, nil
 		}

@@ -75,9 +75,17 @@ func FuzzValue(f *testing.F) {
 	for _, tc := range pythonCanonical {
 		f.Add(tc.in, uint64(1))
 	}
+	for _, tc := range intDigitCases {
+		f.Add(tc.in, uint64(2))
+	}
 	f.Fuzz(func(t *testing.T, s string, seed uint64) {
 		whole, errWhole := Canonical(s)
 		if errWhole != nil {
+			// The digit limit holds however the input is split.
+			_, err := feedChunks(s, rand.New(rand.NewPCG(seed, 3)))
+			if errors.Is(errWhole, ErrIntDigits) && !errors.Is(err, ErrIntDigits) {
+				t.Fatalf("chunked %.40q: err = %v, whole refused with %v", s, err, errWhole)
+			}
 			return
 		}
 		// Canonical output is itself canonical, and chunking never matters.
