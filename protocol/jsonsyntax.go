@@ -94,7 +94,7 @@ const maxIntDigits = 4300
 // hasLongInt reports whether the valid JSON text b holds, outside
 // strings, an integer literal of more than maxIntDigits digits.
 func hasLongInt(b []byte) bool {
-	if len(b) <= maxIntDigits {
+	if !hasLongDigitRun(b) {
 		return false
 	}
 	for i := 0; i < len(b); {
@@ -118,6 +118,29 @@ func hasLongInt(b []byte) bool {
 			}
 		default:
 			i++
+		}
+	}
+	return false
+}
+
+// hasLongDigitRun reports whether b holds more than maxIntDigits digits in
+// a row anywhere (strings included), looking only around every
+// maxIntDigits-th byte: such a run covers at least one of them.
+func hasLongDigitRun(b []byte) bool {
+	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+	for k := 0; k < len(b); k += maxIntDigits {
+		if !isDigit(b[k]) {
+			continue
+		}
+		l, r := k, k
+		for l > 0 && isDigit(b[l-1]) {
+			l--
+		}
+		for r < len(b) && isDigit(b[r]) {
+			r++
+		}
+		if r-l > maxIntDigits {
+			return true
 		}
 	}
 	return false

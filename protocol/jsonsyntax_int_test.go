@@ -73,3 +73,30 @@ func refLongInt(b []byte) bool {
 		}
 	}
 }
+
+// Sampling every maxIntDigits-th byte finds every run longer than that,
+// wherever it starts.
+func TestHasLongDigitRunAnyOffset(t *testing.T) {
+	naive := func(b []byte) bool {
+		n := 0
+		for _, c := range b {
+			if c >= '0' && c <= '9' {
+				n++
+				if n > maxIntDigits {
+					return true
+				}
+			} else {
+				n = 0
+			}
+		}
+		return false
+	}
+	for _, run := range []int{maxIntDigits, maxIntDigits + 1, 2*maxIntDigits + 3} {
+		for off := 0; off < maxIntDigits+20; off += 7 {
+			b := []byte(strings.Repeat("x", off) + strings.Repeat("7", run) + "]")
+			if got, want := hasLongDigitRun(b), naive(b); got != want {
+				t.Fatalf("run %d at %d: %v, want %v", run, off, got, want)
+			}
+		}
+	}
+}
