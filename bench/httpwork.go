@@ -33,10 +33,9 @@ func ColdConversation(q benchdata.Request, tag string) (benchdata.Request, error
 	out.Messages = make([]json.RawMessage, len(q.Messages))
 	for i, raw := range q.Messages {
 		prefix := tag + strconv.Itoa(i) + " "
-		if at := bytes.Index(raw, []byte(`{"content":"`)); at == 0 && json.Valid([]byte(`"`+prefix+`"`)) && !strings.ContainsAny(prefix, `"\<>&`) {
-			at += len(`{"content":"`)
+		if lead := []byte(`{"content":"`); bytes.HasPrefix(raw, lead) && encodesAsIs(prefix) {
 			b := make([]byte, 0, len(raw)+len(prefix))
-			out.Messages[i] = append(append(append(b, raw[:at]...), prefix...), raw[at:]...)
+			out.Messages[i] = append(append(append(b, lead...), prefix...), raw[len(lead):]...)
 			continue
 		}
 		b, err := coldMessageSlow(raw, prefix)

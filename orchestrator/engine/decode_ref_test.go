@@ -29,8 +29,8 @@ type refEventDecoder struct {
 	ints      []int // scratch for token id lists
 }
 
-// refErrSlowPath means the fast refScanner declined the input.
-var refErrSlowPath = errors.New("event needs the general JSON decoder")
+// errRefSlowPath means the fast refScanner declined the input.
+var errRefSlowPath = errors.New("event needs the general JSON decoder")
 
 // decode returns the event's response, or an *Error for an error event or
 // an event that is not valid GenerateResponse JSON.
@@ -91,12 +91,12 @@ func (d *refEventDecoder) fast(data []byte, resp *protocol.GenerateResponse) err
 			// "error" (an error event) and any key encoding/json might match
 			// case-insensitively go the slow way.
 			if string(key) == "error" || !refPlainLowerKey(key) {
-				return refErrSlowPath
+				return errRefSlowPath
 			}
 			return s.skip(0)
 		}
 		if seen&bit != 0 {
-			return refErrSlowPath
+			return errRefSlowPath
 		}
 		seen |= bit
 		return err
@@ -106,7 +106,7 @@ func (d *refEventDecoder) fast(data []byte, resp *protocol.GenerateResponse) err
 	}
 	s.ws()
 	if s.i != len(s.b) {
-		return refErrSlowPath
+		return errRefSlowPath
 	}
 	return nil
 }
@@ -167,12 +167,12 @@ func (d *refEventDecoder) choice(s *refScanner, c *protocol.GenerateChoice) erro
 			c.TokenIDs, err = d.intList(s)
 		default:
 			if !refPlainLowerKey(key) {
-				return refErrSlowPath
+				return errRefSlowPath
 			}
 			return s.skip(0)
 		}
 		if seen&bit != 0 {
-			return refErrSlowPath
+			return errRefSlowPath
 		}
 		seen |= bit
 		return err
@@ -190,12 +190,12 @@ func (d *refEventDecoder) logprobs(s *refScanner) (*protocol.GenerateLogProbs, e
 	err := s.object(func(key []byte) error {
 		if string(key) != "content" {
 			if !refPlainLowerKey(key) {
-				return refErrSlowPath
+				return errRefSlowPath
 			}
 			return s.skip(0)
 		}
 		if seen {
-			return refErrSlowPath
+			return errRefSlowPath
 		}
 		seen = true
 		if s.null() {
@@ -219,7 +219,7 @@ func (d *refEventDecoder) logprobEntry(s *refScanner, e *protocol.LogprobEntry) 
 			return d.logprobMember(s, &e.LogprobTop, key, &seen)
 		}
 		if seen&refSeenTopLogprobs != 0 {
-			return refErrSlowPath
+			return errRefSlowPath
 		}
 		seen |= refSeenTopLogprobs
 		if s.null() {
@@ -263,12 +263,12 @@ func (d *refEventDecoder) logprobMember(s *refScanner, t *protocol.LogprobTop, k
 		t.Bytes, err = d.intList(s)
 	default:
 		if !refPlainLowerKey(key) {
-			return refErrSlowPath
+			return errRefSlowPath
 		}
 		return s.skip(0)
 	}
 	if *seen&bit != 0 {
-		return refErrSlowPath
+		return errRefSlowPath
 	}
 	*seen |= bit
 	return err
@@ -290,12 +290,12 @@ func refUsage(s *refScanner) (*protocol.GenerateUsage, error) {
 			dst, bit = &u.CompletionTokens, 2
 		default:
 			if !refPlainLowerKey(key) {
-				return refErrSlowPath
+				return errRefSlowPath
 			}
 			return s.skip(0)
 		}
 		if seen&bit != 0 {
-			return refErrSlowPath
+			return errRefSlowPath
 		}
 		seen |= bit
 		if s.null() {
@@ -364,7 +364,7 @@ func refPlainLowerKey(key []byte) bool {
 }
 
 // refScanner is a strict JSON refScanner over one event. Every method returns
-// refErrSlowPath for input it does not handle exactly as encoding/json.
+// errRefSlowPath for input it does not handle exactly as encoding/json.
 type refScanner struct {
 	b []byte
 	i int
@@ -405,7 +405,7 @@ func (s *refScanner) null() bool {
 // each member's value (after whitespace); member must consume the value.
 func (s *refScanner) object(member func(key []byte) error) error {
 	if s.peek() != '{' {
-		return refErrSlowPath
+		return errRefSlowPath
 	}
 	s.i++
 	s.ws()
@@ -420,7 +420,7 @@ func (s *refScanner) object(member func(key []byte) error) error {
 		}
 		s.ws()
 		if s.peek() != ':' {
-			return refErrSlowPath
+			return errRefSlowPath
 		}
 		s.i++
 		s.ws()
@@ -436,7 +436,7 @@ func (s *refScanner) object(member func(key []byte) error) error {
 			s.i++
 			return nil
 		default:
-			return refErrSlowPath
+			return errRefSlowPath
 		}
 	}
 }
@@ -444,7 +444,7 @@ func (s *refScanner) object(member func(key []byte) error) error {
 // array reads an array, calling elem at each element (after whitespace).
 func (s *refScanner) array(elem func() error) error {
 	if s.peek() != '[' {
-		return refErrSlowPath
+		return errRefSlowPath
 	}
 	s.i++
 	s.ws()
@@ -465,7 +465,7 @@ func (s *refScanner) array(elem func() error) error {
 			s.i++
 			return nil
 		default:
-			return refErrSlowPath
+			return errRefSlowPath
 		}
 	}
 }
@@ -474,7 +474,7 @@ func (s *refScanner) array(elem func() error) error {
 // its contents in place; other strings need encoding/json's decoding.
 func (s *refScanner) stringBytes() ([]byte, error) {
 	if s.peek() != '"' {
-		return nil, refErrSlowPath
+		return nil, errRefSlowPath
 	}
 	start := s.i + 1
 	ascii := true
@@ -484,16 +484,16 @@ func (s *refScanner) stringBytes() ([]byte, error) {
 		case c == '"':
 			s.i = j + 1
 			if !ascii && !utf8.Valid(s.b[start:j]) {
-				return nil, refErrSlowPath
+				return nil, errRefSlowPath
 			}
 			return s.b[start:j], nil
 		case c == '\\' || c < 0x20:
-			return nil, refErrSlowPath
+			return nil, errRefSlowPath
 		case c >= 0x80:
 			ascii = false
 		}
 	}
-	return nil, refErrSlowPath
+	return nil, errRefSlowPath
 }
 
 // integer reads a JSON number that is an integer fitting an int, written
@@ -509,14 +509,14 @@ func (s *refScanner) integer() (int, error) {
 		j++
 	}
 	if j == digits || (s.b[digits] == '0' && j-digits > 1) {
-		return 0, refErrSlowPath
+		return 0, errRefSlowPath
 	}
 	if j < len(s.b) && (s.b[j] == '.' || s.b[j] == 'e' || s.b[j] == 'E') {
-		return 0, refErrSlowPath
+		return 0, errRefSlowPath
 	}
 	n, err := strconv.ParseInt(string(s.b[start:j]), 10, strconv.IntSize)
 	if err != nil {
-		return 0, refErrSlowPath
+		return 0, errRefSlowPath
 	}
 	s.i = j
 	return int(n), nil
@@ -533,7 +533,7 @@ func (s *refScanner) optFloat() (*float64, error) {
 	}
 	f, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
 	if err != nil {
-		return nil, refErrSlowPath
+		return nil, errRefSlowPath
 	}
 	return &f, nil
 }
@@ -551,7 +551,7 @@ func (s *refScanner) raw() (json.RawMessage, error) {
 // skip consumes one value, validating it as strictly as encoding/json.
 func (s *refScanner) skip(depth int) error {
 	if depth > refMaxSkipDepth {
-		return refErrSlowPath
+		return errRefSlowPath
 	}
 	switch c := s.peek(); {
 	case c == '{':
@@ -569,7 +569,7 @@ func (s *refScanner) skip(depth int) error {
 	case c == 'n':
 		return s.literal("null")
 	}
-	return refErrSlowPath
+	return errRefSlowPath
 }
 
 func (s *refScanner) literal(lit string) error {
@@ -577,7 +577,7 @@ func (s *refScanner) literal(lit string) error {
 		s.i += len(lit)
 		return nil
 	}
-	return refErrSlowPath
+	return errRefSlowPath
 }
 
 func (s *refScanner) skipString() error {
@@ -587,25 +587,25 @@ func (s *refScanner) skipString() error {
 			s.i = j + 1
 			return nil
 		case c < 0x20:
-			return refErrSlowPath
+			return errRefSlowPath
 		case c == '\\':
 			j++
 			if j >= len(s.b) {
-				return refErrSlowPath
+				return errRefSlowPath
 			}
 			switch s.b[j] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
 				if j+4 >= len(s.b) || !refIsHex(s.b[j+1]) || !refIsHex(s.b[j+2]) || !refIsHex(s.b[j+3]) || !refIsHex(s.b[j+4]) {
-					return refErrSlowPath
+					return errRefSlowPath
 				}
 				j += 4
 			default:
-				return refErrSlowPath
+				return errRefSlowPath
 			}
 		}
 	}
-	return refErrSlowPath
+	return errRefSlowPath
 }
 
 func refIsHex(c byte) bool {
@@ -629,12 +629,12 @@ func (s *refScanner) skipNumber() error {
 			j++
 		}
 	default:
-		return refErrSlowPath
+		return errRefSlowPath
 	}
 	if j < len(s.b) && s.b[j] == '.' {
 		j++
 		if j >= len(s.b) || !refIsDigit(s.b[j]) {
-			return refErrSlowPath
+			return errRefSlowPath
 		}
 		for j < len(s.b) && refIsDigit(s.b[j]) {
 			j++
@@ -646,7 +646,7 @@ func (s *refScanner) skipNumber() error {
 			j++
 		}
 		if j >= len(s.b) || !refIsDigit(s.b[j]) {
-			return refErrSlowPath
+			return errRefSlowPath
 		}
 		for j < len(s.b) && refIsDigit(s.b[j]) {
 			j++

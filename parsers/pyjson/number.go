@@ -163,6 +163,8 @@ const maxIntDigits = 4300
 // literal over CPython's digit limit. Python raises a plain ValueError
 // there, not the JSONDecodeError of a syntax error, for callers that
 // must tell the two apart.
+//
+//lint:ignore ST1005 CPython's message, byte for byte
 var ErrIntDigits = errors.New("Exceeds the limit (4300 digits) for integer string conversion")
 
 // intDigitsErr is CPython's error for an n-digit integer string.
