@@ -87,7 +87,7 @@ func (r *requestCache) parserRequest(cr *protocol.ChatCompletionRequest) (*parse
 
 // RequestCache is the engine's cache of decoded chat requests, for the
 // server's decoding of streaming derender bodies
-// (protocol.DecodeDerenderChatCached). The engine never modifies a chat
+// (protocol.DecodeDerenderChatTree). The engine never modifies a chat
 // request, so sharing decoded ones between calls is safe.
 func (e *Engine) RequestCache() protocol.ChatRequestCache { return e.reqCache }
 

@@ -196,11 +196,11 @@ type derenderBody struct {
 // DecodeDerenderChat decodes the body of /v1/chat/completions/derender:
 // exactly one of the results is non-nil. Errors are *ValidationError.
 func DecodeDerenderChat(data []byte) (*DerenderChatRequest, *DerenderChatStreamRequest, error) {
-	return decodeDerenderChat(data, nil)
+	obj, fe := decodeDerenderBody(data, "DerenderChatRequest")
+	return derenderChatOf(obj, fe, nil)
 }
 
-func decodeDerenderChat(data []byte, cache ChatRequestCache) (*DerenderChatRequest, *DerenderChatStreamRequest, error) {
-	obj, fe := decodeDerenderBody(data, "DerenderChatRequest")
+func derenderChatOf(obj *object, fe *FieldError, cache ChatRequestCache) (*DerenderChatRequest, *DerenderChatStreamRequest, error) {
 	if fe != nil {
 		return nil, nil, &ValidationError{Errors: []FieldError{*fe}}
 	}

@@ -1,6 +1,10 @@
 package protocol
 
-import "crypto/sha256"
+import (
+	"crypto/sha256"
+
+	"github.com/vrender/vrender/internal/wire"
+)
 
 // ChatRequestCache holds decoded chat requests by the SHA-256 of their raw
 // JSON. A streaming derender client re-sends the same chat_request on
@@ -18,11 +22,14 @@ type ChatRequestCache interface {
 // every call (their decode dwarfs a digest anyway).
 const MaxCachedChatRequest = 64 << 10
 
-// DecodeDerenderChatCached is DecodeDerenderChat with chat_request decodes
-// looked up in, and added to, cache (nil: no cache). Only successful
-// decodes are cached, so every error is reported exactly as without it.
-func DecodeDerenderChatCached(data []byte, cache ChatRequestCache) (*DerenderChatRequest, *DerenderChatStreamRequest, error) {
-	return decodeDerenderChat(data, cache)
+// DecodeDerenderChatTree is DecodeDerenderChat for the tree ParseJSONTree
+// decoded from body (nil: an empty body), so the body is not scanned
+// again, with chat_request decodes looked up in, and added to, cache (nil:
+// no cache). Only successful decodes are cached, so every error is
+// reported exactly as without it.
+func DecodeDerenderChatTree(body []byte, root *wire.Node, cache ChatRequestCache) (*DerenderChatRequest, *DerenderChatStreamRequest, error) {
+	obj, fe := derenderTree(root, body, "DerenderChatRequest")
+	return derenderChatOf(obj, fe, cache)
 }
 
 // decodeChatRequestCached decodes raw through cache.

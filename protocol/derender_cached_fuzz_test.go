@@ -17,8 +17,9 @@ func (c mapRequestCache) Get(k [sha256.Size]byte) (*ChatCompletionRequest, bool)
 func (c mapRequestCache) Add(k [sha256.Size]byte, r *ChatCompletionRequest) { c[k] = r }
 
 // FuzzDecodeDerenderChatCached is the decoder the server's chat derender
-// endpoint uses: a miss, a hit and no cache at all must give the same
-// request or the same error, so caching never changes an answer.
+// endpoint uses (the tree of a body ParseJSONTree accepted): a miss, a hit
+// and the uncached decode of the bytes must give the same request or the
+// same error, so neither the cache nor the tree changes an answer.
 func FuzzDecodeDerenderChatCached(f *testing.F) {
 	chat := `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"auto"}`
 	for _, s := range []string{
@@ -33,9 +34,13 @@ func FuzzDecodeDerenderChatCached(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		cache := mapRequestCache{}
-		want := decodeOutcome(DecodeDerenderChat(body))
-		miss := decodeOutcome(DecodeDerenderChatCached(body, cache))
-		hit := decodeOutcome(DecodeDerenderChatCached(body, cache))
+		text, root, err := ParseJSONTree(body)
+		if err != nil {
+			return // the server answers the syntax error; nothing is decoded
+		}
+		want := decodeOutcome(DecodeDerenderChat(text))
+		miss := decodeOutcome(DecodeDerenderChatTree(text, root, cache))
+		hit := decodeOutcome(DecodeDerenderChatTree(text, root, cache))
 		if !reflect.DeepEqual(miss, want) {
 			t.Fatalf("%q: cache miss %s\n     uncached %s", body, miss, want)
 		}

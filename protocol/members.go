@@ -33,6 +33,14 @@ func decodeDerenderBody(data []byte, className string) (*object, *FieldError) {
 	return decodeBody(data, className)
 }
 
+// derenderTree is decodeDerenderBody for a body ParseJSONTree decoded.
+func derenderTree(root *wire.Node, data []byte, className string) (*object, *FieldError) {
+	if root != nil && root.Kind == wire.Object {
+		return objectOf(root), nil
+	}
+	return decodeTree(root, data, className)
+}
+
 // membersOf is json.Unmarshal into a member map (nil if raw is not a JSON
 // object).
 func membersOf(raw []byte) map[string]json.RawMessage {

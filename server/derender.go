@@ -12,14 +12,14 @@ import (
 // handleChatDerender answers POST /v1/chat/completions/derender, batch or
 // (stream: true) one stream event.
 func (s *server) handleChatDerender(w http.ResponseWriter, r *http.Request) {
-	body, e := s.readJSONBody(w, r)
+	body, tree, e := s.readJSONTree(w, r)
 	if e != nil {
 		s.writeError(w, r, e)
 		return
 	}
 	// A stream re-sends its chat_request on every call: the engine keeps
 	// the decoded ones.
-	batch, stream, err := protocol.DecodeDerenderChatCached(body, s.derender.RequestCache())
+	batch, stream, err := protocol.DecodeDerenderChatTree(body, tree, s.derender.RequestCache())
 	if err != nil {
 		s.writeError(w, r, decodeError(err))
 		return
