@@ -421,22 +421,15 @@ func (b derenderBody) state() *DerenderStreamState {
 	return &s
 }
 
-// checkpointOnly reads a stream_state that is exactly
-// {"vrender_checkpoint":"..."} with a checkpoint of plain ASCII (no escape,
-// quote or control byte), as json.Unmarshal would, without it; anything
-// else is for json.Unmarshal.
+// checkpointOnly reads a stream_state that is only
+// {"vrender_checkpoint":"..."} with a plain checkpoint (plainString), as
+// json.Unmarshal would, without it; anything else is for json.Unmarshal.
 func checkpointOnly(raw []byte) (string, bool) {
-	const head, tail = `{"vrender_checkpoint":"`, `"}`
+	const head, tail = `{"vrender_checkpoint":`, `}`
 	if len(raw) < len(head)+len(tail) || string(raw[:len(head)]) != head || string(raw[len(raw)-len(tail):]) != tail {
 		return "", false
 	}
-	ck := raw[len(head) : len(raw)-len(tail)]
-	for _, c := range ck {
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			return "", false
-		}
-	}
-	return string(ck), true
+	return plainString(raw[len(head) : len(raw)-len(tail)])
 }
 
 // chatRequest validates chat_request as a ChatCompletionRequest, its
