@@ -124,8 +124,9 @@ func (a *addedVocab) findAdded(trie *tokenTrie, s string, dst []segment) []segme
 		return append(dst, segment{0, len(s), -1})
 	}
 	startOffset := 0
+	sc := trie.scan(s)
 	for from := 0; from < len(s); {
-		mStart, mEnd, id := trie.next(s, from)
+		mStart, mEnd, id := sc.next(from)
 		if mStart < 0 {
 			break
 		}

@@ -1,6 +1,9 @@
 package tokenizer
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // tokenTrie finds added tokens in text with leftmost-longest semantics, the
 // match kind HF builds its Aho-Corasick automaton with. A byte trie walked
@@ -10,7 +13,15 @@ type tokenTrie struct {
 	root  [256]int32 // child of the root per byte, -1 if none
 	nodes []trieNode
 	edges []trieEdge
+	// firsts are the bytes tokens start with, when there are at most
+	// maxFirsts of them (every test tokenizer's raw added tokens start with
+	// '<' but gemma3's five): a scanner then finds candidates with
+	// IndexByte's vector search instead of a table lookup per byte.
+	firsts []byte
 }
+
+// maxFirsts bounds the first bytes a trieScan searches for one by one.
+const maxFirsts = 6
 
 type trieNode struct {
 	first, count int32 // edges[first:first+count], sorted by byte
@@ -69,6 +80,13 @@ func newTokenTrie(pats []triePattern) *tokenTrie {
 			}
 		}
 	}
+	if len(b[0].kids) <= maxFirsts {
+		for k := range 256 {
+			if t.root[k] >= 0 {
+				t.firsts = append(t.firsts, byte(k))
+			}
+		}
+	}
 	return t
 }
 
@@ -113,6 +131,55 @@ func (t *tokenTrie) longestAt(s string, i int) (end int, id int32) {
 		n = t.child(n, s[j])
 	}
 	return end, id
+}
+
+// trieScan finds a trie's matches in one text, left to right: it remembers
+// where each first byte next occurs, so that every byte of the text is
+// searched once per first byte whatever the number of matches.
+type trieScan struct {
+	t   *tokenTrie
+	s   string
+	pos [maxFirsts]int // next offset of t.firsts[k] at or after the last search; -1: not searched yet
+}
+
+func (t *tokenTrie) scan(s string) trieScan {
+	sc := trieScan{t: t, s: s}
+	for k := range sc.pos {
+		sc.pos[k] = -1
+	}
+	return sc
+}
+
+// next returns the leftmost-longest match starting at or after from, as
+// tokenTrie.next does; from never decreases between calls.
+func (sc *trieScan) next(from int) (start, end int, id int32) {
+	t := sc.t
+	if t.firsts == nil {
+		return t.next(sc.s, from)
+	}
+	for from < len(sc.s) {
+		i := len(sc.s)
+		for k, b := range t.firsts {
+			p := sc.pos[k]
+			if p < from {
+				if j := strings.IndexByte(sc.s[from:], b); j >= 0 {
+					p = from + j
+				} else {
+					p = len(sc.s)
+				}
+				sc.pos[k] = p
+			}
+			i = min(i, p)
+		}
+		if i == len(sc.s) {
+			break
+		}
+		if e, v := t.longestAt(sc.s, i); e >= 0 {
+			return i, e, v
+		}
+		from = i + 1
+	}
+	return -1, -1, -1
 }
 
 // next returns the leftmost-longest match starting at or after from.
