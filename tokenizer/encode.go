@@ -21,6 +21,11 @@ type encodeScratch struct {
 func (t *Tokenizer) encode(text string, ids []int, sc *encodeScratch) []int {
 	sc.rawSegs = t.added.findAdded(t.added.raw, text, sc.rawSegs[:0])
 	cache := t.segCache.Load()
+	// continued: a segment of this text was cached. Such a text continues
+	// an earlier one (an agent's next turn holds the last turn's messages),
+	// so its new segments are likely to come back next turn and are stored
+	// at their first miss; other texts' segments wait for a second one.
+	continued := false
 	for _, seg := range sc.rawSegs {
 		if seg.id >= 0 {
 			ids = append(ids, int(seg.id))
@@ -34,10 +39,12 @@ func (t *Tokenizer) encode(text string, ids []int, sc *encodeScratch) []int {
 		key := segKey{text: part, first: t.segFirstKey && seg.start == 0}
 		h := cache.hash(key)
 		var hit bool
-		if ids, hit = cache.get(key, h, ids); !hit {
+		if ids, hit = cache.get(key, h, ids); hit {
+			continued = true
+		} else {
 			n := len(ids)
 			ids = t.encodeSegment(part, seg.start == 0, ids, sc)
-			cache.put(key, h, ids[n:])
+			cache.put(key, h, ids[n:], continued)
 		}
 	}
 	return ids

@@ -103,23 +103,25 @@ func (c *segmentCache) get(k segKey, h uint64, ids []int) ([]int, bool) {
 	return ids, ok
 }
 
-// put stores the ids of k if it missed before, evicting the least recently
-// used entries of its shard; h is c.hash(k). The text is copied: it may
-// alias a request buffer.
-func (c *segmentCache) put(k segKey, h uint64, ids []int) {
+// put stores the ids of k if it missed before or admit is set, evicting the
+// least recently used entries of its shard; h is c.hash(k). The text is
+// copied: it may alias a request buffer.
+func (c *segmentCache) put(k segKey, h uint64, ids []int, admit bool) {
 	cost := int64(len(k.text)+4*len(ids)) + segEntryOverhead
 	s := &c.shards[h%segShards]
 	if cost > s.max/4 {
 		return // one entry must not flush a quarter of its shard
 	}
-	slot := &s.seen[(h/segShards)%segSeenSlots]
-	s.mu.Lock()
-	if *slot != h {
-		*slot = h
+	if !admit {
+		slot := &s.seen[(h/segShards)%segSeenSlots]
+		s.mu.Lock()
+		if *slot != h {
+			*slot = h
+			s.mu.Unlock()
+			return
+		}
 		s.mu.Unlock()
-		return
 	}
-	s.mu.Unlock()
 	e := &segEntry{ids: make([]int32, len(ids))}
 	for i, id := range ids {
 		e.ids[i] = int32(id)

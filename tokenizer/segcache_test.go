@@ -211,18 +211,23 @@ func TestSegmentCacheEviction(t *testing.T) {
 		return ok
 	}
 	k, h := key("admitted on the second miss", false)
-	c.put(k, h, ids)
+	c.put(k, h, ids, false)
 	if _, ok := c.get(k, h, nil); ok {
 		t.Error("stored on the first miss")
 	}
-	c.put(k, h, ids)
+	c.put(k, h, ids, false)
 	if _, ok := c.get(k, h, nil); !ok {
 		t.Error("not stored on the second miss")
 	}
+	k, h = key("admitted on the first miss of a continued text", false)
+	c.put(k, h, ids, true)
+	if _, ok := c.get(k, h, nil); !ok {
+		t.Error("admit: not stored on the first miss")
+	}
 	for i := range 1000 {
 		k, h := key(fmt.Sprintf("segment number %d", i), false)
-		c.put(k, h, ids)
-		c.put(k, h, ids)
+		c.put(k, h, ids, false)
+		c.put(k, h, ids, false)
 	}
 	if _, _, b := c.stats(); b > segShards*4096 || b == 0 {
 		t.Errorf("bytes %d, want within (0, %d]", b, segShards*4096)
@@ -253,7 +258,7 @@ func BenchmarkSegmentCacheMiss(b *testing.B) {
 		k := segKey{text: texts[i%len(texts)]}
 		h := c.hash(k)
 		if _, ok := c.get(k, h, ids[:0]); !ok {
-			c.put(k, h, out)
+			c.put(k, h, out, false)
 		}
 		i++
 		if i%len(texts) == 0 {
