@@ -30,7 +30,7 @@ type bpeModel struct {
 	byteIDs [256]int32
 	// rawVocab maps the raw bytes of byte-level tokens to their ids, so that
 	// whole words can be looked up (ignore_merges) without mapping them.
-	rawVocab map[string]int32
+	rawVocab *strIndex
 
 	// boundaryRune, when not -1, is a rune before which a word may be cut
 	// without changing the result: see computeBoundary.
@@ -82,7 +82,7 @@ func newBPE(cfg bpeConfig, v *vocab, merges *mergeTable) *bpeModel {
 	}
 	if m.prefix == "" && m.suffix == "" {
 		m.charIDs = make(map[rune]int32)
-		for tok, id := range m.vocab.ids {
+		for tok, id := range m.vocab.ids.all {
 			if r, n := utf8.DecodeRuneInString(tok); n == len(tok) && r >= utf8.RuneSelf && r != utf8.RuneError {
 				m.charIDs[r] = id
 			}
@@ -94,14 +94,14 @@ func newBPE(cfg bpeConfig, v *vocab, merges *mergeTable) *bpeModel {
 // resolveMerges turns merge token pairs into a merge table, checking that
 // both tokens and their concatenation are in the vocabulary as HF does.
 func resolveMerges(r *wire.Reader, v *vocab, prefix string) (*mergeTable, error) {
-	merges := make([]mergeEntry, 0, len(v.ids)*2)
+	merges := make([]mergeEntry, 0, v.ids.len()*2)
 	var joined []byte
 	err := readMerges(r, func(rank int, left, right string) error {
-		a, ok := v.ids[left]
+		a, ok := v.id(left)
 		if !ok {
 			return fmt.Errorf("merge %d: token %q is not in the vocabulary", rank, left)
 		}
-		b, ok := v.ids[right]
+		b, ok := v.id(right)
 		if !ok {
 			return fmt.Errorf("merge %d: token %q is not in the vocabulary", rank, right)
 		}
@@ -111,7 +111,7 @@ func resolveMerges(r *wire.Reader, v *vocab, prefix string) (*mergeTable, error)
 			tail = tail[len(prefix):]
 		}
 		joined = append(append(joined[:0], left...), tail...)
-		merged, ok := v.ids[string(joined)]
+		merged, ok := v.id(string(joined))
 		if !ok {
 			return fmt.Errorf("merge %d: merged token %q is not in the vocabulary", rank, joined)
 		}
@@ -131,22 +131,16 @@ func (m *bpeModel) setPreTokenization(byteLevel bool) {
 	if byteLevel && m.ignoreMerges {
 		// Keys share one arena, like the vocabulary's.
 		var arena []byte
-		var ends []int
+		var ends []uint32
 		var ids []int32
-		for id, tok := range m.vocab.tokens {
-			if (m.vocab.present == nil || m.vocab.present[id]) && byteLevelDecodable(tok) {
+		for id := range m.vocab.tokens {
+			if tok, ok := m.vocab.token(id); ok && byteLevelDecodable(tok) {
 				arena = byteLevelDecode(arena, tok)
-				ends = append(ends, len(arena))
+				ends = append(ends, uint32(len(arena)))
 				ids = append(ids, int32(id))
 			}
 		}
-		keys := string(arena)
-		m.rawVocab = make(map[string]int32, len(ids))
-		start := 0
-		for i, end := range ends {
-			m.rawVocab[keys[start:end]] = ids[i]
-			start = end
-		}
+		m.rawVocab = newStrIndex(strList{arena: string(arena), ends: ends}, ids)
 	}
 	if !byteLevel && !m.ignoreMerges && m.prefix == "" && m.suffix == "" {
 		m.computeBoundary('▁')
@@ -174,7 +168,7 @@ func (m *bpeModel) computeBoundary(r rune) {
 	}
 	blocked := map[rune]bool{r: true}
 	rs := string(r)
-	for tok := range m.vocab.ids {
+	for tok := range m.vocab.ids.all {
 		for i := strings.Index(tok, rs); i >= 0; {
 			if prev, n := utf8.DecodeLastRuneInString(tok[:i]); n > 0 {
 				blocked[prev] = true
@@ -213,9 +207,9 @@ func (m *bpeModel) tokenize(word string, byteLevel bool, dst []int, sc *bpeScrat
 		var id int32
 		var ok bool
 		if byteLevel {
-			id, ok = m.rawVocab[word]
+			id, ok = m.rawVocab.get(word)
 		} else {
-			id, ok = m.vocab.ids[word]
+			id, ok = m.vocab.id(word)
 		}
 		if ok {
 			sc.syms = append(sc.syms[:0], id)

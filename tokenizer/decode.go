@@ -9,9 +9,9 @@ import (
 // decodeTable holds what Decode needs per id, computed once at load so that
 // decoding the usual decoder chains is a loop over precomputed strings.
 type decodeTable struct {
-	tokens []string // token string by id (added vocabulary first)
-	known  []bool   // id has a token
-	skip   []bool   // dropped by Decode(skip_special_tokens=true)
+	tokens strList // token string by id (added vocabulary first)
+	known  []bool  // id has a token
+	skip   []bool  // dropped by Decode(skip_special_tokens=true)
 	mode   decodeMode
 
 	// decodeByteLevel: the decoded bytes of every id in one arena; id's
@@ -26,7 +26,7 @@ type decodeTable struct {
 	// decodeFused: the tokens after the leading per-token decoders
 	// (Replace, Strip), and the byte of each "<0xXX>" token when the chain
 	// has ByteFallback (-1 for other tokens).
-	fused   []string
+	fused   strList
 	byteVal []int16
 }
 
@@ -40,16 +40,19 @@ const (
 
 func newDecodeTable(t *Tokenizer) decodeTable {
 	n := t.Len()
-	d := decodeTable{tokens: make([]string, n), known: make([]bool, n), skip: make([]bool, n)}
+	d := decodeTable{known: make([]bool, n), skip: make([]bool, n)}
+	var tokens strListBuilder
 	for id := 0; id < n; id++ {
 		tok, ok := t.IDToToken(id)
+		tokens.add(tok)
 		if !ok {
 			continue
 		}
-		d.tokens[id], d.known[id] = tok, true
+		d.known[id] = true
 		// HF checks the token string, not the id, against the special tokens.
 		d.skip[id] = t.added.special[tok]
 	}
+	d.tokens = tokens.list()
 	chain := flattenDecoders(t.decoder)
 	if len(chain) == 1 {
 		if _, ok := chain[0].(byteLevelDecoder); ok {
@@ -115,16 +118,16 @@ func fusedShape(chain []decoder) (perToken []decoder, byteFallback, ok bool) {
 func (d *decodeTable) initByteLevel() {
 	d.mode = decodeByteLevel
 	var arena []byte
-	d.ends = make([]uint32, len(d.tokens))
-	for id, tok := range d.tokens {
+	d.ends = make([]uint32, d.tokens.len())
+	for id := range d.tokens.len() {
 		if d.known[id] {
-			arena = byteLevelDecode(arena, tok)
+			arena = byteLevelDecode(arena, d.tokens.at(id))
 		}
 		d.ends[id] = uint32(len(arena))
 	}
 	d.bytes = string(arena)
-	d.step = make([]stepEntry, len(d.tokens))
-	for id := range d.tokens {
+	d.step = make([]stepEntry, d.tokens.len())
+	for id := range d.tokens.len() {
 		start := uint32(0)
 		if id > 0 {
 			start = d.ends[id-1]
@@ -158,21 +161,24 @@ const (
 
 func (d *decodeTable) initFused(perToken []decoder, byteFallback bool) {
 	d.mode = decodeFused
-	d.fused = make([]string, len(d.tokens))
-	d.byteVal = make([]int16, len(d.tokens))
-	for id, tok := range d.tokens {
+	d.byteVal = make([]int16, d.tokens.len())
+	var fused strListBuilder
+	for id := range d.tokens.len() {
 		d.byteVal[id] = -1
 		if !d.known[id] {
+			fused.add("")
 			continue
 		}
+		tok := d.tokens.at(id)
 		for _, p := range perToken {
 			tok = decodeOne(p, tok)
 		}
-		d.fused[id] = tok
+		fused.add(tok)
 		if b, ok := parseByteToken(tok); ok && byteFallback {
 			d.byteVal[id] = int16(b)
 		}
 	}
+	d.fused = fused.list()
 }
 
 // decodeOne applies a per-token decoder to one token.
@@ -204,7 +210,7 @@ func (d *decodeTable) decode(t *Tokenizer, ids []int, skipSpecial bool) string {
 	tokens := make([]string, 0, len(ids))
 	for _, id := range ids {
 		if !d.dropped(id, skipSpecial) {
-			tokens = append(tokens, d.tokens[id])
+			tokens = append(tokens, d.tokens.at(id))
 		}
 	}
 	if t.decoder == nil {
@@ -248,7 +254,7 @@ func (d *decodeTable) decodeFused(ids []int, skipSpecial bool) string {
 			continue
 		}
 		flush()
-		buf = append(buf, d.fused[id]...)
+		buf = append(buf, d.fused.at(id)...)
 	}
 	flush()
 	return string(buf)

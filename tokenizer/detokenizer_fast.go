@@ -89,7 +89,7 @@ func (d *Detokenizer) FastStep(id int) (text string, ok bool) {
 func (d *Detokenizer) materialize() {
 	if d.lazy {
 		d.lazy = false
-		d.one[0] = d.pieces.tokens[d.lastID]
+		d.one[0] = d.pieces.tokens.at(d.lastID)
 		d.state = DetokState{PrevTokens: d.one[:1:1], PrefixOffset: 0, ReadOffset: 1}
 	}
 }

@@ -1,10 +1,11 @@
 package tokenizer
 
-// vocab is a model vocabulary. Token strings live in one arena string that
-// the map keys and the id table share, instead of one allocation per token.
+// vocab is a model vocabulary, held without a pointer per token (see
+// strIndex): the token strings live in the index's arena and tokens holds
+// each id's span of it.
 type vocab struct {
-	ids    map[string]int32
-	tokens []string // by id; meaningless where !present[id]
+	ids    *strIndex
+	tokens []uint64 // by id: start<<32 | end in ids.keys.arena; meaningless where !present[id]
 	// present is nil when the ids are dense (0..len-1), the usual case.
 	present []bool
 	size    int // number of distinct tokens, HF's get_vocab_size
@@ -13,32 +14,39 @@ type vocab struct {
 // newVocab builds a vocab from concatenated token bytes; ends[i] is where
 // token i ends in arena.
 func newVocab(arenaBytes []byte, ends []int, ids []int32) *vocab {
-	arena := string(arenaBytes)
+	keys := strList{arena: string(arenaBytes), ends: make([]uint32, len(ends))}
+	for i, end := range ends {
+		keys.ends[i] = uint32(end)
+	}
 	maxID := int32(-1)
 	for _, id := range ids {
 		maxID = max(maxID, id)
 	}
-	v := &vocab{ids: make(map[string]int32, len(ids))}
-	start := 0
-	for i, end := range ends {
-		// Later duplicates win, as when serde collects the object into a map.
-		v.ids[arena[start:end]] = ids[i]
-		start = end
-	}
-	v.tokens = make([]string, maxID+1)
+	// Later duplicates win, as when serde collects the object into a map.
+	v := &vocab{ids: newStrIndex(keys, ids)}
+	v.tokens = make([]uint64, maxID+1)
 	seen := make([]bool, maxID+1)
-	dense := len(v.ids) == int(maxID)+1
-	for s, id := range v.ids {
+	dense := v.ids.len() == int(maxID)+1
+	for _, sl := range v.ids.slots {
+		if sl == 0 {
+			continue
+		}
+		k := int(uint32(sl)) - 1
+		id := ids[k]
 		if seen[id] {
 			dense = false
 		}
-		v.tokens[id] = s
+		start := uint32(0)
+		if k > 0 {
+			start = keys.ends[k-1]
+		}
+		v.tokens[id] = uint64(start)<<32 | uint64(keys.ends[k])
 		seen[id] = true
 	}
 	if !dense {
 		v.present = seen
 	}
-	v.size = len(v.ids)
+	v.size = v.ids.len()
 	return v
 }
 
@@ -49,10 +57,10 @@ func (v *vocab) token(id int) (string, bool) {
 	if v.present != nil && !v.present[id] {
 		return "", false
 	}
-	return v.tokens[id], true
+	sp := v.tokens[id]
+	return v.ids.keys.arena[sp>>32 : uint32(sp)], true
 }
 
 func (v *vocab) id(tok string) (int32, bool) {
-	id, ok := v.ids[tok]
-	return id, ok
+	return v.ids.get(tok)
 }
