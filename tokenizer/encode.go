@@ -9,9 +9,18 @@ type encodeScratch struct {
 	normSegs []segment
 	levels   [][]piece // pre-tokenizer output per chain depth
 	matches  [][]int   // Split match offsets per chain depth
+	misses   []segMiss // segments the segment cache did not have
 	// collect, when set, receives the pre-tokenized pieces instead of the
 	// model: tests compare them with the reference's pre_tokenize_str.
 	collect func(piece)
+}
+
+// segMiss is a segment the cache missed: its hash and its ids' span of the
+// output.
+type segMiss struct {
+	seg segment
+	h   uint64
+	ids [2]int
 }
 
 // encode appends the ids of text before post-processing: added tokens are
@@ -21,11 +30,8 @@ type encodeScratch struct {
 func (t *Tokenizer) encode(text string, ids []int, sc *encodeScratch) []int {
 	sc.rawSegs = t.added.findAdded(t.added.raw, text, sc.rawSegs[:0])
 	cache := t.segCache.Load()
-	// continued: a segment of this text was cached. Such a text continues
-	// an earlier one (an agent's next turn holds the last turn's messages),
-	// so its new segments are likely to come back next turn and are stored
-	// at their first miss; other texts' segments wait for a second one.
-	continued := false
+	sc.misses = sc.misses[:0]
+	hitBytes, missBytes := 0, 0
 	for _, seg := range sc.rawSegs {
 		if seg.id >= 0 {
 			ids = append(ids, int(seg.id))
@@ -40,12 +46,24 @@ func (t *Tokenizer) encode(text string, ids []int, sc *encodeScratch) []int {
 		h := cache.hash(key)
 		var hit bool
 		if ids, hit = cache.get(key, h, ids); hit {
-			continued = true
-		} else {
-			n := len(ids)
-			ids = t.encodeSegment(part, seg.start == 0, ids, sc)
-			cache.put(key, h, ids[n:], continued)
+			hitBytes += len(part)
+			continue
 		}
+		n := len(ids)
+		ids = t.encodeSegment(part, seg.start == 0, ids, sc)
+		sc.misses = append(sc.misses, segMiss{seg: seg, h: h, ids: [2]int{n, len(ids)}})
+		missBytes += len(part)
+	}
+	// A text mostly found in the cache continues an earlier one (an agent's
+	// next turn holds the last turn's messages), and its new segments are
+	// likely to come back with the next turn: they are stored at once. Other
+	// texts' segments (a shared system prompt or tool list is not enough)
+	// wait for the admission filter to see them a second time, so that cold
+	// traffic pays no copies.
+	admit := hitBytes > missBytes
+	for _, m := range sc.misses {
+		key := segKey{text: text[m.seg.start:m.seg.end], first: t.segFirstKey && m.seg.start == 0}
+		cache.put(key, m.h, ids[m.ids[0]:m.ids[1]], admit)
 	}
 	return ids
 }
