@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"hash/maphash"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -33,18 +32,24 @@ type segKey struct {
 	first bool
 }
 
+// segEntry is a cached segment. Entries live in their shard's slab and link
+// by index, so that a full cache (64 MiB, tens of thousands of entries) holds
+// two pointers per entry for the garbage collector to follow, not six.
 type segEntry struct {
-	key        segKey
+	h          uint64
+	text       []byte
 	ids        []int32
-	prev, next *segEntry
+	first      bool
+	prev, next int32 // indexes into the shard's ents
 }
 
 // segShard is one LRU list of the cache, under its own lock so that
 // concurrent requests rarely wait on each other.
 type segShard struct {
 	mu    sync.Mutex
-	m     map[segKey]*segEntry
-	head  segEntry // sentinel: head.next is the most recently used
+	index map[uint64]int32 // key hash → ents index; a colliding key replaces the entry
+	ents  []segEntry       // ents[0] is the list's sentinel: its next is the most recently used
+	free  []int32
 	bytes int64
 	max   int64
 	// seen admits a segment on its second miss: a direct-mapped table of
@@ -67,8 +72,8 @@ func newSegmentCache(maxBytes int64) *segmentCache {
 	c := &segmentCache{seed: maphash.MakeSeed()}
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.m = make(map[segKey]*segEntry)
-		s.head.prev, s.head.next = &s.head, &s.head
+		s.index = make(map[uint64]int32)
+		s.ents = []segEntry{{}}
 		s.max = maxBytes / segShards
 	}
 	return c
@@ -82,16 +87,21 @@ func (c *segmentCache) hash(k segKey) uint64 {
 	return h
 }
 
+func entryCost(text, ids int) int64 { return int64(text+4*ids) + segEntryOverhead }
+
 // get appends the cached ids of k to ids; h is c.hash(k).
 func (c *segmentCache) get(k segKey, h uint64, ids []int) ([]int, bool) {
 	s := &c.shards[h%segShards]
 	s.mu.Lock()
-	e, ok := s.m[k]
+	i, ok := s.index[h]
 	if ok {
-		s.unlink(e)
-		s.pushFront(e)
-		for _, id := range e.ids {
-			ids = append(ids, int(id))
+		e := &s.ents[i]
+		if ok = e.first == k.first && string(e.text) == k.text; ok {
+			s.unlink(i)
+			s.pushFront(i)
+			for _, id := range e.ids {
+				ids = append(ids, int(id))
+			}
 		}
 	}
 	s.mu.Unlock()
@@ -107,7 +117,7 @@ func (c *segmentCache) get(k segKey, h uint64, ids []int) ([]int, bool) {
 // least recently used entries of its shard; h is c.hash(k). The text is
 // copied: it may alias a request buffer.
 func (c *segmentCache) put(k segKey, h uint64, ids []int, admit bool) {
-	cost := int64(len(k.text)+4*len(ids)) + segEntryOverhead
+	cost := entryCost(len(k.text), len(ids))
 	s := &c.shards[h%segShards]
 	if cost > s.max/4 {
 		return // one entry must not flush a quarter of its shard
@@ -122,35 +132,55 @@ func (c *segmentCache) put(k segKey, h uint64, ids []int, admit bool) {
 		}
 		s.mu.Unlock()
 	}
-	e := &segEntry{ids: make([]int32, len(ids))}
+	e := segEntry{h: h, text: []byte(k.text), ids: make([]int32, len(ids)), first: k.first}
 	for i, id := range ids {
 		e.ids[i] = int32(id)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.m[k]; ok {
-		return // a concurrent miss stored it first
+	if i, ok := s.index[h]; ok {
+		if o := &s.ents[i]; o.first == k.first && string(o.text) == k.text {
+			return // a concurrent miss stored it first
+		}
+		s.remove(i) // a key with the same hash: the newer one stays
 	}
-	e.key = segKey{text: strings.Clone(k.text), first: k.first}
-	s.m[e.key] = e
-	s.pushFront(e)
+	var i int32
+	if n := len(s.free); n > 0 {
+		i, s.free = s.free[n-1], s.free[:n-1]
+		s.ents[i] = e
+	} else {
+		i = int32(len(s.ents))
+		s.ents = append(s.ents, e)
+	}
+	s.index[h] = i
+	s.pushFront(i)
 	s.bytes += cost
 	for s.bytes > s.max {
-		old := s.head.prev
-		s.unlink(old)
-		delete(s.m, old.key)
-		s.bytes -= int64(len(old.key.text)+4*len(old.ids)) + segEntryOverhead
+		s.remove(s.ents[0].prev)
 	}
 }
 
-func (s *segShard) unlink(e *segEntry) {
-	e.prev.next, e.next.prev = e.next, e.prev
+// remove drops entry i from the shard.
+func (s *segShard) remove(i int32) {
+	e := &s.ents[i]
+	s.unlink(i)
+	delete(s.index, e.h)
+	s.bytes -= entryCost(len(e.text), len(e.ids))
+	*e = segEntry{}
+	s.free = append(s.free, i)
 }
 
-func (s *segShard) pushFront(e *segEntry) {
-	e.prev, e.next = &s.head, s.head.next
-	s.head.next.prev = e
-	s.head.next = e
+func (s *segShard) unlink(i int32) {
+	e := &s.ents[i]
+	s.ents[e.prev].next, s.ents[e.next].prev = e.next, e.prev
+}
+
+func (s *segShard) pushFront(i int32) {
+	head := &s.ents[0]
+	e := &s.ents[i]
+	e.prev, e.next = 0, head.next
+	s.ents[head.next].prev = i
+	head.next = i
 }
 
 // stats returns the hit and miss counts and the bytes held.

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -266,5 +267,44 @@ func BenchmarkSegmentCacheMiss(b *testing.B) {
 			c = newSegmentCache(DefaultSegmentCacheBytes)
 			b.StartTimer()
 		}
+	}
+}
+
+func TestSegmentCacheHashCollision(t *testing.T) {
+	c := newSegmentCache(DefaultSegmentCacheBytes)
+	a, b := segKey{text: "the first segment's text"}, segKey{text: "another segment, same hash"}
+	const h = 42 // as if both hashed alike
+	c.put(a, h, []int{1, 2}, true)
+	if got, ok := c.get(b, h, nil); ok {
+		t.Fatalf("get(b) hit a's entry: %v", got)
+	}
+	c.put(b, h, []int{3}, true)
+	if _, ok := c.get(a, h, nil); ok {
+		t.Error("a still cached after b replaced it")
+	}
+	if got, ok := c.get(b, h, nil); !ok || !slices.Equal(got, []int{3}) {
+		t.Errorf("get(b) = %v, %v; want [3], true", got, ok)
+	}
+	if _, ok := c.get(segKey{text: b.text, first: true}, h, nil); ok {
+		t.Error("a first-keyed lookup hit the plain entry")
+	}
+	if _, _, bytes := c.stats(); bytes != entryCost(len(b.text), 1) {
+		t.Errorf("bytes %d, want one entry's %d", bytes, entryCost(len(b.text), 1))
+	}
+}
+
+// TestSegmentCachePointers checks that a full cache holds a few pointers
+// per entry for the garbage collector to follow (segEntry's slab layout).
+func TestSegmentCachePointers(t *testing.T) {
+	c := newSegmentCache(DefaultSegmentCacheBytes)
+	const n = 20000
+	for i := range n {
+		k := segKey{text: fmt.Sprintf("segment %d of a long enough text", i)}
+		c.put(k, c.hash(k), []int{i, i + 1}, true)
+	}
+	pc := pointerCounter{seen: map[uintptr]bool{}, by: map[string]int{}}
+	pc.walk(reflect.ValueOf(c), "segmentCache")
+	if pc.total > 3*n {
+		t.Errorf("%d pointers for %d entries, want at most %d: %v", pc.total, n, 3*n, pc.top(5))
 	}
 }
