@@ -143,6 +143,11 @@ func TestMultiTurnCalls(t *testing.T) {
 	}
 	prev := 0
 	for i, c := range calls {
+		turn := q
+		turn.Messages = q.Messages[:TurnMessages(i, len(q.Messages))]
+		if want := chatRenderBody(turn); !bytes.Equal(c.Body, want) {
+			t.Fatalf("turn %d body:\n got %s\nwant %s", i, c.Body, want)
+		}
 		var body struct {
 			Messages []json.RawMessage `json:"messages"`
 		}

@@ -123,13 +123,30 @@ func MultiTurnWorkload(s benchdata.Size) Workload {
 		}}
 }
 
-// MultiTurnCalls are the render requests of one session over q.
+// MultiTurnCalls are the render requests of one session over q. The
+// bodies are chatRenderBody's bytes, put together from the messages instead
+// of marshalling 41 growing conversations (~1 MB of JSON a session, which
+// left the server waiting for the client).
 func MultiTurnCalls(q benchdata.Request) []Call {
+	head := jsonBody(map[string]any{"add_generation_prompt": q.AddGenerationPrompt})
+	head = append(head[:len(head)-1], `,"messages":[`...)
+	tail := append([]byte(`],"model":"m","tools":`), jsonBody(q.Tools)...)
+	tail = append(tail, '}')
 	calls := make([]Call, MultiTurnTurns)
 	for t := range calls {
-		turn := q
-		turn.Messages = q.Messages[:TurnMessages(t, len(q.Messages))]
-		calls[t] = Call{Method: "POST", Path: "/v1/chat/completions/render", Body: chatRenderBody(turn)}
+		msgs := q.Messages[:TurnMessages(t, len(q.Messages))]
+		n := len(head) + len(tail)
+		for _, m := range msgs {
+			n += len(m) + 1
+		}
+		body := append(make([]byte, 0, n), head...)
+		for i, m := range msgs {
+			if i > 0 {
+				body = append(body, ',')
+			}
+			body = append(body, m...)
+		}
+		calls[t] = Call{Method: "POST", Path: "/v1/chat/completions/render", Body: append(body, tail...)}
 	}
 	return calls
 }
