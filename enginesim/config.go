@@ -17,6 +17,10 @@ type Config struct {
 	// ServedModelName is the "model" the sim reports and accepts; "" means
 	// the model path, as vLLM defaults --served-model-name.
 	ServedModelName string
+	// ServedModelAliases are further names the sim accepts for the base
+	// model, as vLLM's engine accepts every --served-model-name (answers
+	// still report ServedModelName, the first).
+	ServedModelAliases []string
 	// LoRAModules are vLLM's --lora-modules: a generate request whose
 	// model names one is served "with" that adapter (its answer reports
 	// the adapter's name, its prompt blocks are keyed apart and its KV

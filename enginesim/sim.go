@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,7 +92,7 @@ func New(m *model.Model, cfg Config) (*Sim, error) {
 	if name == "" {
 		name = m.Path
 	}
-	if err := protocol.ValidateLoRAModules(cfg.LoRAModules, []string{name}); err != nil {
+	if err := protocol.ValidateLoRAModules(cfg.LoRAModules, append([]string{name}, cfg.ServedModelAliases...)); err != nil {
 		return nil, fmt.Errorf("enginesim: %w", err)
 	}
 	s := &Sim{
@@ -162,7 +163,7 @@ func (s *Sim) handleModels(w http.ResponseWriter, r *http.Request) {
 // absent or empty model or the served name is the base model (lora ""),
 // an adapter's name that adapter; anything else is not known (404).
 func (s *Sim) resolveModel(model *string) (lora string, known bool) {
-	if model == nil || *model == "" || *model == s.servedName {
+	if model == nil || *model == "" || *model == s.servedName || slices.Contains(s.cfg.ServedModelAliases, *model) {
 		return "", true
 	}
 	if s.adapterID(*model) > 0 {

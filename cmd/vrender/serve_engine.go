@@ -370,7 +370,7 @@ func simRole(poolRole string) string {
 // where.
 func (f *engineFlags) startSim(ctx context.Context, m *model.Model, modelName string, log *slog.Logger,
 	role string, reg *enginesim.KVRegistry) (string, *orchestrator.KVEventSource, func(), error) {
-	cfg := enginesim.Config{ServedModelName: modelName, LoRAModules: f.adapters, TokenLatency: f.simLatency, Logger: log, KVRole: role, KVRegistry: reg,
+	cfg := enginesim.Config{ServedModelName: modelName, ServedModelAliases: f.servedNames, LoRAModules: f.adapters, TokenLatency: f.simLatency, Logger: log, KVRole: role, KVRegistry: reg,
 		LogprobsShape: f.simLogprobsShape, APIKeys: f.simKeys}
 	f.simCache.apply(&cfg)
 	if f.simScript != "" {
