@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/vrender/vrender/protocol"
 )
 
 // Config tunes a Sim.
@@ -15,6 +17,15 @@ type Config struct {
 	// ServedModelName is the "model" the sim reports and accepts; "" means
 	// the model path, as vLLM defaults --served-model-name.
 	ServedModelName string
+	// ServedModelAliases are further names the sim accepts for the base
+	// model, as vLLM's engine accepts every --served-model-name (answers
+	// still report ServedModelName, the first).
+	ServedModelAliases []string
+	// LoRAModules are vLLM's --lora-modules: a generate request whose
+	// model names one is served "with" that adapter (its answer reports
+	// the adapter's name, its prompt blocks are keyed apart and its KV
+	// events carry lora_name); any other unknown model gets vLLM's 404.
+	LoRAModules []protocol.LoRAModulePath
 	// Script gives per-prompt outputs; nil means the built-in behaviour
 	// (a reasoning model that calls the first rendered tool).
 	Script *Script

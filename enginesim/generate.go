@@ -51,7 +51,11 @@ type generation struct {
 	// reported.
 	cache         *prefixCache
 	hashes        []uint64
+	scope         blockScope
 	cachedDetails *int
+	// lora is the LoRA adapter the request names in its model ("" for the
+	// base model); it keys the prompt's blocks and is the answer's model.
+	lora string
 	// queue counts the generation as waiting until its first step starts,
 	// then as running (scheduled) until it ends; nil once it left.
 	queue     *schedulerQueue
@@ -129,7 +133,8 @@ func (s *Sim) handleResetPrefixCache(w http.ResponseWriter, r *http.Request) {
 // accept runs the serving-layer checks of vLLM's serve_tokens, in its order,
 // and plans the outputs.
 func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protocol.GenerateRequestInfo) (*generation, *apiError) {
-	if req.Model != nil && *req.Model != "" && *req.Model != s.servedName {
+	lora, known := s.resolveModel(req.Model)
+	if !known {
 		param := "model"
 		return nil, &apiError{http.StatusNotFound, protocol.NewErrorResponse(http.StatusNotFound,
 			protocol.ErrorTypeNotFound, "The model `"+*req.Model+"` does not exist.", &param)}
@@ -175,6 +180,7 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 
 	g := &generation{
 		id:            id,
+		lora:          lora,
 		idJSON:        wire.AppendString(nil, id),
 		req:           req,
 		promptLen:     len(req.TokenIDs),
@@ -245,11 +251,14 @@ func (s *Sim) planPrefill(g *generation) {
 	}
 	cached := 0
 	if s.cache != nil {
-		salt := ""
-		if g.req.CacheSalt != nil {
-			salt = *g.req.CacheSalt
+		g.scope = blockScope{lora: g.lora}
+		if g.lora != "" {
+			g.scope.loraID = s.adapterID(g.lora)
 		}
-		cached, g.hashes = s.cache.lookup(g.req.TokenIDs, salt)
+		if g.req.CacheSalt != nil {
+			g.scope.salt = *g.req.CacheSalt
+		}
+		cached, g.hashes = s.cache.lookup(g.req.TokenIDs, g.scope)
 		g.cache = s.cache
 	}
 	g.firstLatency += time.Duration(g.promptLen-cached) * s.cfg.PrefillTokenLatency
@@ -263,11 +272,7 @@ func (g *generation) prefilled() {
 	if g.cache == nil {
 		return
 	}
-	salt := ""
-	if g.req.CacheSalt != nil {
-		salt = *g.req.CacheSalt
-	}
-	g.cache.store(g.req.TokenIDs, salt, g.hashes)
+	g.cache.store(g.req.TokenIDs, g.scope, g.hashes)
 	g.cache, g.hashes = nil, nil
 }
 
@@ -413,7 +418,11 @@ func (s *Sim) respond(w http.ResponseWriter, r *http.Request, g *generation) {
 		choices[i] = c
 	}
 	bp := bufPool.Get().(*[]byte)
-	b := g.appendResponse((*bp)[:0], s.servedName, s.now().Unix(), choices)
+	model := s.servedName
+	if g.lora != "" {
+		model = g.lora // vLLM's model_name(lora_request)
+	}
+	b := g.appendResponse((*bp)[:0], model, s.now().Unix(), choices)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)

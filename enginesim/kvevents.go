@@ -20,7 +20,9 @@ type storedEvent struct {
 	hasParent bool
 	tokens    []int
 	blockSize int
-	salt      string
+	salt      string // the first block's cache salt ("" when none, or not the prompt's first block)
+	lora      string // the adapter's name ("" for the base model)
+	loraID    int64
 }
 
 // eventSink turns prefix-cache changes into vLLM's events, one batch per
@@ -44,10 +46,25 @@ func (e *eventSink) publish(st *storedEvent, removed []uint64, cleared bool) {
 			p := kvevents.IntHash(st.parent)
 			ev.ParentBlockHash = &p
 		}
-		if st.salt != "" {
-			// vLLM's first block carries the salt in its extra keys.
+		if st.lora != "" {
+			// vLLM's BlockStored names the adapter by lora_name and its
+			// engine-local lora_id (vllm/v1/core/block_pool.py
+			// _build_block_stored_event), and every block's extra keys
+			// start with the name.
+			name, id := st.lora, st.loraID
+			ev.LoRAName, ev.LoRAID = &name, &id
 			ev.ExtraKeys = make([][]any, len(st.hashes))
-			ev.ExtraKeys[0] = []any{st.salt}
+			for i := range ev.ExtraKeys {
+				ev.ExtraKeys[i] = []any{st.lora}
+			}
+		}
+		if st.salt != "" {
+			// vLLM's first block carries the salt in its extra keys,
+			// after the adapter's name.
+			if ev.ExtraKeys == nil {
+				ev.ExtraKeys = make([][]any, len(st.hashes))
+			}
+			ev.ExtraKeys[0] = append(ev.ExtraKeys[0], st.salt)
 		}
 		evs = append(evs, ev)
 	}

@@ -43,10 +43,23 @@ func newPrefixCache(capacity, blockSize int, events *eventSink) *prefixCache {
 	return c
 }
 
+// blockScope is what besides its tokens keys a prompt's blocks: the cache
+// salt and the LoRA adapter (vLLM's block hash extra keys).
+type blockScope struct {
+	salt string
+	// lora is the adapter's name ("" for the base model), loraID its
+	// engine-local id (LoRARequest.lora_int_id, 1 for the first
+	// --lora-modules adapter).
+	lora   string
+	loraID int64
+}
+
 // blockHashes are the engine hashes of the full blocks of tokens. The
-// cache salt enters the first block's hash, as vLLM puts it in the first
-// block's extra keys.
-func (c *prefixCache) blockHashes(tokens []int, salt string) []uint64 {
+// adapter's name enters every block's hash and the cache salt the first
+// block's, as vLLM's generate_block_hash_extra_keys puts them in the extra
+// keys (vllm/v1/core/kv_cache_utils.py): a LoRA prompt never hits the base
+// model's blocks or another adapter's.
+func (c *prefixCache) blockHashes(tokens []int, sc blockScope) []uint64 {
 	n := len(tokens) / c.blockSize
 	out := make([]uint64, n)
 	var parent uint64
@@ -58,8 +71,13 @@ func (c *prefixCache) blockHashes(tokens []int, salt string) []uint64 {
 			binary.LittleEndian.PutUint32(buf[8+4*j:], uint32(t))
 		}
 		_, _ = h.Write(buf)
-		if i == 0 && salt != "" {
-			_, _ = h.Write([]byte(salt))
+		if sc.lora != "" {
+			_, _ = h.Write([]byte{0})
+			_, _ = h.Write([]byte(sc.lora))
+		}
+		if i == 0 && sc.salt != "" {
+			_, _ = h.Write([]byte{1})
+			_, _ = h.Write([]byte(sc.salt))
 		}
 		parent = h.Sum64()
 		out[i] = parent
@@ -69,8 +87,8 @@ func (c *prefixCache) blockHashes(tokens []int, salt string) []uint64 {
 
 // lookup counts the prompt's cached tokens, marks the hit blocks as used
 // and returns the prompt's block hashes for store.
-func (c *prefixCache) lookup(tokens []int, salt string) (cached int, hashes []uint64) {
-	hashes = c.blockHashes(tokens, salt)
+func (c *prefixCache) lookup(tokens []int, sc blockScope) (cached int, hashes []uint64) {
+	hashes = c.blockHashes(tokens, sc)
 	limit := 0
 	if len(tokens) > 0 {
 		limit = (len(tokens) - 1) / c.blockSize
@@ -92,7 +110,7 @@ func (c *prefixCache) lookup(tokens []int, salt string) (cached int, hashes []ui
 
 // store caches the prompt's blocks once its prefill is done and reports the
 // new and evicted blocks as KV events.
-func (c *prefixCache) store(tokens []int, salt string, hashes []uint64) {
+func (c *prefixCache) store(tokens []int, sc blockScope, hashes []uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.evicted = c.evicted[:0]
@@ -119,11 +137,12 @@ func (c *prefixCache) store(tokens []int, salt string, hashes []uint64) {
 	var st *storedEvent
 	if first >= 0 {
 		st = &storedEvent{hashes: append([]uint64(nil), hashes[first:]...),
-			tokens: append([]int(nil), tokens[first*c.blockSize:len(hashes)*c.blockSize]...), blockSize: c.blockSize}
+			tokens: append([]int(nil), tokens[first*c.blockSize:len(hashes)*c.blockSize]...), blockSize: c.blockSize,
+			lora: sc.lora, loraID: sc.loraID}
 		if first > 0 {
 			st.parent, st.hasParent = hashes[first-1], true
-		} else if salt != "" {
-			st.salt = salt
+		} else {
+			st.salt = sc.salt
 		}
 	}
 	c.events.publish(st, removed, false)

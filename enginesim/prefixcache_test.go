@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/kvevents"
+	"github.com/vrender/vrender/protocol"
 )
 
 // recordPublisher keeps the batches a sim publishes.
@@ -130,5 +131,123 @@ func TestPromptTokensDetailsOffByDefault(t *testing.T) {
 	_, _, body := post(t, srv.URL+"/inference/v1/generate", generateBody(tokenList(40, 1), ""))
 	if !strings.Contains(body, `"prompt_tokens_details":null`) {
 		t.Errorf("without --enable-prompt-tokens-details the details are null: %s", body)
+	}
+}
+
+// TestLoRAAdapters: a generate request naming a --lora-modules adapter is
+// answered under the adapter's name; its prompt blocks are keyed apart
+// from the base model's (no hit on the base model's blocks, hits on its
+// own) and published with vLLM's lora_name, lora_id and per-block extra
+// keys; an unknown model is vLLM's 404; /v1/models lists the adapters
+// after the base model.
+func TestLoRAAdapters(t *testing.T) {
+	pub := &recordPublisher{}
+	_, srv := newServer(t, Config{PrefixCacheBlocks: 64, BlockSize: 4, EnablePromptTokensDetails: true, KVEvents: pub,
+		LoRAModules: []protocol.LoRAModulePath{{Name: "sql-lora", Path: "/adapters/sql"},
+			{Name: "chat-lora", Path: "/adapters/chat", BaseModelName: "qwen3"}}})
+	url := srv.URL + "/inference/v1/generate"
+	prompt := tokenList(10, 100)
+	cases := []struct {
+		name, extra string
+		status      int
+		cached      int
+		model       string
+	}{
+		{"base, cold", "", 200, 0, "qwen3"},
+		{"base, warm", "", 200, 8, "qwen3"},
+		{"adapter misses the base model's blocks", `,"model":"sql-lora"`, 200, 0, "sql-lora"},
+		{"adapter hits its own blocks", `,"model":"sql-lora"`, 200, 8, "sql-lora"},
+		{"another adapter misses both", `,"model":"chat-lora"`, 200, 0, "chat-lora"},
+		{"adapter with a salt", `,"model":"sql-lora","cache_salt":"s"`, 200, 0, "sql-lora"},
+		{"served name is the base model", `,"model":"qwen3"`, 200, 8, "qwen3"},
+	}
+	for _, c := range cases {
+		status, _, body := post(t, url, generateBody(prompt, c.extra))
+		if status != c.status {
+			t.Fatalf("%s: status %d: %s", c.name, status, body)
+		}
+		if got := cachedTokens(t, body); got != c.cached {
+			t.Errorf("%s: cached_tokens %v, want %d", c.name, got, c.cached)
+		}
+		if want := `"model":"` + c.model + `"`; !strings.Contains(body, want) {
+			t.Errorf("%s: answer lacks %s: %s", c.name, want, body)
+		}
+	}
+	status, _, body := post(t, url, generateBody(prompt, `,"model":"nope-lora"`))
+	if want := `{"error":{"message":"The model ` + "`nope-lora`" + ` does not exist.","type":"NotFoundError","param":"model","code":404}}`; status != 404 || body != want {
+		t.Errorf("unknown adapter: %d %s, want 404 %s", status, body, want)
+	}
+
+	var stores []kvevents.Event
+	for _, e := range pub.events() {
+		if e.Tag == kvevents.TagBlockStored {
+			stores = append(stores, e)
+		}
+	}
+	if len(stores) != 4 {
+		t.Fatalf("%d BlockStored events, want 4 (base, sql-lora, chat-lora, salted sql-lora)", len(stores))
+	}
+	str := func(s *string) string {
+		if s == nil {
+			return "<nil>"
+		}
+		return *s
+	}
+	id := func(p *int64) int64 {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
+	if stores[0].LoRAName != nil || stores[0].LoRAID != nil || stores[0].ExtraKeys != nil {
+		t.Errorf("base model's blocks carry adapter fields: %+v", stores[0])
+	}
+	for i, want := range []struct {
+		name  string
+		id    int64
+		first []any
+	}{{"sql-lora", 1, []any{"sql-lora"}}, {"chat-lora", 2, []any{"chat-lora"}}, {"sql-lora", 1, []any{"sql-lora", "s"}}} {
+		e := stores[i+1]
+		if str(e.LoRAName) != want.name || id(e.LoRAID) != want.id {
+			t.Errorf("event %d: lora_name %s lora_id %d, want %s %d", i+1, str(e.LoRAName), id(e.LoRAID), want.name, want.id)
+		}
+		if len(e.ExtraKeys) != 2 || fmt.Sprint(e.ExtraKeys[0]) != fmt.Sprint(want.first) || fmt.Sprint(e.ExtraKeys[1]) != fmt.Sprint([]any{want.name}) {
+			t.Errorf("event %d: extra_keys %v, want [%v [%s]]", i+1, e.ExtraKeys, want.first, want.name)
+		}
+		if e.BlockHashes[0].Key() == stores[0].BlockHashes[0].Key() {
+			t.Errorf("event %d: the adapter's first block hash is the base model's", i+1)
+		}
+	}
+
+	resp, err := http.Get(srv.URL + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list protocol.ModelList
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range list.Data {
+		got = append(got, fmt.Sprintf("%s root=%s parent=%s", c.ID, str(c.Root), str(c.Parent)))
+	}
+	want := []string{"qwen3 root=" + str(list.Data[0].Root) + " parent=<nil>", "sql-lora root=/adapters/sql parent=qwen3",
+		"chat-lora root=/adapters/chat parent=qwen3"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("/v1/models %v, want %v", got, want)
+	}
+}
+
+func TestLoRAModulesValidated(t *testing.T) {
+	m := loadQwen3(t)
+	for _, mods := range [][]protocol.LoRAModulePath{
+		{{Name: "a", Path: "/a"}, {Name: "a", Path: "/b"}},
+		{{Name: "qwen3", Path: "/a"}},
+		{{Name: "a"}},
+	} {
+		if _, err := New(m, Config{ServedModelName: "qwen3", LoRAModules: mods}); err == nil {
+			t.Errorf("New accepted --lora-modules %+v", mods)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,6 +92,9 @@ func New(m *model.Model, cfg Config) (*Sim, error) {
 	if name == "" {
 		name = m.Path
 	}
+	if err := protocol.ValidateLoRAModules(cfg.LoRAModules, append([]string{name}, cfg.ServedModelAliases...)); err != nil {
+		return nil, fmt.Errorf("enginesim: %w", err)
+	}
 	s := &Sim{
 		model:      m,
 		tok:        m.Tokenizer,
@@ -143,9 +147,41 @@ func (s *Sim) Handler() http.Handler {
 	return requireKey(s.cfg.APIKeys, mux)
 }
 
+// handleModels lists the served model, then the LoRA adapters, as vLLM's
+// show_available_models does.
 func (s *Sim) handleModels(w http.ResponseWriter, r *http.Request) {
-	card := protocol.NewModelCard(s.servedName, s.model.Path, s.model.MaxModelLen, s.now())
-	writeJSON(w, http.StatusOK, protocol.NewModelList([]protocol.ModelCard{card}))
+	now := s.now()
+	cards := []protocol.ModelCard{protocol.NewModelCard(s.servedName, s.model.Path, s.model.MaxModelLen, now)}
+	for _, l := range s.cfg.LoRAModules {
+		cards = append(cards, protocol.NewLoRAModelCard(l.Name, l.Path, l.Parent([]string{s.servedName}), now))
+	}
+	writeJSON(w, http.StatusOK, protocol.NewModelList(cards))
+}
+
+// resolveModel is vLLM's _check_model and _maybe_get_adapters for a
+// generate request's model (vllm/entrypoints/serve/engine/serving.py): an
+// absent or empty model or the served name is the base model (lora ""),
+// an adapter's name that adapter; anything else is not known (404).
+func (s *Sim) resolveModel(model *string) (lora string, known bool) {
+	if model == nil || *model == "" || *model == s.servedName || slices.Contains(s.cfg.ServedModelAliases, *model) {
+		return "", true
+	}
+	if s.adapterID(*model) > 0 {
+		return *model, true
+	}
+	return "", false
+}
+
+// adapterID is the engine-local id vLLM gives an adapter (lora_int_id:
+// 1, 2, … in --lora-modules order, as init_static_loras loads them); 0
+// when name is no adapter.
+func (s *Sim) adapterID(name string) int64 {
+	for i, l := range s.cfg.LoRAModules {
+		if l.Name == name {
+			return int64(i + 1)
+		}
+	}
+	return 0
 }
 
 // Requests returns every accepted generate request, in arrival order

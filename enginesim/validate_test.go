@@ -7,7 +7,7 @@ import (
 )
 
 func TestGenerateValidation(t *testing.T) {
-	_, srv := newServer(t, Config{MaxNumSeqs: 4})
+	_, srv := newServer(t, Config{MaxNumSeqs: 4, ServedModelAliases: []string{"qwen3-alias"}})
 	url := srv.URL + "/inference/v1/generate"
 	tests := []struct {
 		name       string
@@ -47,6 +47,7 @@ func TestGenerateValidation(t *testing.T) {
 		{"not an object", `[1,2]`, 400, `Input should be a valid dictionary or instance of GenerateRequest`},
 		{"unknown fields ignored", `{"token_ids":[1],"sampling_params":{"max_tokens":1},"whatever":true}`, 200, `"finish_reason":"length"`},
 		{"served model accepted", `{"token_ids":[1],"sampling_params":{"max_tokens":1},"model":"qwen3"}`, 200, `"model":"qwen3"`},
+		{"alias accepted, first name reported", `{"token_ids":[1],"sampling_params":{"max_tokens":1},"model":"qwen3-alias"}`, 200, `"model":"qwen3"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -33,6 +33,7 @@ func (o *Orchestrator) Chat(ctx context.Context, req *protocol.ChatCompletionReq
 type chatRun struct {
 	o        *Orchestrator
 	id       string
+	model    string // the answers' "model"
 	created  int64
 	role     string
 	echo     *string // echo: the text vLLM repeats before the answer
@@ -103,7 +104,7 @@ func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompl
 		g.ReasoningEnded = &t
 	}
 	role := o.chatRole(req)
-	run := &chatRun{o: o, id: id, created: o.now().Unix(), role: role, echo: echoContent(req, role),
+	run := &chatRun{o: o, id: id, model: o.responseModel(g.Model), created: o.now().Unix(), role: role, echo: echoContent(req, role),
 		prompt: g.TokenIDs, stream: stream, sseWriter: sseWriter{sink: sink, metrics: o.cfg.Metrics},
 		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs,
 		hideMeta:       !req.IncludeReasoning && o.chatHasParser()}
@@ -321,7 +322,7 @@ func (r *chatRun) writeStep(c *protocol.GenerateChoice, step *derender.ChatStep)
 
 // openChat commits the stream with the chat chunk encoder.
 func (r *chatRun) openChat() error {
-	return r.open(r.id, "chat.completion.chunk", r.created, r.o.cfg.ModelName)
+	return r.open(r.id, "chat.completion.chunk", r.created, r.model)
 }
 
 // finish sends the usage chunk (when asked) and [DONE].
@@ -364,7 +365,7 @@ func (r *chatRun) completionTokens() int {
 // response is the non-streaming answer.
 func (r *chatRun) response(completion int) *protocol.ServedChatResponse {
 	res := &protocol.ServedChatResponse{ID: r.id, Object: "chat.completion", Created: r.created,
-		Model: r.o.cfg.ModelName, Choices: make([]protocol.ServedChatChoice, 0, len(r.sessions)),
+		Model: r.model, Choices: make([]protocol.ServedChatChoice, 0, len(r.sessions)),
 		Usage: protocol.NewUsage(len(r.prompt), completion), KVTransferParams: r.kv}
 	if r.returnTokenIDs {
 		res.PromptTokenIDs = r.prompt

@@ -58,6 +58,7 @@ func (p *promptRun) allDone() bool {
 type completionRun struct {
 	o              *Orchestrator
 	id             string
+	model          string // the answers' "model"
 	created        int64
 	n              int
 	prompts        []*promptRun
@@ -85,7 +86,7 @@ func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionR
 	if err != nil {
 		return nil, AsError(err)
 	}
-	run := &completionRun{o: o, id: "cmpl-" + baseID, created: o.now().Unix(), n: 1,
+	run := &completionRun{o: o, id: "cmpl-" + baseID, model: o.responseModel(req.Model), created: o.now().Unix(), n: 1,
 		stream: req.Stream != nil && *req.Stream, sseWriter: sseWriter{sink: sink, metrics: o.cfg.Metrics},
 		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs}
 	if run.stream && req.StreamOptions != nil {
@@ -262,7 +263,7 @@ func (r *completionRun) event(pi int, ev *protocol.GenerateResponse, read time.T
 }
 
 func (r *completionRun) start() error {
-	return r.open(r.id, "text_completion", r.created, r.o.cfg.ModelName)
+	return r.open(r.id, "text_completion", r.created, r.model)
 }
 
 func (r *completionRun) writeStep(p *promptRun, pi int, c *protocol.GenerateChoice, step *derender.CompletionStep) error {
@@ -322,7 +323,7 @@ func (r *completionRun) fail(e *Error) {
 
 func (r *completionRun) response(completion int) *protocol.ServedCompletionResponse {
 	res := &protocol.ServedCompletionResponse{ID: r.id, Object: "text_completion", Created: r.created,
-		Model: r.o.cfg.ModelName, Choices: []protocol.ServedCompletionChoice{}}
+		Model: r.model, Choices: []protocol.ServedCompletionChoice{}}
 	prompt := 0
 	for pi, p := range r.prompts {
 		prompt += len(p.prompt)

@@ -132,7 +132,7 @@ func (a *anthropicStream) start() error {
 	}
 	r.started = true
 	return a.event("message_start", func(b []byte) []byte {
-		return protocol.AppendAnthropicMessageStart(b, r.id, r.o.cfg.ModelName, len(r.prompt))
+		return protocol.AppendAnthropicMessageStart(b, r.id, r.model, len(r.prompt))
 	})
 }
 

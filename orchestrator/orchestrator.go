@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/vrender/vrender/derender"
@@ -38,6 +39,12 @@ type Config struct {
 	Engines Engines
 	// ModelName is the "model" answers report (the first served name).
 	ModelName string
+	// Adapters are the --lora-modules names a request may give as its
+	// "model": the engine request carries the name (the engine resolves
+	// the adapter by it, as vLLM's serve_tokens does through
+	// _maybe_get_adapters) and answers report it instead of ModelName
+	// (OpenAIServingModels.model_name(lora_request)).
+	Adapters []string
 	// ResponseRole is --response-role ("" means "assistant").
 	ResponseRole string
 	Logger       *slog.Logger
@@ -79,6 +86,17 @@ func New(cfg Config) (*Orchestrator, error) {
 		cfg.Metrics.router = cfg.Router
 	}
 	return &Orchestrator{cfg: cfg, log: cfg.Logger, now: time.Now}, nil
+}
+
+// responseModel is the "model" an answer reports for a request whose
+// model was model: the adapter's name for a LoRA adapter, else the first
+// served name whichever alias the request used, as vLLM's model_name does
+// (vllm/entrypoints/openai/models/serving.py).
+func (o *Orchestrator) responseModel(model *string) string {
+	if model != nil && slices.Contains(o.cfg.Adapters, *model) {
+		return *model
+	}
+	return o.cfg.ModelName
 }
 
 // Metrics is where the orchestrator's figures are kept.

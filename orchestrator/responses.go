@@ -117,7 +117,7 @@ type responsesMeta struct {
 }
 
 func (o *Orchestrator) responsesMeta(r *protocol.ResponsesRequest, g *protocol.GenerateRequest) (*responsesMeta, error) {
-	b := protocol.ResponsesResponse{ID: g.RequestID, Instructions: r.Instructions, Model: o.cfg.ModelName,
+	b := protocol.ResponsesResponse{ID: g.RequestID, Instructions: r.Instructions, Model: o.responseModel(r.Model),
 		ParallelToolCalls: r.ParallelToolCalls, Temperature: g.SamplingParams.Temperature, TopP: g.SamplingParams.TopP,
 		MaxToolCalls: r.MaxToolCalls, TopLogprobs: g.SamplingParams.Logprobs, Truncation: r.Truncation, User: r.User}
 	if g.SamplingParams.MaxTokens != nil {

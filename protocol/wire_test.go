@@ -65,6 +65,30 @@ func TestModelCardMatchesVLLM(t *testing.T) {
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
+
+	// An adapter's card: vLLM's ModelCard with root, parent and no
+	// max_model_len (OpenAIServingModels.show_available_models).
+	got = permID.ReplaceAllString(marshal(t, NewLoRAModelCard("sql-lora", "/adapters/sql", "qwen", now)), `"id":"modelperm-X"`)
+	want = `{"id":"sql-lora","object":"model","created":1760000000,"owned_by":"vllm",` +
+		`"root":"/adapters/sql","parent":"qwen","max_model_len":null,"permission":[{"id":"modelperm-X",` +
+		`"object":"model_permission","created":1760000000,"allow_create_engine":false,"allow_sampling":true,` +
+		`"allow_logprobs":true,"allow_search_indices":false,"allow_view":true,"allow_fine_tuning":false,` +
+		`"organization":"*","group":null,"is_blocking":false}]}`
+	if got != want {
+		t.Errorf("adapter card:\ngot  %s\nwant %s", got, want)
+	}
+}
+
+func TestLoRAParent(t *testing.T) {
+	served := []string{"qwen", "qwen-alias"}
+	for _, tc := range []struct{ base, want string }{
+		{"", "qwen"}, {"qwen-alias", "qwen-alias"}, {"qwen", "qwen"},
+		{"llama", "qwen"}, // not served: vLLM drops it and names the first served model
+	} {
+		if got := (LoRAModulePath{Name: "a", Path: "/a", BaseModelName: tc.base}).Parent(served); got != tc.want {
+			t.Errorf("base_model_name %q: parent %q, want %q", tc.base, got, tc.want)
+		}
+	}
 }
 
 func TestRandomUUID(t *testing.T) {

@@ -6,6 +6,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator"
+	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
 
@@ -38,6 +40,12 @@ type Config struct {
 	// --served-model-name). Every name gets a card in /v1/models. Empty
 	// means ModelPath.
 	ServedModelNames []string
+	// LoRAModules are vLLM's --lora-modules: adapters a request may name
+	// in "model" besides the served names, listed in /v1/models after
+	// them. The adapter is applied by the engine (the rendered and
+	// engine requests carry its name); rendering uses the base model's
+	// tokenizer and template, as vLLM does.
+	LoRAModules []protocol.LoRAModulePath
 	// Version is what GET /version reports.
 	Version string
 	// Logger receives the access log and errors; nil means slog.Default().
@@ -76,6 +84,7 @@ type server struct {
 	model        *model.Model
 	modelPath    string
 	servedNames  []string
+	adapters     []protocol.LoRAModulePath
 	version      string
 	log          *slog.Logger
 	maxBodyBytes int64
@@ -129,6 +138,7 @@ func newServer(cfg Config) (*server, error) {
 		model:        cfg.Model,
 		modelPath:    cfg.ModelPath,
 		servedNames:  cfg.ServedModelNames,
+		adapters:     cfg.LoRAModules,
 		version:      cfg.Version,
 		log:          cfg.Logger,
 		maxBodyBytes: cfg.MaxBodyBytes,
@@ -170,6 +180,9 @@ func newServer(cfg Config) (*server, error) {
 		if name == "" {
 			return nil, errors.New("server: empty served model name")
 		}
+	}
+	if err := protocol.ValidateLoRAModules(s.adapters, s.servedNames); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	if s.log == nil {
 		s.log = slog.Default()

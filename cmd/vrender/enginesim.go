@@ -41,6 +41,7 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		serial      bool
 		lpShape     string
 		cache       simCacheFlags
+		lora        loraFlags
 	)
 	mf.register(c, true)
 	c.fs.StringVar(&host, "host", "", "`HOST` address to listen on (default: all interfaces)")
@@ -65,6 +66,7 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		"as a batch-at-a-time engine does: the interference disaggregated serving removes")
 
 	cache.register(c, "")
+	lora.register(c)
 
 	rest, err := c.parse(args, stdout)
 	if err != nil {
@@ -104,12 +106,21 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
+	name := servedName
+	if name == "" {
+		name = mf.model
+	}
+	adapters, err := lora.adapters([]string{name})
+	if err != nil {
+		return err
+	}
 	m, err := mf.load(ctx)
 	if err != nil {
 		return err
 	}
 	cfg := enginesim.Config{
 		ServedModelName:   servedName,
+		LoRAModules:       adapters,
 		FirstTokenLatency: firstToken,
 		TokenLatency:      perToken,
 		Fault:             f,
@@ -142,11 +153,7 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	name := servedName
-	if name == "" {
-		name = mf.model
-	}
-	log.Info("simulated engine serving", "addr", ln.Addr().String(), "model", name, "script", script,
+	log.Info("simulated engine serving", "addr", ln.Addr().String(), "model", name, "lora_modules", adapterNames(adapters), "script", script,
 		"first_token_latency", firstToken, "token_latency", perToken, "fault", fault,
 		"kv_role", kvRole, "serial_prefill", serial, "prefix_cache_blocks", cache.cacheBlocks, "block_size", cache.blockSize,
 		"prefill_token_latency", cache.prefillTok)

@@ -31,6 +31,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		rf          renderFlags
 		df          derenderFlags
 		ef          engineFlags
+		lf          loraFlags
 		host        string
 		port        int
 		servedNames stringList
@@ -42,6 +43,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rf.register(c)
 	df.register(c)
 	ef.register(c)
+	lf.register(c)
 	c.fs.StringVar(&host, "host", "", "`HOST` address to listen on (default: all interfaces)")
 	c.fs.IntVar(&port, "port", 8000, "`PORT` to listen on")
 	c.fs.Var(&servedNames, "served-model-name", "`NAME`s clients may use in \"model\"; the first is the one reported (default: MODEL)")
@@ -84,6 +86,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if tokCache < 0 {
 		return usagef("--tokenizer-cache-size %d is negative", tokCache)
 	}
+	names := []string(servedNames)
+	if len(names) == 0 {
+		names = []string{mf.model}
+	}
+	adapters, err := lf.adapters(names)
+	if err != nil {
+		return err
+	}
 
 	m, err := mf.load(ctx)
 	if err != nil {
@@ -116,12 +126,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		log.Warn("no --state-key or VRENDER_STATE_KEY: derender checkpoints resume only in this process")
 	}
-	names := []string(servedNames)
-	if len(names) == 0 {
-		names = []string{mf.model}
-	}
 	ef.simKeys = sec.keys()
 	ef.servedNames = names
+	ef.adapters = adapters
 	orch, stopEngines, err := ef.orchestrator(ctx, m, gen, der, &rf, names[0], log)
 	if err != nil {
 		return err
@@ -145,6 +152,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Model:            m,
 		ModelPath:        mf.model,
 		ServedModelNames: servedNames,
+		LoRAModules:      adapters,
 		Version:          vrenderVersion(),
 		Logger:           log,
 	})
@@ -156,7 +164,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("listen: %w", err)
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "model", mf.model, "dir", m.Dir,
-		"served_model_names", names, "max_model_len", m.MaxModelLen, "max_prompt_bytes", rf.maxPromptBytes, "engines", []string(ef.engines),
+		"served_model_names", names, "lora_modules", len(adapters), "max_model_len", m.MaxModelLen, "max_prompt_bytes", rf.maxPromptBytes, "engines", []string(ef.engines),
 		"version", vrenderVersion())
 	return server.Serve(ctx, ln, h, server.ServeOptions{Logger: log, ShutdownTimeout: sec.shutdownTimeout})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/orchestrator/engine"
+	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
 
@@ -30,7 +31,11 @@ type engineFlags struct {
 	simKeys []string
 	// servedNames are serve's --served-model-name values (or MODEL): a
 	// request's "model" naming none of them asks for a LoRA adapter.
-	servedNames              []string
+	servedNames []string
+	// adapters are serve's --lora-modules: the orchestrator reports an
+	// adapter request's model as the adapter, and in-process engines
+	// serve them.
+	adapters                 []protocol.LoRAModulePath
 	engines, prefill, decode stringList
 	config                   string
 	healthInterval           setDuration
@@ -220,7 +225,7 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 	}
 	o, err := orchestrator.New(orchestrator.Config{Model: m, Generator: gen, Derender: der, Engines: engines,
 		Parsers:   rf.parserConfig(m),
-		ModelName: modelName, Logger: log, Router: router})
+		ModelName: modelName, Adapters: adapterNames(f.adapters), Logger: log, Router: router})
 	if err != nil {
 		b.stop()
 		return nil, noop, err
@@ -249,6 +254,15 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 		<-done
 		b.stop()
 	}, nil
+}
+
+// adapterNames are the adapters' names.
+func adapterNames(adapters []protocol.LoRAModulePath) []string {
+	names := make([]string, len(adapters))
+	for i, l := range adapters {
+		names[i] = l.Name
+	}
+	return names
 }
 
 // poolBuilder turns an enginePlan into pools.
@@ -356,7 +370,7 @@ func simRole(poolRole string) string {
 // where.
 func (f *engineFlags) startSim(ctx context.Context, m *model.Model, modelName string, log *slog.Logger,
 	role string, reg *enginesim.KVRegistry) (string, *orchestrator.KVEventSource, func(), error) {
-	cfg := enginesim.Config{ServedModelName: modelName, TokenLatency: f.simLatency, Logger: log, KVRole: role, KVRegistry: reg,
+	cfg := enginesim.Config{ServedModelName: modelName, ServedModelAliases: f.servedNames, LoRAModules: f.adapters, TokenLatency: f.simLatency, Logger: log, KVRole: role, KVRegistry: reg,
 		LogprobsShape: f.simLogprobsShape, APIKeys: f.simKeys}
 	f.simCache.apply(&cfg)
 	if f.simScript != "" {
