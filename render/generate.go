@@ -452,6 +452,9 @@ func (l tokenLimits) checkText(text string) error {
 	if l.truncate != nil || l.maxCharsPerToken == 0 {
 		return nil
 	}
+	if len(text) <= maxChars {
+		return nil // a text has no more characters than bytes: no need to count them
+	}
 	if n := utf8.RuneCountInString(text); n > maxChars {
 		return &BadRequestError{
 			Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d output tokens "+

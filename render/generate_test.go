@@ -268,4 +268,14 @@ func TestRenderTextTooLong(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("completion err = %v\nwant %s", err, want)
 	}
+	// Characters are counted, not bytes: 1,000 two-byte characters pass the
+	// check (and fail on their tokens).
+	creq, err = protocol.DecodeCompletionRequest([]byte(`{"prompt":"` + strings.Repeat("é", 1000) + `","max_tokens":30}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.RenderCompletion(context.Background(), creq)
+	if err == nil || strings.Contains(err.Error(), "characters") {
+		t.Errorf("1,000 two-byte characters: err = %v, want the token-count error", err)
+	}
 }
