@@ -344,21 +344,26 @@ func (b derenderBody) generateRaw(loc []any, raw json.RawMessage, stream bool) G
 		return g
 	}
 	var dec GenerateDecoder
-	if dec.Fast(raw, &g) != nil {
+	var hasChoices, hasRequestID bool
+	if dec.Fast(raw, &g) == nil {
+		// Fast reads members by their exact names and declines any other
+		// spelling, so what it saw is what the body holds.
+		hasChoices, hasRequestID = dec.seen&seenChoices != 0, dec.seen&seenRequestID != 0
+	} else {
 		g = GenerateResponse{}
 		if err := json.Unmarshal(raw, &g); err != nil {
 			b.fail(loc, "value_error", "Value error, "+err.Error(), raw)
 			return g
 		}
+		members := membersOf(raw)
+		_, hasChoices = members["choices"]
+		_, hasRequestID = members["request_id"]
 	}
-	members := membersOf(raw)
-	if _, ok := members["choices"]; !ok {
+	if !hasChoices {
 		b.fail(append(loc, "choices"), "missing", "Field required", raw)
 	}
-	if g.RequestID == "" {
-		if _, ok := members["request_id"]; !ok {
-			g.RequestID = RandomUUID()
-		}
+	if g.RequestID == "" && !hasRequestID {
+		g.RequestID = RandomUUID()
 	}
 	for i := range g.Choices {
 		c := &g.Choices[i]

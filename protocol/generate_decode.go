@@ -25,6 +25,7 @@ type GenerateDecoder struct {
 	r         wire.Reader
 	requestID string
 	ints      []int // scratch for token id lists
+	seen      int   // the members the last successful Fast read (seen* bits)
 }
 
 // errSlowPath means the fast path declined the input.
@@ -94,6 +95,7 @@ func (d *GenerateDecoder) Fast(data []byte, resp *GenerateResponse) error {
 	if err != nil {
 		return err
 	}
+	d.seen = seen
 	return r.End()
 }
 

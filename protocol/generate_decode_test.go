@@ -45,4 +45,14 @@ func checkGenerateDecoder(t *testing.T, in string) {
 	if !reflect.DeepEqual(fast, want) {
 		t.Fatalf("%q:\nfast %+v\njson %+v", in, fast, want)
 	}
+	// The members Fast saw are the body's, as generateRaw takes them.
+	members := membersOf([]byte(in))
+	for _, m := range []struct {
+		name string
+		bit  int
+	}{{"choices", seenChoices}, {"request_id", seenRequestID}} {
+		if _, ok := members[m.name]; ok != (d.seen&m.bit != 0) {
+			t.Fatalf("%q: member %s present %v, Fast saw it %v", in, m.name, ok, d.seen&m.bit != 0)
+		}
+	}
 }
