@@ -110,7 +110,7 @@ func (s *server) writeMetrics(w io.Writer) error {
 	m.single("vrender_tokenizer_cache_hits_total", "counter",
 		"Text segments between special tokens whose token ids were found in the tokenizer cache.", tc.Hits)
 	m.single("vrender_tokenizer_cache_misses_total", "counter",
-		"Text segments between special tokens not found in the tokenizer cache (stored on their second miss).", tc.Misses)
+		"Text segments between special tokens not found in the tokenizer cache (stored on their second miss, or their first in a text mostly found there).", tc.Misses)
 	m.single("vrender_tokenizer_cache_bytes", "gauge", "Approximate bytes held by the tokenizer cache.", tc.Bytes)
 	if m.err != nil {
 		return m.err
