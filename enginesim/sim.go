@@ -150,11 +150,7 @@ func (s *Sim) Handler() http.Handler {
 // handleModels lists the served model, then the LoRA adapters, as vLLM's
 // show_available_models does.
 func (s *Sim) handleModels(w http.ResponseWriter, r *http.Request) {
-	now := s.now()
-	cards := []protocol.ModelCard{protocol.NewModelCard(s.servedName, s.model.Path, s.model.MaxModelLen, now)}
-	for _, l := range s.cfg.LoRAModules {
-		cards = append(cards, protocol.NewLoRAModelCard(l.Name, l.Path, l.Parent([]string{s.servedName}), now))
-	}
+	cards := protocol.ModelCards([]string{s.servedName}, s.model.Path, s.model.MaxModelLen, s.cfg.LoRAModules, s.now())
 	writeJSON(w, http.StatusOK, protocol.NewModelList(cards))
 }
 

@@ -121,6 +121,19 @@ func NewLoRAModelCard(name, root, parent string, now time.Time) ModelCard {
 	}
 }
 
+// ModelCards is what vLLM's OpenAIServingModels.show_available_models
+// lists: a card per served name (all from root), then one per adapter.
+func ModelCards(names []string, root string, maxModelLen int, adapters []LoRAModulePath, now time.Time) []ModelCard {
+	cards := make([]ModelCard, 0, len(names)+len(adapters))
+	for _, name := range names {
+		cards = append(cards, NewModelCard(name, root, maxModelLen, now))
+	}
+	for _, l := range adapters {
+		cards = append(cards, NewLoRAModelCard(l.Name, l.Path, l.Parent(names), now))
+	}
+	return cards
+}
+
 // ModelList is the body of GET /v1/models.
 type ModelList struct {
 	Object string      `json:"object"`

@@ -12,14 +12,7 @@ import (
 // (OpenAIServingModels.show_available_models,
 // vllm/entrypoints/openai/models/serving.py).
 func (s *server) handleModels(w http.ResponseWriter, r *http.Request) {
-	now := s.now()
-	cards := make([]protocol.ModelCard, 0, len(s.servedNames)+len(s.adapters))
-	for _, name := range s.servedNames {
-		cards = append(cards, protocol.NewModelCard(name, s.modelPath, s.model.MaxModelLen, now))
-	}
-	for _, l := range s.adapters {
-		cards = append(cards, protocol.NewLoRAModelCard(l.Name, l.Path, l.Parent(s.servedNames), now))
-	}
+	cards := protocol.ModelCards(s.servedNames, s.modelPath, s.model.MaxModelLen, s.adapters, s.now())
 	s.writeJSON(w, r, http.StatusOK, protocol.NewModelList(cards))
 }
 
