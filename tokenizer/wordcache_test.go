@@ -77,7 +77,7 @@ func TestPackKey(t *testing.T) {
 		for i := 0; i < n; i++ {
 			want[i/8] |= uint64(s[i]) << (8 * (i % 8))
 		}
-		if got := packKey(s); got != want {
+		if got := packKey(s); got != (wordKey{want[0], want[1], want[2]}) {
 			t.Errorf("packKey(len %d) = %x, want %x", n, got, want)
 		}
 	}
