@@ -75,7 +75,7 @@ func ParseJSONTree(body []byte) ([]byte, *wire.Node, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	root, err := wire.Parse(body)
+	root, err := wire.ParseUTF8(body) // bodyText checked the whole body
 	if err != nil {
 		return nil, nil, bodyError(err)
 	}

@@ -98,7 +98,7 @@ func BenchmarkParse(b *testing.B) {
 		for _, impl := range []struct {
 			name  string
 			parse func([]byte) (*Node, error)
-		}{{"ref", refParse}, {"new", Parse}} {
+		}{{"ref", refParse}, {"new", Parse}, {"utf8", ParseUTF8}} {
 			b.Run("body="+name+"/impl="+impl.name, func(b *testing.B) {
 				b.SetBytes(int64(len(body)))
 				loop(b, func() {

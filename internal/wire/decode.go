@@ -153,7 +153,19 @@ func Valid(data []byte) error {
 // string cannot otherwise hold). The tree aliases data (Raw fields, and
 // strings without escapes), so data must not change while it is in use.
 func Parse(data []byte) (*Node, error) {
-	p := parser{s: data, build: true}
+	return parse(data, false)
+}
+
+// ParseUTF8 is Parse for data the caller has already found to be valid
+// UTF-8 (a request body is checked as a whole first): strings are then
+// not validated again one by one, which was a second pass over every
+// prompt's non-ASCII text.
+func ParseUTF8(data []byte) (*Node, error) {
+	return parse(data, true)
+}
+
+func parse(data []byte, validUTF8 bool) (*Node, error) {
+	p := parser{s: data, build: true, validUTF8: validUTF8}
 	sc := scratchPool.Get().(*scratch)
 	p.stack, p.kstk = sc.stack[:0], sc.kstk[:0]
 	n, err := p.document()
@@ -217,6 +229,9 @@ type parser struct {
 	s     []byte
 	depth int
 	build bool
+	// validUTF8: s is known to be valid UTF-8, so is every string in it
+	// (its quotes are ASCII, so they fall between characters).
+	validUTF8 bool
 
 	nodes []Node   // slab the nodes are cut from
 	ptrs  []*Node  // slab of child lists
@@ -609,7 +624,7 @@ func hex4(b []byte) (rune, bool) {
 // str has already checked and described in info.
 func (p *parser) decode(start, end int, info strInfo) string {
 	raw := p.s[start:end]
-	if info == 0 || info == strNonASCII && utf8.Valid(raw) {
+	if info == 0 || info == strNonASCII && (p.validUTF8 || utf8.Valid(raw)) {
 		return alias(raw)
 	}
 	// Escapes only shorten text; each invalid byte becomes three, U+FFFD.
@@ -633,7 +648,7 @@ func (p *parser) decode(start, end int, info strInfo) string {
 			} else {
 				j += i
 			}
-			if info&strNonASCII == 0 || utf8.Valid(raw[i:j]) {
+			if info&strNonASCII == 0 || p.validUTF8 || utf8.Valid(raw[i:j]) {
 				p.text = append(p.text, raw[i:j]...)
 			} else {
 				p.text = appendValidUTF8(p.text, raw[i:j])

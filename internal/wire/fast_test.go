@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/vrender/vrender/internal/benchdata"
@@ -36,6 +37,16 @@ func sameParse(data []byte) error {
 	}
 	if err := sameNode(data, got, want); err != nil {
 		return fmt.Errorf("$%w", err)
+	}
+	if utf8.Valid(data) {
+		// ParseUTF8 skips the per-string check Parse makes: the same tree.
+		fast, err := ParseUTF8(data)
+		if err != nil {
+			return fmt.Errorf("ParseUTF8: %v, Parse: no error", err)
+		}
+		if err := sameNode(data, fast, want); err != nil {
+			return fmt.Errorf("ParseUTF8: $%w", err)
+		}
 	}
 	return nil
 }
