@@ -200,6 +200,43 @@ func BenchmarkPrefixDecision32k(b *testing.B) {
 	b.ReportMetric(float64(times[len(times)*95/100].Nanoseconds())/1e3, "p95-µs")
 }
 
+// BenchmarkInterruptions measures what the decision's tail is made of on
+// the machine it runs on: a goroutine spins reading the clock, and every
+// gap over 5 µs is time it did not run (timer ticks, the hypervisor). It
+// reports gaps per ms, their share of the time, their median length, and
+// the share of windows as long as a 32k decision's p50 that a gap hits:
+// when that share is over 1 %, the decision's p99 is its p50 plus a gap
+// whatever the decision does. Run beside BenchmarkPrefixDecision32k.
+func BenchmarkInterruptions(b *testing.B) {
+	const window = 13500 * time.Nanosecond
+	var gaps []time.Duration
+	var spun time.Duration
+	for range b.N {
+		start := time.Now()
+		last := start
+		for time.Since(start) < 100*time.Millisecond {
+			now := time.Now()
+			if d := now.Sub(last); d > 5*time.Microsecond {
+				gaps = append(gaps, d)
+			}
+			last = now
+		}
+		spun += time.Since(start)
+	}
+	var lost time.Duration
+	for _, d := range gaps {
+		lost += d
+	}
+	slices.Sort(gaps)
+	ms := float64(spun) / float64(time.Millisecond)
+	b.ReportMetric(float64(len(gaps))/ms, "gaps/ms")
+	b.ReportMetric(100*float64(lost)/float64(spun), "%-lost")
+	if len(gaps) > 0 {
+		b.ReportMetric(float64(gaps[len(gaps)/2].Nanoseconds())/1e3, "gap-p50-µs")
+	}
+	b.ReportMetric(100*float64(len(gaps))*float64(window)/float64(spun-lost), "%-13.5µs-windows-hit")
+}
+
 // TestPDPrefillChosenByPrefix: in a P/D pool the prefill engine is chosen
 // by prefix (the same prompt's prefills stay on one producer) and the
 // decode engine by load.
