@@ -2,6 +2,7 @@ package pyjson
 
 import (
 	"errors"
+	"github.com/vrender/vrender/internal/statecodec"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -106,5 +107,54 @@ func TestParseLongFloatMatchesParseFloat(t *testing.T) {
 		if got := parseLongFloat(s); math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("parseLongFloat(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// A long number fed a few bytes per push, as a model streams it, costs
+// linear time; copies of a machine mid-number (a parser's saved state)
+// grow apart without writing into each other's text; a checkpoint taken
+// mid-number resumes to the same output.
+func TestNumberFedInPieces(t *testing.T) {
+	digits := strings.Repeat("3", 300_000)
+	var v Value
+	var out []byte
+	src := "[0." + digits + ", 1]"
+	for i := 0; i < len(src); i += 3 {
+		var err error
+		if out, _, err = v.Feed(out, src[i:min(i+3, len(src))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := string(out); got != "[0.3333333333333333, 1]" {
+		t.Fatalf("pieces: %q", got)
+	}
+
+	var a Value
+	if _, _, err := a.Feed(nil, "[12"); err != nil {
+		t.Fatal(err)
+	}
+	b := a
+	outA, _, _ := a.Feed(nil, "34]")
+	outB, _, _ := b.Feed(nil, "56]")
+	if string(outA) != "1234]" || string(outB) != "1256]" {
+		t.Fatalf("copies: %q and %q, want 1234] and 1256]", outA, outB)
+	}
+
+	var c Value
+	if _, _, err := c.Feed(nil, `{"n": -12`); err != nil {
+		t.Fatal(err)
+	}
+	enc := statecodec.NewEncoder(nil)
+	c.Codec(enc)
+	var d Value
+	dec := statecodec.NewDecoder(enc.Bytes())
+	d.Codec(dec)
+	if err := dec.Err(); err != nil {
+		t.Fatal(err)
+	}
+	outC, _, _ := c.Feed(nil, "5.0}")
+	outD, _, _ := d.Feed(nil, "5.0}")
+	if string(outC) != "-125.0}" || string(outD) != string(outC) {
+		t.Fatalf("checkpoint: %q resumed as %q", outC, outD)
 	}
 }

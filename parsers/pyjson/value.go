@@ -44,10 +44,35 @@ type Value struct {
 	stack []byte
 	// key is set while the current string is an object key.
 	key bool
-	// pend is the text of an unfinished number, literal or escape.
+	// pend is the text of an unfinished literal or escape.
 	pend string
+	// num is the text of an unfinished number. It grows in place:
+	// appending each push to a string copied the number's text so far
+	// every time, quadratic in a long number fed a few bytes at a time.
+	// numOwner is the Value that may write into num's spare capacity; a
+	// copy of a Value (numOwner is not itself) clones num before its first
+	// append, so copies never write into bytes another copy can see.
+	num      []byte
+	numOwner *Value
 	// high is a \u high surrogate waiting for its low half (0 if none).
 	high rune
+}
+
+// appendNum adds s to the unfinished number's text.
+func (v *Value) appendNum(s string) {
+	if v.numOwner != v {
+		v.num = append(make([]byte, 0, 2*len(v.num)+len(s)+8), v.num...)
+		v.numOwner = v
+	}
+	v.num = append(v.num, s...)
+}
+
+// takeNum returns the finished number's text and clears it. The buffer
+// stays for the next number.
+func (v *Value) takeNum() string {
+	s := string(v.num)
+	v.num = v.num[:0]
+	return s
 }
 
 // Done reports whether the top-level value is complete.
@@ -77,9 +102,8 @@ func (v *Value) Feed(dst []byte, src string) ([]byte, int, error) {
 			continue
 		}
 		if n := v.numberRun(src[i:]); n > 0 {
-			// One append per run, not per byte: a byte-wise += makes a
-			// long literal cost quadratic time.
-			v.pend += src[i : i+n]
+			// One append per run, not per byte.
+			v.appendNum(src[i : i+n])
 			i += n
 			continue
 		}
@@ -101,11 +125,11 @@ func (v *Value) Feed(dst []byte, src string) ([]byte, int, error) {
 // completed; anything else unfinished is an error.
 func (v *Value) End(dst []byte) ([]byte, error) {
 	if v.state == stNumber && len(v.stack) == 0 {
-		out, err := appendNumber(dst, v.pend)
+		out, err := appendNumber(dst, string(v.num))
 		if err != nil {
 			return dst, err
 		}
-		v.pend = ""
+		v.num = v.num[:0]
 		v.state = stDone
 		return out, nil
 	}
@@ -191,19 +215,19 @@ func (v *Value) step(dst []byte, c byte) ([]byte, bool, error) {
 		return v.escapeByte(dst, c)
 	case stNumber:
 		if isNumberByte(c) {
-			v.pend += string(c)
+			v.appendNum(string(c))
 			return dst, true, nil
 		}
-		if c == 'I' && v.pend == "-" {
+		if c == 'I' && string(v.num) == "-" {
+			v.num = v.num[:0]
 			v.pend = "-I"
 			v.state = stLiteral
 			return dst, true, nil
 		}
-		out, err := appendNumber(dst, v.pend)
+		out, err := appendNumber(dst, v.takeNum())
 		if err != nil {
 			return dst, false, err
 		}
-		v.pend = ""
 		v.afterValue()
 		return out, false, nil
 	case stLiteral:
@@ -246,7 +270,8 @@ func (v *Value) startValue(dst []byte, c byte) ([]byte, bool, error) {
 		v.state = stString
 		dst = append(dst, '"')
 	case c == '-' || c >= '0' && c <= '9':
-		v.pend = string(c)
+		v.num = v.num[:0]
+		v.appendNum(string(c))
 		v.state = stNumber
 	case c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'I':
 		v.pend = string(c)
@@ -352,7 +377,19 @@ func (v *Value) Codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &v.state, int(stDone)+1)
 	c.ByteSlice(&v.stack)
 	c.Bool(&v.key)
-	c.String(&v.pend)
+	// An unfinished number's text goes where pend went before num existed,
+	// so checkpoints read the same either way.
+	pend := v.pend
+	if v.state == stNumber && !c.Decoding() {
+		pend = string(v.num)
+	}
+	c.String(&pend)
+	if c.Decoding() {
+		v.pend, v.num, v.numOwner = pend, nil, nil
+		if v.state == stNumber {
+			v.pend, v.num, v.numOwner = "", []byte(pend), v
+		}
+	}
 	c.Rune(&v.high)
 	if c.Decoding() {
 		for _, k := range v.stack {
