@@ -161,6 +161,14 @@ func AppendStringASCII(dst []byte, s string) []byte {
 			continue
 		}
 		run = 0
+		if c >= 0xE1 && c <= 0xEF && c != 0xED && i+2 < len(s) && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 {
+			// A three-byte character (CJK text), decoded here: a call to
+			// decodeRune per character made CJK slower than ranging.
+			// E0 and ED, whose second byte has a narrower range, go below.
+			dst = appendU4(dst, rune(c&0x0F)<<12|rune(s[i+1]&0x3F)<<6|rune(s[i+2]&0x3F))
+			i += 3
+			continue
+		}
 		// As ranging over s does: an invalid byte is U+FFFD, one byte long.
 		r, size := rune(c), 1
 		if c >= utf8.RuneSelf {
