@@ -3,6 +3,9 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // ToolChoiceKind is the form of a request's tool_choice. The first four
@@ -30,22 +33,30 @@ const (
 // disagree on what a request asked for.
 type ToolChoice struct {
 	Kind ToolChoiceKind
-	// Name is the function of a named choice, the value of a
-	// ToolChoiceBadString, or for ToolChoiceBad the function name an
-	// object carried (possibly "").
+	// Name is the function of a named choice or the value of a
+	// ToolChoiceBadString.
 	Name string
 	raw  json.RawMessage
 }
 
 // DecodeToolChoice reads a raw tool_choice as the chat API spells it:
-// "none", "auto", "required" or {"function": {"name": ...}}.
+// "none", "auto", "required" or {"function": {"name": ...}}. Keys match
+// exactly, as pydantic's do; a repeated key's last value counts, as in
+// the Python dict the request becomes.
 func DecodeToolChoice(raw json.RawMessage) ToolChoice {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ToolChoice{Kind: ToolChoiceUnset, raw: raw}
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		switch s {
+	n, err := wire.Parse(raw)
+	if err != nil {
+		return ToolChoice{Kind: ToolChoiceBad, raw: raw}
+	}
+	switch n.Kind {
+	case wire.Null:
+		// null with space around it is still None.
+		return ToolChoice{Kind: ToolChoiceUnset, raw: raw}
+	case wire.String:
+		switch n.S {
 		case "none":
 			return ToolChoice{Kind: ToolChoiceNone, raw: raw}
 		case "auto":
@@ -53,18 +64,16 @@ func DecodeToolChoice(raw json.RawMessage) ToolChoice {
 		case "required":
 			return ToolChoice{Kind: ToolChoiceRequired, raw: raw}
 		}
-		return ToolChoice{Kind: ToolChoiceBadString, Name: s, raw: raw}
+		// Clone: the tree aliases the request's buffer.
+		return ToolChoice{Kind: ToolChoiceBadString, Name: strings.Clone(n.S), raw: raw}
+	case wire.Object:
+		if fn, ok := n.Get("function"); ok && fn.Kind == wire.Object {
+			if name, ok := fn.Get("name"); ok && name.Kind == wire.String && name.S != "" {
+				return ToolChoice{Kind: ToolChoiceNamed, Name: strings.Clone(name.S), raw: raw}
+			}
+		}
 	}
-	var named struct {
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	}
-	err := json.Unmarshal(raw, &named)
-	if err != nil || named.Function.Name == "" {
-		return ToolChoice{Kind: ToolChoiceBad, Name: named.Function.Name, raw: raw}
-	}
-	return ToolChoice{Kind: ToolChoiceNamed, Name: named.Function.Name, raw: raw}
+	return ToolChoice{Kind: ToolChoiceBad, raw: raw}
 }
 
 // Resolve applies vLLM's default to an unset choice: "auto" when tools are
