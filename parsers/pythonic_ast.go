@@ -1,6 +1,7 @@
 package parsers
 
 import (
+	"github.com/vrender/vrender/internal/pyfmt"
 	"github.com/vrender/vrender/internal/statecodec"
 	"math"
 	"math/big"
@@ -475,7 +476,7 @@ func pyNumber(text string) (*pyNode, bool) {
 			}
 			plain = "0"
 		}
-		if len(plain) > pyIntMaxDigits {
+		if len(plain) > pyfmt.MaxIntDigits {
 			// CPython's compiler refuses the literal (SyntaxError) past
 			// int_max_str_digits; runs of zeros, done above, are exempt.
 			return nil, false

@@ -2,6 +2,7 @@ package parsers
 
 import (
 	"encoding/json"
+	"github.com/vrender/vrender/internal/pyfmt"
 	"math"
 	"math/big"
 	"strings"
@@ -203,9 +204,6 @@ func pyIsSpace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1
 // pyStrip is Python's str.strip().
 func pyStrip(s string) string { return strings.TrimFunc(s, pyIsSpace) }
 
-// pyIntMaxDigits is CPython's default int_max_str_digits.
-const pyIntMaxDigits = 4300
-
 // cleanDigits validates Python's digit-run grammar (underscores only
 // between digits) and returns the digits without underscores.
 func cleanDigits(s string) (string, bool) {
@@ -229,7 +227,7 @@ func coerceInt(value string) (string, bool) {
 		s = s[1:]
 	}
 	d, ok := cleanDigits(s)
-	if !ok || len(d) > pyIntMaxDigits {
+	if !ok || len(d) > pyfmt.MaxIntDigits {
 		return "", false
 	}
 	d = strings.TrimLeft(d, "0")

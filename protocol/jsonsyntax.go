@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/vrender/vrender/internal/pyfmt"
 	"unicode/utf8"
 
 	"github.com/vrender/vrender/internal/wire"
@@ -85,14 +86,11 @@ func ParseJSONTree(body []byte) ([]byte, *wire.Node, error) {
 	return body, root, nil
 }
 
-// maxIntDigits is CPython's default int_max_str_digits (3.11+): json.loads
-// raises ValueError for an integer literal with more digits (the sign
-// does not count). Refusing such bodies up front also keeps every field
-// decoder from converting a huge decimal, which costs quadratic time.
-const maxIntDigits = 4300
-
 // hasLongInt reports whether the valid JSON text b holds, outside
-// strings, an integer literal of more than maxIntDigits digits.
+// strings, an integer literal of more than pyfmt.MaxIntDigits digits (the
+// sign does not count), for which json.loads raises ValueError. Refusing
+// such bodies up front also keeps every field decoder from converting a
+// huge decimal, which costs quadratic time.
 func hasLongInt(b []byte) bool {
 	if !hasLongDigitRun(b) {
 		return false
@@ -109,7 +107,7 @@ func hasLongInt(b []byte) bool {
 			for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 				i++
 			}
-			if i-start > maxIntDigits && (i == len(b) || b[i] != '.' && b[i] != 'e' && b[i] != 'E') {
+			if i-start > pyfmt.MaxIntDigits && (i == len(b) || b[i] != '.' && b[i] != 'e' && b[i] != 'E') {
 				return true
 			}
 			// A fraction or exponent: the rest of the number is no integer.
@@ -123,12 +121,12 @@ func hasLongInt(b []byte) bool {
 	return false
 }
 
-// hasLongDigitRun reports whether b holds more than maxIntDigits digits in
+// hasLongDigitRun reports whether b holds more than pyfmt.MaxIntDigits digits in
 // a row anywhere (strings included), looking only around every
-// maxIntDigits-th byte: such a run covers at least one of them.
+// pyfmt.MaxIntDigits-th byte: such a run covers at least one of them.
 func hasLongDigitRun(b []byte) bool {
 	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
-	for k := 0; k < len(b); k += maxIntDigits {
+	for k := 0; k < len(b); k += pyfmt.MaxIntDigits {
 		if !isDigit(b[k]) {
 			continue
 		}
@@ -139,7 +137,7 @@ func hasLongDigitRun(b []byte) bool {
 		for r < len(b) && isDigit(b[r]) {
 			r++
 		}
-		if r-l > maxIntDigits {
+		if r-l > pyfmt.MaxIntDigits {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/vrender/vrender/internal/pyfmt"
 	"strings"
 	"testing"
 )
@@ -67,14 +68,14 @@ func refLongInt(b []byte) bool {
 		}
 		if n, ok := tok.(json.Number); ok {
 			s := strings.TrimPrefix(string(n), "-")
-			if !strings.ContainsAny(s, ".eE") && len(s) > maxIntDigits {
+			if !strings.ContainsAny(s, ".eE") && len(s) > pyfmt.MaxIntDigits {
 				return true
 			}
 		}
 	}
 }
 
-// Sampling every maxIntDigits-th byte finds every run longer than that,
+// Sampling every pyfmt.MaxIntDigits-th byte finds every run longer than that,
 // wherever it starts.
 func TestHasLongDigitRunAnyOffset(t *testing.T) {
 	naive := func(b []byte) bool {
@@ -82,7 +83,7 @@ func TestHasLongDigitRunAnyOffset(t *testing.T) {
 		for _, c := range b {
 			if c >= '0' && c <= '9' {
 				n++
-				if n > maxIntDigits {
+				if n > pyfmt.MaxIntDigits {
 					return true
 				}
 			} else {
@@ -91,8 +92,8 @@ func TestHasLongDigitRunAnyOffset(t *testing.T) {
 		}
 		return false
 	}
-	for _, run := range []int{maxIntDigits, maxIntDigits + 1, 2*maxIntDigits + 3} {
-		for off := 0; off < maxIntDigits+20; off += 7 {
+	for _, run := range []int{pyfmt.MaxIntDigits, pyfmt.MaxIntDigits + 1, 2*pyfmt.MaxIntDigits + 3} {
+		for off := 0; off < pyfmt.MaxIntDigits+20; off += 7 {
 			b := []byte(strings.Repeat("x", off) + strings.Repeat("7", run) + "]")
 			if got, want := hasLongDigitRun(b), naive(b); got != want {
 				t.Fatalf("run %d at %d: %v, want %v", run, off, got, want)

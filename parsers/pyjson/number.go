@@ -23,7 +23,7 @@ func appendNumber(dst []byte, s string) ([]byte, error) {
 			return append(dst, '0'), nil
 		}
 		// The sign is not a digit for CPython's limit.
-		if n := len(strings.TrimPrefix(s, "-")); n > maxIntDigits {
+		if n := len(strings.TrimPrefix(s, "-")); n > pyfmt.MaxIntDigits {
 			return dst, intDigitsErr(n)
 		}
 		return append(dst, s...), nil
@@ -153,12 +153,6 @@ func AppendFloat(dst []byte, f float64) []byte {
 	return pyfmt.AppendFloatRepr(dst, f)
 }
 
-// maxIntDigits is CPython's default sys.get_int_max_str_digits(): since
-// 3.11 (as vLLM runs) int() of a decimal string with more digits, and so
-// json.loads of such an integer literal, raises ValueError. Refusing them
-// here also keeps an untrusted literal from costing quadratic time later.
-const maxIntDigits = 4300
-
 // ErrIntDigits is wrapped (with ErrSyntax) by the error for an integer
 // literal over CPython's digit limit. Python raises a plain ValueError
 // there, not the JSONDecodeError of a syntax error, for callers that
@@ -167,10 +161,16 @@ const maxIntDigits = 4300
 //lint:ignore ST1005 CPython's message, byte for byte
 var ErrIntDigits = errors.New("Exceeds the limit (4300 digits) for integer string conversion")
 
-// intDigitsErr is CPython's error for an n-digit integer string.
-func intDigitsErr(n int) error {
-	return fmt.Errorf("%w: %w: value has %d digits; use sys.set_int_max_str_digits() to increase the limit", ErrSyntax, ErrIntDigits, n)
-}
+// intDigitsErr is CPython's error for an n-digit integer string (json.loads
+// of such a literal raises it).
+func intDigitsErr(n int) error { return fmt.Errorf("%w: %w", ErrSyntax, intDigitsError(n)) }
+
+// intDigitsError is CPython's message for an n-digit integer; it is
+// ErrIntDigits.
+type intDigitsError int
+
+func (e intDigitsError) Error() string        { return pyfmt.IntDigitsMessage(int(e)) }
+func (e intDigitsError) Is(target error) bool { return target == ErrIntDigits }
 
 func isNumberByte(c byte) bool {
 	return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'

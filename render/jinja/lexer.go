@@ -1,6 +1,7 @@
 package jinja
 
 import (
+	"github.com/vrender/vrender/internal/pyfmt"
 	"math/big"
 	"strconv"
 	"strings"
@@ -520,12 +521,12 @@ func matchInt(s string, p int) (int, Value, error) {
 	digits := strings.ReplaceAll(s[p:e], "_", "")
 	if base != 10 {
 		digits = digits[2:]
-	} else if len(digits) > maxIntDigits {
+	} else if len(digits) > pyfmt.MaxIntDigits {
 		// Jinja2 lexes an integer with int(text, 0), which on Python 3.11+
 		// refuses more than int_max_str_digits decimal digits (leading zeros
 		// count; bases 2, 8 and 16 have no limit). Converting such a
 		// literal would also cost quadratic time.
-		return 0, Value{}, valueErr("Exceeds the limit (%d digits) for integer string conversion: value has %d digits; use sys.set_int_max_str_digits() to increase the limit", maxIntDigits, len(digits))
+		return 0, Value{}, valueErr("%s", pyfmt.IntDigitsMessage(len(digits)))
 	}
 	b, ok := new(big.Int).SetString(digits, base)
 	if !ok {
@@ -533,9 +534,6 @@ func matchInt(s string, p int) (int, Value, error) {
 	}
 	return e, bigValue(b), nil
 }
-
-// maxIntDigits is CPython's default sys.int_max_str_digits (3.11+).
-const maxIntDigits = 4300
 
 func isDigitIn(c byte, base int) bool {
 	switch base {
