@@ -35,7 +35,48 @@ var errJSONTooDeep = fmt.Errorf("JSON nested more than %d levels deep", maxJSOND
 // position and last value.
 func parseJSON(data []byte) (*node, error) {
 	n, err := wire.Parse(data)
+	var syn *wire.SyntaxError
+	if errors.As(err, &syn) && nestedPast(data[:min(syn.Pos+1, len(data))], maxJSONDepth) {
+		// A decoder that stops at maxJSONDepth (as this one's limit reads)
+		// refuses the text there, before the syntax error further on.
+		return nil, errJSONTooDeep
+	}
 	return parsed(n, err)
+}
+
+// nestedPast reports whether the JSON text b starts a value inside more
+// than limit open containers (outside strings), where a depth-limited
+// decoder stops. Only error paths call it.
+func nestedPast(b []byte, limit int) bool {
+	depth, inStr := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inStr:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+			}
+			continue
+		case c == ']' || c == '}':
+			depth--
+			continue
+		case c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		// c starts a value (or is part of a scalar's text).
+		if depth > limit {
+			return true
+		}
+		switch c {
+		case '[', '{':
+			depth++
+		case '"':
+			inStr = true
+		}
+	}
+	return false
 }
 
 // parsed is parseJSON's answer for what a parser returned.
