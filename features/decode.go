@@ -365,6 +365,7 @@ func Decode(n *wire.Node) (Features, error) {
 	}); err != nil {
 		return f, err
 	}
+	_, f.MetadataMember = n.Get("mm_metadata")
 	if v, ok := n.Get("requires_kv"); ok {
 		if v.Kind != wire.Bool {
 			return f, errors.New("features.requires_kv: Input should be a valid boolean")

@@ -39,10 +39,11 @@ type Features struct {
 	// KwargsData makes kwargs_data an object of the modalities' Kwargs;
 	// false writes null (a render request with return_mm_kwargs false).
 	KwargsData bool
-	// MetadataData writes mm_metadata, an object of the modalities'
-	// Metadata (newer vLLM); false leaves the member out, as bf578e1's model
-	// has none.
-	MetadataData bool
+	// MetadataMember writes the mm_metadata member (newer vLLM's model;
+	// bf578e1's has none): an object of the modalities' Metadata when
+	// MetadataData, else null.
+	MetadataMember bool
+	MetadataData   bool
 	// RequiresKV and KVHandoff are newer vLLM's decoder-KV continuation
 	// (written only when set, as its model excludes them otherwise).
 	RequiresKV bool
@@ -68,8 +69,9 @@ type Options struct {
 	// Kwargs is the request's return_mm_kwargs (default true in vLLM):
 	// false answers hashes and placeholders only.
 	Kwargs bool
-	// Metadata adds mm_metadata (newer vLLM's disaggregated-prefill
-	// subset); bf578e1 has no such member.
+	// Metadata writes newer vLLM's mm_metadata member (the
+	// disaggregated-prefill subset, null when Kwargs is false); bf578e1 has
+	// no such member.
 	Metadata bool
 }
 
@@ -99,7 +101,7 @@ func QwenImageFeatures(images []Image, cols int, opts Options) (Features, error)
 		}
 	}
 	f := Features{Modalities: []Modality{m}, KwargsData: opts.Kwargs && len(images) > 0,
-		MetadataData: opts.Kwargs && opts.Metadata && len(images) > 0}
+		MetadataMember: opts.Metadata, MetadataData: opts.Kwargs && opts.Metadata && len(images) > 0}
 	if err := f.Validate(); err != nil {
 		return Features{}, err
 	}
@@ -142,9 +144,9 @@ func (f *Features) AppendJSON(dst []byte) []byte {
 	}
 	dst = append(dst, `},"kwargs_data":`...)
 	dst = f.appendItems(dst, f.KwargsData, func(m *Modality) [][]byte { return m.Kwargs })
-	if f.MetadataData {
+	if f.MetadataMember {
 		dst = append(dst, `,"mm_metadata":`...)
-		dst = f.appendItems(dst, true, func(m *Modality) [][]byte { return m.Metadata })
+		dst = f.appendItems(dst, f.MetadataData, func(m *Modality) [][]byte { return m.Metadata })
 	}
 	if f.RequiresKV {
 		dst = append(dst, `,"requires_kv":true`...)

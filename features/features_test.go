@@ -61,6 +61,34 @@ func TestFeaturesJSON(t *testing.T) {
 	}
 }
 
+func TestFeaturesMetadataMember(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Kwargs: false, Metadata: true}, `"kwargs_data":null,"mm_metadata":null}`},
+		{Options{Kwargs: false, Metadata: false}, `"kwargs_data":null}`},
+		{Options{Kwargs: true, Metadata: true}, `"]},"mm_metadata":{"image":["`},
+	} {
+		f, err := QwenImageFeatures(twoImages(), 1176, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js := f.AppendJSON(nil)
+		if !bytes.Contains(js, []byte(tc.want)) {
+			t.Fatalf("%+v: no %s in %.200s…", tc.opts, tc.want, js[max(0, len(js)-200):])
+		}
+		n, _ := wire.Parse(js)
+		d, err := Decode(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again := d.AppendJSON(nil); !bytes.Equal(again, js) {
+			t.Fatalf("%+v: round trip differs", tc.opts)
+		}
+	}
+}
+
 func TestFeaturesMetadataAndEmbed(t *testing.T) {
 	f, err := QwenImageFeatures(twoImages(), 1176, Options{Kwargs: true, Metadata: true})
 	if err != nil {

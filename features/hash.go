@@ -62,7 +62,8 @@ type Hasher struct {
 // encoded bytes (vLLM's MediaWithBytes.original_bytes: a data: URL's
 // decoded bytes, a fetched body); uuid is the content part's "uuid" (nil
 // when absent); processorKwargs is the request's mm_processor_kwargs object
-// (nil or {} when absent).
+// as sent (nil or {} when absent; the server's --mm-processor-kwargs do not
+// enter at bf578e1).
 //
 // Chat requests always give the processor a uuid list, so bf578e1 takes
 // get_mm_hashes' uuid branch for every image: with a uuid and no processor
