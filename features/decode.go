@@ -269,8 +269,8 @@ func decodeSlice(v mpValue) (Slice, error) {
 }
 
 // QwenImage reads a Qwen image item back, checking it as the generate
-// route's field re-binding does for these models: pixel_values a bfloat16
-// [t·h·w, cols] tensor in a flat field along dim 0, image_grid_thw an int64
+// route's field re-binding does for these models: pixel_values a floating
+// (bfloat16, float16, float32) [t·h·w, cols] tensor in a flat field along dim 0, image_grid_thw an int64
 // [3] tensor in a batched field kept on the CPU.
 func (it Item) QwenImage(cols int) (QwenImage, error) {
 	pv, ok1 := it.Elems["pixel_values"]
@@ -293,13 +293,16 @@ func (it Item) QwenImage(cols int) (QwenImage, error) {
 		}
 	}
 	pt, ok := pv.Data.(Tensor)
-	if !ok || pt.DType != "bfloat16" || !slices.Equal(pt.Shape, []int64{q.Rows(), int64(cols)}) {
-		return QwenImage{}, fmt.Errorf("image item: pixel_values is not a bfloat16 [%d, %d] tensor", q.Rows(), cols)
+	if _, float := pixelDTypes[pt.DType]; !ok || !float || !slices.Equal(pt.Shape, []int64{q.Rows(), int64(cols)}) {
+		return QwenImage{}, fmt.Errorf("image item: pixel_values is not a floating [%d, %d] tensor", q.Rows(), cols)
 	}
 	if pv.Field.Factory != "flat" || pv.Field.KeepOnCPU || pv.Field.Dim != 0 {
 		return QwenImage{}, errors.New("image item: pixel_values's field is not flat along dim 0")
 	}
 	q.PixelValues = pt.Data
+	if pt.DType != "bfloat16" {
+		q.DType = pt.DType
+	}
 	return q, nil
 }
 

@@ -15,9 +15,19 @@ const extRawView = 3
 type QwenImage struct {
 	// GridTHW is image_grid_thw: patches along time, height and width.
 	GridTHW [3]int64
-	// PixelValues is the bfloat16 little-endian row-major tensor
-	// [t·h·w, Cols] (vision's output).
+	// PixelValues is the little-endian row-major tensor [t·h·w, cols]
+	// (vision's output) in DType.
 	PixelValues []byte
+	// DType is the torch dtype vLLM cast pixel_values to, the model's
+	// dtype: "" means "bfloat16"; "float16" and "float32" are the others.
+	DType string
+}
+
+func (q QwenImage) dtype() string {
+	if q.DType == "" {
+		return "bfloat16"
+	}
+	return q.DType
 }
 
 // Rows is the number of pixel_values rows, t·h·w.
@@ -61,6 +71,9 @@ func QwenMetadata(img QwenImage) []byte {
 	return appendGridTHW(b, img)
 }
 
+// pixelDTypes are the model dtypes pixel_values may be cast to.
+var pixelDTypes = map[string]int{"bfloat16": 2, "float16": 2, "float32": 4}
+
 // qwenSlices checks the images and writes the flat field's slices list
 // once for all items: [(slice(start, stop),), …] from flat_from_sizes with
 // dim 0, each slice as enc_hook's (start, stop, None) tuple.
@@ -77,9 +90,13 @@ func qwenSlices(images []QwenImage, cols int) ([]byte, error) {
 			}
 		}
 		rows := img.Rows()
-		if want := rows * int64(cols) * 2; int64(len(img.PixelValues)) != want {
-			return nil, fmt.Errorf("features: image %d: %d bytes of pixel_values, want %d for %d rows of %d bfloat16",
-				i, len(img.PixelValues), want, rows, cols)
+		size, ok := pixelDTypes[img.dtype()]
+		if !ok {
+			return nil, fmt.Errorf("features: image %d: pixel_values dtype %q", i, img.DType)
+		}
+		if want := rows * int64(cols) * int64(size); int64(len(img.PixelValues)) != want {
+			return nil, fmt.Errorf("features: image %d: %d bytes of pixel_values, want %d for %d rows of %d %s",
+				i, len(img.PixelValues), want, rows, cols, img.dtype())
 		}
 		b = appendArrayHeader(b, 1)
 		b = appendArrayHeader(b, 3)
@@ -95,7 +112,7 @@ func appendPixelValues(b []byte, img QwenImage, cols int, slices []byte) []byte 
 	b = appendMapHeader(b, 2)
 	b = appendStr(b, "data")
 	b = appendArrayHeader(b, 3)
-	b = appendStr(b, "bfloat16")
+	b = appendStr(b, img.dtype())
 	b = appendArrayHeader(b, 2)
 	b = appendInt(b, img.Rows())
 	b = appendInt(b, int64(cols))

@@ -9,19 +9,21 @@ import (
 )
 
 // synthPixels is gen_fixtures.py's pixels(k, rows, cols).
-func synthPixels(k int, rows int64, cols int) []byte {
-	b := make([]byte, rows*int64(cols)*2)
+func synthPixels(k int, rows int64, cols, size int) []byte {
+	b := make([]byte, rows*int64(cols)*int64(size))
 	for i := range b {
 		b[i] = byte(i*31 + k*7 + 3)
 	}
 	return b
 }
 
-func synthImages(grids [][3]int64, cols int) []QwenImage {
+func synthImages(grids [][3]int64, cols int) []QwenImage { return synthImagesOf(grids, cols, "") }
+
+func synthImagesOf(grids [][3]int64, cols int, dtype string) []QwenImage {
 	imgs := make([]QwenImage, len(grids))
 	for k, g := range grids {
-		imgs[k] = QwenImage{GridTHW: g}
-		imgs[k].PixelValues = synthPixels(k, imgs[k].Rows(), cols)
+		imgs[k] = QwenImage{GridTHW: g, DType: dtype}
+		imgs[k].PixelValues = synthPixels(k, imgs[k].Rows(), cols, pixelDTypes[imgs[k].dtype()])
 	}
 	return imgs
 }
@@ -35,14 +37,19 @@ func TestQwenItemsFixtures(t *testing.T) {
 		Image    int        `json:"image"`
 		Grids    [][3]int64 `json:"grids"`
 		Cols     int        `json:"cols"`
+		DType    string     `json:"dtype"`
 	}
 	readJSON(t, "items.json", &manifest)
-	if len(manifest) < 7 {
+	if len(manifest) < 8 {
 		t.Fatalf("%d fixtures", len(manifest))
 	}
 	for _, m := range manifest {
 		t.Run(m.File, func(t *testing.T) {
-			imgs := synthImages(m.Grids, m.Cols)
+			dtype := m.DType
+			if dtype == "bfloat16" {
+				dtype = ""
+			}
+			imgs := synthImagesOf(m.Grids, m.Cols, dtype)
 			items, err := QwenItems(imgs, m.Cols)
 			if err != nil {
 				t.Fatal(err)
@@ -60,7 +67,8 @@ func TestQwenItemsFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			q, err := it.QwenImage(m.Cols)
-			if err != nil || q.GridTHW != imgs[m.Image].GridTHW || !bytes.Equal(q.PixelValues, imgs[m.Image].PixelValues) {
+			if err != nil || q.GridTHW != imgs[m.Image].GridTHW || q.DType != imgs[m.Image].DType ||
+				!bytes.Equal(q.PixelValues, imgs[m.Image].PixelValues) {
 				t.Fatalf("decoded %v %v", q.GridTHW, err)
 			}
 		})
@@ -80,6 +88,12 @@ func TestQwenItemsRefuses(t *testing.T) {
 	}
 	if _, err := QwenItems(good, 1536); err == nil {
 		t.Error("wrong row width accepted")
+	}
+	if _, err := QwenItems([]QwenImage{{GridTHW: good[0].GridTHW, PixelValues: good[0].PixelValues, DType: "float32"}}, 1176); err == nil {
+		t.Error("bfloat16 bytes accepted as float32")
+	}
+	if _, err := QwenItems([]QwenImage{{GridTHW: good[0].GridTHW, PixelValues: good[0].PixelValues, DType: "int8"}}, 1176); err == nil {
+		t.Error("an int8 pixel_values accepted")
 	}
 }
 

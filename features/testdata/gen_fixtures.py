@@ -24,7 +24,8 @@ python3-numpy packages doing the byte-level work:
   rendered by JSONResponse(model_dump()): json.dumps(ensure_ascii=False,
   separators=(",", ":"))).
 
-Pixel bytes are synthetic: byte i of image k is (i*31 + k*7 + 3) & 0xff.
+Pixel bytes are synthetic: byte i of image k is (i*31 + k*7 + 3) & 0xff, whatever
+the dtype.
 Run: /usr/bin/python3 gen_fixtures.py (writes the files beside it).
 """
 import base64
@@ -38,8 +39,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def pixels(k, rows, cols):
-    n = rows * cols * 2
+def pixels(k, rows, cols, size=2):
+    n = rows * cols * size
     return bytes(((i * 31 + k * 7 + 3) & 0xFF) for i in range(n))
 
 
@@ -63,13 +64,17 @@ def batched(keep_on_cpu):
     return ("batched", {"keep_on_cpu": keep_on_cpu})
 
 
-def qwen_items(grids, cols):
+SIZES = {"bfloat16": 2, "float16": 2, "float32": 4}
+
+
+def qwen_items(grids, cols, dtype="bfloat16"):
     sizes = [t * h * w for t, h, w in grids]
     pv_field = flat_from_sizes(sizes)
     items = []
     for k, (g, rows) in enumerate(zip(grids, sizes)):
         items.append({
-            "pixel_values": {"data": tensor("bfloat16", (rows, cols), pixels(k, rows, cols)), "field": pv_field},
+            "pixel_values": {"data": tensor(dtype, (rows, cols), pixels(k, rows, cols, SIZES[dtype])),
+                             "field": pv_field},
             "image_grid_thw": {"data": tensor("int64", (3,), np.array(g, dtype="<i8").tobytes()),
                                "field": batched(True)},
         })
@@ -133,15 +138,16 @@ def get_mm_hash(model_id, file_bytes, uuid, kwargs):
 
 def main():
     cases = {
-        "qwen25_one": ([(1, 2, 4)], 1176),
-        "qwen25_two": ([(1, 2, 2), (1, 4, 2)], 1176),
-        "qwen3_one": ([(1, 2, 2)], 1536),
-        "qwen25_ext32": ([(1, 4, 8)], 1176),  # 75,264 bytes: ext32
-        "qwen25_seventeen": ([(1, 2, 2)] * 17, 1176),  # slices need array16
+        "qwen25_one": ([(1, 2, 4)], 1176, "bfloat16"),
+        "qwen25_two": ([(1, 2, 2), (1, 4, 2)], 1176, "bfloat16"),
+        "qwen3_one": ([(1, 2, 2)], 1536, "bfloat16"),
+        "qwen25_ext32": ([(1, 4, 8)], 1176, "bfloat16"),  # 75,264 bytes: ext32
+        "qwen25_seventeen": ([(1, 2, 2)] * 17, 1176, "bfloat16"),  # slices need array16
+        "qwen25_float32": ([(1, 2, 2)], 1176, "float32"),  # a model served in float32
     }
     manifest = []
-    for name, (grids, cols) in cases.items():
-        items = qwen_items(grids, cols)
+    for name, (grids, cols, dtype) in cases.items():
+        items = qwen_items(grids, cols, dtype)
         for k, item in enumerate(items):
             if name == "qwen25_seventeen" and k not in (0, 16):
                 continue
@@ -151,7 +157,8 @@ def main():
             meta = f"{name}_{k}.metadata.msgpack"
             with open(os.path.join(HERE, meta), "wb") as f:
                 f.write(pack({"image_grid_thw": item["image_grid_thw"]}))
-            manifest.append({"file": fn, "metadata": meta, "image": k, "grids": grids, "cols": cols})
+            manifest.append({"file": fn, "metadata": meta, "image": k, "grids": grids, "cols": cols,
+                             "dtype": dtype})
     with open(os.path.join(HERE, "items.json"), "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
