@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -231,7 +232,15 @@ func TestFetchRetriesThenSucceeds(t *testing.T) {
 func TestFetchSlowServer(t *testing.T) {
 	// A server that never answers, and one that trickles bytes: each
 	// attempt ends at its timeout (50 ms, then 200 ms), then the fetch.
-	never, neverHits := server(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	var mu sync.Mutex
+	var waited []time.Duration
+	never, neverHits := server(t, func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		<-r.Context().Done()
+		mu.Lock()
+		waited = append(waited, time.Since(start))
+		mu.Unlock()
+	})
 	trickle, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "1000000")
 		for r.Context().Err() == nil {
@@ -255,6 +264,13 @@ func TestFetchSlowServer(t *testing.T) {
 	if neverHits.Load() != 2 {
 		t.Fatalf("%d attempts", neverHits.Load())
 	}
+	// The second attempt had four times the first one's time (a timeout
+	// never fires early, so lower bounds are safe on a busy machine).
+	mu.Lock()
+	if len(waited) != 2 || waited[0] < 40*time.Millisecond || waited[1] < 160*time.Millisecond {
+		t.Fatalf("attempts lasted %v, want about 50ms and 200ms", waited)
+	}
+	mu.Unlock()
 
 	// The caller's context ends the wait and the backoff.
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
