@@ -121,3 +121,31 @@ func firstDiff(a, b []byte) int {
 	}
 	return min(len(a), len(b))
 }
+
+// BenchmarkQwenItems encodes a 1280x720 image's item on Qwen2.5-VL
+// (grid [1,52,92]: 4,784 rows, 11.3 MB of bfloat16).
+func BenchmarkQwenItems(b *testing.B) {
+	imgs := synthImages([][3]int64{{1, 52, 92}}, 1176)
+	b.SetBytes(int64(len(imgs[0].PixelValues)))
+	for b.Loop() {
+		if _, err := QwenItems(imgs, 1176); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFeaturesJSON writes that image's features object (base64 of
+// the item included).
+func BenchmarkFeaturesJSON(b *testing.B) {
+	imgs := synthImages([][3]int64{{1, 52, 92}}, 1176)
+	f, err := QwenImageFeatures([]Image{{Hash: "h", Placeholder: Placeholder{Offset: 15, Length: 1196}, Processed: imgs[0]}},
+		1176, Options{Kwargs: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(imgs[0].PixelValues)))
+	var buf []byte
+	for b.Loop() {
+		buf = f.AppendJSON(buf[:0])
+	}
+}
