@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/vrender/vrender/internal/pyfmt"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -500,16 +500,7 @@ func (w *objectWriter) raw(b []byte, err error) {
 
 // pyStrListRepr is Python's repr of a list of str.
 func pyStrListRepr(items []string) string {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, s := range items {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(pyStrRepr(s))
-	}
-	b.WriteByte(']')
-	return b.String()
+	return string(pyfmt.AppendStrListRepr(nil, items, `\ufffd`))
 }
 
 // The field decoders below implement pydantic's lax rules for the sampling

@@ -59,3 +59,15 @@ func appendHex(dst []byte, r rune, width int) []byte {
 	}
 	return dst
 }
+
+// AppendStrListRepr appends Python's repr of a list of str.
+func AppendStrListRepr(dst []byte, items []string, badByte string) []byte {
+	dst = append(dst, '[')
+	for i, s := range items {
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = AppendStrRepr(dst, s, badByte)
+	}
+	return append(dst, ']')
+}

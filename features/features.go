@@ -1,0 +1,276 @@
+package features
+
+import (
+	"cmp"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/vrender/vrender/internal/wire"
+)
+
+// Placeholder is PlaceholderRangeInfo: where an item's tokens sit in the
+// expanded prompt.
+type Placeholder struct {
+	Offset int
+	Length int
+	// IsEmbed marks which of the Length tokens are embeddings, for models
+	// with sparse masks; nil (always, for Qwen images) omits it.
+	IsEmbed []bool
+}
+
+// Modality is one key of the features maps, with its items in prompt
+// order: Hashes, Placeholders, Kwargs and Metadata are parallel.
+type Modality struct {
+	Name         string
+	Hashes       []string
+	Placeholders []Placeholder
+	// Kwargs holds each item's msgpack (written as base64); a nil entry is
+	// null, "resolve from the engine's cache".
+	Kwargs [][]byte
+	// Metadata holds each item's metadata-only msgpack (nil entry: null).
+	Metadata [][]byte
+}
+
+// Features is MultiModalFeatures.
+type Features struct {
+	Modalities []Modality
+	// KwargsData makes kwargs_data an object of the modalities' Kwargs;
+	// false writes null (a render request with return_mm_kwargs false).
+	KwargsData bool
+	// MetadataMember writes the mm_metadata member (newer vLLM's model;
+	// bf578e1's has none): an object of the modalities' Metadata when
+	// MetadataData, else null.
+	MetadataMember bool
+	MetadataData   bool
+	// RequiresKV and KVHandoff are newer vLLM's decoder-KV continuation
+	// (written only when set, as its model excludes them otherwise).
+	RequiresKV bool
+	KVHandoff  *KVHandoff
+}
+
+// KVHandoff is MultiModalKvInfo.
+type KVHandoff struct {
+	Version          int
+	ModelFingerprint string
+	PositionState    string
+}
+
+// Image is what the render step knows of one image for its features.
+type Image struct {
+	Hash        string
+	Placeholder Placeholder
+	Processed   QwenImage
+}
+
+// Options are the render request's choices.
+type Options struct {
+	// Kwargs is the request's return_mm_kwargs (default true in vLLM):
+	// false answers hashes and placeholders only.
+	Kwargs bool
+	// Metadata writes newer vLLM's mm_metadata member (the
+	// disaggregated-prefill subset, null when Kwargs is false); bf578e1 has
+	// no such member.
+	Metadata bool
+}
+
+// QwenImageFeatures builds the features of a prompt's images, which one
+// processor call made (cols as for QwenItems).
+func QwenImageFeatures(images []Image, cols int, opts Options) (Features, error) {
+	m := Modality{Name: "image", Hashes: make([]string, len(images)), Placeholders: make([]Placeholder, len(images))}
+	for i, img := range images {
+		m.Hashes[i] = img.Hash
+		m.Placeholders[i] = img.Placeholder
+	}
+	if opts.Kwargs && len(images) > 0 {
+		processed := make([]QwenImage, len(images))
+		for i, img := range images {
+			processed[i] = img.Processed
+		}
+		items, err := QwenItems(processed, cols)
+		if err != nil {
+			return Features{}, err
+		}
+		m.Kwargs = items
+		if opts.Metadata {
+			m.Metadata = make([][]byte, len(images))
+			for i, img := range images {
+				m.Metadata[i] = QwenMetadata(img.Processed)
+			}
+		}
+	}
+	f := Features{Modalities: []Modality{m}, KwargsData: opts.Kwargs && len(images) > 0,
+		MetadataMember: opts.Metadata, MetadataData: opts.Kwargs && opts.Metadata && len(images) > 0}
+	if err := f.Validate(); err != nil {
+		return Features{}, err
+	}
+	return f, nil
+}
+
+// AppendJSON writes f as the render server's JSONResponse(model_dump())
+// does: members in model order, compact, is_embed left out when nil.
+func (f *Features) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"mm_hashes":{`...)
+	for i, m := range f.Modalities {
+		dst = appendKey(dst, i, m.Name)
+		dst = wire.AppendStrings(dst, m.Hashes)
+	}
+	dst = append(dst, `},"mm_placeholders":{`...)
+	for i, m := range f.Modalities {
+		dst = appendKey(dst, i, m.Name)
+		dst = append(dst, '[')
+		for j, p := range m.Placeholders {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"offset":`...)
+			dst = strconv.AppendInt(dst, int64(p.Offset), 10)
+			dst = append(dst, `,"length":`...)
+			dst = strconv.AppendInt(dst, int64(p.Length), 10)
+			if p.IsEmbed != nil {
+				dst = append(dst, `,"is_embed":[`...)
+				for k, e := range p.IsEmbed {
+					if k > 0 {
+						dst = append(dst, ',')
+					}
+					dst = wire.AppendBool(dst, e)
+				}
+				dst = append(dst, ']')
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `},"kwargs_data":`...)
+	dst = f.appendItems(dst, f.KwargsData, func(m *Modality) [][]byte { return m.Kwargs })
+	if f.MetadataMember {
+		dst = append(dst, `,"mm_metadata":`...)
+		dst = f.appendItems(dst, f.MetadataData, func(m *Modality) [][]byte { return m.Metadata })
+	}
+	if f.RequiresKV {
+		dst = append(dst, `,"requires_kv":true`...)
+	}
+	if h := f.KVHandoff; h != nil {
+		dst = append(dst, `,"kv_handoff":{"version":`...)
+		dst = strconv.AppendInt(dst, int64(h.Version), 10)
+		dst = append(dst, `,"model_fingerprint":`...)
+		dst = wire.AppendString(dst, h.ModelFingerprint)
+		dst = append(dst, `,"position_state":`...)
+		dst = wire.AppendString(dst, h.PositionState)
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+func appendKey(dst []byte, i int, k string) []byte {
+	if i > 0 {
+		dst = append(dst, ',')
+	}
+	dst = wire.AppendString(dst, k)
+	return append(dst, ':')
+}
+
+// appendItems writes {modality: [base64 | null, …]} or null.
+func (f *Features) appendItems(dst []byte, present bool, items func(*Modality) [][]byte) []byte {
+	if !present {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '{')
+	for i := range f.Modalities {
+		m := &f.Modalities[i]
+		dst = appendKey(dst, i, m.Name)
+		dst = append(dst, '[')
+		list := items(m)
+		for j := range m.Hashes {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			if j >= len(list) || list[j] == nil {
+				dst = append(dst, "null"...)
+				continue
+			}
+			dst = append(dst, '"')
+			dst = base64.StdEncoding.AppendEncode(dst, list[j])
+			dst = append(dst, '"')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+// Validate applies MultiModalFeatures' validators (feature_specs.py): the
+// maps share their modalities and lengths, placeholders have offset >= 0,
+// length > 0 and an is_embed of that length, and are sorted and apart
+// across modalities; requires_kv needs kv_handoff, hashes and no kwargs.
+func (f *Features) Validate() error {
+	seen := make(map[string]bool, len(f.Modalities))
+	var ranges [][2]int
+	for _, m := range f.Modalities {
+		if seen[m.Name] {
+			return fmt.Errorf("features: modality %q twice", m.Name)
+		}
+		seen[m.Name] = true
+		n := len(m.Hashes)
+		if len(m.Placeholders) != n {
+			return fmt.Errorf("%s mm_hashes and mm_placeholders must have the same length", m.Name)
+		}
+		if f.KwargsData && len(m.Kwargs) != n {
+			return fmt.Errorf("%s kwargs_data and mm_hashes must have the same length", m.Name)
+		}
+		if f.MetadataData && len(m.Metadata) != n {
+			return fmt.Errorf("%s mm_metadata and mm_hashes must have the same length", m.Name)
+		}
+		for _, p := range m.Placeholders {
+			if p.Offset < 0 {
+				return fmt.Errorf("%s placeholder offset %d: must be greater than or equal to 0", m.Name, p.Offset)
+			}
+			if p.Length <= 0 {
+				return fmt.Errorf("%s placeholder length %d: must be greater than 0", m.Name, p.Length)
+			}
+			if p.IsEmbed != nil && len(p.IsEmbed) != p.Length {
+				return fmt.Errorf("is_embed must have the same length as the placeholder")
+			}
+			ranges = append(ranges, [2]int{p.Offset, p.Offset + p.Length})
+		}
+	}
+	sortRanges(ranges)
+	for i := 1; i < len(ranges); i++ {
+		if ranges[i][0] < ranges[i-1][1] {
+			return fmt.Errorf("mm_placeholders must be globally non-overlapping and sorted")
+		}
+	}
+	if f.RequiresKV {
+		if f.KVHandoff == nil {
+			return fmt.Errorf("requires_kv requires kv_handoff compatibility information")
+		}
+		if len(f.Modalities) == 0 {
+			return fmt.Errorf("requires_kv requires nonempty multimodal hashes")
+		}
+		for _, m := range f.Modalities {
+			if len(m.Hashes) == 0 {
+				return fmt.Errorf("requires_kv requires nonempty multimodal hashes")
+			}
+			for _, h := range m.Hashes {
+				if h == "" {
+					return fmt.Errorf("requires_kv requires nonempty multimodal hashes")
+				}
+			}
+			for _, k := range m.Kwargs {
+				if k != nil && f.KwargsData {
+					return fmt.Errorf("requires_kv does not accept full kwargs_data")
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func sortRanges(r [][2]int) {
+	slices.SortFunc(r, func(a, b [2]int) int {
+		if c := cmp.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a[1], b[1])
+	})
+}

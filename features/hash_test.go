@@ -1,0 +1,133 @@
+package features
+
+import (
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/zeebo/blake3"
+
+	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/wire"
+)
+
+// TestBlake3Vectors checks the library against BLAKE3's official vectors
+// (the shared golden copy).
+func TestBlake3Vectors(t *testing.T) {
+	path := filepath.Join(testenv.SharedDir(t), "multimodal", "golden", "blake3_vectors.json")
+	if _, err := os.Stat(path); err != nil {
+		testenv.Missing(t, path, "the shared multimodal goldens")
+	}
+	var v struct {
+		Hash []struct {
+			InputLen int    `json:"input_len"`
+			Hex      string `json:"hex"`
+		} `json:"hash"`
+	}
+	if err := jsonUnmarshalFile(path, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Hash) < 4 {
+		t.Fatalf("%d vectors", len(v.Hash))
+	}
+	for _, c := range v.Hash {
+		in := make([]byte, c.InputLen)
+		for i := range in {
+			in[i] = byte(i % 251)
+		}
+		sum := blake3.Sum256(in)
+		if got := hex.EncodeToString(sum[:]); got != c.Hex {
+			t.Errorf("len %d: %s, want %s", c.InputLen, got, c.Hex)
+		}
+		// The Hasher's streaming writes give the same digest.
+		h := Blake3.new()
+		h.Write(in[:len(in)/2])
+		h.Write(in[len(in)/2:])
+		if got := hex.EncodeToString(h.Sum(nil)); got != c.Hex {
+			t.Errorf("len %d streamed: %s", c.InputLen, got)
+		}
+	}
+}
+
+// TestImageHash checks ImageHash against the byte streams gen_fixtures.py
+// builds from bf578e1's hasher.py: the sha256 digest end to end, and blake3
+// of the Python stream against the default algorithm.
+func TestImageHash(t *testing.T) {
+	var fx struct {
+		FileHex string `json:"file_hex"`
+		Cases   []struct {
+			Name      string  `json:"name"`
+			ModelID   string  `json:"model_id"`
+			UUID      *string `json:"uuid"`
+			Kwargs    *string `json:"mm_processor_kwargs"`
+			StreamHex *string `json:"stream_hex"`
+			SHA256    string  `json:"hash_sha256"`
+		} `json:"cases"`
+	}
+	readJSON(t, "hashes.json", &fx)
+	file, _ := hex.DecodeString(fx.FileHex)
+	if len(fx.Cases) < 8 {
+		t.Fatalf("%d cases", len(fx.Cases))
+	}
+	for _, c := range fx.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			var kw *wire.Node
+			if c.Kwargs != nil {
+				var err error
+				if kw, err = wire.Parse([]byte(*c.Kwargs)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := Hasher{ModelID: c.ModelID, Algorithm: SHA256}.ImageHash(file, c.UUID, kw)
+			if err != nil || got != c.SHA256 {
+				t.Fatalf("sha256: %q %v, want %q", got, err, c.SHA256)
+			}
+			got, err = Hasher{ModelID: c.ModelID}.ImageHash(file, c.UUID, kw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c.SHA256 // a uuid used verbatim
+			if c.StreamHex != nil {
+				stream, _ := hex.DecodeString(*c.StreamHex)
+				sum := blake3.Sum256(stream)
+				want = hex.EncodeToString(sum[:])
+			}
+			if got != want {
+				t.Fatalf("blake3: %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+func TestImageHashRefuses(t *testing.T) {
+	for _, kw := range []string{`{"image": 1}`, `{"model_id": "x"}`, `{"n": 18446744073709551616}`,
+		`{"n": -9223372036854775809}`} {
+		n, err := wire.Parse([]byte(kw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (Hasher{ModelID: "m"}).ImageHash([]byte("x"), nil, n); err == nil {
+			t.Errorf("%s: accepted", kw)
+		}
+	}
+	for _, s := range []string{"", "BLAKE3", "sha256", "Sha512"} {
+		if _, err := ParseAlgorithm(s); err != nil {
+			t.Errorf("%q: %v", s, err)
+		}
+	}
+	if _, err := ParseAlgorithm("md5"); err == nil {
+		t.Error("md5 accepted")
+	}
+}
+
+func BenchmarkImageHash1MB(b *testing.B) {
+	file := make([]byte, 1<<20)
+	h := Hasher{ModelID: "Qwen/Qwen2.5-VL-3B-Instruct"}
+	b.SetBytes(int64(len(file)))
+	for b.Loop() {
+		if _, err := h.ImageHash(file, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

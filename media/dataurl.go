@@ -1,0 +1,97 @@
+package media
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+)
+
+// DataURL is a parsed `data:` URL: the media type the client named (vLLM
+// ignores it: the decoder sniffs the bytes) and the decoded bytes.
+type DataURL struct {
+	MediaType string
+	Data      []byte
+}
+
+// hasDataPrefix is vLLM's `url[:5].lower() == "data:"`.
+func hasDataPrefix(url string) bool {
+	return len(url) >= 5 && strings.EqualFold(url[:5], "data:")
+}
+
+// ParseDataURL reads a `data:` URL as vLLM's MediaConnector._load_data_url
+// and ImageMediaIO.load_base64 do: the text after "data:" up to the first
+// comma is the spec, the spec's text after its first semicolon must be
+// exactly "base64", and the data is standard base64 with its padding and no
+// other characters (pybase64.b64decode(validate=True)). Data that would
+// decode to more than maxBytes is refused before decoding. url must start
+// with "data:" in any case.
+func ParseDataURL(url string, maxBytes int64) (DataURL, error) {
+	if !hasDataPrefix(url) {
+		return DataURL{}, badRequest(KindScheme, msgScheme)
+	}
+	spec, data, ok := strings.Cut(url[5:], ",")
+	if !ok {
+		return DataURL{}, badRequest(KindDataURL, msgUnpack(1))
+	}
+	mediaType, encoding, ok := strings.Cut(spec, ";")
+	if !ok {
+		return DataURL{}, badRequest(KindDataURL, msgUnpack(1))
+	}
+	if encoding != "base64" {
+		return DataURL{}, &Error{Kind: KindDataURLEncoding, Status: 501, Type: typeNotImpl,
+			Message: "Only base64 data URLs are supported for now."}
+	}
+	if n := base64.StdEncoding.DecodedLen(len(data)); int64(n) > maxBytes+2 {
+		return DataURL{}, badRequest(KindTooLarge, msgTooLarge(maxBytes))
+	}
+	b, err := decodeStrictBase64(data)
+	if err != nil {
+		return DataURL{}, err
+	}
+	if int64(len(b)) > maxBytes {
+		return DataURL{}, badRequest(KindTooLarge, msgTooLarge(maxBytes))
+	}
+	return DataURL{MediaType: mediaType, Data: b}, nil
+}
+
+// decodeStrictBase64 decodes what pybase64.b64decode(s, validate=True)
+// accepts: the standard alphabet, length a multiple of four, '=' only as
+// one or two final characters. Go's decoder skips CR and LF, which pybase64
+// refuses, so the alphabet is checked here first.
+func decodeStrictBase64(s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' {
+			continue
+		}
+		if c == '=' && (i == len(s)-1 || i == len(s)-2 && s[len(s)-1] == '=') {
+			continue
+		}
+		if c == '=' {
+			return nil, badRequest(KindDataURL, "Incorrect padding")
+		}
+		return nil, badRequest(KindDataURL, "Non-base64 digit found")
+	}
+	if len(s)%4 != 0 {
+		return nil, badRequest(KindDataURL, "Incorrect padding")
+	}
+	// The non-strict decoder accepts non-zero bits after the last digit, as
+	// pybase64 does; the alphabet check above leaves it nothing else to skip.
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, badRequest(KindDataURL, "Incorrect padding")
+	}
+	return b, nil
+}
+
+const msgScheme = "The URL must be either a HTTP, data or file URL."
+
+// msgUnpack is the ValueError Python raises when `a, b = s.split(x, 1)`
+// finds no separator.
+func msgUnpack(got int) string {
+	return "not enough values to unpack (expected 2, got " + strconv.Itoa(got) + ")"
+}
+
+func msgTooLarge(max int64) string {
+	return "The media is larger than --max-media-bytes (" + strconv.FormatInt(max, 10) + " bytes)."
+}
