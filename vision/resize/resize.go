@@ -1,0 +1,259 @@
+package resize
+
+import (
+	"fmt"
+	"math"
+)
+
+// Method names whose fixed-point arithmetic a resize reproduces.
+type Method uint8
+
+const (
+	// Pillow is Pillow's Image.resize(size, BICUBIC) (Pillow 9.4's Resample.c): weights quantised to
+	// 22 fractional bits.
+	Pillow Method = iota + 1
+	// Torch is torch's uint8 antialiased bicubic interpolation (torchvision's resize of a uint8 tensor
+	// with antialias=True): weights quantised to int16 with the most fractional bits the pass's largest
+	// weight allows, and the second lobe of the cubic evaluated in torch's order.
+	Torch
+)
+
+func (m Method) String() string {
+	switch m {
+	case Pillow:
+		return "pillow"
+	case Torch:
+		return "torch"
+	}
+	return fmt.Sprintf("resize.Method(%d)", uint8(m))
+}
+
+// pillowPrecision is Pillow's PRECISION_BITS (32 - 8 - 2): room for 8-bit pixels and negative lobes.
+const pillowPrecision = 22
+
+// torchMaxPrecision bounds torch's search for the int16 weights' fractional bits.
+const torchMaxPrecision = 22
+
+// Resizer resizes RGB images, keeping its weight tables and intermediate image between calls so that
+// a warmed Resizer allocates nothing. It is not safe for concurrent use; its zero value is ready.
+type Resizer struct {
+	horiz, vert weights
+	tmp         []uint8 // the horizontally resized image (dstW x srcH) when both passes run
+	acc         []int32 // one output row's accumulators in the vertical pass
+	raw         []float64
+}
+
+// weights holds one pass's quantised filter: output i reads n[i] inputs from start[i] on, weighted by
+// k[i*ksize : i*ksize+n[i]], and the sum is shifted right by prec.
+type weights struct {
+	start, n []int32
+	k        []int32
+	ksize    int
+	prec     uint
+}
+
+// RGB resizes src (srcW x srcH, three bytes a pixel, rows without padding) into dst (dstW x dstH)
+// with m's arithmetic. dst must hold exactly dstW*dstH*3 bytes. Equal sizes copy.
+func (r *Resizer) RGB(dst []uint8, dstW, dstH int, src []uint8, srcW, srcH int, m Method) error {
+	if m != Pillow && m != Torch {
+		return fmt.Errorf("resize: unknown method %d", uint8(m))
+	}
+	if srcW <= 0 || srcH <= 0 || dstW <= 0 || dstH <= 0 {
+		return fmt.Errorf("resize: sizes must be positive, got %dx%d -> %dx%d", srcW, srcH, dstW, dstH)
+	}
+	if len(src) != srcW*srcH*3 || len(dst) != dstW*dstH*3 {
+		return fmt.Errorf("resize: buffers of %d and %d bytes do not match %dx%d -> %dx%d RGB", len(src), len(dst), srcW, srcH, dstW, dstH)
+	}
+	needH, needV := srcW != dstW, srcH != dstH
+	switch {
+	case !needH && !needV:
+		copy(dst, src)
+	case needH && !needV:
+		r.raw = r.horiz.compute(srcW, dstW, m, r.raw)
+		horizontal(dst, src, srcW, dstW, srcH, &r.horiz)
+	case !needH && needV:
+		r.raw = r.vert.compute(srcH, dstH, m, r.raw)
+		r.acc = grow(r.acc, dstW*3)
+		vertical(dst, src, dstW, dstH, &r.vert, r.acc)
+	default:
+		r.raw = r.horiz.compute(srcW, dstW, m, r.raw)
+		r.raw = r.vert.compute(srcH, dstH, m, r.raw)
+		r.tmp = grow(r.tmp, dstW*srcH*3)
+		horizontal(r.tmp, src, srcW, dstW, srcH, &r.horiz)
+		r.acc = grow(r.acc, dstW*3)
+		vertical(dst, r.tmp, dstW, dstH, &r.vert, r.acc)
+	}
+	return nil
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// compute fills w for resampling in inputs to out outputs: Pillow's precompute_coeffs, which torch's
+// _compute_indices_min_size_weights_aa repeats step for step, then each method's quantisation.
+// raw is float64 scratch, returned for reuse.
+func (w *weights) compute(in, out int, m Method, raw []float64) []float64 {
+	scale := float64(in) / float64(out)
+	filterscale := max(scale, 1.0)
+	support := 2.0 * filterscale // bicubic support is 2 input pixels, widened when shrinking
+	ksize := int(math.Ceil(support))*2 + 1
+	filter := pillowCubic
+	if m == Torch {
+		filter = torchCubic
+	}
+	invscale := 1.0 / filterscale
+
+	w.ksize = ksize
+	w.start = grow(w.start, out)
+	w.n = grow(w.n, out)
+	w.k = grow(w.k, out*ksize)
+	raw = grow(raw, out*ksize)
+	wmax := 0.0
+	for i := range out {
+		center := (float64(i) + 0.5) * scale
+		lo := max(int(center-support+0.5), 0) // int() truncates toward zero like C's cast
+		hi := min(int(center+support+0.5), in)
+		n := min(max(hi-lo, 0), ksize) // rounding can make the span one wider than ksize; torch clips it
+		row := raw[i*ksize : (i+1)*ksize]
+		total := 0.0
+		for j := range n {
+			v := filter((float64(j+lo) - center + 0.5) * invscale)
+			row[j] = v
+			total += v
+		}
+		if total != 0 {
+			for j := range n {
+				row[j] /= total
+				wmax = max(wmax, row[j])
+			}
+		}
+		clear(row[n:])
+		w.start[i], w.n[i] = int32(lo), int32(n)
+	}
+
+	w.prec = pillowPrecision
+	if m == Torch {
+		// The most fractional bits for which the largest weight still fits int16 (torch's loop,
+		// which stops one bit short of overflowing).
+		p := uint(0)
+		for ; p < torchMaxPrecision; p++ {
+			if int(0.5+wmax*float64(int(1)<<(p+1))) >= 1<<15 {
+				break
+			}
+		}
+		w.prec = p
+	}
+	one := float64(int(1) << w.prec)
+	for i, v := range raw {
+		v *= one
+		if v < 0 {
+			w.k[i] = int32(-0.5 + v)
+		} else {
+			w.k[i] = int32(0.5 + v)
+		}
+	}
+	return raw
+}
+
+// pillowCubic is Pillow's bicubic_filter (a = -0.5). Products are converted explicitly so that no
+// compiler fuses them into FMAs, which would round differently from the C code.
+func pillowCubic(x float64) float64 {
+	const a = -0.5
+	if x < 0 {
+		x = -x
+	}
+	if x < 1 {
+		return float64(float64(float64((a+2.0)*x)-(a+3.0))*x)*x + 1
+	}
+	if x < 2 {
+		return float64(float64(float64(float64(x-5)*x)+8)*x-4) * a
+	}
+	return 0
+}
+
+// torchCubic is torch's HelperInterpCubic::aa_filter with a = -0.5: the first lobe as Pillow's, the
+// second as cubic_convolution2, ((a*x - 5a)*x + 8a)*x - 4a, whose rounding differs from Pillow's.
+func torchCubic(x float64) float64 {
+	const a = -0.5
+	x = math.Abs(x)
+	if x < 1 {
+		return float64(float64(float64((a+2)*x)-(a+3))*x)*x + 1
+	}
+	if x < 2 {
+		return float64(float64(float64(float64(a*x)-5*a)*x)+8*a)*x - 4*a
+	}
+	return 0
+}
+
+// horizontal resamples every row of src (srcW wide, h rows) into dst (dstW wide).
+func horizontal(dst, src []uint8, srcW, dstW, h int, w *weights) {
+	half := int32(1) << (w.prec - 1)
+	prec := w.prec
+	ksize := w.ksize
+	for y := range h {
+		in := src[y*srcW*3 : (y+1)*srcW*3]
+		out := dst[y*dstW*3 : (y+1)*dstW*3]
+		for x := range dstW {
+			lo, n := int(w.start[x]), int(w.n[x])
+			k := w.k[x*ksize : x*ksize+n]
+			p := in[lo*3 : (lo+n)*3]
+			s0, s1, s2 := half, half, half
+			for j, kv := range k {
+				q := p[j*3 : j*3+3 : j*3+3]
+				s0 += int32(q[0]) * kv
+				s1 += int32(q[1]) * kv
+				s2 += int32(q[2]) * kv
+			}
+			o := out[x*3 : x*3+3 : x*3+3]
+			o[0] = clip8(s0, prec)
+			o[1] = clip8(s1, prec)
+			o[2] = clip8(s2, prec)
+		}
+	}
+}
+
+// vertical resamples src (dstW wide) into dst's dstH rows, accumulating a whole output row at a time
+// so that every input row is read sequentially.
+func vertical(dst, src []uint8, dstW, dstH int, w *weights, acc []int32) {
+	half := int32(1) << (w.prec - 1)
+	prec := w.prec
+	ksize := w.ksize
+	rowLen := dstW * 3
+	acc = acc[:rowLen]
+	for y := range dstH {
+		lo, n := int(w.start[y]), int(w.n[y])
+		k := w.k[y*ksize : y*ksize+n]
+		for i := range acc {
+			acc[i] = half
+		}
+		for j, kv := range k {
+			in := src[(lo+j)*rowLen : (lo+j+1)*rowLen]
+			in = in[:len(acc)]
+			for i, v := range in {
+				acc[i] += int32(v) * kv
+			}
+		}
+		out := dst[y*rowLen : (y+1)*rowLen]
+		out = out[:len(acc)]
+		for i, s := range acc {
+			out[i] = clip8(s, prec)
+		}
+	}
+}
+
+// clip8 is the rounding both kernels share: the sum already holds half a unit, so an arithmetic
+// shift rounds it, and the result saturates to 0..255.
+func clip8(s int32, prec uint) uint8 {
+	s >>= prec
+	if s < 0 {
+		return 0
+	}
+	if s > 255 {
+		return 255
+	}
+	return uint8(s)
+}
