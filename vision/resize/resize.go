@@ -191,53 +191,87 @@ func torchCubic(x float64) float64 {
 
 // horizontal resamples every row of src (srcW wide, h rows) into dst (dstW wide).
 func horizontal(dst, src []uint8, srcW, dstW, h int, w *weights) {
-	half := int32(1) << (w.prec - 1)
-	prec := w.prec
-	ksize := w.ksize
 	for y := range h {
-		in := src[y*srcW*3 : (y+1)*srcW*3]
-		out := dst[y*dstW*3 : (y+1)*dstW*3]
-		for x := range dstW {
-			lo, n := int(w.start[x]), int(w.n[x])
-			k := w.k[x*ksize : x*ksize+n]
-			p := in[lo*3 : (lo+n)*3]
-			s0, s1, s2 := half, half, half
-			for j, kv := range k {
-				q := p[j*3 : j*3+3 : j*3+3]
-				s0 += int32(q[0]) * kv
-				s1 += int32(q[1]) * kv
-				s2 += int32(q[2]) * kv
-			}
-			o := out[x*3 : x*3+3 : x*3+3]
-			o[0] = clip8(s0, prec)
-			o[1] = clip8(s1, prec)
-			o[2] = clip8(s2, prec)
-		}
+		horizontalRow(dst[y*dstW*3:(y+1)*dstW*3], src[y*srcW*3:(y+1)*srcW*3], w)
 	}
 }
 
-// vertical resamples src (dstW wide) into dst's dstH rows, accumulating a whole output row at a time
-// so that every input row is read sequentially.
+// horizontalRow is one row of the horizontal pass, apart so that its sums stay in registers.
+func horizontalRow(out, in []uint8, w *weights) {
+	half := int32(1) << (w.prec - 1)
+	prec := w.prec
+	ksize := w.ksize
+	kk := w.k
+	n := w.n[:len(out)/3]
+	start := w.start[:len(n)]
+	for x, nx := range n {
+		lo := int(start[x])
+		k := kk[x*ksize : x*ksize+int(nx)]
+		p := in[lo*3 : lo*3+3*len(k)]
+		s0, s1, s2 := half, half, half
+		for _, kv := range k {
+			q := (*[3]uint8)(p)
+			p = p[3:]
+			s0 += int32(q[0]) * kv
+			s1 += int32(q[1]) * kv
+			s2 += int32(q[2]) * kv
+		}
+		o := (*[3]uint8)(out[x*3:])
+		o[0] = clip8(s0, prec)
+		o[1] = clip8(s1, prec)
+		o[2] = clip8(s2, prec)
+	}
+}
+
+// vertical resamples src (dstW wide) into dst's dstH rows, a whole output row at a time so that
+// every input row is read sequentially. Four taps are summed per step, which covers every
+// enlargement and mild reduction in one pass without touching the accumulators.
 func vertical(dst, src []uint8, dstW, dstH int, w *weights, acc []int32) {
 	half := int32(1) << (w.prec - 1)
 	prec := w.prec
 	ksize := w.ksize
 	rowLen := dstW * 3
 	acc = acc[:rowLen]
+	row := func(i int) []uint8 { return src[i*rowLen : (i+1)*rowLen] }
 	for y := range dstH {
 		lo, n := int(w.start[y]), int(w.n[y])
 		k := w.k[y*ksize : y*ksize+n]
+		out := dst[y*rowLen : (y+1)*rowLen]
+		if n <= 4 {
+			// Missing taps read row lo with weight zero.
+			var kk [4]int32
+			var rows [4][]uint8
+			for j := range 4 {
+				rows[j] = row(lo)
+				if j < n {
+					kk[j], rows[j] = k[j], row(lo+j)
+				}
+			}
+			r0, r1, r2, r3 := rows[0][:len(out)], rows[1][:len(out)], rows[2][:len(out)], rows[3][:len(out)]
+			k0, k1, k2, k3 := kk[0], kk[1], kk[2], kk[3]
+			for i := range out {
+				s := half + int32(r0[i])*k0 + int32(r1[i])*k1 + int32(r2[i])*k2 + int32(r3[i])*k3
+				out[i] = clip8(s, prec)
+			}
+			continue
+		}
 		for i := range acc {
 			acc[i] = half
 		}
-		for j, kv := range k {
-			in := src[(lo+j)*rowLen : (lo+j+1)*rowLen]
-			in = in[:len(acc)]
-			for i, v := range in {
-				acc[i] += int32(v) * kv
+		j := 0
+		for ; j+4 <= n; j += 4 {
+			r0, r1, r2, r3 := row(lo + j)[:len(acc)], row(lo + j + 1)[:len(acc)], row(lo + j + 2)[:len(acc)], row(lo + j + 3)[:len(acc)]
+			k0, k1, k2, k3 := k[j], k[j+1], k[j+2], k[j+3]
+			for i := range acc {
+				acc[i] += int32(r0[i])*k0 + int32(r1[i])*k1 + int32(r2[i])*k2 + int32(r3[i])*k3
 			}
 		}
-		out := dst[y*rowLen : (y+1)*rowLen]
+		for ; j < n; j++ {
+			r, kv := row(lo + j)[:len(acc)], k[j]
+			for i := range acc {
+				acc[i] += int32(r[i]) * kv
+			}
+		}
 		out = out[:len(acc)]
 		for i, s := range acc {
 			out[i] = clip8(s, prec)
