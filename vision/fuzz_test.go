@@ -63,7 +63,7 @@ func FuzzProcess(f *testing.F) {
 			}
 		}
 		for _, p := range []*qwen2VL{q, q3} {
-			res, err := p.Process(img, kw)
+			res, err := p.Process(nil, img, kw)
 			if err != nil {
 				var e *Error
 				if !errors.As(err, &e) {

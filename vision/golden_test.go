@@ -111,7 +111,7 @@ func checkOutput(t *testing.T, model string, kw Kwargs, img imaging.RGB, g *pixe
 	t.Helper()
 	p32 := modelProcessor(t, model, Float32)
 	pbf := modelProcessor(t, model, BFloat16)
-	r32, err := p32.Process(img, kw)
+	r32, err := p32.Process(nil, img, kw)
 	if g.Error != "" {
 		var e *Error
 		if !errors.As(err, &e) {
@@ -134,7 +134,7 @@ func checkOutput(t *testing.T, model string, kw Kwargs, img imaging.RGB, g *pixe
 	if !slices.Equal(r32.PixelValues.Shape, g.Shape) {
 		t.Errorf("shape %v, golden %v", r32.PixelValues.Shape, g.Shape)
 	}
-	rbf, err := pbf.Process(img, kw)
+	rbf, err := pbf.Process(nil, img, kw)
 	if err != nil {
 		t.Fatalf("Process bf16: %v", err)
 	}
@@ -256,7 +256,7 @@ func TestPILGolden(t *testing.T) {
 				}
 			}
 			slow := false
-			res, err := p.Process(c.img, Kwargs{UseFast: &slow})
+			res, err := p.Process(nil, c.img, Kwargs{UseFast: &slow})
 			if err != nil {
 				t.Fatal(err)
 			}

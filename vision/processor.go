@@ -12,8 +12,9 @@ type Processor interface {
 	// Plan computes what processing img's size would give — the grid and the placeholder count —
 	// without touching pixels: enough for a render that does not return pixel values.
 	Plan(width, height int, kw Kwargs) (Plan, error)
-	// Process runs the whole processor on img.
-	Process(img imaging.RGB, kw Kwargs) (*Result, error)
+	// Process runs the whole processor on img. pixel_values are written into buf's storage when it
+	// has room (the result then aliases buf), so that a worker can reuse one buffer; nil allocates.
+	Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, error)
 }
 
 // Plan is the shape of one processed image.

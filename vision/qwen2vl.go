@@ -1,7 +1,6 @@
 package vision
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -154,7 +153,7 @@ func (q *qwen2VL) Plan(width, height int, kw Kwargs) (Plan, error) {
 // Process resizes, normalises and patchifies img. pixel_values has shape
 // [grid_t·grid_h·grid_w, 3·temporal·patch·patch]: rows in (t, h_block, w_block, h_in, w_in) order,
 // columns in (channel, frame, py, px) order.
-func (q *qwen2VL) Process(img imaging.RGB, kw Kwargs) (*Result, error) {
+func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, error) {
 	if err := checkRGB(img); err != nil {
 		return nil, err
 	}
@@ -185,7 +184,11 @@ func (q *qwen2VL) Process(img imaging.RGB, kw Kwargs) (*Result, error) {
 	}
 	rows := plan.GridTHW[1] * plan.GridTHW[2]
 	cols := 3 * q.temporal * q.patch * q.patch
-	data := make([]byte, rows*cols*q.dtype.Size())
+	n := rows * cols * q.dtype.Size()
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	data := buf[:n]
 	q.patchify(data, pix, rw, levels)
 	return &Result{Plan: plan, PixelValues: Tensor{DType: q.dtype, Shape: []int{rows, cols}, Data: data}}, nil
 }
@@ -208,17 +211,19 @@ func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable
 						lut := &levels[c]
 						first := o
 						for py := range P {
-							row := pix[((y0+py)*w+x0)*3+c:]
-							row = row[:(P-1)*3+1]
+							base := ((y0+py)*w + x0) * 3
+							src := pix[base : base+3*P]
 							if size == 2 {
 								out := dst[o : o+2*P]
-								for px := range P {
-									binary.LittleEndian.PutUint16(out[2*px:], uint16(lut[row[3*px]]))
+								for i, j := 0, c; j < len(src); i, j = i+2, j+3 {
+									v := lut[src[j]]
+									out[i], out[i+1] = byte(v), byte(v>>8)
 								}
 							} else {
 								out := dst[o : o+4*P]
-								for px := range P {
-									binary.LittleEndian.PutUint32(out[4*px:], lut[row[3*px]])
+								for i, j := 0, c; j < len(src); i, j = i+4, j+3 {
+									v := lut[src[j]]
+									out[i], out[i+1], out[i+2], out[i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 								}
 							}
 							o += P * size

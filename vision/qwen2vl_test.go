@@ -198,7 +198,7 @@ func TestNewRejects(t *testing.T) {
 func TestProcessRejectsMalformedRGB(t *testing.T) {
 	q := mustNew(t, qwen25Config, BFloat16)
 	for _, img := range []imaging.RGB{{Width: 2, Height: 2, Pix: make([]uint8, 11)}, {}, {Width: -1, Height: 3}} {
-		_, err := q.Process(img, Kwargs{})
+		_, err := q.Process(nil, img, Kwargs{})
 		var e *Error
 		if !errors.As(err, &e) || e.Kind != InvalidImage {
 			t.Errorf("%dx%d/%d bytes: %v", img.Width, img.Height, len(img.Pix), err)
@@ -312,7 +312,7 @@ func TestPatchifyMatchesPlain(t *testing.T) {
 				img.Pix[i] = uint8(rng.IntN(256))
 			}
 			for _, fast := range []bool{true, false} {
-				res, err := q.Process(img, Kwargs{UseFast: &fast})
+				res, err := q.Process(nil, img, Kwargs{UseFast: &fast})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -348,7 +348,7 @@ func TestProcessConcurrent(t *testing.T) {
 		for j := range imgs[i].Pix {
 			imgs[i].Pix[j] = uint8(rng.IntN(256))
 		}
-		r, err := q.Process(imgs[i], Kwargs{})
+		r, err := q.Process(nil, imgs[i], Kwargs{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -359,7 +359,7 @@ func TestProcessConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for k := range 8 {
 				i := (g + k) % len(imgs)
-				r, err := q.Process(imgs[i], Kwargs{})
+				r, err := q.Process(nil, imgs[i], Kwargs{})
 				if err != nil || !slices.Equal(r.PixelValues.Data, want[i]) {
 					t.Errorf("goroutine %d image %d: %v", g, i, err)
 				}

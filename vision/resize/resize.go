@@ -43,13 +43,16 @@ type Resizer struct {
 	raw         []float64
 }
 
-// weights holds one pass's quantised filter: output i reads n[i] inputs from start[i] on, weighted by
-// k[i*ksize : i*ksize+n[i]], and the sum is shifted right by prec.
+// weights holds one pass's quantised filter: output i reads taps inputs from start[i] on, weighted by
+// k[i*ksize : i*ksize+taps], and the sum is shifted right by prec. Every output has the same number
+// of taps: spans cut short by an edge are padded with zero weights, which leaves the integer sums —
+// and so the bytes — unchanged and lets the loops run a fixed, unrolled length.
 type weights struct {
-	start, n []int32
-	k        []int32
-	ksize    int
-	prec     uint
+	start []int32
+	k     []int32
+	ksize int
+	taps  int
+	prec  uint
 }
 
 // RGB resizes src (srcW x srcH, three bytes a pixel, rows without padding) into dst (dstW x dstH)
@@ -108,31 +111,43 @@ func (w *weights) compute(in, out int, m Method, raw []float64) []float64 {
 	invscale := 1.0 / filterscale
 
 	w.ksize = ksize
+	w.taps = min(ksize, in)
 	w.start = grow(w.start, out)
-	w.n = grow(w.n, out)
 	w.k = grow(w.k, out*ksize)
+	n := w.k[:out] // each span's length until the padding below; w.k is rewritten after it
 	raw = grow(raw, out*ksize)
 	wmax := 0.0
 	for i := range out {
 		center := (float64(i) + 0.5) * scale
 		lo := max(int(center-support+0.5), 0) // int() truncates toward zero like C's cast
 		hi := min(int(center+support+0.5), in)
-		n := min(max(hi-lo, 0), ksize) // rounding can make the span one wider than ksize; torch clips it
+		span := min(max(hi-lo, 0), ksize) // rounding can make the span one wider than ksize; torch clips it
 		row := raw[i*ksize : (i+1)*ksize]
 		total := 0.0
-		for j := range n {
+		for j := range span {
 			v := filter((float64(j+lo) - center + 0.5) * invscale)
 			row[j] = v
 			total += v
 		}
 		if total != 0 {
-			for j := range n {
+			for j := range span {
 				row[j] /= total
 				wmax = max(wmax, row[j])
 			}
 		}
-		clear(row[n:])
-		w.start[i], w.n[i] = int32(lo), int32(n)
+		clear(row[span:])
+		w.start[i], n[i] = int32(lo), int32(span)
+	}
+	// Pad every span to w.taps inputs: move a span that would run past the last input left, its
+	// weights right by as much, zeros around them.
+	for i := range out {
+		lo, span := int(w.start[i]), int(n[i])
+		if shift := lo - min(lo, in-w.taps); shift > 0 {
+			row := raw[i*ksize : (i+1)*ksize]
+			copy(row[shift:shift+span], row[:span])
+			clear(row[:shift])
+			w.start[i] = int32(lo - shift)
+		}
 	}
 
 	w.prec = pillowPrecision
@@ -196,18 +211,29 @@ func horizontal(dst, src []uint8, srcW, dstW, h int, w *weights) {
 	}
 }
 
-// horizontalRow is one row of the horizontal pass, apart so that its sums stay in registers.
+// horizontalRow is one row of the horizontal pass, apart so that its sums stay in registers. Five
+// taps (every enlargement) are unrolled.
 func horizontalRow(out, in []uint8, w *weights) {
 	half := int32(1) << (w.prec - 1)
 	prec := w.prec
-	ksize := w.ksize
+	ksize, taps := w.ksize, w.taps
 	kk := w.k
-	n := w.n[:len(out)/3]
-	start := w.start[:len(n)]
-	for x, nx := range n {
-		lo := int(start[x])
-		k := kk[x*ksize : x*ksize+int(nx)]
-		p := in[lo*3 : lo*3+3*len(k)]
+	start := w.start[:len(out)/3]
+	if taps == 5 {
+		for x, lo := range start {
+			q := (*[15]uint8)(in[int(lo)*3:])
+			k := (*[5]int32)(kk[x*ksize:])
+			s0 := half + int32(q[0])*k[0] + int32(q[3])*k[1] + int32(q[6])*k[2] + int32(q[9])*k[3] + int32(q[12])*k[4]
+			s1 := half + int32(q[1])*k[0] + int32(q[4])*k[1] + int32(q[7])*k[2] + int32(q[10])*k[3] + int32(q[13])*k[4]
+			s2 := half + int32(q[2])*k[0] + int32(q[5])*k[1] + int32(q[8])*k[2] + int32(q[11])*k[3] + int32(q[14])*k[4]
+			o := (*[3]uint8)(out[x*3:])
+			o[0], o[1], o[2] = clip8(s0, prec), clip8(s1, prec), clip8(s2, prec)
+		}
+		return
+	}
+	for x, lo := range start {
+		k := kk[x*ksize : x*ksize+taps]
+		p := in[int(lo)*3 : int(lo)*3+3*taps]
 		s0, s1, s2 := half, half, half
 		for _, kv := range k {
 			q := (*[3]uint8)(p)
@@ -217,40 +243,38 @@ func horizontalRow(out, in []uint8, w *weights) {
 			s2 += int32(q[2]) * kv
 		}
 		o := (*[3]uint8)(out[x*3:])
-		o[0] = clip8(s0, prec)
-		o[1] = clip8(s1, prec)
-		o[2] = clip8(s2, prec)
+		o[0], o[1], o[2] = clip8(s0, prec), clip8(s1, prec), clip8(s2, prec)
 	}
 }
 
 // vertical resamples src (dstW wide) into dst's dstH rows, a whole output row at a time so that
-// every input row is read sequentially. Four taps are summed per step, which covers every
-// enlargement and mild reduction in one pass without touching the accumulators.
+// every input row is read sequentially. Up to five taps (every enlargement and mild reduction) are
+// summed in one pass without accumulators; wider filters add four rows per pass into acc.
 func vertical(dst, src []uint8, dstW, dstH int, w *weights, acc []int32) {
 	half := int32(1) << (w.prec - 1)
 	prec := w.prec
-	ksize := w.ksize
+	ksize, taps := w.ksize, w.taps
 	rowLen := dstW * 3
 	acc = acc[:rowLen]
-	row := func(i int) []uint8 { return src[i*rowLen : (i+1)*rowLen] }
+	row := func(i int) []uint8 { return src[i*rowLen : (i+1)*rowLen][:rowLen] }
 	for y := range dstH {
-		lo, n := int(w.start[y]), int(w.n[y])
-		k := w.k[y*ksize : y*ksize+n]
-		out := dst[y*rowLen : (y+1)*rowLen]
-		if n <= 4 {
-			// Missing taps read row lo with weight zero.
-			var kk [4]int32
-			var rows [4][]uint8
-			for j := range 4 {
+		lo := int(w.start[y])
+		k := w.k[y*ksize : y*ksize+taps]
+		out := dst[y*rowLen : (y+1)*rowLen][:rowLen]
+		if taps <= 5 {
+			// Taps beyond the filter read row lo with weight zero.
+			var kk [5]int32
+			var rows [5][]uint8
+			for j := range 5 {
 				rows[j] = row(lo)
-				if j < n {
+				if j < taps {
 					kk[j], rows[j] = k[j], row(lo+j)
 				}
 			}
-			r0, r1, r2, r3 := rows[0][:len(out)], rows[1][:len(out)], rows[2][:len(out)], rows[3][:len(out)]
-			k0, k1, k2, k3 := kk[0], kk[1], kk[2], kk[3]
+			r0, r1, r2, r3, r4 := rows[0][:rowLen], rows[1][:rowLen], rows[2][:rowLen], rows[3][:rowLen], rows[4][:rowLen]
+			k0, k1, k2, k3, k4 := kk[0], kk[1], kk[2], kk[3], kk[4]
 			for i := range out {
-				s := half + int32(r0[i])*k0 + int32(r1[i])*k1 + int32(r2[i])*k2 + int32(r3[i])*k3
+				s := half + int32(r0[i])*k0 + int32(r1[i])*k1 + int32(r2[i])*k2 + int32(r3[i])*k3 + int32(r4[i])*k4
 				out[i] = clip8(s, prec)
 			}
 			continue
@@ -259,20 +283,19 @@ func vertical(dst, src []uint8, dstW, dstH int, w *weights, acc []int32) {
 			acc[i] = half
 		}
 		j := 0
-		for ; j+4 <= n; j += 4 {
+		for ; j+4 <= taps; j += 4 {
 			r0, r1, r2, r3 := row(lo + j)[:len(acc)], row(lo + j + 1)[:len(acc)], row(lo + j + 2)[:len(acc)], row(lo + j + 3)[:len(acc)]
 			k0, k1, k2, k3 := k[j], k[j+1], k[j+2], k[j+3]
 			for i := range acc {
 				acc[i] += int32(r0[i])*k0 + int32(r1[i])*k1 + int32(r2[i])*k2 + int32(r3[i])*k3
 			}
 		}
-		for ; j < n; j++ {
+		for ; j < taps; j++ {
 			r, kv := row(lo + j)[:len(acc)], k[j]
 			for i := range acc {
 				acc[i] += int32(r[i]) * kv
 			}
 		}
-		out = out[:len(acc)]
 		for i, s := range acc {
 			out[i] = clip8(s, prec)
 		}
@@ -282,12 +305,5 @@ func vertical(dst, src []uint8, dstW, dstH int, w *weights, acc []int32) {
 // clip8 is the rounding both kernels share: the sum already holds half a unit, so an arithmetic
 // shift rounds it, and the result saturates to 0..255.
 func clip8(s int32, prec uint) uint8 {
-	s >>= prec
-	if s < 0 {
-		return 0
-	}
-	if s > 255 {
-		return 255
-	}
-	return uint8(s)
+	return uint8(min(max(s>>prec, 0), 255))
 }
