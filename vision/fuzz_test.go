@@ -53,7 +53,7 @@ func FuzzProcess(f *testing.F) {
 			return
 		}
 		// Keep each run cheap: the fuzzer explores kwargs, not gigapixel outputs.
-		if kw.MinPixels != nil && *kw.MinPixels > 1<<20 || kw.Size != nil && kw.Size.ShortestEdge > 1<<20 {
+		if kw.MinPixels != nil && *kw.MinPixels > 1<<17 || kw.Size != nil && kw.Size.ShortestEdge > 1<<17 {
 			return
 		}
 		img := imaging.RGB{Width: int(w), Height: int(h), Pix: make([]uint8, int(w)*int(h)*3)}

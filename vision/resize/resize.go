@@ -41,6 +41,16 @@ type Resizer struct {
 	tmp         []uint8 // the horizontally resized image (dstW x srcH) when both passes run
 	acc         []int32 // one output row's accumulators in the vertical pass
 	raw         []float64
+	lanes       lanes
+}
+
+// lanes is one input row of the horizontal pass repacked so that a tap costs two multiplications
+// instead of three: red and blue share an int64 (red in the low 32 bits, blue in the high), green
+// has its own int32. The sums are exact: each channel's sum fits an int32 (the C code relies on the
+// same), so the int64 sum is S_red + S_blue·2^32 with no overflow, and both are recovered from it.
+type lanes struct {
+	rb []int64
+	g  []int32
 }
 
 // weights holds one pass's quantised filter: output i reads taps inputs from start[i] on, weighted by
@@ -73,7 +83,7 @@ func (r *Resizer) RGB(dst []uint8, dstW, dstH int, src []uint8, srcW, srcH int, 
 		copy(dst, src)
 	case needH && !needV:
 		r.raw = r.horiz.compute(srcW, dstW, m, r.raw)
-		horizontal(dst, src, srcW, dstW, srcH, &r.horiz)
+		horizontal(dst, src, srcW, dstW, srcH, &r.horiz, &r.lanes)
 	case !needH && needV:
 		r.raw = r.vert.compute(srcH, dstH, m, r.raw)
 		r.acc = grow(r.acc, dstW*3)
@@ -82,7 +92,7 @@ func (r *Resizer) RGB(dst []uint8, dstW, dstH int, src []uint8, srcW, srcH int, 
 		r.raw = r.horiz.compute(srcW, dstW, m, r.raw)
 		r.raw = r.vert.compute(srcH, dstH, m, r.raw)
 		r.tmp = grow(r.tmp, dstW*srcH*3)
-		horizontal(r.tmp, src, srcW, dstW, srcH, &r.horiz)
+		horizontal(r.tmp, src, srcW, dstW, srcH, &r.horiz, &r.lanes)
 		r.acc = grow(r.acc, dstW*3)
 		vertical(dst, r.tmp, dstW, dstH, &r.vert, r.acc)
 	}
@@ -205,45 +215,57 @@ func torchCubic(x float64) float64 {
 }
 
 // horizontal resamples every row of src (srcW wide, h rows) into dst (dstW wide).
-func horizontal(dst, src []uint8, srcW, dstW, h int, w *weights) {
+func horizontal(dst, src []uint8, srcW, dstW, h int, w *weights, l *lanes) {
+	l.rb = grow(l.rb, srcW)
+	l.g = grow(l.g, srcW)
 	for y := range h {
-		horizontalRow(dst[y*dstW*3:(y+1)*dstW*3], src[y*srcW*3:(y+1)*srcW*3], w)
+		in := src[y*srcW*3 : (y+1)*srcW*3]
+		rb, g := l.rb[:srcW], l.g[:srcW]
+		for x := range rb {
+			p := (*[3]uint8)(in[x*3:])
+			rb[x] = int64(p[0]) | int64(p[2])<<32
+			g[x] = int32(p[1])
+		}
+		horizontalRow(dst[y*dstW*3:(y+1)*dstW*3], l, w)
 	}
 }
 
 // horizontalRow is one row of the horizontal pass, apart so that its sums stay in registers. Five
 // taps (every enlargement) are unrolled.
-func horizontalRow(out, in []uint8, w *weights) {
+func horizontalRow(out []uint8, l *lanes, w *weights) {
 	half := int32(1) << (w.prec - 1)
+	halfRB := int64(half) | int64(half)<<32
 	prec := w.prec
 	ksize, taps := w.ksize, w.taps
 	kk := w.k
 	start := w.start[:len(out)/3]
 	if taps == 5 {
 		for x, lo := range start {
-			q := (*[15]uint8)(in[int(lo)*3:])
+			rb := (*[5]int64)(l.rb[lo:])
+			g := (*[5]int32)(l.g[lo:])
 			k := (*[5]int32)(kk[x*ksize:])
-			s0 := half + int32(q[0])*k[0] + int32(q[3])*k[1] + int32(q[6])*k[2] + int32(q[9])*k[3] + int32(q[12])*k[4]
-			s1 := half + int32(q[1])*k[0] + int32(q[4])*k[1] + int32(q[7])*k[2] + int32(q[10])*k[3] + int32(q[13])*k[4]
-			s2 := half + int32(q[2])*k[0] + int32(q[5])*k[1] + int32(q[8])*k[2] + int32(q[11])*k[3] + int32(q[14])*k[4]
+			srb := halfRB + rb[0]*int64(k[0]) + rb[1]*int64(k[1]) + rb[2]*int64(k[2]) + rb[3]*int64(k[3]) + rb[4]*int64(k[4])
+			sg := half + g[0]*k[0] + g[1]*k[1] + g[2]*k[2] + g[3]*k[3] + g[4]*k[4]
+			sr := int32(uint32(srb))
+			sb := int32((srb - int64(sr)) >> 32)
 			o := (*[3]uint8)(out[x*3:])
-			o[0], o[1], o[2] = clip8(s0, prec), clip8(s1, prec), clip8(s2, prec)
+			o[0], o[1], o[2] = clip8(sr, prec), clip8(sg, prec), clip8(sb, prec)
 		}
 		return
 	}
 	for x, lo := range start {
 		k := kk[x*ksize : x*ksize+taps]
-		p := in[int(lo)*3 : int(lo)*3+3*taps]
-		s0, s1, s2 := half, half, half
-		for _, kv := range k {
-			q := (*[3]uint8)(p)
-			p = p[3:]
-			s0 += int32(q[0]) * kv
-			s1 += int32(q[1]) * kv
-			s2 += int32(q[2]) * kv
+		rb := l.rb[lo : int(lo)+taps]
+		g := l.g[lo : int(lo)+taps]
+		srb, sg := halfRB, half
+		for j, kv := range k {
+			srb += rb[j] * int64(kv)
+			sg += g[j] * kv
 		}
+		sr := int32(uint32(srb))
+		sb := int32((srb - int64(sr)) >> 32)
 		o := (*[3]uint8)(out[x*3:])
-		o[0], o[1], o[2] = clip8(s0, prec), clip8(s1, prec), clip8(s2, prec)
+		o[0], o[1], o[2] = clip8(sr, prec), clip8(sg, prec), clip8(sb, prec)
 	}
 }
 
