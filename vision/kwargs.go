@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"unicode/utf8"
 )
 
 // Kwargs are the mm_processor_kwargs an image processor reads: the server's --mm-processor-kwargs
@@ -124,12 +125,16 @@ func pixelsKwarg(m map[string]json.RawMessage, key string) (*int, error) {
 	return &n, nil
 }
 
-// truncateRaw keeps an echoed client value short.
+// truncateRaw keeps an echoed client value short, cutting at a character boundary.
 func truncateRaw(v json.RawMessage) string {
 	const limit = 40
 	s := string(bytes.TrimSpace(v))
-	if len(s) > limit {
-		return s[:limit] + "..."
+	if len(s) <= limit {
+		return s
 	}
-	return s
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

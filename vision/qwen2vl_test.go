@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/vrender/vrender/imaging"
 	"github.com/vrender/vrender/vision/resize"
@@ -135,6 +136,7 @@ func TestKwargs(t *testing.T) {
 		{"use_fast string", `{"use_fast": "yes"}`, Kwargs{}, true},
 		{"size half", `{"size": {"shortest_edge": 1}}`, Kwargs{}, true},
 		{"size not object", `{"size": 5}`, Kwargs{}, true},
+		{"long value", `{"max_pixels": "ééééééééééééééééééééééééééééééééééééééééééé"}`, Kwargs{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseKwargs([]byte(tc.raw))
@@ -142,6 +144,9 @@ func TestKwargs(t *testing.T) {
 				var e *Error
 				if !errors.As(err, &e) || e.Kind != InvalidKwargs {
 					t.Fatalf("want an InvalidKwargs error, got %+v, %v", got, err)
+				}
+				if !utf8.ValidString(e.Message) || len(e.Message) > 120 {
+					t.Fatalf("message %q", e.Message)
 				}
 				return
 			}
