@@ -1,6 +1,7 @@
 package vision
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -214,10 +215,14 @@ func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable
 							base := ((y0+py)*w + x0) * 3
 							src := pix[base : base+3*P]
 							if size == 2 {
+								// Two values a store: half the stores, which bound this loop.
 								out := dst[o : o+2*P]
-								for i, j := 0, c; j < len(src); i, j = i+2, j+3 {
-									v := lut[src[j]]
-									out[i], out[i+1] = byte(v), byte(v>>8)
+								i, j := 0, c
+								for ; j+3 < len(src); i, j = i+4, j+6 {
+									binary.LittleEndian.PutUint32(out[i:], lut[src[j]]|lut[src[j+3]]<<16)
+								}
+								if j < len(src) {
+									binary.LittleEndian.PutUint16(out[i:], uint16(lut[src[j]]))
 								}
 							} else {
 								out := dst[o : o+4*P]

@@ -309,33 +309,44 @@ func TestPatchifyMatchesPlain(t *testing.T) {
 	for range 6 {
 		sizes = append(sizes, [2]int{1 + rng.IntN(150), 1 + rng.IntN(150)})
 	}
+	// An odd patch size exercises the pair-wise store's last value; temporal 3 the frame copies.
+	const oddPatch = `{"image_processor_type": "Qwen2VLImageProcessor", "patch_size": 7, "temporal_patch_size": 3,
+		"merge_size": 2, "min_pixels": 3136, "max_pixels": 12845056}`
 	for _, d := range []DType{Float32, BFloat16, Float16} {
-		q := mustNew(t, qwen25Config, d)
-		for _, sz := range sizes {
-			img := imaging.RGB{Width: sz[0], Height: sz[1], Pix: make([]uint8, sz[0]*sz[1]*3)}
-			for i := range img.Pix {
-				img.Pix[i] = uint8(rng.IntN(256))
+		for _, config := range []string{qwen25Config, oddPatch} {
+			testPatchify(t, mustNew(t, config, d), rng, sizes)
+		}
+	}
+}
+
+// testPatchify compares q's output with plainPixelValues on random images of the given sizes.
+func testPatchify(t *testing.T, q *qwen2VL, rng *rand.Rand, sizes [][2]int) {
+	t.Helper()
+	d := q.dtype
+	for _, sz := range sizes {
+		img := imaging.RGB{Width: sz[0], Height: sz[1], Pix: make([]uint8, sz[0]*sz[1]*3)}
+		for i := range img.Pix {
+			img.Pix[i] = uint8(rng.IntN(256))
+		}
+		for _, fast := range []bool{true, false} {
+			res, err := q.Process(nil, img, Kwargs{UseFast: &fast})
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, fast := range []bool{true, false} {
-				res, err := q.Process(nil, img, Kwargs{UseFast: &fast})
-				if err != nil {
-					t.Fatal(err)
+			want := plainPixelValues(q, img, fast, res.Plan)
+			enc := make([]byte, 0, len(want)*d.Size())
+			for _, v := range want {
+				b := d.bits(v)
+				enc = append(enc, byte(b), byte(b>>8))
+				if d == Float32 {
+					enc = append(enc, byte(b>>16), byte(b>>24))
 				}
-				want := plainPixelValues(q, img, fast, res.Plan)
-				enc := make([]byte, 0, len(want)*d.Size())
-				for _, v := range want {
-					b := d.bits(v)
-					enc = append(enc, byte(b), byte(b>>8))
-					if d == Float32 {
-						enc = append(enc, byte(b>>16), byte(b>>24))
-					}
-				}
-				if !bytes.Equal(res.PixelValues.Data, enc) {
-					t.Fatalf("%v %dx%d fast=%v: fused pass differs from the plain one", d, sz[0], sz[1], fast)
-				}
-				if rows, cols := res.PixelValues.Shape[0], res.PixelValues.Shape[1]; rows != res.GridTHW[1]*res.GridTHW[2] || cols != 1176 {
-					t.Fatalf("shape %v for grid %v", res.PixelValues.Shape, res.GridTHW)
-				}
+			}
+			if !bytes.Equal(res.PixelValues.Data, enc) {
+				t.Fatalf("%v %dx%d fast=%v: fused pass differs from the plain one", d, sz[0], sz[1], fast)
+			}
+			if rows, cols := res.PixelValues.Shape[0], res.PixelValues.Shape[1]; rows != res.GridTHW[1]*res.GridTHW[2] || cols != 3*q.temporal*q.patch*q.patch {
+				t.Fatalf("shape %v for grid %v", res.PixelValues.Shape, res.GridTHW)
 			}
 		}
 	}
