@@ -270,56 +270,63 @@ func horizontalRow(out []uint8, l *lanes, w *weights) {
 }
 
 // vertical resamples src (dstW wide) into dst's dstH rows, a whole output row at a time so that
-// every input row is read sequentially. Up to five taps (every enlargement and mild reduction) are
-// summed in one pass without accumulators; wider filters add four rows per pass into acc.
+// every input row is read sequentially. Up to eight taps (every enlargement and reductions up to 1.5x)
+// are summed in one pass without accumulators; wider filters add four rows per pass into acc. Rows
+// beyond the filter are row lo with weight zero.
 func vertical(dst, src []uint8, dstW, dstH int, w *weights, acc []int32) {
 	half := int32(1) << (w.prec - 1)
 	prec := w.prec
 	ksize, taps := w.ksize, w.taps
 	rowLen := dstW * 3
 	acc = acc[:rowLen]
-	row := func(i int) []uint8 { return src[i*rowLen : (i+1)*rowLen][:rowLen] }
+	var kk [8]int32
+	var rows [8][]uint8
+	// load fills kk and rows with the n taps from j on, padded to len(kk) or m.
+	load := func(lo int, k []int32, j, m int) {
+		for i := range m {
+			kk[i], rows[i] = 0, src[lo*rowLen:(lo+1)*rowLen]
+			if j+i < len(k) {
+				kk[i], rows[i] = k[j+i], src[(lo+j+i)*rowLen:(lo+j+i+1)*rowLen]
+			}
+		}
+	}
 	for y := range dstH {
 		lo := int(w.start[y])
 		k := w.k[y*ksize : y*ksize+taps]
 		out := dst[y*rowLen : (y+1)*rowLen][:rowLen]
-		if taps <= 5 {
-			// Taps beyond the filter read row lo with weight zero.
-			var kk [5]int32
-			var rows [5][]uint8
-			for j := range 5 {
-				rows[j] = row(lo)
-				if j < taps {
-					kk[j], rows[j] = k[j], row(lo+j)
-				}
-			}
+		switch {
+		case taps <= 5:
+			load(lo, k, 0, 5)
 			r0, r1, r2, r3, r4 := rows[0][:rowLen], rows[1][:rowLen], rows[2][:rowLen], rows[3][:rowLen], rows[4][:rowLen]
 			k0, k1, k2, k3, k4 := kk[0], kk[1], kk[2], kk[3], kk[4]
 			for i := range out {
 				s := half + int32(r0[i])*k0 + int32(r1[i])*k1 + int32(r2[i])*k2 + int32(r3[i])*k3 + int32(r4[i])*k4
 				out[i] = clip8(s, prec)
 			}
-			continue
-		}
-		for i := range acc {
-			acc[i] = half
-		}
-		j := 0
-		for ; j+4 <= taps; j += 4 {
-			r0, r1, r2, r3 := row(lo + j)[:len(acc)], row(lo + j + 1)[:len(acc)], row(lo + j + 2)[:len(acc)], row(lo + j + 3)[:len(acc)]
-			k0, k1, k2, k3 := k[j], k[j+1], k[j+2], k[j+3]
-			for i := range acc {
-				acc[i] += int32(r0[i])*k0 + int32(r1[i])*k1 + int32(r2[i])*k2 + int32(r3[i])*k3
+		case taps <= 8:
+			load(lo, k, 0, 8)
+			r0, r1, r2, r3 := rows[0][:rowLen], rows[1][:rowLen], rows[2][:rowLen], rows[3][:rowLen]
+			r4, r5, r6, r7 := rows[4][:rowLen], rows[5][:rowLen], rows[6][:rowLen], rows[7][:rowLen]
+			for i := range out {
+				s := half + int32(r0[i])*kk[0] + int32(r1[i])*kk[1] + int32(r2[i])*kk[2] + int32(r3[i])*kk[3] +
+					int32(r4[i])*kk[4] + int32(r5[i])*kk[5] + int32(r6[i])*kk[6] + int32(r7[i])*kk[7]
+				out[i] = clip8(s, prec)
 			}
-		}
-		for ; j < taps; j++ {
-			r, kv := row(lo + j)[:len(acc)], k[j]
+		default:
 			for i := range acc {
-				acc[i] += int32(r[i]) * kv
+				acc[i] = half
 			}
-		}
-		for i, s := range acc {
-			out[i] = clip8(s, prec)
+			for j := 0; j < taps; j += 4 {
+				load(lo, k, j, 4)
+				r0, r1, r2, r3 := rows[0][:rowLen], rows[1][:rowLen], rows[2][:rowLen], rows[3][:rowLen]
+				k0, k1, k2, k3 := kk[0], kk[1], kk[2], kk[3]
+				for i := range acc {
+					acc[i] += int32(r0[i])*k0 + int32(r1[i])*k1 + int32(r2[i])*k2 + int32(r3[i])*k3
+				}
+			}
+			for i, s := range acc {
+				out[i] = clip8(s, prec)
+			}
 		}
 	}
 }
