@@ -26,6 +26,10 @@ type qwen2VL struct {
 	scratch    sync.Pool // *qwenScratch
 }
 
+// keepScratchPixels is the largest image whose resize buffers go back to the pool: an occasional huge
+// image should not leave every pooled scratch holding hundreds of megabytes.
+const keepScratchPixels = 1 << 23
+
 type qwenScratch struct {
 	resizer resize.Resizer
 	resized []uint8
@@ -166,7 +170,9 @@ func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, erro
 	if s == nil {
 		s = new(qwenScratch)
 	}
-	defer q.scratch.Put(s)
+	if max(img.Width*img.Height, plan.ResizedWidth*plan.ResizedHeight) <= keepScratchPixels {
+		defer q.scratch.Put(s)
+	}
 	method, levels := resize.Torch, &q.fast
 	if !kw.fast() {
 		method, levels = resize.Pillow, &q.slow
