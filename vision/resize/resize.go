@@ -34,23 +34,49 @@ const pillowPrecision = 22
 // torchMaxPrecision bounds torch's search for the int16 weights' fractional bits.
 const torchMaxPrecision = 22
 
-// Resizer resizes RGB images, keeping its weight tables and intermediate image between calls so that
-// a warmed Resizer allocates nothing. It is not safe for concurrent use; its zero value is ready.
+// Resizer resizes RGB images, keeping its weight tables and row buffers between calls so that a
+// warmed Resizer allocates nothing. It is not safe for concurrent use; its zero value is ready.
+//
+// The passes stream: the vertical pass keeps only the rows its filter spans in a ring, and each is
+// produced (horizontally resampled, or just repacked) when first needed — so the intermediate image
+// never exists whole, it stays in cache, and rows no output reads are never computed (Pillow skips them
+// too). Pixels travel between the passes packed ([lanes]).
 type Resizer struct {
 	horiz, vert weights
-	tmp         []uint8 // the horizontally resized image (dstW x srcH) when both passes run
-	acc         []int32 // one output row's accumulators in the vertical pass
 	raw         []float64
-	lanes       lanes
+	row         lanes // one source row, packed, for the horizontal pass
+	ring        lanes // the rows the vertical pass reads: vert.taps rows of the intermediate width
+	acc         lanes // one output row's accumulators, for vertical filters wider than eight taps
 }
 
-// lanes is one input row of the horizontal pass repacked so that a tap costs two multiplications
-// instead of three: red and blue share an int64 (red in the low 32 bits, blue in the high), green
-// has its own int32. The sums are exact: each channel's sum fits an int32 (the C code relies on the
-// same), so the int64 sum is S_red + S_blue·2^32 with no overflow, and both are recovered from it.
+// lanes holds pixels so that a tap costs two multiplications instead of three: red and blue share an
+// int64 (red in the low 32 bits, blue in the high), green has its own int32. The sums stay exact: each
+// channel's sum fits an int32 (the C code relies on the same), so the int64 sum is
+// S_red + S_blue·2^32 without overflow, and [split] recovers both.
 type lanes struct {
 	rb []int64
 	g  []int32
+}
+
+func (l *lanes) grow(n int) {
+	l.rb = grow(l.rb, n)
+	l.g = grow(l.g, n)
+}
+
+// pack fills rb and g from RGB bytes.
+func pack(rb []int64, g []int32, in []uint8) {
+	g = g[:len(rb)]
+	for x := range rb {
+		p := (*[3]uint8)(in[x*3:])
+		rb[x] = int64(p[0]) | int64(p[2])<<32
+		g[x] = int32(p[1])
+	}
+}
+
+// split recovers the red and blue sums from their shared int64.
+func split(rb int64) (r, b int32) {
+	r = int32(uint32(rb))
+	return r, int32((rb - int64(r)) >> 32)
 }
 
 // weights holds one pass's quantised filter: output i reads taps inputs from start[i] on, weighted by
@@ -78,25 +104,49 @@ func (r *Resizer) RGB(dst []uint8, dstW, dstH int, src []uint8, srcW, srcH int, 
 		return fmt.Errorf("resize: buffers of %d and %d bytes do not match %dx%d -> %dx%d RGB", len(src), len(dst), srcW, srcH, dstW, dstH)
 	}
 	needH, needV := srcW != dstW, srcH != dstH
-	switch {
-	case !needH && !needV:
+	if !needH && !needV {
 		copy(dst, src)
-	case needH && !needV:
-		r.raw = r.horiz.compute(srcW, dstW, m, r.raw)
-		horizontal(dst, src, srcW, dstW, srcH, &r.horiz, &r.lanes)
-	case !needH && needV:
-		r.raw = r.vert.compute(srcH, dstH, m, r.raw)
-		r.acc = grow(r.acc, dstW*3)
-		vertical(dst, src, dstW, dstH, &r.vert, r.acc)
-	default:
-		r.raw = r.horiz.compute(srcW, dstW, m, r.raw)
-		r.raw = r.vert.compute(srcH, dstH, m, r.raw)
-		r.tmp = grow(r.tmp, dstW*srcH*3)
-		horizontal(r.tmp, src, srcW, dstW, srcH, &r.horiz, &r.lanes)
-		r.acc = grow(r.acc, dstW*3)
-		vertical(dst, r.tmp, dstW, dstH, &r.vert, r.acc)
+		return nil
 	}
+	if needH {
+		r.raw = r.horiz.compute(srcW, dstW, m, r.raw)
+		r.row.grow(srcW)
+	}
+	// produce writes intermediate row y (dstW wide) into rb and g.
+	produce := func(rb []int64, g []int32, y int) {
+		in := src[y*srcW*3 : (y+1)*srcW*3]
+		if !needH {
+			pack(rb, g, in)
+			return
+		}
+		pack(r.row.rb, r.row.g, in)
+		horizontalRow(rb, g, &r.row, &r.horiz)
+	}
+	if !needV {
+		r.ring.grow(dstW)
+		for y := range srcH {
+			produce(r.ring.rb, r.ring.g, y)
+			unpack(dst[y*dstW*3:(y+1)*dstW*3], r.ring.rb, r.ring.g)
+		}
+		return nil
+	}
+	r.raw = r.vert.compute(srcH, dstH, m, r.raw)
+	r.ring.grow(r.vert.taps * dstW)
+	if r.vert.taps > 8 {
+		r.acc.grow(dstW)
+	}
+	vertical(dst, dstW, dstH, &r.vert, &r.ring, &r.acc, produce)
 	return nil
+}
+
+// unpack writes packed pixels (already clipped to 0..255) as RGB bytes.
+func unpack(out []uint8, rb []int64, g []int32) {
+	g = g[:len(rb)]
+	for x, v := range rb {
+		red, blue := split(v)
+		o := (*[3]uint8)(out[x*3:])
+		o[0], o[1], o[2] = uint8(red), uint8(g[x]), uint8(blue)
+	}
 }
 
 func grow[T any](s []T, n int) []T {
@@ -214,118 +264,132 @@ func torchCubic(x float64) float64 {
 	return 0
 }
 
-// horizontal resamples every row of src (srcW wide, h rows) into dst (dstW wide).
-func horizontal(dst, src []uint8, srcW, dstW, h int, w *weights, l *lanes) {
-	l.rb = grow(l.rb, srcW)
-	l.g = grow(l.g, srcW)
-	for y := range h {
-		in := src[y*srcW*3 : (y+1)*srcW*3]
-		rb, g := l.rb[:srcW], l.g[:srcW]
-		for x := range rb {
-			p := (*[3]uint8)(in[x*3:])
-			rb[x] = int64(p[0]) | int64(p[2])<<32
-			g[x] = int32(p[1])
-		}
-		horizontalRow(dst[y*dstW*3:(y+1)*dstW*3], l, w)
-	}
-}
-
-// horizontalRow is one row of the horizontal pass, apart so that its sums stay in registers. Five
-// taps (every enlargement) are unrolled.
-func horizontalRow(out []uint8, l *lanes, w *weights) {
+// horizontalRow resamples one packed input row into a packed output row (values clipped to 0..255,
+// as the uint8 image between Pillow's passes holds them). Five taps (every enlargement) are unrolled.
+func horizontalRow(outRB []int64, outG []int32, in *lanes, w *weights) {
 	half := int32(1) << (w.prec - 1)
 	halfRB := int64(half) | int64(half)<<32
 	prec := w.prec
 	ksize, taps := w.ksize, w.taps
 	kk := w.k
-	start := w.start[:len(out)/3]
+	start := w.start[:len(outRB)]
+	outG = outG[:len(start)]
 	if taps == 5 {
 		for x, lo := range start {
-			rb := (*[5]int64)(l.rb[lo:])
-			g := (*[5]int32)(l.g[lo:])
+			rb := (*[5]int64)(in.rb[lo:])
+			g := (*[5]int32)(in.g[lo:])
 			k := (*[5]int32)(kk[x*ksize:])
 			srb := halfRB + rb[0]*int64(k[0]) + rb[1]*int64(k[1]) + rb[2]*int64(k[2]) + rb[3]*int64(k[3]) + rb[4]*int64(k[4])
 			sg := half + g[0]*k[0] + g[1]*k[1] + g[2]*k[2] + g[3]*k[3] + g[4]*k[4]
-			sr := int32(uint32(srb))
-			sb := int32((srb - int64(sr)) >> 32)
-			o := (*[3]uint8)(out[x*3:])
-			o[0], o[1], o[2] = clip8(sr, prec), clip8(sg, prec), clip8(sb, prec)
+			sr, sb := split(srb)
+			outRB[x] = int64(clip8(sr, prec)) | int64(clip8(sb, prec))<<32
+			outG[x] = int32(clip8(sg, prec))
 		}
 		return
 	}
 	for x, lo := range start {
 		k := kk[x*ksize : x*ksize+taps]
-		rb := l.rb[lo : int(lo)+taps]
-		g := l.g[lo : int(lo)+taps]
+		rb := in.rb[lo : int(lo)+taps]
+		g := in.g[lo : int(lo)+taps]
 		srb, sg := halfRB, half
 		for j, kv := range k {
 			srb += rb[j] * int64(kv)
 			sg += g[j] * kv
 		}
-		sr := int32(uint32(srb))
-		sb := int32((srb - int64(sr)) >> 32)
-		o := (*[3]uint8)(out[x*3:])
-		o[0], o[1], o[2] = clip8(sr, prec), clip8(sg, prec), clip8(sb, prec)
+		sr, sb := split(srb)
+		outRB[x] = int64(clip8(sr, prec)) | int64(clip8(sb, prec))<<32
+		outG[x] = int32(clip8(sg, prec))
 	}
 }
 
-// vertical resamples src (dstW wide) into dst's dstH rows, a whole output row at a time so that
-// every input row is read sequentially. Up to eight taps (every enlargement and reductions up to 1.5x)
-// are summed in one pass without accumulators; wider filters add four rows per pass into acc. Rows
-// beyond the filter are row lo with weight zero.
-func vertical(dst, src []uint8, dstW, dstH int, w *weights, acc []int32) {
+// vertical writes dst's dstH rows (dstW wide), each from the taps intermediate rows its filter spans,
+// kept in the ring (row i in slot i mod taps) and produced on first use. The spans' starts never
+// decrease, so a row leaves the ring only when no later output needs it. Up to eight taps are summed
+// in one pass over the row; wider filters add four rows per pass into acc. Rows beyond the filter
+// are the span's first row with weight zero.
+func vertical(dst []uint8, dstW, dstH int, w *weights, ring, acc *lanes, produce func(rb []int64, g []int32, y int)) {
 	half := int32(1) << (w.prec - 1)
+	halfRB := int64(half) | int64(half)<<32
 	prec := w.prec
 	ksize, taps := w.ksize, w.taps
-	rowLen := dstW * 3
-	acc = acc[:rowLen]
-	var kk [8]int32
-	var rows [8][]uint8
-	// load fills kk and rows with the n taps from j on, padded to len(kk) or m.
+	slot := func(i int) ([]int64, []int32) {
+		s := (i % taps) * dstW
+		return ring.rb[s : s+dstW], ring.g[s : s+dstW]
+	}
+	var kk [8]int64
+	var rbs [8][]int64
+	var gs [8][]int32
+	// load fills kk, rbs and gs with m taps from tap j on, zero-weighted past the filter.
 	load := func(lo int, k []int32, j, m int) {
 		for i := range m {
-			kk[i], rows[i] = 0, src[lo*rowLen:(lo+1)*rowLen]
+			kk[i] = 0
+			rbs[i], gs[i] = slot(lo)
 			if j+i < len(k) {
-				kk[i], rows[i] = k[j+i], src[(lo+j+i)*rowLen:(lo+j+i+1)*rowLen]
+				kk[i] = int64(k[j+i])
+				rbs[i], gs[i] = slot(lo + j + i)
 			}
 		}
 	}
+	next := 0 // the next intermediate row to produce
 	for y := range dstH {
 		lo := int(w.start[y])
 		k := w.k[y*ksize : y*ksize+taps]
-		out := dst[y*rowLen : (y+1)*rowLen][:rowLen]
+		for ; next < lo+taps; next++ {
+			if next >= lo {
+				rb, g := slot(next)
+				produce(rb, g, next)
+			}
+		}
+		out := dst[y*dstW*3 : (y+1)*dstW*3]
 		switch {
 		case taps <= 5:
 			load(lo, k, 0, 5)
-			r0, r1, r2, r3, r4 := rows[0][:rowLen], rows[1][:rowLen], rows[2][:rowLen], rows[3][:rowLen], rows[4][:rowLen]
-			k0, k1, k2, k3, k4 := kk[0], kk[1], kk[2], kk[3], kk[4]
-			for i := range out {
-				s := half + int32(r0[i])*k0 + int32(r1[i])*k1 + int32(r2[i])*k2 + int32(r3[i])*k3 + int32(r4[i])*k4
-				out[i] = clip8(s, prec)
+			a0, a1, a2, a3, a4 := rbs[0][:dstW], rbs[1][:dstW], rbs[2][:dstW], rbs[3][:dstW], rbs[4][:dstW]
+			g0, g1, g2, g3, g4 := gs[0][:dstW], gs[1][:dstW], gs[2][:dstW], gs[3][:dstW], gs[4][:dstW]
+			K0, K1, K2, K3, K4 := kk[0], kk[1], kk[2], kk[3], kk[4]
+			k0, k1, k2, k3, k4 := int32(K0), int32(K1), int32(K2), int32(K3), int32(K4)
+			for x := range a0 {
+				srb := halfRB + a0[x]*K0 + a1[x]*K1 + a2[x]*K2 + a3[x]*K3 + a4[x]*K4
+				sg := half + g0[x]*k0 + g1[x]*k1 + g2[x]*k2 + g3[x]*k3 + g4[x]*k4
+				sr, sb := split(srb)
+				o := (*[3]uint8)(out[x*3:])
+				o[0], o[1], o[2] = clip8(sr, prec), clip8(sg, prec), clip8(sb, prec)
 			}
 		case taps <= 8:
 			load(lo, k, 0, 8)
-			r0, r1, r2, r3 := rows[0][:rowLen], rows[1][:rowLen], rows[2][:rowLen], rows[3][:rowLen]
-			r4, r5, r6, r7 := rows[4][:rowLen], rows[5][:rowLen], rows[6][:rowLen], rows[7][:rowLen]
-			for i := range out {
-				s := half + int32(r0[i])*kk[0] + int32(r1[i])*kk[1] + int32(r2[i])*kk[2] + int32(r3[i])*kk[3] +
-					int32(r4[i])*kk[4] + int32(r5[i])*kk[5] + int32(r6[i])*kk[6] + int32(r7[i])*kk[7]
-				out[i] = clip8(s, prec)
+			a0, a1, a2, a3 := rbs[0][:dstW], rbs[1][:dstW], rbs[2][:dstW], rbs[3][:dstW]
+			a4, a5, a6, a7 := rbs[4][:dstW], rbs[5][:dstW], rbs[6][:dstW], rbs[7][:dstW]
+			g0, g1, g2, g3 := gs[0][:dstW], gs[1][:dstW], gs[2][:dstW], gs[3][:dstW]
+			g4, g5, g6, g7 := gs[4][:dstW], gs[5][:dstW], gs[6][:dstW], gs[7][:dstW]
+			K := kk
+			k := [8]int32{int32(K[0]), int32(K[1]), int32(K[2]), int32(K[3]), int32(K[4]), int32(K[5]), int32(K[6]), int32(K[7])}
+			for x := range a0 {
+				srb := halfRB + a0[x]*K[0] + a1[x]*K[1] + a2[x]*K[2] + a3[x]*K[3] + a4[x]*K[4] + a5[x]*K[5] + a6[x]*K[6] + a7[x]*K[7]
+				sg := half + g0[x]*k[0] + g1[x]*k[1] + g2[x]*k[2] + g3[x]*k[3] + g4[x]*k[4] + g5[x]*k[5] + g6[x]*k[6] + g7[x]*k[7]
+				sr, sb := split(srb)
+				o := (*[3]uint8)(out[x*3:])
+				o[0], o[1], o[2] = clip8(sr, prec), clip8(sg, prec), clip8(sb, prec)
 			}
 		default:
-			for i := range acc {
-				acc[i] = half
+			arb, ag := acc.rb[:dstW], acc.g[:dstW]
+			for x := range arb {
+				arb[x], ag[x] = halfRB, half
 			}
 			for j := 0; j < taps; j += 4 {
 				load(lo, k, j, 4)
-				r0, r1, r2, r3 := rows[0][:rowLen], rows[1][:rowLen], rows[2][:rowLen], rows[3][:rowLen]
-				k0, k1, k2, k3 := kk[0], kk[1], kk[2], kk[3]
-				for i := range acc {
-					acc[i] += int32(r0[i])*k0 + int32(r1[i])*k1 + int32(r2[i])*k2 + int32(r3[i])*k3
+				a0, a1, a2, a3 := rbs[0][:dstW], rbs[1][:dstW], rbs[2][:dstW], rbs[3][:dstW]
+				g0, g1, g2, g3 := gs[0][:dstW], gs[1][:dstW], gs[2][:dstW], gs[3][:dstW]
+				K0, K1, K2, K3 := kk[0], kk[1], kk[2], kk[3]
+				k0, k1, k2, k3 := int32(K0), int32(K1), int32(K2), int32(K3)
+				for x := range arb {
+					arb[x] += a0[x]*K0 + a1[x]*K1 + a2[x]*K2 + a3[x]*K3
+					ag[x] += g0[x]*k0 + g1[x]*k1 + g2[x]*k2 + g3[x]*k3
 				}
 			}
-			for i, s := range acc {
-				out[i] = clip8(s, prec)
+			for x, v := range arb {
+				sr, sb := split(v)
+				o := (*[3]uint8)(out[x*3:])
+				o[0], o[1], o[2] = clip8(sr, prec), clip8(ag[x], prec), clip8(sb, prec)
 			}
 		}
 	}
