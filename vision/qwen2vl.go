@@ -1,0 +1,294 @@
+package vision
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/vision/resize"
+)
+
+// qwen2VL is Hugging Face's Qwen2VLImageProcessor (transformers v5,
+// models/qwen2_vl/image_processing_qwen2_vl.py and image_processing_pil_qwen2_vl.py), which
+// Qwen2-VL, Qwen2.5-VL and Qwen3-VL share: smart_resize to a multiple of patch·merge within the
+// pixel bounds, bicubic resize, rescale and normalize, the frame repeated to temporal_patch_size,
+// then patches flattened in merge-window order.
+type qwen2VL struct {
+	patch, temporal, merge int
+	minPixels, maxPixels   int
+	dtype                  DType
+	// fast and slow are the level tables of the torchvision and PIL backends.
+	fast, slow [3]levelTable
+	scratch    sync.Pool // *qwenScratch
+}
+
+// keepScratchPixels is the largest image whose resize buffers go back to the pool: an occasional huge
+// image should not leave every pooled scratch holding hundreds of megabytes.
+const keepScratchPixels = 1 << 23
+
+type qwenScratch struct {
+	resizer resize.Resizer
+	resized []uint8
+}
+
+// qwen2VLConfig is the part of preprocessor_config.json the processor reads, with Hugging Face's
+// defaults where a key is absent.
+type qwen2VLConfig struct {
+	PatchSize         *int `json:"patch_size"`
+	TemporalPatchSize *int `json:"temporal_patch_size"`
+	MergeSize         *int `json:"merge_size"`
+	MinPixels         *int `json:"min_pixels"`
+	MaxPixels         *int `json:"max_pixels"`
+	RawSize           *struct {
+		ShortestEdge *int `json:"shortest_edge"`
+		LongestEdge  *int `json:"longest_edge"`
+	} `json:"size"`
+	ImageMean     []float64 `json:"image_mean"`
+	ImageStd      []float64 `json:"image_std"`
+	RescaleFactor *float64  `json:"rescale_factor"`
+	DoRescale     *bool     `json:"do_rescale"`
+	DoNormalize   *bool     `json:"do_normalize"`
+	DoResize      *bool     `json:"do_resize"`
+	Resample      *int      `json:"resample"`
+}
+
+// OpenAI CLIP's statistics, the processor's default mean and std.
+var (
+	clipMean = []float64{0.48145466, 0.4578275, 0.40821073}
+	clipStd  = []float64{0.26862954, 0.26130258, 0.27577711}
+)
+
+// pilBicubic is PIL.Image.Resampling.BICUBIC, the processor's resample.
+const pilBicubic = 3
+
+func newQwen2VL(raw []byte, dtype DType) (*qwen2VL, error) {
+	var c qwen2VLConfig
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("vision: Qwen2-VL preprocessor_config.json: %w", err)
+	}
+	q := &qwen2VL{patch: 14, temporal: 2, merge: 2, minPixels: 56 * 56, maxPixels: 28 * 28 * 1280, dtype: dtype}
+	setInt := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	setInt(&q.patch, c.PatchSize)
+	setInt(&q.temporal, c.TemporalPatchSize)
+	setInt(&q.merge, c.MergeSize)
+	if c.RawSize != nil {
+		if c.RawSize.ShortestEdge == nil || c.RawSize.LongestEdge == nil {
+			return nil, fmt.Errorf("vision: Qwen2-VL size must contain 'shortest_edge' and 'longest_edge' keys")
+		}
+		q.minPixels, q.maxPixels = *c.RawSize.ShortestEdge, *c.RawSize.LongestEdge
+	}
+	setInt(&q.minPixels, c.MinPixels) // min_pixels/max_pixels override size, for backward compatibility
+	setInt(&q.maxPixels, c.MaxPixels)
+	if q.patch < 1 || q.temporal < 1 || q.merge < 1 || q.patch*q.merge > 1<<10 || q.temporal > 16 {
+		return nil, fmt.Errorf("vision: Qwen2-VL patch_size %d, temporal_patch_size %d, merge_size %d out of range", q.patch, q.temporal, q.merge)
+	}
+	if q.minPixels < 0 || q.maxPixels < 1 {
+		return nil, fmt.Errorf("vision: Qwen2-VL pixel bounds %d..%d out of range", q.minPixels, q.maxPixels)
+	}
+	if c.DoResize != nil && !*c.DoResize {
+		return nil, fmt.Errorf("vision: Qwen2-VL with do_resize false is not supported")
+	}
+	if c.Resample != nil && *c.Resample != pilBicubic {
+		return nil, fmt.Errorf("vision: Qwen2-VL resample %d is not supported (only BICUBIC, 3)", *c.Resample)
+	}
+	n := normalization{doRescale: true, doNormalize: true, rescale: 1.0 / 255}
+	if c.DoRescale != nil {
+		n.doRescale = *c.DoRescale
+	}
+	if c.DoNormalize != nil {
+		n.doNormalize = *c.DoNormalize
+	}
+	if !n.doRescale && !n.doNormalize {
+		return nil, fmt.Errorf("vision: Qwen2-VL without rescale and normalize (uint8 pixel_values) is not supported")
+	}
+	if c.RescaleFactor != nil {
+		n.rescale = *c.RescaleFactor
+	}
+	if !(n.rescale > 0) || math.IsInf(n.rescale, 0) {
+		return nil, fmt.Errorf("vision: Qwen2-VL rescale_factor %v must be positive", n.rescale)
+	}
+	mean, std := c.ImageMean, c.ImageStd
+	if mean == nil {
+		mean = clipMean
+	}
+	if std == nil {
+		std = clipStd
+	}
+	if len(mean) != 3 || len(std) != 3 {
+		return nil, fmt.Errorf("vision: Qwen2-VL image_mean and image_std need 3 values, got %d and %d", len(mean), len(std))
+	}
+	for i := range 3 {
+		if std[i] == 0 || math.IsNaN(std[i]) || math.IsNaN(mean[i]) {
+			return nil, fmt.Errorf("vision: Qwen2-VL image_std %v or image_mean %v unusable", std, mean)
+		}
+	}
+	copy(n.mean[:], mean)
+	copy(n.std[:], std)
+	q.fast = torchvisionLevels(n, dtype)
+	q.slow = pilLevels(n, dtype)
+	return q, nil
+}
+
+// Plan runs smart_resize and derives the grid and the placeholder count.
+func (q *qwen2VL) Plan(width, height int, kw Kwargs) (Plan, error) {
+	if width <= 0 || height <= 0 {
+		return Plan{}, &Error{Kind: InvalidImage, Message: fmt.Sprintf("image size %dx%d must be positive", width, height)}
+	}
+	minPixels, maxPixels := kw.pixelBounds(q.minPixels, q.maxPixels)
+	rh, rw, err := smartResize(height, width, q.patch*q.merge, minPixels, maxPixels)
+	if err != nil {
+		return Plan{}, err
+	}
+	gh, gw := rh/q.patch, rw/q.patch
+	return Plan{
+		ResizedWidth: rw, ResizedHeight: rh,
+		GridTHW:   [3]int{1, gh, gw},
+		NumTokens: gh * gw / (q.merge * q.merge),
+	}, nil
+}
+
+// Process resizes, normalises and patchifies img. pixel_values has shape
+// [grid_t·grid_h·grid_w, 3·temporal·patch·patch]: rows in (t, h_block, w_block, h_in, w_in) order,
+// columns in (channel, frame, py, px) order.
+func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, error) {
+	if err := checkRGB(img); err != nil {
+		return nil, err
+	}
+	plan, err := q.Plan(img.Width, img.Height, kw)
+	if err != nil {
+		return nil, err
+	}
+	s, _ := q.scratch.Get().(*qwenScratch)
+	if s == nil {
+		s = new(qwenScratch)
+	}
+	if max(img.Width*img.Height, plan.ResizedWidth*plan.ResizedHeight) <= keepScratchPixels {
+		defer q.scratch.Put(s)
+	}
+	method, levels := resize.Torch, &q.fast
+	if !kw.fast() {
+		method, levels = resize.Pillow, &q.slow
+	}
+	rw, rh := plan.ResizedWidth, plan.ResizedHeight
+	pix := img.Pix
+	if rw != img.Width || rh != img.Height {
+		if cap(s.resized) < rw*rh*3 {
+			s.resized = make([]uint8, rw*rh*3)
+		}
+		s.resized = s.resized[:rw*rh*3]
+		if err := s.resizer.RGB(s.resized, rw, rh, img.Pix, img.Width, img.Height, method); err != nil {
+			return nil, fmt.Errorf("vision: Qwen2-VL resize: %w", err)
+		}
+		pix = s.resized
+	}
+	rows := plan.GridTHW[1] * plan.GridTHW[2]
+	cols := 3 * q.temporal * q.patch * q.patch
+	n := rows * cols * q.dtype.Size()
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	data := buf[:n]
+	q.patchify(data, pix, rw, levels)
+	return &Result{Plan: plan, PixelValues: Tensor{DType: q.dtype, Shape: []int{rows, cols}, Data: data}}, nil
+}
+
+// patchify writes the patches of the resized RGB image (w wide) through the level tables: one pass
+// that normalises, casts, orders and repeats frames. The first frame of each channel's patch is
+// looked up; the other frames of the temporal patch are copies of it.
+func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable) {
+	P, M := q.patch, q.merge
+	size := q.dtype.Size()
+	gh, gw := len(pix)/(w*3)/P, w/P
+	block := P * P * size
+	o := 0
+	for hb := 0; hb < gh/M; hb++ {
+		for wb := 0; wb < gw/M; wb++ {
+			for hi := range M {
+				for wi := range M {
+					y0, x0 := (hb*M+hi)*P, (wb*M+wi)*P
+					for c := range 3 {
+						lut := &levels[c]
+						first := o
+						for py := range P {
+							base := ((y0+py)*w + x0) * 3
+							src := pix[base : base+3*P]
+							if size == 2 {
+								// Two values a store: half the stores, which bound this loop.
+								out := dst[o : o+2*P]
+								i, j := 0, c
+								for ; j+3 < len(src); i, j = i+4, j+6 {
+									binary.LittleEndian.PutUint32(out[i:], lut[src[j]]|lut[src[j+3]]<<16)
+								}
+								if j < len(src) {
+									binary.LittleEndian.PutUint16(out[i:], uint16(lut[src[j]]))
+								}
+							} else {
+								out := dst[o : o+4*P]
+								for i, j := 0, c; j < len(src); i, j = i+4, j+3 {
+									v := lut[src[j]]
+									out[i], out[i+1], out[i+2], out[i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+								}
+							}
+							o += P * size
+						}
+						for range q.temporal - 1 {
+							o += copy(dst[o:o+block], dst[first:first+block])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// smartResize is Hugging Face's smart_resize (transformers 4.5x/5.x, which processes images smaller
+// than the factor): the size nearest h x w that is a multiple of factor in both dimensions, scaled
+// into [minPixels, maxPixels] keeping the aspect ratio. float64 throughout and Python's round
+// (half to even), as in Python.
+func smartResize(h, w, factor, minPixels, maxPixels int) (int, int, error) {
+	ratio := float64(max(h, w)) / float64(min(h, w))
+	if ratio > 200 {
+		return 0, 0, &Error{Kind: AspectRatio, Message: "absolute aspect ratio must be smaller than 200, got " + string(pyfmt.AppendFloatRepr(nil, ratio))}
+	}
+	f := float64(factor)
+	hb := int(math.RoundToEven(float64(h)/f)) * factor
+	wb := int(math.RoundToEven(float64(w)/f)) * factor
+	switch {
+	case hb*wb > maxPixels:
+		if maxPixels <= 0 {
+			return 0, 0, &Error{Kind: InvalidKwargs, Message: fmt.Sprintf("max_pixels must be positive, got %d", maxPixels)}
+		}
+		beta := math.Sqrt(float64(h*w) / float64(maxPixels))
+		hb = max(factor, int(math.Floor(float64(h)/beta/f))*factor)
+		wb = max(factor, int(math.Floor(float64(w)/beta/f))*factor)
+	case hb*wb < minPixels:
+		beta := math.Sqrt(float64(minPixels) / float64(h*w))
+		hb = ceilTimes(float64(h)*beta/f, factor)
+		wb = ceilTimes(float64(w)*beta/f, factor)
+	}
+	if hb <= 0 || wb <= 0 {
+		return 0, 0, &Error{Kind: EmptyResize, Message: fmt.Sprintf("image of height %d and width %d resizes to %dx%d with max_pixels %d and min_pixels %d", h, w, hb, wb, maxPixels, minPixels)}
+	}
+	if hb > MaxResizedPixels/wb {
+		return 0, 0, &Error{Kind: TooLarge, Message: fmt.Sprintf("image of height %d and width %d would be resized to %dx%d, more than %d pixels", h, w, hb, wb, MaxResizedPixels)}
+	}
+	return hb, wb, nil
+}
+
+// ceilTimes is math.ceil(x)*factor, saturating instead of overflowing for absurd min_pixels so that the
+// size check after it can refuse the request.
+func ceilTimes(x float64, factor int) int {
+	c := math.Ceil(x)
+	if c > MaxResizedPixels {
+		return MaxResizedPixels * factor
+	}
+	return int(c) * factor
+}

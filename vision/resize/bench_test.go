@@ -1,0 +1,31 @@
+package resize
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vrender/vrender/vision/internal/cputime"
+)
+
+// BenchmarkRGB is the resize alone, at the sizes Qwen2.5-VL's smart_resize picks for common inputs.
+func BenchmarkRGB(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, c := range []sizeCase{{640, 480, 644, 476}, {1280, 720, 1288, 728}, {1280, 720, 1288, 720}, {1280, 720, 1280, 728}, {1920, 1080, 1932, 1092}, {4608, 3456, 4116, 3080}} {
+		src := testImage(rng, c.sw, c.sh)
+		dst := make([]uint8, c.dw*c.dh*3)
+		for _, m := range []Method{Torch, Pillow} {
+			b.Run(fmt.Sprintf("%dx%d-%dx%d/%v", c.sw, c.sh, c.dw, c.dh, m), func(b *testing.B) {
+				var r Resizer
+				b.ReportAllocs()
+				cpu0 := cputime.Process()
+				for b.Loop() {
+					if err := r.RGB(dst, c.dw, c.dh, src, c.sw, c.sh, m); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}

@@ -1,0 +1,15 @@
+// Package resize scales 8-bit RGB images with the two fixed-point bicubic resamplers vision models are
+// preprocessed with, byte for byte:
+//
+//   - [Pillow]: Pillow's Resample.c (Image.resize with BICUBIC), 22-bit int32 weights — the "slow"
+//     Hugging Face processors.
+//   - [Torch]: torch's antialiased uint8 bicubic kernel (UpSampleKernel.cpp, from Pillow-SIMD), int16
+//     weights scaled by the largest power of two each pass allows — what torchvision's resize runs on a
+//     uint8 tensor, so the "fast" processors vLLM uses by default.
+//
+// Both are separable: weights for every output column and row are computed once in float64, quantised,
+// then a horizontal pass (skipped when the width is unchanged) and a vertical pass (skipped when the
+// height is unchanged) accumulate integers, round by adding half and shifting, and clamp to 0..255.
+// They differ only in the cubic polynomial's rounding and in the weights' precision, which is why
+// their outputs differ by a level here and there.
+package resize
