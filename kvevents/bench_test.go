@@ -60,3 +60,16 @@ func BenchmarkEncode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScanValue is the depth and size scan Decode runs first, on the
+// same step's batch.
+func BenchmarkScanValue(b *testing.B) {
+	payload, _ := Encode(stepBatch())
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := scanValue(payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

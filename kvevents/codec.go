@@ -36,13 +36,18 @@ func Decode(payload []byte) (Batch, error) {
 	if len(payload) > MaxPayload {
 		return Batch{}, fmt.Errorf("%w: %d bytes exceeds %d", ErrMalformed, len(payload), MaxPayload)
 	}
-	d := msgpack.NewDecoder(bytes.NewReader(payload))
-	b, err := decodeBatch(d)
+	// The library's Skip (unknown fields) and DecodeInterface (extra keys)
+	// recurse once per level: the scan bounds depth and size first.
+	end, err := scanValue(payload)
 	if err != nil {
 		return Batch{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	if _, err := d.PeekCode(); err == nil {
+	if end != len(payload) {
 		return Batch{}, fmt.Errorf("%w: trailing bytes after the batch", ErrMalformed)
+	}
+	b, err := decodeBatch(msgpack.NewDecoder(bytes.NewReader(payload)))
+	if err != nil {
+		return Batch{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	return b, nil
 }
