@@ -25,9 +25,6 @@ const MaxSequenceJump = 1 << 20
 // DefaultMaxReconnectDelay caps the redial backoff.
 const DefaultMaxReconnectDelay = 30 * time.Second
 
-// replayTimeout bounds one replay request, from dial to end marker.
-const replayTimeout = 5 * time.Second
-
 // SubscriberConfig configures a Subscriber.
 type SubscriberConfig struct {
 	Endpoint       string // the engine's PUB address, e.g. tcp://10.0.0.1:5557
@@ -70,6 +67,7 @@ type Subscriber struct {
 	// lost, not logged: a publisher must not flood the log).
 	applied int
 	warned  bool
+	t       timeouts
 }
 
 // NewSubscriber checks cfg.
@@ -96,7 +94,7 @@ func NewSubscriber(cfg SubscriberConfig) (*Subscriber, error) {
 	if cfg.Dropped == nil {
 		cfg.Dropped = func() {}
 	}
-	return &Subscriber{cfg: cfg, next: -1}, nil
+	return &Subscriber{cfg: cfg, next: -1, t: defaultTimeouts}, nil
 }
 
 // Run receives events until ctx is done, dialling again whenever the
@@ -143,7 +141,7 @@ func (s *Subscriber) dropped(err error) bool {
 // socket (PUB drops what is sent before a subscription lands), then follow
 // the live batches.
 func (s *Subscriber) session(ctx context.Context) error {
-	sub, err := dialZMTP(ctx, s.cfg.Endpoint, "SUB", "PUB", "XPUB")
+	sub, err := dialZMTP(ctx, s.t, s.cfg.Endpoint, "SUB", "PUB", "XPUB")
 	if err != nil {
 		return err
 	}
@@ -193,10 +191,10 @@ func (s *Subscriber) receive(ctx context.Context, seq int64, payload []byte) {
 	case s.next >= 0 && seq < s.next && seq >= s.dupFloor:
 		return // already replayed
 	case s.next >= 0 && seq < s.next:
-		s.restart(seq, "kvevents: sequence went back: engine restarted")
+		s.restart(seq, seq, "kvevents: sequence went back: engine restarted")
 		s.fill(ctx, 0, seq)
 	case s.next >= 0 && seq-s.next > MaxSequenceJump:
-		s.restart(seq, "kvevents: sequence jumped: engine restarted or garbage")
+		s.restart(seq, seq, "kvevents: sequence jumped: engine restarted or garbage")
 		s.fill(ctx, 0, seq)
 	case seq > max(s.next, 0):
 		s.fill(ctx, max(s.next, 0), seq)
@@ -204,11 +202,15 @@ func (s *Subscriber) receive(ctx context.Context, seq int64, payload []byte) {
 	s.apply(seq, payload)
 }
 
-// restart forgets the stream: what follows is a new one.
-func (s *Subscriber) restart(seq int64, why string) {
+// restart forgets the stream: what follows is a new one. Live batches
+// from floor up to the next expected are the catch-up replay's again; one
+// below floor is the stream starting over once more. The floor is where
+// the new stream was seen (never 0 after a live jump: a batch of the old
+// numbering must restart again, not pass for a duplicate forever).
+func (s *Subscriber) restart(seq, floor int64, why string) {
 	s.cfg.Logger.Info(why, "endpoint", s.cfg.Endpoint, "seq", seq, "expected", s.next)
 	s.cfg.Restarted()
-	s.next, s.dupFloor = -1, 0
+	s.next, s.dupFloor = -1, floor
 }
 
 // apply decodes and hands on one batch. Batches skipped over are lost,
@@ -218,7 +220,7 @@ func (s *Subscriber) restart(seq int64, why string) {
 func (s *Subscriber) apply(seq int64, payload []byte) {
 	switch {
 	case s.next >= 0 && seq-s.next > MaxSequenceJump: // by replay: live batches are checked in receive
-		s.restart(seq, "kvevents: replayed sequence jumped: engine restarted or garbage")
+		s.restart(seq, seq, "kvevents: replayed sequence jumped: engine restarted or garbage")
 	case s.next >= 0 && seq > s.next:
 		s.cfg.Lost(seq - s.next)
 	}
@@ -291,7 +293,7 @@ func (s *Subscriber) resume(ctx context.Context) {
 	if same {
 		return
 	}
-	s.restart(last, "kvevents: engine restarted while disconnected")
+	s.restart(last, 0, "kvevents: engine restarted while disconnected")
 	s.fill(ctx, 0, math.MaxInt64)
 }
 
@@ -299,9 +301,9 @@ func (s *Subscriber) resume(ctx context.Context) {
 // hands each to got, in order, until the end marker or got returns false.
 // The payload is valid until got returns.
 func (s *Subscriber) replay(ctx context.Context, from int64, got func(seq int64, payload []byte) bool) error {
-	rctx, cancel := context.WithTimeout(ctx, replayTimeout)
+	rctx, cancel := context.WithTimeout(ctx, s.t.replay)
 	defer cancel()
-	d, err := dialZMTP(rctx, s.cfg.ReplayEndpoint, "DEALER", "ROUTER")
+	d, err := dialZMTP(rctx, s.t, s.cfg.ReplayEndpoint, "DEALER", "ROUTER")
 	if err != nil {
 		return err
 	}
@@ -316,7 +318,7 @@ func (s *Subscriber) replay(ctx context.Context, from int64, got func(seq int64,
 		f, err := d.readMessage()
 		if err != nil {
 			if rctx.Err() != nil && ctx.Err() == nil {
-				return fmt.Errorf("no end marker within %s: %w", replayTimeout, err)
+				return fmt.Errorf("no end marker within %s: %w", s.t.replay, err)
 			}
 			return err
 		}

@@ -43,14 +43,22 @@ const (
 	// keepBuffer is the largest message buffer kept for the next
 	// message; a rare large batch's memory goes back after it.
 	keepBuffer = 1 << 20
-	// handshakeTimeout bounds the greeting and READY exchange, and every
-	// write (a peer that stops reading stalls nothing for longer).
-	handshakeTimeout = 5 * time.Second
-	// messageTimeout bounds how long a message may take to arrive once
-	// its first byte has: vLLM writes each whole, so only a peer that
-	// trickles bytes to hold the connection and its buffer waits longer.
-	messageTimeout = 30 * time.Second
 )
+
+// timeouts bound how long a peer may take. Tests shorten them.
+type timeouts struct {
+	// handshake bounds the greeting and READY exchange, and every write
+	// (a peer that stops reading stalls nothing for longer).
+	handshake time.Duration
+	// message bounds how long a message may take to arrive once its
+	// first byte has: vLLM writes each whole, so only a peer that
+	// trickles bytes to hold the connection and its buffer waits longer.
+	message time.Duration
+	// replay bounds one replay request, from dial to end marker.
+	replay time.Duration
+}
+
+var defaultTimeouts = timeouts{handshake: 5 * time.Second, message: 30 * time.Second, replay: 5 * time.Second}
 
 // Frame flags.
 const (
@@ -66,12 +74,13 @@ type zmtpConn struct {
 	cmd  []byte   // the last command's body
 	msg  [][]byte // the last message, slices of buf
 	stop func() bool
+	t    timeouts
 }
 
 // dialZMTP connects to endpoint (tcp://host:port or ipc://path) as a
 // socket of type self, and completes the handshake with a peer of one of
 // the types peers. Closing the connection when ctx is done ends any read.
-func dialZMTP(ctx context.Context, endpoint, self string, peers ...string) (*zmtpConn, error) {
+func dialZMTP(ctx context.Context, t timeouts, endpoint, self string, peers ...string) (*zmtpConn, error) {
 	network, addr, ok := strings.Cut(endpoint, "://")
 	switch {
 	case !ok:
@@ -81,12 +90,12 @@ func dialZMTP(ctx context.Context, endpoint, self string, peers ...string) (*zmt
 	case network != "tcp":
 		return nil, fmt.Errorf("kvevents: endpoint %q: transport %q not supported (tcp, ipc)", endpoint, network)
 	}
-	d := net.Dialer{Timeout: handshakeTimeout}
+	d := net.Dialer{Timeout: t.handshake}
 	c, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
-	z := &zmtpConn{c: c}
+	z := &zmtpConn{c: c, t: t}
 	z.stop = context.AfterFunc(ctx, func() { _ = c.Close() })
 	if err := z.handshake(self, peers); err != nil {
 		z.close()
@@ -112,7 +121,7 @@ var greeting = func() [greetingLen]byte {
 }()
 
 func (z *zmtpConn) handshake(self string, peers []string) error {
-	if err := z.c.SetDeadline(time.Now().Add(handshakeTimeout)); err != nil {
+	if err := z.c.SetDeadline(time.Now().Add(z.t.handshake)); err != nil {
 		return err
 	}
 	if _, err := z.c.Write(greeting[:]); err != nil {
@@ -267,11 +276,11 @@ func (z *zmtpConn) readMessage() ([][]byte, error) {
 	for {
 		flags, size, err := z.readHeader()
 		if err != nil {
-			return nil, incomplete(err)
+			return nil, z.incomplete(err)
 		}
 		if n == 0 {
-			// The rest of this message must come in messageTimeout.
-			if err := z.c.SetReadDeadline(time.Now().Add(messageTimeout)); err != nil {
+			// The rest of this message must come in t.message.
+			if err := z.c.SetReadDeadline(time.Now().Add(z.t.message)); err != nil {
 				return nil, err
 			}
 		}
@@ -280,7 +289,7 @@ func (z *zmtpConn) readMessage() ([][]byte, error) {
 				return nil, protocolError("a command inside a multipart message")
 			}
 			if err := z.command(size); err != nil {
-				return nil, incomplete(err)
+				return nil, z.incomplete(err)
 			}
 			if err := z.c.SetReadDeadline(time.Time{}); err != nil {
 				return nil, err
@@ -294,7 +303,7 @@ func (z *zmtpConn) readMessage() ([][]byte, error) {
 			return nil, protocolError("a frame of %d bytes after %d, past the %d-byte bound", size, len(z.buf), maxMessage)
 		}
 		if z.buf, err = readAppend(z.c, z.buf, int(size)); err != nil {
-			return nil, incomplete(err)
+			return nil, z.incomplete(err)
 		}
 		ends[n] = len(z.buf)
 		n++
@@ -313,11 +322,11 @@ func (z *zmtpConn) readMessage() ([][]byte, error) {
 	return z.msg, nil
 }
 
-// incomplete names the deadline messageTimeout set: the peer started a
+// incomplete names the deadline t.message set: the peer started a
 // message and stopped sending (no deadline is set between messages).
-func incomplete(err error) error {
+func (z *zmtpConn) incomplete(err error) error {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return protocolError("a message still incomplete after %s", messageTimeout)
+		return protocolError("a message still incomplete after %s", z.t.message)
 	}
 	return err
 }
@@ -376,7 +385,7 @@ func appendFrameHeader(b []byte, flags byte, size int) []byte {
 }
 
 func (z *zmtpConn) write(b []byte) error {
-	if err := z.c.SetWriteDeadline(time.Now().Add(handshakeTimeout)); err != nil {
+	if err := z.c.SetWriteDeadline(time.Now().Add(z.t.handshake)); err != nil {
 		return err
 	}
 	_, err := z.c.Write(b)
