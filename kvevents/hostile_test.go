@@ -37,7 +37,7 @@ type fakePeer struct {
 	open  []net.Conn
 }
 
-func startPeer(t *testing.T, serve func(c net.Conn)) *fakePeer {
+func startPeer(t testing.TB, serve func(c net.Conn)) *fakePeer {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
