@@ -301,6 +301,7 @@ func TestHostilePublisher(t *testing.T) {
 			if alloc > 16<<20 {
 				t.Errorf("%d MiB allocated", alloc>>20)
 			}
+			t.Logf("%d dials, %d KiB allocated", p.conns.Load(), alloc>>10)
 			rec.checkLost(t)
 			if log := rec.log.String(); !strings.Contains(log, "publisher dropped") || !strings.Contains(log, p.ep) {
 				t.Errorf("the drop is not logged with the endpoint:\n%s", log)
@@ -393,6 +394,7 @@ func TestTricklingPublisher(t *testing.T) {
 	if alloc > 4<<20 {
 		t.Errorf("%d MiB allocated for 1000 bytes received", alloc>>20)
 	}
+	t.Logf("%d KiB allocated", alloc>>10)
 }
 
 // TestPingIsAnswered: a ZMTP 3.1 PING between messages gets its PONG
