@@ -255,7 +255,7 @@ func (s *Subscriber) fill(ctx context.Context, from, to int64) {
 }
 
 func (s *Subscriber) replayFailed(from int64, err error) {
-	if err == nil {
+	if err == nil || errors.Is(err, context.Canceled) {
 		return
 	}
 	msg := "kvevents: replay failed"
@@ -305,6 +305,9 @@ func (s *Subscriber) replay(ctx context.Context, from int64, got func(seq int64,
 	defer cancel()
 	d, err := dialZMTP(rctx, s.t, s.cfg.ReplayEndpoint, "DEALER", "ROUTER")
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err() // shutting down: not the peer's fault
+		}
 		return err
 	}
 	defer d.close()
@@ -317,7 +320,10 @@ func (s *Subscriber) replay(ctx context.Context, from int64, got func(seq int64,
 	for {
 		f, err := d.readMessage()
 		if err != nil {
-			if rctx.Err() != nil && ctx.Err() == nil {
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case rctx.Err() != nil:
 				return fmt.Errorf("no end marker within %s: %w", s.t.replay, err)
 			}
 			return err
