@@ -45,6 +45,8 @@ func Decode(payload []byte) (Batch, error) {
 	if end != len(payload) {
 		return Batch{}, fmt.Errorf("%w: trailing bytes after the batch", ErrMalformed)
 	}
+	// Past the scan, every count is at most the bytes left and
+	// MaxElements in all: slices are made at their final length.
 	b, err := decodeBatch(msgpack.NewDecoder(bytes.NewReader(payload)))
 	if err != nil {
 		return Batch{}, fmt.Errorf("%w: %v", ErrMalformed, err)
@@ -71,7 +73,7 @@ func decodeBatch(d *msgpack.Decoder) (Batch, error) {
 	if ne < 0 {
 		return b, errors.New("events is null")
 	}
-	b.Events = make([]Event, 0, min(ne, 1024))
+	b.Events = make([]Event, 0, ne)
 	for i := range ne {
 		ev, err := decodeEvent(d)
 		if err != nil {
@@ -252,7 +254,7 @@ func decodeHashes(d *msgpack.Decoder) ([]Hash, error) {
 	if err != nil || n < 0 {
 		return nil, err
 	}
-	out := make([]Hash, 0, min(n, 1<<16))
+	out := make([]Hash, 0, n)
 	for range n {
 		h, err := decodeHash(d)
 		if err != nil {
@@ -268,7 +270,7 @@ func decodeInts(d *msgpack.Decoder) ([]int, error) {
 	if err != nil || n < 0 {
 		return nil, err
 	}
-	out := make([]int, 0, min(n, 1<<20))
+	out := make([]int, 0, n)
 	for range n {
 		v, err := d.DecodeInt64()
 		if err != nil {
@@ -287,7 +289,7 @@ func decodeExtraKeys(d *msgpack.Decoder) ([][]any, error) {
 	if err != nil || n < 0 {
 		return nil, err
 	}
-	out := make([][]any, 0, min(n, 1<<16))
+	out := make([][]any, 0, n)
 	for range n {
 		m, err := d.DecodeArrayLen()
 		if err != nil {
@@ -297,7 +299,7 @@ func decodeExtraKeys(d *msgpack.Decoder) ([][]any, error) {
 			out = append(out, nil)
 			continue
 		}
-		keys := make([]any, 0, min(m, 64))
+		keys := make([]any, 0, m)
 		for range m {
 			v, err := d.DecodeInterface()
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -152,4 +153,58 @@ func FuzzScanValue(f *testing.F) {
 			t.Fatalf("scan refuses (%v) what the library skips", err)
 		}
 	})
+}
+
+// TestDecodeWorstCaseMemory: the largest batches MaxElements lets
+// through, in the shapes that cost the most per byte (empty events, 40
+// bytes of Hash per one-byte hash), decode within a bounded allocation:
+// slices are made once at the length the scan vouched for.
+func TestDecodeWorstCaseMemory(t *testing.T) {
+	var buf bytes.Buffer
+	e := msgpack.NewEncoder(&buf)
+	events := func() []byte {
+		buf.Reset()
+		n := MaxElements/3 - 10 // a map, its key and its value each
+		_ = e.EncodeArrayLen(2)
+		_ = e.EncodeFloat64(1)
+		_ = e.EncodeArrayLen(n)
+		for range n {
+			_ = e.EncodeMapLen(1)
+			_ = e.EncodeString("type")
+			_ = e.EncodeString(TagAllBlocksCleared)
+		}
+		return bytes.Clone(buf.Bytes())
+	}
+	hashes := func() []byte {
+		buf.Reset()
+		_ = e.EncodeArrayLen(2)
+		_ = e.EncodeFloat64(1)
+		_ = e.EncodeArrayLen(1)
+		_ = e.EncodeMapLen(2)
+		_ = e.EncodeString("type")
+		_ = e.EncodeString(TagBlockRemoved)
+		_ = e.EncodeString("block_hashes")
+		_ = e.EncodeArrayLen(MaxElements - 10)
+		buf.Write(make([]byte, MaxElements-10))
+		return bytes.Clone(buf.Bytes())
+	}
+	for _, c := range []struct {
+		name    string
+		payload []byte
+	}{{"empty events", events()}, {"one-byte hashes", hashes()}} {
+		t.Run(c.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b, err := Decode(c.payload)
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%d KiB payload: %d events, %d MiB allocated", len(c.payload)>>10, len(b.Events), alloc>>20)
+			if alloc > 128<<20 {
+				t.Errorf("%d MiB allocated", alloc>>20)
+			}
+		})
+	}
 }
