@@ -1,7 +1,10 @@
 package kvevents
 
 import (
+	"net"
 	"testing"
+
+	"github.com/go-zeromq/zmq4"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -56,6 +59,76 @@ func BenchmarkEncode(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
 		if _, err := Encode(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScanValue is the depth and size scan Decode runs first, on the
+// same step's batch.
+func BenchmarkScanValue(b *testing.B) {
+	payload, _ := Encode(stepBatch())
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := scanValue(payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// streamingPublisher is a loopback PUB that, once a subscriber's
+// handshake is done, sends it the same message (one step's batch) until
+// it hangs up.
+func streamingPublisher(b *testing.B) string {
+	payload, _ := Encode(stepBatch())
+	msg := pubMessage(1, payload)
+	b.SetBytes(int64(len(payload)))
+	p := startPeer(b, func(c net.Conn) {
+		if acceptAs(c, "PUB") != nil {
+			return
+		}
+		for {
+			if _, err := c.Write(msg); err != nil {
+				return
+			}
+		}
+	})
+	return p.ep
+}
+
+// BenchmarkReceive is the subscriber's reader taking one message (one
+// step's 8.6 KB batch) off a loopback connection.
+func BenchmarkReceive(b *testing.B) {
+	ep := streamingPublisher(b)
+	z, err := dialZMTP(b.Context(), defaultTimeouts, ep, "SUB", "PUB")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer z.close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := z.readMessage(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReceiveZMQ4 is the same through go-zeromq/zmq4's SUB socket,
+// the reader the subscriber used before, for comparison.
+func BenchmarkReceiveZMQ4(b *testing.B) {
+	ep := streamingPublisher(b)
+	sub := zmq4.NewSub(b.Context())
+	defer sub.Close()
+	if err := sub.Dial(ep); err != nil {
+		b.Fatal(err)
+	}
+	if err := sub.SetOption(zmq4.OptionSubscribe, ""); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := sub.Recv(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -36,13 +36,20 @@ func Decode(payload []byte) (Batch, error) {
 	if len(payload) > MaxPayload {
 		return Batch{}, fmt.Errorf("%w: %d bytes exceeds %d", ErrMalformed, len(payload), MaxPayload)
 	}
-	d := msgpack.NewDecoder(bytes.NewReader(payload))
-	b, err := decodeBatch(d)
+	// The library's Skip (unknown fields) and DecodeInterface (extra keys)
+	// recurse once per level: the scan bounds depth and size first.
+	end, err := scanValue(payload)
 	if err != nil {
 		return Batch{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	if _, err := d.PeekCode(); err == nil {
+	if end != len(payload) {
 		return Batch{}, fmt.Errorf("%w: trailing bytes after the batch", ErrMalformed)
+	}
+	// Past the scan, every count is at most the bytes left and
+	// MaxElements in all: slices are made at their final length.
+	b, err := decodeBatch(msgpack.NewDecoder(bytes.NewReader(payload)))
+	if err != nil {
+		return Batch{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	return b, nil
 }
@@ -66,7 +73,7 @@ func decodeBatch(d *msgpack.Decoder) (Batch, error) {
 	if ne < 0 {
 		return b, errors.New("events is null")
 	}
-	b.Events = make([]Event, 0, min(ne, 1024))
+	b.Events = make([]Event, 0, ne)
 	for i := range ne {
 		ev, err := decodeEvent(d)
 		if err != nil {
@@ -247,7 +254,7 @@ func decodeHashes(d *msgpack.Decoder) ([]Hash, error) {
 	if err != nil || n < 0 {
 		return nil, err
 	}
-	out := make([]Hash, 0, min(n, 1<<16))
+	out := make([]Hash, 0, n)
 	for range n {
 		h, err := decodeHash(d)
 		if err != nil {
@@ -263,7 +270,7 @@ func decodeInts(d *msgpack.Decoder) ([]int, error) {
 	if err != nil || n < 0 {
 		return nil, err
 	}
-	out := make([]int, 0, min(n, 1<<20))
+	out := make([]int, 0, n)
 	for range n {
 		v, err := d.DecodeInt64()
 		if err != nil {
@@ -282,7 +289,7 @@ func decodeExtraKeys(d *msgpack.Decoder) ([][]any, error) {
 	if err != nil || n < 0 {
 		return nil, err
 	}
-	out := make([][]any, 0, min(n, 1<<16))
+	out := make([][]any, 0, n)
 	for range n {
 		m, err := d.DecodeArrayLen()
 		if err != nil {
@@ -292,7 +299,7 @@ func decodeExtraKeys(d *msgpack.Decoder) ([][]any, error) {
 			out = append(out, nil)
 			continue
 		}
-		keys := make([]any, 0, min(m, 64))
+		keys := make([]any, 0, m)
 		for range m {
 			v, err := d.DecodeInterface()
 			if err != nil {

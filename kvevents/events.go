@@ -3,6 +3,12 @@
 // the ZMQ transport — a PUB socket sending (topic, 8-byte big-endian
 // sequence number, payload) messages and a ROUTER socket that replays
 // buffered batches from a sequence number on request.
+//
+// The Subscriber reads an engine's sockets with its own ZMTP 3 reader
+// (zmtp.go), which treats the publisher as untrusted input: every length
+// is bounded before it is allocated, every payload's nesting and size
+// before it is decoded, and a peer that breaks the protocol is dropped
+// and dialled again later. The Publisher (engine-sim's) uses zmq4.
 package kvevents
 
 import (

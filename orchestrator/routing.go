@@ -91,6 +91,8 @@ type Router struct {
 	events   atomic.Int64         // KV event batches applied
 	lost     atomic.Int64         // KV event batches lost (sequence gaps not replayed)
 	unmapped atomic.Int64         // event blocks the index could not key (unknown parent)
+	restarts atomic.Int64         // KV event streams that started again (engine restarts, sequence jumps)
+	dropped  atomic.Int64         // connections to KV event publishers dropped for breaking the protocol
 }
 
 // matchedBuckets are the bounds of vrender_routing_matched_blocks.
@@ -415,6 +417,8 @@ func (r *Router) WritePrometheus(w io.Writer) error {
 		{"vrender_routing_kv_event_batches_total", "counter", "KV event batches received from engines and applied.", r.events.Load()},
 		{"vrender_routing_kv_event_batches_lost_total", "counter", "KV event batches lost: sequence gaps the engine's replay could not fill.", r.lost.Load()},
 		{"vrender_routing_kv_event_blocks_unindexed_total", "counter", "Stored blocks from KV events the index could not key (parent unknown, other block size).", r.unmapped.Load()},
+		{"vrender_routing_kv_event_restarts_total", "counter", "KV event streams that started again (the sequence went back or jumped past 2^20): the engine's index entries dropped.", r.restarts.Load()},
+		{"vrender_routing_kv_event_publishers_dropped_total", "counter", "Connections to KV event publishers (PUB or replay) dropped because the peer broke ZMTP or vLLM's message shapes.", r.dropped.Load()},
 	}
 	for _, row := range rows {
 		if err := telemetry.WriteHeader(w, row.name, row.typ, row.help); err != nil {

@@ -24,7 +24,8 @@ type KVEventSource struct {
 // RunKVEvents follows every source's events into the prefix index until
 // ctx is done. Each engine's events are applied in sequence order; an
 // engine whose sequence starts again (a restart) loses its entries; gaps
-// the replay socket cannot fill are counted on /metrics.
+// the replay socket cannot fill, restarts and publishers dropped for
+// breaking the protocol are counted on /metrics.
 func (r *Router) RunKVEvents(ctx context.Context, sources []KVEventSource, log *slog.Logger) error {
 	if r.index == nil {
 		return errors.New("orchestrator: KV events need prefix routing")
@@ -38,8 +39,9 @@ func (r *Router) RunKVEvents(ctx context.Context, sources []KVEventSource, log *
 		sub, err := kvevents.NewSubscriber(kvevents.SubscriberConfig{
 			Endpoint: src.Endpoint, ReplayEndpoint: src.ReplayEndpoint, Topic: src.Topic, Logger: log,
 			Apply:     func(_ int64, b kvevents.Batch) { r.ApplyKVEvents(engine, b, log) },
-			Restarted: func() { r.index.Clear(engine) },
+			Restarted: func() { r.restarts.Add(1); r.index.Clear(engine) },
 			Lost:      r.EventsLost,
+			Dropped:   func() { r.dropped.Add(1) },
 		})
 		if err != nil {
 			return err

@@ -153,3 +153,46 @@ func TestKVEventsFeedTheIndex(t *testing.T) {
 		t.Errorf("no event batches counted:\n%s", sb.String())
 	}
 }
+
+// FuzzApplyKVEvents: whatever batch a publisher's bytes decode to,
+// applying it to the index neither panics nor leaves the index
+// unreadable: events are remote input down to the index.
+func FuzzApplyKVEvents(f *testing.F) {
+	salt, lora := "salt", "sql-lora"
+	parent := kvevents.IntHash(7)
+	stored := kvevents.Event{Tag: kvevents.TagBlockStored, BlockSize: 16, TokenIDs: make([]int, 32),
+		BlockHashes: []kvevents.Hash{kvevents.IntHash(1), {Bytes: []byte("0123456789abcdef"), IsBytes: true}}}
+	for _, b := range []kvevents.Batch{
+		{Events: []kvevents.Event{stored}},
+		{Events: []kvevents.Event{func() kvevents.Event {
+			e := stored
+			e.ParentBlockHash, e.LoRAName, e.ExtraKeys = &parent, &lora, [][]any{{lora, salt}, nil}
+			return e
+		}()}},
+		{Events: []kvevents.Event{{Tag: kvevents.TagBlockRemoved, BlockHashes: stored.BlockHashes}, {Tag: kvevents.TagAllBlocksCleared}}},
+	} {
+		payload, err := kvevents.Encode(b)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(payload)
+	}
+	x := kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(16, "qwen")})
+	r, err := NewRouter(RouterConfig{Policy: RoutingPrefix, Index: x})
+	if err != nil {
+		f.Fatal(err)
+	}
+	keys := x.Keyer().Keys(nil, x.Keyer().Root("", ""), make([]int, 64))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := kvevents.Decode(data)
+		if err != nil {
+			return
+		}
+		r.ApplyKVEvents("http://e", b, quietLog())
+		_ = x.Match("http://e", keys)
+		var sb strings.Builder
+		if err := r.WritePrometheus(&sb); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
