@@ -1,0 +1,264 @@
+package protocol
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/vrender/vrender/internal/wire"
+)
+
+// The OpenAI types vLLM's ResponsesRequest declares members with (Tool,
+// ToolChoice, ResponseTextConfig, Reasoning, the input item union, Metadata)
+// are hundreds of pydantic models and TypedDicts. Rather than a hand copy of
+// each, openai_types.json holds their pydantic-core schemas, exported by
+// testdata/gen_openai_types.py from openai-python 3.3.1, and validate walks
+// them with pydantic's lax rules: a smart union reports every choice's
+// errors when none fits, each under the choice's class name.
+//
+//go:embed openai_types.json
+var openaiTypesJSON []byte
+
+// schemaNode is one pydantic-core schema, reduced to what validation reads.
+type schemaNode struct {
+	K       string         `json:"k"` // model, typed-dict, union, literal, str, int, float, bool, any, nullable, list, sequence, iterable, dict, ref
+	Name    string         `json:"name"`
+	Fields  []schemaField  `json:"fields"`
+	Choices []schemaChoice `json:"choices"`
+	Values  []string       `json:"values"`
+	S       *schemaNode    `json:"s"`
+	Items   *schemaNode    `json:"items"`
+	Keys    *schemaNode    `json:"keys"`
+	Vals    *schemaNode    `json:"values_schema"`
+	Ref     string         `json:"ref"`
+	// expected is a literal's "'a', 'b' or 'c'", as pydantic words it.
+	expected string
+}
+
+type schemaField struct {
+	Name     string      `json:"name"`
+	Required bool        `json:"required"`
+	S        *schemaNode `json:"s"`
+}
+
+type schemaChoice struct {
+	// Label is the choice's location segment in errors: a model's or
+	// TypedDict's class name; "" for the segments vLLM drops (literal[...],
+	// str, list[...]).
+	Label string      `json:"label"`
+	S     *schemaNode `json:"s"`
+}
+
+// openaiTypes is the decoded schema file, refs resolved: read-only once built.
+var openaiTypes = sync.OnceValue(func() map[string]*schemaNode {
+	// "values" names both a literal's values and a dict's value schema in
+	// the file; the dict's is renamed before decoding.
+	var file struct {
+		Defs  map[string]*schemaNode `json:"defs"`
+		Roots map[string]*schemaNode `json:"roots"`
+	}
+	if err := json.Unmarshal(dictValuesRenamed(openaiTypesJSON), &file); err != nil {
+		panic(fmt.Sprintf("protocol: openai_types.json: %v", err))
+	}
+	var resolve func(n *schemaNode) *schemaNode
+	seen := map[*schemaNode]bool{}
+	resolve = func(n *schemaNode) *schemaNode {
+		if n == nil {
+			return nil
+		}
+		if n.K == "ref" {
+			d, ok := file.Defs[n.Ref]
+			if !ok {
+				panic("protocol: openai_types.json: unknown ref " + n.Ref)
+			}
+			return resolve(d)
+		}
+		if seen[n] {
+			return n
+		}
+		seen[n] = true
+		n.S, n.Items, n.Keys, n.Vals = resolve(n.S), resolve(n.Items), resolve(n.Keys), resolve(n.Vals)
+		for i := range n.Fields {
+			n.Fields[i].S = resolve(n.Fields[i].S)
+		}
+		for i := range n.Choices {
+			n.Choices[i].S = resolve(n.Choices[i].S)
+		}
+		if n.K == "literal" {
+			n.expected = literalExpected(n.Values)
+		}
+		return n
+	}
+	for k, n := range file.Roots {
+		file.Roots[k] = resolve(n)
+	}
+	return file.Roots
+})
+
+// dictValuesRenamed rewrites a dict schema's "values" member to
+// "values_schema" (its value is an object; a literal's is an array).
+func dictValuesRenamed(data []byte) []byte {
+	return []byte(strings.ReplaceAll(string(data), `"values":{`, `"values_schema":{`))
+}
+
+// literalExpected is pydantic's wording of a literal's choices.
+func literalExpected(values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = pyStrRepr(v)
+	}
+	if len(quoted) == 1 {
+		return quoted[0]
+	}
+	return strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
+}
+
+// openaiType is the schema of root type name (see gen_openai_types.py).
+func openaiType(name string) *schemaNode {
+	n := openaiTypes()[name]
+	if n == nil {
+		panic("protocol: no OpenAI type " + name)
+	}
+	return n
+}
+
+// validate checks the JSON value v against schema n as pydantic's lax mode
+// does, appending each failure at loc (a fresh slice per error) to errs.
+func (n *schemaNode) validate(v *wire.Node, loc []any, errs []FieldError) []FieldError {
+	fail := func(typ, msg string, ctx ...CtxEntry) []FieldError {
+		return append(errs, FieldError{Type: typ, Loc: loc, Msg: msg, Input: v.Raw, Ctx: ctx})
+	}
+	switch n.K {
+	case "any":
+		return errs
+	case "nullable":
+		if v.Kind == wire.Null {
+			return errs
+		}
+		return n.S.validate(v, loc, errs)
+	case "str":
+		if v.Kind != wire.String {
+			return fail("string_type", "Input should be a valid string")
+		}
+		return errs
+	case "int", "float", "bool":
+		if typ, msg := laxScalar(n.K, v.Raw); typ != "" {
+			return fail(typ, msg)
+		}
+		return errs
+	case "literal":
+		if v.Kind == wire.String {
+			for _, want := range n.Values {
+				if v.S == want {
+					return errs
+				}
+			}
+		}
+		return fail("literal_error", "Input should be "+n.expected, CtxEntry{Key: "expected", Value: n.expected})
+	case "list":
+		if v.Kind != wire.Array {
+			return fail("list_type", "Input should be a valid list")
+		}
+		return n.validateItems(v, loc, errs)
+	case "sequence":
+		// Sequence[X]: an isinstance check, then every item; a string is a
+		// Sequence that sequence_validator refuses.
+		switch v.Kind {
+		case wire.String:
+			return fail("sequence_str", "'str' instances are not allowed as a Sequence value",
+				CtxEntry{Key: "type_name", Value: "str"})
+		case wire.Array:
+			return n.validateItems(v, loc, errs)
+		}
+		return fail("is_instance_of", "Input should be an instance of Sequence", CtxEntry{Key: "class", Value: "Sequence"})
+	case "iterable":
+		// Iterable[X] validates its items lazily, when iterated: only
+		// iterability is checked here.
+		if v.Kind == wire.String || v.Kind == wire.Array || v.Kind == wire.Object {
+			return errs
+		}
+		return fail("iterable_type", "Input should be iterable")
+	case "dict":
+		if v.Kind != wire.Object {
+			return fail("dict_type", "Input should be a valid dictionary")
+		}
+		for i, k := range v.Keys {
+			// Keys come from JSON, so always strings: only the values can fail.
+			errs = n.Vals.validate(v.Vals[i], withLoc(loc, k), errs)
+		}
+		return errs
+	case "model", "typed-dict":
+		if v.Kind != wire.Object {
+			if n.K == "typed-dict" {
+				return fail("dict_type", "Input should be a valid dictionary")
+			}
+			return fail("model_type", "Input should be a valid dictionary or instance of "+n.Name,
+				CtxEntry{Key: "class_name", Value: n.Name})
+		}
+		for _, f := range n.Fields {
+			fv, ok := v.Get(f.Name)
+			if !ok {
+				if f.Required {
+					errs = append(errs, FieldError{Type: "missing", Loc: withLoc(loc, f.Name), Msg: "Field required", Input: v.Raw})
+				}
+				continue
+			}
+			errs = f.S.validate(fv, withLoc(loc, f.Name), errs)
+		}
+		return errs
+	case "union":
+		var all []FieldError
+		for _, c := range n.Choices {
+			at := loc
+			if c.Label != "" {
+				at = withLoc(loc, c.Label)
+			}
+			before := len(all)
+			all = c.S.validate(v, at, all)
+			if len(all) == before {
+				return errs
+			}
+		}
+		return append(errs, all...)
+	}
+	panic("protocol: unknown schema kind " + n.K)
+}
+
+// laxScalar is pydantic's lax check of an int, float or bool; typ is ""
+// when raw is valid.
+func laxScalar(kind string, raw json.RawMessage) (typ, msg string) {
+	switch kind {
+	case "int":
+		_, typ, msg = laxInt(raw)
+	case "float":
+		_, typ, msg = laxFloat(raw)
+	default:
+		_, typ, msg = laxBool(raw)
+	}
+	return typ, msg
+}
+
+// validateItems validates each item of array v against n.Items.
+func (n *schemaNode) validateItems(v *wire.Node, loc []any, errs []FieldError) []FieldError {
+	for i, item := range v.Arr {
+		errs = n.Items.validate(item, withLoc(loc, i), errs)
+	}
+	return errs
+}
+
+// withLoc is loc with one more segment, in a slice of its own.
+func withLoc(loc []any, seg any) []any {
+	out := make([]any, len(loc), len(loc)+1)
+	copy(out, loc)
+	return append(out, seg)
+}
+
+// openaiValidate validates member name of o against OpenAI type typeName;
+// ok is false when it recorded errors.
+func (o *object) openaiValidate(name, typeName string, v *wire.Node) bool {
+	before := len(o.errs)
+	o.errs = openaiType(typeName).validate(v, o.at(name), o.errs)
+	return len(o.errs) == before
+}

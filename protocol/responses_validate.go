@@ -1,0 +1,289 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/vrender/vrender/internal/wire"
+)
+
+// The ResponsesRequest members typed by vLLM itself rather than by OpenAI.
+var (
+	responsesInclude = nullable(&schemaNode{K: "list", Items: literal(
+		"code_interpreter_call.outputs", "computer_call_output.output.image_url", "file_search_call.results",
+		"message.input_image.image_url", "message.output_text.logprobs", "reasoning.encrypted_content")})
+	responsesServiceTier = literal("auto", "default", "flex", "scale", "priority")
+	// tools: list[Tool] with a default: null is not a list.
+	responsesTools = &schemaNode{K: "list", Items: openaiType("Tool")}
+)
+
+func literal(values ...string) *schemaNode {
+	return &schemaNode{K: "literal", Values: values, expected: literalExpected(values)}
+}
+
+func nullable(n *schemaNode) *schemaNode { return &schemaNode{K: "nullable", S: n} }
+
+// validateNode validates member name, when present, against schema n; ok
+// is false when it recorded errors.
+func (o *object) validateNode(name string, n *schemaNode) bool {
+	v := o.node(name)
+	if v == nil {
+		return true
+	}
+	before := len(o.errs)
+	o.errs = n.validate(v, o.at(name), o.errs)
+	return len(o.errs) == before
+}
+
+// node is member name's tree (nil when absent).
+func (o *object) node(name string) *wire.Node {
+	if n := o.nodes[name]; n != nil {
+		return n
+	}
+	raw, ok := o.members[name]
+	if !ok {
+		return nil
+	}
+	n, err := wire.Parse(raw)
+	if err != nil {
+		return wire.NullNode
+	}
+	return n
+}
+
+// responsesInput is `input: str | list[ResponseInputOutputItem]` after
+// input_item_parsing. The union fails as a whole: a list with a bad item
+// also reports that it is not a string.
+func (o *object) responsesInput(r *ResponsesRequest) {
+	v := o.node("input")
+	if v == nil {
+		o.missing("input")
+		return
+	}
+	loc := o.at("input")
+	switch v.Kind {
+	case wire.String:
+		s := v.S
+		r.InputText = &s
+		return
+	case wire.Array:
+		var errs []FieldError
+		items := make([]json.RawMessage, len(v.Arr))
+		for i, item := range v.Arr {
+			items[i] = item.Raw
+			errs = validateInputItem(item, withLoc(loc, i), errs)
+		}
+		if len(errs) == 0 {
+			r.InputItems = items
+			return
+		}
+		o.fail(loc, "string_type", "Input should be a valid string", v.Raw)
+		o.errs = append(o.errs, errs...)
+		return
+	}
+	o.fail(loc, "string_type", "Input should be a valid string", v.Raw)
+	o.fail(loc, "list_type", "Input should be a valid list", v.Raw)
+}
+
+// validateInputItem validates one input item against ResponseInputItemParam
+// | ResponseOutputItem as it reaches pydantic after input_item_parsing: a
+// reasoning item without an id has been given one, and an assistant
+// message with list content that makes a valid ResponseOutputMessage once
+// given an id, a status and annotations has become one.
+func validateInputItem(item *wire.Node, loc []any, errs []FieldError) []FieldError {
+	union := openaiType("InputItem")
+	if item.Kind != wire.Object {
+		return union.validate(item, loc, errs)
+	}
+	typ, _ := item.Get("type")
+	isType := func(s string) bool { return typ != nil && typ.Kind == wire.String && typ.S == s }
+	switch {
+	case isType("reasoning"):
+		if _, ok := item.Get("id"); !ok {
+			item = withMember(item, "id", stringNode("rs_"+RandomUUID()))
+		}
+	case isType("message"):
+		role, _ := item.Get("role")
+		content, _ := item.Get("content")
+		if role != nil && role.Kind == wire.String && role.S == "assistant" && content != nil && content.Kind == wire.Array {
+			if len(openaiType("ResponseOutputMessage").validate(asOutputMessage(item, content), loc, nil)) == 0 {
+				return errs
+			}
+		}
+	}
+	return union.validate(item, loc, errs)
+}
+
+// asOutputMessage is input_item_parsing's completion of an assistant
+// message: an id and status when absent, and empty annotations on
+// output_text parts without them.
+func asOutputMessage(item, content *wire.Node) *wire.Node {
+	if _, ok := item.Get("id"); !ok {
+		item = withMember(item, "id", stringNode("msg_"+RandomUUID()))
+	}
+	if _, ok := item.Get("status"); !ok {
+		item = withMember(item, "status", stringNode("completed"))
+	}
+	parts := &wire.Node{Kind: wire.Array, Arr: make([]*wire.Node, len(content.Arr)), Raw: content.Raw}
+	for i, c := range content.Arr {
+		parts.Arr[i] = c
+		if c.Kind != wire.Object {
+			continue
+		}
+		t, _ := c.Get("type")
+		if _, has := c.Get("annotations"); !has && t != nil && t.Kind == wire.String && t.S == "output_text" {
+			parts.Arr[i] = withMember(c, "annotations", &wire.Node{Kind: wire.Array, Raw: []byte("[]")})
+		}
+	}
+	return withMember(item, "content", parts)
+}
+
+// withMember is a shallow copy of object n with key set to v (appended when
+// new, as a dict assignment does), its Raw rewritten to match: an error's
+// input shows the item pydantic was given.
+func withMember(n *wire.Node, key string, v *wire.Node) *wire.Node {
+	c := *n
+	c.Keys = append([]string(nil), n.Keys...)
+	c.Vals = append([]*wire.Node(nil), n.Vals...)
+	replaced := false
+	for i, k := range c.Keys {
+		if k == key {
+			c.Vals[i] = v
+			replaced = true
+		}
+	}
+	if !replaced {
+		c.Keys = append(c.Keys, key)
+		c.Vals = append(c.Vals, v)
+	}
+	raw := []byte{'{'}
+	for i, k := range c.Keys {
+		if i > 0 {
+			raw = append(raw, ',')
+		}
+		raw = wire.AppendString(raw, k)
+		raw = append(raw, ':')
+		raw = append(raw, c.Vals[i].Raw...)
+	}
+	c.Raw = append(raw, '}')
+	return &c
+}
+
+// stringNode is a JSON string value built by code.
+func stringNode(s string) *wire.Node {
+	return &wire.Node{Kind: wire.String, S: s, Raw: wire.AppendString(nil, s)}
+}
+
+// responsesModelValidators runs ResponsesRequest's before-validators in
+// pydantic's order, the last declared first (check_tool_usage,
+// check_cache_salt_support, validate_prompt, validate_background;
+// input_item_parsing only prepares items, see validateInputItem), and
+// returns the first failure.
+func responsesModelValidators(obj *object) *FieldError {
+	input := obj.raw
+	vErr := func(msg, param string) *FieldError {
+		fe := validatorError(obj, "VLLMValidationError", msg, param, "")
+		fe.Input = input
+		return fe
+	}
+	if fe := checkResponsesToolUsage(obj, vErr); fe != nil {
+		return fe
+	}
+	if _, ok := obj.members["tool_choice"]; !ok && !responsesHasTools(obj) {
+		// check_tool_usage stored tool_choice "none": the later
+		// validators' errors show a body with one more member.
+		input = withToolChoiceNone(obj.raw)
+	}
+	if cs, ok := obj.members["cache_salt"]; ok && !isNull(cs) {
+		if s, isStr := laxString(cs); !isStr || s == "" {
+			return vErr("Parameter 'cache_salt' must be a non-empty string if provided.", "cache_salt")
+		}
+	}
+	if p, ok := obj.members["prompt"]; ok && !isNull(p) {
+		return vErr("prompt template is not supported", "prompt")
+	}
+	if bg, ok := obj.members["background"]; ok && pyTruthy(bg) {
+		if st, ok := obj.members["store"]; ok && !pyTruthy(st) {
+			return vErr("background can only be used when `store` is true", "background")
+		}
+	}
+	return nil
+}
+
+// withToolChoiceNone is the JSON object raw with "tool_choice":"none" added.
+func withToolChoiceNone(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimRight(raw, " \t\r\n")
+	body := bytes.TrimRight(raw[:len(raw)-1], " \t\r\n")
+	out := append([]byte(nil), body...)
+	if body[len(body)-1] != '{' {
+		out = append(out, ',')
+	}
+	return append(out, `"tool_choice":"none"}`...)
+}
+
+// responsesHasTools is check_tool_usage's has_tools: tools present, not
+// null and not empty.
+func responsesHasTools(obj *object) bool {
+	tools, ok := obj.members["tools"]
+	return ok && !isNull(tools) && pyTruthy(tools)
+}
+
+// checkResponsesToolUsage is ResponsesRequest.check_tool_usage on the raw
+// body: without tools, "required" or a named function is refused; a named
+// function must name one of the tools (a namespace tool's members count
+// bare and as "namespace__name").
+func checkResponsesToolUsage(obj *object, vErr func(msg, param string) *FieldError) *FieldError {
+	tools := obj.node("tools")
+	hasTools := responsesHasTools(obj)
+	choice := obj.node("tool_choice")
+	var named *wire.Node
+	if choice != nil && choice.Kind == wire.Object {
+		if t, ok := choice.Get("type"); ok && t.Kind == wire.String && t.S == "function" {
+			named = choice
+		}
+	}
+	notFound := "Tool choice 'function' not found in 'tools' parameter."
+	if !hasTools {
+		switch {
+		case choice != nil && choice.Kind == wire.String && choice.S == "required":
+			return vErr("Tool choice 'required' must be specified with 'tools' parameter.", "tool_choice")
+		case named != nil:
+			return vErr(notFound, "tool_choice")
+		}
+		return nil
+	}
+	if named == nil {
+		return nil
+	}
+	name, _ := named.Get("name")
+	// Iterating a string or object yields no tool with a name.
+	if name == nil || name.Kind != wire.String || name.S == "" || tools.Kind != wire.Array {
+		return vErr(notFound, "tool_choice")
+	}
+	for _, t := range tools.Arr {
+		if t.Kind != wire.Object {
+			continue
+		}
+		tn, _ := t.Get("name")
+		if typ, _ := t.Get("type"); typ != nil && typ.Kind == wire.String && typ.S == "namespace" {
+			inner, _ := t.Get("tools")
+			if inner == nil || inner.Kind != wire.Array {
+				continue
+			}
+			for _, m := range inner.Arr {
+				mn, _ := m.Get("name")
+				if mn == nil || mn.Kind != wire.String {
+					continue
+				}
+				if mn.S == name.S || (tn != nil && tn.Kind == wire.String && tn.S+"__"+mn.S == name.S) {
+					return nil
+				}
+			}
+			continue
+		}
+		if tn != nil && tn.Kind == wire.String && tn.S == name.S {
+			return nil
+		}
+	}
+	return vErr(notFound, "tool_choice")
+}
