@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -149,12 +150,8 @@ func (n *schemaNode) validate(v *wire.Node, loc []any, errs []FieldError) []Fiel
 		}
 		return errs
 	case "literal":
-		if v.Kind == wire.String {
-			for _, want := range n.Values {
-				if v.S == want {
-					return errs
-				}
-			}
+		if v.Kind == wire.String && slices.Contains(n.Values, v.S) {
+			return errs
 		}
 		return fail("literal_error", "Input should be "+n.expected, CtxEntry{Key: "expected", Value: n.expected})
 	case "list":
@@ -209,6 +206,13 @@ func (n *schemaNode) validate(v *wire.Node, loc []any, errs []FieldError) []Fiel
 		}
 		return errs
 	case "union":
+		// Most values fit a choice: find it without building the other
+		// choices' errors, which are only reported when none fits.
+		for _, c := range n.Choices {
+			if c.S.valid(v) {
+				return errs
+			}
+		}
 		var all []FieldError
 		for _, c := range n.Choices {
 			at := loc
@@ -222,6 +226,65 @@ func (n *schemaNode) validate(v *wire.Node, loc []any, errs []FieldError) []Fiel
 			}
 		}
 		return append(errs, all...)
+	}
+	panic("protocol: unknown schema kind " + n.K)
+}
+
+// valid reports whether v passes n: validate without the errors, which
+// FuzzOpenAISchema holds it to.
+func (n *schemaNode) valid(v *wire.Node) bool {
+	switch n.K {
+	case "any":
+		return true
+	case "nullable":
+		return v.Kind == wire.Null || n.S.valid(v)
+	case "str":
+		return v.Kind == wire.String
+	case "int", "float", "bool":
+		typ, _ := laxScalar(n.K, v.Raw)
+		return typ == ""
+	case "literal":
+		return v.Kind == wire.String && slices.Contains(n.Values, v.S)
+	case "list", "sequence":
+		if v.Kind != wire.Array {
+			return false
+		}
+		for _, item := range v.Arr {
+			if !n.Items.valid(item) {
+				return false
+			}
+		}
+		return true
+	case "iterable":
+		return v.Kind == wire.String || v.Kind == wire.Array || v.Kind == wire.Object
+	case "dict":
+		if v.Kind != wire.Object {
+			return false
+		}
+		for _, val := range v.Vals {
+			if !n.Vals.valid(val) {
+				return false
+			}
+		}
+		return true
+	case "model", "typed-dict":
+		if v.Kind != wire.Object {
+			return false
+		}
+		for _, f := range n.Fields {
+			fv, ok := v.Get(f.Name)
+			if ok && !f.S.valid(fv) || !ok && f.Required {
+				return false
+			}
+		}
+		return true
+	case "union":
+		for _, c := range n.Choices {
+			if c.S.valid(v) {
+				return true
+			}
+		}
+		return false
 	}
 	panic("protocol: unknown schema kind " + n.K)
 }
