@@ -91,7 +91,8 @@ func (r *ResponsesRequest) IncludesOutputLogprobs() bool {
 // first to raise is the one error), then every member rendering or the
 // response reads, typed as vLLM and OpenAI's types declare it, each
 // failure reported in pydantic's words. The sampling members shared with
-// chat (Passthrough) are the chat request's to validate.
+// chat are validated here too, in their place, then handed on raw
+// (Passthrough) to the chat request that reads them.
 func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 	obj, fe := decodeBody(data, "ResponsesRequest")
 	if fe != nil {
@@ -114,6 +115,7 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 		r.Metadata = nullToNil(obj.members["metadata"])
 	}
 	r.Model = obj.optionalString("model")
+	obj.logitBias("logit_bias")
 	if p := obj.optionalBool("parallel_tool_calls", true); p != nil {
 		r.ParallelToolCalls = *p
 	}
@@ -130,6 +132,7 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 	if s := obj.optionalBool("stream", false); s != nil {
 		r.Stream = *s
 	}
+	obj.optionalFloat("temperature", nil)
 	if obj.validateNode("text", nullable(openaiType("ResponseTextConfig"))) {
 		if raw := nullToNil(obj.members["text"]); raw != nil {
 			r.Text = &ResponsesText{}
@@ -144,10 +147,16 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 		r.Tools, _ = obj.list("tools", false)
 	}
 	r.TopLogprobs = obj.optionalInt("top_logprobs", ptr(0), nil, nil)
+	obj.optionalFloat("top_p", nil)
+	obj.optionalInt("top_k", nil, nil, nil)
 	if t := obj.optionalLiteral("truncation", "auto", "disabled"); t != nil {
 		r.Truncation = *t
 	}
 	r.User = obj.optionalString("user")
+	obj.boolean("skip_special_tokens", true)
+	obj.boolean("include_stop_str_in_output", false)
+	obj.penalty("presence_penalty")
+	obj.penalty("frequency_penalty")
 	obj.optionalString("prompt_cache_key")
 	if _, ok := obj.members["request_id"]; ok {
 		id := obj.requiredString("request_id")
@@ -158,8 +167,15 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 	r.Priority = obj.int64Field("priority", 0)
 	r.CacheSalt = obj.optionalString("cache_salt")
 	obj.boolean("enable_response_messages", false)
+	obj.structuredOutputs("structured_outputs")
+	obj.optionalFloat("repetition_penalty", nil)
+	obj.optionalInt64("seed")
+	obj.stopField("stop")
+	obj.boolean("ignore_eos", false)
+	obj.vllmXargs("vllm_xargs")
 	r.KVTransferParams = obj.optionalDict("kv_transfer_params")
 	r.ECTransferParams = obj.optionalDict("ec_transfer_params")
+	obj.optionalDict("chat_template_kwargs")
 	if len(obj.errs) > 0 {
 		return nil, &ValidationError{Errors: obj.errs}
 	}

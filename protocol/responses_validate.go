@@ -23,6 +23,22 @@ func literal(values ...string) *schemaNode {
 
 func nullable(n *schemaNode) *schemaNode { return &schemaNode{K: "nullable", S: n} }
 
+// penalty is `name: float | None = Field(None, ge=-2.0, le=2.0)`, as
+// ResponsesRequest declares presence_penalty and frequency_penalty (chat
+// leaves their range to SamplingParams).
+func (o *object) penalty(name string) {
+	v := o.optionalFloat(name, nil)
+	switch {
+	case v == nil:
+	case *v < -2:
+		o.fail(o.at(name), "greater_than_equal", "Input should be greater than or equal to -2", o.members[name],
+			CtxEntry{Key: "ge", Value: -2.0})
+	case *v > 2:
+		o.fail(o.at(name), "less_than_equal", "Input should be less than or equal to 2", o.members[name],
+			CtxEntry{Key: "le", Value: 2.0})
+	}
+}
+
 // validateNode validates member name, when present, against schema n; ok
 // is false when it recorded errors.
 func (o *object) validateNode(name string, n *schemaNode) bool {

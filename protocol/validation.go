@@ -20,7 +20,7 @@ type FieldError struct {
 }
 
 // CtxEntry is one key of a pydantic error's ctx dict, kept in order. Value
-// is a string, an int, an int64, a *big.Int or a PyException.
+// is a string, an int, an int64, a *big.Int, a float64 or a PyException.
 type CtxEntry struct {
 	Key   string
 	Value any
@@ -141,6 +141,8 @@ func ctxValueRepr(v any) string {
 		return strconv.FormatInt(v, 10)
 	case *big.Int:
 		return v.String()
+	case float64:
+		return pyFloatStr(v)
 	case PyException:
 		return v.Class + "(" + pyStrRepr(v.Message) + ")"
 	default:

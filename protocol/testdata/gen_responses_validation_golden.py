@@ -290,6 +290,18 @@ cases = [
     ("background without store", body(background=True, store=False)),
     ("cache_salt empty", body(cache_salt="")),
     ("several members at once", body(service_tier="x", metadata={"a": 1}, reasoning={"effort": "x"}, include=["y"])),
+    # The members shared with chat, validated with the others in declaration order.
+    ("presence_penalty above 2", body(presence_penalty=3)),
+    ("frequency_penalty below -2", body(frequency_penalty=-2.5)),
+    ("penalties at the bounds ok", body(presence_penalty=2, frequency_penalty=-2.0)),
+    ("sampling members badly typed", body(temperature="hot", top_p=[], top_k=1.5, logit_bias={"1": "x"},
+                                          skip_special_tokens="maybe", include_stop_str_in_output=2,
+                                          repetition_penalty={}, seed="s", stop=5, ignore_eos=[],
+                                          chat_template_kwargs=[])),
+    ("seed too big", body(seed=2**63)),
+    ("stop list with a number", body(stop=["a", 1])),
+    ("shared and own members interleaved", body(chat_template_kwargs=1, temperature="x", instructions=5,
+                                                top_logprobs="y", metadata=[])),
 ]
 
 if __name__ == "__main__":
