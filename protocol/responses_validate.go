@@ -194,7 +194,8 @@ func stringNode(s string) *wire.Node {
 // pydantic's order, the last declared first (check_tool_usage,
 // check_cache_salt_support, validate_prompt, validate_background;
 // input_item_parsing only prepares items, see validateInputItem), and
-// returns the first failure.
+// returns the first failure. When they pass, obj.raw is the body as they
+// left it, which the fields' "missing" errors show.
 func responsesModelValidators(obj *object) *FieldError {
 	input := obj.raw
 	vErr := func(msg, param string) *FieldError {
@@ -223,6 +224,7 @@ func responsesModelValidators(obj *object) *FieldError {
 			return vErr("background can only be used when `store` is true", "background")
 		}
 	}
+	obj.raw = input
 	return nil
 }
 
