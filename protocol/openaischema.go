@@ -34,8 +34,9 @@ type schemaNode struct {
 	Keys    *schemaNode    `json:"keys"`
 	Vals    *schemaNode    `json:"values_schema"`
 	Ref     string         `json:"ref"`
-	// expected is a literal's "'a', 'b' or 'c'", as pydantic words it.
-	expected string
+	// expected is a literal's "'a', 'b' or 'c'", as pydantic words it, and
+	// literalMsg its error message.
+	expected, literalMsg string
 }
 
 type schemaField struct {
@@ -88,7 +89,7 @@ var openaiTypes = sync.OnceValue(func() map[string]*schemaNode {
 			n.Choices[i].S = resolve(n.Choices[i].S)
 		}
 		if n.K == "literal" {
-			n.expected = literalExpected(n.Values)
+			*n = *literal(n.Values...)
 		}
 		return n
 	}
@@ -125,109 +126,157 @@ func openaiType(name string) *schemaNode {
 	return n
 }
 
-// validate checks the JSON value v against schema n as pydantic's lax mode
-// does, appending each failure at loc (a fresh slice per error) to errs.
-func (n *schemaNode) validate(v *wire.Node, loc []any, errs []FieldError) []FieldError {
-	fail := func(typ, msg string, ctx ...CtxEntry) []FieldError {
-		return append(errs, FieldError{Type: typ, Loc: loc, Msg: msg, Input: v.Raw, Ctx: ctx})
+// errSink collects a validation's errors: the first keep built in full,
+// the rest only counted. vLLM's message shows ten errors and the total, and
+// a list of unfitting union members can have hundreds of errors per item.
+type errSink struct {
+	errs    []FieldError
+	keep    int
+	omitted int
+}
+
+func (s *errSink) add(typ, msg string, loc *locPath, input json.RawMessage, ctx ...CtxEntry) {
+	if len(s.errs) >= s.keep {
+		s.omitted++
+		return
 	}
+	// ctx is copied so that the callers' variadic slices stay on the stack.
+	s.errs = append(s.errs, FieldError{Type: typ, Loc: loc.slice(), Msg: msg, Input: input, Ctx: slices.Clone(ctx)})
+}
+
+// locPath is an error location built only for the errors kept: each
+// segment points at its parent.
+type locPath struct {
+	parent *locPath
+	seg    any
+	// base is the root's location (the member's, inside the body).
+	base []any
+}
+
+// atName and atIndex are loc with a member name or list index appended,
+// or loc itself once s only counts (no location is built, nor a segment
+// boxed, for an error that is not kept).
+func (s *errSink) atName(loc *locPath, name string) *locPath {
+	if len(s.errs) >= s.keep {
+		return loc
+	}
+	return &locPath{parent: loc, seg: name}
+}
+
+func (s *errSink) atIndex(loc *locPath, i int) *locPath {
+	if len(s.errs) >= s.keep {
+		return loc
+	}
+	return &locPath{parent: loc, seg: i}
+}
+
+func (l *locPath) slice() []any {
+	n := 0
+	root := l
+	for ; root.parent != nil; root = root.parent {
+		n++
+	}
+	out := make([]any, len(root.base)+n)
+	copy(out, root.base)
+	for p := l; p.parent != nil; p = p.parent {
+		n--
+		out[len(root.base)+n] = p.seg
+	}
+	return out
+}
+
+// validate checks the JSON value v against schema n as pydantic's lax mode
+// does, adding each failure at loc to s.
+func (n *schemaNode) validate(v *wire.Node, loc *locPath, s *errSink) {
+	fail := func(typ, msg string, ctx ...CtxEntry) { s.add(typ, msg, loc, v.Raw, ctx...) }
 	switch n.K {
 	case "any":
-		return errs
 	case "nullable":
-		if v.Kind == wire.Null {
-			return errs
+		if v.Kind != wire.Null {
+			n.S.validate(v, loc, s)
 		}
-		return n.S.validate(v, loc, errs)
 	case "str":
 		if v.Kind != wire.String {
-			return fail("string_type", "Input should be a valid string")
+			fail("string_type", "Input should be a valid string")
 		}
-		return errs
 	case "int", "float", "bool":
 		if typ, msg := laxScalar(n.K, v.Raw); typ != "" {
-			return fail(typ, msg)
+			fail(typ, msg)
 		}
-		return errs
 	case "literal":
-		if v.Kind == wire.String && slices.Contains(n.Values, v.S) {
-			return errs
+		if v.Kind != wire.String || !slices.Contains(n.Values, v.S) {
+			fail("literal_error", n.literalMsg, CtxEntry{Key: "expected", Value: n.expected})
 		}
-		return fail("literal_error", "Input should be "+n.expected, CtxEntry{Key: "expected", Value: n.expected})
 	case "list":
 		if v.Kind != wire.Array {
-			return fail("list_type", "Input should be a valid list")
+			fail("list_type", "Input should be a valid list")
+			return
 		}
-		return n.validateItems(v, loc, errs)
+		n.validateItems(v, loc, s)
 	case "sequence":
 		// Sequence[X]: an isinstance check, then every item; a string is a
 		// Sequence that sequence_validator refuses.
 		switch v.Kind {
 		case wire.String:
-			return fail("sequence_str", "'str' instances are not allowed as a Sequence value",
+			fail("sequence_str", "'str' instances are not allowed as a Sequence value",
 				CtxEntry{Key: "type_name", Value: "str"})
 		case wire.Array:
-			return n.validateItems(v, loc, errs)
+			n.validateItems(v, loc, s)
+		default:
+			fail("is_instance_of", "Input should be an instance of Sequence", CtxEntry{Key: "class", Value: "Sequence"})
 		}
-		return fail("is_instance_of", "Input should be an instance of Sequence", CtxEntry{Key: "class", Value: "Sequence"})
 	case "iterable":
 		// Iterable[X] validates its items lazily, when iterated: only
 		// iterability is checked here.
-		if v.Kind == wire.String || v.Kind == wire.Array || v.Kind == wire.Object {
-			return errs
+		if v.Kind != wire.String && v.Kind != wire.Array && v.Kind != wire.Object {
+			fail("iterable_type", "Input should be iterable")
 		}
-		return fail("iterable_type", "Input should be iterable")
 	case "dict":
 		if v.Kind != wire.Object {
-			return fail("dict_type", "Input should be a valid dictionary")
+			fail("dict_type", "Input should be a valid dictionary")
+			return
 		}
 		for i, k := range v.Keys {
 			// Keys come from JSON, so always strings: only the values can fail.
-			errs = n.Vals.validate(v.Vals[i], withLoc(loc, k), errs)
+			n.Vals.validate(v.Vals[i], s.atName(loc, k), s)
 		}
-		return errs
 	case "model", "typed-dict":
 		if v.Kind != wire.Object {
 			if n.K == "typed-dict" {
-				return fail("dict_type", "Input should be a valid dictionary")
+				fail("dict_type", "Input should be a valid dictionary")
+			} else {
+				fail("model_type", "Input should be a valid dictionary or instance of "+n.Name,
+					CtxEntry{Key: "class_name", Value: n.Name})
 			}
-			return fail("model_type", "Input should be a valid dictionary or instance of "+n.Name,
-				CtxEntry{Key: "class_name", Value: n.Name})
+			return
 		}
 		for _, f := range n.Fields {
 			fv, ok := v.Get(f.Name)
-			if !ok {
-				if f.Required {
-					errs = append(errs, FieldError{Type: "missing", Loc: withLoc(loc, f.Name), Msg: "Field required", Input: v.Raw})
-				}
-				continue
+			switch {
+			case ok:
+				f.S.validate(fv, s.atName(loc, f.Name), s)
+			case f.Required:
+				s.add("missing", "Field required", s.atName(loc, f.Name), v.Raw)
 			}
-			errs = f.S.validate(fv, withLoc(loc, f.Name), errs)
 		}
-		return errs
 	case "union":
 		// Most values fit a choice: find it without building the other
 		// choices' errors, which are only reported when none fits.
 		for _, c := range n.Choices {
 			if c.S.valid(v) {
-				return errs
+				return
 			}
 		}
-		var all []FieldError
 		for _, c := range n.Choices {
 			at := loc
 			if c.Label != "" {
-				at = withLoc(loc, c.Label)
+				at = s.atName(loc, c.Label)
 			}
-			before := len(all)
-			all = c.S.validate(v, at, all)
-			if len(all) == before {
-				return errs
-			}
+			c.S.validate(v, at, s)
 		}
-		return append(errs, all...)
+	default:
+		panic("protocol: unknown schema kind " + n.K)
 	}
-	panic("protocol: unknown schema kind " + n.K)
 }
 
 // valid reports whether v passes n: validate without the errors, which
@@ -304,24 +353,8 @@ func laxScalar(kind string, raw json.RawMessage) (typ, msg string) {
 }
 
 // validateItems validates each item of array v against n.Items.
-func (n *schemaNode) validateItems(v *wire.Node, loc []any, errs []FieldError) []FieldError {
+func (n *schemaNode) validateItems(v *wire.Node, loc *locPath, s *errSink) {
 	for i, item := range v.Arr {
-		errs = n.Items.validate(item, withLoc(loc, i), errs)
+		n.Items.validate(item, s.atIndex(loc, i), s)
 	}
-	return errs
-}
-
-// withLoc is loc with one more segment, in a slice of its own.
-func withLoc(loc []any, seg any) []any {
-	out := make([]any, len(loc), len(loc)+1)
-	copy(out, loc)
-	return append(out, seg)
-}
-
-// openaiValidate validates member name of o against OpenAI type typeName;
-// ok is false when it recorded errors.
-func (o *object) openaiValidate(name, typeName string, v *wire.Node) bool {
-	before := len(o.errs)
-	o.errs = openaiType(typeName).validate(v, o.at(name), o.errs)
-	return len(o.errs) == before
 }

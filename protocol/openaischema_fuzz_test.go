@@ -11,11 +11,12 @@ import (
 )
 
 // FuzzOpenAISchema validates any JSON value against every OpenAI type the
-// Responses decoder reads, and an input item as input_item_parsing prepares
-// it: no panic, valid (the unions' fast path) true exactly when validate
-// finds no error, the same errors twice, each error located under the value
+// Responses decoder reads: no panic; valid (the unions' fast path) true
+// exactly when validate finds no error; each error located under the value
 // and carrying a type, a message and an input that is one JSON value (the
-// message summarises it, and completed items are rebuilt by code).
+// message summarises it); a capped sink keeps the same first errors and
+// counts the others. An input item prepared as input_item_parsing prepares
+// it is still one JSON value (completed items are rebuilt by code).
 func FuzzOpenAISchema(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"function","name":"f","parameters":5}`, `{"type":"bogus"}`, `5.5`, `[1,"a"]`, `"auto"`, `null`,
@@ -37,32 +38,49 @@ func FuzzOpenAISchema(f *testing.F) {
 		if err != nil {
 			return
 		}
-		loc := []any{"m"}
-		check := func(what string, errs, again []FieldError) {
-			if len(errs) != len(again) {
-				t.Fatalf("%s %s: %d errors, then %d", what, data, len(errs), len(again))
-			}
-			for i, fe := range errs {
-				if fe.Type == "" || fe.Msg == "" || len(fe.Loc) == 0 || fe.Loc[0] != "m" {
-					t.Fatalf("%s %s: error %+v", what, data, fe)
-				}
-				if !json.Valid(fe.Input) {
-					t.Fatalf("%s %s: error input %q is not JSON", what, data, fe.Input)
-				}
-				if fe.repr() != again[i].repr() {
-					t.Fatalf("%s %s: %s, then %s", what, data, fe.repr(), again[i].repr())
-				}
-			}
+		run := func(n *schemaNode, keep int) *errSink {
+			s := &errSink{keep: keep}
+			n.validate(v, &locPath{base: []any{"m"}}, s)
+			return s
 		}
 		for _, name := range roots {
 			n := openaiType(name)
-			errs := n.validate(v, loc, nil)
-			check(name, errs, n.validate(v, loc, nil))
-			if n.valid(v) != (len(errs) == 0) {
-				t.Fatalf("%s %s: valid %v with %d errors", name, data, n.valid(v), len(errs))
+			all := run(n, 1<<30)
+			if all.omitted != 0 {
+				t.Fatalf("%s %s: %d omitted with no cap", name, data, all.omitted)
+			}
+			if n.valid(v) != (len(all.errs) == 0) {
+				t.Fatalf("%s %s: valid %v with %d errors", name, data, n.valid(v), len(all.errs))
+			}
+			for i, fe := range all.errs {
+				if fe.Type == "" || fe.Msg == "" || len(fe.Loc) == 0 || fe.Loc[0] != "m" {
+					t.Fatalf("%s %s: error %+v", name, data, fe)
+				}
+				if !json.Valid(fe.Input) {
+					t.Fatalf("%s %s: error %d input %q is not JSON", name, data, i, fe.Input)
+				}
+			}
+			// The capped sink keeps the same first errors and counts the rest.
+			for _, keep := range []int{0, 3, maxReportedErrors} {
+				capped := run(n, keep)
+				if len(capped.errs)+capped.omitted != len(all.errs) || len(capped.errs) > keep {
+					t.Fatalf("%s %s: keep %d: %d kept + %d omitted, want %d", name, data, keep,
+						len(capped.errs), capped.omitted, len(all.errs))
+				}
+				for i, fe := range capped.errs {
+					if fe.repr() != all.errs[i].repr() {
+						t.Fatalf("%s %s: error %d is %s, then %s", name, data, i, fe.repr(), all.errs[i].repr())
+					}
+				}
 			}
 		}
-		check("input item", validateInputItem(v, loc, nil), validateInputItem(v, loc, nil))
+		p, accepted := prepareInputItem(v)
+		if !json.Valid(p.Raw) {
+			t.Fatalf("%s: prepared item %q is not JSON", data, p.Raw)
+		}
+		if accepted && v.Kind != wire.Object {
+			t.Fatalf("%s: a non-object accepted", data)
+		}
 	})
 }
 

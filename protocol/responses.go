@@ -177,7 +177,7 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 	r.ECTransferParams = obj.optionalDict("ec_transfer_params")
 	obj.optionalDict("chat_template_kwargs")
 	if len(obj.errs) > 0 {
-		return nil, &ValidationError{Errors: obj.errs}
+		return nil, &ValidationError{Errors: obj.errs, Omitted: obj.omitted}
 	}
 	for _, k := range responsesPassthrough {
 		if v, ok := obj.members[k]; ok {

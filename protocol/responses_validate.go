@@ -18,7 +18,8 @@ var (
 )
 
 func literal(values ...string) *schemaNode {
-	return &schemaNode{K: "literal", Values: values, expected: literalExpected(values)}
+	expected := literalExpected(values)
+	return &schemaNode{K: "literal", Values: values, expected: expected, literalMsg: "Input should be " + expected}
 }
 
 func nullable(n *schemaNode) *schemaNode { return &schemaNode{K: "nullable", S: n} }
@@ -46,10 +47,30 @@ func (o *object) validateNode(name string, n *schemaNode) bool {
 	if v == nil {
 		return true
 	}
-	before := len(o.errs)
-	o.errs = n.validate(v, o.at(name), o.errs)
-	return len(o.errs) == before
+	s := o.sink()
+	n.validate(v, o.locOf(name), s)
+	return o.absorb(s)
 }
+
+// sink is an errSink that builds as many errors as vLLM's message can
+// still show after o's.
+func (o *object) sink() *errSink {
+	keep := maxReportedErrors - len(o.errs)
+	if o.omitted > 0 || keep < 0 {
+		keep = 0
+	}
+	return &errSink{keep: keep}
+}
+
+// absorb adds s's errors to o's; ok is false when there were any.
+func (o *object) absorb(s *errSink) bool {
+	o.errs = append(o.errs, s.errs...)
+	o.omitted += s.omitted
+	return len(s.errs) == 0 && s.omitted == 0
+}
+
+// locOf is member name's location as a locPath root.
+func (o *object) locOf(name string) *locPath { return &locPath{base: o.at(name)} }
 
 // node is member name's tree (nil when absent).
 func (o *object) node(name string) *wire.Node {
@@ -83,51 +104,64 @@ func (o *object) responsesInput(r *ResponsesRequest) {
 		r.InputText = &s
 		return
 	case wire.Array:
-		var errs []FieldError
+		union := openaiType("InputItem")
 		items := make([]json.RawMessage, len(v.Arr))
+		prepared := make([]*wire.Node, len(v.Arr))
+		ok := true
 		for i, item := range v.Arr {
 			items[i] = item.Raw
-			errs = validateInputItem(item, withLoc(loc, i), errs)
+			if p, accepted := prepareInputItem(item); !accepted {
+				prepared[i] = p
+				ok = ok && union.valid(p)
+			}
 		}
-		if len(errs) == 0 {
+		if ok {
 			r.InputItems = items
 			return
 		}
 		o.fail(loc, "string_type", "Input should be a valid string", v.Raw)
-		o.errs = append(o.errs, errs...)
+		s := o.sink()
+		for i, p := range prepared {
+			if p != nil {
+				union.validate(p, s.atIndex(&locPath{base: loc}, i), s)
+			}
+		}
+		o.absorb(s)
 		return
 	}
 	o.fail(loc, "string_type", "Input should be a valid string", v.Raw)
 	o.fail(loc, "list_type", "Input should be a valid list", v.Raw)
 }
 
-// validateInputItem validates one input item against ResponseInputItemParam
-// | ResponseOutputItem as it reaches pydantic after input_item_parsing: a
-// reasoning item without an id has been given one, and an assistant
-// message with list content that makes a valid ResponseOutputMessage once
-// given an id, a status and annotations has become one.
-func validateInputItem(item *wire.Node, loc []any, errs []FieldError) []FieldError {
-	union := openaiType("InputItem")
+// prepareInputItem is one input item as it reaches pydantic's validation of
+// ResponseInputItemParam | ResponseOutputItem after input_item_parsing: a
+// reasoning item without an id has been given one, and an assistant message
+// with list content that makes a valid ResponseOutputMessage once given an
+// id, a status and annotations has become one (accepted: nothing is left to
+// validate).
+func prepareInputItem(item *wire.Node) (prepared *wire.Node, accepted bool) {
 	if item.Kind != wire.Object {
-		return union.validate(item, loc, errs)
+		return item, false
 	}
 	typ, _ := item.Get("type")
 	isType := func(s string) bool { return typ != nil && typ.Kind == wire.String && typ.S == s }
 	switch {
 	case isType("reasoning"):
 		if _, ok := item.Get("id"); !ok {
-			item = withMember(item, "id", stringNode("rs_"+RandomUUID()))
+			// vLLM's is rs_<uuid>; any string fits, and errors show the
+			// item only as "<dict of N items>".
+			return withMember(item, "id", stringNode("rs_")), false
 		}
 	case isType("message"):
 		role, _ := item.Get("role")
 		content, _ := item.Get("content")
 		if role != nil && role.Kind == wire.String && role.S == "assistant" && content != nil && content.Kind == wire.Array {
-			if len(openaiType("ResponseOutputMessage").validate(asOutputMessage(item, content), loc, nil)) == 0 {
-				return errs
+			if openaiType("ResponseOutputMessage").valid(asOutputMessage(item, content)) {
+				return item, true
 			}
 		}
 	}
-	return union.validate(item, loc, errs)
+	return item, false
 }
 
 // asOutputMessage is input_item_parsing's completion of an assistant
@@ -135,7 +169,7 @@ func validateInputItem(item *wire.Node, loc []any, errs []FieldError) []FieldErr
 // output_text parts without them.
 func asOutputMessage(item, content *wire.Node) *wire.Node {
 	if _, ok := item.Get("id"); !ok {
-		item = withMember(item, "id", stringNode("msg_"+RandomUUID()))
+		item = withMember(item, "id", stringNode("msg_"))
 	}
 	if _, ok := item.Get("status"); !ok {
 		item = withMember(item, "status", stringNode("completed"))

@@ -3,6 +3,8 @@ package protocol
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -39,5 +41,57 @@ func TestResponsesValidationMatchesPydanticGolden(t *testing.T) {
 				t.Errorf("body %s\n got: %s\nwant: %s", c.Body, have, want)
 			}
 		})
+	}
+}
+
+// manyItems is a Responses body whose input holds n copies of item.
+func manyItems(item string, n int) []byte {
+	return []byte(`{"model":"m","input":[` + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + `]}`)
+}
+
+// TestResponsesManyBadItemsCounted: every input item fitting no member of
+// the input union adds hundreds of errors; only the ten vLLM's message shows
+// are built, the rest counted, so the total is right and memory stays flat.
+func TestResponsesManyBadItemsCounted(t *testing.T) {
+	_, err := DecodeResponsesRequest(manyItems(`{"role":"bogus","content":"x"}`, 1))
+	var verr *ValidationError
+	if !errors.As(err, &verr) {
+		t.Fatal(err)
+	}
+	perItem := len(verr.Errors) + verr.Omitted - 1 // the string_type error is reported once
+	const n = 2000
+	_, err = DecodeResponsesRequest(manyItems(`{"role":"bogus","content":"x"}`, n))
+	if !errors.As(err, &verr) {
+		t.Fatal(err)
+	}
+	if len(verr.Errors) != maxReportedErrors {
+		t.Errorf("%d errors built, want %d", len(verr.Errors), maxReportedErrors)
+	}
+	if total := len(verr.Errors) + verr.Omitted; total != 1+n*perItem {
+		t.Errorf("%d errors, want %d", total, 1+n*perItem)
+	}
+	want := fmt.Sprintf("%d validation errors:\n", 1+n*perItem)
+	if msg := verr.Message(); !strings.HasPrefix(msg, want) || !strings.HasSuffix(msg, fmt.Sprintf("...and %d more errors", 1+n*perItem-maxReportedErrors)) {
+		t.Errorf("message %q...", msg[:min(len(msg), 200)])
+	}
+}
+
+func BenchmarkDecodeResponsesToolItems(b *testing.B) {
+	body := manyItems(`{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"}`, 100)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := DecodeResponsesRequest(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeResponsesBadItems(b *testing.B) {
+	body := manyItems(`{"role":"bogus","content":"x"}`, 1000)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := DecodeResponsesRequest(body); err == nil {
+			b.Fatal("accepted")
+		}
 	}
 }
