@@ -143,7 +143,7 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 	if raw, ok := obj.members["tool_choice"]; ok && obj.validateNode("tool_choice", openaiType("ToolChoice")) {
 		r.ToolChoice = raw
 	}
-	if obj.validateNode("tools", responsesTools) {
+	if obj.validateNode("tools", responsesTools()) {
 		r.Tools, _ = obj.list("tools", false)
 	}
 	r.TopLogprobs = obj.optionalInt("top_logprobs", ptr(0), nil, nil)

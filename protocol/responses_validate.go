@@ -13,9 +13,12 @@ var (
 		"code_interpreter_call.outputs", "computer_call_output.output.image_url", "file_search_call.results",
 		"message.input_image.image_url", "message.output_text.logprobs", "reasoning.encrypted_content")})
 	responsesServiceTier = literal("auto", "default", "flex", "scale", "priority")
-	// tools: list[Tool] with a default: null is not a list.
-	responsesTools = &schemaNode{K: "list", Items: openaiType("Tool")}
 )
+
+// responsesTools is `tools: list[Tool]` with a default: null is not a list.
+// Built on use, so that the OpenAI schemas are read on the first Responses
+// request rather than when the package loads.
+func responsesTools() *schemaNode { return &schemaNode{K: "list", Items: openaiType("Tool")} }
 
 func literal(values ...string) *schemaNode {
 	expected := literalExpected(values)
