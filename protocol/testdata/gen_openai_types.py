@@ -9,9 +9,8 @@ Source: openai-python's src/openai/types at commit e43b4224 (version 3.3.1),
 imported with its three runtime helpers replaced (BaseModel: extra="allow" as
 openai's own; PropertyInfo: inert metadata, which pydantic ignores;
 SequenceNotStr: Sequence, as openai's _types.py defines it at runtime).
-Needs pydantic 2.x. Run: PYTHONPATH=<shim>/src python3 gen_openai_types.py > ../openai_types.json
-(the shim: openai-python's src/openai/types plus _models.py, _utils.py and
-_types.py defining only the three names above).
+Needs pydantic 2.x. Run: ./openai_shim.sh <openai-python git dir> e43b4224 <shim>, then
+PYTHONPATH=<shim>/src python3 gen_openai_types.py > ../openai_types.json
 """
 import json
 import sys

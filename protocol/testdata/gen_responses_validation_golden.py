@@ -5,7 +5,7 @@ refused POST /v1/responses (and /v1/responses/render) bodies, or "ok".
 ResponsesRequest is declared as vLLM declares it at the golden commit
 (vllm/entrypoints/openai/responses/protocol.py at mlow/vllm bf578e1): the
 same members in the same order, typed with openai-python's own types (commit
-e43b4224, 3.3.1; imported through the shim gen_openai_types.py describes),
+e43b4224, 3.3.1; imported through the shim openai_shim.sh builds),
 and its before-validators. Members vLLM types with its own classes
 (structured_outputs, previous_input_messages, vllm_xargs) are Any here: the
 cases leave them out. Errors go through the message rules of vLLM's
