@@ -29,6 +29,9 @@ type object struct {
 	nodes map[string]*wire.Node
 	loc   []any
 	errs  []FieldError
+	// omitted counts the errors an errSink counted without building them
+	// (see ValidationError.Omitted).
+	omitted int
 }
 
 // decodeBody reads a request body as the JSON object for model className.

@@ -3,8 +3,6 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 )
 
 // ResponsesRequest is the body of POST /v1/responses/render: the members of
@@ -88,125 +86,111 @@ func (r *ResponsesRequest) IncludesOutputLogprobs() bool {
 	return false
 }
 
-// DecodeResponsesRequest decodes and validates a Responses body the way
-// vLLM's pydantic model and its before-validators do for the members
-// rendering reads.
+// DecodeResponsesRequest decodes and validates a Responses body as vLLM's
+// pydantic model does: its before-validators in pydantic's order (the
+// first to raise is the one error), then every member rendering or the
+// response reads, typed as vLLM and OpenAI's types declare it, each
+// failure reported in pydantic's words. The sampling members shared with
+// chat are validated here too, in their place, then handed on raw
+// (Passthrough) to the chat request that reads them.
 func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
-	var raw struct {
-		Model              *string             `json:"model"`
-		Input              json.RawMessage     `json:"input"`
-		Instructions       *string             `json:"instructions"`
-		MaxOutputTokens    *int                `json:"max_output_tokens"`
-		PreviousResponseID *string             `json:"previous_response_id"`
-		Prompt             json.RawMessage     `json:"prompt"`
-		Background         *bool               `json:"background"`
-		Store              *bool               `json:"store"`
-		Reasoning          *ResponsesReasoning `json:"reasoning"`
-		Stream             *bool               `json:"stream"`
-		TopLogprobs        *int                `json:"top_logprobs"`
-		Include            []string            `json:"include"`
-		Text               *ResponsesText      `json:"text"`
-		ToolChoice         json.RawMessage     `json:"tool_choice"`
-		Tools              []json.RawMessage   `json:"tools"`
-		Truncation         *string             `json:"truncation"`
-		RequestID          *string             `json:"request_id"`
-		CacheSalt          json.RawMessage     `json:"cache_salt"`
-		Priority           *int64              `json:"priority"`
-		KVTransferParams   json.RawMessage     `json:"kv_transfer_params"`
-		Metadata           json.RawMessage     `json:"metadata"`
-		User               *string             `json:"user"`
-		ParallelToolCalls  *bool               `json:"parallel_tool_calls"`
-		MaxToolCalls       *int                `json:"max_tool_calls"`
-		ECTransferParams   json.RawMessage     `json:"ec_transfer_params"`
-	}
-	// The body itself (present, JSON, an object) is checked as pydantic
-	// checks every request body; "input" is the one required member.
 	obj, fe := decodeBody(data, "ResponsesRequest")
 	if fe != nil {
 		return nil, &ValidationError{Errors: []FieldError{*fe}}
 	}
-	if _, ok := obj.members["input"]; !ok {
-		obj.missing("input")
-		return nil, &ValidationError{Errors: obj.errs}
+	if fe := responsesModelValidators(obj); fe != nil {
+		return nil, &ValidationError{Errors: []FieldError{*fe}}
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("invalid Responses request: %w", err)
+	r := &ResponsesRequest{Truncation: "disabled", ParallelToolCalls: true}
+	// Declaration order: pydantic reports the errors in it.
+	obj.optionalBool("background", false)
+	if obj.validateNode("include", responsesInclude) {
+		_ = json.Unmarshal(nullToNil(obj.members["include"]), &r.Include)
 	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(data, &all); err != nil {
-		return nil, fmt.Errorf("invalid Responses request: %w", err)
+	obj.responsesInput(r)
+	r.Instructions = obj.optionalString("instructions")
+	r.MaxOutputTokens = obj.optionalInt("max_output_tokens", nil, nil, nil)
+	r.MaxToolCalls = obj.optionalInt("max_tool_calls", nil, nil, nil)
+	if obj.validateNode("metadata", nullable(openaiType("Metadata"))) {
+		r.Metadata = nullToNil(obj.members["metadata"])
 	}
-	r := &ResponsesRequest{
-		Model: raw.Model, Instructions: raw.Instructions, MaxOutputTokens: raw.MaxOutputTokens,
-		PreviousResponseID: raw.PreviousResponseID, Reasoning: raw.Reasoning,
-		TopLogprobs: raw.TopLogprobs, Include: raw.Include, Text: raw.Text,
-		ToolChoice: raw.ToolChoice, Tools: raw.Tools, Truncation: "disabled", RequestID: raw.RequestID,
-		KVTransferParams: nullToNil(raw.KVTransferParams), ECTransferParams: nullToNil(raw.ECTransferParams),
-		Metadata: nullToNil(raw.Metadata), User: raw.User, ParallelToolCalls: true, MaxToolCalls: raw.MaxToolCalls,
+	r.Model = obj.optionalString("model")
+	obj.logitBias("logit_bias")
+	if p := obj.optionalBool("parallel_tool_calls", true); p != nil {
+		r.ParallelToolCalls = *p
 	}
-	if raw.ParallelToolCalls != nil {
-		r.ParallelToolCalls = *raw.ParallelToolCalls
+	r.PreviousResponseID = obj.optionalString("previous_response_id")
+	if obj.validateNode("reasoning", nullable(openaiType("Reasoning"))) {
+		if raw := nullToNil(obj.members["reasoning"]); raw != nil {
+			r.Reasoning = &ResponsesReasoning{}
+			_ = json.Unmarshal(raw, r.Reasoning)
+		}
+	}
+	obj.boolean("include_reasoning", true)
+	obj.validateNode("service_tier", responsesServiceTier)
+	obj.optionalBool("store", true)
+	if s := obj.optionalBool("stream", false); s != nil {
+		r.Stream = *s
+	}
+	obj.optionalFloat("temperature", nil)
+	if obj.validateNode("text", nullable(openaiType("ResponseTextConfig"))) {
+		if raw := nullToNil(obj.members["text"]); raw != nil {
+			r.Text = &ResponsesText{}
+			_ = json.Unmarshal(raw, r.Text)
+		}
+	}
+	r.ToolChoice = json.RawMessage(`"auto"`)
+	if raw, ok := obj.members["tool_choice"]; ok && obj.validateNode("tool_choice", openaiType("ToolChoice")) {
+		r.ToolChoice = raw
+	}
+	if obj.validateNode("tools", responsesTools()) {
+		r.Tools, _ = obj.list("tools", false)
+	}
+	r.TopLogprobs = obj.optionalInt("top_logprobs", ptr(0), nil, nil)
+	obj.optionalFloat("top_p", nil)
+	obj.optionalInt("top_k", nil, nil, nil)
+	if t := obj.optionalLiteral("truncation", "auto", "disabled"); t != nil {
+		r.Truncation = *t
+	}
+	r.User = obj.optionalString("user")
+	obj.boolean("skip_special_tokens", true)
+	obj.boolean("include_stop_str_in_output", false)
+	obj.penalty("presence_penalty")
+	obj.penalty("frequency_penalty")
+	obj.optionalString("prompt_cache_key")
+	if _, ok := obj.members["request_id"]; ok {
+		id := obj.requiredString("request_id")
+		r.RequestID = &id
+	}
+	obj.optionalDictOfDicts("media_io_kwargs")
+	obj.optionalDict("mm_processor_kwargs")
+	r.Priority = obj.int64Field("priority", 0)
+	r.CacheSalt = obj.optionalString("cache_salt")
+	obj.boolean("enable_response_messages", false)
+	obj.structuredOutputs("structured_outputs")
+	obj.optionalFloat("repetition_penalty", nil)
+	obj.optionalInt64("seed")
+	obj.stopField("stop")
+	obj.boolean("ignore_eos", false)
+	obj.vllmXargs("vllm_xargs")
+	r.KVTransferParams = obj.optionalDict("kv_transfer_params")
+	r.ECTransferParams = obj.optionalDict("ec_transfer_params")
+	obj.optionalDict("chat_template_kwargs")
+	if len(obj.errs) > 0 {
+		return nil, &ValidationError{Errors: obj.errs, Omitted: obj.omitted}
 	}
 	for _, k := range responsesPassthrough {
-		if v, ok := all[k]; ok {
+		if v, ok := obj.members[k]; ok {
 			r.Passthrough = append(r.Passthrough, RawMember{k, v})
 		}
 	}
-	// The before-validators run first, in declaration order.
-	if raw.Background != nil && *raw.Background && raw.Store != nil && !*raw.Store {
-		return nil, errors.New("background can only be used when `store` is true")
-	}
-	if p := nullToNil(raw.Prompt); p != nil {
-		return nil, &ResponsesParamError{Message: "prompt template is not supported", Param: "prompt"}
-	}
-	if cs := nullToNil(raw.CacheSalt); cs != nil {
-		var s string
-		if json.Unmarshal(cs, &s) != nil || s == "" {
-			//lint:ignore ST1005 vLLM's message, byte for byte
-			return nil, errors.New("Parameter 'cache_salt' must be a non-empty string if provided.")
+	if raw := obj.members["tool_choice"]; raw != nil && !isNull(raw) && len(r.Tools) == 0 {
+		// check_tool_usage turned "auto" into "none" before validation.
+		if s, _ := laxString(raw); s == "auto" {
+			r.ToolChoice = json.RawMessage(`"none"`)
 		}
-		r.CacheSalt = &s
-	}
-	switch in := nullToNil(raw.Input); {
-	case in == nil:
-		return nil, &ResponsesParamError{Message: "Field required", Param: "input"}
-	case in[0] == '"':
-		var s string
-		if err := json.Unmarshal(in, &s); err != nil {
-			return nil, &ResponsesParamError{Message: "Input should be a valid string", Param: "input"}
-		}
-		r.InputText = &s
-	case in[0] == '[':
-		if err := json.Unmarshal(in, &r.InputItems); err != nil {
-			return nil, &ResponsesParamError{Message: "Input should be a valid list", Param: "input"}
-		}
-		if r.InputItems == nil {
-			r.InputItems = []json.RawMessage{}
-		}
-	default:
-		return nil, &ResponsesParamError{Message: "Input should be a valid string or a list of items", Param: "input"}
-	}
-	if raw.Stream != nil {
-		r.Stream = *raw.Stream
-	}
-	if raw.Truncation != nil {
-		if *raw.Truncation != "auto" && *raw.Truncation != "disabled" {
-			return nil, &ResponsesParamError{Message: "Input should be 'auto' or 'disabled'", Param: "truncation"}
-		}
-		r.Truncation = *raw.Truncation
-	}
-	if raw.Priority != nil {
-		r.Priority = *raw.Priority
-	}
-	if r.ToolChoice = nullToNil(r.ToolChoice); r.ToolChoice == nil {
-		r.ToolChoice = json.RawMessage(`"auto"`)
-	}
-	if err := checkResponsesToolUsage(r); err != nil {
-		return nil, err
-	}
-	if r.TopLogprobs == nil {
-		zero := 0
-		r.TopLogprobs = &zero
+	} else if raw == nil && len(r.Tools) == 0 {
+		r.ToolChoice = json.RawMessage(`"none"`)
 	}
 	return r, nil
 }
@@ -229,43 +213,3 @@ type ResponsesParamError struct {
 }
 
 func (e *ResponsesParamError) Error() string { return e.Message }
-
-// checkResponsesToolUsage is ResponsesRequest.check_tool_usage: without
-// tools, "auto" and "none" become "none" and "required" or a named
-// function is refused; a named function must be among the tools.
-func checkResponsesToolUsage(r *ResponsesRequest) error {
-	var choice string
-	isString := json.Unmarshal(r.ToolChoice, &choice) == nil
-	var named struct {
-		Type *string `json:"type"`
-		Name *string `json:"name"`
-	}
-	isNamed := !isString && json.Unmarshal(r.ToolChoice, &named) == nil && named.Type != nil && *named.Type == "function"
-	notFound := &ResponsesParamError{Message: "Tool choice 'function' not found in 'tools' parameter.", Param: "tool_choice"}
-	if len(r.Tools) == 0 {
-		switch {
-		case isString && (choice == "auto" || choice == "none"):
-			r.ToolChoice = json.RawMessage(`"none"`)
-		case isString && choice == "required":
-			return &ResponsesParamError{Message: "Tool choice 'required' must be specified with 'tools' parameter.", Param: "tool_choice"}
-		case isNamed:
-			return notFound
-		}
-		return nil
-	}
-	if !isNamed {
-		return nil
-	}
-	if named.Name == nil || *named.Name == "" {
-		return notFound
-	}
-	for _, t := range r.Tools {
-		var tool struct {
-			Name *string `json:"name"`
-		}
-		if json.Unmarshal(t, &tool) == nil && tool.Name != nil && *tool.Name == *named.Name {
-			return nil
-		}
-	}
-	return notFound
-}

@@ -20,7 +20,7 @@ type FieldError struct {
 }
 
 // CtxEntry is one key of a pydantic error's ctx dict, kept in order. Value
-// is a string, an int, an int64, a *big.Int or a PyException.
+// is a string, an int, an int64, a *big.Int, a float64 or a PyException.
 type CtxEntry struct {
 	Key   string
 	Value any
@@ -39,6 +39,10 @@ type PyException struct {
 // fields, with locations rooted at "body" as FastAPI reports them.
 type ValidationError struct {
 	Errors []FieldError
+	// Omitted counts errors after the first maxReportedErrors that were
+	// counted, not built (a union's refusal of thousands of list items):
+	// the message shows only the first ones and the total.
+	Omitted int
 }
 
 func (e *ValidationError) Error() string { return e.Message() }
@@ -50,12 +54,13 @@ func (e *ValidationError) Message() string {
 	if len(e.Errors) == 0 {
 		return "Validation error"
 	}
+	total := len(e.Errors) + e.Omitted
 	label := "errors"
-	if len(e.Errors) == 1 {
+	if total == 1 {
 		label = "error"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d validation %s:\n", len(e.Errors), label)
+	fmt.Fprintf(&b, "%d validation %s:\n", total, label)
 	reported := e.Errors
 	if len(reported) > maxReportedErrors {
 		reported = reported[:maxReportedErrors]
@@ -65,7 +70,7 @@ func (e *ValidationError) Message() string {
 		b.WriteString(truncateChars(fe.repr(), maxErrorChars, "...[truncated]"))
 		b.WriteByte('\n')
 	}
-	if rest := len(e.Errors) - len(reported); rest > 0 {
+	if rest := total - len(reported); rest > 0 {
 		fmt.Fprintf(&b, "  ...and %d more %s\n", rest, label)
 	}
 	return SanitizeMessage(strings.TrimRight(b.String(), " \t\n\r\v\f"))
@@ -141,6 +146,8 @@ func ctxValueRepr(v any) string {
 		return strconv.FormatInt(v, 10)
 	case *big.Int:
 		return v.String()
+	case float64:
+		return pyFloatStr(v)
 	case PyException:
 		return v.Class + "(" + pyStrRepr(v.Message) + ")"
 	default:

@@ -180,16 +180,16 @@ func responsesMessages(r *protocol.ResponsesRequest) (json.RawMessage, error) {
 // when it is an assistant message).
 func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 	var it struct {
-		Type             *string           `json:"type"`
-		Role             *string           `json:"role"`
-		CallID           *string           `json:"call_id"`
-		Name             *string           `json:"name"`
-		Namespace        *string           `json:"namespace"`
-		Arguments        *string           `json:"arguments"`
-		Output           json.RawMessage   `json:"output"`
-		EncryptedContent *string           `json:"encrypted_content"`
-		Summary          []json.RawMessage `json:"summary"`
-		Content          json.RawMessage   `json:"content"`
+		Type             *string         `json:"type"`
+		Role             *string         `json:"role"`
+		CallID           *string         `json:"call_id"`
+		Name             *string         `json:"name"`
+		Namespace        *string         `json:"namespace"`
+		Arguments        *string         `json:"arguments"`
+		Output           json.RawMessage `json:"output"`
+		EncryptedContent *string         `json:"encrypted_content"`
+		Summary          json.RawMessage `json:"summary"`
+		Content          json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(raw, &it); err != nil {
 		return nil, &protocol.ResponsesParamError{Message: "Each input item must be an object"}
@@ -236,7 +236,11 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 		return &chatMsg{keys: []string{"role", "tool_calls"},
 			vals: []json.RawMessage{strJSON("assistant"), append(append([]byte{'['}, call.bytes()...), ']')}}, nil
 	case typ == "reasoning":
-		if it.Summary == nil {
+		// pydantic lets a summary that is not a list through (the
+		// TypedDict's Iterable); vLLM then passes the item to its chat
+		// parser as a message without a role.
+		var summary []json.RawMessage
+		if json.Unmarshal(it.Summary, &summary) != nil || summary == nil {
 			return nil, &protocol.ResponsesParamError{Message: "reasoning items need a summary list"}
 		}
 		if it.EncryptedContent != nil && *it.EncryptedContent != "" {
@@ -248,8 +252,8 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 		switch {
 		case len(content) >= 1:
 			text = partText(content[0])
-		case len(it.Summary) >= 1:
-			text = partText(it.Summary[0])
+		case len(summary) >= 1:
+			text = partText(summary[0])
 		}
 		if prev != nil && prev.isNone("reasoning") {
 			prev.set("reasoning", strJSON(text))
@@ -444,15 +448,22 @@ func (g *Generator) adjustResponsesForTools(r *protocol.ResponsesRequest, req *p
 
 // ChatToolChoice is a Responses tool_choice in the chat request's shape: a
 // named function ({"type":"function","name":N}, openai's ToolChoiceFunction)
-// becomes {"type":"function","function":{"name":N}}; other choices are
-// the same in both APIs.
+// becomes {"type":"function","function":{"name":N}}; the other OpenAI
+// objects (allowed_tools, hosted tool types, mcp, custom, ...) become
+// "none", as vLLM's parser (_extract_tool_calls) treats a choice that is
+// neither "auto", "required" nor a named function: the answer's text is
+// kept and no tool call is parsed, and adjust_request adds no constraint.
+// Strings are the same in both APIs.
 func ChatToolChoice(raw json.RawMessage) json.RawMessage {
 	var named struct {
 		Type string `json:"type"`
 		Name string `json:"name"`
 	}
-	if json.Unmarshal(raw, &named) != nil || named.Type != "function" || named.Name == "" {
+	if len(raw) == 0 || raw[0] != '{' {
 		return raw
+	}
+	if json.Unmarshal(raw, &named) != nil || named.Type != "function" || named.Name == "" {
+		return json.RawMessage(`"none"`)
 	}
 	var fn objBuilder
 	fn.str("name", named.Name)

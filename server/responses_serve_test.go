@@ -400,3 +400,27 @@ func TestResponsesToolChoiceConstrainsEngine(t *testing.T) {
 		})
 	}
 }
+
+// A tool_choice object other than a named function (here allowed_tools)
+// passes validation and is parsed as vLLM's _extract_tool_calls parses a
+// choice that is neither auto, required nor named: no call, the text kept.
+// The template still gets the tools.
+func TestResponsesAllowedToolsChoiceParsesNoCall(t *testing.T) {
+	env := newOpenAIEnv(t, "")
+	status, b := env.post(t, "/v1/responses", `{"model":"qwen","input":"What is the weather in Paris?",`+respWeatherTools+
+		`,"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"get_weather"}]}}`)
+	if status != 200 {
+		t.Fatalf("status %d: %s", status, b)
+	}
+	var r respObject
+	_ = json.Unmarshal(b, &r)
+	got := strings.Join(r.summary(), "|")
+	if strings.Contains(got, "function_call:") || !strings.Contains(got, "<tool_call>") {
+		t.Errorf("output %q, want the tool call's text and no call", r.summary())
+	}
+	reqs := env.sim.Requests()
+	prompt := qwen(t).Tokenizer.Decode(reqs[len(reqs)-1].TokenIDs, false)
+	if !strings.Contains(prompt, `"name": "get_weather"`) {
+		t.Errorf("the template got no tools: %q", prompt)
+	}
+}

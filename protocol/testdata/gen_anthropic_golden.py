@@ -163,6 +163,42 @@ cases = [
     ("metadata_not_dict", '{"model":"m","max_tokens":16,' + U + ',"metadata":"x"}'),
 ]
 
+# Issue 29: every member of AnthropicMessagesRequest given each badly typed
+# value, and the nested models' members one by one.
+BASE = {"model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": "Hi"}]}
+BAD_VALUES = [5, 1.5, "x", True, None, [], [1], {}, {"a": 1}, "", -1, 0, "16"]
+MEMBERS = ["model", "max_tokens", "messages", "metadata", "output_config", "stop_sequences", "stream", "system",
+           "temperature", "tool_choice", "tools", "top_k", "top_p", "kv_transfer_params", "chat_template_kwargs",
+           "vllm_xargs"]
+for m in MEMBERS:
+    for i, v in enumerate(BAD_VALUES):
+        cases.append((f"member_{m}_{i}", json.dumps({**BASE, m: v})))
+NESTED = [
+    {"messages": [{"role": "bogus", "content": "x"}]},
+    {"messages": [{"role": "user", "content": [5]}]},
+    {"messages": [{"role": "user", "content": [{"type": "bogus"}]}]},
+    {"messages": [{"role": "user", "content": [{"type": "image", "source": "x"}]}]},
+    {"messages": [{"role": "user", "content": [{"type": "tool_use", "id": 1, "name": [], "input": "x"}]}]},
+    {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": 5, "is_error": "maybe"}]}]},
+    {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": [5, "x"]}]}]},
+    {"messages": [{"role": "user", "content": [{"type": "thinking", "thinking": 1, "signature": 2},
+                                               {"type": "redacted_thinking", "data": 3}]}]},
+    {"messages": [{"role": "user", "content": [{"type": "tool_reference", "tool_name": 4}]}]},
+    {"tools": [{"name": 5, "input_schema": {}, "description": 1, "strict": "maybe", "defer_loading": []}]},
+    {"tools": [5]},
+    {"tool_choice": {"type": "bogus", "name": 5}},
+    {"tool_choice": {"name": "f"}},
+    {"output_config": {"effort": "huge", "format": {"type": "text", "schema": []}}},
+    {"output_config": {"format": 5}},
+    {"system": [{"type": "text", "text": 1}]},
+    {"system": [5]},
+    {"stop_sequences": ["a", 1, None]},
+    {"metadata": {"user_id": 5}},
+    {"max_tokens": -5}, {"max_tokens": 1.0}, {"max_tokens": "7"},
+]
+for i, n in enumerate(NESTED):
+    cases.append((f"nested_{i}", json.dumps({**BASE, **n})))
+
 if __name__ == "__main__":
     for n, b in cases:
         print(json.dumps({"name": n, "body": b, "result": run(b)}, ensure_ascii=False))

@@ -54,6 +54,15 @@ def case(name, source, responses, chat=None, error=None):
     cases.append(c)
 
 
+def validator_bad(message, param, items):
+    """A VLLMValidationError raised by a ResponsesRequest before-validator, as
+    pydantic reports it and vLLM's validation handler answers it (the body
+    had `items` members when the validator ran)."""
+    err = "{'type': 'value_error', 'loc': 'body', 'msg': %r, 'input': %r, 'ctx': {'error': VLLMValidationError(%r)}}" % (
+        f"Value error, {message} (parameter={param})", f"<dict of {items} items>", message)
+    return bad("1 validation error:\n  " + err, param, "Bad Request")
+
+
 def bad(message, param=None, type_="BadRequestError", code=400):
     return {"status": code, "body": {"error": {"message": message, "type": type_, "param": param, "code": code}}}
 
@@ -173,13 +182,13 @@ case("previous_response_id refused", "vllm/entrypoints/serve/render/serving.py (
                "invalid_request_error"))
 case("required tool_choice without tools", "vllm/entrypoints/openai/responses/protocol.py" + AT + " check_tool_usage",
      {"input": "Hello", "tool_choice": "required"},
-     error=bad("Tool choice 'required' must be specified with 'tools' parameter.", "tool_choice"))
+     error=validator_bad("Tool choice 'required' must be specified with 'tools' parameter.", "tool_choice", 3))
 case("named tool_choice not among tools", "vllm/entrypoints/openai/responses/protocol.py" + AT + " check_tool_usage",
      {"input": "Hello", "tools": [{"type": "function", "name": "a", "parameters": {}}],
       "tool_choice": {"type": "function", "name": "b"}},
-     error=bad("Tool choice 'function' not found in 'tools' parameter.", "tool_choice"))
+     error=validator_bad("Tool choice 'function' not found in 'tools' parameter.", "tool_choice", 4))
 case("prompt template refused", "vllm/entrypoints/openai/responses/protocol.py" + AT + " validate_prompt",
-     {"input": "Hello", "prompt": {"id": "pmpt_1"}}, error=bad("prompt template is not supported", "prompt"))
+     {"input": "Hello", "prompt": {"id": "pmpt_1"}}, error=validator_bad("prompt template is not supported", "prompt", 4))
 
 for c in cases:
     print(json.dumps(c))
