@@ -23,10 +23,6 @@ import (
 	"github.com/vrender/vrender/render"
 )
 
-// abortTimeout bounds the abort call sent after the client went away or a
-// stop string matched.
-const abortTimeout = 5 * time.Second
-
 // Config is what an Orchestrator needs.
 type Config struct {
 	Model     *model.Model
@@ -134,6 +130,7 @@ func (e *Error) Info() protocol.ErrorInfo {
 func AsError(err error) *Error {
 	var (
 		oe  *Error
+		pe  *poolError
 		rb  *render.BadRequestError
 		db  *derender.BadRequestError
 		ee  *engine.Error
@@ -142,6 +139,8 @@ func AsError(err error) *Error {
 	switch {
 	case errors.As(err, &oe):
 		return oe
+	case errors.As(err, &pe):
+		return &Error{Status: pe.Status, Type: pe.Type, Message: pe.Message}
 	case errors.As(err, &rb):
 		e := &Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest, Message: rb.Message}
 		if rb.Param != "" {
@@ -173,13 +172,12 @@ var generationError = &Error{Status: http.StatusInternalServerError, Type: proto
 // abort tells the engine to stop a request the client no longer reads,
 // even though ctx (the client's) may be done.
 func (o *Orchestrator) abort(ctx context.Context, eng *engine.Client, requestIDs ...string) {
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
-	defer cancel()
 	ids := make([]string, len(requestIDs))
 	for i, id := range requestIDs {
 		ids[i] = engine.EngineRequestID(id)
 	}
-	if err := eng.Abort(actx, ids...); err != nil {
+	// Abort bounds the call by its own timeout.
+	if err := eng.Abort(context.WithoutCancel(ctx), ids...); err != nil {
 		o.log.WarnContext(ctx, "engine abort failed", "request_ids", ids, "engine", eng.URL(), "err", err)
 		return
 	}

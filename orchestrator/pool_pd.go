@@ -62,7 +62,7 @@ func (d *PDPool) Start(ctx context.Context, g *protocol.GenerateRequest, request
 	}
 	kv := res.KVTransferParams
 	if len(kv) == 0 || string(kv) == "null" {
-		return nil, &Error{Status: http.StatusBadGateway, Type: http.StatusText(http.StatusBadGateway),
+		return nil, &poolError{Status: http.StatusBadGateway, Type: http.StatusText(http.StatusBadGateway),
 			Message: fmt.Sprintf("prefill engine %s answered without kv_transfer_params: "+
 				"is it running with a KV connector as kv_producer?", m.client.URL())}
 	}
@@ -96,26 +96,9 @@ func prefillRequest(g *protocol.GenerateRequest) protocol.GenerateRequest {
 // abortPrefill stops a prefill whose client went away, so the engine does
 // not finish it and hold its KV blocks for a decode that never comes.
 func (d *PDPool) abortPrefill(ctx context.Context, c *engine.Client, requestID string) {
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
-	defer cancel()
-	if err := c.Abort(actx, engine.EngineRequestID(requestID)); err != nil {
+	if err := c.Abort(context.WithoutCancel(ctx), engine.EngineRequestID(requestID)); err != nil {
 		d.log.WarnContext(ctx, "prefill abort failed", "request_id", requestID, "engine", c.URL(), "err", err)
 	}
-}
-
-// sideError names the failing side of a P/D request in the client's
-// error; the caller's own cancellation passes through unchanged.
-func sideError(role string, err error) error {
-	var ee *engine.Error
-	var oe *Error
-	switch {
-	case errors.As(err, &ee):
-		e := AsError(err)
-		return &Error{Status: e.Status, Type: e.Type, Message: role + " engine: " + e.Message}
-	case errors.As(err, &oe):
-		return oe
-	}
-	return err
 }
 
 // Health is the prefill engines' state followed by the decode engines'.

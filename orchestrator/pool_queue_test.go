@@ -50,7 +50,7 @@ func TestParseQueueMetrics(t *testing.T) {
 // prefix tie goes to the idle engine; without them, to the busy one,
 // first in turn.
 func TestBusyEngineLosesPrefixTie(t *testing.T) {
-	m := loadPDModel(t)
+	m := loadModel(t)
 	_, busy := startSim(t, m, enginesim.Config{SerialPrefill: true, FirstTokenLatency: time.Minute})
 	_, idle := startSim(t, m, enginesim.Config{})
 	ctx, cancel := context.WithCancel(context.Background())

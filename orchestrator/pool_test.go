@@ -84,6 +84,17 @@ func testRequest() *protocol.GenerateRequest {
 	return &protocol.GenerateRequest{TokenIDs: []int{1, 2, 3}, SamplingParams: p}
 }
 
+// engineError is err as the engine client's error, which is what a pool
+// passes on when its engines fail.
+func engineError(t *testing.T, err error) *engine.Error {
+	t.Helper()
+	var e *engine.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %v (%T), want an engine error", err, err)
+	}
+	return e
+}
+
 // drain reads a call to its end.
 func drain(t *testing.T, c *Call) {
 	t.Helper()
@@ -180,7 +191,7 @@ func TestPoolEjectsAndReadmits(t *testing.T) {
 		c, err := p.Start(ctx, testRequest(), fmt.Sprintf("e%d", i))
 		if err != nil {
 			failures++
-			if e := AsError(err); e.Status != http.StatusBadGateway || !strings.Contains(e.Message, "EngineCore died") {
+			if e := engineError(t, err); e.Status != http.StatusBadGateway || !strings.Contains(e.Message, "EngineCore died") {
 				t.Fatalf("failure %v, want a 502 with the engine's message", e)
 			}
 			continue
@@ -296,7 +307,7 @@ func TestPoolFailsOverUnreachableEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = p2.Start(context.Background(), testRequest(), "x")
-	if e := AsError(err); e.Status != http.StatusServiceUnavailable || !strings.Contains(e.Message, "unreachable") {
+	if e := engineError(t, err); e.Status != http.StatusServiceUnavailable || !strings.Contains(e.Message, "unreachable") {
 		t.Fatalf("got %v, want 503 unreachable", e)
 	}
 }

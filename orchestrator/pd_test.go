@@ -6,16 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/enginesim"
-	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/parsers"
@@ -27,37 +27,15 @@ const pdScript = `{"match": "weather", "text": "<think>\nThe user asks about the
 {"default": true, "text": "<think>\nHm.\n</think>\n\nHello."}
 `
 
-var (
-	pdModelOnce sync.Once
-	pdModel     *model.Model
-	pdModelErr  error
-)
-
-func loadPDModel(t *testing.T) *model.Model {
-	t.Helper()
-	dir := testenv.ModelDir(t, "qwen3")
-	pdModelOnce.Do(func() { pdModel, pdModelErr = model.Load(context.Background(), dir, model.Options{}) })
-	if pdModelErr != nil {
-		t.Fatal(pdModelErr)
-	}
-	return pdModel
-}
-
-// startSim serves an engine-sim with the test script.
-func startSim(t *testing.T, m *model.Model, cfg enginesim.Config) (*enginesim.Sim, *engine.Client) {
+// startScriptedSim serves an engine-sim answering with pdScript.
+func startScriptedSim(t *testing.T, m *model.Model, cfg enginesim.Config) (*enginesim.Sim, *engine.Client) {
 	t.Helper()
 	script, err := enginesim.ParseScript([]byte(pdScript), m.Tokenizer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Script, cfg.ServedModelName, cfg.Logger = script, "qwen", quietLog()
-	sim, err := enginesim.New(m, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sim.Handler())
-	t.Cleanup(srv.Close)
-	return sim, newTestClient(t, srv.URL)
+	cfg.Script = script
+	return startSim(t, m, cfg)
 }
 
 func newTestOrchestrator(t *testing.T, m *model.Model, engines Engines) *Orchestrator {
@@ -154,11 +132,11 @@ func answer(t *testing.T, o *Orchestrator, stream bool) string {
 }
 
 func TestPDMatchesCollocated(t *testing.T) {
-	m := loadPDModel(t)
-	_, colloc := startSim(t, m, enginesim.Config{})
+	m := loadModel(t)
+	_, colloc := startScriptedSim(t, m, enginesim.Config{})
 	reg := enginesim.NewKVRegistry()
-	producer, pc := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
-	consumer, cc := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
+	producer, pc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
+	consumer, cc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
 	co, err := NewPool(PoolConfig{Role: RoleCollocated, Health: HealthConfig{Interval: -1, EjectAfter: -1}}, colloc)
 	if err != nil {
 		t.Fatal(err)
@@ -215,32 +193,20 @@ func TestPDMatchesCollocated(t *testing.T) {
 		!strings.HasPrefix(kv.RemoteRequestID, "generate-tokens-chatcmpl-same-id-") || kv.RemoteEngineID == "" {
 		t.Fatalf("decode request kv_transfer_params %s (%v)", d.KVTransferParams, err)
 	}
-	if d.SamplingParams.MaxTokens == nil || *d.SamplingParams.MaxTokens != 200 || !slicesEqual(d.TokenIDs, p.TokenIDs) {
+	if d.SamplingParams.MaxTokens == nil || *d.SamplingParams.MaxTokens != 200 || !slices.Equal(d.TokenIDs, p.TokenIDs) {
 		t.Fatalf("decode request is not the original: max_tokens %v", d.SamplingParams.MaxTokens)
 	}
 }
 
-func slicesEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestPDFailures(t *testing.T) {
-	m := loadPDModel(t)
+	m := loadModel(t)
 	reg := enginesim.NewKVRegistry()
-	_, goodP := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
-	_, goodD := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
-	_, badP := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, Fault: enginesim.Fault{Kind: enginesim.FaultError}})
-	_, badD := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, Fault: enginesim.Fault{Kind: enginesim.FaultError}})
-	_, plain := startSim(t, m, enginesim.Config{}) // a collocated engine: its params are not a producer's
-	_, strictD := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: enginesim.NewKVRegistry()})
+	_, goodP := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
+	_, goodD := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
+	_, badP := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, Fault: enginesim.Fault{Kind: enginesim.FaultError}})
+	_, badD := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, Fault: enginesim.Fault{Kind: enginesim.FaultError}})
+	_, plain := startScriptedSim(t, m, enginesim.Config{}) // a collocated engine: its params are not a producer's
+	_, strictD := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: enginesim.NewKVRegistry()})
 	tests := []struct {
 		name            string
 		prefill, decode *engine.Client
@@ -268,10 +234,10 @@ func TestPDFailures(t *testing.T) {
 }
 
 func TestPDAbortGoesToDecodeEngine(t *testing.T) {
-	m := loadPDModel(t)
+	m := loadModel(t)
 	reg := enginesim.NewKVRegistry()
-	producer, pc := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
-	consumer, cc := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg, TokenLatency: 5 * time.Millisecond})
+	producer, pc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
+	consumer, cc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg, TokenLatency: 5 * time.Millisecond})
 	o := newTestOrchestrator(t, m, newPD(t, pc, cc))
 	sink := &frameSink{failAfter: 3}
 	if _, err := o.Chat(context.Background(), chatRequest(t, true), "gone", sink); err != nil {
@@ -284,5 +250,53 @@ func TestPDAbortGoesToDecodeEngine(t *testing.T) {
 	}
 	if a := producer.Aborts(); len(a) != 0 {
 		t.Fatalf("the finished prefill was aborted too: %v", a)
+	}
+}
+
+// TestPDPrefillChosenByPrefix: in a P/D pool the prefill engine is chosen
+// by prefix (the same prompt's prefills stay on one producer) and the
+// decode engine by load.
+func TestPDPrefillChosenByPrefix(t *testing.T) {
+	m := loadModel(t)
+	reg := enginesim.NewKVRegistry()
+	p1, c1 := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
+	p2, c2 := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
+	d1, dc1 := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
+	d2, dc2 := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
+	r, err := NewRouter(RouterConfig{Policy: RoutingPrefix, Index: kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(16, "qwen")})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := HealthConfig{Interval: -1}
+	pp, err := NewPool(PoolConfig{Role: RolePrefill, Health: h, Logger: quietLog(), Router: r}, c1, c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp, err := NewPool(PoolConfig{Role: RoleDecode, Health: h, Logger: quietLog()}, dc1, dc2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd, err := NewPD(pp, dp, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := newTestOrchestrator(t, m, pd)
+	body := `{"model":"qwen","max_tokens":20,"messages":[{"role":"user","content":"` +
+		strings.Repeat("Tell me about the weather in Paris, then in Lyon. ", 8) + `"}]}`
+	for i := range 4 {
+		req, err := protocol.DecodeChatCompletionRequest([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.Chat(context.Background(), req, "pd-"+strconv.Itoa(i), &frameSink{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n1, n2 := len(p1.Requests()), len(p2.Requests())
+	if n1+n2 != 4 || (n1 != 4 && n2 != 4) {
+		t.Errorf("prefills of one prompt split %d/%d over the producers, want 4 on one", n1, n2)
+	}
+	if a, b := len(d1.Requests()), len(d2.Requests()); a != 2 || b != 2 {
+		t.Errorf("decodes split %d/%d, want 2/2 (least outstanding, ties in turn)", a, b)
 	}
 }
