@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/parsers"
@@ -31,7 +32,8 @@ type Config struct {
 	// Parsers are the parser flags Derender was built with (they decide
 	// skip_special_tokens and the tool_choice grammar sent to the engine).
 	Parsers parsers.Config
-	// Engines runs each engine request: a collocated Pool or a PDPool.
+	// Engines runs each engine request: a collocated fleet.Pool or a
+	// fleet.PDPool.
 	Engines Engines
 	// ModelName is the "model" answers report (the first served name).
 	ModelName string
@@ -48,7 +50,7 @@ type Config struct {
 	Metrics *Metrics
 	// Router, when the pools route with one, has its figures written with
 	// Metrics.
-	Router *Router
+	Router *fleet.Router
 }
 
 // Orchestrator runs OpenAI requests over engines. It is safe for
@@ -99,7 +101,7 @@ func (o *Orchestrator) responseModel(model *string) string {
 func (o *Orchestrator) Metrics() *Metrics { return o.cfg.Metrics }
 
 // EngineHealth is a snapshot of the engine pools' state.
-func (o *Orchestrator) EngineHealth() []EngineHealth { return o.cfg.Engines.Health() }
+func (o *Orchestrator) EngineHealth() []fleet.EngineHealth { return o.cfg.Engines.Health() }
 
 // Sink receives a streamed answer: the HTTP layer's SSE writer.
 type Sink interface {
@@ -130,7 +132,7 @@ func (e *Error) Info() protocol.ErrorInfo {
 func AsError(err error) *Error {
 	var (
 		oe  *Error
-		pe  *poolError
+		pe  *fleet.Error
 		rb  *render.BadRequestError
 		db  *derender.BadRequestError
 		ee  *engine.Error

@@ -5,16 +5,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/enginesim"
+	"github.com/vrender/vrender/fleet"
+	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator/engine"
@@ -27,15 +32,45 @@ const pdScript = `{"match": "weather", "text": "<think>\nThe user asks about the
 {"default": true, "text": "<think>\nHm.\n</think>\n\nHello."}
 `
 
-// startScriptedSim serves an engine-sim answering with pdScript.
+var (
+	pdModelOnce sync.Once
+	pdModel     *model.Model
+	pdModelErr  error
+)
+
+func loadModel(t *testing.T) *model.Model {
+	t.Helper()
+	dir := testenv.ModelDir(t, "qwen3")
+	pdModelOnce.Do(func() { pdModel, pdModelErr = model.Load(context.Background(), dir, model.Options{}) })
+	if pdModelErr != nil {
+		t.Fatal(pdModelErr)
+	}
+	return pdModel
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// startScriptedSim serves an engine-sim of m named "qwen" answering with
+// pdScript, and returns a client of it.
 func startScriptedSim(t *testing.T, m *model.Model, cfg enginesim.Config) (*enginesim.Sim, *engine.Client) {
 	t.Helper()
 	script, err := enginesim.ParseScript([]byte(pdScript), m.Tokenizer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Script = script
-	return startSim(t, m, cfg)
+	cfg.Script, cfg.ServedModelName, cfg.Logger = script, "qwen", quietLog()
+	sim, err := enginesim.New(m, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sim.Handler())
+	t.Cleanup(srv.Close)
+	c, err := engine.New(srv.URL, engine.Options{Retries: -1, IdleTimeout: 5 * time.Second, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return sim, c
 }
 
 func newTestOrchestrator(t *testing.T, m *model.Model, engines Engines) *Orchestrator {
@@ -61,18 +96,18 @@ func newTestOrchestrator(t *testing.T, m *model.Model, engines Engines) *Orchest
 	return o
 }
 
-func newPD(t *testing.T, prefill, decode *engine.Client) *PDPool {
+func newPD(t *testing.T, prefill, decode *engine.Client) *fleet.PDPool {
 	t.Helper()
-	h := HealthConfig{Interval: -1}
-	pp, err := NewPool(PoolConfig{Role: RolePrefill, Health: h, Logger: quietLog()}, prefill)
+	h := fleet.HealthConfig{Interval: -1}
+	pp, err := fleet.NewPool(fleet.PoolConfig{Role: fleet.RolePrefill, Health: h, Logger: quietLog()}, prefill)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dp, err := NewPool(PoolConfig{Role: RoleDecode, Health: h, Logger: quietLog()}, decode)
+	dp, err := fleet.NewPool(fleet.PoolConfig{Role: fleet.RoleDecode, Health: h, Logger: quietLog()}, decode)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pd, err := NewPD(pp, dp, quietLog())
+	pd, err := fleet.NewPD(pp, dp, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +172,7 @@ func TestPDMatchesCollocated(t *testing.T) {
 	reg := enginesim.NewKVRegistry()
 	producer, pc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
 	consumer, cc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
-	co, err := NewPool(PoolConfig{Role: RoleCollocated, Health: HealthConfig{Interval: -1, EjectAfter: -1}}, colloc)
+	co, err := fleet.NewPool(fleet.PoolConfig{Role: fleet.RoleCollocated, Health: fleet.HealthConfig{Interval: -1, EjectAfter: -1}}, colloc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,20 +298,20 @@ func TestPDPrefillChosenByPrefix(t *testing.T) {
 	p2, c2 := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
 	d1, dc1 := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
 	d2, dc2 := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
-	r, err := NewRouter(RouterConfig{Policy: RoutingPrefix, Index: kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(16, "qwen")})})
+	r, err := fleet.NewRouter(fleet.RouterConfig{Policy: fleet.RoutingPrefix, Index: kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(16, "qwen")})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := HealthConfig{Interval: -1}
-	pp, err := NewPool(PoolConfig{Role: RolePrefill, Health: h, Logger: quietLog(), Router: r}, c1, c2)
+	h := fleet.HealthConfig{Interval: -1}
+	pp, err := fleet.NewPool(fleet.PoolConfig{Role: fleet.RolePrefill, Health: h, Logger: quietLog(), Router: r}, c1, c2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dp, err := NewPool(PoolConfig{Role: RoleDecode, Health: h, Logger: quietLog()}, dc1, dc2)
+	dp, err := fleet.NewPool(fleet.PoolConfig{Role: fleet.RoleDecode, Health: h, Logger: quietLog()}, dc1, dc2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pd, err := NewPD(pp, dp, quietLog())
+	pd, err := fleet.NewPD(pp, dp, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"context"
@@ -210,8 +210,8 @@ func contains(list []*poolMember, m *poolMember) bool {
 }
 
 // unavailable is the answer when no engine of the pool is admitted.
-func (p *Pool) unavailable() *poolError {
-	return &poolError{Status: http.StatusServiceUnavailable, Type: http.StatusText(http.StatusServiceUnavailable),
+func (p *Pool) unavailable() *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Type: http.StatusText(http.StatusServiceUnavailable),
 		Message: fmt.Sprintf("no %s engine available: all %d are ejected after failing health checks or requests; "+
 			"retry later", p.role, len(p.members))}
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"context"
@@ -62,7 +62,7 @@ func (d *PDPool) Start(ctx context.Context, g *protocol.GenerateRequest, request
 	}
 	kv := res.KVTransferParams
 	if len(kv) == 0 || string(kv) == "null" {
-		return nil, &poolError{Status: http.StatusBadGateway, Type: http.StatusText(http.StatusBadGateway),
+		return nil, &Error{Status: http.StatusBadGateway, Type: http.StatusText(http.StatusBadGateway),
 			Message: fmt.Sprintf("prefill engine %s answered without kv_transfer_params: "+
 				"is it running with a KV connector as kv_producer?", m.client.URL())}
 	}

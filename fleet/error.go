@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"cmp"
@@ -8,25 +8,25 @@ import (
 	"github.com/vrender/vrender/orchestrator/engine"
 )
 
-// poolError is a request the pools could not place or complete for a
+// Error is a request the pools could not place or complete for a
 // reason of their own: no engine admitted, or one side of a P/D request
 // failed. Status and Type are the HTTP answer's; Message is the client's.
-type poolError struct {
+type Error struct {
 	Status  int
 	Type    string
 	Message string
 }
 
-func (e *poolError) Error() string { return http.StatusText(e.Status) + ": " + e.Message }
+func (e *Error) Error() string { return http.StatusText(e.Status) + ": " + e.Message }
 
 // sideError names the failing side of a P/D request in the client's
 // error; the caller's own cancellation passes through unchanged.
 func sideError(role string, err error) error {
 	var ee *engine.Error
-	var pe *poolError
+	var pe *Error
 	switch {
 	case errors.As(err, &ee):
-		return &poolError{Status: ee.Status, Type: cmp.Or(ee.Type, http.StatusText(ee.Status)),
+		return &Error{Status: ee.Status, Type: cmp.Or(ee.Type, http.StatusText(ee.Status)),
 			Message: role + " engine: " + ee.Message}
 	case errors.As(err, &pe):
 		return pe
