@@ -36,9 +36,9 @@ type PDPool struct {
 func NewPD(prefill, decode *Pool, log *slog.Logger) (*PDPool, error) {
 	switch {
 	case prefill == nil || decode == nil:
-		return nil, errors.New("orchestrator: a P/D pool needs a prefill pool and a decode pool")
+		return nil, errors.New("fleet: a P/D pool needs a prefill pool and a decode pool")
 	case prefill.role != RolePrefill || decode.role != RoleDecode:
-		return nil, fmt.Errorf("orchestrator: P/D pools have roles %q and %q, want %q and %q",
+		return nil, fmt.Errorf("fleet: P/D pools have roles %q and %q, want %q and %q",
 			prefill.role, decode.role, RolePrefill, RoleDecode)
 	}
 	if log == nil {

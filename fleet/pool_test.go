@@ -206,14 +206,14 @@ func TestPoolEjectsAndReadmits(t *testing.T) {
 		t.Fatalf("health %+v, want the first ejected once and the second healthy", h)
 	}
 	// No recovery probe before its backoff has passed.
-	p.CheckNow(ctx)
+	p.checkNow(ctx)
 	if h := p.Health(); h[0].Healthy || !h[0].LastCheck.IsZero() {
 		t.Fatalf("probed before its backoff: %+v", h[0])
 	}
 	// /health still answers 200 (a dead engine core behind a live HTTP
 	// server): the probe re-admits it, and two more failures eject it again.
 	p.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
-	p.CheckNow(ctx)
+	p.checkNow(ctx)
 	if h := p.Health(); !h[0].Healthy || h[0].ConsecutiveFailures != 0 || h[0].LastCheck.IsZero() {
 		t.Fatalf("after a passing check %+v, want re-admitted", h[0])
 	}

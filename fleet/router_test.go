@@ -355,7 +355,7 @@ func TestLoRAKeyedRouting(t *testing.T) {
 	for i := range 4 {
 		ev.BlockHashes = append(ev.BlockHashes, kvevents.IntHash(uint64(100+i)))
 	}
-	r.ApplyKVEvents("http://e", kvevents.Batch{Events: []kvevents.Event{ev}}, quietLog())
+	r.applyKVEvents("http://e", kvevents.Batch{Events: []kvevents.Event{ev}}, quietLog())
 	if got := x.Match("http://e", a); got != 4 {
 		t.Errorf("sql-lora request: %d blocks matched, want 4", got)
 	}
@@ -368,7 +368,7 @@ func TestLoRAKeyedRouting(t *testing.T) {
 		ev.BlockHashes[i] = kvevents.IntHash(uint64(200 + i))
 	}
 	before := r.unmapped.Load()
-	r.ApplyKVEvents("http://f", kvevents.Batch{Events: []kvevents.Event{ev}}, quietLog())
+	r.applyKVEvents("http://f", kvevents.Batch{Events: []kvevents.Event{ev}}, quietLog())
 	if x.Match("http://f", base) != 0 || x.Match("http://f", a) != 0 {
 		t.Error("blocks of an adapter known only by id were indexed")
 	}
