@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +19,6 @@ import (
 	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/parsers"
@@ -285,53 +283,5 @@ func TestPDAbortGoesToDecodeEngine(t *testing.T) {
 	}
 	if a := producer.Aborts(); len(a) != 0 {
 		t.Fatalf("the finished prefill was aborted too: %v", a)
-	}
-}
-
-// TestPDPrefillChosenByPrefix: in a P/D pool the prefill engine is chosen
-// by prefix (the same prompt's prefills stay on one producer) and the
-// decode engine by load.
-func TestPDPrefillChosenByPrefix(t *testing.T) {
-	m := loadModel(t)
-	reg := enginesim.NewKVRegistry()
-	p1, c1 := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
-	p2, c2 := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
-	d1, dc1 := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
-	d2, dc2 := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
-	r, err := fleet.NewRouter(fleet.RouterConfig{Policy: fleet.RoutingPrefix, Index: kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(16, "qwen")})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := fleet.HealthConfig{Interval: -1}
-	pp, err := fleet.NewPool(fleet.PoolConfig{Role: fleet.RolePrefill, Health: h, Logger: quietLog(), Router: r}, c1, c2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dp, err := fleet.NewPool(fleet.PoolConfig{Role: fleet.RoleDecode, Health: h, Logger: quietLog()}, dc1, dc2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pd, err := fleet.NewPD(pp, dp, quietLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := newTestOrchestrator(t, m, pd)
-	body := `{"model":"qwen","max_tokens":20,"messages":[{"role":"user","content":"` +
-		strings.Repeat("Tell me about the weather in Paris, then in Lyon. ", 8) + `"}]}`
-	for i := range 4 {
-		req, err := protocol.DecodeChatCompletionRequest([]byte(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := o.Chat(context.Background(), req, "pd-"+strconv.Itoa(i), &frameSink{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	n1, n2 := len(p1.Requests()), len(p2.Requests())
-	if n1+n2 != 4 || (n1 != 4 && n2 != 4) {
-		t.Errorf("prefills of one prompt split %d/%d over the producers, want 4 on one", n1, n2)
-	}
-	if a, b := len(d1.Requests()), len(d2.Requests()); a != 2 || b != 2 {
-		t.Errorf("decodes split %d/%d, want 2/2 (least outstanding, ties in turn)", a, b)
 	}
 }
