@@ -3,7 +3,9 @@
 // ids and sampling params, stream POST /inference/v1/generate from an
 // engine, derender each event in-process into vLLM's SSE chunks, and
 // enforce what the engine will not — stop strings, cancellation, timeouts
-// and errors.
+// and errors. Which engine serves a request is the fleet's business
+// (package fleet): the orchestrator hands its Engines each prepared
+// request and reads the stream it gets back.
 package orchestrator
 
 import (
