@@ -1,7 +1,6 @@
-package orchestrator
+package fleet
 
 import (
-	"context"
 	"errors"
 	"io"
 	"sync"
@@ -9,18 +8,6 @@ import (
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/protocol"
 )
-
-// Engines is where the orchestrator's generate requests run: a collocated
-// Pool or a prefill/decode PDPool. Start sends one engine request and
-// returns its stream; Health is read by metrics and readiness code.
-type Engines interface {
-	// Start sends g (already prepared for the engine) under requestID and
-	// returns the stream of the engine that holds the request. Errors are
-	// classified by AsError.
-	Start(ctx context.Context, g *protocol.GenerateRequest, requestID string) (*Call, error)
-	// Health is a snapshot of every engine's state.
-	Health() []EngineHealth
-}
 
 // Call is one streaming engine request. Recv is not safe for concurrent
 // use; Close may be called from another goroutine to interrupt Recv, and

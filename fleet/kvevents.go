@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"context"
@@ -28,7 +28,7 @@ type KVEventSource struct {
 // breaking the protocol are counted on /metrics.
 func (r *Router) RunKVEvents(ctx context.Context, sources []KVEventSource, log *slog.Logger) error {
 	if r.index == nil {
-		return errors.New("orchestrator: KV events need prefix routing")
+		return errors.New("fleet: KV events need prefix routing")
 	}
 	if log == nil {
 		log = slog.Default()
@@ -38,9 +38,9 @@ func (r *Router) RunKVEvents(ctx context.Context, sources []KVEventSource, log *
 		engine := strings.TrimRight(src.Engine, "/")
 		sub, err := kvevents.NewSubscriber(kvevents.SubscriberConfig{
 			Endpoint: src.Endpoint, ReplayEndpoint: src.ReplayEndpoint, Topic: src.Topic, Logger: log,
-			Apply:     func(_ int64, b kvevents.Batch) { r.ApplyKVEvents(engine, b, log) },
+			Apply:     func(_ int64, b kvevents.Batch) { r.applyKVEvents(engine, b, log) },
 			Restarted: func() { r.restarts.Add(1); r.index.Clear(engine) },
-			Lost:      r.EventsLost,
+			Lost:      r.eventsLost,
 			Dropped:   func() { r.dropped.Add(1) },
 		})
 		if err != nil {
@@ -56,12 +56,12 @@ func (r *Router) RunKVEvents(ctx context.Context, sources []KVEventSource, log *
 	return nil
 }
 
-// ApplyKVEvents applies one engine's batch to the index. Only blocks of
+// applyKVEvents applies one engine's batch to the index. Only blocks of
 // the GPU medium (or none given) and of the first KV cache group count:
 // a CPU-offloaded copy or a hybrid model's other groups say nothing about
 // the attention blocks prefill would reuse.
-func (r *Router) ApplyKVEvents(engine string, b kvevents.Batch, log *slog.Logger) {
-	r.EventBatch()
+func (r *Router) applyKVEvents(engine string, b kvevents.Batch, log *slog.Logger) {
+	r.events.Add(1)
 	for _, ev := range b.Events {
 		if ev.Medium != nil && *ev.Medium != kvevents.MediumGPU || ev.GroupIdx != nil && *ev.GroupIdx != 0 {
 			continue

@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"context"
@@ -36,9 +36,9 @@ type PDPool struct {
 func NewPD(prefill, decode *Pool, log *slog.Logger) (*PDPool, error) {
 	switch {
 	case prefill == nil || decode == nil:
-		return nil, errors.New("orchestrator: a P/D pool needs a prefill pool and a decode pool")
+		return nil, errors.New("fleet: a P/D pool needs a prefill pool and a decode pool")
 	case prefill.role != RolePrefill || decode.role != RoleDecode:
-		return nil, fmt.Errorf("orchestrator: P/D pools have roles %q and %q, want %q and %q",
+		return nil, fmt.Errorf("fleet: P/D pools have roles %q and %q, want %q and %q",
 			prefill.role, decode.role, RolePrefill, RoleDecode)
 	}
 	if log == nil {
@@ -96,26 +96,9 @@ func prefillRequest(g *protocol.GenerateRequest) protocol.GenerateRequest {
 // abortPrefill stops a prefill whose client went away, so the engine does
 // not finish it and hold its KV blocks for a decode that never comes.
 func (d *PDPool) abortPrefill(ctx context.Context, c *engine.Client, requestID string) {
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
-	defer cancel()
-	if err := c.Abort(actx, engine.EngineRequestID(requestID)); err != nil {
+	if err := c.Abort(context.WithoutCancel(ctx), engine.EngineRequestID(requestID)); err != nil {
 		d.log.WarnContext(ctx, "prefill abort failed", "request_id", requestID, "engine", c.URL(), "err", err)
 	}
-}
-
-// sideError names the failing side of a P/D request in the client's
-// error; the caller's own cancellation passes through unchanged.
-func sideError(role string, err error) error {
-	var ee *engine.Error
-	var oe *Error
-	switch {
-	case errors.As(err, &ee):
-		e := AsError(err)
-		return &Error{Status: e.Status, Type: e.Type, Message: role + " engine: " + e.Message}
-	case errors.As(err, &oe):
-		return oe
-	}
-	return err
 }
 
 // Health is the prefill engines' state followed by the decode engines'.

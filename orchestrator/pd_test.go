@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/enginesim"
+	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator/engine"
@@ -33,7 +36,7 @@ var (
 	pdModelErr  error
 )
 
-func loadPDModel(t *testing.T) *model.Model {
+func loadModel(t *testing.T) *model.Model {
 	t.Helper()
 	dir := testenv.ModelDir(t, "qwen3")
 	pdModelOnce.Do(func() { pdModel, pdModelErr = model.Load(context.Background(), dir, model.Options{}) })
@@ -43,8 +46,11 @@ func loadPDModel(t *testing.T) *model.Model {
 	return pdModel
 }
 
-// startSim serves an engine-sim with the test script.
-func startSim(t *testing.T, m *model.Model, cfg enginesim.Config) (*enginesim.Sim, *engine.Client) {
+func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// startScriptedSim serves an engine-sim of m named "qwen" answering with
+// pdScript, and returns a client of it.
+func startScriptedSim(t *testing.T, m *model.Model, cfg enginesim.Config) (*enginesim.Sim, *engine.Client) {
 	t.Helper()
 	script, err := enginesim.ParseScript([]byte(pdScript), m.Tokenizer)
 	if err != nil {
@@ -57,7 +63,12 @@ func startSim(t *testing.T, m *model.Model, cfg enginesim.Config) (*enginesim.Si
 	}
 	srv := httptest.NewServer(sim.Handler())
 	t.Cleanup(srv.Close)
-	return sim, newTestClient(t, srv.URL)
+	c, err := engine.New(srv.URL, engine.Options{Retries: -1, IdleTimeout: 5 * time.Second, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return sim, c
 }
 
 func newTestOrchestrator(t *testing.T, m *model.Model, engines Engines) *Orchestrator {
@@ -83,18 +94,18 @@ func newTestOrchestrator(t *testing.T, m *model.Model, engines Engines) *Orchest
 	return o
 }
 
-func newPD(t *testing.T, prefill, decode *engine.Client) *PDPool {
+func newPD(t *testing.T, prefill, decode *engine.Client) *fleet.PDPool {
 	t.Helper()
-	h := HealthConfig{Interval: -1}
-	pp, err := NewPool(PoolConfig{Role: RolePrefill, Health: h, Logger: quietLog()}, prefill)
+	h := fleet.HealthConfig{Interval: -1}
+	pp, err := fleet.NewPool(fleet.PoolConfig{Role: fleet.RolePrefill, Health: h, Logger: quietLog()}, prefill)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dp, err := NewPool(PoolConfig{Role: RoleDecode, Health: h, Logger: quietLog()}, decode)
+	dp, err := fleet.NewPool(fleet.PoolConfig{Role: fleet.RoleDecode, Health: h, Logger: quietLog()}, decode)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pd, err := NewPD(pp, dp, quietLog())
+	pd, err := fleet.NewPD(pp, dp, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,12 +165,12 @@ func answer(t *testing.T, o *Orchestrator, stream bool) string {
 }
 
 func TestPDMatchesCollocated(t *testing.T) {
-	m := loadPDModel(t)
-	_, colloc := startSim(t, m, enginesim.Config{})
+	m := loadModel(t)
+	_, colloc := startScriptedSim(t, m, enginesim.Config{})
 	reg := enginesim.NewKVRegistry()
-	producer, pc := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
-	consumer, cc := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
-	co, err := NewPool(PoolConfig{Role: RoleCollocated, Health: HealthConfig{Interval: -1, EjectAfter: -1}}, colloc)
+	producer, pc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
+	consumer, cc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
+	co, err := fleet.NewPool(fleet.PoolConfig{Role: fleet.RoleCollocated, Health: fleet.HealthConfig{Interval: -1, EjectAfter: -1}}, colloc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,32 +226,20 @@ func TestPDMatchesCollocated(t *testing.T) {
 		!strings.HasPrefix(kv.RemoteRequestID, "generate-tokens-chatcmpl-same-id-") || kv.RemoteEngineID == "" {
 		t.Fatalf("decode request kv_transfer_params %s (%v)", d.KVTransferParams, err)
 	}
-	if d.SamplingParams.MaxTokens == nil || *d.SamplingParams.MaxTokens != 200 || !slicesEqual(d.TokenIDs, p.TokenIDs) {
+	if d.SamplingParams.MaxTokens == nil || *d.SamplingParams.MaxTokens != 200 || !slices.Equal(d.TokenIDs, p.TokenIDs) {
 		t.Fatalf("decode request is not the original: max_tokens %v", d.SamplingParams.MaxTokens)
 	}
 }
 
-func slicesEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestPDFailures(t *testing.T) {
-	m := loadPDModel(t)
+	m := loadModel(t)
 	reg := enginesim.NewKVRegistry()
-	_, goodP := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
-	_, goodD := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
-	_, badP := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, Fault: enginesim.Fault{Kind: enginesim.FaultError}})
-	_, badD := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, Fault: enginesim.Fault{Kind: enginesim.FaultError}})
-	_, plain := startSim(t, m, enginesim.Config{}) // a collocated engine: its params are not a producer's
-	_, strictD := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: enginesim.NewKVRegistry()})
+	_, goodP := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
+	_, goodD := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
+	_, badP := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, Fault: enginesim.Fault{Kind: enginesim.FaultError}})
+	_, badD := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, Fault: enginesim.Fault{Kind: enginesim.FaultError}})
+	_, plain := startScriptedSim(t, m, enginesim.Config{}) // a collocated engine: its params are not a producer's
+	_, strictD := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: enginesim.NewKVRegistry()})
 	tests := []struct {
 		name            string
 		prefill, decode *engine.Client
@@ -268,10 +267,10 @@ func TestPDFailures(t *testing.T) {
 }
 
 func TestPDAbortGoesToDecodeEngine(t *testing.T) {
-	m := loadPDModel(t)
+	m := loadModel(t)
 	reg := enginesim.NewKVRegistry()
-	producer, pc := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
-	consumer, cc := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg, TokenLatency: 5 * time.Millisecond})
+	producer, pc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
+	consumer, cc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg, TokenLatency: 5 * time.Millisecond})
 	o := newTestOrchestrator(t, m, newPD(t, pc, cc))
 	sink := &frameSink{failAfter: 3}
 	if _, err := o.Chat(context.Background(), chatRequest(t, true), "gone", sink); err != nil {

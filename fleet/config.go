@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"bytes"
@@ -66,15 +66,15 @@ func LoadEngineConfig(path string) (*EngineConfig, error) {
 	if len(data) > maxConfigFile {
 		return nil, fmt.Errorf("engine config %s: larger than %d bytes", path, maxConfigFile)
 	}
-	c, err := ParseEngineConfig(data)
+	c, err := parseEngineConfig(data)
 	if err != nil {
 		return nil, fmt.Errorf("engine config %s: %w", path, err)
 	}
 	return c, nil
 }
 
-// ParseEngineConfig decodes one YAML document strictly and checks it.
-func ParseEngineConfig(data []byte) (*EngineConfig, error) {
+// parseEngineConfig decodes one YAML document strictly and checks it.
+func parseEngineConfig(data []byte) (*EngineConfig, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var c EngineConfig

@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"context"
@@ -89,7 +89,7 @@ func waitMatch(t *testing.T, x *kvindex.Index, engine string, keys []uint64, wan
 // vrender's keys, so routing follows them; a reset clears them, and a
 // restarted engine (sequence from 0) loses what it held before.
 func TestKVEventsFeedTheIndex(t *testing.T) {
-	m := loadPDModel(t)
+	m := loadModel(t)
 	a := startEventSim(t, m, zmqEndpoint(t), zmqEndpoint(t))
 	b := startEventSim(t, m, zmqEndpoint(t), zmqEndpoint(t))
 	x := kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(16, "qwen")})
@@ -188,7 +188,7 @@ func FuzzApplyKVEvents(f *testing.F) {
 		if err != nil {
 			return
 		}
-		r.ApplyKVEvents("http://e", b, quietLog())
+		r.applyKVEvents("http://e", b, quietLog())
 		_ = x.Match("http://e", keys)
 		var sb strings.Builder
 		if err := r.WritePrometheus(&sb); err != nil {

@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"context"
@@ -148,10 +148,10 @@ func NewPool(cfg PoolConfig, engines ...*engine.Client) (*Pool, error) {
 	switch cfg.Role {
 	case RoleCollocated, RolePrefill, RoleDecode:
 	default:
-		return nil, fmt.Errorf("orchestrator: unknown pool role %q", cfg.Role)
+		return nil, fmt.Errorf("fleet: unknown pool role %q", cfg.Role)
 	}
 	if len(engines) == 0 {
-		return nil, fmt.Errorf("orchestrator: the %s pool needs at least one engine", cfg.Role)
+		return nil, fmt.Errorf("fleet: the %s pool needs at least one engine", cfg.Role)
 	}
 	p := &Pool{role: cfg.Role, health: cfg.Health.withDefaults(), http: cfg.HTTPClient, log: cfg.Logger, router: cfg.Router,
 		queue: cfg.Queue.withDefaults(), now: time.Now}
@@ -167,19 +167,16 @@ func NewPool(cfg PoolConfig, engines ...*engine.Client) (*Pool, error) {
 	seen := map[string]bool{}
 	for _, c := range engines {
 		if c == nil {
-			return nil, fmt.Errorf("orchestrator: nil engine in the %s pool", cfg.Role)
+			return nil, fmt.Errorf("fleet: nil engine in the %s pool", cfg.Role)
 		}
 		if seen[c.URL()] {
-			return nil, fmt.Errorf("orchestrator: engine %s is listed twice in the %s pool", c.URL(), cfg.Role)
+			return nil, fmt.Errorf("fleet: engine %s is listed twice in the %s pool", c.URL(), cfg.Role)
 		}
 		seen[c.URL()] = true
 		p.members = append(p.members, &poolMember{client: c})
 	}
 	return p, nil
 }
-
-// Role is the pool's role.
-func (p *Pool) Role() string { return p.role }
 
 // acquire picks an admitted engine by the pool's routing (by default the
 // one with the fewest outstanding requests), skipping those in tried, and

@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"os"
@@ -20,7 +20,7 @@ health:
   eject_after: 5
 api_key: sekret
 `
-	c, err := ParseEngineConfig([]byte(good))
+	c, err := parseEngineConfig([]byte(good))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ api_key: sekret
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseEngineConfig([]byte(tc.yaml))
+			_, err := parseEngineConfig([]byte(tc.yaml))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}

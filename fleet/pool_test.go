@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"context"
@@ -82,6 +82,17 @@ func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 func testRequest() *protocol.GenerateRequest {
 	p := protocol.NewSamplingParams()
 	return &protocol.GenerateRequest{TokenIDs: []int{1, 2, 3}, SamplingParams: p}
+}
+
+// engineError is err as the engine client's error, which is what a pool
+// passes on when its engines fail.
+func engineError(t *testing.T, err error) *engine.Error {
+	t.Helper()
+	var e *engine.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %v (%T), want an engine error", err, err)
+	}
+	return e
 }
 
 // drain reads a call to its end.
@@ -180,7 +191,7 @@ func TestPoolEjectsAndReadmits(t *testing.T) {
 		c, err := p.Start(ctx, testRequest(), fmt.Sprintf("e%d", i))
 		if err != nil {
 			failures++
-			if e := AsError(err); e.Status != http.StatusBadGateway || !strings.Contains(e.Message, "EngineCore died") {
+			if e := engineError(t, err); e.Status != http.StatusBadGateway || !strings.Contains(e.Message, "EngineCore died") {
 				t.Fatalf("failure %v, want a 502 with the engine's message", e)
 			}
 			continue
@@ -195,14 +206,14 @@ func TestPoolEjectsAndReadmits(t *testing.T) {
 		t.Fatalf("health %+v, want the first ejected once and the second healthy", h)
 	}
 	// No recovery probe before its backoff has passed.
-	p.CheckNow(ctx)
+	p.checkNow(ctx)
 	if h := p.Health(); h[0].Healthy || !h[0].LastCheck.IsZero() {
 		t.Fatalf("probed before its backoff: %+v", h[0])
 	}
 	// /health still answers 200 (a dead engine core behind a live HTTP
 	// server): the probe re-admits it, and two more failures eject it again.
 	p.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
-	p.CheckNow(ctx)
+	p.checkNow(ctx)
 	if h := p.Health(); !h[0].Healthy || h[0].ConsecutiveFailures != 0 || h[0].LastCheck.IsZero() {
 		t.Fatalf("after a passing check %+v, want re-admitted", h[0])
 	}
@@ -296,7 +307,7 @@ func TestPoolFailsOverUnreachableEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = p2.Start(context.Background(), testRequest(), "x")
-	if e := AsError(err); e.Status != http.StatusServiceUnavailable || !strings.Contains(e.Message, "unreachable") {
+	if e := engineError(t, err); e.Status != http.StatusServiceUnavailable || !strings.Contains(e.Message, "unreachable") {
 		t.Fatalf("got %v, want 503 unreachable", e)
 	}
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func TestParseQueueMetrics(t *testing.T) {
 // prefix tie goes to the idle engine; without them, to the busy one,
 // first in turn.
 func TestBusyEngineLosesPrefixTie(t *testing.T) {
-	m := loadPDModel(t)
+	m := loadModel(t)
 	_, busy := startSim(t, m, enginesim.Config{SerialPrefill: true, FirstTokenLatency: time.Minute})
 	_, idle := startSim(t, m, enginesim.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -89,7 +89,7 @@ func TestBusyEngineLosesPrefixTie(t *testing.T) {
 		if scrape {
 			deadline := time.Now().Add(10 * time.Second)
 			for {
-				p.ScrapeQueuesNow(context.Background())
+				p.scrapeQueuesNow(context.Background())
 				if h := p.Health(); h[0].QueueKnown && h[0].QueueWaiting == 3 && h[0].QueueRunning == 1 {
 					break
 				}
@@ -160,7 +160,7 @@ func TestQueueScrapeTolerance(t *testing.T) {
 	done := make(chan struct{})
 	start := time.Now()
 	go func() {
-		p.ScrapeQueuesNow(context.Background())
+		p.scrapeQueuesNow(context.Background())
 		close(done)
 	}()
 	hung.Wait()

@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"context"
@@ -64,14 +64,14 @@ func (p *Pool) Health() []EngineHealth {
 // once.
 func (p *Pool) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	wg.Go(func() { p.RunQueueScrapes(ctx) })
+	wg.Go(func() { p.runQueueScrapes(ctx) })
 	p.runHealth(ctx)
 	wg.Wait()
 }
 
 func (p *Pool) runHealth(ctx context.Context) {
 	if p.health.Interval >= 0 {
-		every(ctx, p.health.Interval, p.CheckNow)
+		every(ctx, p.health.Interval, p.checkNow)
 	}
 }
 
@@ -89,10 +89,10 @@ func every(ctx context.Context, d time.Duration, f func(context.Context)) {
 	}
 }
 
-// CheckNow runs one round of health checks on every engine, concurrently,
+// checkNow runs one round of health checks on every engine, concurrently,
 // and returns when all are done. An ejected engine is probed only when its
 // backoff has passed.
-func (p *Pool) CheckNow(ctx context.Context) {
+func (p *Pool) checkNow(ctx context.Context) {
 	var wg sync.WaitGroup
 	now := p.now()
 	for _, m := range p.members {

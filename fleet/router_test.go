@@ -1,15 +1,12 @@
-package orchestrator
+package fleet
 
 import (
-	"context"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/kvevents"
 	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/orchestrator/engine"
@@ -237,54 +234,6 @@ func BenchmarkInterruptions(b *testing.B) {
 	b.ReportMetric(100*float64(len(gaps))*float64(window)/float64(spun-lost), "%-13.5µs-windows-hit")
 }
 
-// TestPDPrefillChosenByPrefix: in a P/D pool the prefill engine is chosen
-// by prefix (the same prompt's prefills stay on one producer) and the
-// decode engine by load.
-func TestPDPrefillChosenByPrefix(t *testing.T) {
-	m := loadPDModel(t)
-	reg := enginesim.NewKVRegistry()
-	p1, c1 := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
-	p2, c2 := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
-	d1, dc1 := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
-	d2, dc2 := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
-	r, err := NewRouter(RouterConfig{Policy: RoutingPrefix, Index: kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(16, "qwen")})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := HealthConfig{Interval: -1}
-	pp, err := NewPool(PoolConfig{Role: RolePrefill, Health: h, Logger: quietLog(), Router: r}, c1, c2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dp, err := NewPool(PoolConfig{Role: RoleDecode, Health: h, Logger: quietLog()}, dc1, dc2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pd, err := NewPD(pp, dp, quietLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := newTestOrchestrator(t, m, pd)
-	body := `{"model":"qwen","max_tokens":20,"messages":[{"role":"user","content":"` +
-		strings.Repeat("Tell me about the weather in Paris, then in Lyon. ", 8) + `"}]}`
-	for i := range 4 {
-		req, err := protocol.DecodeChatCompletionRequest([]byte(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := o.Chat(context.Background(), req, "pd-"+strconv.Itoa(i), &frameSink{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	n1, n2 := len(p1.Requests()), len(p2.Requests())
-	if n1+n2 != 4 || (n1 != 4 && n2 != 4) {
-		t.Errorf("prefills of one prompt split %d/%d over the producers, want 4 on one", n1, n2)
-	}
-	if a, b := len(d1.Requests()), len(d2.Requests()); a != 2 || b != 2 {
-		t.Errorf("decodes split %d/%d, want 2/2 (least outstanding, ties in turn)", a, b)
-	}
-}
-
 // TestPickPrefixAgainstBruteForce: the pruned, reordered scorer chooses
 // what scoring every engine by its exact held prefix chooses (the higher
 // score, then fewer outstanding, then the first in turn), over random
@@ -406,7 +355,7 @@ func TestLoRAKeyedRouting(t *testing.T) {
 	for i := range 4 {
 		ev.BlockHashes = append(ev.BlockHashes, kvevents.IntHash(uint64(100+i)))
 	}
-	r.ApplyKVEvents("http://e", kvevents.Batch{Events: []kvevents.Event{ev}}, quietLog())
+	r.applyKVEvents("http://e", kvevents.Batch{Events: []kvevents.Event{ev}}, quietLog())
 	if got := x.Match("http://e", a); got != 4 {
 		t.Errorf("sql-lora request: %d blocks matched, want 4", got)
 	}
@@ -419,7 +368,7 @@ func TestLoRAKeyedRouting(t *testing.T) {
 		ev.BlockHashes[i] = kvevents.IntHash(uint64(200 + i))
 	}
 	before := r.unmapped.Load()
-	r.ApplyKVEvents("http://f", kvevents.Batch{Events: []kvevents.Event{ev}}, quietLog())
+	r.applyKVEvents("http://f", kvevents.Batch{Events: []kvevents.Event{ev}}, quietLog())
 	if x.Match("http://f", base) != 0 || x.Match("http://f", a) != 0 {
 		t.Error("blocks of an adapter known only by id were indexed")
 	}

@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"bufio"
@@ -55,19 +55,19 @@ func (q *engineQueue) waitingNow() int64 {
 	return q.waiting.Load()
 }
 
-// RunQueueScrapes scrapes every engine's /metrics each Interval until ctx
+// runQueueScrapes scrapes every engine's /metrics each Interval until ctx
 // is done; with scraping off it returns at once. An engine without those
 // gauges (no /metrics, another server) keeps unknown figures, which count
 // as an empty queue.
-func (p *Pool) RunQueueScrapes(ctx context.Context) {
+func (p *Pool) runQueueScrapes(ctx context.Context) {
 	if p.queue.Interval > 0 {
-		every(ctx, p.queue.Interval, p.ScrapeQueuesNow)
+		every(ctx, p.queue.Interval, p.scrapeQueuesNow)
 	}
 }
 
-// ScrapeQueuesNow scrapes every engine once, concurrently, and returns
+// scrapeQueuesNow scrapes every engine once, concurrently, and returns
 // when all are done.
-func (p *Pool) ScrapeQueuesNow(ctx context.Context) {
+func (p *Pool) scrapeQueuesNow(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, m := range p.members {
 		wg.Go(func() {

@@ -1,4 +1,4 @@
-package orchestrator
+package fleet
 
 import (
 	"fmt"
@@ -111,13 +111,13 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	case RoutingLeastOutstanding, RoutingRoundRobin:
 	case RoutingPrefix:
 		if cfg.Index == nil {
-			return nil, fmt.Errorf("orchestrator: routing %q needs a prefix index", cfg.Policy)
+			return nil, fmt.Errorf("fleet: routing %q needs a prefix index", cfg.Policy)
 		}
 	default:
-		return nil, fmt.Errorf("orchestrator: unknown routing policy %q (want prefix, least-outstanding or round-robin)", cfg.Policy)
+		return nil, fmt.Errorf("fleet: unknown routing policy %q (want prefix, least-outstanding or round-robin)", cfg.Policy)
 	}
 	if cfg.PrefixWeight < 0 || cfg.LoadWeight < 0 || cfg.QueueWeight < 0 {
-		return nil, fmt.Errorf("orchestrator: routing weights must not be negative")
+		return nil, fmt.Errorf("fleet: routing weights must not be negative")
 	}
 	if cfg.PrefixWeight == 0 {
 		cfg.PrefixWeight = DefaultPrefixWeight
@@ -139,9 +139,6 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 
 // Policy is the router's policy.
 func (r *Router) Policy() string { return r.policy }
-
-// Index is the prefix index (nil unless the policy is prefix).
-func (r *Router) Index() *kvindex.Index { return r.index }
 
 // recentHalfLife is the half-life of recentRate: about a few turns of an
 // agent, so that sessions that stick to an engine between their turns
@@ -376,12 +373,9 @@ func (r *Router) load(m *poolMember, now time.Time) float64 {
 	return float64(m.outstanding.Load()) + m.recent.value(now) + r.wQueue*float64(m.queue.waitingNow())
 }
 
-// EventBatch counts a KV event batch applied to the index.
-func (r *Router) EventBatch() { r.events.Add(1) }
-
-// EventsLost counts KV event batches that were lost (a sequence gap the
+// eventsLost counts KV event batches that were lost (a sequence gap the
 // engine's replay buffer could not fill).
-func (r *Router) EventsLost(n int64) { r.lost.Add(n) }
+func (r *Router) eventsLost(n int64) { r.lost.Add(n) }
 
 // WritePrometheus writes the routing figures.
 func (r *Router) WritePrometheus(w io.Writer) error {
