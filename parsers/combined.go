@@ -58,7 +58,7 @@ type Parser struct {
 	argsStop, argsPlain *byteSet
 	// text backs the hot path's joined fragments; not state.
 	text textArena
-	// ownIDs: the tool machine's call ids are vLLM's (ToolInfo.OwnIDs).
+	// ownIDs: the tool machine's call ids are vLLM's (toolInfo.ownIDs).
 	ownIDs bool
 }
 
@@ -79,7 +79,7 @@ func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown reasoning parser %q", cfg.ReasoningParser)
 		}
-		if p.reasoning, err = info.New(v, req, promptIDs); err != nil {
+		if p.reasoning, err = info.newMachine(v, req, promptIDs); err != nil {
 			return nil, err
 		}
 	}
@@ -95,17 +95,17 @@ func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
 			// vLLM's generic JSON path, with or without auto tool choice.
 			p.tools, p.parse = newJSONChoice(choice, named), true
 		} else if auto {
-			if p.tools, err = info.New(v, req); err != nil {
+			if p.tools, err = info.newMachine(v, req); err != nil {
 				return nil, err
 			}
-			p.parse, p.ownIDs = true, info.OwnIDs
+			p.parse, p.ownIDs = true, info.ownIDs
 			p.autoFinish = choice == ChoiceAuto
-		} else if choice == ChoiceNone && cfg.EnableAutoToolChoice && info.EngineBased &&
-			(cfg.ReasoningParser == "" || engineReasoningParsers[cfg.ReasoningParser]) {
-			if p.tools, err = info.New(v, req); err != nil {
+		} else if choice == ChoiceNone && cfg.EnableAutoToolChoice && info.engineBased &&
+			(cfg.ReasoningParser == "" || reasoningParsers[cfg.ReasoningParser].engineBased) {
+			if p.tools, err = info.newMachine(v, req); err != nil {
 				return nil, err
 			}
-			p.parse, p.ownIDs = true, info.OwnIDs
+			p.parse, p.ownIDs = true, info.ownIDs
 		}
 	}
 	harmonyPair(cfg, p)
@@ -126,24 +126,15 @@ func harmonyPair(cfg Config, p *Parser) {
 	}
 }
 
-// engineReasoningParsers are vLLM's reasoning parsers that are ParserEngine
-// adapters (engine_based_streaming); with one of them (or none) an
-// engine-based tool parser also runs for tool_choice "none".
-var engineReasoningParsers = map[string]bool{
-	"qwen3": true, "mimo": true, "seed_oss": true, "glm45": true, "glm47": true, "kimi_k2": true,
-	"minimax_m2": true, "minimax_m2_append_think": true, "gemma4": true, "nemotron_v3": true,
-	"deepseek_v4": true, "inkling": true,
-}
-
 // NeedsSpecialTokens reports whether skip_special_tokens must be off for
 // this request because a parser reads markers that are special tokens.
 func NeedsSpecialTokens(cfg Config, req *Request) bool {
-	if info, ok := reasoningParsers[cfg.ReasoningParser]; ok && info.NeedsSpecialTokens {
+	if info, ok := reasoningParsers[cfg.ReasoningParser]; ok && info.needsSpecialTokens {
 		return true
 	}
 	choice, _, _ := req.Choice()
 	info, ok := toolParsers[cfg.ToolParser]
-	return ok && info.NeedsSpecialTokens && len(req.Tools) > 0 && choice != ChoiceNone
+	return ok && info.needsSpecialTokens && len(req.Tools) > 0 && choice != ChoiceNone
 }
 
 // Push hands over the text of newly generated tokens and appends what is
@@ -331,7 +322,7 @@ func (p *Parser) filterCalls(calls []ToolCallDelta, n int) []ToolCallDelta {
 }
 
 // ToolCallID is the id to send for a call whose parser-side id is id: id
-// itself when the tool machine's ids are vLLM's (ToolInfo.OwnIDs), else
+// itself when the tool machine's ids are vLLM's (toolInfo.ownIDs), else
 // a fresh chatcmpl-tool-<uuid> made by newID.
 func (p *Parser) ToolCallID(id string, newID func() string) string {
 	if p.ownIDs && id != "" {

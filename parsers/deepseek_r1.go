@@ -8,9 +8,5 @@ package parsers
 
 var r1Spec = newThinkingSpec("deepseek_r1", thinkStart, thinkEnd)
 
-func init() {
-	registerReasoning("deepseek_r1", ReasoningInfo{New: thinkingFactory(r1Spec, true)})
-}
-
 // DeepSeekR1Reasoning is the deepseek_r1 reasoning machine.
 type DeepSeekR1Reasoning = ThinkingReasoning

@@ -28,13 +28,6 @@ import (
 // A call is streamed (name and arguments together) once its match is
 // certain; calls matched before the calls-begin marker wait for it.
 
-func init() {
-	// Both set structural_tag_model, so with vLLM's default strict tool
-	// calling required and named tool_choice are parsed like auto.
-	registerTool("deepseek_v3", ToolInfo{New: newDeepSeekV3, SupportsRequiredAndNamed: true, StructuralTagModel: "deepseek_r1"})
-	registerTool("deepseek_v31", ToolInfo{New: newDeepSeekV31, SupportsRequiredAndNamed: true, StructuralTagModel: "deepseek_v3_1"})
-}
-
 const (
 	dsCallsBegin = "<｜tool▁calls▁begin｜>"
 	dsCallsEnd   = "<｜tool▁calls▁end｜>"

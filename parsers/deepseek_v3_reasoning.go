@@ -4,10 +4,6 @@ package parsers
 // chat_template_kwargs "thinking" or "enable_thinking" truthy it is the
 // deepseek_r1 parser, otherwise the identity parser (all content).
 
-func init() {
-	registerReasoning("deepseek_v3", ReasoningInfo{New: newDeepSeekV3Reasoning})
-}
-
 func newDeepSeekV3Reasoning(v Vocab, req *Request, promptIDs []int) (ReasoningMachine, error) {
 	a, _ := req.kwargTruthy("thinking")
 	b, _ := req.kwargTruthy("enable_thinking")

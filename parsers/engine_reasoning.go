@@ -68,13 +68,7 @@ var (
 		toolOpeners: []string{"<minimax:tool_call>"}, stripTrailing: true, disabled: func(*Request) bool { return false }}).init()
 )
 
-func init() {
-	for _, s := range []*engineSpec{seedOSSSpec, glm45Spec, kimiK2Spec, minimaxM2Spec} {
-		registerReasoning(s.name, ReasoningInfo{New: engineFactory(s), NeedsSpecialTokens: true})
-	}
-}
-
-func engineFactory(spec *engineSpec) ReasoningFactory {
+func engineFactory(spec *engineSpec) reasoningFactory {
 	return func(_ Vocab, req *Request, _ []int) (ReasoningMachine, error) {
 		return &EngineReasoning{spec: spec, disabled: spec.disabled(req)}, nil
 	}

@@ -21,10 +21,6 @@ const (
 
 var ernieSpec = newThinkingSpec("ernie45", thinkStart, thinkEnd)
 
-func init() {
-	registerReasoning("ernie45", ReasoningInfo{New: newErnie45Reasoning})
-}
-
 func newErnie45Reasoning(v Vocab, _ *Request, _ []int) (ReasoningMachine, error) {
 	t, err := newThinking(ernieSpec, false, v, nil)
 	if err != nil {

@@ -32,12 +32,6 @@ import (
 // the text before it, which this machine reproduces only while nothing
 // but whitespace has been streamed (the qcGate limitation).
 
-func init() {
-	for _, name := range []string{"glm45", "glm47"} {
-		registerTool(name, ToolInfo{New: newGLM47, NeedsSpecialTokens: true, EngineBased: true, StructuralTagModel: "glm_4_7"})
-	}
-}
-
 const (
 	glmArgKeyOn  = "<arg_key>"
 	glmArgKeyOff = "</arg_key>"

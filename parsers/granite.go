@@ -18,10 +18,6 @@ import (
 // through at once, a list streams its calls and holds the raw text back
 // in case the list fails.
 
-func init() {
-	registerTool("granite", ToolInfo{New: newGranite, SupportsRequiredAndNamed: true})
-}
-
 const (
 	graniteBotToken  = "<|tool_call|>"
 	graniteBotString = "<tool_call>"

@@ -12,10 +12,6 @@ import "github.com/vrender/vrender/internal/statecodec"
 // marker streams at once; later text is held until the output ends, since
 // a later failure turns the raw output into the content.
 
-func init() {
-	registerTool("granite4", ToolInfo{New: newGranite4, NeedsSpecialTokens: true, SupportsRequiredAndNamed: true})
-}
-
 var granite4Markers = []string{toolCallOn, toolCallOff}
 
 // granite4Phase is where a Granite4 machine is.

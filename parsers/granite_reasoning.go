@@ -16,12 +16,6 @@ var (
 	graniteResponsePhrases = []string{"Here's my response:", "Here is my response:"}
 )
 
-func init() {
-	registerReasoning("granite", ReasoningInfo{New: func(Vocab, *Request, []int) (ReasoningMachine, error) {
-		return &GraniteReasoning{thinkAt: -1}, nil
-	}})
-}
-
 // GraniteReasoning is the granite reasoning machine.
 type GraniteReasoning struct {
 	// buf is the output held back until the response phrase arrives.
@@ -80,4 +74,8 @@ func (g *GraniteReasoning) codec(c *statecodec.Codec) {
 		c.Within(len(g.buf), g.find.next)
 		c.Within(len(g.buf)+1, g.thinkAt+1) // -1 before the thought phrase
 	}
+}
+
+func newGraniteReasoning(Vocab, *Request, []int) (ReasoningMachine, error) {
+	return &GraniteReasoning{thinkAt: -1}, nil
 }

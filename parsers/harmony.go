@@ -23,13 +23,6 @@ import (
 // "openai" tool machine follows it (New sets pass), it hands the rest of
 // the text on verbatim, analysis bodies blanked, for that machine to parse.
 
-func init() {
-	registerReasoning("openai_gptoss", ReasoningInfo{NeedsSpecialTokens: true,
-		New: func(Vocab, *Request, []int) (ReasoningMachine, error) { return &Harmony{reason: true}, nil }})
-	registerTool("openai", ToolInfo{NeedsSpecialTokens: true,
-		New: func(Vocab, *Request) (ToolMachine, error) { return &HarmonyTools{Harmony{tools: true}}, nil }})
-}
-
 const (
 	hmStart   = "<|start|>"
 	hmMessage = "<|message|>"
@@ -626,4 +619,14 @@ func (h *Harmony) codec(c *statecodec.Codec) {
 // codec saves and restores the state of a HarmonyTools.
 func (t *HarmonyTools) codec(c *statecodec.Codec) {
 	t.Harmony.codec(c)
+}
+
+// newHarmonyReasoning is openai_gptoss's reasoning machine.
+func newHarmonyReasoning(Vocab, *Request, []int) (ReasoningMachine, error) {
+	return &Harmony{reason: true}, nil
+}
+
+// newHarmonyTools is the "openai" tool machine.
+func newHarmonyTools(Vocab, *Request) (ToolMachine, error) {
+	return &HarmonyTools{Harmony{tools: true}}, nil
 }

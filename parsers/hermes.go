@@ -16,10 +16,6 @@ import (
 // reports Called() == false and hands the held-back raw text out as content
 // from Finish.
 
-func init() {
-	registerTool("hermes", ToolInfo{New: newHermes, NeedsSpecialTokens: true, SupportsRequiredAndNamed: true, StructuralTagModel: "hermes"})
-}
-
 const toolCallOff = "</tool_call>"
 
 // hermesPhase is where a Hermes machine is.

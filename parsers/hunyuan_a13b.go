@@ -24,10 +24,6 @@ import (
 // <think> region is settled only by that region's "</think>" (skipped) or
 // the end of the output (then no region exists and it counts).
 
-func init() {
-	registerTool("hunyuan_a13b", ToolInfo{New: newHunyuanA13B, SupportsRequiredAndNamed: true})
-}
-
 const (
 	hyBlockOpen  = "<tool_calls>"
 	hyBlockClose = "</tool_calls>"

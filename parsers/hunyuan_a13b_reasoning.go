@@ -36,12 +36,6 @@ var (
 	hunyuanEndMarkers    = []string{hunyuanEnd}
 )
 
-func init() {
-	registerReasoning("hunyuan_a13b", ReasoningInfo{New: func(Vocab, *Request, []int) (ReasoningMachine, error) {
-		return newHunyuanReasoning(), nil
-	}})
-}
-
 func newHunyuanReasoning() *HunyuanReasoning {
 	return &HunyuanReasoning{answer: -1, end: -1, findAnswer: holdScan{next: len(hunyuanThink)}}
 }
@@ -199,4 +193,8 @@ func (h *HunyuanReasoning) codec(c *statecodec.Codec) {
 			c.Within(len(h.buf)-len(hunyuanAnswer), h.answer-len(hunyuanThink))
 		}
 	}
+}
+
+func newHunyuanReasoningMachine(Vocab, *Request, []int) (ReasoningMachine, error) {
+	return newHunyuanReasoning(), nil
 }

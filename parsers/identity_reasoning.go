@@ -8,16 +8,15 @@ import "github.com/vrender/vrender/internal/statecodec"
 // as content behind a "<think>" the prompt had opened. Reasoning is null,
 // content is a string even when empty.
 
-func init() {
-	registerReasoning("minimax_m2_append_think", ReasoningInfo{New: func(Vocab, *Request, []int) (ReasoningMachine, error) {
-		return &IdentityReasoning{prefix: thinkStart}, nil
-	}})
-}
-
 // IdentityReasoning passes everything through as content.
 type IdentityReasoning struct {
 	// prefix is text still to be put before the first content.
 	prefix string
+}
+
+// newAppendThink is minimax_m2_append_think's machine.
+func newAppendThink(Vocab, *Request, []int) (ReasoningMachine, error) {
+	return &IdentityReasoning{prefix: thinkStart}, nil
 }
 
 // Push implements ReasoningMachine.

@@ -18,10 +18,6 @@ import (
 // answers with an error; this machine returns no calls and the whole
 // output as content instead, as the other families do.
 
-func init() {
-	registerTool("internlm", ToolInfo{New: newInternLM, NeedsSpecialTokens: true, SupportsRequiredAndNamed: true})
-}
-
 const (
 	internlmStart = "<|action_start|><|plugin|>"
 	internlmEnd   = "<|action_end|>"

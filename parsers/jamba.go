@@ -15,10 +15,6 @@ import "github.com/vrender/vrender/internal/statecodec"
 // vLLM refuses to build this parser for a tokenizer without the two
 // markers in its vocabulary; this machine finds them in text and does not.
 
-func init() {
-	registerTool("jamba", ToolInfo{New: newJamba, NeedsSpecialTokens: true, SupportsRequiredAndNamed: true})
-}
-
 const (
 	jambaOpen  = "<tool_calls>"
 	jambaClose = "</tool_calls>"

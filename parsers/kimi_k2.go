@@ -36,11 +36,6 @@ import (
 // name with escaped quotes) is dropped. Special tokens outside the grammar
 // are not dropped (vLLM drops those of the tokenizer).
 
-func init() {
-	registerTool("kimi_k2", ToolInfo{New: newKimiK2, NeedsSpecialTokens: true, EngineBased: true,
-		SupportsRequiredAndNamed: true, StructuralTagModel: "kimi"})
-}
-
 const (
 	kimiSectionStart = "<|tool_calls_section_begin|>"
 	kimiSectionEnd   = "<|tool_calls_section_end|>"

@@ -25,10 +25,6 @@ import (
 // "parameters", the streamed call keeps the first values (Python keeps
 // the last, and prefers "arguments").
 
-func init() {
-	registerTool("llama3_json", ToolInfo{New: newLlama3JSON, SupportsRequiredAndNamed: true, StructuralTagModel: "llama"})
-}
-
 // Llama3JSON is the llama3_json tool machine.
 type Llama3JSON struct {
 	failed bool

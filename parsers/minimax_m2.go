@@ -30,11 +30,6 @@ import (
 // keeps its first value, and a call with an empty name never borrows a
 // "name" from a JSON body.
 
-func init() {
-	registerTool("minimax_m2", ToolInfo{New: newMinimaxM2, NeedsSpecialTokens: true, EngineBased: true,
-		SupportsRequiredAndNamed: true, StructuralTagModel: "minimax"})
-}
-
 // The minimax_m2 grammar's terminals; all are lexed in every state.
 const (
 	mmThinkStart   = "<think>"

@@ -35,10 +35,6 @@ import (
 // is not a list of call objects) the server answers with an error; this
 // machine returns no calls and the whole output as content.
 
-func init() {
-	registerTool("mistral", ToolInfo{New: newMistral, NeedsSpecialTokens: true, SupportsRequiredAndNamed: true, OwnIDs: true})
-}
-
 const (
 	mistralBot  = "[TOOL_CALLS]"
 	mistralArgs = "[ARGS]"

@@ -17,10 +17,6 @@ const (
 	mistralThinkOff = "[/THINK]"
 )
 
-func init() {
-	registerReasoning("mistral", ReasoningInfo{New: newMistralReasoning})
-}
-
 func newMistralReasoning(v Vocab, _ *Request, _ []int) (ReasoningMachine, error) {
 	_, ok1 := v.TokenToID(mistralThinkOn)
 	_, ok2 := v.TokenToID(mistralThinkOff)

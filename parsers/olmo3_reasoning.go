@@ -13,12 +13,6 @@ import (
 // (a string, even empty). The tags are ordinary text and nothing is
 // certain before "</think>", so the output is held back until it arrives.
 
-func init() {
-	registerReasoning("olmo3", ReasoningInfo{New: func(Vocab, *Request, []int) (ReasoningMachine, error) {
-		return &Olmo3Reasoning{}, nil
-	}})
-}
-
 var olmo3EndMarkers = []string{thinkEnd}
 
 // Olmo3Reasoning is the olmo3 reasoning machine.
@@ -67,4 +61,8 @@ func (o *Olmo3Reasoning) codec(c *statecodec.Codec) {
 	if !o.split { // the buffer is released at the split
 		c.Within(len(o.buf), o.find.next)
 	}
+}
+
+func newOlmo3Reasoning(Vocab, *Request, []int) (ReasoningMachine, error) {
+	return &Olmo3Reasoning{}, nil
 }

@@ -22,10 +22,6 @@ import (
 // closing "]" arrives (re-serialised on the fly until then); text is held
 // until the verdict and streams as content only once it is "no calls".
 
-func init() {
-	registerTool("phi4_mini_json", ToolInfo{New: newPhi4MiniJSON, SupportsRequiredAndNamed: true})
-}
-
 const phi4Open = "functools["
 
 var phi4Markers = []string{phi4Open}

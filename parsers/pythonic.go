@@ -17,11 +17,6 @@ import "github.com/vrender/vrender/internal/statecodec"
 // llama4_pythonic first drops a leading "<|python_start|>" and, in that
 // case only, every "<|python_end|>" — also from the content vLLM returns.
 
-func init() {
-	registerTool("pythonic", ToolInfo{New: newPythonic, SupportsRequiredAndNamed: true})
-	registerTool("llama4_pythonic", ToolInfo{New: newLlama4Pythonic, SupportsRequiredAndNamed: true})
-}
-
 const (
 	pythonStart = "<|python_start|>"
 	pythonEnd   = "<|python_end|>"

@@ -7,10 +7,6 @@ package parsers
 // implicitly and stays as content; a "</think>" in content is dropped.
 // The machine is the shared EngineReasoning (engine_reasoning.go).
 
-func init() {
-	registerReasoning("qwen3", ReasoningInfo{New: engineFactory(qwen3Spec), NeedsSpecialTokens: true})
-}
-
 const (
 	thinkStart = "<think>"
 	thinkEnd   = "</think>"

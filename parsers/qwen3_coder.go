@@ -31,13 +31,6 @@ import (
 // its first value (Python keeps the first position with the last value); a
 // call whose name is empty never borrows a "name" from its body.
 
-func init() {
-	for _, name := range []string{"qwen3_coder", "qwen3_xml"} {
-		registerTool(name, ToolInfo{New: newQwen3Coder, NeedsSpecialTokens: true, EngineBased: true,
-			SupportsRequiredAndNamed: true, StructuralTagModel: "qwen_3_coder"})
-	}
-}
-
 // The qwen3 grammar's terminals; vLLM lexes all of them in every state.
 const (
 	qcThinkStart = "<think>"

@@ -20,10 +20,6 @@ import (
 // only what may be a cut-off spelling. Known deviation: output that itself
 // contains one of the four private-use runes comes back as the qwen3 text.
 
-func init() {
-	registerTool("seed_oss", ToolInfo{New: newSeedOSS, NeedsSpecialTokens: true, EngineBased: true, SupportsRequiredAndNamed: true})
-}
-
 // seedWrap pairs a Seed-OSS wrapper with its qwen3 spelling and the rune
 // that stands for the qwen3 spelling without its ">".
 var seedWraps = []struct{ seed, qwen, escape string }{

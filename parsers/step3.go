@@ -32,10 +32,6 @@ import (
 // output starts with non-space (both answers agree on it, minus trailing
 // space); after leading space it is held until the verdict.
 
-func init() {
-	registerTool("step3", ToolInfo{New: newStep3, SupportsRequiredAndNamed: true, NeedsSpecialTokens: true})
-}
-
 const (
 	s3CallsBegin = "<｜tool_calls_begin｜>"
 	s3CallsEnd   = "<｜tool_calls_end｜>"

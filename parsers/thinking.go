@@ -59,7 +59,7 @@ type ThinkingReasoning struct {
 // thinkingFactory builds machines of spec. checkPrompt makes a prompt
 // whose last think marker is the end marker put the whole output in
 // content, as the vLLM the golden set follows does for deepseek_r1.
-func thinkingFactory(spec *thinkingSpec, checkPrompt bool) ReasoningFactory {
+func thinkingFactory(spec *thinkingSpec, checkPrompt bool) reasoningFactory {
 	return func(v Vocab, _ *Request, promptIDs []int) (ReasoningMachine, error) {
 		return newThinking(spec, checkPrompt, v, promptIDs)
 	}
@@ -137,14 +137,13 @@ func (r *ThinkingReasoning) Nulls() (reasoningNull, contentNull bool) {
 // PromptEndedReasoning reports whether the prompt closed the reasoning.
 func (r *ThinkingReasoning) PromptEndedReasoning() bool { return r.promptEnded }
 
-// step3 closes reasoning with "</think>" only; "<think>" is ordinary text.
-func init() {
-	registerReasoning("step3", ReasoningInfo{New: thinkingFactory(newThinkingSpec("step3", "", thinkEnd), false)})
-}
-
 // codec saves and restores the state of a ThinkingReasoning.
 func (r *ThinkingReasoning) codec(c *statecodec.Codec) {
 	c.Bool(&r.promptEnded)
 	statecodec.Enum(c, &r.phase, 3)
 	r.scan.codec(c)
 }
+
+// step3Spec: step3 closes reasoning with "</think>" only; "<think>" is
+// ordinary text.
+var step3Spec = newThinkingSpec("step3", "", thinkEnd)

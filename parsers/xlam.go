@@ -31,10 +31,6 @@ import (
 // and settles everything in Finish with one pass over the output. An output
 // that starts with space or "[" is held whole.
 
-func init() {
-	registerTool("xlam", ToolInfo{New: newXLAM, SupportsRequiredAndNamed: true})
-}
-
 const (
 	xlFence     = "```"
 	xlToolCalls = "[TOOL_CALLS]"
