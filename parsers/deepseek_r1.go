@@ -7,6 +7,3 @@ package parsers
 // whole output is content.
 
 var r1Spec = newThinkingSpec("deepseek_r1", thinkStart, thinkEnd)
-
-// DeepSeekR1Reasoning is the deepseek_r1 reasoning machine.
-type DeepSeekR1Reasoning = ThinkingReasoning

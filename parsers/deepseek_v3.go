@@ -56,10 +56,10 @@ const (
 	dsClose                    // v3: the line that must start with "```<｜tool▁call▁end｜>"
 )
 
-// DeepSeek is the deepseek_v3 / deepseek_v31 tool-call machine. Content and
+// deepSeek is the deepseek_v3 / deepseek_v31 tool-call machine. Content and
 // calls are tracked independently, as vLLM takes content from the first
 // calls-begin marker and runs its regex over the whole text.
-type DeepSeek struct {
+type deepSeek struct {
 	v31 bool
 	// begun is set once "<｜tool▁calls▁begin｜>" was seen: content ended.
 	begun   bool
@@ -93,20 +93,20 @@ type DeepSeek struct {
 }
 
 // setStreaming implements streamingMachine.
-func (d *DeepSeek) setStreaming() { d.streaming = true }
+func (d *deepSeek) setStreaming() { d.streaming = true }
 
-func newDeepSeekV3(v Vocab, _ *Request) (ToolMachine, error) {
+func newDeepSeekV3(v Vocab, _ *Request) (toolMachine, error) {
 	if err := dsCheckVocab(v, "DeepSeek-V3"); err != nil {
 		return nil, err
 	}
-	return &DeepSeek{}, nil
+	return &deepSeek{}, nil
 }
 
-func newDeepSeekV31(v Vocab, _ *Request) (ToolMachine, error) {
+func newDeepSeekV31(v Vocab, _ *Request) (toolMachine, error) {
 	if err := dsCheckVocab(v, "DeepSeek-V3.1"); err != nil {
 		return nil, err
 	}
-	return &DeepSeek{v31: true}, nil
+	return &deepSeek{v31: true}, nil
 }
 
 // dsCheckVocab fails as vLLM's constructor does when the tokenizer lacks
@@ -123,8 +123,8 @@ func dsCheckVocab(v Vocab, model string) error {
 	return nil
 }
 
-// Push implements ToolMachine.
-func (d *DeepSeek) Push(text string) (content string, calls []ToolCallDelta) {
+// Push implements toolMachine.
+func (d *deepSeek) Push(text string) (content string, calls []ToolCallDelta) {
 	if !d.begun {
 		before, marker, rest := d.content.next(text, dsContentMarkers)
 		content = before
@@ -152,10 +152,10 @@ func (d *DeepSeek) Push(text string) (content string, calls []ToolCallDelta) {
 	return content, found
 }
 
-// Finish implements ToolMachine. An attempt still open cannot match any
+// Finish implements toolMachine. An attempt still open cannot match any
 // more, and no match fits in what it read (a match spans more lines), so
 // nothing is re-scanned.
-func (d *DeepSeek) Finish() (content string, calls []ToolCallDelta) {
+func (d *deepSeek) Finish() (content string, calls []ToolCallDelta) {
 	d.scan.flush()
 	if !d.begun {
 		d.pending = nil
@@ -167,12 +167,12 @@ func (d *DeepSeek) Finish() (content string, calls []ToolCallDelta) {
 	return "", nil
 }
 
-// Called implements ToolMachine.
-func (d *DeepSeek) Called() bool { return d.begun && !d.badType }
+// Called implements toolMachine.
+func (d *deepSeek) Called() bool { return d.begun && !d.badType }
 
 // match advances the regex scan over text and returns the calls it
 // completed.
-func (d *DeepSeek) match(text string, calls []ToolCallDelta) []ToolCallDelta {
+func (d *deepSeek) match(text string, calls []ToolCallDelta) []ToolCallDelta {
 	for text != "" {
 		switch d.phase {
 		case dsSeek:
@@ -275,7 +275,7 @@ func (d *DeepSeek) match(text string, calls []ToolCallDelta) []ToolCallDelta {
 // fail ends a v3 attempt that read past its first line: the scan resumes
 // at the second line, so what the attempt read there is scanned again.
 // cut reports that rest followed a newline the attempt did not record.
-func (d *DeepSeek) fail(rest string, cut bool) string {
+func (d *deepSeek) fail(rest string, cut bool) string {
 	again := string(d.retry)
 	if cut {
 		again += "\n"
@@ -285,7 +285,7 @@ func (d *DeepSeek) fail(rest string, cut bool) string {
 }
 
 // emit completes a match.
-func (d *DeepSeek) emit(calls []ToolCallDelta) []ToolCallDelta {
+func (d *deepSeek) emit(calls []ToolCallDelta) []ToolCallDelta {
 	d.phase = dsSeek
 	d.line, d.retry = d.line[:0], d.retry[:0]
 	if !d.v31 && !d.typeOK {
@@ -299,8 +299,8 @@ func (d *DeepSeek) emit(calls []ToolCallDelta) []ToolCallDelta {
 	return append(calls, c)
 }
 
-// codec saves and restores the state of a DeepSeek.
-func (d *DeepSeek) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a deepSeek.
+func (d *deepSeek) codec(c *statecodec.Codec) {
 	c.Bool(&d.v31)
 	c.Bool(&d.begun)
 	d.content.codec(c)

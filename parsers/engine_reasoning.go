@@ -69,13 +69,13 @@ var (
 )
 
 func engineFactory(spec *engineSpec) reasoningFactory {
-	return func(_ Vocab, req *Request, _ []int) (ReasoningMachine, error) {
-		return &EngineReasoning{spec: spec, disabled: spec.disabled(req)}, nil
+	return func(_ Vocab, req *Request, _ []int) (reasoningMachine, error) {
+		return &engineReasoning{spec: spec, disabled: spec.disabled(req)}, nil
 	}
 }
 
-// EngineReasoning is the machine of the ParserEngine families.
-type EngineReasoning struct {
+// engineReasoning is the machine of the ParserEngine families.
+type engineReasoning struct {
 	spec *engineSpec
 	// disabled is set when thinking is off: all output is content.
 	disabled bool
@@ -87,8 +87,8 @@ type EngineReasoning struct {
 	scan       markerScan
 }
 
-// Push implements ReasoningMachine.
-func (e *EngineReasoning) Push(text string) (reasoning, content string) {
+// Push implements reasoningMachine.
+func (e *engineReasoning) Push(text string) (reasoning, content string) {
 	if e.disabled {
 		return "", text
 	}
@@ -134,7 +134,7 @@ func (e *EngineReasoning) Push(text string) (reasoning, content string) {
 
 // trimReasoning holds back trailing whitespace of reasoning until more
 // reasoning shows it was not trailing.
-func (e *EngineReasoning) trimReasoning(s string) string {
+func (e *engineReasoning) trimReasoning(s string) string {
 	if !e.spec.stripTrailing || s == "" {
 		return s
 	}
@@ -148,8 +148,8 @@ func (e *EngineReasoning) trimReasoning(s string) string {
 	return out
 }
 
-// Finish implements ReasoningMachine.
-func (e *EngineReasoning) Finish() (reasoning, content string) {
+// Finish implements reasoningMachine.
+func (e *engineReasoning) Finish() (reasoning, content string) {
 	held := e.scan.flush()
 	if e.inContent {
 		return "", held
@@ -157,14 +157,14 @@ func (e *EngineReasoning) Finish() (reasoning, content string) {
 	return e.trimReasoning(held), ""
 }
 
-// Nulls implements ReasoningMachine: with thinking disabled vLLM returns
+// Nulls implements reasoningMachine: with thinking disabled vLLM returns
 // the output itself as content ("" stays ""), otherwise empty parts are null.
-func (e *EngineReasoning) Nulls() (reasoningNull, contentNull bool) {
+func (e *engineReasoning) Nulls() (reasoningNull, contentNull bool) {
 	return true, !e.disabled
 }
 
-// codec saves and restores the state of a EngineReasoning.
-func (e *EngineReasoning) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a engineReasoning.
+func (e *engineReasoning) codec(c *statecodec.Codec) {
 	c.Bool(&e.disabled)
 	c.Bool(&e.inContent)
 	c.ByteSlice(&e.trailingWS)

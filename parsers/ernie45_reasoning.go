@@ -21,12 +21,12 @@ const (
 
 var ernieSpec = newThinkingSpec("ernie45", thinkStart, thinkEnd)
 
-func newErnie45Reasoning(v Vocab, _ *Request, _ []int) (ReasoningMachine, error) {
+func newErnie45Reasoning(v Vocab, _ *Request, _ []int) (reasoningMachine, error) {
 	t, err := newThinking(ernieSpec, false, v, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &Ernie45Reasoning{think: *t}, nil
+	return &ernie45Reasoning{think: *t}, nil
 }
 
 // erniePhase is where the content filter is.
@@ -43,9 +43,9 @@ var (
 	ernieOffMarkers = []string{ernieResponseOff}
 )
 
-// Ernie45Reasoning is the ernie45 reasoning machine.
-type Ernie45Reasoning struct {
-	think ThinkingReasoning
+// ernie45Reasoning is the ernie45 reasoning machine.
+type ernie45Reasoning struct {
+	think thinkingReasoning
 	phase erniePhase
 	// pre is the content before the first "<response>"; Body is the
 	// content after it (ernieInside) or after the last "</response>"
@@ -54,14 +54,14 @@ type Ernie45Reasoning struct {
 	scan      markerScan
 }
 
-// Push implements ReasoningMachine.
-func (e *Ernie45Reasoning) Push(text string) (reasoning, content string) {
+// Push implements reasoningMachine.
+func (e *ernie45Reasoning) Push(text string) (reasoning, content string) {
 	reasoning, c := e.think.Push(text)
 	return reasoning, e.filter(c)
 }
 
 // filter passes content through the response-tag rule.
-func (e *Ernie45Reasoning) filter(text string) string {
+func (e *ernie45Reasoning) filter(text string) string {
 	var out strings.Builder // not +=: many markers in one push would copy it each time
 	for {
 		markers := ernieOffMarkers
@@ -97,8 +97,8 @@ func (e *Ernie45Reasoning) filter(text string) string {
 	}
 }
 
-// Finish implements ReasoningMachine.
-func (e *Ernie45Reasoning) Finish() (reasoning, content string) {
+// Finish implements reasoningMachine.
+func (e *ernie45Reasoning) Finish() (reasoning, content string) {
 	reasoning, c := e.think.Finish()
 	content = e.filter(c)
 	held := e.scan.flush()
@@ -112,11 +112,11 @@ func (e *Ernie45Reasoning) Finish() (reasoning, content string) {
 	return reasoning, content
 }
 
-// Nulls implements ReasoningMachine.
-func (e *Ernie45Reasoning) Nulls() (reasoningNull, contentNull bool) { return e.think.Nulls() }
+// Nulls implements reasoningMachine.
+func (e *ernie45Reasoning) Nulls() (reasoningNull, contentNull bool) { return e.think.Nulls() }
 
-// codec saves and restores the state of a Ernie45Reasoning.
-func (e *Ernie45Reasoning) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a ernie45Reasoning.
+func (e *ernie45Reasoning) codec(c *statecodec.Codec) {
 	e.think.codec(c)
 	statecodec.Enum(c, &e.phase, 3)
 	c.ByteSlice(&e.pre)

@@ -51,8 +51,8 @@ const (
 	glmArgs
 )
 
-// GLM47 is the glm45 / glm47 tool machine.
-type GLM47 struct {
+// glm47 is the glm45 / glm47 tool machine.
+type glm47 struct {
 	mode  qcMode
 	state glmState
 	scan  markerScan
@@ -88,9 +88,9 @@ type glmCall struct {
 	keep bool
 }
 
-func newGLM47(v Vocab, req *Request) (ToolMachine, error) {
-	g := &GLM47{tools: req.Tools, markers: engineTerminals(v, glmMarkers)}
-	if choice, _, _ := req.Choice(); choice == ChoiceNone {
+func newGLM47(v Vocab, req *Request) (toolMachine, error) {
+	g := &glm47{tools: req.Tools, markers: engineTerminals(v, glmMarkers)}
+	if choice, _, _ := req.Choice(); choice == choiceNone {
 		g.mode = qcNoneOpen
 		if len(req.Tools) > 0 {
 			g.mode = qcNoneQuiet
@@ -101,10 +101,10 @@ func newGLM47(v Vocab, req *Request) (ToolMachine, error) {
 }
 
 // setStreaming implements streamingMachine.
-func (g *GLM47) setStreaming() { g.gate.streaming = true }
+func (g *glm47) setStreaming() { g.gate.streaming = true }
 
-// Push implements ToolMachine.
-func (g *GLM47) Push(text string) (string, []ToolCallDelta) {
+// Push implements toolMachine.
+func (g *glm47) Push(text string) (string, []ToolCallDelta) {
 	for {
 		before, marker, rest := g.scan.next(text, orTerminals(g.markers, glmMarkers))
 		g.text(before)
@@ -118,13 +118,13 @@ func (g *GLM47) Push(text string) (string, []ToolCallDelta) {
 }
 
 // pushAppend implements callAppender: the push's deltas go after calls.
-func (g *GLM47) pushAppend(text string, calls []ToolCallDelta) (string, []ToolCallDelta) {
+func (g *glm47) pushAppend(text string, calls []ToolCallDelta) (string, []ToolCallDelta) {
 	g.calls.calls = append(calls, g.calls.calls...)
 	return g.Push(text)
 }
 
-// Finish implements ToolMachine.
-func (g *GLM47) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (g *glm47) Finish() (string, []ToolCallDelta) {
 	g.text(g.scan.flush())
 	if (g.state == glmName || g.state == glmArgs) && g.started {
 		g.endCall()
@@ -136,23 +136,23 @@ func (g *GLM47) Finish() (string, []ToolCallDelta) {
 	return g.take()
 }
 
-// Called implements ToolMachine.
-func (g *GLM47) Called() bool { return g.mode == qcAuto && g.named }
+// Called implements toolMachine.
+func (g *glm47) Called() bool { return g.mode == qcAuto && g.named }
 
 // ContentNull reports whether an empty content is null: with tool_choice
 // "none" vLLM's engine path returns its own content, None when empty.
-func (g *GLM47) ContentNull() (null, decided bool) {
+func (g *glm47) ContentNull() (null, decided bool) {
 	return g.mode != qcAuto, g.mode != qcAuto
 }
 
-func (g *GLM47) take() (string, []ToolCallDelta) {
+func (g *glm47) take() (string, []ToolCallDelta) {
 	out, calls := g.out.String(), g.calls.take()
 	g.out.Reset()
 	return out, calls
 }
 
 // text handles non-terminal text in the current state.
-func (g *GLM47) text(s string) {
+func (g *glm47) text(s string) {
 	if s == "" {
 		return
 	}
@@ -173,7 +173,7 @@ func (g *GLM47) text(s string) {
 
 // terminal applies the grammar's transition for t; one without a
 // transition is text of the state.
-func (g *GLM47) terminal(t string) {
+func (g *glm47) terminal(t string) {
 	if isDropToken(t, glmMarkers) {
 		return
 	}
@@ -221,7 +221,7 @@ func (g *GLM47) terminal(t string) {
 	g.gate.raw(t)
 }
 
-func (g *GLM47) startCall() {
+func (g *glm47) startCall() {
 	g.started = true
 	g.state = glmName
 	g.call = glmCall{}
@@ -231,7 +231,7 @@ func (g *GLM47) startCall() {
 }
 
 // valid is _is_valid_tool_name with validate_tool_names on.
-func (g *GLM47) valid(name string) bool {
+func (g *glm47) valid(name string) bool {
 	if len(g.tools) == 0 {
 		return true
 	}
@@ -244,7 +244,7 @@ func (g *GLM47) valid(name string) bool {
 }
 
 // args handles argument text; terminal marks an arg tag.
-func (g *GLM47) args(s string, terminal bool) {
+func (g *glm47) args(s string, terminal bool) {
 	if g.mode == qcNoneQuiet {
 		return
 	}
@@ -275,7 +275,7 @@ func (g *GLM47) args(s string, terminal bool) {
 }
 
 // name settles a valid name: tools were called.
-func (g *GLM47) name(name string) {
+func (g *glm47) name(name string) {
 	c := &g.call
 	c.resolved, c.valid = true, true
 	if !g.named {
@@ -301,7 +301,7 @@ func (g *GLM47) name(name string) {
 }
 
 // param emits one complete pair, or keeps it until the call is named.
-func (g *GLM47) param(p glmPair) {
+func (g *glm47) param(p glmPair) {
 	c := &g.call
 	if !c.emit {
 		c.pairs.done = append(c.pairs.done, p)
@@ -329,12 +329,12 @@ func (g *GLM47) param(p glmPair) {
 	g.emitArgs(sep + pyjson.Quote(p.key) + ": " + value)
 }
 
-func (g *GLM47) emitArgs(frag string) {
+func (g *glm47) emitArgs(frag string) {
 	g.calls.args(g.call.index, frag)
 }
 
 // endCall is TOOL_CALL_END.
-func (g *GLM47) endCall() {
+func (g *glm47) endCall() {
 	c := &g.call
 	if c.closed || g.mode == qcNoneQuiet {
 		return
@@ -430,8 +430,8 @@ func (p *glmPairs) feed(s string, terminal bool, out []glmPair) []glmPair {
 	return out
 }
 
-// codec saves and restores the state of a GLM47.
-func (g *GLM47) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a glm47.
+func (g *glm47) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &g.mode, 3)
 	statecodec.Enum(c, &g.state, 4)
 	g.scan.codec(c)

@@ -23,7 +23,7 @@ const (
 	graniteBotString = "<tool_call>"
 )
 
-// granitePhase is where a Granite machine is.
+// granitePhase is where a granite machine is.
 type granitePhase uint8
 
 const (
@@ -34,8 +34,8 @@ const (
 	graniteFailed                     // the list failed: everything is content
 )
 
-// Granite is the granite tool-call machine.
-type Granite struct {
+// granite is the granite tool-call machine.
+type granite struct {
 	phase granitePhase
 	// Lead is 0 before any marker, 1 right after "<|tool_call|>" and 2
 	// once only whitespace and the list may follow.
@@ -47,12 +47,12 @@ type Granite struct {
 	list callList
 }
 
-func newGranite(Vocab, *Request) (ToolMachine, error) {
-	return &Granite{list: newCallList(0, []string{"arguments"}, false)}, nil
+func newGranite(Vocab, *Request) (toolMachine, error) {
+	return &granite{list: newCallList(0, []string{"arguments"}, false)}, nil
 }
 
-// Push implements ToolMachine.
-func (g *Granite) Push(text string) (string, []ToolCallDelta) {
+// Push implements toolMachine.
+func (g *granite) Push(text string) (string, []ToolCallDelta) {
 	switch g.phase {
 	case granitePlain, graniteFailed:
 		return text, nil
@@ -89,7 +89,7 @@ func (g *Granite) Push(text string) (string, []ToolCallDelta) {
 
 // lead reads the whitespace and markers before the list; it returns false
 // once the output cannot be a call list.
-func (g *Granite) lead() bool {
+func (g *granite) lead() bool {
 	for g.pos < len(g.raw) {
 		rest := g.raw[g.pos:]
 		if g.leadState == 0 {
@@ -133,7 +133,7 @@ func isPrefixOf(b []byte, marker string) bool {
 
 // trail checks that only whitespace follows the list; final treats an
 // incomplete rune as text.
-func (g *Granite) trail(final bool) bool {
+func (g *granite) trail(final bool) bool {
 	for g.pos < len(g.raw) {
 		rest := g.raw[g.pos:]
 		if !final && !utf8.FullRune(rest) {
@@ -149,15 +149,15 @@ func (g *Granite) trail(final bool) bool {
 }
 
 // release switches to a passthrough phase and hands out the held text.
-func (g *Granite) release(p granitePhase) string {
+func (g *granite) release(p granitePhase) string {
 	g.phase = p
 	out := string(g.raw)
 	g.raw = nil
 	return out
 }
 
-// Finish implements ToolMachine.
-func (g *Granite) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (g *granite) Finish() (string, []ToolCallDelta) {
 	switch g.phase {
 	case granitePre:
 		return g.release(granitePlain), nil
@@ -173,11 +173,11 @@ func (g *Granite) Finish() (string, []ToolCallDelta) {
 	return "", nil
 }
 
-// Called implements ToolMachine.
-func (g *Granite) Called() bool { return g.phase == graniteTrail }
+// Called implements toolMachine.
+func (g *granite) Called() bool { return g.phase == graniteTrail }
 
-// codec saves and restores the state of a Granite.
-func (g *Granite) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a granite.
+func (g *granite) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &g.phase, 5)
 	c.Int(&g.leadState)
 	c.ByteSlice(&g.raw)

@@ -14,7 +14,7 @@ import "github.com/vrender/vrender/internal/statecodec"
 
 var granite4Markers = []string{toolCallOn, toolCallOff}
 
-// granite4Phase is where a Granite4 machine is.
+// granite4Phase is where a granite4 machine is.
 type granite4Phase uint8
 
 const (
@@ -24,8 +24,8 @@ const (
 	granite4Failed                       // everything is content
 )
 
-// Granite4 is the granite4 tool-call machine.
-type Granite4 struct {
+// granite4 is the granite4 tool-call machine.
+type granite4 struct {
 	phase granite4Phase
 	scan  markerScan
 	// raw is the text from the first "<tool_call>" on, Segs the text
@@ -38,10 +38,10 @@ type Granite4 struct {
 	call  callObject
 }
 
-func newGranite4(Vocab, *Request) (ToolMachine, error) { return &Granite4{}, nil }
+func newGranite4(Vocab, *Request) (toolMachine, error) { return &granite4{}, nil }
 
-// Push implements ToolMachine.
-func (g *Granite4) Push(text string) (content string, calls []ToolCallDelta) {
+// Push implements toolMachine.
+func (g *granite4) Push(text string) (content string, calls []ToolCallDelta) {
 	for {
 		if g.phase == granite4Failed {
 			return content + text, calls
@@ -84,7 +84,7 @@ func (g *Granite4) Push(text string) (content string, calls []ToolCallDelta) {
 }
 
 // feed passes body text to the call; only whitespace may follow it.
-func (g *Granite4) feed(text string, calls []ToolCallDelta) []ToolCallDelta {
+func (g *granite4) feed(text string, calls []ToolCallDelta) []ToolCallDelta {
 	if text == "" || g.call.failed {
 		return calls
 	}
@@ -97,15 +97,15 @@ func (g *Granite4) feed(text string, calls []ToolCallDelta) []ToolCallDelta {
 }
 
 // fail switches to passthrough and returns the held raw text.
-func (g *Granite4) fail() string {
+func (g *granite4) fail() string {
 	g.phase = granite4Failed
 	out := string(g.raw) + g.scan.flush()
 	g.raw, g.segs = nil, nil
 	return out
 }
 
-// Finish implements ToolMachine.
-func (g *Granite4) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (g *granite4) Finish() (string, []ToolCallDelta) {
 	switch g.phase {
 	case granite4Text:
 		return g.scan.flush(), nil
@@ -120,11 +120,11 @@ func (g *Granite4) Finish() (string, []ToolCallDelta) {
 	return "", nil
 }
 
-// Called implements ToolMachine.
-func (g *Granite4) Called() bool { return g.phase == granite4Between }
+// Called implements toolMachine.
+func (g *granite4) Called() bool { return g.phase == granite4Between }
 
-// codec saves and restores the state of a Granite4.
-func (g *Granite4) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a granite4.
+func (g *granite4) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &g.phase, 4)
 	g.scan.codec(c)
 	c.ByteSlice(&g.raw)

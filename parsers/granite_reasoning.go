@@ -16,8 +16,8 @@ var (
 	graniteResponsePhrases = []string{"Here's my response:", "Here is my response:"}
 )
 
-// GraniteReasoning is the granite reasoning machine.
-type GraniteReasoning struct {
+// graniteReasoning is the granite reasoning machine.
+type graniteReasoning struct {
 	// buf is the output held back until the response phrase arrives.
 	buf []byte
 	// thinkAt is the end of the first thought phrase in Buf, or -1.
@@ -27,8 +27,8 @@ type GraniteReasoning struct {
 	find  holdScan
 }
 
-// Push implements ReasoningMachine.
-func (g *GraniteReasoning) Push(text string) (reasoning, content string) {
+// Push implements reasoningMachine.
+func (g *graniteReasoning) Push(text string) (reasoning, content string) {
 	if g.split {
 		return "", text
 	}
@@ -51,21 +51,21 @@ func (g *GraniteReasoning) Push(text string) (reasoning, content string) {
 	return reasoning, content
 }
 
-// Finish implements ReasoningMachine.
-func (g *GraniteReasoning) Finish() (reasoning, content string) {
+// Finish implements reasoningMachine.
+func (g *graniteReasoning) Finish() (reasoning, content string) {
 	content = string(g.buf)
 	g.buf = nil
 	return "", content
 }
 
-// Nulls implements ReasoningMachine: split output has a reasoning string
+// Nulls implements reasoningMachine: split output has a reasoning string
 // and null empty content; unsplit output is all content, "" included.
-func (g *GraniteReasoning) Nulls() (reasoningNull, contentNull bool) {
+func (g *graniteReasoning) Nulls() (reasoningNull, contentNull bool) {
 	return !g.split, g.split
 }
 
-// codec saves and restores the state of a GraniteReasoning.
-func (g *GraniteReasoning) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a graniteReasoning.
+func (g *graniteReasoning) codec(c *statecodec.Codec) {
 	c.ByteSlice(&g.buf)
 	c.Int(&g.thinkAt)
 	c.Bool(&g.split)
@@ -76,6 +76,6 @@ func (g *GraniteReasoning) codec(c *statecodec.Codec) {
 	}
 }
 
-func newGraniteReasoning(Vocab, *Request, []int) (ReasoningMachine, error) {
-	return &GraniteReasoning{thinkAt: -1}, nil
+func newGraniteReasoning(Vocab, *Request, []int) (reasoningMachine, error) {
+	return &graniteReasoning{thinkAt: -1}, nil
 }

@@ -18,7 +18,7 @@ import (
 
 const toolCallOff = "</tool_call>"
 
-// hermesPhase is where a Hermes machine is.
+// hermesPhase is where a hermes machine is.
 type hermesPhase uint8
 
 const (
@@ -28,8 +28,8 @@ const (
 	hermesFailed                     // a call failed to parse
 )
 
-// Hermes is the hermes tool-call machine.
-type Hermes struct {
+// hermes is the hermes tool-call machine.
+type hermes struct {
 	phase hermesPhase
 	scan  markerScan
 	// raw is the text from the first "<tool_call>" on: the content vLLM
@@ -47,10 +47,10 @@ type Hermes struct {
 }
 
 // setStreaming implements streamingMachine.
-func (h *Hermes) setStreaming() { h.streaming = true }
+func (h *hermes) setStreaming() { h.streaming = true }
 
 // keep appends to Raw unless it was dropped.
-func (h *Hermes) keep(parts ...string) {
+func (h *hermes) keep(parts ...string) {
 	if h.rawDropped {
 		return
 	}
@@ -60,26 +60,26 @@ func (h *Hermes) keep(parts ...string) {
 }
 
 // dropRaw forgets Raw once a streamed call has gone out.
-func (h *Hermes) dropRaw() {
+func (h *hermes) dropRaw() {
 	if h.streaming && !h.rawDropped && (h.call.named || h.calls > 1) {
 		h.raw, h.rawDropped = nil, true
 	}
 }
 
-func newHermes(Vocab, *Request) (ToolMachine, error) { return &Hermes{}, nil }
+func newHermes(Vocab, *Request) (toolMachine, error) { return &hermes{}, nil }
 
 var (
 	hermesOpenMarkers  = []string{toolCallOn}
 	hermesCloseMarkers = []string{toolCallOff}
 )
 
-// Push implements ToolMachine.
-func (h *Hermes) Push(text string) (content string, calls []ToolCallDelta) {
+// Push implements toolMachine.
+func (h *hermes) Push(text string) (content string, calls []ToolCallDelta) {
 	return h.pushAppend(text, nil)
 }
 
 // pushAppend implements callAppender.
-func (h *Hermes) pushAppend(text string, calls []ToolCallDelta) (content string, _ []ToolCallDelta) {
+func (h *hermes) pushAppend(text string, calls []ToolCallDelta) (content string, _ []ToolCallDelta) {
 	defer h.dropRaw()
 	for {
 		switch h.phase {
@@ -122,8 +122,8 @@ func (h *Hermes) pushAppend(text string, calls []ToolCallDelta) (content string,
 	}
 }
 
-// Finish implements ToolMachine.
-func (h *Hermes) Finish() (content string, calls []ToolCallDelta) {
+// Finish implements toolMachine.
+func (h *hermes) Finish() (content string, calls []ToolCallDelta) {
 	held := h.scan.flush()
 	switch h.phase {
 	case hermesText:
@@ -143,8 +143,8 @@ func (h *Hermes) Finish() (content string, calls []ToolCallDelta) {
 	return "", calls
 }
 
-// Called implements ToolMachine.
-func (h *Hermes) Called() bool { return h.phase != hermesFailed && h.calls > 0 }
+// Called implements toolMachine.
+func (h *hermes) Called() bool { return h.phase != hermesFailed && h.calls > 0 }
 
 // jsonCall reads one {"name": ..., "arguments": ...} object, streaming the
 // name once complete and the arguments re-serialised as they arrive.
@@ -268,8 +268,8 @@ func (c *jsonCall) FieldEnd(key string) {
 	}
 }
 
-// codec saves and restores the state of a Hermes.
-func (h *Hermes) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a hermes.
+func (h *hermes) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &h.phase, 4)
 	h.scan.codec(c)
 	c.ByteSlice(&h.raw)

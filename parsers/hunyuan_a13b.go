@@ -43,8 +43,8 @@ const (
 	hyNoCalls                // settled without calls: everything is content
 )
 
-// HunyuanA13B is the hunyuan_a13b tool machine.
-type HunyuanA13B struct {
+// hunyuanA13B is the hunyuan_a13b tool machine.
+type hunyuanA13B struct {
 	phase hyPhase
 	scan  markerScan
 	// thinkOpen is set inside a <think> region awaiting its "</think>";
@@ -74,10 +74,10 @@ type hyVerdict struct {
 	calls []ToolCallDelta
 }
 
-func newHunyuanA13B(Vocab, *Request) (ToolMachine, error) { return &HunyuanA13B{}, nil }
+func newHunyuanA13B(Vocab, *Request) (toolMachine, error) { return &hunyuanA13B{}, nil }
 
-// Push implements ToolMachine.
-func (h *HunyuanA13B) Push(text string) (string, []ToolCallDelta) {
+// Push implements toolMachine.
+func (h *hunyuanA13B) Push(text string) (string, []ToolCallDelta) {
 	var out strings.Builder
 	var calls []ToolCallDelta
 	for text != "" {
@@ -101,7 +101,7 @@ func (h *HunyuanA13B) Push(text string) (string, []ToolCallDelta) {
 }
 
 // text takes plain text of the current phase.
-func (h *HunyuanA13B) text(out *strings.Builder, s string) {
+func (h *hunyuanA13B) text(out *strings.Builder, s string) {
 	switch {
 	case h.phase == hyBlock:
 		h.body = append(h.body, s...)
@@ -113,7 +113,7 @@ func (h *HunyuanA13B) text(out *strings.Builder, s string) {
 	}
 }
 
-func (h *HunyuanA13B) marker(out *strings.Builder, m string, calls []ToolCallDelta) []ToolCallDelta {
+func (h *hunyuanA13B) marker(out *strings.Builder, m string, calls []ToolCallDelta) []ToolCallDelta {
 	switch m {
 	case hyThinkOpen:
 		h.thinkOpen = true
@@ -151,7 +151,7 @@ func (h *HunyuanA13B) marker(out *strings.Builder, m string, calls []ToolCallDel
 }
 
 // closeBlock settles a block at its "</tool_calls>".
-func (h *HunyuanA13B) closeBlock(out *strings.Builder, calls []ToolCallDelta) []ToolCallDelta {
+func (h *hunyuanA13B) closeBlock(out *strings.Builder, calls []ToolCallDelta) []ToolCallDelta {
 	v, valid := hyJudge(string(h.body))
 	h.body = h.body[:0]
 	switch {
@@ -173,7 +173,7 @@ func (h *HunyuanA13B) closeBlock(out *strings.Builder, calls []ToolCallDelta) []
 
 // dropPending discards the pending blocks, releasing the text before the
 // open block (if any) as content.
-func (h *HunyuanA13B) dropPending(out *strings.Builder) {
+func (h *hunyuanA13B) dropPending(out *strings.Builder) {
 	if len(h.pending) == 0 {
 		return
 	}
@@ -189,7 +189,7 @@ func (h *HunyuanA13B) dropPending(out *strings.Builder) {
 }
 
 // settle applies the winner starting at at in Held.
-func (h *HunyuanA13B) settle(out *strings.Builder, at int, v hyVerdict, calls []ToolCallDelta) []ToolCallDelta {
+func (h *hunyuanA13B) settle(out *strings.Builder, at int, v hyVerdict, calls []ToolCallDelta) []ToolCallDelta {
 	if len(v.calls) == 0 {
 		h.phase = hyNoCalls
 		out.Write(h.held)
@@ -202,8 +202,8 @@ func (h *HunyuanA13B) settle(out *strings.Builder, at int, v hyVerdict, calls []
 	return append(calls, v.calls...)
 }
 
-// Finish implements ToolMachine.
-func (h *HunyuanA13B) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (h *hunyuanA13B) Finish() (string, []ToolCallDelta) {
 	var out strings.Builder
 	held := h.scan.flush()
 	switch h.phase {
@@ -230,8 +230,8 @@ func (h *HunyuanA13B) Finish() (string, []ToolCallDelta) {
 	return out.String(), calls
 }
 
-// Called implements ToolMachine.
-func (h *HunyuanA13B) Called() bool { return h.calls }
+// Called implements toolMachine.
+func (h *hunyuanA13B) Called() bool { return h.calls }
 
 // hyJudge reads a block body: valid reports whether its stripped text is
 // JSON; the verdict carries calls only for a list whose elements all pass.
@@ -276,8 +276,8 @@ func hyJudge(body string) (hyVerdict, bool) {
 	return hyVerdict{calls: calls}, true
 }
 
-// codec saves and restores the state of a HunyuanA13B.
-func (h *HunyuanA13B) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a hunyuanA13B.
+func (h *hunyuanA13B) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &h.phase, 4)
 	h.scan.codec(c)
 	c.Bool(&h.thinkOpen)

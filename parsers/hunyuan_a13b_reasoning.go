@@ -36,8 +36,8 @@ var (
 	hunyuanEndMarkers    = []string{hunyuanEnd}
 )
 
-func newHunyuanReasoning() *HunyuanReasoning {
-	return &HunyuanReasoning{answer: -1, end: -1, findAnswer: holdScan{next: len(hunyuanThink)}}
+func newHunyuanReasoning() *hunyuanReasoning {
+	return &hunyuanReasoning{answer: -1, end: -1, findAnswer: holdScan{next: len(hunyuanThink)}}
 }
 
 // hunyuanMode is what the start of the output was.
@@ -49,8 +49,8 @@ const (
 	hunyuanPlain                        // anything else
 )
 
-// HunyuanReasoning is the hunyuan_a13b reasoning machine.
-type HunyuanReasoning struct {
+// hunyuanReasoning is the hunyuan_a13b reasoning machine.
+type hunyuanReasoning struct {
 	mode hunyuanMode
 	// buf is the output held back while the outcome is open.
 	buf []byte
@@ -71,8 +71,8 @@ type HunyuanReasoning struct {
 	noMatch bool
 }
 
-// Push implements ReasoningMachine.
-func (h *HunyuanReasoning) Push(text string) (reasoning, content string) {
+// Push implements reasoningMachine.
+func (h *hunyuanReasoning) Push(text string) (reasoning, content string) {
 	switch {
 	case h.done:
 		return "", ""
@@ -127,7 +127,7 @@ func (h *HunyuanReasoning) Push(text string) (reasoning, content string) {
 }
 
 // stream passes content up to the end marker.
-func (h *HunyuanReasoning) stream(text string) string {
+func (h *hunyuanReasoning) stream(text string) string {
 	before, marker, _ := h.scan.next(text, hunyuanEndMarkers)
 	if marker != "" {
 		h.done, h.streaming = true, false
@@ -135,13 +135,13 @@ func (h *HunyuanReasoning) stream(text string) string {
 	return before
 }
 
-func (h *HunyuanReasoning) finishWith(content string) string {
+func (h *hunyuanReasoning) finishWith(content string) string {
 	h.done, h.buf = true, nil
 	return content
 }
 
-// Finish implements ReasoningMachine.
-func (h *HunyuanReasoning) Finish() (reasoning, content string) {
+// Finish implements reasoningMachine.
+func (h *hunyuanReasoning) Finish() (reasoning, content string) {
 	switch {
 	case h.done:
 		return "", ""
@@ -165,13 +165,13 @@ func (h *HunyuanReasoning) Finish() (reasoning, content string) {
 	return "", buf
 }
 
-// Nulls implements ReasoningMachine.
-func (h *HunyuanReasoning) Nulls() (reasoningNull, contentNull bool) {
+// Nulls implements reasoningMachine.
+func (h *hunyuanReasoning) Nulls() (reasoningNull, contentNull bool) {
 	return true, !h.noMatch
 }
 
-// codec saves and restores the state of a HunyuanReasoning.
-func (h *HunyuanReasoning) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a hunyuanReasoning.
+func (h *hunyuanReasoning) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &h.mode, 3)
 	c.ByteSlice(&h.buf)
 	c.Int(&h.answer)
@@ -195,6 +195,6 @@ func (h *HunyuanReasoning) codec(c *statecodec.Codec) {
 	}
 }
 
-func newHunyuanReasoningMachine(Vocab, *Request, []int) (ReasoningMachine, error) {
+func newHunyuanReasoningMachine(Vocab, *Request, []int) (reasoningMachine, error) {
 	return newHunyuanReasoning(), nil
 }

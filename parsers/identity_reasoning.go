@@ -8,34 +8,34 @@ import "github.com/vrender/vrender/internal/statecodec"
 // as content behind a "<think>" the prompt had opened. Reasoning is null,
 // content is a string even when empty.
 
-// IdentityReasoning passes everything through as content.
-type IdentityReasoning struct {
+// identityReasoning passes everything through as content.
+type identityReasoning struct {
 	// prefix is text still to be put before the first content.
 	prefix string
 }
 
 // newAppendThink is minimax_m2_append_think's machine.
-func newAppendThink(Vocab, *Request, []int) (ReasoningMachine, error) {
-	return &IdentityReasoning{prefix: thinkStart}, nil
+func newAppendThink(Vocab, *Request, []int) (reasoningMachine, error) {
+	return &identityReasoning{prefix: thinkStart}, nil
 }
 
-// Push implements ReasoningMachine.
-func (m *IdentityReasoning) Push(text string) (reasoning, content string) {
+// Push implements reasoningMachine.
+func (m *identityReasoning) Push(text string) (reasoning, content string) {
 	if m.prefix != "" {
 		text, m.prefix = m.prefix+text, ""
 	}
 	return "", text
 }
 
-// Finish implements ReasoningMachine.
-func (m *IdentityReasoning) Finish() (reasoning, content string) {
+// Finish implements reasoningMachine.
+func (m *identityReasoning) Finish() (reasoning, content string) {
 	return m.Push("")
 }
 
-// Nulls implements ReasoningMachine.
-func (m *IdentityReasoning) Nulls() (reasoningNull, contentNull bool) { return true, false }
+// Nulls implements reasoningMachine.
+func (m *identityReasoning) Nulls() (reasoningNull, contentNull bool) { return true, false }
 
-// codec saves and restores the state of a IdentityReasoning.
-func (m *IdentityReasoning) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a identityReasoning.
+func (m *identityReasoning) codec(c *statecodec.Codec) {
 	c.String(&m.prefix)
 }

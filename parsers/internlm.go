@@ -28,7 +28,7 @@ var (
 	internlmBodyMarkers  = []string{internlmStart, internlmEnd}
 )
 
-// internlmPhase is where an InternLM machine is.
+// internlmPhase is where an internLM machine is.
 type internlmPhase uint8
 
 const (
@@ -39,8 +39,8 @@ const (
 	internlmFailed                      // everything is content
 )
 
-// InternLM is the internlm tool-call machine.
-type InternLM struct {
+// internLM is the internlm tool-call machine.
+type internLM struct {
 	phase internlmPhase
 	scan  markerScan
 	// raw is the text from the start marker on: the content on failure.
@@ -48,10 +48,10 @@ type InternLM struct {
 	call callObject
 }
 
-func newInternLM(Vocab, *Request) (ToolMachine, error) { return &InternLM{}, nil }
+func newInternLM(Vocab, *Request) (toolMachine, error) { return &internLM{}, nil }
 
-// Push implements ToolMachine.
-func (m *InternLM) Push(text string) (content string, calls []ToolCallDelta) {
+// Push implements toolMachine.
+func (m *internLM) Push(text string) (content string, calls []ToolCallDelta) {
 	switch m.phase {
 	case internlmFailed:
 		return text, nil
@@ -98,7 +98,7 @@ func (m *InternLM) Push(text string) (content string, calls []ToolCallDelta) {
 
 // action reads action text: skips to the first "{", then feeds the object;
 // only whitespace may follow it.
-func (m *InternLM) action(text string, calls []ToolCallDelta) []ToolCallDelta {
+func (m *internLM) action(text string, calls []ToolCallDelta) []ToolCallDelta {
 	if m.phase == internlmSeek {
 		i := strings.IndexByte(text, '{')
 		if i < 0 {
@@ -118,15 +118,15 @@ func (m *InternLM) action(text string, calls []ToolCallDelta) []ToolCallDelta {
 }
 
 // fail switches to passthrough and returns the held raw text and rest.
-func (m *InternLM) fail(rest string) string {
+func (m *internLM) fail(rest string) string {
 	m.phase = internlmFailed
 	out := string(m.raw) + m.scan.flush() + rest
 	m.raw = nil
 	return out
 }
 
-// Finish implements ToolMachine.
-func (m *InternLM) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (m *internLM) Finish() (string, []ToolCallDelta) {
 	held := m.scan.flush()
 	switch m.phase {
 	case internlmText:
@@ -151,11 +151,11 @@ func (m *InternLM) Finish() (string, []ToolCallDelta) {
 	return "", nil
 }
 
-// Called implements ToolMachine.
-func (m *InternLM) Called() bool { return m.phase == internlmAfter }
+// Called implements toolMachine.
+func (m *internLM) Called() bool { return m.phase == internlmAfter }
 
-// codec saves and restores the state of a InternLM.
-func (m *InternLM) codec(c *statecodec.Codec) {
+// codec saves and restores the state of an internLM.
+func (m *internLM) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &m.phase, 5)
 	m.scan.codec(c)
 	c.ByteSlice(&m.raw)

@@ -25,7 +25,7 @@ var (
 	jambaCloseMarkers = []string{jambaClose}
 )
 
-// jambaPhase is where a Jamba machine is.
+// jambaPhase is where a jamba machine is.
 type jambaPhase uint8
 
 const (
@@ -35,8 +35,8 @@ const (
 	jambaFailed                   // everything is content
 )
 
-// Jamba is the jamba tool-call machine.
-type Jamba struct {
+// jamba is the jamba tool-call machine.
+type jamba struct {
 	phase jambaPhase
 	scan  markerScan
 	// raw is the text from "<tool_calls>" on.
@@ -44,10 +44,10 @@ type Jamba struct {
 	list callList
 }
 
-func newJamba(Vocab, *Request) (ToolMachine, error) { return &Jamba{}, nil }
+func newJamba(Vocab, *Request) (toolMachine, error) { return &jamba{}, nil }
 
-// Push implements ToolMachine.
-func (j *Jamba) Push(text string) (content string, calls []ToolCallDelta) {
+// Push implements toolMachine.
+func (j *jamba) Push(text string) (content string, calls []ToolCallDelta) {
 	switch j.phase {
 	case jambaAfter:
 		return "", nil
@@ -82,7 +82,7 @@ func (j *Jamba) Push(text string) (content string, calls []ToolCallDelta) {
 }
 
 // feed passes body text to the list; only whitespace may follow the JSON.
-func (j *Jamba) feed(text string, calls []ToolCallDelta) []ToolCallDelta {
+func (j *jamba) feed(text string, calls []ToolCallDelta) []ToolCallDelta {
 	if j.list.failed {
 		return calls
 	}
@@ -94,15 +94,15 @@ func (j *Jamba) feed(text string, calls []ToolCallDelta) []ToolCallDelta {
 }
 
 // release switches to passthrough and hands out the held raw text.
-func (j *Jamba) release() string {
+func (j *jamba) release() string {
 	j.phase = jambaFailed
 	out := string(j.raw)
 	j.raw = nil
 	return out
 }
 
-// Finish implements ToolMachine.
-func (j *Jamba) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (j *jamba) Finish() (string, []ToolCallDelta) {
 	switch j.phase {
 	case jambaText:
 		return j.scan.flush(), nil
@@ -113,11 +113,11 @@ func (j *Jamba) Finish() (string, []ToolCallDelta) {
 	return "", nil
 }
 
-// Called implements ToolMachine.
-func (j *Jamba) Called() bool { return j.phase == jambaAfter }
+// Called implements toolMachine.
+func (j *jamba) Called() bool { return j.phase == jambaAfter }
 
-// codec saves and restores the state of a Jamba.
-func (j *Jamba) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a jamba.
+func (j *jamba) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &j.phase, 4)
 	j.scan.codec(c)
 	c.ByteSlice(&j.raw)

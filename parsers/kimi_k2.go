@@ -60,8 +60,8 @@ const (
 	kimiBetween
 )
 
-// KimiK2 is the kimi_k2 tool machine.
-type KimiK2 struct {
+// kimiK2 is the kimi_k2 tool machine.
+type kimiK2 struct {
 	mode  qcMode
 	state kimiState
 	scan  markerScan
@@ -109,9 +109,9 @@ type kimiSlot struct {
 	props map[string]json.RawMessage
 }
 
-func newKimiK2(v Vocab, req *Request) (ToolMachine, error) {
-	k := &KimiK2{tools: req.Tools, markers: engineTerminals(v, kimiMarkers)}
-	if choice, _, _ := req.Choice(); choice == ChoiceNone {
+func newKimiK2(v Vocab, req *Request) (toolMachine, error) {
+	k := &kimiK2{tools: req.Tools, markers: engineTerminals(v, kimiMarkers)}
+	if choice, _, _ := req.Choice(); choice == choiceNone {
 		k.mode = qcNoneOpen
 		if len(req.Tools) > 0 {
 			k.mode = qcNoneQuiet
@@ -120,8 +120,8 @@ func newKimiK2(v Vocab, req *Request) (ToolMachine, error) {
 	return k, nil
 }
 
-// Push implements ToolMachine.
-func (k *KimiK2) Push(text string) (string, []ToolCallDelta) {
+// Push implements toolMachine.
+func (k *kimiK2) Push(text string) (string, []ToolCallDelta) {
 	for {
 		before, marker, rest := k.scan.next(text, orTerminals(k.markers, kimiMarkers))
 		k.text(before)
@@ -134,8 +134,8 @@ func (k *KimiK2) Push(text string) (string, []ToolCallDelta) {
 	return k.take()
 }
 
-// Finish implements ToolMachine.
-func (k *KimiK2) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (k *kimiK2) Finish() (string, []ToolCallDelta) {
 	k.text(k.scan.flush())
 	if k.state != kimiContent && k.started {
 		k.endSlot()
@@ -155,16 +155,16 @@ func (k *KimiK2) Finish() (string, []ToolCallDelta) {
 	return k.take()
 }
 
-// Called implements ToolMachine.
-func (k *KimiK2) Called() bool { return k.mode == qcAuto && k.named }
+// Called implements toolMachine.
+func (k *kimiK2) Called() bool { return k.mode == qcAuto && k.named }
 
 // ContentNull reports whether an empty content is null: with tool_choice
 // "none" vLLM's engine path returns its own content, None when empty.
-func (k *KimiK2) ContentNull() (null, decided bool) {
+func (k *kimiK2) ContentNull() (null, decided bool) {
 	return k.mode != qcAuto, k.mode != qcAuto
 }
 
-func (k *KimiK2) take() (string, []ToolCallDelta) {
+func (k *kimiK2) take() (string, []ToolCallDelta) {
 	out, calls := k.out.String(), k.calls
 	k.out.Reset()
 	k.calls = nil
@@ -172,14 +172,14 @@ func (k *KimiK2) take() (string, []ToolCallDelta) {
 }
 
 // raw records text for the no-calls answer while it may still be needed.
-func (k *KimiK2) raw(s string) {
+func (k *kimiK2) raw(s string) {
 	if k.mode == qcAuto && !k.decided && (k.diverged || k.inTools) {
 		k.r = append(k.r, s...)
 	}
 }
 
 // text handles non-terminal text in the current state.
-func (k *KimiK2) text(s string) {
+func (k *kimiK2) text(s string) {
 	if s == "" {
 		return
 	}
@@ -195,7 +195,7 @@ func (k *KimiK2) text(s string) {
 }
 
 // content is text of the content state: part of both answers.
-func (k *KimiK2) content(s string) {
+func (k *kimiK2) content(s string) {
 	switch {
 	case k.mode == qcNoneOpen && !k.nonWS:
 		if strings.TrimFunc(s, pyIsSpace) == "" {
@@ -215,7 +215,7 @@ func (k *KimiK2) content(s string) {
 
 // terminal applies the grammar's transition for t; one without a
 // transition is text of the state.
-func (k *KimiK2) terminal(t string) {
+func (k *kimiK2) terminal(t string) {
 	if isDropToken(t, kimiMarkers) {
 		return
 	}
@@ -261,14 +261,14 @@ func (k *KimiK2) terminal(t string) {
 	k.raw(t)
 }
 
-func (k *KimiK2) startSlot() {
+func (k *kimiK2) startSlot() {
 	k.state = kimiName
 	k.started = true
 	k.slot = kimiSlot{}
 }
 
 // argText is argument text; the first piece settles the header.
-func (k *KimiK2) argText(s string) {
+func (k *kimiK2) argText(s string) {
 	if k.mode == qcNoneQuiet {
 		return
 	}
@@ -293,7 +293,7 @@ func (k *KimiK2) argText(s string) {
 
 // resolve names the slot's call: from here on tools were called.
 // id is the header's id (vLLM uses it as the call's id), "" for a fresh one.
-func (k *KimiK2) resolve(id, name string) {
+func (k *kimiK2) resolve(id, name string) {
 	sl := &k.slot
 	sl.resolved = true
 	if !k.named {
@@ -321,7 +321,7 @@ func (k *KimiK2) resolve(id, name string) {
 
 // streamArgs sends argument text without its leading and (held) trailing
 // whitespace.
-func (k *KimiK2) streamArgs(s string) {
+func (k *kimiK2) streamArgs(s string) {
 	sl := &k.slot
 	buf := append(sl.trail, s...)
 	sl.trail = nil
@@ -394,13 +394,13 @@ func spaceTailStart(b []byte) int {
 	return end
 }
 
-func (k *KimiK2) emitArgs(frag string) {
+func (k *kimiK2) emitArgs(frag string) {
 	k.slot.out = true
 	k.calls = appendArgs(k.calls, k.slot.index, frag)
 }
 
 // endSlot is TOOL_CALL_END.
-func (k *KimiK2) endSlot() {
+func (k *kimiK2) endSlot() {
 	sl := &k.slot
 	if sl.closed || k.mode == qcNoneQuiet {
 		return
@@ -468,8 +468,8 @@ func kimiHeaderName(header string) (id, name string, ok bool) {
 	return id, name, name != ""
 }
 
-// codec saves and restores the state of a KimiK2.
-func (k *KimiK2) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a kimiK2.
+func (k *kimiK2) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &k.mode, 3)
 	statecodec.Enum(c, &k.state, 5)
 	k.scan.codec(c)

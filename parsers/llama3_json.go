@@ -25,8 +25,8 @@ import (
 // "parameters", the streamed call keeps the first values (Python keeps
 // the last, and prefers "arguments").
 
-// Llama3JSON is the llama3_json tool machine.
-type Llama3JSON struct {
+// llama3JSON is the llama3_json tool machine.
+type llama3JSON struct {
 	failed bool
 	// raw is the output so far: the content if no call survives.
 	raw []byte
@@ -72,13 +72,13 @@ type llamaCall struct {
 	liveKey string
 }
 
-func newLlama3JSON(Vocab, *Request) (ToolMachine, error) { return &Llama3JSON{}, nil }
+func newLlama3JSON(Vocab, *Request) (toolMachine, error) { return &llama3JSON{}, nil }
 
 // setStreaming implements streamingMachine.
-func (l *Llama3JSON) setStreaming() { l.streaming = true }
+func (l *llama3JSON) setStreaming() { l.streaming = true }
 
-// Push implements ToolMachine.
-func (l *Llama3JSON) Push(text string) (string, []ToolCallDelta) {
+// Push implements toolMachine.
+func (l *llama3JSON) Push(text string) (string, []ToolCallDelta) {
 	if l.failed {
 		if l.rawDropped {
 			return "", nil // a streamed call failed: vLLM's stream adds nothing
@@ -130,8 +130,8 @@ func (l *Llama3JSON) Push(text string) (string, []ToolCallDelta) {
 	return "", l.take()
 }
 
-// Finish implements ToolMachine.
-func (l *Llama3JSON) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (l *llama3JSON) Finish() (string, []ToolCallDelta) {
 	switch {
 	case l.failed:
 		return "", nil
@@ -146,17 +146,17 @@ func (l *Llama3JSON) Finish() (string, []ToolCallDelta) {
 	return "", l.take()
 }
 
-// Called implements ToolMachine.
-func (l *Llama3JSON) Called() bool { return !l.failed && l.nCalls > 0 }
+// Called implements toolMachine.
+func (l *llama3JSON) Called() bool { return !l.failed && l.nCalls > 0 }
 
-func (l *Llama3JSON) fail() (string, []ToolCallDelta) {
+func (l *llama3JSON) fail() (string, []ToolCallDelta) {
 	l.failed = true
 	out := string(l.raw)
 	l.raw = nil
 	return out, l.take()
 }
 
-func (l *Llama3JSON) take() []ToolCallDelta {
+func (l *llama3JSON) take() []ToolCallDelta {
 	c := l.calls
 	l.calls = nil
 	return c
@@ -165,7 +165,7 @@ func (l *Llama3JSON) take() []ToolCallDelta {
 func isArgsKey(key string) bool { return key == "arguments" || key == "parameters" }
 
 // Field implements pyjson.FieldSink.
-func (l *Llama3JSON) Field(key string) {
+func (l *llama3JSON) Field(key string) {
 	c := &l.cur
 	c.val = c.val[:0]
 	if isArgsKey(key) && c.header && c.liveKey == "" && c.hasArguments+c.hasParameters == 0 {
@@ -174,7 +174,7 @@ func (l *Llama3JSON) Field(key string) {
 }
 
 // FieldBytes implements pyjson.FieldSink.
-func (l *Llama3JSON) FieldBytes(key string, canon []byte) {
+func (l *llama3JSON) FieldBytes(key string, canon []byte) {
 	c := &l.cur
 	if key != "name" && !isArgsKey(key) {
 		return
@@ -189,7 +189,7 @@ func (l *Llama3JSON) FieldBytes(key string, canon []byte) {
 }
 
 // FieldEnd implements pyjson.FieldSink.
-func (l *Llama3JSON) FieldEnd(key string) {
+func (l *llama3JSON) FieldEnd(key string) {
 	c := &l.cur
 	c.live = false
 	val := append([]byte(nil), c.val...)
@@ -211,7 +211,7 @@ func (l *Llama3JSON) FieldEnd(key string) {
 }
 
 // endObject validates a complete object and sends what is left of it.
-func (l *Llama3JSON) endObject() bool {
+func (l *llama3JSON) endObject() bool {
 	c := &l.cur
 	name, ok := decodeString(c.name)
 	if c.hasName == 0 || !ok || c.hasArguments+c.hasParameters == 0 {
@@ -232,12 +232,12 @@ func (l *Llama3JSON) endObject() bool {
 	return true
 }
 
-func (l *Llama3JSON) emitArgs(frag string) {
+func (l *llama3JSON) emitArgs(frag string) {
 	l.calls = appendArgs(l.calls, l.cur.index, frag)
 }
 
-// codec saves and restores the state of a Llama3JSON.
-func (l *Llama3JSON) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a llama3JSON.
+func (l *llama3JSON) codec(c *statecodec.Codec) {
 	c.Bool(&l.failed)
 	c.ByteSlice(&l.raw)
 	c.Bool(&l.rawDropped)

@@ -62,8 +62,8 @@ const (
 	mmBetween
 )
 
-// MinimaxM2 is the minimax_m2 tool machine.
-type MinimaxM2 struct {
+// minimaxM2 is the minimax_m2 tool machine.
+type minimaxM2 struct {
 	mode  qcMode
 	state mmState
 	scan  markerScan
@@ -97,10 +97,10 @@ type mmCall struct {
 	seen     map[string]bool
 }
 
-func newMinimaxM2(v Vocab, req *Request) (ToolMachine, error) {
-	m := &MinimaxM2{tools: req.Tools, markers: engineTerminals(v, mmMarkers)}
+func newMinimaxM2(v Vocab, req *Request) (toolMachine, error) {
+	m := &minimaxM2{tools: req.Tools, markers: engineTerminals(v, mmMarkers)}
 	m.first = newByteSet(orTerminals(m.markers, mmMarkers))
-	if choice, _, _ := req.Choice(); choice == ChoiceNone {
+	if choice, _, _ := req.Choice(); choice == choiceNone {
 		m.mode = qcNoneOpen
 		if len(req.Tools) > 0 {
 			m.mode = qcNoneQuiet
@@ -111,22 +111,22 @@ func newMinimaxM2(v Vocab, req *Request) (ToolMachine, error) {
 }
 
 // setStreaming implements streamingMachine.
-func (m *MinimaxM2) setStreaming() { m.gate.streaming = true }
+func (m *minimaxM2) setStreaming() { m.gate.streaming = true }
 
-// Push implements ToolMachine.
-func (m *MinimaxM2) Push(text string) (string, []ToolCallDelta) {
+// Push implements toolMachine.
+func (m *minimaxM2) Push(text string) (string, []ToolCallDelta) {
 	m.run(text, false)
 	return m.take()
 }
 
 // pushAppend implements callAppender: the push's deltas go after calls.
-func (m *MinimaxM2) pushAppend(text string, calls []ToolCallDelta) (string, []ToolCallDelta) {
+func (m *minimaxM2) pushAppend(text string, calls []ToolCallDelta) (string, []ToolCallDelta) {
 	m.calls.calls = append(calls, m.calls.calls...)
 	return m.Push(text)
 }
 
-// Finish implements ToolMachine.
-func (m *MinimaxM2) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (m *minimaxM2) Finish() (string, []ToolCallDelta) {
 	m.run("", true)
 	if m.state != mmContent && m.slots > 0 {
 		m.endCall()
@@ -138,22 +138,22 @@ func (m *MinimaxM2) Finish() (string, []ToolCallDelta) {
 	return m.take()
 }
 
-// Called implements ToolMachine.
-func (m *MinimaxM2) Called() bool { return m.mode == qcAuto && m.named }
+// Called implements toolMachine.
+func (m *minimaxM2) Called() bool { return m.mode == qcAuto && m.named }
 
 // ContentNull reports whether an empty content is null: with tool_choice
 // "none" vLLM's engine path returns its own content, None when empty.
-func (m *MinimaxM2) ContentNull() (null, decided bool) {
+func (m *minimaxM2) ContentNull() (null, decided bool) {
 	return m.mode != qcAuto, m.mode != qcAuto
 }
 
-func (m *MinimaxM2) take() (string, []ToolCallDelta) {
+func (m *minimaxM2) take() (string, []ToolCallDelta) {
 	out, calls := m.out.String(), m.calls.take()
 	m.out.Reset()
 	return out, calls
 }
 
-func (m *MinimaxM2) run(text string, final bool) {
+func (m *minimaxM2) run(text string, final bool) {
 	for {
 		before, marker, rest := scanTerminal(&m.scan, text, orTerminals(m.markers, mmMarkers), m.first, final)
 		m.text(before)
@@ -206,7 +206,7 @@ func scanTerminal(m *markerScan, text string, markers []string, first *byteSet, 
 }
 
 // text handles non-terminal text in the current state.
-func (m *MinimaxM2) text(s string) {
+func (m *minimaxM2) text(s string) {
 	if s == "" {
 		return
 	}
@@ -227,7 +227,7 @@ func (m *MinimaxM2) text(s string) {
 
 // terminal applies the grammar's transition for a terminal; a terminal
 // without one is text of the state.
-func (m *MinimaxM2) terminal(t string) {
+func (m *minimaxM2) terminal(t string) {
 	if isDropToken(t, mmMarkers) {
 		return
 	}
@@ -272,13 +272,13 @@ func (m *MinimaxM2) terminal(t string) {
 }
 
 // dropped is a content terminal that the engine swallows.
-func (m *MinimaxM2) dropped() {
+func (m *minimaxM2) dropped() {
 	if m.mode != qcNoneQuiet {
 		m.gate.thinkEnd()
 	}
 }
 
-func (m *MinimaxM2) startCall() {
+func (m *minimaxM2) startCall() {
 	m.slots++
 	m.call = mmCall{}
 	m.state = mmName
@@ -288,7 +288,7 @@ func (m *MinimaxM2) startCall() {
 }
 
 // nameDone ends the name: a valid (stripped) name makes a call.
-func (m *MinimaxM2) nameDone() {
+func (m *minimaxM2) nameDone() {
 	c := &m.call
 	if c.nameDone {
 		return
@@ -315,7 +315,7 @@ func (m *MinimaxM2) nameDone() {
 }
 
 // knownTool is validate_tool_names: without tools any name passes.
-func (m *MinimaxM2) knownTool(name string) bool {
+func (m *minimaxM2) knownTool(name string) bool {
 	if len(m.tools) == 0 {
 		return true
 	}
@@ -327,7 +327,7 @@ func (m *MinimaxM2) knownTool(name string) bool {
 	return false
 }
 
-func (m *MinimaxM2) args(s string, final bool) {
+func (m *minimaxM2) args(s string, final bool) {
 	c := &m.call
 	if !c.emitted {
 		return
@@ -339,7 +339,7 @@ func (m *MinimaxM2) args(s string, final bool) {
 }
 
 // param emits one completed parameter.
-func (m *MinimaxM2) param(p xmlParam) {
+func (m *minimaxM2) param(p xmlParam) {
 	c := &m.call
 	if c.seen[p.name] {
 		return
@@ -361,12 +361,12 @@ func (m *MinimaxM2) param(p xmlParam) {
 	m.emitArgs(b.String())
 }
 
-func (m *MinimaxM2) emitArgs(frag string) {
+func (m *minimaxM2) emitArgs(frag string) {
 	m.calls.args(m.call.index, frag)
 }
 
 // endCall is TOOL_CALL_END: a name still open ends here too.
-func (m *MinimaxM2) endCall() {
+func (m *minimaxM2) endCall() {
 	c := &m.call
 	if c.closed {
 		return
@@ -591,8 +591,8 @@ func (o *mmOpenScan) match(s []byte, base int, final bool, scanned *int) (tagMat
 	return tagYes, string(s[k : base+o.bareEnd]), f + 1
 }
 
-// codec saves and restores the state of a MinimaxM2.
-func (m *MinimaxM2) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a minimaxM2.
+func (m *minimaxM2) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &m.mode, 3)
 	statecodec.Enum(c, &m.state, 5)
 	m.scan.codec(c)

@@ -173,7 +173,7 @@ func TestMinimaxM2FirstByteFastPath(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := tm.(*MinimaxM2)
+			m := tm.(*minimaxM2)
 			if full {
 				m.first = &all
 			}

@@ -42,7 +42,7 @@ const (
 
 var mistralMarkers = []string{mistralBot}
 
-// mistralToolPhase is where a Mistral machine is.
+// mistralToolPhase is where a mistral machine is.
 type mistralToolPhase uint8
 
 const (
@@ -52,8 +52,8 @@ const (
 	mtFailed                         // pre-v11 failed: everything is content
 )
 
-// Mistral is the mistral tool machine.
-type Mistral struct {
+// mistral is the mistral tool machine.
+type mistral struct {
 	v11   bool
 	phase mistralToolPhase
 	scan  markerScan
@@ -75,7 +75,7 @@ type Mistral struct {
 	success  bool
 }
 
-func newMistral(v Vocab, _ *Request) (ToolMachine, error) {
+func newMistral(v Vocab, _ *Request) (toolMachine, error) {
 	if v == nil {
 		return nil, fmt.Errorf("mistral tool parser: no vocabulary")
 	}
@@ -83,11 +83,11 @@ func newMistral(v Vocab, _ *Request) (ToolMachine, error) {
 		return nil, fmt.Errorf("mistral tool parser: the tokenizer has no %s token", mistralBot)
 	}
 	_, v11 := v.TokenToID(mistralArgs)
-	return &Mistral{v11: v11}, nil
+	return &mistral{v11: v11}, nil
 }
 
-// Push implements ToolMachine.
-func (m *Mistral) Push(text string) (content string, calls []ToolCallDelta) {
+// Push implements toolMachine.
+func (m *mistral) Push(text string) (content string, calls []ToolCallDelta) {
 	for {
 		switch m.phase {
 		case mtFailed:
@@ -129,14 +129,14 @@ func (m *Mistral) Push(text string) (content string, calls []ToolCallDelta) {
 	}
 }
 
-func (m *Mistral) startPart() {
+func (m *mistral) startPart() {
 	m.phase = mtPart
 	m.name = m.name[:0]
 	m.inArgs = false
 }
 
 // part handles v11 text of a part.
-func (m *Mistral) part(s string, calls []ToolCallDelta) []ToolCallDelta {
+func (m *mistral) part(s string, calls []ToolCallDelta) []ToolCallDelta {
 	if s == "" {
 		return calls
 	}
@@ -158,7 +158,7 @@ func (m *Mistral) part(s string, calls []ToolCallDelta) []ToolCallDelta {
 }
 
 // pre handles pre-v11 text after the marker.
-func (m *Mistral) pre(s string, calls []ToolCallDelta) []ToolCallDelta {
+func (m *mistral) pre(s string, calls []ToolCallDelta) []ToolCallDelta {
 	if m.mode == 0 {
 		m.s = append(m.s, s...)
 		if !m.lead {
@@ -211,15 +211,15 @@ func (m *Mistral) pre(s string, calls []ToolCallDelta) []ToolCallDelta {
 }
 
 // fail switches to passthrough and returns the held text.
-func (m *Mistral) fail() string {
+func (m *mistral) fail() string {
 	m.phase = mtFailed
 	out := string(m.raw) + m.scan.flush()
 	m.raw, m.s, m.buffered = nil, nil, nil
 	return out
 }
 
-// Finish implements ToolMachine.
-func (m *Mistral) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (m *mistral) Finish() (string, []ToolCallDelta) {
 	held := m.scan.flush()
 	switch m.phase {
 	case mtText:
@@ -250,8 +250,8 @@ func (m *Mistral) Finish() (string, []ToolCallDelta) {
 	return "", nil
 }
 
-// Called implements ToolMachine.
-func (m *Mistral) Called() bool {
+// Called implements toolMachine.
+func (m *mistral) Called() bool {
 	return m.phase == mtPart || m.phase == mtPre && m.success
 }
 
@@ -304,8 +304,8 @@ func newMistralID() string {
 	}, id[len(id)-9:])
 }
 
-// codec saves and restores the state of a Mistral.
-func (m *Mistral) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a mistral.
+func (m *mistral) codec(c *statecodec.Codec) {
 	c.Bool(&m.v11)
 	statecodec.Enum(c, &m.phase, 4)
 	m.scan.codec(c)

@@ -17,22 +17,22 @@ const (
 	mistralThinkOff = "[/THINK]"
 )
 
-func newMistralReasoning(v Vocab, _ *Request, _ []int) (ReasoningMachine, error) {
+func newMistralReasoning(v Vocab, _ *Request, _ []int) (reasoningMachine, error) {
 	_, ok1 := v.TokenToID(mistralThinkOn)
 	_, ok2 := v.TokenToID(mistralThinkOff)
 	if !ok1 || !ok2 {
 		return nil, fmt.Errorf("mistral reasoning parser: tokenizer has no %s/%s tokens", mistralThinkOn, mistralThinkOff)
 	}
-	return &MistralReasoning{}, nil
+	return &mistralReasoning{}, nil
 }
 
-// mistralPhase is where a MistralReasoning machine is.
+// mistralPhase is where a mistralReasoning machine is.
 type mistralPhase uint8
 
 const (
 	mistralPre       mistralPhase = iota // before "[THINK]"
 	mistralPreClosed                     // a "[/THINK]" came before any "[THINK]"
-	mistralReasoning                     // after "[THINK]"
+	mistralThinking                      // after "[THINK]"
 	mistralContent                       // after "[THINK]" … "[/THINK]"
 )
 
@@ -42,8 +42,8 @@ var (
 	mistralReasoningMarkers = []string{mistralThinkOff}
 )
 
-// MistralReasoning is the mistral reasoning machine.
-type MistralReasoning struct {
+// mistralReasoning is the mistral reasoning machine.
+type mistralReasoning struct {
 	phase mistralPhase
 	// held is the content after a "[/THINK]" that came before any
 	// "[THINK]": that marker is dropped unless a "[THINK]" follows, so the
@@ -52,13 +52,13 @@ type MistralReasoning struct {
 	scan markerScan
 }
 
-// Push implements ReasoningMachine.
-func (m *MistralReasoning) Push(text string) (reasoning, content string) {
+// Push implements reasoningMachine.
+func (m *mistralReasoning) Push(text string) (reasoning, content string) {
 	for {
 		switch m.phase {
 		case mistralContent:
 			return reasoning, content + text
-		case mistralReasoning:
+		case mistralThinking:
 			before, marker, rest := m.scan.next(text, mistralReasoningMarkers)
 			reasoning += before
 			if marker == "" {
@@ -73,7 +73,7 @@ func (m *MistralReasoning) Push(text string) (reasoning, content string) {
 			case "":
 				return reasoning, content
 			case mistralThinkOn:
-				m.phase = mistralReasoning
+				m.phase = mistralThinking
 			default:
 				m.phase = mistralPreClosed
 			}
@@ -86,17 +86,17 @@ func (m *MistralReasoning) Push(text string) (reasoning, content string) {
 			}
 			content += mistralThinkOff + string(m.held)
 			m.held = nil
-			m.phase = mistralReasoning
+			m.phase = mistralThinking
 			text = rest
 		}
 	}
 }
 
-// Finish implements ReasoningMachine.
-func (m *MistralReasoning) Finish() (reasoning, content string) {
+// Finish implements reasoningMachine.
+func (m *mistralReasoning) Finish() (reasoning, content string) {
 	held := m.scan.flush()
 	switch m.phase {
-	case mistralReasoning:
+	case mistralThinking:
 		return held, ""
 	case mistralPreClosed:
 		s := string(m.held) + held
@@ -106,14 +106,14 @@ func (m *MistralReasoning) Finish() (reasoning, content string) {
 	return "", held
 }
 
-// Nulls implements ReasoningMachine.
-func (m *MistralReasoning) Nulls() (reasoningNull, contentNull bool) {
-	thought := m.phase == mistralReasoning || m.phase == mistralContent
+// Nulls implements reasoningMachine.
+func (m *mistralReasoning) Nulls() (reasoningNull, contentNull bool) {
+	thought := m.phase == mistralThinking || m.phase == mistralContent
 	return !thought, thought
 }
 
-// codec saves and restores the state of a MistralReasoning.
-func (m *MistralReasoning) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a mistralReasoning.
+func (m *mistralReasoning) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &m.phase, 4)
 	c.ByteSlice(&m.held)
 	m.scan.codec(c)

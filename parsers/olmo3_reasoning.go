@@ -15,8 +15,8 @@ import (
 
 var olmo3EndMarkers = []string{thinkEnd}
 
-// Olmo3Reasoning is the olmo3 reasoning machine.
-type Olmo3Reasoning struct {
+// olmo3Reasoning is the olmo3 reasoning machine.
+type olmo3Reasoning struct {
 	// buf is the output held back until "</think>".
 	buf []byte
 	// split is set once "</think>" was seen: the rest is content.
@@ -24,8 +24,8 @@ type Olmo3Reasoning struct {
 	find  holdScan
 }
 
-// Push implements ReasoningMachine.
-func (o *Olmo3Reasoning) Push(text string) (reasoning, content string) {
+// Push implements reasoningMachine.
+func (o *olmo3Reasoning) Push(text string) (reasoning, content string) {
 	if o.split {
 		return "", text
 	}
@@ -41,20 +41,20 @@ func (o *Olmo3Reasoning) Push(text string) (reasoning, content string) {
 	return reasoning, content
 }
 
-// Finish implements ReasoningMachine.
-func (o *Olmo3Reasoning) Finish() (reasoning, content string) {
+// Finish implements reasoningMachine.
+func (o *olmo3Reasoning) Finish() (reasoning, content string) {
 	content = string(o.buf)
 	o.buf = nil
 	return "", content
 }
 
-// Nulls implements ReasoningMachine.
-func (o *Olmo3Reasoning) Nulls() (reasoningNull, contentNull bool) {
+// Nulls implements reasoningMachine.
+func (o *olmo3Reasoning) Nulls() (reasoningNull, contentNull bool) {
 	return true, o.split
 }
 
-// codec saves and restores the state of a Olmo3Reasoning.
-func (o *Olmo3Reasoning) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a olmo3Reasoning.
+func (o *olmo3Reasoning) codec(c *statecodec.Codec) {
 	c.ByteSlice(&o.buf)
 	c.Bool(&o.split)
 	o.find.codec(c)
@@ -63,6 +63,6 @@ func (o *Olmo3Reasoning) codec(c *statecodec.Codec) {
 	}
 }
 
-func newOlmo3Reasoning(Vocab, *Request, []int) (ReasoningMachine, error) {
-	return &Olmo3Reasoning{}, nil
+func newOlmo3Reasoning(Vocab, *Request, []int) (reasoningMachine, error) {
+	return &olmo3Reasoning{}, nil
 }

@@ -42,8 +42,8 @@ type Vocab interface {
 	TokenToID(token string) (int, bool)
 }
 
-// ReasoningMachine splits output text into reasoning and content.
-type ReasoningMachine interface {
+// reasoningMachine splits output text into reasoning and content.
+type reasoningMachine interface {
 	stateMachine
 	Push(text string) (reasoning, content string)
 	Finish() (reasoning, content string)
@@ -52,9 +52,9 @@ type ReasoningMachine interface {
 	Nulls() (reasoningNull, contentNull bool)
 }
 
-// ToolMachine extracts tool calls from the content a reasoning machine
+// toolMachine extracts tool calls from the content a reasoning machine
 // passes on.
-type ToolMachine interface {
+type toolMachine interface {
 	stateMachine
 	Push(text string) (content string, calls []ToolCallDelta)
 	Finish() (content string, calls []ToolCallDelta)
@@ -86,21 +86,17 @@ type ToolFunction struct {
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
-// ToolChoiceKind is how a request constrains tool calls; protocol owns
-// the decoding.
-type ToolChoiceKind = protocol.ToolChoiceKind
-
-// The tool_choice values vLLM distinguishes.
+// The tool_choice values vLLM distinguishes; protocol owns the decoding.
 const (
-	ChoiceNone     = protocol.ToolChoiceNone
-	ChoiceAuto     = protocol.ToolChoiceAuto
-	ChoiceRequired = protocol.ToolChoiceRequired
-	ChoiceNamed    = protocol.ToolChoiceNamed
+	choiceNone     = protocol.ToolChoiceNone
+	choiceAuto     = protocol.ToolChoiceAuto
+	choiceRequired = protocol.ToolChoiceRequired
+	choiceNamed    = protocol.ToolChoiceNamed
 )
 
 // Choice resolves tool_choice with vLLM's defaults: absent means "auto"
 // when tools are given and "none" otherwise.
-func (r *Request) Choice() (ToolChoiceKind, string, error) {
+func (r *Request) Choice() (protocol.ToolChoiceKind, string, error) {
 	tc, err := protocol.DecodeToolChoice(r.ToolChoice).Resolve(len(r.Tools) > 0)
 	if err != nil {
 		return 0, "", err

@@ -36,8 +36,8 @@ const (
 	phi4Fallback                  // no calls: everything is content
 )
 
-// Phi4MiniJSON is the phi4_mini_json tool machine.
-type Phi4MiniJSON struct {
+// phi4MiniJSON is the phi4_mini_json tool machine.
+type phi4MiniJSON struct {
 	phase phi4Phase
 	scan  markerScan
 	// raw is the text so far while no verdict is reached.
@@ -47,10 +47,10 @@ type Phi4MiniJSON struct {
 	calls bool
 }
 
-func newPhi4MiniJSON(Vocab, *Request) (ToolMachine, error) { return &Phi4MiniJSON{}, nil }
+func newPhi4MiniJSON(Vocab, *Request) (toolMachine, error) { return &phi4MiniJSON{}, nil }
 
-// Push implements ToolMachine.
-func (p *Phi4MiniJSON) Push(text string) (string, []ToolCallDelta) {
+// Push implements toolMachine.
+func (p *phi4MiniJSON) Push(text string) (string, []ToolCallDelta) {
 	switch p.phase {
 	case phi4Fallback:
 		return text, nil
@@ -78,8 +78,8 @@ func (p *Phi4MiniJSON) Push(text string) (string, []ToolCallDelta) {
 	return p.verdict(rest)
 }
 
-// Finish implements ToolMachine.
-func (p *Phi4MiniJSON) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (p *phi4MiniJSON) Finish() (string, []ToolCallDelta) {
 	switch p.phase {
 	case phi4Text, phi4Body:
 		// No "]" closed a list: the regex finds no match.
@@ -91,11 +91,11 @@ func (p *Phi4MiniJSON) Finish() (string, []ToolCallDelta) {
 	return "", nil
 }
 
-// Called implements ToolMachine.
-func (p *Phi4MiniJSON) Called() bool { return p.calls }
+// Called implements toolMachine.
+func (p *phi4MiniJSON) Called() bool { return p.calls }
 
 // verdict settles the list once its "]" arrived; rest follows the "]".
-func (p *Phi4MiniJSON) verdict(rest string) (string, []ToolCallDelta) {
+func (p *phi4MiniJSON) verdict(rest string) (string, []ToolCallDelta) {
 	l := &p.list
 	if !l.done() {
 		p.phase, p.calls, p.raw = phi4Called, true, nil
@@ -249,8 +249,8 @@ func (l *jsonList) calls(alt string) ([]ToolCallDelta, bool) {
 	return out, true
 }
 
-// codec saves and restores the state of a Phi4MiniJSON.
-func (p *Phi4MiniJSON) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a phi4MiniJSON.
+func (p *phi4MiniJSON) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &p.phase, 4)
 	p.scan.codec(c)
 	c.ByteSlice(&p.raw)

@@ -5,13 +5,10 @@ package parsers
 // chat_template_kwargs.enable_thinking is false; "<think>" inside reasoning
 // is dropped, "</think>" ends it and is dropped, "<tool_call>" ends it
 // implicitly and stays as content; a "</think>" in content is dropped.
-// The machine is the shared EngineReasoning (engine_reasoning.go).
+// The machine is the shared engineReasoning (engine_reasoning.go).
 
 const (
 	thinkStart = "<think>"
 	thinkEnd   = "</think>"
 	toolCallOn = "<tool_call>"
 )
-
-// Qwen3Reasoning is the qwen3 reasoning machine.
-type Qwen3Reasoning = EngineReasoning

@@ -67,8 +67,8 @@ const (
 	qcBetween
 )
 
-// Qwen3Coder is the qwen3_coder / qwen3_xml tool machine.
-type Qwen3Coder struct {
+// qwen3Coder is the qwen3_coder / qwen3_xml tool machine.
+type qwen3Coder struct {
 	mode  qcMode
 	state qcState
 	scan  markerScan
@@ -101,9 +101,9 @@ type qcCall struct {
 	seen     map[string]bool
 }
 
-func newQwen3Coder(v Vocab, req *Request) (ToolMachine, error) {
-	q := &Qwen3Coder{tools: req.Tools, markers: engineTerminals(v, qcMarkers)}
-	if choice, _, _ := req.Choice(); choice == ChoiceNone {
+func newQwen3Coder(v Vocab, req *Request) (toolMachine, error) {
+	q := &qwen3Coder{tools: req.Tools, markers: engineTerminals(v, qcMarkers)}
+	if choice, _, _ := req.Choice(); choice == choiceNone {
 		q.mode = qcNoneOpen
 		if len(req.Tools) > 0 {
 			q.mode = qcNoneQuiet
@@ -114,10 +114,10 @@ func newQwen3Coder(v Vocab, req *Request) (ToolMachine, error) {
 }
 
 // setStreaming implements streamingMachine.
-func (q *Qwen3Coder) setStreaming() { q.gate.streaming = true }
+func (q *qwen3Coder) setStreaming() { q.gate.streaming = true }
 
-// Push implements ToolMachine.
-func (q *Qwen3Coder) Push(text string) (string, []ToolCallDelta) {
+// Push implements toolMachine.
+func (q *qwen3Coder) Push(text string) (string, []ToolCallDelta) {
 	for {
 		before, marker, rest := q.scan.next(text, orTerminals(q.markers, qcMarkers))
 		q.text(before)
@@ -131,13 +131,13 @@ func (q *Qwen3Coder) Push(text string) (string, []ToolCallDelta) {
 }
 
 // pushAppend implements callAppender: the push's deltas go after calls.
-func (q *Qwen3Coder) pushAppend(text string, calls []ToolCallDelta) (string, []ToolCallDelta) {
+func (q *qwen3Coder) pushAppend(text string, calls []ToolCallDelta) (string, []ToolCallDelta) {
 	q.calls.calls = append(calls, q.calls.calls...)
 	return q.Push(text)
 }
 
-// Finish implements ToolMachine.
-func (q *Qwen3Coder) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (q *qwen3Coder) Finish() (string, []ToolCallDelta) {
 	q.text(q.scan.flush())
 	if q.state != qcContent && q.slots > 0 {
 		q.endCall()
@@ -149,23 +149,23 @@ func (q *Qwen3Coder) Finish() (string, []ToolCallDelta) {
 	return q.take()
 }
 
-// Called implements ToolMachine.
-func (q *Qwen3Coder) Called() bool { return q.mode == qcAuto && q.named }
+// Called implements toolMachine.
+func (q *qwen3Coder) Called() bool { return q.mode == qcAuto && q.named }
 
 // ContentNull reports whether an empty content is null: with tool_choice
 // "none" vLLM's engine path returns its own content, None when empty.
-func (q *Qwen3Coder) ContentNull() (null, decided bool) {
+func (q *qwen3Coder) ContentNull() (null, decided bool) {
 	return q.mode != qcAuto, q.mode != qcAuto
 }
 
-func (q *Qwen3Coder) take() (string, []ToolCallDelta) {
+func (q *qwen3Coder) take() (string, []ToolCallDelta) {
 	out, calls := q.out.String(), q.calls.take()
 	q.out.Reset()
 	return out, calls
 }
 
 // text handles non-terminal text in the current state.
-func (q *Qwen3Coder) text(s string) {
+func (q *qwen3Coder) text(s string) {
 	if s == "" {
 		return
 	}
@@ -180,7 +180,7 @@ func (q *Qwen3Coder) text(s string) {
 	q.gate.raw(s)
 }
 
-func (q *Qwen3Coder) content(s string) {
+func (q *qwen3Coder) content(s string) {
 	if q.mode == qcNoneQuiet {
 		q.out.add(s)
 		return
@@ -190,7 +190,7 @@ func (q *Qwen3Coder) content(s string) {
 
 // terminal applies the grammar's transition for a terminal; a terminal
 // without one is text of the state.
-func (q *Qwen3Coder) terminal(t string) {
+func (q *qwen3Coder) terminal(t string) {
 	if isDropToken(t, qcMarkers) {
 		return
 	}
@@ -247,7 +247,7 @@ func (q *Qwen3Coder) terminal(t string) {
 	q.gate.raw(t)
 }
 
-func (q *Qwen3Coder) startCall(next qcState) {
+func (q *qwen3Coder) startCall(next qcState) {
 	q.slots++
 	q.call = qcCall{}
 	q.state = next
@@ -257,7 +257,7 @@ func (q *Qwen3Coder) startCall(next qcState) {
 }
 
 // nameDone ends the name: a non-empty (stripped) name makes a call.
-func (q *Qwen3Coder) nameDone() {
+func (q *qwen3Coder) nameDone() {
 	c := &q.call
 	if c.nameDone {
 		return
@@ -283,7 +283,7 @@ func (q *Qwen3Coder) nameDone() {
 	q.calls.add(ToolCallDelta{Index: c.index, ID: newToolCallID(), Type: "function", Name: name})
 }
 
-func (q *Qwen3Coder) args(s string) {
+func (q *qwen3Coder) args(s string) {
 	c := &q.call
 	if !c.emitted {
 		return
@@ -295,7 +295,7 @@ func (q *Qwen3Coder) args(s string) {
 }
 
 // paramHead starts a parameter: separator, key and colon.
-func (q *Qwen3Coder) paramHead(key string) string {
+func (q *qwen3Coder) paramHead(key string) string {
 	c := &q.call
 	if c.seen == nil {
 		c.seen = map[string]bool{}
@@ -310,7 +310,7 @@ func (q *Qwen3Coder) paramHead(key string) string {
 }
 
 // param emits one completed parameter.
-func (q *Qwen3Coder) param(p xmlParam) {
+func (q *qwen3Coder) param(p xmlParam) {
 	c := &q.call
 	if c.seen[p.name] {
 		return
@@ -321,12 +321,12 @@ func (q *Qwen3Coder) param(p xmlParam) {
 	q.emitArgs(b.String())
 }
 
-func (q *Qwen3Coder) emitArgs(frag string) {
+func (q *qwen3Coder) emitArgs(frag string) {
 	q.calls.args(q.call.index, frag)
 }
 
 // endCall is TOOL_CALL_END: a name still open ends here too.
-func (q *Qwen3Coder) endCall() {
+func (q *qwen3Coder) endCall() {
 	c := &q.call
 	if c.closed {
 		return
@@ -497,8 +497,8 @@ func (g *qcGate) finish(out *joiner) {
 	g.trail, g.e, g.r, g.t = nil, nil, nil, nil
 }
 
-// codec saves and restores the state of a Qwen3Coder.
-func (q *Qwen3Coder) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a qwen3Coder.
+func (q *qwen3Coder) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &q.mode, 3)
 	statecodec.Enum(c, &q.state, 5)
 	q.scan.codec(c)

@@ -3,10 +3,10 @@ package parsers
 import "sort"
 
 // reasoningFactory builds a reasoning machine for one request.
-type reasoningFactory func(v Vocab, req *Request, promptIDs []int) (ReasoningMachine, error)
+type reasoningFactory func(v Vocab, req *Request, promptIDs []int) (reasoningMachine, error)
 
 // toolFactory builds a tool machine for one request.
-type toolFactory func(v Vocab, req *Request) (ToolMachine, error)
+type toolFactory func(v Vocab, req *Request) (toolMachine, error)
 
 // reasoningInfo describes a reasoning parser family.
 type reasoningInfo struct {

@@ -12,7 +12,7 @@ import (
 //
 //	<seed:tool_call>\n<function=NAME>\n<parameter=K>\nV\n</parameter>\n</function>\n</seed:tool_call>
 //
-// This machine runs the Qwen3Coder machine on translated text: each seed
+// This machine runs the qwen3Coder machine on translated text: each seed
 // wrapper becomes its qwen3 spelling, and a qwen3 spelling that appears
 // literally (plain text for Seed-OSS) becomes a private-use rune plus its
 // final ">" (">" is itself a terminal of the grammar, so it must stay).
@@ -54,45 +54,45 @@ func init() {
 	seedNameFix = strings.NewReplacer(pairs...)
 }
 
-// SeedOSS is the seed_oss tool machine.
-type SeedOSS struct {
-	inner *Qwen3Coder
+// seedOSS is the seed_oss tool machine.
+type seedOSS struct {
+	inner *qwen3Coder
 	// in translates model text; Out and Args translate back content and
 	// the current call's arguments.
 	in, out, args markerScan
 	argsIndex     int
 }
 
-func newSeedOSS(v Vocab, req *Request) (ToolMachine, error) {
+func newSeedOSS(v Vocab, req *Request) (toolMachine, error) {
 	m, err := newQwen3Coder(v, req)
 	if err != nil {
 		return nil, err
 	}
-	return &SeedOSS{inner: m.(*Qwen3Coder)}, nil
+	return &seedOSS{inner: m.(*qwen3Coder)}, nil
 }
 
-// Push implements ToolMachine.
-func (s *SeedOSS) Push(text string) (string, []ToolCallDelta) {
+// Push implements toolMachine.
+func (s *seedOSS) Push(text string) (string, []ToolCallDelta) {
 	content, calls := s.inner.Push(seedTranslate(&s.in, text, seedInMarkers, seedIn))
 	return seedTranslate(&s.out, content, seedOutMarkers, seedOut), s.fixCalls(calls, false)
 }
 
-// Finish implements ToolMachine.
-func (s *SeedOSS) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (s *seedOSS) Finish() (string, []ToolCallDelta) {
 	content, calls := s.inner.Push(s.in.flush())
 	more, last := s.inner.Finish()
 	out := seedTranslate(&s.out, content+more, seedOutMarkers, seedOut) + s.out.flush()
 	return out, s.fixCalls(append(calls, last...), true)
 }
 
-// Called implements ToolMachine.
-func (s *SeedOSS) Called() bool { return s.inner.Called() }
+// Called implements toolMachine.
+func (s *seedOSS) Called() bool { return s.inner.Called() }
 
 // ContentNull forwards the inner machine's answer.
-func (s *SeedOSS) ContentNull() (null, decided bool) { return s.inner.ContentNull() }
+func (s *seedOSS) ContentNull() (null, decided bool) { return s.inner.ContentNull() }
 
 // fixCalls translates names and argument fragments back.
-func (s *SeedOSS) fixCalls(calls []ToolCallDelta, final bool) []ToolCallDelta {
+func (s *seedOSS) fixCalls(calls []ToolCallDelta, final bool) []ToolCallDelta {
 	out := calls[:0]
 	for _, c := range calls {
 		if c.Index != s.argsIndex {
@@ -136,8 +136,8 @@ func seedTranslate(scan *markerScan, text string, markers []string, table map[st
 	}
 }
 
-// codec saves and restores the state of a SeedOSS.
-func (s *SeedOSS) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a seedOSS.
+func (s *seedOSS) codec(c *statecodec.Codec) {
 	s.inner.codec(c) // built by the factory, restored in place
 	s.in.codec(c)
 	s.out.codec(c)

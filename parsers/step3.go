@@ -48,7 +48,7 @@ var (
 	s3EndMarkers   = []string{s3CallsEnd}
 )
 
-// s3Phase is where a Step3 machine is.
+// s3Phase is where a step3 machine is.
 type s3Phase uint8
 
 const (
@@ -58,8 +58,8 @@ const (
 	s3NoCalls                // settled without calls: the rest is content
 )
 
-// Step3 is the step3 tool machine.
-type Step3 struct {
+// step3 is the step3 tool machine.
+type step3 struct {
 	phase s3Phase
 	scan  markerScan
 	tools []Tool
@@ -69,10 +69,10 @@ type Step3 struct {
 	calls bool
 }
 
-func newStep3(_ Vocab, req *Request) (ToolMachine, error) { return &Step3{tools: req.Tools}, nil }
+func newStep3(_ Vocab, req *Request) (toolMachine, error) { return &step3{tools: req.Tools}, nil }
 
-// Push implements ToolMachine.
-func (s *Step3) Push(text string) (string, []ToolCallDelta) {
+// Push implements toolMachine.
+func (s *step3) Push(text string) (string, []ToolCallDelta) {
 	var out strings.Builder
 	var calls []ToolCallDelta
 	for {
@@ -114,8 +114,8 @@ func (s *Step3) Push(text string) (string, []ToolCallDelta) {
 	}
 }
 
-// Finish implements ToolMachine.
-func (s *Step3) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (s *step3) Finish() (string, []ToolCallDelta) {
 	var out strings.Builder
 	held := s.scan.flush()
 	switch s.phase {
@@ -137,11 +137,11 @@ func (s *Step3) Finish() (string, []ToolCallDelta) {
 	return out.String(), nil
 }
 
-// Called implements ToolMachine.
-func (s *Step3) Called() bool { return s.calls }
+// Called implements toolMachine.
+func (s *step3) Called() bool { return s.calls }
 
 // parseBlock returns the block's calls.
-func (s *Step3) parseBlock(block string) []ToolCallDelta {
+func (s *step3) parseBlock(block string) []ToolCallDelta {
 	var calls []ToolCallDelta
 	for _, part := range strings.Split(block, s3CallBegin) {
 		body, _, ok := strings.Cut(part, s3CallEnd)
@@ -336,8 +336,8 @@ func pyFloat(v string) (string, bool) {
 	return string(pyjson.AppendFloat(nil, f)), true
 }
 
-// codec saves and restores the state of a Step3.
-func (s *Step3) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a step3.
+func (s *step3) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &s.phase, 4)
 	s.scan.codec(c)
 	// tools is the request's, not state.

@@ -50,9 +50,9 @@ func TestLongOpenTagIsLinear(t *testing.T) {
 			// The body scanner restarts (its counter with it) at each call.
 			counter := func() int {
 				switch m := p.tools.(type) {
-				case *MinimaxM2:
+				case *minimaxM2:
 					return m.call.params.scanned
-				case *Qwen3Coder:
+				case *qwen3Coder:
 					return m.call.params.scanned
 				}
 				t.Fatalf("unexpected machine %T", p.tools)

@@ -33,7 +33,7 @@ func newThinkingSpec(name, start, end string) *thinkingSpec {
 	return s
 }
 
-// r1Phase is where a ThinkingReasoning machine is.
+// r1Phase is where a thinkingReasoning machine is.
 type r1Phase uint8
 
 const (
@@ -42,13 +42,13 @@ const (
 	r1Content                  // after the end marker
 )
 
-// ThinkingReasoning is the machine of the start/end marker family.
+// thinkingReasoning is the machine of the start/end marker family.
 //
 // Known deviation: text before a start marker that is not at the start of
 // the output has already been streamed as reasoning when the marker
 // arrives; vLLM drops it (and with it an end marker seen before the start
 // marker). Models emit the start marker first or not at all.
-type ThinkingReasoning struct {
+type thinkingReasoning struct {
 	spec *thinkingSpec
 	// promptEnded is set when the prompt closed the reasoning.
 	promptEnded bool
@@ -60,12 +60,12 @@ type ThinkingReasoning struct {
 // whose last think marker is the end marker put the whole output in
 // content, as the vLLM the golden set follows does for deepseek_r1.
 func thinkingFactory(spec *thinkingSpec, checkPrompt bool) reasoningFactory {
-	return func(v Vocab, _ *Request, promptIDs []int) (ReasoningMachine, error) {
+	return func(v Vocab, _ *Request, promptIDs []int) (reasoningMachine, error) {
 		return newThinking(spec, checkPrompt, v, promptIDs)
 	}
 }
 
-func newThinking(spec *thinkingSpec, checkPrompt bool, v Vocab, promptIDs []int) (*ThinkingReasoning, error) {
+func newThinking(spec *thinkingSpec, checkPrompt bool, v Vocab, promptIDs []int) (*thinkingReasoning, error) {
 	end, ok := v.TokenToID(spec.end)
 	start := -1
 	if spec.start != "" {
@@ -76,7 +76,7 @@ func newThinking(spec *thinkingSpec, checkPrompt bool, v Vocab, promptIDs []int)
 	if !ok {
 		return nil, fmt.Errorf("%s reasoning parser: tokenizer has no %q/%q tokens", spec.name, spec.start, spec.end)
 	}
-	r := &ThinkingReasoning{spec: spec}
+	r := &thinkingReasoning{spec: spec}
 	if spec.start == "" {
 		r.phase = r1Reasoning
 	}
@@ -94,8 +94,8 @@ func newThinking(spec *thinkingSpec, checkPrompt bool, v Vocab, promptIDs []int)
 	return r, nil
 }
 
-// Push implements ReasoningMachine.
-func (r *ThinkingReasoning) Push(text string) (reasoning, content string) {
+// Push implements reasoningMachine.
+func (r *thinkingReasoning) Push(text string) (reasoning, content string) {
 	if r.promptEnded || r.phase == r1Content {
 		return "", text
 	}
@@ -119,15 +119,15 @@ func (r *ThinkingReasoning) Push(text string) (reasoning, content string) {
 	}
 }
 
-// Finish implements ReasoningMachine.
-func (r *ThinkingReasoning) Finish() (reasoning, content string) {
+// Finish implements reasoningMachine.
+func (r *thinkingReasoning) Finish() (reasoning, content string) {
 	return r.scan.flush(), ""
 }
 
-// Nulls implements ReasoningMachine: vLLM always returns the reasoning
+// Nulls implements reasoningMachine: vLLM always returns the reasoning
 // string (possibly empty) and null for empty content; with the prompt
 // having ended the reasoning, the output is the content as is.
-func (r *ThinkingReasoning) Nulls() (reasoningNull, contentNull bool) {
+func (r *thinkingReasoning) Nulls() (reasoningNull, contentNull bool) {
 	if r.promptEnded {
 		return true, false
 	}
@@ -135,10 +135,10 @@ func (r *ThinkingReasoning) Nulls() (reasoningNull, contentNull bool) {
 }
 
 // PromptEndedReasoning reports whether the prompt closed the reasoning.
-func (r *ThinkingReasoning) PromptEndedReasoning() bool { return r.promptEnded }
+func (r *thinkingReasoning) PromptEndedReasoning() bool { return r.promptEnded }
 
-// codec saves and restores the state of a ThinkingReasoning.
-func (r *ThinkingReasoning) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a thinkingReasoning.
+func (r *thinkingReasoning) codec(c *statecodec.Codec) {
 	c.Bool(&r.promptEnded)
 	statecodec.Enum(c, &r.phase, 3)
 	r.scan.codec(c)

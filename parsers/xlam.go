@@ -41,8 +41,8 @@ const (
 
 var xlTriggers = []string{xlFence, xlToolCalls, xlToolOpen, xlThinkEnd}
 
-// XLAM is the xlam tool machine.
-type XLAM struct {
+// xlam is the xlam tool machine.
+type xlam struct {
 	scan markerScan
 	// all is the whole output so far.
 	all []byte
@@ -57,10 +57,10 @@ type XLAM struct {
 	calls         bool
 }
 
-func newXLAM(Vocab, *Request) (ToolMachine, error) { return &XLAM{}, nil }
+func newXLAM(Vocab, *Request) (toolMachine, error) { return &xlam{}, nil }
 
-// Push implements ToolMachine.
-func (x *XLAM) Push(text string) (string, []ToolCallDelta) {
+// Push implements toolMachine.
+func (x *xlam) Push(text string) (string, []ToolCallDelta) {
 	x.all = append(x.all, text...)
 	if x.triggered {
 		return "", nil
@@ -74,7 +74,7 @@ func (x *XLAM) Push(text string) (string, []ToolCallDelta) {
 }
 
 // certain takes text known to precede every trigger.
-func (x *XLAM) certain(before string) string {
+func (x *xlam) certain(before string) string {
 	start := x.certainN - x.tail
 	x.certainN += len(before)
 	if x.hold || before == "" {
@@ -105,8 +105,8 @@ func (x *XLAM) certain(before string) string {
 	return out
 }
 
-// Finish implements ToolMachine.
-func (x *XLAM) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (x *xlam) Finish() (string, []ToolCallDelta) {
 	all := string(x.all)
 	content, calls := xlamExtract(all)
 	final := all
@@ -124,8 +124,8 @@ func (x *XLAM) Finish() (string, []ToolCallDelta) {
 	return final[x.emitted:], calls
 }
 
-// Called implements ToolMachine.
-func (x *XLAM) Called() bool { return x.calls }
+// Called implements toolMachine.
+func (x *xlam) Called() bool { return x.calls }
 
 // xlamExtract is extract_tool_calls on a whole output: the content when
 // calls were found, and the calls.
@@ -294,8 +294,8 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// codec saves and restores the state of a XLAM.
-func (x *XLAM) codec(c *statecodec.Codec) {
+// codec saves and restores the state of an xlam.
+func (x *xlam) codec(c *statecodec.Codec) {
 	x.scan.codec(c)
 	c.ByteSlice(&x.all)
 	c.Int(&x.certainN)
