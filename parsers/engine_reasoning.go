@@ -55,13 +55,18 @@ func thinkingOrEnableOff(r *Request) bool {
 	return (setA || setB) && !a && !b
 }
 
+// qwen3Spec is vLLM's Qwen3Parser engine run with tool parsing skipped
+// (its extract_reasoning): output starts in reasoning unless
+// chat_template_kwargs.enable_thinking is false; "<think>" inside reasoning
+// is dropped, "</think>" ends it and is dropped, "<tool_call>" ends it
+// implicitly and stays as content; a "</think>" in content is dropped.
 var (
 	qwen3Spec = (&engineSpec{name: "qwen3", start: thinkStart, end: thinkEnd,
-		toolOpeners: []string{toolCallOn}, disabled: enableThinkingOff}).init()
+		toolOpeners: []string{toolCallStart}, disabled: enableThinkingOff}).init()
 	seedOSSSpec = (&engineSpec{name: "seed_oss", start: "<seed:think>", end: "</seed:think>",
 		toolOpeners: []string{"<seed:tool_call>"}, disabled: enableThinkingOff}).init()
 	glm45Spec = (&engineSpec{name: "glm45", start: thinkStart, end: thinkEnd,
-		toolOpeners: []string{toolCallOn}, reenter: true, stripTrailing: true, disabled: thinkingOrEnableOff}).init()
+		toolOpeners: []string{toolCallStart}, reenter: true, stripTrailing: true, disabled: thinkingOrEnableOff}).init()
 	kimiK2Spec = (&engineSpec{name: "kimi_k2", start: thinkStart, end: thinkEnd,
 		toolOpeners: []string{"<|tool_calls_section_begin|>"}, stripTrailing: true, disabled: thinkingOrEnableOff}).init()
 	minimaxM2Spec = (&engineSpec{name: "minimax_m2", start: thinkStart, end: thinkEnd,

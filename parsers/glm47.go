@@ -21,8 +21,8 @@ import (
 // "<arg_key>K</arg_key>\s*<arg_value>V</arg_value>" pairs (key stripped,
 // value raw), as a JSON object whose values are coerced by the tool's
 // schema (schema_coerce.go). With calls the content is the text before
-// the first call, stripped; without, the output unchanged (glmGate reuses
-// the qwen3_coder gate, which implements the same engine rules).
+// the first call, stripped; without, the output unchanged (the engine
+// rules every engine-grammar family shares, engineGate in engine_tools.go).
 //
 // Known deviations (pathological outputs): a repeated key keeps its first
 // value (Python keeps the first position with the last value); a call
@@ -30,7 +30,7 @@ import (
 // special tokens outside the grammar are not dropped; without tools
 // (tool_choice "none") vLLM puts the text after a nameless call before
 // the text before it, which this machine reproduces only while nothing
-// but whitespace has been streamed (the qcGate limitation).
+// but whitespace has been streamed (the engineGate limitation).
 
 const (
 	glmArgKeyOn  = "<arg_key>"
@@ -39,7 +39,7 @@ const (
 	glmArgValOff = "</arg_value>"
 )
 
-var glmMarkers = []string{qcThinkStart, qcThinkEnd, qcToolStart, qcToolEnd, glmArgKeyOn, glmArgKeyOff, glmArgValOn, glmArgValOff}
+var glmMarkers = []string{thinkStart, thinkEnd, toolCallStart, toolCallEnd, glmArgKeyOn, glmArgKeyOff, glmArgValOn, glmArgValOff}
 
 // glmState is the grammar's parser state.
 type glmState uint8
@@ -53,11 +53,11 @@ const (
 
 // glm47 is the glm45 / glm47 tool machine.
 type glm47 struct {
-	mode  qcMode
+	mode  engineMode
 	state glmState
 	scan  markerScan
 	tools []Tool
-	gate  qcGate
+	gate  engineGate
 	// started is set once a call opened; Named once one was named (vLLM's
 	// tools_called); Calls counts calls emitted.
 	started bool
@@ -91,12 +91,12 @@ type glmCall struct {
 func newGLM47(v Vocab, req *Request) (toolMachine, error) {
 	g := &glm47{tools: req.Tools, markers: engineTerminals(v, glmMarkers)}
 	if choice, _, _ := req.Choice(); choice == choiceNone {
-		g.mode = qcNoneOpen
+		g.mode = engineNoneOpen
 		if len(req.Tools) > 0 {
-			g.mode = qcNoneQuiet
+			g.mode = engineNoneQuiet
 		}
 	}
-	g.gate.auto = g.mode == qcAuto
+	g.gate.auto = g.mode == engineAuto
 	return g, nil
 }
 
@@ -130,19 +130,19 @@ func (g *glm47) Finish() (string, []ToolCallDelta) {
 		g.endCall()
 	}
 	g.state = glmContent
-	if g.mode != qcNoneQuiet {
+	if g.mode != engineNoneQuiet {
 		g.gate.finish(&g.out)
 	}
 	return g.take()
 }
 
 // Called implements toolMachine.
-func (g *glm47) Called() bool { return g.mode == qcAuto && g.named }
+func (g *glm47) Called() bool { return g.mode == engineAuto && g.named }
 
 // ContentNull reports whether an empty content is null: with tool_choice
 // "none" vLLM's engine path returns its own content, None when empty.
 func (g *glm47) ContentNull() (null, decided bool) {
-	return g.mode != qcAuto, g.mode != qcAuto
+	return g.mode != engineAuto, g.mode != engineAuto
 }
 
 func (g *glm47) take() (string, []ToolCallDelta) {
@@ -158,7 +158,7 @@ func (g *glm47) text(s string) {
 	}
 	switch g.state {
 	case glmContent:
-		if g.mode == qcNoneQuiet {
+		if g.mode == engineNoneQuiet {
 			g.out.add(s)
 		} else {
 			g.gate.content(&g.out, s)
@@ -180,12 +180,12 @@ func (g *glm47) terminal(t string) {
 	switch g.state {
 	case glmContent:
 		switch t {
-		case qcThinkStart:
+		case thinkStart:
 			g.state = glmReasoning
 			g.gate.thinkEnd() // content and raw text part here
-		case qcThinkEnd:
+		case thinkEnd:
 			g.gate.thinkEnd()
-		case qcToolStart:
+		case toolCallStart:
 			g.startCall()
 		default:
 			g.text(t)
@@ -193,9 +193,9 @@ func (g *glm47) terminal(t string) {
 		}
 	case glmReasoning:
 		switch t {
-		case qcThinkEnd:
+		case thinkEnd:
 			g.state = glmContent
-		case qcToolStart:
+		case toolCallStart:
 			g.startCall()
 		}
 	case glmName:
@@ -203,7 +203,7 @@ func (g *glm47) terminal(t string) {
 		case glmArgKeyOn:
 			g.state = glmArgs
 			g.args(t, true)
-		case qcToolEnd:
+		case toolCallEnd:
 			g.endCall()
 			g.state = glmContent
 		default:
@@ -211,7 +211,7 @@ func (g *glm47) terminal(t string) {
 			return
 		}
 	case glmArgs:
-		if t == qcToolEnd {
+		if t == toolCallEnd {
 			g.endCall()
 			g.state = glmContent
 		} else {
@@ -225,7 +225,7 @@ func (g *glm47) startCall() {
 	g.started = true
 	g.state = glmName
 	g.call = glmCall{}
-	if g.mode != qcNoneQuiet {
+	if g.mode != engineNoneQuiet {
 		g.gate.toolStart()
 	}
 }
@@ -245,7 +245,7 @@ func (g *glm47) valid(name string) bool {
 
 // args handles argument text; terminal marks an arg tag.
 func (g *glm47) args(s string, terminal bool) {
-	if g.mode == qcNoneQuiet {
+	if g.mode == engineNoneQuiet {
 		return
 	}
 	c := &g.call
@@ -280,11 +280,11 @@ func (g *glm47) name(name string) {
 	c.resolved, c.valid = true, true
 	if !g.named {
 		g.named = true
-		if g.mode != qcNoneQuiet {
+		if g.mode != engineNoneQuiet {
 			g.gate.called(&g.out)
 		}
 	}
-	if g.mode != qcAuto {
+	if g.mode != engineAuto {
 		return
 	}
 	c.emit, c.index = true, g.nCalls
@@ -336,7 +336,7 @@ func (g *glm47) emitArgs(frag string) {
 // endCall is TOOL_CALL_END.
 func (g *glm47) endCall() {
 	c := &g.call
-	if c.closed || g.mode == qcNoneQuiet {
+	if c.closed || g.mode == engineNoneQuiet {
 		return
 	}
 	c.closed = true

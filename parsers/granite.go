@@ -18,10 +18,7 @@ import (
 // through at once, a list streams its calls and holds the raw text back
 // in case the list fails.
 
-const (
-	graniteBotToken  = "<|tool_call|>"
-	graniteBotString = "<tool_call>"
-)
+const graniteBotToken = "<|tool_call|>"
 
 // granitePhase is where a granite machine is.
 type granitePhase uint8
@@ -99,12 +96,12 @@ func (g *granite) lead() bool {
 				continue
 			}
 		}
-		if g.leadState <= 1 && bytes.HasPrefix(rest, []byte(graniteBotString)) {
-			g.pos += len(graniteBotString)
+		if g.leadState <= 1 && bytes.HasPrefix(rest, []byte(toolCallStart)) {
+			g.pos += len(toolCallStart)
 			g.leadState = 2
 			continue
 		}
-		if g.leadState == 0 && isPrefixOf(rest, graniteBotToken) || g.leadState <= 1 && isPrefixOf(rest, graniteBotString) {
+		if g.leadState == 0 && isPrefixOf(rest, graniteBotToken) || g.leadState <= 1 && isPrefixOf(rest, toolCallStart) {
 			return true
 		}
 		if rest[0] == '[' {

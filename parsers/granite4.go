@@ -12,7 +12,7 @@ import "github.com/vrender/vrender/internal/statecodec"
 // marker streams at once; later text is held until the output ends, since
 // a later failure turns the raw output into the content.
 
-var granite4Markers = []string{toolCallOn, toolCallOff}
+var granite4Markers = []string{toolCallStart, toolCallEnd}
 
 // granite4Phase is where a granite4 machine is.
 type granite4Phase uint8
@@ -66,12 +66,12 @@ func (g *granite4) Push(text string) (content string, calls []ToolCallDelta) {
 		g.raw = append(g.raw, marker...)
 		text = rest
 		switch {
-		case marker == toolCallOn && g.phase != granite4Body:
+		case marker == toolCallStart && g.phase != granite4Body:
 			g.phase = granite4Body
 			g.body = false
 			g.call = newCallObject(g.calls, []string{"arguments"}, "", true)
 			g.calls++
-		case marker == toolCallOff && g.phase == granite4Body:
+		case marker == toolCallEnd && g.phase == granite4Body:
 			if calls = g.call.end(calls); g.call.failed || !g.body {
 				content += g.fail()
 				continue

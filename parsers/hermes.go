@@ -16,8 +16,6 @@ import (
 // reports Called() == false and hands the held-back raw text out as content
 // from Finish.
 
-const toolCallOff = "</tool_call>"
-
 // hermesPhase is where a hermes machine is.
 type hermesPhase uint8
 
@@ -69,8 +67,8 @@ func (h *hermes) dropRaw() {
 func newHermes(Vocab, *Request) (toolMachine, error) { return &hermes{}, nil }
 
 var (
-	hermesOpenMarkers  = []string{toolCallOn}
-	hermesCloseMarkers = []string{toolCallOff}
+	hermesOpenMarkers  = []string{toolCallStart}
+	hermesCloseMarkers = []string{toolCallEnd}
 )
 
 // Push implements toolMachine.

@@ -27,11 +27,9 @@ import (
 const (
 	hyBlockOpen  = "<tool_calls>"
 	hyBlockClose = "</tool_calls>"
-	hyThinkOpen  = "<think>"
-	hyThinkClose = "</think>"
 )
 
-var hyMarkers = []string{hyBlockOpen, hyBlockClose, hyThinkOpen, hyThinkClose}
+var hyMarkers = []string{hyBlockOpen, hyBlockClose, thinkStart, thinkEnd}
 
 // hyPhase is where a Hunyuan machine is.
 type hyPhase uint8
@@ -115,9 +113,9 @@ func (h *hunyuanA13B) text(out *strings.Builder, s string) {
 
 func (h *hunyuanA13B) marker(out *strings.Builder, m string, calls []ToolCallDelta) []ToolCallDelta {
 	switch m {
-	case hyThinkOpen:
+	case thinkStart:
 		h.thinkOpen = true
-	case hyThinkClose:
+	case thinkEnd:
 		if h.thinkOpen {
 			h.thinkOpen = false
 			// Every pending block ends before this region's end.

@@ -83,7 +83,7 @@ func TestHunyuanA13BStreamsText(t *testing.T) {
 	}
 }
 
-var hunyuanFuzzPieces = []string{hyBlockOpen, hyBlockClose, hyThinkOpen, hyThinkClose, "<tool_", "[", "]", "{", "}", `"name"`, `"arguments"`,
+var hunyuanFuzzPieces = []string{hyBlockOpen, hyBlockClose, thinkStart, thinkEnd, "<tool_", "[", "]", "{", "}", `"name"`, `"arguments"`,
 	": ", ", ", `"a"`, "1", "text ", "\n", "助手：", "<"}
 
 func FuzzHunyuanA13B(f *testing.F) {

@@ -44,7 +44,7 @@ const (
 	kimiArgStart     = "<|tool_call_argument_begin|>"
 )
 
-var kimiMarkers = []string{qcThinkStart, qcThinkEnd, kimiSectionStart, kimiSectionEnd, kimiCallStart, kimiCallEnd, kimiArgStart}
+var kimiMarkers = []string{thinkStart, thinkEnd, kimiSectionStart, kimiSectionEnd, kimiCallStart, kimiCallEnd, kimiArgStart}
 
 // kimiNameRe is ParserEngine._NAME_RE.
 var kimiNameRe = regexp.MustCompile(`"name"\s*:\s*"([^"]*)"`)
@@ -62,7 +62,7 @@ const (
 
 // kimiK2 is the kimi_k2 tool machine.
 type kimiK2 struct {
-	mode  qcMode
+	mode  engineMode
 	state kimiState
 	scan  markerScan
 	tools []Tool
@@ -112,9 +112,9 @@ type kimiSlot struct {
 func newKimiK2(v Vocab, req *Request) (toolMachine, error) {
 	k := &kimiK2{tools: req.Tools, markers: engineTerminals(v, kimiMarkers)}
 	if choice, _, _ := req.Choice(); choice == choiceNone {
-		k.mode = qcNoneOpen
+		k.mode = engineNoneOpen
 		if len(req.Tools) > 0 {
-			k.mode = qcNoneQuiet
+			k.mode = engineNoneQuiet
 		}
 	}
 	return k, nil
@@ -141,12 +141,12 @@ func (k *kimiK2) Finish() (string, []ToolCallDelta) {
 		k.endSlot()
 	}
 	switch {
-	case k.mode == qcNoneOpen:
+	case k.mode == engineNoneOpen:
 		// vLLM drops whitespace-only content once any call started.
 		if !k.started {
 			k.out.Write(k.ws)
 		}
-	case k.mode == qcAuto && !k.decided:
+	case k.mode == engineAuto && !k.decided:
 		if k.diverged || k.inTools {
 			k.out.Write(k.r)
 		}
@@ -156,12 +156,12 @@ func (k *kimiK2) Finish() (string, []ToolCallDelta) {
 }
 
 // Called implements toolMachine.
-func (k *kimiK2) Called() bool { return k.mode == qcAuto && k.named }
+func (k *kimiK2) Called() bool { return k.mode == engineAuto && k.named }
 
 // ContentNull reports whether an empty content is null: with tool_choice
 // "none" vLLM's engine path returns its own content, None when empty.
 func (k *kimiK2) ContentNull() (null, decided bool) {
-	return k.mode != qcAuto, k.mode != qcAuto
+	return k.mode != engineAuto, k.mode != engineAuto
 }
 
 func (k *kimiK2) take() (string, []ToolCallDelta) {
@@ -173,7 +173,7 @@ func (k *kimiK2) take() (string, []ToolCallDelta) {
 
 // raw records text for the no-calls answer while it may still be needed.
 func (k *kimiK2) raw(s string) {
-	if k.mode == qcAuto && !k.decided && (k.diverged || k.inTools) {
+	if k.mode == engineAuto && !k.decided && (k.diverged || k.inTools) {
 		k.r = append(k.r, s...)
 	}
 }
@@ -197,7 +197,7 @@ func (k *kimiK2) text(s string) {
 // content is text of the content state: part of both answers.
 func (k *kimiK2) content(s string) {
 	switch {
-	case k.mode == qcNoneOpen && !k.nonWS:
+	case k.mode == engineNoneOpen && !k.nonWS:
 		if strings.TrimFunc(s, pyIsSpace) == "" {
 			k.ws = append(k.ws, s...)
 			return
@@ -206,7 +206,7 @@ func (k *kimiK2) content(s string) {
 		k.out.Write(k.ws)
 		k.ws = nil
 		k.out.WriteString(s)
-	case k.mode == qcAuto && k.diverged:
+	case k.mode == engineAuto && k.diverged:
 		k.e = append(k.e, s...)
 	default:
 		k.out.WriteString(s)
@@ -222,8 +222,8 @@ func (k *kimiK2) terminal(t string) {
 	switch k.state {
 	case kimiContent:
 		switch t {
-		case qcThinkEnd:
-			if k.mode == qcAuto && !k.diverged {
+		case thinkEnd:
+			if k.mode == engineAuto && !k.diverged {
 				k.diverged = true
 			}
 		case kimiSectionStart:
@@ -269,7 +269,7 @@ func (k *kimiK2) startSlot() {
 
 // argText is argument text; the first piece settles the header.
 func (k *kimiK2) argText(s string) {
-	if k.mode == qcNoneQuiet {
+	if k.mode == engineNoneQuiet {
 		return
 	}
 	sl := &k.slot
@@ -298,13 +298,13 @@ func (k *kimiK2) resolve(id, name string) {
 	sl.resolved = true
 	if !k.named {
 		k.named = true
-		if k.mode == qcAuto && !k.decided {
+		if k.mode == engineAuto && !k.decided {
 			k.decided = true
 			k.out.Write(k.e)
 			k.e, k.r = nil, nil
 		}
 	}
-	if k.mode != qcAuto {
+	if k.mode != engineAuto {
 		return
 	}
 	sl.emit, sl.index = true, k.nCalls
@@ -402,7 +402,7 @@ func (k *kimiK2) emitArgs(frag string) {
 // endSlot is TOOL_CALL_END.
 func (k *kimiK2) endSlot() {
 	sl := &k.slot
-	if sl.closed || k.mode == qcNoneQuiet {
+	if sl.closed || k.mode == engineNoneQuiet {
 		return
 	}
 	sl.closed = true

@@ -23,7 +23,7 @@ import (
 // are the <parameter name=…>V</parameter> pairs (V verbatim; a value ends
 // at its closing tag or before the next opening tag, and one still open at
 // the end is dropped), coerced by the tool's JSON schema. Content follows
-// the engine's rules, shared with qwen3_coder through qcGate.
+// the engine's rules, engineGate (engine_tools.go).
 //
 // Parameters go out as each completes (a value is only certain at its
 // closing tag). Known deviations, as for qwen3_coder: a repeated parameter
@@ -64,11 +64,11 @@ const (
 
 // minimaxM2 is the minimax_m2 tool machine.
 type minimaxM2 struct {
-	mode  qcMode
+	mode  engineMode
 	state mmState
 	scan  markerScan
 	tools []Tool
-	gate  qcGate
+	gate  engineGate
 	// slots counts calls started; Named is set once one counts (vLLM's
 	// tools_called); Calls counts calls emitted.
 	slots  int
@@ -101,12 +101,12 @@ func newMinimaxM2(v Vocab, req *Request) (toolMachine, error) {
 	m := &minimaxM2{tools: req.Tools, markers: engineTerminals(v, mmMarkers)}
 	m.first = newByteSet(orTerminals(m.markers, mmMarkers))
 	if choice, _, _ := req.Choice(); choice == choiceNone {
-		m.mode = qcNoneOpen
+		m.mode = engineNoneOpen
 		if len(req.Tools) > 0 {
-			m.mode = qcNoneQuiet
+			m.mode = engineNoneQuiet
 		}
 	}
-	m.gate.auto = m.mode == qcAuto
+	m.gate.auto = m.mode == engineAuto
 	return m, nil
 }
 
@@ -132,19 +132,19 @@ func (m *minimaxM2) Finish() (string, []ToolCallDelta) {
 		m.endCall()
 	}
 	m.state = mmContent
-	if m.mode != qcNoneQuiet {
+	if m.mode != engineNoneQuiet {
 		m.gate.finish(&m.out)
 	}
 	return m.take()
 }
 
 // Called implements toolMachine.
-func (m *minimaxM2) Called() bool { return m.mode == qcAuto && m.named }
+func (m *minimaxM2) Called() bool { return m.mode == engineAuto && m.named }
 
 // ContentNull reports whether an empty content is null: with tool_choice
 // "none" vLLM's engine path returns its own content, None when empty.
 func (m *minimaxM2) ContentNull() (null, decided bool) {
-	return m.mode != qcAuto, m.mode != qcAuto
+	return m.mode != engineAuto, m.mode != engineAuto
 }
 
 func (m *minimaxM2) take() (string, []ToolCallDelta) {
@@ -212,7 +212,7 @@ func (m *minimaxM2) text(s string) {
 	}
 	switch m.state {
 	case mmContent:
-		if m.mode == qcNoneQuiet {
+		if m.mode == engineNoneQuiet {
 			m.out.add(s)
 		} else {
 			m.gate.content(&m.out, s)
@@ -273,7 +273,7 @@ func (m *minimaxM2) terminal(t string) {
 
 // dropped is a content terminal that the engine swallows.
 func (m *minimaxM2) dropped() {
-	if m.mode != qcNoneQuiet {
+	if m.mode != engineNoneQuiet {
 		m.gate.thinkEnd()
 	}
 }
@@ -282,7 +282,7 @@ func (m *minimaxM2) startCall() {
 	m.slots++
 	m.call = mmCall{}
 	m.state = mmName
-	if m.mode != qcNoneQuiet {
+	if m.mode != engineNoneQuiet {
 		m.gate.toolStart()
 	}
 }
@@ -301,11 +301,11 @@ func (m *minimaxM2) nameDone() {
 	}
 	if !m.named {
 		m.named = true
-		if m.mode != qcNoneQuiet {
+		if m.mode != engineNoneQuiet {
 			m.gate.called(&m.out)
 		}
 	}
-	if m.mode != qcAuto {
+	if m.mode != engineAuto {
 		return
 	}
 	c.emitted, c.index = true, m.nCalls

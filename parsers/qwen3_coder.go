@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/vrender/vrender/parsers/pyjson"
 )
@@ -33,10 +32,6 @@ import (
 
 // The qwen3 grammar's terminals; vLLM lexes all of them in every state.
 const (
-	qcThinkStart = "<think>"
-	qcThinkEnd   = "</think>"
-	qcToolStart  = "<tool_call>"
-	qcToolEnd    = "</tool_call>"
 	qcFuncPrefix = "<function="
 	qcFuncEnd    = "</function>"
 	qcParamStart = "<parameter="
@@ -44,17 +39,8 @@ const (
 	qcCloseAngle = ">"
 )
 
-var qcMarkers = []string{qcThinkStart, qcThinkEnd, qcToolStart, qcToolEnd, qcFuncPrefix,
+var qcMarkers = []string{thinkStart, thinkEnd, toolCallStart, toolCallEnd, qcFuncPrefix,
 	qcFuncEnd, qcParamStart, qcParamEnd, qcCloseAngle}
-
-// qcMode is how the request uses the parser.
-type qcMode uint8
-
-const (
-	qcAuto      qcMode = iota // tool calls are parsed and returned
-	qcNoneQuiet               // tool_choice "none" with tools: calls suppressed
-	qcNoneOpen                // no tools: calls parsed, then dropped
-)
 
 // qcState is the grammar's parser state.
 type qcState uint8
@@ -69,11 +55,11 @@ const (
 
 // qwen3Coder is the qwen3_coder / qwen3_xml tool machine.
 type qwen3Coder struct {
-	mode  qcMode
+	mode  engineMode
 	state qcState
 	scan  markerScan
 	tools []Tool
-	gate  qcGate
+	gate  engineGate
 	// slots counts calls started; Named is set once one has a name
 	// (vLLM's tools_called); Calls counts calls emitted.
 	slots  int
@@ -104,12 +90,12 @@ type qcCall struct {
 func newQwen3Coder(v Vocab, req *Request) (toolMachine, error) {
 	q := &qwen3Coder{tools: req.Tools, markers: engineTerminals(v, qcMarkers)}
 	if choice, _, _ := req.Choice(); choice == choiceNone {
-		q.mode = qcNoneOpen
+		q.mode = engineNoneOpen
 		if len(req.Tools) > 0 {
-			q.mode = qcNoneQuiet
+			q.mode = engineNoneQuiet
 		}
 	}
-	q.gate.auto = q.mode == qcAuto
+	q.gate.auto = q.mode == engineAuto
 	return q, nil
 }
 
@@ -143,19 +129,19 @@ func (q *qwen3Coder) Finish() (string, []ToolCallDelta) {
 		q.endCall()
 	}
 	q.state = qcContent
-	if q.mode != qcNoneQuiet {
+	if q.mode != engineNoneQuiet {
 		q.gate.finish(&q.out)
 	}
 	return q.take()
 }
 
 // Called implements toolMachine.
-func (q *qwen3Coder) Called() bool { return q.mode == qcAuto && q.named }
+func (q *qwen3Coder) Called() bool { return q.mode == engineAuto && q.named }
 
 // ContentNull reports whether an empty content is null: with tool_choice
 // "none" vLLM's engine path returns its own content, None when empty.
 func (q *qwen3Coder) ContentNull() (null, decided bool) {
-	return q.mode != qcAuto, q.mode != qcAuto
+	return q.mode != engineAuto, q.mode != engineAuto
 }
 
 func (q *qwen3Coder) take() (string, []ToolCallDelta) {
@@ -181,7 +167,7 @@ func (q *qwen3Coder) text(s string) {
 }
 
 func (q *qwen3Coder) content(s string) {
-	if q.mode == qcNoneQuiet {
+	if q.mode == engineNoneQuiet {
 		q.out.add(s)
 		return
 	}
@@ -197,9 +183,9 @@ func (q *qwen3Coder) terminal(t string) {
 	switch q.state {
 	case qcContent:
 		switch t {
-		case qcThinkEnd:
+		case thinkEnd:
 			q.gate.thinkEnd()
-		case qcToolStart:
+		case toolCallStart:
 			q.startCall(qcPreamble)
 		case qcFuncPrefix:
 			q.startCall(qcName)
@@ -209,7 +195,7 @@ func (q *qwen3Coder) terminal(t string) {
 		}
 	case qcPreamble:
 		switch t {
-		case qcToolEnd:
+		case toolCallEnd:
 			q.endCall()
 			q.state = qcContent
 		case qcFuncPrefix:
@@ -236,9 +222,9 @@ func (q *qwen3Coder) terminal(t string) {
 		q.state = qcBetween
 	case qcBetween:
 		switch t {
-		case qcToolEnd:
+		case toolCallEnd:
 			q.state = qcContent
-		case qcToolStart:
+		case toolCallStart:
 			q.startCall(qcPreamble)
 		case qcFuncPrefix:
 			q.startCall(qcName)
@@ -251,7 +237,7 @@ func (q *qwen3Coder) startCall(next qcState) {
 	q.slots++
 	q.call = qcCall{}
 	q.state = next
-	if q.mode != qcNoneQuiet {
+	if q.mode != engineNoneQuiet {
 		q.gate.toolStart()
 	}
 }
@@ -270,11 +256,11 @@ func (q *qwen3Coder) nameDone() {
 	}
 	if !q.named {
 		q.named = true
-		if q.mode != qcNoneQuiet {
+		if q.mode != engineNoneQuiet {
 			q.gate.called(&q.out)
 		}
 	}
-	if q.mode != qcAuto {
+	if q.mode != engineAuto {
 		return
 	}
 	c.emitted, c.index = true, q.nCalls
@@ -346,157 +332,6 @@ func (q *qwen3Coder) endCall() {
 	c.params = xmlParams{}
 }
 
-// qcGate decides what content vLLM returns, emitting it as soon as it is
-// the same whichever way the output ends. With calls the answer is the
-// stripped text before the first call ("E"); without, in auto mode, it is
-// the raw text ("R"), in the no-tools "none" mode E unstripped. Until a
-// difference appears (leading whitespace, a dropped "</think>", a call
-// opener), E and R agree and stream, minus trailing whitespace; after it,
-// text is held until a call is named or the output ends.
-type qcGate struct {
-	auto bool
-	// streaming is set by SetStreaming (configuration, not state).
-	streaming bool
-	// decided is set once a call is named; later content is dropped.
-	decided  bool
-	diverged bool
-	// lead is set while the only divergence is leading whitespace (E is
-	// then R, and differs from it only by the strip a call would do).
-	lead bool
-	// any is set once content went out.
-	any bool
-	// trail is whitespace held while not diverged.
-	trail []byte
-	// toolSeen is set at the first call opener: E stops there.
-	toolSeen bool
-	// e, R and T (text after the first call) since the divergence.
-	e, r, t []byte
-}
-
-func (g *qcGate) diverge() {
-	if g.diverged {
-		return
-	}
-	g.diverged = true
-	g.e = append(g.e, g.trail...)
-	if g.auto {
-		g.r = append(g.r, g.trail...)
-	}
-	g.trail = g.trail[:0]
-}
-
-// raw takes every piece of text after the semantic handlers saw it.
-func (g *qcGate) raw(s string) {
-	if g.auto && g.diverged && !g.decided {
-		g.r = append(g.r, s...)
-	}
-}
-
-func (g *qcGate) content(out *joiner, s string) {
-	switch {
-	case g.decided:
-	case g.toolSeen:
-		g.t = append(g.t, s...)
-	case g.diverged:
-		g.e = append(g.e, s...)
-		if g.lead && g.streaming && len(g.e) > qcStreamHold {
-			g.commit(out)
-		}
-	default:
-		g.safe(out, s)
-	}
-}
-
-// safe streams text while E and R agree, holding trailing whitespace.
-func (g *qcGate) safe(out *joiner, s string) {
-	cut := len(strings.TrimRightFunc(s, pyIsSpace))
-	if cut == 0 {
-		g.trail = append(g.trail, s...)
-		return
-	}
-	if !g.any {
-		if r, _ := utf8.DecodeRuneInString(s); len(g.trail) > 0 || pyIsSpace(r) {
-			// Leading whitespace: stripped if a call follows.
-			g.diverge()
-			g.lead = true
-			g.e = append(g.e, s...)
-			return
-		}
-	}
-	out.addBytes(g.trail)
-	out.add(s[:cut])
-	g.trail = append(g.trail[:0], s[cut:]...)
-	g.any = true
-}
-
-func (g *qcGate) thinkEnd() {
-	if g.auto && !g.decided {
-		g.diverge() // R keeps it, E drops it
-		g.lead = false
-	}
-}
-
-// qcStreamHold is how much text after leading whitespace a stream holds
-// while it cannot tell whether a call follows (then vLLM strips the
-// whitespace) or not (then it keeps it): enough for the usual sentence
-// before a call, and a bound on what a checkpoint carries.
-const qcStreamHold = 512
-
-// commit settles a stream's leading-whitespace divergence on R: the text
-// goes out with its whitespace, as the answer without calls has it. A
-// call after it then keeps the whitespace that vLLM's non-streaming
-// answer strips (docs/compatibility.md); holding on would make the
-// stream silent and its checkpoints grow with the answer.
-func (g *qcGate) commit(out *joiner) {
-	cut := len(strings.TrimRightFunc(string(g.e), pyIsSpace))
-	out.addBytes(g.e[:cut])
-	g.trail = append(g.trail[:0], g.e[cut:]...)
-	g.any, g.diverged, g.lead = true, false, false
-	g.e, g.r = nil, nil
-}
-
-func (g *qcGate) toolStart() {
-	if g.toolSeen || g.decided {
-		return
-	}
-	g.diverge()
-	g.lead = false
-	g.toolSeen = true
-}
-
-// called settles on E, stripped.
-func (g *qcGate) called(out *joiner) {
-	g.diverge()
-	g.decided = true
-	e := strings.TrimRightFunc(string(g.e), pyIsSpace)
-	if !g.any {
-		e = strings.TrimLeftFunc(e, pyIsSpace)
-	}
-	out.add(e)
-	g.e, g.r, g.t = nil, nil, nil
-}
-
-// finish settles without calls.
-func (g *qcGate) finish(out *joiner) {
-	switch {
-	case g.decided:
-	case !g.diverged:
-		out.addBytes(g.trail)
-	case g.auto:
-		out.addBytes(g.r)
-	case !g.toolSeen || g.any:
-		// With text already out, vLLM's reordering (text after a nameless
-		// call first) cannot be reproduced; E is kept.
-		out.addBytes(g.e)
-	default:
-		s := string(g.t) + string(g.e)
-		if strings.TrimFunc(s, pyIsSpace) != "" {
-			out.add(s)
-		}
-	}
-	g.trail, g.e, g.r, g.t = nil, nil, nil, nil
-}
-
 // codec saves and restores the state of a qwen3Coder.
 func (q *qwen3Coder) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &q.mode, 3)
@@ -521,18 +356,4 @@ func (q *qcCall) codec(c *statecodec.Codec) {
 	q.params.codec(c)
 	c.Int(&q.nParams)
 	statecodec.Map(c, &q.seen, (*statecodec.Codec).String, (*statecodec.Codec).Bool)
-}
-
-// codec saves and restores the state of a qcGate.
-func (g *qcGate) codec(c *statecodec.Codec) {
-	c.Bool(&g.auto)
-	c.Bool(&g.decided)
-	c.Bool(&g.diverged)
-	c.Bool(&g.lead)
-	c.Bool(&g.any)
-	c.ByteSlice(&g.trail)
-	c.Bool(&g.toolSeen)
-	c.ByteSlice(&g.e)
-	c.ByteSlice(&g.r)
-	c.ByteSlice(&g.t)
 }

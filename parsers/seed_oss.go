@@ -23,10 +23,10 @@ import (
 // seedWrap pairs a Seed-OSS wrapper with its qwen3 spelling and the rune
 // that stands for the qwen3 spelling without its ">".
 var seedWraps = []struct{ seed, qwen, escape string }{
-	{"<seed:think>", qcThinkStart, "\U0010FFF0"},
-	{"</seed:think>", qcThinkEnd, "\U0010FFF1"},
-	{"<seed:tool_call>", qcToolStart, "\U0010FFF2"},
-	{"</seed:tool_call>", qcToolEnd, "\U0010FFF3"},
+	{"<seed:think>", thinkStart, "\U0010FFF0"},
+	{"</seed:think>", thinkEnd, "\U0010FFF1"},
+	{"<seed:tool_call>", toolCallStart, "\U0010FFF2"},
+	{"</seed:tool_call>", toolCallEnd, "\U0010FFF3"},
 }
 
 var (
