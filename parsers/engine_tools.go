@@ -1,10 +1,12 @@
 package parsers
 
 import (
+	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/vrender/vrender/internal/statecodec"
+	"github.com/vrender/vrender/parsers/pyjson"
 )
 
 // What vLLM's engine-grammar tool parsers (the declarative ParserEngine:
@@ -20,6 +22,171 @@ const (
 	engineNoneQuiet                   // tool_choice "none" with tools: calls suppressed
 	engineNoneOpen                    // no tools: calls parsed, then dropped
 )
+
+// newEngineMode is the mode req puts an engine-grammar parser in.
+func newEngineMode(req *Request) engineMode {
+	if choice, _, _ := req.Choice(); choice != choiceNone {
+		return engineAuto
+	}
+	if len(req.Tools) > 0 {
+		return engineNoneQuiet
+	}
+	return engineNoneOpen
+}
+
+// engineCalls is the grammar-independent half of an engine tool machine:
+// the request's mode and tools, the content gate, the calls counted and
+// emitted, and one push's output. A family embeds it and adds its half:
+// terminals, states and their transitions, and the argument reader.
+type engineCalls struct {
+	mode  engineMode
+	tools []Tool
+	gate  engineGate
+	// named is set once a call counts (vLLM's tools_called); nCalls
+	// counts the calls emitted.
+	named  bool
+	nCalls int
+
+	// out and calls collect one push's results.
+	out   joiner
+	calls deltaSink
+	// markers are the grammar's terminals and the special tokens to drop
+	// (engine_drop.go).
+	markers []string
+}
+
+// init sets e up for req, with the grammar's terminals.
+func (e *engineCalls) init(v Vocab, req *Request, terminals []string) {
+	e.mode, e.tools = newEngineMode(req), req.Tools
+	e.markers = engineTerminals(v, terminals)
+	e.gate.auto = e.mode == engineAuto
+}
+
+// setStreaming implements streamingMachine.
+func (e *engineCalls) setStreaming() { e.gate.streaming = true }
+
+// Called implements toolMachine.
+func (e *engineCalls) Called() bool { return e.mode == engineAuto && e.named }
+
+// ContentNull reports whether an empty content is null: with tool_choice
+// "none" vLLM's engine path returns its own content, None when empty.
+func (e *engineCalls) ContentNull() (null, decided bool) {
+	return e.mode != engineAuto, e.mode != engineAuto
+}
+
+// prepend puts a caller's deltas before the push's (callAppender).
+func (e *engineCalls) prepend(calls []ToolCallDelta) {
+	e.calls.calls = append(calls, e.calls.calls...)
+}
+
+// take hands out one push's results.
+func (e *engineCalls) take() (string, []ToolCallDelta) {
+	out, calls := e.out.String(), e.calls.take()
+	e.out.Reset()
+	return out, calls
+}
+
+// content takes text outside calls.
+func (e *engineCalls) content(s string) {
+	if e.mode == engineNoneQuiet {
+		e.out.add(s)
+		return
+	}
+	e.gate.content(&e.out, s)
+}
+
+// opened is a call opener: the text before the first call ends here.
+func (e *engineCalls) opened() {
+	if e.mode != engineNoneQuiet {
+		e.gate.toolStart()
+	}
+}
+
+// finishContent settles the content at the end of the output.
+func (e *engineCalls) finishContent() {
+	if e.mode != engineNoneQuiet {
+		e.gate.finish(&e.out)
+	}
+}
+
+// knownTool is validate_tool_names: without tools any name passes.
+func (e *engineCalls) knownTool(name string) bool {
+	if len(e.tools) == 0 {
+		return true
+	}
+	for _, t := range e.tools {
+		if (t.Type == "" || t.Type == "function") && t.Function.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// name counts a call with a valid name: the content settles on the text
+// before the first call, and in auto mode the call goes out as call
+// index.
+func (e *engineCalls) name(name string) (index int, emit bool) {
+	if !e.named {
+		e.named = true
+		if e.mode != engineNoneQuiet {
+			e.gate.called(&e.out)
+		}
+	}
+	if e.mode != engineAuto {
+		return 0, false
+	}
+	index = e.nCalls
+	e.nCalls++
+	e.calls.add(ToolCallDelta{Index: index, ID: newToolCallID(), Type: "function", Name: name})
+	return index, true
+}
+
+// argsObject writes a call's arguments as the engine re-serialises its
+// parameters: a JSON object in the order they closed, a repeated key
+// keeping its first value (vLLM's dict keeps the first position with the
+// last value; docs/compatibility.md), "{}" for none.
+type argsObject struct {
+	n    int
+	seen map[string]bool
+}
+
+// key is the text before key's value ("{" or ", ", the key, ": "), or
+// false for a key already written.
+func (a *argsObject) key(key string) (string, bool) {
+	if a.seen[key] {
+		return "", false
+	}
+	if a.seen == nil {
+		a.seen = map[string]bool{}
+	}
+	a.seen[key] = true
+	sep := ", "
+	if a.n == 0 {
+		sep = "{"
+	}
+	a.n++
+	return sep + pyjson.Quote(key) + ": ", true
+}
+
+// end closes the object.
+func (a *argsObject) end() string {
+	if a.n == 0 {
+		return "{}"
+	}
+	return "}"
+}
+
+// engineCall is the call an XML engine grammar is reading (its family
+// keeps the parameter reader beside it).
+type engineCall struct {
+	rawName  []byte
+	nameDone bool
+	emitted  bool
+	closed   bool
+	index    int
+	props    map[string]json.RawMessage
+	args     argsObject
+}
 
 // engineGate decides what content vLLM returns, emitting it as soon as it is
 // the same whichever way the output ends. With calls the answer is the
@@ -184,4 +351,24 @@ func (g *engineGate) codec(c *statecodec.Codec) {
 	c.ByteSlice(&g.e)
 	c.ByteSlice(&g.r)
 	c.ByteSlice(&g.t)
+}
+
+// codec saves and restores the state of an engineCall; params is the
+// family's parameter reader, saved between the call's fields and its
+// arguments.
+func (e *engineCall) codec(c *statecodec.Codec, params stateMachine) {
+	c.ByteSlice(&e.rawName)
+	c.Bool(&e.nameDone)
+	c.Bool(&e.emitted)
+	c.Bool(&e.closed)
+	c.Int(&e.index)
+	statecodec.Map(c, &e.props, (*statecodec.Codec).String, codecRaw)
+	params.codec(c)
+	e.args.codec(c)
+}
+
+// codec saves and restores the state of an argsObject.
+func (a *argsObject) codec(c *statecodec.Codec) {
+	c.Int(&a.n)
+	statecodec.Map(c, &a.seen, (*statecodec.Codec).String, (*statecodec.Codec).Bool)
 }

@@ -2,9 +2,9 @@ package parsers
 
 import (
 	"encoding/json"
-	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
 
+	"github.com/vrender/vrender/internal/statecodec"
 	"github.com/vrender/vrender/parsers/pyjson"
 )
 
@@ -53,22 +53,12 @@ const (
 
 // glm47 is the glm45 / glm47 tool machine.
 type glm47 struct {
-	mode  engineMode
+	engineCalls
 	state glmState
 	scan  markerScan
-	tools []Tool
-	gate  engineGate
-	// started is set once a call opened; Named once one was named (vLLM's
-	// tools_called); Calls counts calls emitted.
+	// started is set once a call opened.
 	started bool
-	named   bool
-	nCalls  int
 	call    glmCall
-
-	out   joiner
-	calls deltaSink
-	// markers are glmMarkers and the special tokens to drop (engine_drop.go).
-	markers []string
 }
 
 // glmCall is the call being read.
@@ -81,27 +71,17 @@ type glmCall struct {
 	index                         int
 	props                         map[string]json.RawMessage
 	pairs                         glmPairs
-	nParams                       int
-	seen                          map[string]bool
+	args                          argsObject
 	// raw keeps the argument text while the name may still come from it.
 	raw  []byte
 	keep bool
 }
 
 func newGLM47(v Vocab, req *Request) (toolMachine, error) {
-	g := &glm47{tools: req.Tools, markers: engineTerminals(v, glmMarkers)}
-	if choice, _, _ := req.Choice(); choice == choiceNone {
-		g.mode = engineNoneOpen
-		if len(req.Tools) > 0 {
-			g.mode = engineNoneQuiet
-		}
-	}
-	g.gate.auto = g.mode == engineAuto
+	g := &glm47{}
+	g.init(v, req, glmMarkers)
 	return g, nil
 }
-
-// setStreaming implements streamingMachine.
-func (g *glm47) setStreaming() { g.gate.streaming = true }
 
 // Push implements toolMachine.
 func (g *glm47) Push(text string) (string, []ToolCallDelta) {
@@ -119,7 +99,7 @@ func (g *glm47) Push(text string) (string, []ToolCallDelta) {
 
 // pushAppend implements callAppender: the push's deltas go after calls.
 func (g *glm47) pushAppend(text string, calls []ToolCallDelta) (string, []ToolCallDelta) {
-	g.calls.calls = append(calls, g.calls.calls...)
+	g.prepend(calls)
 	return g.Push(text)
 }
 
@@ -130,25 +110,8 @@ func (g *glm47) Finish() (string, []ToolCallDelta) {
 		g.endCall()
 	}
 	g.state = glmContent
-	if g.mode != engineNoneQuiet {
-		g.gate.finish(&g.out)
-	}
+	g.finishContent()
 	return g.take()
-}
-
-// Called implements toolMachine.
-func (g *glm47) Called() bool { return g.mode == engineAuto && g.named }
-
-// ContentNull reports whether an empty content is null: with tool_choice
-// "none" vLLM's engine path returns its own content, None when empty.
-func (g *glm47) ContentNull() (null, decided bool) {
-	return g.mode != engineAuto, g.mode != engineAuto
-}
-
-func (g *glm47) take() (string, []ToolCallDelta) {
-	out, calls := g.out.String(), g.calls.take()
-	g.out.Reset()
-	return out, calls
 }
 
 // text handles non-terminal text in the current state.
@@ -158,11 +121,7 @@ func (g *glm47) text(s string) {
 	}
 	switch g.state {
 	case glmContent:
-		if g.mode == engineNoneQuiet {
-			g.out.add(s)
-		} else {
-			g.gate.content(&g.out, s)
-		}
+		g.content(s)
 	case glmName:
 		g.call.rawName = append(g.call.rawName, s...)
 	case glmArgs:
@@ -225,22 +184,7 @@ func (g *glm47) startCall() {
 	g.started = true
 	g.state = glmName
 	g.call = glmCall{}
-	if g.mode != engineNoneQuiet {
-		g.gate.toolStart()
-	}
-}
-
-// valid is _is_valid_tool_name with validate_tool_names on.
-func (g *glm47) valid(name string) bool {
-	if len(g.tools) == 0 {
-		return true
-	}
-	for _, t := range g.tools {
-		if (t.Type == "" || t.Type == "function") && t.Function.Name == name {
-			return true
-		}
-	}
-	return false
+	g.opened()
 }
 
 // args handles argument text; terminal marks an arg tag.
@@ -253,8 +197,8 @@ func (g *glm47) args(s string, terminal bool) {
 		c.hasArgs = true
 		if name := pyStrip(string(c.rawName)); name != "" {
 			c.resolved = true
-			if g.valid(name) {
-				g.name(name)
+			if g.knownTool(name) {
+				g.settleName(name)
 			}
 		} else {
 			// The name may still come from a '"name": "…"' in the text.
@@ -274,25 +218,16 @@ func (g *glm47) args(s string, terminal bool) {
 	}
 }
 
-// name settles a valid name: tools were called.
-func (g *glm47) name(name string) {
+// settleName settles a valid name: tools were called.
+func (g *glm47) settleName(name string) {
 	c := &g.call
 	c.resolved, c.valid = true, true
-	if !g.named {
-		g.named = true
-		if g.mode != engineNoneQuiet {
-			g.gate.called(&g.out)
-		}
-	}
-	if g.mode != engineAuto {
+	if c.index, c.emit = g.name(name); !c.emit {
 		return
 	}
-	c.emit, c.index = true, g.nCalls
-	g.nCalls++
 	if len(g.tools) > 0 {
 		c.props = toolProperties(g.tools, name)
 	}
-	g.calls.add(ToolCallDelta{Index: c.index, ID: newToolCallID(), Type: "function", Name: name})
 	// Pairs read before the name was known go out now.
 	for _, p := range c.pairs.done {
 		g.param(p)
@@ -307,18 +242,10 @@ func (g *glm47) param(p glmPair) {
 		c.pairs.done = append(c.pairs.done, p)
 		return
 	}
-	if c.seen == nil {
-		c.seen = map[string]bool{}
-	}
-	if c.seen[p.key] {
+	head, ok := c.args.key(p.key)
+	if !ok {
 		return
 	}
-	c.seen[p.key] = true
-	sep := ", "
-	if c.nParams == 0 {
-		sep = "{"
-	}
-	c.nParams++
 	value := ""
 	if schema, ok := c.props[p.key]; ok && isJSONObjectText(schema) {
 		value = coerceCanonical(p.value, schemaTypes(schema))
@@ -326,7 +253,7 @@ func (g *glm47) param(p glmPair) {
 	if value == "" {
 		value = pyjson.Quote(p.value)
 	}
-	g.emitArgs(sep + pyjson.Quote(p.key) + ": " + value)
+	g.emitArgs(head + value)
 }
 
 func (g *glm47) emitArgs(frag string) {
@@ -348,18 +275,13 @@ func (g *glm47) endCall() {
 			name = string(m[1])
 		}
 		c.resolved = true
-		if name == "" || !g.valid(name) {
+		if name == "" || !g.knownTool(name) {
 			return
 		}
-		g.name(name)
+		g.settleName(name)
 	}
-	if !c.emit {
-		return
-	}
-	if c.nParams == 0 {
-		g.emitArgs("{}")
-	} else {
-		g.emitArgs("}")
+	if c.emit {
+		g.emitArgs(c.args.end())
 	}
 }
 
@@ -454,8 +376,7 @@ func (g *glmCall) codec(c *statecodec.Codec) {
 	c.Int(&g.index)
 	statecodec.Map(c, &g.props, (*statecodec.Codec).String, codecRaw)
 	g.pairs.codec(c)
-	c.Int(&g.nParams)
-	statecodec.Map(c, &g.seen, (*statecodec.Codec).String, (*statecodec.Codec).Bool)
+	g.args.codec(c)
 	c.ByteSlice(&g.raw)
 	c.Bool(&g.keep)
 }

@@ -110,14 +110,7 @@ type kimiSlot struct {
 }
 
 func newKimiK2(v Vocab, req *Request) (toolMachine, error) {
-	k := &kimiK2{tools: req.Tools, markers: engineTerminals(v, kimiMarkers)}
-	if choice, _, _ := req.Choice(); choice == choiceNone {
-		k.mode = engineNoneOpen
-		if len(req.Tools) > 0 {
-			k.mode = engineNoneQuiet
-		}
-	}
-	return k, nil
+	return &kimiK2{mode: newEngineMode(req), tools: req.Tools, markers: engineTerminals(v, kimiMarkers)}, nil
 }
 
 // Push implements toolMachine.

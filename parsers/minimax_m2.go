@@ -2,11 +2,9 @@ package parsers
 
 import (
 	"bytes"
-	"encoding/json"
-	"github.com/vrender/vrender/internal/statecodec"
 	"strings"
 
-	"github.com/vrender/vrender/parsers/pyjson"
+	"github.com/vrender/vrender/internal/statecodec"
 )
 
 // MiniMax-M2 XML tool calls, as vLLM's MinimaxM2ToolParser (the
@@ -64,54 +62,23 @@ const (
 
 // minimaxM2 is the minimax_m2 tool machine.
 type minimaxM2 struct {
-	mode  engineMode
+	engineCalls
 	state mmState
 	scan  markerScan
-	tools []Tool
-	gate  engineGate
-	// slots counts calls started; Named is set once one counts (vLLM's
-	// tools_called); Calls counts calls emitted.
+	// slots counts calls started.
 	slots  int
-	named  bool
-	nCalls int
-	call   mmCall
-
-	out   joiner
-	calls deltaSink
-	// markers are mmMarkers and the special tokens to drop (engine_drop.go);
-	// first holds their first bytes.
-	markers []string
-	first   *byteSet
-}
-
-// mmCall is the call being read.
-type mmCall struct {
-	rawName  []byte
-	nameDone bool
-	emitted  bool
-	closed   bool
-	index    int
-	props    map[string]json.RawMessage
-	params   mmParams
-	nParams  int
-	seen     map[string]bool
+	call   engineCall
+	params mmParams
+	// first holds the first bytes of the markers.
+	first *byteSet
 }
 
 func newMinimaxM2(v Vocab, req *Request) (toolMachine, error) {
-	m := &minimaxM2{tools: req.Tools, markers: engineTerminals(v, mmMarkers)}
+	m := &minimaxM2{}
+	m.init(v, req, mmMarkers)
 	m.first = newByteSet(orTerminals(m.markers, mmMarkers))
-	if choice, _, _ := req.Choice(); choice == choiceNone {
-		m.mode = engineNoneOpen
-		if len(req.Tools) > 0 {
-			m.mode = engineNoneQuiet
-		}
-	}
-	m.gate.auto = m.mode == engineAuto
 	return m, nil
 }
-
-// setStreaming implements streamingMachine.
-func (m *minimaxM2) setStreaming() { m.gate.streaming = true }
 
 // Push implements toolMachine.
 func (m *minimaxM2) Push(text string) (string, []ToolCallDelta) {
@@ -121,7 +88,7 @@ func (m *minimaxM2) Push(text string) (string, []ToolCallDelta) {
 
 // pushAppend implements callAppender: the push's deltas go after calls.
 func (m *minimaxM2) pushAppend(text string, calls []ToolCallDelta) (string, []ToolCallDelta) {
-	m.calls.calls = append(calls, m.calls.calls...)
+	m.prepend(calls)
 	return m.Push(text)
 }
 
@@ -132,25 +99,8 @@ func (m *minimaxM2) Finish() (string, []ToolCallDelta) {
 		m.endCall()
 	}
 	m.state = mmContent
-	if m.mode != engineNoneQuiet {
-		m.gate.finish(&m.out)
-	}
+	m.finishContent()
 	return m.take()
-}
-
-// Called implements toolMachine.
-func (m *minimaxM2) Called() bool { return m.mode == engineAuto && m.named }
-
-// ContentNull reports whether an empty content is null: with tool_choice
-// "none" vLLM's engine path returns its own content, None when empty.
-func (m *minimaxM2) ContentNull() (null, decided bool) {
-	return m.mode != engineAuto, m.mode != engineAuto
-}
-
-func (m *minimaxM2) take() (string, []ToolCallDelta) {
-	out, calls := m.out.String(), m.calls.take()
-	m.out.Reset()
-	return out, calls
 }
 
 func (m *minimaxM2) run(text string, final bool) {
@@ -212,11 +162,7 @@ func (m *minimaxM2) text(s string) {
 	}
 	switch m.state {
 	case mmContent:
-		if m.mode == engineNoneQuiet {
-			m.out.add(s)
-		} else {
-			m.gate.content(&m.out, s)
-		}
+		m.content(s)
 	case mmName:
 		m.call.rawName = append(m.call.rawName, s...)
 	case mmArgs:
@@ -280,11 +226,9 @@ func (m *minimaxM2) dropped() {
 
 func (m *minimaxM2) startCall() {
 	m.slots++
-	m.call = mmCall{}
+	m.call, m.params = engineCall{}, mmParams{}
 	m.state = mmName
-	if m.mode != engineNoneQuiet {
-		m.gate.toolStart()
-	}
+	m.opened()
 }
 
 // nameDone ends the name: a valid (stripped) name makes a call.
@@ -299,32 +243,9 @@ func (m *minimaxM2) nameDone() {
 	if name == "" || !m.knownTool(name) {
 		return
 	}
-	if !m.named {
-		m.named = true
-		if m.mode != engineNoneQuiet {
-			m.gate.called(&m.out)
-		}
+	if c.index, c.emitted = m.name(name); c.emitted {
+		c.props = toolProperties(m.tools, name)
 	}
-	if m.mode != engineAuto {
-		return
-	}
-	c.emitted, c.index = true, m.nCalls
-	m.nCalls++
-	c.props = toolProperties(m.tools, name)
-	m.calls.add(ToolCallDelta{Index: c.index, ID: newToolCallID(), Type: "function", Name: name})
-}
-
-// knownTool is validate_tool_names: without tools any name passes.
-func (m *minimaxM2) knownTool(name string) bool {
-	if len(m.tools) == 0 {
-		return true
-	}
-	for _, t := range m.tools {
-		if (t.Type == "" || t.Type == "function") && t.Function.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func (m *minimaxM2) args(s string, final bool) {
@@ -333,7 +254,7 @@ func (m *minimaxM2) args(s string, final bool) {
 		return
 	}
 	var buf [4]xmlParam
-	for _, p := range c.params.feed(s, final, buf[:0]) {
+	for _, p := range m.params.feed(s, final, buf[:0]) {
 		m.param(p)
 	}
 }
@@ -341,24 +262,9 @@ func (m *minimaxM2) args(s string, final bool) {
 // param emits one completed parameter.
 func (m *minimaxM2) param(p xmlParam) {
 	c := &m.call
-	if c.seen[p.name] {
-		return
+	if head, ok := c.args.key(p.name); ok {
+		m.emitArgs(head + paramJSON(c.props, p.name, p.value))
 	}
-	if c.seen == nil {
-		c.seen = map[string]bool{}
-	}
-	c.seen[p.name] = true
-	var b strings.Builder
-	if c.nParams == 0 {
-		b.WriteByte('{')
-	} else {
-		b.WriteString(", ")
-	}
-	c.nParams++
-	b.WriteString(pyjson.Quote(p.name))
-	b.WriteString(": ")
-	b.WriteString(paramJSON(c.props, p.name, p.value))
-	m.emitArgs(b.String())
 }
 
 func (m *minimaxM2) emitArgs(frag string) {
@@ -379,12 +285,8 @@ func (m *minimaxM2) endCall() {
 		return
 	}
 	m.args("", true)
-	if c.nParams == 0 {
-		m.emitArgs("{}")
-	} else {
-		m.emitArgs("}")
-	}
-	c.params = mmParams{}
+	m.emitArgs(c.args.end())
+	m.params = mmParams{}
 }
 
 // mmParams reads parameters out of a streamed invoke body the way vLLM's
@@ -601,20 +503,7 @@ func (m *minimaxM2) codec(c *statecodec.Codec) {
 	c.Int(&m.slots)
 	c.Bool(&m.named)
 	c.Int(&m.nCalls)
-	m.call.codec(c)
-}
-
-// codec saves and restores the state of a mmCall.
-func (m *mmCall) codec(c *statecodec.Codec) {
-	c.ByteSlice(&m.rawName)
-	c.Bool(&m.nameDone)
-	c.Bool(&m.emitted)
-	c.Bool(&m.closed)
-	c.Int(&m.index)
-	statecodec.Map(c, &m.props, (*statecodec.Codec).String, codecRaw)
-	m.params.codec(c)
-	c.Int(&m.nParams)
-	statecodec.Map(c, &m.seen, (*statecodec.Codec).String, (*statecodec.Codec).Bool)
+	m.call.codec(c, &m.params)
 }
 
 // codec saves and restores the state of a mmOpenScan.

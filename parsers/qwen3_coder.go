@@ -1,12 +1,6 @@
 package parsers
 
-import (
-	"encoding/json"
-	"github.com/vrender/vrender/internal/statecodec"
-	"strings"
-
-	"github.com/vrender/vrender/parsers/pyjson"
-)
+import "github.com/vrender/vrender/internal/statecodec"
 
 // Qwen3-Coder XML tool calls, as vLLM's Qwen3EngineToolParser (the
 // declarative ParserEngine with the qwen3 grammar; vLLM registers both
@@ -55,52 +49,20 @@ const (
 
 // qwen3Coder is the qwen3_coder / qwen3_xml tool machine.
 type qwen3Coder struct {
-	mode  engineMode
+	engineCalls
 	state qcState
 	scan  markerScan
-	tools []Tool
-	gate  engineGate
-	// slots counts calls started; Named is set once one has a name
-	// (vLLM's tools_called); Calls counts calls emitted.
+	// slots counts calls started.
 	slots  int
-	named  bool
-	nCalls int
-	call   qcCall
-
-	// out and calls collect one Push's results.
-	out   joiner
-	calls deltaSink
-	// markers are qcMarkers and the special tokens to drop (engine_drop.go).
-	markers []string
-}
-
-// qcCall is the call being read.
-type qcCall struct {
-	rawName  []byte
-	nameDone bool
-	emitted  bool
-	closed   bool
-	index    int
-	props    map[string]json.RawMessage
-	params   xmlParams
-	nParams  int
-	seen     map[string]bool
+	call   engineCall
+	params xmlParams
 }
 
 func newQwen3Coder(v Vocab, req *Request) (toolMachine, error) {
-	q := &qwen3Coder{tools: req.Tools, markers: engineTerminals(v, qcMarkers)}
-	if choice, _, _ := req.Choice(); choice == choiceNone {
-		q.mode = engineNoneOpen
-		if len(req.Tools) > 0 {
-			q.mode = engineNoneQuiet
-		}
-	}
-	q.gate.auto = q.mode == engineAuto
+	q := &qwen3Coder{}
+	q.init(v, req, qcMarkers)
 	return q, nil
 }
-
-// setStreaming implements streamingMachine.
-func (q *qwen3Coder) setStreaming() { q.gate.streaming = true }
 
 // Push implements toolMachine.
 func (q *qwen3Coder) Push(text string) (string, []ToolCallDelta) {
@@ -118,7 +80,7 @@ func (q *qwen3Coder) Push(text string) (string, []ToolCallDelta) {
 
 // pushAppend implements callAppender: the push's deltas go after calls.
 func (q *qwen3Coder) pushAppend(text string, calls []ToolCallDelta) (string, []ToolCallDelta) {
-	q.calls.calls = append(calls, q.calls.calls...)
+	q.prepend(calls)
 	return q.Push(text)
 }
 
@@ -129,25 +91,8 @@ func (q *qwen3Coder) Finish() (string, []ToolCallDelta) {
 		q.endCall()
 	}
 	q.state = qcContent
-	if q.mode != engineNoneQuiet {
-		q.gate.finish(&q.out)
-	}
+	q.finishContent()
 	return q.take()
-}
-
-// Called implements toolMachine.
-func (q *qwen3Coder) Called() bool { return q.mode == engineAuto && q.named }
-
-// ContentNull reports whether an empty content is null: with tool_choice
-// "none" vLLM's engine path returns its own content, None when empty.
-func (q *qwen3Coder) ContentNull() (null, decided bool) {
-	return q.mode != engineAuto, q.mode != engineAuto
-}
-
-func (q *qwen3Coder) take() (string, []ToolCallDelta) {
-	out, calls := q.out.String(), q.calls.take()
-	q.out.Reset()
-	return out, calls
 }
 
 // text handles non-terminal text in the current state.
@@ -164,14 +109,6 @@ func (q *qwen3Coder) text(s string) {
 		q.args(s)
 	}
 	q.gate.raw(s)
-}
-
-func (q *qwen3Coder) content(s string) {
-	if q.mode == engineNoneQuiet {
-		q.out.add(s)
-		return
-	}
-	q.gate.content(&q.out, s)
 }
 
 // terminal applies the grammar's transition for a terminal; a terminal
@@ -235,11 +172,9 @@ func (q *qwen3Coder) terminal(t string) {
 
 func (q *qwen3Coder) startCall(next qcState) {
 	q.slots++
-	q.call = qcCall{}
+	q.call, q.params = engineCall{}, xmlParams{}
 	q.state = next
-	if q.mode != engineNoneQuiet {
-		q.gate.toolStart()
-	}
+	q.opened()
 }
 
 // nameDone ends the name: a non-empty (stripped) name makes a call.
@@ -254,19 +189,9 @@ func (q *qwen3Coder) nameDone() {
 	if name == "" {
 		return
 	}
-	if !q.named {
-		q.named = true
-		if q.mode != engineNoneQuiet {
-			q.gate.called(&q.out)
-		}
+	if c.index, c.emitted = q.name(name); c.emitted {
+		c.props = toolProperties(q.tools, name)
 	}
-	if q.mode != engineAuto {
-		return
-	}
-	c.emitted, c.index = true, q.nCalls
-	q.nCalls++
-	c.props = toolProperties(q.tools, name)
-	q.calls.add(ToolCallDelta{Index: c.index, ID: newToolCallID(), Type: "function", Name: name})
 }
 
 func (q *qwen3Coder) args(s string) {
@@ -275,36 +200,17 @@ func (q *qwen3Coder) args(s string) {
 		return
 	}
 	var buf [4]xmlParam
-	for _, p := range c.params.feed(s, buf[:0]) {
+	for _, p := range q.params.feed(s, buf[:0]) {
 		q.param(p)
 	}
-}
-
-// paramHead starts a parameter: separator, key and colon.
-func (q *qwen3Coder) paramHead(key string) string {
-	c := &q.call
-	if c.seen == nil {
-		c.seen = map[string]bool{}
-	}
-	c.seen[key] = true
-	sep := ", "
-	if c.nParams == 0 {
-		sep = "{"
-	}
-	c.nParams++
-	return sep + pyjson.Quote(key) + ": "
 }
 
 // param emits one completed parameter.
 func (q *qwen3Coder) param(p xmlParam) {
 	c := &q.call
-	if c.seen[p.name] {
-		return
+	if head, ok := c.args.key(p.name); ok {
+		q.emitArgs(head + paramJSON(c.props, p.name, p.value))
 	}
-	var b strings.Builder
-	b.WriteString(q.paramHead(p.name))
-	b.WriteString(paramJSON(c.props, p.name, p.value))
-	q.emitArgs(b.String())
 }
 
 func (q *qwen3Coder) emitArgs(frag string) {
@@ -324,12 +230,8 @@ func (q *qwen3Coder) endCall() {
 	if !c.emitted {
 		return
 	}
-	if c.nParams == 0 {
-		q.emitArgs("{}")
-	} else {
-		q.emitArgs("}")
-	}
-	c.params = xmlParams{}
+	q.emitArgs(c.args.end())
+	q.params = xmlParams{}
 }
 
 // codec saves and restores the state of a qwen3Coder.
@@ -342,18 +244,5 @@ func (q *qwen3Coder) codec(c *statecodec.Codec) {
 	c.Int(&q.slots)
 	c.Bool(&q.named)
 	c.Int(&q.nCalls)
-	q.call.codec(c)
-}
-
-// codec saves and restores the state of a qcCall.
-func (q *qcCall) codec(c *statecodec.Codec) {
-	c.ByteSlice(&q.rawName)
-	c.Bool(&q.nameDone)
-	c.Bool(&q.emitted)
-	c.Bool(&q.closed)
-	c.Int(&q.index)
-	statecodec.Map(c, &q.props, (*statecodec.Codec).String, codecRaw)
-	q.params.codec(c)
-	c.Int(&q.nParams)
-	statecodec.Map(c, &q.seen, (*statecodec.Codec).String, (*statecodec.Codec).Bool)
+	q.call.codec(c, &q.params)
 }

@@ -51,9 +51,9 @@ func TestLongOpenTagIsLinear(t *testing.T) {
 			counter := func() int {
 				switch m := p.tools.(type) {
 				case *minimaxM2:
-					return m.call.params.scanned
+					return m.params.scanned
 				case *qwen3Coder:
-					return m.call.params.scanned
+					return m.params.scanned
 				}
 				t.Fatalf("unexpected machine %T", p.tools)
 				return 0
