@@ -8,6 +8,11 @@ import (
 	"unicode/utf8"
 )
 
+// The harness every tool family's table runs through: a case is a
+// request, an output and vLLM's answer; each is checked batch, byte by byte
+// and in random chunkings, and a family's fuzz target streams random
+// outputs built from its pieces against the batch answer.
+
 // toolCase is one table case for a tool parser.
 type toolCase struct {
 	name string
@@ -58,6 +63,35 @@ func fuzzToolParser(t *testing.T, cfg Config, pieces []string, markers []string,
 	for _, m := range markers {
 		if strings.Contains(acc.Content(), m) {
 			t.Fatalf("%q: marker %q leaked into content %q", text, m, acc.Content())
+		}
+	}
+}
+
+// checkToolCase runs text batch, byte by byte and in 20 random chunkings.
+func checkToolCase(t *testing.T, r *rand.Rand, cfg Config, req *Request, text string, want Result) {
+	t.Helper()
+	checkToolCaseWith(t, r, testVocab, cfg, req, text, want)
+}
+
+// checkToolCaseWith is checkToolCase with the vocabulary v.
+func checkToolCaseWith(t *testing.T, r *rand.Rand, v Vocab, cfg Config, req *Request, text string, want Result) {
+	t.Helper()
+	batch, _ := runSplitsWith(t, v, cfg, req, text, nil)
+	if got, w := normalise(batch), normalise(want); !reflect.DeepEqual(got, w) {
+		t.Fatalf("batch:\n got %s\nwant %s", dump(got), dump(w))
+	}
+	bytewise := make([]int, 0, len(text))
+	for i := 1; i < len(text); i++ {
+		bytewise = append(bytewise, i)
+	}
+	for k := 0; k < 21; k++ {
+		cuts := bytewise
+		if k > 0 {
+			cuts = randomCuts(len(text), r)
+		}
+		got, _ := runSplitsWith(t, v, cfg, req, text, cuts)
+		if !reflect.DeepEqual(normalise(got), normalise(batch)) {
+			t.Fatalf("cuts %v:\n got %s\nwant %s", cuts, dump(got), dump(batch))
 		}
 	}
 }
