@@ -1,8 +1,6 @@
 package parsers
 
 import (
-	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -13,12 +11,7 @@ var hunyuanOnly = Config{ToolParser: "hunyuan_a13b", EnableAutoToolChoice: true}
 // tests/tool_parsers/test_hunyuan_a13b_tool_parser.py extract cases (and
 // its non-ASCII test) with their expectations; the rest are read from the
 // parser and the chat server's handling of tools_called.
-var hyToolCases = []struct {
-	name string
-	req  string
-	text string
-	want Result
-}{
+var hyToolCases = []toolCase{
 	{"vllm/no tool call", weatherTools, "How can I help you today?", Result{Content: ptr("How can I help you today?"), FinishReason: "stop"}},
 	{"vllm/single call", weatherTools, `<tool_calls>[{"name": "get_weather", "arguments": {"city": "San Francisco", "metric": "celsius"}}]</tool_calls>`,
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "San Francisco", "metric": "celsius"}`)}, FinishReason: "tool_calls"}},
@@ -61,14 +54,7 @@ var hyToolCases = []struct {
 		Result{ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
 }
 
-func TestHunyuanA13BCases(t *testing.T) {
-	r := rand.New(rand.NewPCG(23, 24))
-	for _, tc := range hyToolCases {
-		t.Run(tc.name, func(t *testing.T) {
-			checkToolCase(t, r, hunyuanOnly, mustRequest(t, tc.req), tc.text, tc.want)
-		})
-	}
-}
+func TestHunyuanA13BCases(t *testing.T) { runToolCases(t, hunyuanOnly, 23, hyToolCases) }
 
 func TestHunyuanA13BStreamsText(t *testing.T) {
 	p, err := New(hunyuanOnly, testVocab, mustRequest(t, weatherTools), nil)
@@ -90,20 +76,11 @@ func FuzzHunyuanA13B(f *testing.F) {
 	f.Add([]byte{0, 5, 7, 9, 11, 13, 12, 10, 11, 7, 8, 8, 6, 1}, uint64(1))
 	f.Add([]byte{2, 0, 5, 6, 1, 3, 15}, uint64(2))
 	f.Fuzz(func(t *testing.T, recipe []byte, seed uint64) {
-		if len(recipe) > 200 {
+		text, ok := fuzzText(recipe, hunyuanFuzzPieces)
+		if !ok {
 			return
 		}
-		var sb strings.Builder
-		for _, b := range recipe {
-			sb.WriteString(hunyuanFuzzPieces[int(b)%len(hunyuanFuzzPieces)])
-		}
-		text := sb.String()
-		req := mustRequest(t, weatherTools)
-		batch, _ := runSplits(t, hunyuanOnly, req, text, nil)
-		stream, acc := runSplits(t, hunyuanOnly, req, text, randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))))
-		if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
-			t.Fatalf("%q:\nstream %s\n batch %s", text, dump(stream), dump(batch))
-		}
+		batch, acc := streamAgrees(t, hunyuanOnly, mustRequest(t, weatherTools), text, fuzzCuts(text, seed))
 		// With calls, content is the text before the winning block.
 		if c := acc.Content(); len(batch.ToolCalls) > 0 && (!strings.HasPrefix(text, c) || !strings.HasPrefix(text[len(c):], hyBlockOpen) && strings.TrimSpace(c) != "") {
 			t.Fatalf("%q: content %q is not the text before a block", text, c)

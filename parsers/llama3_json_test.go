@@ -2,19 +2,13 @@ package parsers
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 )
 
 var llamaOnly = Config{ToolParser: "llama3_json", EnableAutoToolChoice: true}
 
-var llama3JSONCases = []struct {
-	name string
-	req  string
-	text string
-	want Result
-}{
+var llama3JSONCases = []toolCase{
 	{"plain text", weatherTools, "The capital of France is Paris.", Result{Content: ptr("The capital of France is Paris."), FinishReason: "stop"}},
 	{"plain text/python tag without JSON", weatherTools, "<|python_tag|>hello", Result{Content: ptr("<|python_tag|>hello"), FinishReason: "stop"}},
 	{"single call/parameters", weatherTools, `{"name": "get_weather", "parameters": {"city": "Paris"}}`,
@@ -58,14 +52,7 @@ var llama3JSONCases = []struct {
 		Result{Content: ptr(""), ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
 }
 
-func TestLlama3JSONCases(t *testing.T) {
-	r := rand.New(rand.NewPCG(13, 14))
-	for _, tc := range llama3JSONCases {
-		t.Run(tc.name, func(t *testing.T) {
-			checkToolCase(t, r, llamaOnly, mustRequest(t, tc.req), tc.text, tc.want)
-		})
-	}
-}
+func TestLlama3JSONCases(t *testing.T) { runToolCases(t, llamaOnly, 13, llama3JSONCases) }
 
 func TestLlama3JSONStreamsArguments(t *testing.T) {
 	p, err := New(llamaOnly, testVocab, mustRequest(t, weatherTools), nil)
@@ -95,20 +82,11 @@ func FuzzLlama3JSON(f *testing.F) {
 	f.Add([]byte{0, 2, 4, 7, 5, 3, 4, 0, 1, 1, 11, 0, 2, 4, 7, 5, 4, 4, 8, 1}, uint64(1))
 	f.Add([]byte{13, 0, 6, 1, 0, 1}, uint64(2))
 	f.Fuzz(func(t *testing.T, recipe []byte, seed uint64) {
-		if len(recipe) > 200 {
+		text, ok := fuzzText(recipe, llamaFuzzPieces)
+		if !ok {
 			return
 		}
-		var sb strings.Builder
-		for _, b := range recipe {
-			sb.WriteString(llamaFuzzPieces[int(b)%len(llamaFuzzPieces)])
-		}
-		text := sb.String()
-		req := mustRequest(t, weatherTools)
-		batch, _ := runSplits(t, llamaOnly, req, text, nil)
-		stream, acc := runSplits(t, llamaOnly, req, text, randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))))
-		if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
-			t.Fatalf("%q:\nstream %s\n batch %s", text, dump(stream), dump(batch))
-		}
+		batch, acc := streamAgrees(t, llamaOnly, mustRequest(t, weatherTools), text, fuzzCuts(text, seed))
 		if len(batch.ToolCalls) > 0 && acc.Content() != "" {
 			t.Fatalf("%q: content %q streamed next to calls", text, acc.Content())
 		}

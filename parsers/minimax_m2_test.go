@@ -31,12 +31,7 @@ func mmInvoke(name string, params ...string) string {
 // tests/tool_parsers/test_minimax_m2_tool_parser.py outputs with its
 // expectations (its parser has no tools unless the test gives some: `{}`
 // here); the rest follow the minimax_m2 grammar and the engine's rules.
-var mmCases = []struct {
-	name string
-	req  string
-	text string
-	want Result
-}{
+var mmCases = []toolCase{
 	{"vllm/plain content", `{}`, "Hello world", Result{Content: ptr("Hello world"), FinishReason: "stop"}},
 	{"vllm/content before tool call", `{}`, "Let me check. <minimax:tool_call>" + mmInvoke("get_weather", "city", "Seattle") + "</minimax:tool_call>",
 		Result{Content: ptr("Let me check."), FinishReason: "stop"}},
@@ -92,14 +87,7 @@ var mmCases = []struct {
 		"A<minimax:tool_call>" + mmInvoke("a") + "</minimax:tool_call>B", Result{Content: ptr("AB"), FinishReason: "stop"}},
 }
 
-func TestMinimaxM2Cases(t *testing.T) {
-	r := rand.New(rand.NewPCG(31, 32))
-	for _, tc := range mmCases {
-		t.Run(tc.name, func(t *testing.T) {
-			checkToolCase(t, r, mmOnly, mustRequest(t, tc.req), tc.text, tc.want)
-		})
-	}
-}
+func TestMinimaxM2Cases(t *testing.T) { runToolCases(t, mmOnly, 31, mmCases) }
 
 func TestMinimaxM2StreamsParameters(t *testing.T) {
 	p, err := New(mmOnly, testVocab, mustRequest(t, mmTools), nil)
@@ -121,21 +109,12 @@ func FuzzMinimaxM2(f *testing.F) {
 	f.Add([]byte{0, 2, 13, 6, 9, 10, 8, 18, 12, 5, 1}, uint64(1))
 	f.Add([]byte{18, 14, 4, 13, 8, 9, 11, 8, 20, 16}, uint64(2))
 	f.Fuzz(func(t *testing.T, recipe []byte, seed uint64) {
-		if len(recipe) > 200 {
+		text, ok := fuzzText(recipe, mmFuzzPieces)
+		if !ok {
 			return
 		}
-		var sb strings.Builder
-		for _, b := range recipe {
-			sb.WriteString(mmFuzzPieces[int(b)%len(mmFuzzPieces)])
-		}
-		text := sb.String()
 		for _, req := range []string{mmTools, `{}`} {
-			r := mustRequest(t, req)
-			batch, _ := runSplits(t, mmOnly, r, text, nil)
-			stream, acc := runSplits(t, mmOnly, r, text, randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))))
-			if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
-				t.Fatalf("%s %q:\nstream %s\n batch %s", req, text, dump(stream), dump(batch))
-			}
+			batch, acc := streamAgrees(t, mmOnly, mustRequest(t, req), text, fuzzCuts(text, seed))
 			if len(batch.ToolCalls) > 0 && strings.Contains(acc.Content(), mmToolStart) {
 				t.Fatalf("%q: marker leaked as content %q", text, acc.Content())
 			}

@@ -1,9 +1,6 @@
 package parsers
 
 import (
-	"math/rand/v2"
-	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -12,12 +9,7 @@ var phi4Only = Config{ToolParser: "phi4_mini_json", EnableAutoToolChoice: true}
 // phi4Cases: the outputs of vLLM's tests/tool_parsers/test_phi4mini_tool_parser.py
 // (expectations from that test where it asserts them, including its xfail
 // notes on the real behaviour), plus edge cases read from the parser.
-var phi4Cases = []struct {
-	name string
-	req  string
-	text string
-	want Result
-}{
+var phi4Cases = []toolCase{
 	{"vllm/no tool calls", weatherTools, "This is a regular response without any tool calls.",
 		Result{Content: ptr("This is a regular response without any tool calls."), FinishReason: "stop"}},
 	{"vllm/single call", weatherTools, `functools[{"name": "get_weather", "arguments": {"city": "Tokyo"}}]`,
@@ -66,14 +58,7 @@ var phi4Cases = []struct {
 		`functools[{"name": "a", "arguments": {}}]`, Result{Content: ptr(`functools[{"name": "a", "arguments": {}}]`), FinishReason: "stop"}},
 }
 
-func TestPhi4MiniJSONCases(t *testing.T) {
-	r := rand.New(rand.NewPCG(21, 22))
-	for _, tc := range phi4Cases {
-		t.Run(tc.name, func(t *testing.T) {
-			checkToolCase(t, r, phi4Only, mustRequest(t, tc.req), tc.text, tc.want)
-		})
-	}
-}
+func TestPhi4MiniJSONCases(t *testing.T) { runToolCases(t, phi4Only, 21, phi4Cases) }
 
 func TestPhi4MiniJSONFallbackStreams(t *testing.T) {
 	p, err := New(phi4Only, testVocab, mustRequest(t, weatherTools), nil)
@@ -95,20 +80,11 @@ func FuzzPhi4MiniJSON(f *testing.F) {
 	f.Add([]byte{0, 4, 6, 8, 11, 10, 7, 8, 4, 5, 5, 3}, uint64(1))
 	f.Add([]byte{14, 0, 3, 14}, uint64(2))
 	f.Fuzz(func(t *testing.T, recipe []byte, seed uint64) {
-		if len(recipe) > 200 {
+		text, ok := fuzzText(recipe, phi4FuzzPieces)
+		if !ok {
 			return
 		}
-		var sb strings.Builder
-		for _, b := range recipe {
-			sb.WriteString(phi4FuzzPieces[int(b)%len(phi4FuzzPieces)])
-		}
-		text := sb.String()
-		req := mustRequest(t, weatherTools)
-		batch, _ := runSplits(t, phi4Only, req, text, nil)
-		stream, acc := runSplits(t, phi4Only, req, text, randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))))
-		if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
-			t.Fatalf("%q:\nstream %s\n batch %s", text, dump(stream), dump(batch))
-		}
+		batch, acc := streamAgrees(t, phi4Only, mustRequest(t, weatherTools), text, fuzzCuts(text, seed))
 		if len(batch.ToolCalls) > 0 && acc.Content() != "" {
 			t.Fatalf("%q: content %q next to calls", text, acc.Content())
 		}

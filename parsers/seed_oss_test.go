@@ -2,7 +2,6 @@ package parsers
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -15,12 +14,7 @@ var toSeed = strings.NewReplacer("<think>", "<seed:think>", "</think>", "</seed:
 
 // seedCases: vLLM's tests/parser/engine/test_seed_oss.py tool cases (its
 // expectations), then cases on what translation must keep apart.
-var seedCases = []struct {
-	name string
-	req  string
-	text string
-	want Result
-}{
+var seedCases = []toolCase{
 	{"vllm/single call", qcTools, "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n</function>\n</seed:tool_call>",
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "Tokyo"}`)}, FinishReason: "tool_calls"}},
 	{"vllm/malformed function end keeps siblings", qcTools, "<seed:tool_call>\n<function=broken</function>\n</seed:tool_call><seed:tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n</function>\n</seed:tool_call>",
@@ -43,14 +37,7 @@ var seedCases = []struct {
 		Result{Content: ptr("x <seed:tool_call> </seed:tool_call> y"), FinishReason: "stop"}},
 }
 
-func TestSeedOSSCases(t *testing.T) {
-	r := rand.New(rand.NewPCG(27, 28))
-	for _, tc := range seedCases {
-		t.Run(tc.name, func(t *testing.T) {
-			checkToolCase(t, r, seedOnly, mustRequest(t, tc.req), tc.text, tc.want)
-		})
-	}
-}
+func TestSeedOSSCases(t *testing.T) { runToolCases(t, seedOnly, 27, seedCases) }
 
 // TestSeedOSSMatchesQwen3Coder runs the qwen3_coder table respelled: the
 // grammar is the same, so the answers must be too.
@@ -80,20 +67,11 @@ func FuzzSeedOSS(f *testing.F) {
 	f.Add([]byte{0, 13, 6, 7, 12, 9, 10, 12, 15, 11, 8, 1}, uint64(1))
 	f.Add([]byte{4, 6, 7, 12, 3, 5, 2}, uint64(2))
 	f.Fuzz(func(t *testing.T, recipe []byte, seed uint64) {
-		if len(recipe) > 200 {
+		text, ok := fuzzText(recipe, seedFuzzPieces)
+		if !ok {
 			return
 		}
-		var sb strings.Builder
-		for _, b := range recipe {
-			sb.WriteString(seedFuzzPieces[int(b)%len(seedFuzzPieces)])
-		}
-		text := sb.String()
-		req := mustRequest(t, qcTools)
-		batch, _ := runSplits(t, seedOnly, req, text, nil)
-		stream, acc := runSplits(t, seedOnly, req, text, randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))))
-		if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
-			t.Fatalf("%q:\nstream %s\n batch %s", text, dump(stream), dump(batch))
-		}
+		batch, acc := streamAgrees(t, seedOnly, mustRequest(t, qcTools), text, fuzzCuts(text, seed))
 		if len(batch.ToolCalls) > 0 && strings.Contains(acc.Content(), "<seed:tool_call>") {
 			t.Fatalf("%q: marker leaked as content %q", text, acc.Content())
 		}

@@ -1,8 +1,6 @@
 package parsers
 
 import (
-	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -29,12 +27,7 @@ func s3Call(name string, params ...string) string {
 // with "function", so vLLM's non-streaming parser finds no calls (the test
 // marks them xfail "non-streaming has bugs") and returns them unchanged.
 // The rest follow the parser's code for the format the model emits.
-var step3Cases = []struct {
-	name string
-	req  string
-	text string
-	want Result
-}{
+var step3Cases = []toolCase{
 	{"vllm/no tool calls", step3Tools, "This is a regular response without any tool calls.",
 		Result{Content: ptr("This is a regular response without any tool calls."), FinishReason: "stop"}},
 	{"vllm/single call without tool_sep", step3Tools, s3CallsBegin + s3CallBegin + `<steptml:invoke name="get_weather"><steptml:parameter name="city">Tokyo</steptml:parameter></steptml:invoke>` + s3CallEnd + s3CallsEnd,
@@ -77,14 +70,7 @@ var step3Cases = []struct {
 		Result{Content: ptr("ok"), ToolCalls: []ToolCall{call("f", `{}`)}, FinishReason: "tool_calls"}},
 }
 
-func TestStep3Cases(t *testing.T) {
-	r := rand.New(rand.NewPCG(25, 26))
-	for _, tc := range step3Cases {
-		t.Run(tc.name, func(t *testing.T) {
-			checkToolCase(t, r, step3Only, mustRequest(t, tc.req), tc.text, tc.want)
-		})
-	}
-}
+func TestStep3Cases(t *testing.T) { runToolCases(t, step3Only, 25, step3Cases) }
 
 func TestStep3StreamsText(t *testing.T) {
 	p, err := New(step3Only, testVocab, mustRequest(t, step3Tools), nil)
@@ -106,20 +92,11 @@ func FuzzStep3(f *testing.F) {
 	f.Add([]byte{14, 0, 2, 5, 4, 6, 7, 11, 9, 10, 3, 1, 13, 14}, uint64(1))
 	f.Add([]byte{12, 14, 0, 2, 5, 4, 6, 3, 1, 12}, uint64(2))
 	f.Fuzz(func(t *testing.T, recipe []byte, seed uint64) {
-		if len(recipe) > 200 {
+		text, ok := fuzzText(recipe, step3FuzzPieces)
+		if !ok {
 			return
 		}
-		var sb strings.Builder
-		for _, b := range recipe {
-			sb.WriteString(step3FuzzPieces[int(b)%len(step3FuzzPieces)])
-		}
-		text := sb.String()
-		req := mustRequest(t, step3Tools)
-		batch, _ := runSplits(t, step3Only, req, text, nil)
-		stream, acc := runSplits(t, step3Only, req, text, randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))))
-		if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
-			t.Fatalf("%q:\nstream %s\n batch %s", text, dump(stream), dump(batch))
-		}
+		batch, acc := streamAgrees(t, step3Only, mustRequest(t, step3Tools), text, fuzzCuts(text, seed))
 		if c := acc.Content(); len(batch.ToolCalls) > 0 && strings.Count(c, s3CallsBegin) >= strings.Count(text, s3CallsBegin) {
 			t.Fatalf("%q: the call block leaked as content %q", text, c)
 		}

@@ -33,30 +33,21 @@ func runToolCases(t *testing.T, cfg Config, seed uint64, cases []toolCase) {
 }
 
 // fuzzToolParser builds an output from pieces by recipe and checks that a
-// random chunking streams to the batch answer, and that no marker leaks
-// into content next to returned calls.
+// random chunking of whole characters streams to the batch answer, and
+// that no marker leaks into content next to returned calls.
 func fuzzToolParser(t *testing.T, cfg Config, pieces []string, markers []string, recipe []byte, seed uint64) {
-	if len(recipe) > 200 {
+	text, ok := fuzzText(recipe, pieces)
+	if !ok {
 		return
 	}
-	var sb strings.Builder
-	for _, b := range recipe {
-		sb.WriteString(pieces[int(b)%len(pieces)])
-	}
-	text := sb.String()
-	req := mustRequest(t, weatherTools)
-	batch, _ := runSplits(t, cfg, req, text, nil)
 	// Pushes carry whole characters (the detokenizer holds split ones).
 	var cuts []int
-	for _, c := range randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))) {
+	for _, c := range fuzzCuts(text, seed) {
 		if utf8.RuneStart(text[c]) {
 			cuts = append(cuts, c)
 		}
 	}
-	stream, acc := runSplits(t, cfg, req, text, cuts)
-	if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
-		t.Fatalf("%q:\nstream %s\n batch %s", text, dump(stream), dump(batch))
-	}
+	batch, acc := streamAgrees(t, cfg, mustRequest(t, weatherTools), text, cuts)
 	if len(batch.ToolCalls) == 0 {
 		return
 	}
@@ -65,6 +56,36 @@ func fuzzToolParser(t *testing.T, cfg Config, pieces []string, markers []string,
 			t.Fatalf("%q: marker %q leaked into content %q", text, m, acc.Content())
 		}
 	}
+}
+
+// fuzzText joins pieces as recipe picks them; false for a recipe too long
+// to be worth a run.
+func fuzzText(recipe []byte, pieces []string) (string, bool) {
+	if len(recipe) > 200 {
+		return "", false
+	}
+	var sb strings.Builder
+	for _, b := range recipe {
+		sb.WriteString(pieces[int(b)%len(pieces)])
+	}
+	return sb.String(), true
+}
+
+// fuzzCuts is the random chunking seed picks for text.
+func fuzzCuts(text string, seed uint64) []int {
+	return randomCuts(len(text), rand.New(rand.NewPCG(seed, 9)))
+}
+
+// streamAgrees parses text in one push and split at cuts, fails unless both
+// answer the same, and returns the batch answer and the stream's deltas.
+func streamAgrees(t *testing.T, cfg Config, req *Request, text string, cuts []int) (Result, Accumulator) {
+	t.Helper()
+	batch, _ := runSplits(t, cfg, req, text, nil)
+	stream, acc := runSplits(t, cfg, req, text, cuts)
+	if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
+		t.Fatalf("%+v %q:\nstream %s\n batch %s", cfg, text, dump(stream), dump(batch))
+	}
+	return batch, acc
 }
 
 // checkToolCase runs text batch, byte by byte and in 20 random chunkings.

@@ -1,8 +1,6 @@
 package parsers
 
 import (
-	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -15,12 +13,7 @@ var xlDallasCall = call("get_current_weather", `{"city": "Dallas", "state": "TX"
 
 // xlamCases: the "vllm/" cases are vLLM's tests/tool_parsers/test_xlam_tool_parser.py
 // extract cases with their expectations; the rest follow the parser's code.
-var xlamCases = []struct {
-	name string
-	req  string
-	text string
-	want Result
-}{
+var xlamCases = []toolCase{
 	{"vllm/no tools", weatherTools, "This is a test", Result{Content: ptr("This is a test"), FinishReason: "stop"}},
 	{"vllm/parallel calls", weatherTools, `[{"name": "get_current_weather", "arguments": {"city": "Dallas", "state": "TX", "unit": "fahrenheit"}}, {"name": "get_current_weather", "arguments": {"city": "Orlando", "state": "FL", "unit": "fahrenheit"}}]`,
 		Result{ToolCalls: []ToolCall{xlDallasCall, call("get_current_weather", `{"city": "Orlando", "state": "FL", "unit": "fahrenheit"}`)}, FinishReason: "tool_calls"}},
@@ -65,14 +58,7 @@ var xlamCases = []struct {
 		`[{"name": "a", "arguments": {}}, {"name": "b", "arguments": {}}]`, Result{ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
 }
 
-func TestXLAMCases(t *testing.T) {
-	r := rand.New(rand.NewPCG(33, 34))
-	for _, tc := range xlamCases {
-		t.Run(tc.name, func(t *testing.T) {
-			checkToolCase(t, r, xlamOnly, mustRequest(t, tc.req), tc.text, tc.want)
-		})
-	}
-}
+func TestXLAMCases(t *testing.T) { runToolCases(t, xlamOnly, 33, xlamCases) }
 
 func TestXLAMStreamsLeadingText(t *testing.T) {
 	p, err := New(xlamOnly, testVocab, mustRequest(t, weatherTools), nil)
@@ -91,20 +77,11 @@ func FuzzXLAM(f *testing.F) {
 	f.Add([]byte{18, 0, 1, 6, 8, 10, 12, 14, 13, 11, 12, 8, 9, 9, 7, 0, 16}, uint64(1))
 	f.Add([]byte{17, 18, 5, 6, 7, 2, 6, 7}, uint64(2))
 	f.Fuzz(func(t *testing.T, recipe []byte, seed uint64) {
-		if len(recipe) > 200 {
+		text, ok := fuzzText(recipe, xlamFuzzPieces)
+		if !ok {
 			return
 		}
-		var sb strings.Builder
-		for _, b := range recipe {
-			sb.WriteString(xlamFuzzPieces[int(b)%len(xlamFuzzPieces)])
-		}
-		text := sb.String()
-		req := mustRequest(t, weatherTools)
-		batch, _ := runSplits(t, xlamOnly, req, text, nil)
-		stream, _ := runSplits(t, xlamOnly, req, text, randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))))
-		if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
-			t.Fatalf("%q:\nstream %s\n batch %s", text, dump(stream), dump(batch))
-		}
+		batch, _ := streamAgrees(t, xlamOnly, mustRequest(t, weatherTools), text, fuzzCuts(text, seed))
 		// With calls, the list and what wraps it never stay in content.
 		if len(batch.ToolCalls) > 0 && batch.Content != nil && len(*batch.Content) >= len(strings.TrimSpace(text)) {
 			t.Fatalf("%q: calls left in content %q", text, *batch.Content)
