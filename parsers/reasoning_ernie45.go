@@ -7,7 +7,7 @@ import (
 )
 
 // ERNIE-4.5 reasoning, as vLLM's Ernie45ReasoningParser.extract_reasoning:
-// the thinking family's split on "<think>"/"</think>" (thinking.go), then,
+// the thinking family's split on "<think>"/"</think>" (reasoning_thinking.go), then,
 // when the content holds a "<response>" followed somewhere by a
 // "</response>", the content is only what lies between the first
 // "<response>" and the last "</response>". Until that is known the content

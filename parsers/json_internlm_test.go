@@ -6,7 +6,7 @@ var internlmOnly = Config{ToolParser: "internlm", EnableAutoToolChoice: true}
 
 // The outputs and expectations of the first cases are those of vLLM's
 // tests/tool_parsers/test_internlm2_tool_parser.py; the malformed ones are
-// inputs where vLLM raises (see the deviation in internlm.go).
+// inputs where vLLM raises (see the deviation in json_internlm.go).
 var internlmCases = []toolCase{
 	{"plain text", weatherTools, "This is a regular response without any tool calls.",
 		Result{Content: ptr("This is a regular response without any tool calls."), FinishReason: "stop"}},
