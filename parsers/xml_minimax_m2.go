@@ -1,7 +1,6 @@
 package parsers
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/vrender/vrender/internal/statecodec"
@@ -294,25 +293,10 @@ func (m *minimaxM2) endCall() {
 //
 //	<\s*parameter\s+name\s*=\s*(?:"([^"]*)"|'([^']*)'|([^>\s]+))\s*>(.*?)(?:<\s*/\s*parameter\s*>|(?=<\s*parameter\s+name\s*=))
 //
-// Names are stripped and empty ones skipped; values are verbatim. Each
-// byte is examined once: a tag cut off by the end of the input so far is
-// resumed where its match stopped, not matched again from its '<'.
+// Names are stripped and empty ones skipped; values are verbatim.
 type mmParams struct {
-	buf      []byte
-	pos      int
-	inValue  bool
-	name     string
-	valStart int
-	// TagOn is set while the tag at TagAt (a '<' in Buf) is undecided;
-	// Open, Close and Ahead hold how far its match got.
-	open  mmOpenScan
-	close tagScan
-	ahead tagScan
-	tagOn bool
-	tagAt int
-
-	// scanned counts the bytes examined, for the complexity test.
-	scanned int
+	xmlBody
+	open mmOpenScan
 }
 
 var (
@@ -326,38 +310,25 @@ var (
 func (x *mmParams) feed(text string, final bool, out []xmlParam) []xmlParam {
 	x.buf = append(x.buf, text...)
 	for {
-		i := bytes.IndexByte(x.buf[x.pos:], '<')
-		if i < 0 {
-			x.scanned += len(x.buf) - x.pos
-			if x.inValue {
-				x.pos = len(x.buf)
-			} else {
-				x.buf, x.pos = x.buf[:0], 0
-			}
+		at, fresh, ok := x.nextTag()
+		if !ok {
 			return out
 		}
-		x.scanned += i + 1
-		at := x.pos + i
-		s := x.buf
-		if !x.tagOn || x.tagAt != at {
-			x.tagOn, x.tagAt = true, at
-			x.open, x.close, x.ahead = mmOpenScan{}, tagScan{}, tagScan{}
+		if fresh {
+			x.open = mmOpenScan{}
 		}
+		s := x.buf
 		if !x.inValue {
 			m, name, end := x.open.match(s, at, final, &x.scanned)
 			switch m {
 			case tagMore:
-				if at > 0 {
-					x.buf, x.tagAt = append(x.buf[:0], x.buf[at:]...), 0
-				}
-				x.pos = 0
+				x.holdTag(at)
 				return out
 			case tagNo:
-				x.pos, x.tagOn = at+1, false
+				x.skipTag(at)
 				continue
 			}
-			x.name = pyStrip(name)
-			x.inValue, x.valStart, x.pos, x.tagOn = true, end, end, false
+			x.openValue(pyStrip(name), end)
 			continue
 		}
 		mc, endClose := x.close.match(s, at, mmClosePat, &x.scanned)
@@ -377,25 +348,14 @@ func (x *mmParams) feed(text string, final bool, out []xmlParam) []xmlParam {
 			if mc == tagYes {
 				rest = endClose
 			}
-			x.pos, x.inValue, x.tagOn = rest, false, false
-			x.compact()
+			x.endValue(rest)
 		case mc == tagMore || ma == tagMore:
 			x.pos = at
 			return out
 		default:
-			x.pos, x.tagOn = at+1, false
+			x.skipTag(at)
 		}
 	}
-}
-
-// compact drops the consumed text before Pos once it is at least half of
-// Buf: dropping it after every parameter would copy the rest of a long
-// push once per parameter.
-func (x *mmParams) compact() {
-	if x.pos < len(x.buf)-x.pos {
-		return
-	}
-	x.buf, x.pos = append(x.buf[:0], x.buf[x.pos:]...), 0
 }
 
 // settle turns an undecided match into a failed one at the end of input.
@@ -519,32 +479,8 @@ func (o *mmOpenScan) codec(c *statecodec.Codec) {
 	c.Int(&o.bSpace)
 }
 
-// codec saves and restores the state of a mmParams.
-func (x *mmParams) codec(c *statecodec.Codec) {
-	c.ByteSlice(&x.buf)
-	c.Int(&x.pos)
-	c.Bool(&x.inValue)
-	c.String(&x.name)
-	c.Int(&x.valStart)
-	x.open.codec(c)
-	x.close.codec(c)
-	x.ahead.codec(c)
-	c.Bool(&x.tagOn)
-	c.Int(&x.tagAt)
-	// valStart and tagAt, and the matches of the tag at tagAt, are
-	// stale outside a value and an undecided tag.
-	c.Within(len(x.buf), x.pos)
-	if x.inValue {
-		c.Within(len(x.buf), x.valStart)
-	}
-	if x.tagOn {
-		c.Within(len(x.buf), x.tagAt)
-		room := len(x.buf) - x.tagAt
-		x.open.check(c, room)
-		x.close.check(c, room)
-		x.ahead.check(c, room)
-	}
-}
+// codec saves and restores the state of an mmParams.
+func (x *mmParams) codec(c *statecodec.Codec) { x.xmlBody.codec(c, &x.open) }
 
 // check checks a decoded opening-tag match against its buffer's room.
 func (o *mmOpenScan) check(c *statecodec.Codec, room int) {
