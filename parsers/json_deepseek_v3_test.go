@@ -15,23 +15,6 @@ var (
 	dsV31 = Config{ToolParser: "deepseek_v31", EnableAutoToolChoice: true}
 )
 
-// runVocabSplits parses text fed at the given byte cuts with vocabulary v.
-func runVocabSplits(t testing.TB, cfg Config, v Vocab, req *Request, text string, cuts []int) (Result, Accumulator) {
-	p, err := New(cfg, v, req, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var acc Accumulator
-	prev := 0
-	for _, c := range cuts {
-		acc.Add(pushDelta(p, text[prev:c]))
-		prev = c
-	}
-	acc.Add(pushDelta(p, text[prev:]))
-	acc.Add(finishDelta(p))
-	return acc.Result(p, "stop"), acc
-}
-
 // v3Call and v31Call spell one call in each format.
 func v3Call(typ, name, args string) string {
 	return dsCallBegin + typ + dsSep + name + "\n```json\n" + args + "\n```" + dsCallEnd
@@ -100,25 +83,7 @@ func TestDeepSeekCases(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, tc := range deepseekCases {
 		t.Run(tc.name, func(t *testing.T) {
-			req := mustRequest(t, tc.req)
-			batch, _ := runVocabSplits(t, tc.cfg, dsVocab, req, tc.text, nil)
-			if got, want := normalise(batch), normalise(tc.want); !reflect.DeepEqual(got, want) {
-				t.Fatalf("batch:\n got %s\nwant %s", dump(got), dump(want))
-			}
-			bytewise := make([]int, 0, len(tc.text))
-			for i := 1; i < len(tc.text); i++ {
-				bytewise = append(bytewise, i)
-			}
-			for k := 0; k < 21; k++ {
-				cuts := bytewise
-				if k > 0 {
-					cuts = randomCuts(len(tc.text), r)
-				}
-				got, _ := runVocabSplits(t, tc.cfg, dsVocab, req, tc.text, cuts)
-				if !reflect.DeepEqual(normalise(got), normalise(batch)) {
-					t.Fatalf("cuts %v:\n got %s\nwant %s", cuts, dump(got), dump(batch))
-				}
-			}
+			checkToolCaseWith(t, r, dsVocab, tc.cfg, mustRequest(t, tc.req), tc.text, tc.want)
 		})
 	}
 }
@@ -138,11 +103,11 @@ func TestDeepSeekHugeArguments(t *testing.T) {
 		cfg  Config
 		text string
 	}{{dsV3, dsCallsBegin + v3Call("function", "w", long)}, {dsV31, dsCallsBegin + v31Call("w", long)}} {
-		batch, _ := runVocabSplits(t, tc.cfg, dsVocab, req, tc.text, nil)
+		batch, _ := runSplitsWith(t, dsVocab, tc.cfg, req, tc.text, nil)
 		if len(batch.ToolCalls) != 1 || batch.ToolCalls[0].Arguments != long {
 			t.Fatalf("%s: huge arguments not kept", tc.cfg.ToolParser)
 		}
-		stream, _ := runVocabSplits(t, tc.cfg, dsVocab, req, tc.text, randomCuts(len(tc.text), rand.New(rand.NewPCG(5, 6))))
+		stream, _ := runSplitsWith(t, dsVocab, tc.cfg, req, tc.text, randomCuts(len(tc.text), rand.New(rand.NewPCG(5, 6))))
 		if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
 			t.Fatalf("%s: stream differs from batch", tc.cfg.ToolParser)
 		}
@@ -164,8 +129,8 @@ func FuzzDeepSeek(f *testing.F) {
 		text := sb.String()
 		req := mustRequest(t, weatherTools)
 		for _, cfg := range []Config{dsV3, dsV31} {
-			batch, _ := runVocabSplits(t, cfg, dsVocab, req, text, nil)
-			stream, acc := runVocabSplits(t, cfg, dsVocab, req, text, randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))))
+			batch, _ := runSplitsWith(t, dsVocab, cfg, req, text, nil)
+			stream, acc := runSplitsWith(t, dsVocab, cfg, req, text, randomCuts(len(text), rand.New(rand.NewPCG(seed, 9))))
 			if !reflect.DeepEqual(normalise(stream), normalise(batch)) {
 				t.Fatalf("%s %q:\nstream %s\n batch %s", cfg.ToolParser, text, dump(stream), dump(batch))
 			}

@@ -15,41 +15,13 @@ var (
 
 // runMistral parses text fed at cuts with vocab v.
 func runMistral(t testing.TB, v Vocab, req *Request, text string, cuts []int) Result {
-	p, err := New(mistralOnly, v, req, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var acc Accumulator
-	prev := 0
-	for _, c := range cuts {
-		acc.Add(pushDelta(p, text[prev:c]))
-		prev = c
-	}
-	acc.Add(pushDelta(p, text[prev:]))
-	acc.Add(finishDelta(p))
-	return acc.Result(p, "stop")
+	r, _ := runSplitsWith(t, v, mistralOnly, req, text, cuts)
+	return r
 }
 
 func checkMistral(t *testing.T, r *rand.Rand, v Vocab, tc toolCase) {
 	t.Helper()
-	req := mustRequest(t, tc.req)
-	batch := runMistral(t, v, req, tc.text, nil)
-	if got, want := normalise(batch), normalise(tc.want); !reflect.DeepEqual(got, want) {
-		t.Fatalf("batch:\n got %s\nwant %s", dump(got), dump(want))
-	}
-	bytewise := make([]int, 0, len(tc.text))
-	for i := 1; i < len(tc.text); i++ {
-		bytewise = append(bytewise, i)
-	}
-	for k := 0; k < 21; k++ {
-		cuts := bytewise
-		if k > 0 {
-			cuts = randomCuts(len(tc.text), r)
-		}
-		if got := runMistral(t, v, req, tc.text, cuts); !reflect.DeepEqual(normalise(got), normalise(batch)) {
-			t.Fatalf("cuts %v:\n got %s\nwant %s", cuts, dump(got), dump(batch))
-		}
-	}
+	checkToolCaseWith(t, r, v, mistralOnly, mustRequest(t, tc.req), tc.text, tc.want)
 }
 
 // v11 cases: test_extract_tool_calls of vLLM's
