@@ -302,7 +302,6 @@ type mmParams struct {
 var (
 	mmHeadPat  = []tagElem{lit("<"), wsStar, lit("parameter"), wsPlus, lit("name"), wsStar, lit("="), wsStar}
 	mmAheadPat = mmHeadPat[:len(mmHeadPat)-1]
-	mmClosePat = []tagElem{lit("<"), wsStar, lit("/"), wsStar, lit("parameter"), wsStar, lit(">")}
 )
 
 // feed consumes body text; final marks the end of the body, where a tag
@@ -331,7 +330,7 @@ func (x *mmParams) feed(text string, final bool, out []xmlParam) []xmlParam {
 			x.openValue(pyStrip(name), end)
 			continue
 		}
-		mc, endClose := x.close.match(s, at, mmClosePat, &x.scanned)
+		mc, endClose := x.close.match(s, at, paramClosePat, &x.scanned)
 		ma := tagNo
 		if mc != tagYes {
 			ma, _ = x.ahead.match(s, at, mmAheadPat, &x.scanned)

@@ -162,7 +162,9 @@ const (
 var (
 	xmlHeadPat  = []tagElem{lit("<"), wsStar, lit("parameter"), wsStar, lit("="), wsStar}
 	xmlAheadPat = xmlHeadPat[:len(xmlHeadPat)-1]
-	xmlClosePat = []tagElem{lit("<"), wsStar, lit("/"), wsStar, lit("parameter"), wsStar, lit(">")}
+	// paramClosePat is <\s*/\s*parameter\s*>, the closing tag of both
+	// XML families.
+	paramClosePat = []tagElem{lit("<"), wsStar, lit("/"), wsStar, lit("parameter"), wsStar, lit(">")}
 )
 
 // feed consumes body text and returns the parameters it completes.
@@ -190,7 +192,7 @@ func (x *xmlParams) feed(text string, out []xmlParam) []xmlParam {
 			x.openValue(string(s[nameStart:end-1]), end)
 			continue
 		}
-		mc, endClose := x.close.match(s, at, xmlClosePat, &x.scanned)
+		mc, endClose := x.close.match(s, at, paramClosePat, &x.scanned)
 		ma := tagNo
 		if mc == tagNo {
 			ma, _ = x.ahead.match(s, at, xmlAheadPat, &x.scanned)
