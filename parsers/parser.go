@@ -7,6 +7,17 @@
 // once, so batch and stream agree by construction. Markers are found in the
 // text (not by token id), as vLLM's non-streaming path finds them; a push
 // costs O(len(text)) plus the few bytes held back as a possible marker.
+//
+// Layout: registry.go is the one table of parsers by vLLM name, with the
+// flags vLLM's server reads off each class. A family is one file named by
+// its format: json_* (a JSON call object behind markers), xml_* (XML
+// grammars; qwen3_coder, minimax_m2 and glm47 embed engine_tools.go's
+// engineCalls and differ only in terminals, states and parameter reader),
+// pythonic*, harmony.go, and reasoning_* (most of them a spec for the
+// thinking or engine machine). The machinery they share has its own file:
+// marker.go and tagscan.go scan, tags.go holds the shared tags,
+// schema_coerce.go and callobject.go handle JSON arguments, combined.go
+// joins a reasoning and a tool machine into the Parser.
 package parsers
 
 import (
