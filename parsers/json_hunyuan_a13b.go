@@ -246,30 +246,9 @@ func hyJudge(body string) (hyVerdict, bool) {
 	if !l.done() {
 		return hyVerdict{}, true
 	}
-	var calls []ToolCallDelta
-	for _, e := range l.elems {
-		if !e.object {
-			continue
-		}
-		nameCanon, hasName := e.fields["name"]
-		args, hasArgs := e.fields["arguments"]
-		if !hasName || !hasArgs {
-			continue
-		}
-		name, ok := decodeString(nameCanon)
-		if !ok {
-			return hyVerdict{}, true
-		}
-		var a string
-		switch {
-		case len(args) > 0 && args[0] == '{':
-			a = string(args)
-		case len(args) > 0 && args[0] == '"':
-			a, _ = decodeString(args)
-		default:
-			return hyVerdict{}, true
-		}
-		calls = append(calls, ToolCallDelta{Index: len(calls), ID: newToolCallID(), Type: "function", Name: name, Arguments: a})
+	calls, ok := l.namedCalls()
+	if !ok {
+		return hyVerdict{}, true
 	}
 	return hyVerdict{calls: calls}, true
 }

@@ -249,6 +249,35 @@ func (l *jsonList) calls(alt string) ([]ToolCallDelta, bool) {
 	return out, true
 }
 
+// namedCalls is the reading of hunyuan_a13b and xlam: objects with both
+// "name" and "arguments" make calls and other elements are skipped; a
+// name that is not a string, or arguments neither an object nor a string
+// (which is decoded), void them all (ok false).
+func (l *jsonList) namedCalls() (calls []ToolCallDelta, ok bool) {
+	for _, e := range l.elems {
+		nameCanon, hasName := e.fields["name"]
+		args, hasArgs := e.fields["arguments"]
+		if !e.object || !hasName || !hasArgs {
+			continue
+		}
+		name, ok := decodeString(nameCanon)
+		if !ok {
+			return nil, false
+		}
+		var a string
+		switch {
+		case len(args) > 0 && args[0] == '{':
+			a = string(args)
+		case len(args) > 0 && args[0] == '"':
+			a, _ = decodeString(args)
+		default:
+			return nil, false
+		}
+		calls = append(calls, ToolCallDelta{Index: len(calls), ID: newToolCallID(), Type: "function", Name: name, Arguments: a})
+	}
+	return calls, true
+}
+
 // codec saves and restores the state of a phi4MiniJSON.
 func (p *phi4MiniJSON) codec(c *statecodec.Codec) {
 	statecodec.Enum(c, &p.phase, 4)

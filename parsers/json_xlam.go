@@ -143,27 +143,9 @@ func xlamExtract(out string) (*string, []ToolCallDelta) {
 	if !l.done() {
 		return nil, nil
 	}
-	var calls []ToolCallDelta
-	for _, e := range l.elems {
-		nameCanon, hasName := e.fields["name"]
-		args, hasArgs := e.fields["arguments"]
-		if !e.object || !hasName || !hasArgs {
-			continue
-		}
-		name, ok := decodeString(nameCanon)
-		if !ok {
-			return nil, nil
-		}
-		var a string
-		switch {
-		case len(args) > 0 && args[0] == '{':
-			a = string(args)
-		case len(args) > 0 && args[0] == '"':
-			a, _ = decodeString(args)
-		default:
-			return nil, nil
-		}
-		calls = append(calls, ToolCallDelta{Index: len(calls), ID: newToolCallID(), Type: "function", Name: name, Arguments: a})
+	calls, ok := l.namedCalls()
+	if !ok {
+		return nil, nil
 	}
 	return content, calls
 }
