@@ -6,6 +6,11 @@ SHELL := bash
 
 GO ?= go
 BIN := bin/vrender
+# The version `vrender version` and GET /version report: the release tag, else devel+<commit>[-dirty]. Stamped at
+# link time because Go's own VCS stamping is off under GOFLAGS=-buildvcs=false and in a git worktree (whose .git
+# is a file, which the go command does not recognise as a checkout).
+VERSION ?= $(shell git describe --tags --match 'v*' --dirty 2>/dev/null || \
+	{ r=$$(git rev-parse --short=12 HEAD 2>/dev/null) && echo "devel+$$r$$(git diff --quiet HEAD 2>/dev/null || echo -dirty)"; })
 # Tests find the models at <repo>/.cache (internal/testenv), so the cache location is not configurable here;
 # scripts/fetch-models.sh alone honours VRENDER_CACHE (for testing the script against an empty cache).
 CACHE := $(CURDIR)/.cache
@@ -43,7 +48,7 @@ models: ## Fetch the five test tokenizers, the reference binding and openai_harm
 	@scripts/fetch-models.sh
 
 build: ## Build bin/vrender.
-	$(GO) build -o $(BIN) ./cmd/vrender
+	$(GO) build -ldflags '$(if $(VERSION),-X main.version=$(VERSION))' -o $(BIN) ./cmd/vrender
 
 run: models build ## Serve Qwen3 on :8000 over the in-process simulated engine (PORT=, RUN_MODEL=qwen3|gptoss|DIR, RUN_NAME=, ENGINE= override).
 	@echo "vrender: serving $(RUN_MODEL) as $(RUN_NAME) on http://127.0.0.1:$(PORT) (engine: $(ENGINE)); try from another shell:"
