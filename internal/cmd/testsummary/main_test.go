@@ -44,23 +44,6 @@ const (
 {"Action":"output","Package":"tj","Output":"FAIL\ttj\t0.01s\n"}
 {"Action":"fail","Package":"tj"}
 `
-	passingStream = `{"Action":"start","Package":"tj"}
-{"Action":"run","Package":"tj","Test":"TestA"}
-{"Action":"output","Package":"tj","Test":"TestA","Output":"=== RUN   TestA\n"}
-{"Action":"output","Package":"tj","Test":"TestA","Output":"--- PASS: TestA (0.01s)\n"}
-{"Action":"pass","Package":"tj","Test":"TestA"}
-{"Action":"run","Package":"tj","Test":"TestSub"}
-{"Action":"output","Package":"tj","Test":"TestSub","Output":"=== RUN   TestSub\n"}
-{"Action":"run","Package":"tj","Test":"TestSub/two"}
-{"Action":"output","Package":"tj","Test":"TestSub/two","Output":"=== RUN   TestSub/two\n"}
-{"Action":"output","Package":"tj","Test":"TestSub/two","Output":"--- PASS: TestSub/two (0.01s)\n"}
-{"Action":"pass","Package":"tj","Test":"TestSub/two"}
-{"Action":"output","Package":"tj","Test":"TestSub","Output":"--- PASS: TestSub (0.01s)\n"}
-{"Action":"pass","Package":"tj","Test":"TestSub"}
-{"Action":"output","Package":"tj","Output":"PASS\n"}
-{"Action":"output","Package":"tj","Output":"ok  \ttj\t0.01s\n"}
-{"Action":"pass","Package":"tj"}
-`
 	buildFailStream = `{"ImportPath":"tj [tj.test]","Action":"build-output","Output":"# tj [tj.test]\n"}
 {"ImportPath":"tj [tj.test]","Action":"build-output","Output":"./a_test.go:3:28: undefined: x\n"}
 {"ImportPath":"tj [tj.test]","Action":"build-fail"}
@@ -73,6 +56,18 @@ const (
 {"Action":"skip","Package":"x/cmd"}
 `
 )
+
+// passingStream is mixedStream without its failed and skipped tests.
+var passingStream = func() string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(mixedStream, "\n") {
+		if !strings.Contains(line, "TestFail") && !strings.Contains(line, "TestSkip") && !strings.Contains(line, "TestSub/one") {
+			b.WriteString(line)
+		}
+	}
+	r := strings.NewReplacer(`"FAIL\n"`, `"PASS\n"`, `"FAIL\ttj`, `"ok  \ttj`, `"Action":"fail","Package":"tj"}`, `"Action":"pass","Package":"tj"}`)
+	return r.Replace(b.String())
+}()
 
 func TestRun(t *testing.T) {
 	tests := []struct {
