@@ -31,6 +31,15 @@ type command struct {
 	about    string // paragraph printed under the usage line
 	fs       *flag.FlagSet
 	multi    map[string]bool
+	// sections groups the flags in --help, as vLLM groups its --help by
+	// config section; nil lists them alphabetically under "Options".
+	sections []helpSection
+}
+
+// helpSection is a titled group of flags (names without dashes) in --help.
+type helpSection struct {
+	title string
+	flags []string
 }
 
 func newCommand(name, synopsis, about string) *command {
@@ -112,24 +121,54 @@ func isBoolFlag(f *flag.Flag) bool {
 // printHelp writes the command's help: usage, description, flags with
 // vLLM's double-dash spelling.
 func (c *command) printHelp(w io.Writer) {
-	fmt.Fprintf(w, "Usage: vrender %s %s\n\n%s\n\nOptions:\n", c.name, c.synopsis, c.about)
-	c.fs.VisitAll(func(f *flag.Flag) {
-		kind, usage := flag.UnquoteUsage(f)
-		if c.multi[f.Name] {
-			kind += " [" + kind + " ...]"
+	fmt.Fprintf(w, "Usage: vrender %s %s\n\n%s\n", c.name, c.synopsis, c.about)
+	if c.sections == nil {
+		fmt.Fprint(w, "\nOptions:\n")
+		c.fs.VisitAll(func(f *flag.Flag) { c.printFlag(w, f) })
+	} else {
+		placed := map[string]bool{}
+		for _, sec := range c.sections {
+			fmt.Fprintf(w, "\n%s:\n", sec.title)
+			for _, name := range sec.flags {
+				if f := c.fs.Lookup(name); f != nil {
+					c.printFlag(w, f)
+					placed[name] = true
+				}
+			}
 		}
-		line := "  --" + f.Name
-		if kind != "" && !isBoolFlag(f) {
-			line += " " + kind
+		var other []*flag.Flag
+		c.fs.VisitAll(func(f *flag.Flag) {
+			if !placed[f.Name] {
+				other = append(other, f)
+			}
+		})
+		if len(other) > 0 {
+			fmt.Fprint(w, "\nOther options:\n")
+			for _, f := range other {
+				c.printFlag(w, f)
+			}
 		}
-		// A usage that names its own default (often in words) gets no second one.
-		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" && f.DefValue != "[]" &&
-			!strings.Contains(usage, "(default") {
-			usage += " (default " + f.DefValue + ")"
-		}
-		fmt.Fprintf(w, "%s\n      %s\n", line, strings.ReplaceAll(usage, "\n", "\n      "))
-	})
+	}
 	fmt.Fprintln(w, "  -h, --help\n      show this help")
+}
+
+// printFlag writes one flag's help: its vLLM spelling, its argument and
+// its usage, with the default unless the usage names it.
+func (c *command) printFlag(w io.Writer, f *flag.Flag) {
+	kind, usage := flag.UnquoteUsage(f)
+	if c.multi[f.Name] {
+		kind += " [" + kind + " ...]"
+	}
+	line := "  --" + f.Name
+	if kind != "" && !isBoolFlag(f) {
+		line += " " + kind
+	}
+	// A usage that names its own default (often in words) gets no second one.
+	if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" && f.DefValue != "[]" &&
+		!strings.Contains(usage, "(default") {
+		usage += " (default " + f.DefValue + ")"
+	}
+	fmt.Fprintf(w, "%s\n      %s\n", line, strings.ReplaceAll(usage, "\n", "\n      "))
 }
 
 // stringList is a flag that collects every value it is given.
