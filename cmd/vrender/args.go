@@ -51,6 +51,14 @@ func newCommand(name, synopsis, about string) *command {
 // parse parses args and returns the positional arguments. --help prints the
 // help to stdout and returns flag.ErrHelp; a bad flag returns a usageError.
 func (c *command) parse(args []string, stdout io.Writer) ([]string, error) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if topic, ok := strings.CutPrefix(a, "--help="); ok {
+			return nil, c.printHelpTopic(stdout, topic)
+		}
+	}
 	flags, positional, err := c.normalize(args)
 	if err != nil {
 		return nil, err
@@ -150,6 +158,59 @@ func (c *command) printHelp(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w, "  -h, --help\n      show this help")
+	if c.sections != nil {
+		fmt.Fprintln(w, "  --help=TOPIC\n      show only the sections whose title, or else the options whose name, contains TOPIC")
+	}
+}
+
+// printHelpTopic is --help=TOPIC, as vLLM's --help=ModelConfig or
+// --help=max-model-len: the sections whose title contains TOPIC, or else
+// the options whose name does (case aside). It returns flag.ErrHelp, or a
+// usageError when nothing matches.
+func (c *command) printHelpTopic(w io.Writer, topic string) error {
+	want := strings.ToLower(strings.TrimLeft(topic, "-"))
+	if want == "" {
+		c.printHelp(w)
+		return flag.ErrHelp
+	}
+	var titles []string
+	var sections []helpSection
+	for _, sec := range c.sections {
+		titles = append(titles, sec.title)
+		if strings.Contains(strings.ToLower(sec.title), want) {
+			sections = append(sections, sec)
+		}
+	}
+	var flags []*flag.Flag
+	if len(sections) == 0 {
+		c.fs.VisitAll(func(f *flag.Flag) {
+			if strings.Contains(f.Name, want) {
+				flags = append(flags, f)
+			}
+		})
+	}
+	if len(sections) == 0 && len(flags) == 0 {
+		if len(titles) == 0 {
+			return usagef("--help=%s: no option's name contains %q", topic, want)
+		}
+		return usagef("--help=%s: no section title or option name contains %q (sections: %s)", topic, want, strings.Join(titles, "; "))
+	}
+	fmt.Fprintf(w, "Usage: vrender %s %s\n", c.name, c.synopsis)
+	for _, sec := range sections {
+		fmt.Fprintf(w, "\n%s:\n", sec.title)
+		for _, name := range sec.flags {
+			if f := c.fs.Lookup(name); f != nil {
+				c.printFlag(w, f)
+			}
+		}
+	}
+	if len(flags) > 0 {
+		fmt.Fprintf(w, "\nOptions matching %q:\n", want)
+		for _, f := range flags {
+			c.printFlag(w, f)
+		}
+	}
+	return flag.ErrHelp
 }
 
 // printFlag writes one flag's help: its vLLM spelling, its argument and
