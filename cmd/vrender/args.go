@@ -157,10 +157,11 @@ func (c *command) printHelp(w io.Writer) {
 			}
 		}
 	}
-	fmt.Fprintln(w, "  -h, --help\n      show this help")
-	if c.sections != nil {
-		fmt.Fprintln(w, "  --help=TOPIC\n      show only the sections whose title, or else the options whose name, contains TOPIC")
+	if c.sections == nil {
+		fmt.Fprintln(w, "  -h, --help\n      show this help")
+		return
 	}
+	fmt.Fprintln(w, "  -h, --help[=TOPIC]\n      show this help; with TOPIC only the sections whose title, or else the options whose name, contains it")
 }
 
 // printHelpTopic is --help=TOPIC, as vLLM's --help=ModelConfig or
