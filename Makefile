@@ -41,9 +41,9 @@ RUN_SIM_FLAGS = $(if $(filter sim,$(ENGINE)),--sim-token-latency $(SIM_TOKEN_LAT
 # go test's timeout is per package test binary: the slowest one (tokenizer parity over five models) takes
 # about a minute on 2 cores; the margin is for a loaded machine.
 TEST_TIMEOUT ?= 10m
-# Per fuzz target in `make test`: 91 targets x (1 s + about 1 s to start) plus one instrumented build per
-# package (14) is about 4 minutes on a loaded 2-core machine. The seed corpora also run as plain tests in
-# unit-test; `make fuzz` is the long run.
+# Per fuzz target in `make test`: 91 targets took 6.5 minutes in all on the shared 2-core machine at load 8-15
+# (91 s fuzzing, the rest starting each target and 14 instrumented package builds). The seed corpora also run
+# as plain tests in unit-test; `make fuzz` is the long run.
 FUZZTIME ?= 1s
 
 export VRENDER_CACHE := $(CACHE)
