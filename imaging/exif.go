@@ -1,0 +1,61 @@
+package imaging
+
+import "encoding/binary"
+
+// exifOrientation reads tag 0x0112 from IFD0 of an Exif block (with or without the "Exif\0\0" prefix)
+// the way Pillow 9.4's Image.getexif does, returning 1 when exif_transpose would leave the image alone:
+// no block, a block Pillow fails to parse (vLLM ignores exif_transpose's errors), or a value that is not
+// a single SHORT/LONG/SSHORT/SLONG in 2..8 (Pillow keys its transpose table by that int).
+func exifOrientation(exif []byte) int {
+	if len(exif) >= 6 && string(exif[:6]) == "Exif\x00\x00" {
+		exif = exif[6:]
+	}
+	if len(exif) < 8 {
+		return 1
+	}
+	var bo binary.ByteOrder
+	switch string(exif[:4]) {
+	case "II*\x00":
+		bo = binary.LittleEndian
+	case "MM\x00*":
+		bo = binary.BigEndian
+	default:
+		return 1
+	}
+	off := int64(bo.Uint32(exif[4:8]))
+	if off+2 > int64(len(exif)) {
+		return 1
+	}
+	n := int64(bo.Uint16(exif[off:]))
+	entries := off + 2
+	// Pillow reads the whole entry table and the next-IFD offset; a short read fails the whole load.
+	if entries+12*n+4 > int64(len(exif)) {
+		return 1
+	}
+	orientation := 1
+	for i := int64(0); i < n; i++ {
+		e := exif[entries+12*i : entries+12*i+12]
+		if bo.Uint16(e) != 0x0112 {
+			continue
+		}
+		typ, count := bo.Uint16(e[2:]), bo.Uint32(e[4:])
+		v := -1
+		if count == 1 {
+			switch typ {
+			case 3:
+				v = int(bo.Uint16(e[8:]))
+			case 8:
+				v = int(int16(bo.Uint16(e[8:])))
+			case 4:
+				v = int(bo.Uint32(e[8:]))
+			case 9:
+				v = int(int32(bo.Uint32(e[8:])))
+			}
+		}
+		orientation = 1
+		if v >= 2 && v <= 8 {
+			orientation = v
+		}
+	}
+	return orientation
+}

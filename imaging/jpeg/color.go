@@ -1,0 +1,62 @@
+package jpeg
+
+// jdcolor.c build_ycc_rgb_table: SCALEBITS 16, FIX(x) = round(x * 2^16), tables indexed by the chroma
+// sample (x = sample - 128). Cr->R and Cb->B are pre-rounded; the two green terms are summed, then
+// rounded by the ONE_HALF folded into cbG.
+const (
+	scaleBits = 16
+	oneHalf   = 1 << (scaleBits - 1)
+)
+
+var crR, cbB, crG, cbG = yccTables()
+
+func yccTables() (crR, cbB, crG, cbG [256]int32) {
+	fix := func(v float64) int32 { return int32(v*(1<<scaleBits) + 0.5) }
+	for i := range 256 {
+		x := int32(i - 128)
+		crR[i] = (fix(1.40200)*x + oneHalf) >> scaleBits
+		cbB[i] = (fix(1.77200)*x + oneHalf) >> scaleBits
+		crG[i] = -fix(0.71414) * x
+		cbG[i] = -fix(0.34414)*x + oneHalf
+	}
+	return
+}
+
+func clamp255(v int32) byte {
+	if uint32(v) > 255 {
+		if v < 0 {
+			return 0
+		}
+		return 255
+	}
+	return byte(v)
+}
+
+// yccToRGB is jdcolor.c ycc_rgb_convert for one row.
+func yccToRGB(out, ys, cbs, crs []byte) {
+	cbs, crs = cbs[:len(ys)], crs[:len(ys)]
+	out = out[:3*len(ys)]
+	for x, yv := range ys {
+		y := int32(yv)
+		cb, cr := cbs[x], crs[x]
+		o := out[3*x : 3*x+3 : 3*x+3]
+		o[0] = clamp255(y + crR[cr])
+		o[1] = clamp255(y + (cbG[cb]+crG[cr])>>scaleBits)
+		o[2] = clamp255(y + cbB[cb])
+	}
+}
+
+// ycckToCMYK is jdcolor.c ycck_cmyk_convert for one row: the YCbCr part is converted to RGB and
+// inverted, K passes through.
+func ycckToCMYK(out, ys, cbs, crs, ks []byte) {
+	cbs, crs, ks = cbs[:len(ys)], crs[:len(ys)], ks[:len(ys)]
+	for x, yv := range ys {
+		y := int32(yv)
+		cb, cr := cbs[x], crs[x]
+		o := out[4*x : 4*x+4 : 4*x+4]
+		o[0] = clamp255(255 - (y + crR[cr]))
+		o[1] = clamp255(255 - (y + (cbG[cb]+crG[cr])>>scaleBits))
+		o[2] = clamp255(255 - (y + cbB[cb]))
+		o[3] = ks[x]
+	}
+}

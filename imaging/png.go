@@ -1,0 +1,184 @@
+package imaging
+
+import (
+	"bytes"
+	"encoding/binary"
+	"image"
+	"image/color"
+	"image/png"
+)
+
+// pngModes maps IHDR (bit depth, colour type) to the mode Pillow 9.4 opens the file as.
+var pngModes = map[[2]byte]string{
+	{1, 0}: "1", {2, 0}: "L", {4, 0}: "L", {8, 0}: "L", {16, 0}: "I",
+	{8, 2}: "RGB", {16, 2}: "RGB",
+	{1, 3}: "P", {2, 3}: "P", {4, 3}: "P", {8, 3}: "P",
+	{8, 4}: "LA", {16, 4}: "LA",
+	{8, 6}: "RGBA", {16, 6}: "RGBA",
+}
+
+// pngHeader reads IHDR and walks the chunk list (lengths only) for tRNS and eXIf, which Pillow reads
+// wherever they are (eXIf after IDAT is read by getexif's load()).
+func pngHeader(data []byte) (header, error) {
+	if len(data) < 8+8+13 || string(data[12:16]) != "IHDR" || binary.BigEndian.Uint32(data[8:]) != 13 {
+		return header{}, ErrUnidentified
+	}
+	ihdr := data[16:29]
+	w, h := binary.BigEndian.Uint32(ihdr), binary.BigEndian.Uint32(ihdr[4:])
+	mode, ok := pngModes[[2]byte{ihdr[8], ihdr[9]}]
+	if !ok || w == 0 || h == 0 || w > 1<<31-1 || h > 1<<31-1 {
+		return header{}, ErrUnidentified
+	}
+	var exif []byte
+	for p := 8; p+8 <= len(data); {
+		n := int(binary.BigEndian.Uint32(data[p:]))
+		typ := string(data[p+4 : p+8])
+		if n < 0 || p+8+n > len(data) {
+			break
+		}
+		if typ == "eXIf" && exif == nil {
+			exif = data[p+8 : p+8+n]
+		}
+		if typ == "IEND" {
+			break
+		}
+		p += 12 + n
+	}
+	hd := header{format: PNG, mode: mode, width: int(w), height: int(h), orientation: exifOrientation(exif)}
+	hd.decode = decodePNG
+	return hd, nil
+}
+
+func decodePNG(data []byte, opt Options) (*RGB, error) {
+	m, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, decodeErr(err)
+	}
+	return imageToRGB(m, opt.Background), nil
+}
+
+// imageToRGB converts what Go's image/png, image/gif and x/image decoders return into vLLM's RGB, as
+// Pillow converts the corresponding mode. Go returns an alpha-carrying type exactly when Pillow's
+// image has an alpha band or a tRNS transparency (NRGBA, NRGBA64, or a palette with a transparent
+// entry), which is vLLM's test for compositing.
+func imageToRGB(m image.Image, bg [3]uint8) *RGB {
+	b := m.Bounds()
+	w, h := b.Dx(), b.Dy()
+	out := &RGB{Width: w, Height: h, Pix: make([]byte, 3*w*h)}
+	switch m := m.(type) {
+	case *image.Gray:
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+w]
+			o := out.Pix[3*y*w:]
+			for x, v := range row {
+				o[3*x], o[3*x+1], o[3*x+2] = v, v, v
+			}
+		}
+	case *image.Gray16:
+		// Pillow 9.4 opens 16-bit gray as mode I and convert("RGB") clamps (Convert.c i2rgb).
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+2*w]
+			o := out.Pix[3*y*w:]
+			for x := 0; x < w; x++ {
+				v := uint8(255)
+				if row[2*x] == 0 {
+					v = row[2*x+1]
+				}
+				o[3*x], o[3*x+1], o[3*x+2] = v, v, v
+			}
+		}
+	case *image.RGBA:
+		// Go returns RGBA only for opaque images here.
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+4*w]
+			o := out.Pix[3*y*w:]
+			for x := 0; x < w; x++ {
+				o[3*x], o[3*x+1], o[3*x+2] = row[4*x], row[4*x+1], row[4*x+2]
+			}
+		}
+	case *image.RGBA64:
+		// 16-bit RGB: Pillow keeps the high byte (rawmode RGB;16B).
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+8*w]
+			o := out.Pix[3*y*w:]
+			for x := 0; x < w; x++ {
+				o[3*x], o[3*x+1], o[3*x+2] = row[8*x], row[8*x+2], row[8*x+4]
+			}
+		}
+	case *image.NRGBA:
+		c := newCompositor(bg)
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+4*w]
+			o := out.Pix[3*y*w:]
+			for x := 0; x < w; x++ {
+				s := row[4*x : 4*x+4 : 4*x+4]
+				c.pixel(o[3*x:3*x+3:3*x+3], s[0], s[1], s[2], s[3])
+			}
+		}
+	case *image.NRGBA64:
+		// 16-bit with alpha: Pillow keeps the high bytes (RGBA;16B, LA;16B), then composites.
+		c := newCompositor(bg)
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+8*w]
+			o := out.Pix[3*y*w:]
+			for x := 0; x < w; x++ {
+				s := row[8*x : 8*x+8 : 8*x+8]
+				c.pixel(o[3*x:3*x+3:3*x+3], s[0], s[2], s[4], s[6])
+			}
+		}
+	case *image.Paletted:
+		palettedToRGB(out, m, bg)
+	default:
+		// Not produced by the decoders used here; convert through the colour model, alpha composited.
+		c := newCompositor(bg)
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				n := color.NRGBAModel.Convert(m.At(b.Min.X+x, b.Min.Y+y)).(color.NRGBA)
+				c.pixel(out.Pix[3*(y*w+x):], n.R, n.G, n.B, n.A)
+			}
+		}
+	}
+	return out
+}
+
+// palettedToRGB maps indices through the palette; with any non-opaque entry (a tRNS chunk or a GIF
+// transparent index) the image is vLLM's "transparency in info" case and every pixel is composited.
+func palettedToRGB(out *RGB, m *image.Paletted, bg [3]uint8) {
+	var lut [256][3]byte
+	transparent := false
+	var alpha [256]uint8
+	for i := range alpha {
+		alpha[i] = 255
+	}
+	for i, pc := range m.Palette {
+		if i >= 256 {
+			break
+		}
+		n := color.NRGBAModel.Convert(pc).(color.NRGBA)
+		if nc, ok := pc.(color.NRGBA); ok {
+			n = nc
+		}
+		lut[i] = [3]byte{n.R, n.G, n.B}
+		alpha[i] = n.A
+		if n.A != 255 {
+			transparent = true
+		}
+	}
+	if transparent {
+		c := newCompositor(bg)
+		for i := range lut {
+			var o [3]byte
+			c.pixel(o[:], lut[i][0], lut[i][1], lut[i][2], alpha[i])
+			lut[i] = o
+		}
+	}
+	w, h := out.Width, out.Height
+	for y := 0; y < h; y++ {
+		row := m.Pix[y*m.Stride : y*m.Stride+w]
+		o := out.Pix[3*y*w:]
+		for x, idx := range row {
+			p := lut[idx]
+			o[3*x], o[3*x+1], o[3*x+2] = p[0], p[1], p[2]
+		}
+	}
+}
