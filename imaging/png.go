@@ -46,6 +46,9 @@ func pngHeader(data []byte) (header, error) {
 	}
 	hd := header{format: PNG, mode: mode, width: int(w), height: int(h), orientation: exifOrientation(exif)}
 	hd.decode = decodePNG
+	if mode == "RGB" {
+		hd.decode = decodePNGOpaque
+	}
 	return hd, nil
 }
 
@@ -53,6 +56,22 @@ func decodePNG(data []byte, opt Options) (*RGB, error) {
 	m, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, decodeErr(err)
+	}
+	return imageToRGB(m, opt.Background), nil
+}
+
+// decodePNGOpaque decodes truecolour PNG: Pillow's mode is RGB even with a tRNS colour, and vLLM
+// returns an RGB image unchanged, so the transparent colour stays as it is.
+func decodePNGOpaque(data []byte, opt Options) (*RGB, error) {
+	m, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, decodeErr(err)
+	}
+	switch m := m.(type) {
+	case *image.NRGBA:
+		return imageToRGB(&image.RGBA{Pix: m.Pix, Stride: m.Stride, Rect: m.Rect}, opt.Background), nil
+	case *image.NRGBA64:
+		return imageToRGB(&image.RGBA64{Pix: m.Pix, Stride: m.Stride, Rect: m.Rect}, opt.Background), nil
 	}
 	return imageToRGB(m, opt.Background), nil
 }
@@ -88,7 +107,7 @@ func imageToRGB(m image.Image, bg [3]uint8) *RGB {
 			}
 		}
 	case *image.RGBA:
-		// Go returns RGBA only for opaque images here.
+		// Opaque (or, from decodePNGOpaque, alpha to be ignored): the colour bytes as they are.
 		for y := 0; y < h; y++ {
 			row := m.Pix[y*m.Stride : y*m.Stride+4*w]
 			o := out.Pix[3*y*w:]

@@ -156,3 +156,31 @@ func compareWithPillow(t *testing.T, files []string, opt Options, env ...string)
 func TestLoadCorpusMatchesPillow(t *testing.T) {
 	compareWithPillow(t, corpus(t), DefaultOptions())
 }
+
+// TestLoadVariantsMatchPillow is the differential test over images Pillow writes on the spot
+// (testdata/make_variants.py): JPEG at every size class from 1x1 up, subsamplings 4:4:4/4:2:2/4:2:0,
+// qualities 30-100, progressive, restart intervals, grayscale, CMYK; EXIF orientations 1-8; the PNG,
+// GIF, BMP and WebP modes with and without transparency.
+func TestLoadVariantsMatchPillow(t *testing.T) {
+	files := variants(t)
+	t.Run("white", func(t *testing.T) { compareWithPillow(t, files, DefaultOptions()) })
+	opt := DefaultOptions()
+	opt.Background = [3]uint8{10, 128, 250}
+	t.Run("background", func(t *testing.T) { compareWithPillow(t, files, opt, "BG=10,128,250") })
+}
+
+// variants writes testdata/make_variants.py's images into a temporary directory and lists them.
+func variants(t testing.TB) []string {
+	t.Helper()
+	py := pillowPython(t)
+	dir := t.TempDir()
+	out, err := exec.Command(py, filepath.Join("testdata", "make_variants.py"), dir).Output()
+	if err != nil {
+		t.Fatalf("make_variants.py: %v", err)
+	}
+	var files []string
+	for _, name := range strings.Fields(string(out)) {
+		files = append(files, filepath.Join(dir, name))
+	}
+	return files
+}
