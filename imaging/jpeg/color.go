@@ -22,14 +22,19 @@ func yccTables() (crR, cbB, crG, cbG [256]int32) {
 	return
 }
 
-func clamp255(v int32) byte {
-	if uint32(v) > 255 {
-		if v < 0 {
-			return 0
-		}
-		return 255
+// rangeLimit is libjpeg's sample_range_limit: index v+rangeOffset gives v clamped to 0..255, for
+// every v the colour converters can form (-(255+227) .. 255+227), without branches.
+const rangeOffset = 512
+
+var rangeLimit = func() (t [1024]byte) {
+	for i := range t {
+		t[i] = byte(min(max(i-rangeOffset, 0), 255))
 	}
-	return byte(v)
+	return
+}()
+
+func clamp255(v int32) byte {
+	return rangeLimit[uint32(v+rangeOffset)&1023]
 }
 
 // yccToRGB is jdcolor.c ycc_rgb_convert for one row.

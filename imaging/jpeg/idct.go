@@ -30,6 +30,20 @@ const (
 // would wrap values beyond +-384 through its range-limit table, which only
 // corrupt streams reach).
 func idctIslow(b *block, q *block, dst []byte, stride int) {
+	// A block with no AC coefficient (most blocks of smooth areas) gives one value everywhere: both
+	// passes then reduce exactly to (((dc*q)<<PASS1_BITS) + 16) >> 5.
+	var ac int32
+	for _, c := range b[1:] {
+		ac |= c
+	}
+	if ac == 0 {
+		v := clampSample(((b[0]*q[0])<<pass1Bits + 16) >> (pass1Bits + 3))
+		row := [8]byte{v, v, v, v, v, v, v, v}
+		for r := 0; r < 8; r++ {
+			copy(dst[r*stride:r*stride+8], row[:])
+		}
+		return
+	}
 	var ws [blockSize]int32
 	for c := 0; c < 8; c++ {
 		if b[8+c]|b[16+c]|b[24+c]|b[32+c]|b[40+c]|b[48+c]|b[56+c] == 0 {
