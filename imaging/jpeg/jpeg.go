@@ -50,8 +50,15 @@ func DecodeHeader(data []byte) (Header, error) {
 }
 
 // Decode decodes the whole image. maxPixels (0: no limit) is checked against the frame header before
-// any sample buffer is allocated.
+// any sample buffer is allocated. Built with the libjpegturbo tag (and cgo), the samples come from the
+// system's libjpeg-turbo, else from this package's Go decoder; both give Pillow's samples (Backend
+// names the one in use).
 func Decode(data []byte, maxPixels int64) (*Image, error) {
+	return decodeBackend(data, maxPixels)
+}
+
+// decodeGo is the pure-Go decoder.
+func decodeGo(data []byte, maxPixels int64) (*Image, error) {
 	d := decoder{maxPixels: maxPixels}
 	if err := d.decode(bytes.NewReader(data), false); err != nil {
 		return nil, mapErr(err)
