@@ -21,8 +21,11 @@ func benchFile(b *testing.B, name string) string {
 	dir := filepath.Join(testenv.SharedDir(b), "multimodal", "images")
 	if name != "png_rgb_1920x1080" {
 		ext := ".png"
-		if strings.HasPrefix(name, "jpeg") {
+		switch {
+		case strings.HasPrefix(name, "jpeg"):
 			ext = ".jpg"
+		case strings.HasPrefix(name, "webp"):
+			ext = ".webp"
 		}
 		return filepath.Join(dir, name+ext)
 	}
@@ -50,7 +53,7 @@ func benchFile(b *testing.B, name string) string {
 	return path
 }
 
-var benchNames = []string{"jpeg_444_1280x720", "jpeg_420_1920x1080", "png_rgb_1920x1080", "png_doc_1275x1650"}
+var benchNames = []string{"jpeg_444_1280x720", "jpeg_420_1920x1080", "png_rgb_1920x1080", "png_doc_1275x1650", "webp_lossy_512x384"}
 
 // BenchmarkLoad is decode + conversion to vLLM's RGB, the work Pillow does in BenchmarkPillowLoad.
 func BenchmarkLoad(b *testing.B) {
