@@ -4,10 +4,6 @@
 
 package jpeg
 
-import (
-	"io"
-)
-
 // maxCodeLength is the maximum (inclusive) number of bits in a Huffman code.
 const maxCodeLength = 16
 
@@ -42,28 +38,42 @@ type huffman struct {
 // Huffman data.
 var errShortHuffmanData = FormatError("short Huffman data")
 
-// ensureNBits reads bytes from the byte buffer to ensure that d.bits.n is at
-// least n. For best performance (avoiding function calls inside hot loops),
-// the caller is the one responsible for first checking that d.bits.n < n.
-func (d *decoder) ensureNBits(n int32) error {
-	for {
-		c, err := d.readByteStuffedByte()
-		if err != nil {
-			if err == io.ErrUnexpectedEOF {
-				return errShortHuffmanData
+// fillBits tops the accumulator up to at least 57 bits: stuffed FF00 pairs
+// become FF, a marker is never consumed, and past a marker or the end of the
+// data zero bits are fed in (counted in d.bits.fake), as libjpeg does.
+func (d *decoder) fillBits() {
+	for d.bits.n <= 56 {
+		var c byte
+		if d.bits.fake == 0 && d.pos < len(d.data) {
+			c = d.data[d.pos]
+			switch {
+			case c != 0xff:
+				d.pos++
+			case d.pos+1 < len(d.data) && d.data[d.pos+1] == 0:
+				d.pos += 2
+			default:
+				c = 0
+				d.bits.fake = 8
+				d.bits.eof = d.pos+1 >= len(d.data)
 			}
-			return err
-		}
-		d.bits.a = d.bits.a<<8 | uint32(c)
-		d.bits.n += 8
-		if d.bits.m == 0 {
-			d.bits.m = 1 << 7
 		} else {
-			d.bits.m <<= 8
+			if d.bits.fake == 0 {
+				d.bits.eof = true
+			}
+			d.bits.fake += 8
 		}
-		if d.bits.n >= n {
-			break
-		}
+		d.bits.a = d.bits.a<<8 | uint64(c)
+		d.bits.n += 8
+	}
+}
+
+// overran reports whether the decoder has used bits that the file does not
+// have. Zeros read past a marker are what libjpeg decodes too (it warns and
+// goes on, and Pillow keeps the image); zeros read past the end of the file are
+// a truncated image.
+func (d *decoder) overran() error {
+	if d.bits.n < d.bits.fake && d.bits.eof {
+		return errShortHuffmanData
 	}
 	return nil
 }
@@ -72,14 +82,11 @@ func (d *decoder) ensureNBits(n int32) error {
 // F.2.2.1.
 func (d *decoder) receiveExtend(t uint8) (int32, error) {
 	if d.bits.n < int32(t) {
-		if err := d.ensureNBits(int32(t)); err != nil {
-			return 0, err
-		}
+		d.fillBits()
 	}
 	d.bits.n -= int32(t)
-	d.bits.m >>= t
 	s := int32(1) << t
-	x := int32(d.bits.a>>uint8(d.bits.n)) & (s - 1)
+	x := int32(d.bits.a>>uint32(d.bits.n)) & (s - 1)
 	if x < s>>1 {
 		x += ((-1) << t) + 1
 	}
@@ -177,40 +184,17 @@ func (d *decoder) decodeHuffman(h *huffman) (uint8, error) {
 	if h.nCodes == 0 {
 		return 0, FormatError("uninitialized Huffman table")
 	}
-
-	if d.bits.n < 8 {
-		if err := d.ensureNBits(8); err != nil {
-			if err != errMissingFF00 && err != errShortHuffmanData {
-				return 0, err
-			}
-			// There are no more bytes of data in this segment, but we may still
-			// be able to read the next symbol out of the previously read bits.
-			// First, undo the readByte that the ensureNBits call made.
-			if d.bytes.nUnreadable != 0 {
-				d.unreadByteStuffedByte()
-			}
-			goto slowPath
-		}
+	if d.bits.n < maxCodeLength {
+		d.fillBits()
 	}
 	if v := h.lut[(d.bits.a>>uint32(d.bits.n-lutSize))&0xff]; v != 0 {
 		n := (v & 0xff) - 1
 		d.bits.n -= int32(n)
-		d.bits.m >>= n
 		return uint8(v >> 8), nil
 	}
-
-slowPath:
 	for i, code := 0, int32(0); i < maxCodeLength; i++ {
-		if d.bits.n == 0 {
-			if err := d.ensureNBits(1); err != nil {
-				return 0, err
-			}
-		}
-		if d.bits.a&d.bits.m != 0 {
-			code |= 1
-		}
 		d.bits.n--
-		d.bits.m >>= 1
+		code |= int32(d.bits.a>>uint32(d.bits.n)) & 1
 		if code <= h.maxCodes[i] {
 			return h.vals[h.valsIndices[i]+code-h.minCodes[i]], nil
 		}
@@ -221,25 +205,16 @@ slowPath:
 
 func (d *decoder) decodeBit() (bool, error) {
 	if d.bits.n == 0 {
-		if err := d.ensureNBits(1); err != nil {
-			return false, err
-		}
+		d.fillBits()
 	}
-	ret := d.bits.a&d.bits.m != 0
 	d.bits.n--
-	d.bits.m >>= 1
-	return ret, nil
+	return d.bits.a>>uint32(d.bits.n)&1 != 0, nil
 }
 
 func (d *decoder) decodeBits(n int32) (uint32, error) {
 	if d.bits.n < n {
-		if err := d.ensureNBits(n); err != nil {
-			return 0, err
-		}
+		d.fillBits()
 	}
-	ret := d.bits.a >> uint32(d.bits.n-n)
-	ret &= (1 << uint32(n)) - 1
 	d.bits.n -= n
-	d.bits.m >>= uint32(n)
-	return ret, nil
+	return uint32(d.bits.a>>uint32(d.bits.n)) & (1<<uint32(n) - 1), nil
 }

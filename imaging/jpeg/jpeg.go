@@ -8,7 +8,6 @@
 package jpeg
 
 import (
-	"bytes"
 	"errors"
 	"io"
 )
@@ -40,7 +39,7 @@ type Image struct {
 // DecodeHeader reads the markers up to the first scan without decoding any image data.
 func DecodeHeader(data []byte) (Header, error) {
 	var d decoder
-	if err := d.decode(bytes.NewReader(data), true); err != nil {
+	if err := d.decode(data, true); err != nil {
 		return Header{}, mapErr(err)
 	}
 	if d.nComp == 0 {
@@ -60,7 +59,7 @@ func Decode(data []byte, maxPixels int64) (*Image, error) {
 // decodeGo is the pure-Go decoder.
 func decodeGo(data []byte, maxPixels int64) (*Image, error) {
 	d := decoder{maxPixels: maxPixels}
-	if err := d.decode(bytes.NewReader(data), false); err != nil {
+	if err := d.decode(data, false); err != nil {
 		return nil, mapErr(err)
 	}
 	return d.output(), nil

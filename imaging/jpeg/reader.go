@@ -83,28 +83,22 @@ var unzig = [blockSize]int{
 
 // bits holds the unprocessed bits that have been taken from the byte-stream.
 // The n least significant bits of a form the unread bits, to be read in MSB to
-// LSB order.
+// LSB order. The lowest fake of them are zeros fed in after the entropy-coded
+// data ended (at a marker, or at the end of the file when eof), as libjpeg's
+// jpeg_fill_bit_buffer does.
 type bits struct {
-	a uint32 // accumulator.
-	m uint32 // mask. m==1<<(n-1) when n>0, with m==0 when n==0.
-	n int32  // the number of unread bits in a.
+	a    uint64
+	n    int32
+	fake int32
+	eof  bool
 }
 
 type decoder struct {
-	r    io.Reader
 	bits bits
-	// bytes is a byte buffer, similar to a bufio.Reader, except that it
-	// has to be able to unread more than 1 byte, due to byte stuffing.
-	// Byte stuffing is specified in section F.1.2.3.
-	bytes struct {
-		// buf[i:j] are the buffered bytes read from the underlying
-		// io.Reader that haven't yet been passed further on.
-		buf  [4096]byte
-		i, j int
-		// nUnreadable is the number of bytes to back up i after
-		// overshooting. It can be 0, 1 or 2.
-		nUnreadable int
-	}
+	// data is the whole file; pos is the next byte to read. Markers are read
+	// from it directly and the entropy decoder un-stuffs bytes as it goes.
+	data []byte
+	pos  int
 	width, height int
 
 	// planes holds each component's samples after the IDCT, at its own sampling
@@ -132,6 +126,9 @@ type decoder struct {
 	adobeTransformValid bool
 	adobeTransform      uint8
 	eobRun              uint16 // End-of-Band run, specified in section G.1.2.2.
+	// insufficient is libjpeg's insufficient_data: this scan's data ended at a
+	// marker before its last MCU.
+	insufficient bool
 
 	comp       [maxComponents]component
 	progCoeffs [maxComponents][]block // Saved state between progressive-mode scans.
@@ -140,153 +137,34 @@ type decoder struct {
 	tmp        [2 * blockSize]byte
 }
 
-// fill fills up the d.bytes.buf buffer from the underlying io.Reader. It
-// should only be called when there are no unread bytes in d.bytes.
-func (d *decoder) fill() error {
-	if d.bytes.i != d.bytes.j {
-		panic("jpeg: fill called when unread bytes exist")
-	}
-	// Move the last 2 bytes to the start of the buffer, in case we need
-	// to call unreadByteStuffedByte.
-	if d.bytes.j > 2 {
-		d.bytes.buf[0] = d.bytes.buf[d.bytes.j-2]
-		d.bytes.buf[1] = d.bytes.buf[d.bytes.j-1]
-		d.bytes.i, d.bytes.j = 2, 2
-	}
-	// Fill in the rest of the buffer.
-	n, err := d.r.Read(d.bytes.buf[d.bytes.j:])
-	d.bytes.j += n
-	if n > 0 {
-		return nil
-	}
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// unreadByteStuffedByte undoes the most recent readByteStuffedByte call,
-// giving a byte of data back from d.bits to d.bytes. The Huffman look-up table
-// requires at least 8 bits for look-up, which means that Huffman decoding can
-// sometimes overshoot and read one or two too many bytes. Two-byte overshoot
-// can happen when expecting to read a 0xff 0x00 byte-stuffed byte.
-func (d *decoder) unreadByteStuffedByte() {
-	d.bytes.i -= d.bytes.nUnreadable
-	d.bytes.nUnreadable = 0
-	if d.bits.n >= 8 {
-		d.bits.a >>= 8
-		d.bits.n -= 8
-		d.bits.m >>= 8
-	}
-}
-
-// readByte returns the next byte, whether buffered or not buffered. It does
-// not care about byte stuffing.
+// readByte returns the next byte. It does not care about byte stuffing.
 func (d *decoder) readByte() (x byte, err error) {
-	for d.bytes.i == d.bytes.j {
-		if err = d.fill(); err != nil {
-			return 0, err
-		}
+	if d.pos >= len(d.data) {
+		return 0, io.ErrUnexpectedEOF
 	}
-	x = d.bytes.buf[d.bytes.i]
-	d.bytes.i++
-	d.bytes.nUnreadable = 0
+	x = d.data[d.pos]
+	d.pos++
 	return x, nil
-}
-
-// errMissingFF00 means that readByteStuffedByte encountered an 0xff byte (a
-// marker byte) that wasn't the expected byte-stuffed sequence 0xff, 0x00.
-var errMissingFF00 = FormatError("missing 0xff00 sequence")
-
-// readByteStuffedByte is like readByte but is for byte-stuffed Huffman data.
-func (d *decoder) readByteStuffedByte() (x byte, err error) {
-	// Take the fast path if d.bytes.buf contains at least two bytes.
-	if d.bytes.i+2 <= d.bytes.j {
-		x = d.bytes.buf[d.bytes.i]
-		d.bytes.i++
-		d.bytes.nUnreadable = 1
-		if x != 0xff {
-			return x, err
-		}
-		if d.bytes.buf[d.bytes.i] != 0x00 {
-			return 0, errMissingFF00
-		}
-		d.bytes.i++
-		d.bytes.nUnreadable = 2
-		return 0xff, nil
-	}
-
-	d.bytes.nUnreadable = 0
-
-	x, err = d.readByte()
-	if err != nil {
-		return 0, err
-	}
-	d.bytes.nUnreadable = 1
-	if x != 0xff {
-		return x, nil
-	}
-
-	x, err = d.readByte()
-	if err != nil {
-		return 0, err
-	}
-	d.bytes.nUnreadable = 2
-	if x != 0x00 {
-		return 0, errMissingFF00
-	}
-	return 0xff, nil
 }
 
 // readFull reads exactly len(p) bytes into p. It does not care about byte
 // stuffing.
 func (d *decoder) readFull(p []byte) error {
-	// Unread the overshot bytes, if any.
-	if d.bytes.nUnreadable != 0 {
-		if d.bits.n >= 8 {
-			d.unreadByteStuffedByte()
-		}
-		d.bytes.nUnreadable = 0
+	if len(d.data)-d.pos < len(p) {
+		d.pos = len(d.data)
+		return io.ErrUnexpectedEOF
 	}
-
-	for {
-		n := copy(p, d.bytes.buf[d.bytes.i:d.bytes.j])
-		p = p[n:]
-		d.bytes.i += n
-		if len(p) == 0 {
-			break
-		}
-		if err := d.fill(); err != nil {
-			return err
-		}
-	}
+	d.pos += copy(p, d.data[d.pos:])
 	return nil
 }
 
 // ignore ignores the next n bytes.
 func (d *decoder) ignore(n int) error {
-	// Unread the overshot bytes, if any.
-	if d.bytes.nUnreadable != 0 {
-		if d.bits.n >= 8 {
-			d.unreadByteStuffedByte()
-		}
-		d.bytes.nUnreadable = 0
+	if len(d.data)-d.pos < n {
+		d.pos = len(d.data)
+		return io.ErrUnexpectedEOF
 	}
-
-	for {
-		m := d.bytes.j - d.bytes.i
-		if m > n {
-			m = n
-		}
-		d.bytes.i += m
-		n -= m
-		if n == 0 {
-			break
-		}
-		if err := d.fill(); err != nil {
-			return err
-		}
-	}
+	d.pos += n
 	return nil
 }
 
@@ -528,10 +406,10 @@ func (d *decoder) processApp1Marker(n int) error {
 	return nil
 }
 
-// decode reads the JPEG stream from r into d.planes (or, with configOnly, only
-// up to the first SOS marker).
-func (d *decoder) decode(r io.Reader, configOnly bool) error {
-	d.r = r
+// decode reads the JPEG stream in data into d.planes (or, with configOnly,
+// only up to the first SOS marker).
+func (d *decoder) decode(data []byte, configOnly bool) error {
+	d.data, d.pos = data, 0
 
 	// Check for the Start Of Image marker.
 	if err := d.readFull(d.tmp[:2]); err != nil {

@@ -131,6 +131,7 @@ func (d *decoder) processSOS(n int) error {
 	}
 
 	d.bits = bits{}
+	d.insufficient = false
 	mcu, expectedRST := 0, uint8(rst0Marker)
 	var (
 		// b is the decoded coefficients, in natural (not zig-zag) order.
@@ -193,6 +194,17 @@ func (d *decoder) processSOS(n int) error {
 						b = block{}
 					}
 
+					if d.insufficient {
+						// libjpeg decodes nothing more in this scan after its data ran into a
+						// marker: sequential blocks stay zero, progressive ones keep what earlier
+						// scans gave them.
+						if !d.progressive {
+							if err := d.reconstructBlock(&b, bx, by, int(compIndex)); err != nil {
+								return err
+							}
+						}
+						continue
+					}
 					if ah != 0 {
 						if err := d.refine(&b, &d.huff[acTable][scan[i].ta], zigStart, zigEnd, 1<<al); err != nil {
 							return err
@@ -275,6 +287,10 @@ func (d *decoder) processSOS(n int) error {
 					}
 				} // for j
 			} // for i
+			if err := d.overran(); err != nil {
+				return err
+			}
+			d.insufficient = d.insufficient || d.bits.n < d.bits.fake
 			mcu++
 			if d.ri > 0 && mcu%d.ri == 0 && mcu < mxx*myy {
 				// For well-formed input, the RST[0-7] restart marker follows
@@ -293,6 +309,7 @@ func (d *decoder) processSOS(n int) error {
 				}
 				// Reset the Huffman decoder.
 				d.bits = bits{}
+				d.insufficient = false
 				// Reset the DC components, as per section F.2.1.3.1.
 				dc = [maxComponents]int32{}
 				// Reset the progressive decoder state, as per section G.1.2.2.

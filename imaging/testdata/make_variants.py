@@ -85,4 +85,13 @@ save(picture(33, 17), "w_lossy_odd.webp", quality=50)
 save(rgba, "w_lossy_alpha.webp", quality=80)
 save(rgba, "w_lossless_alpha.webp", lossless=True)
 save(base, "w_lossless.webp", lossless=True)
+# Entropy data cut short by a marker: libjpeg warns, decodes zeros and Pillow keeps the image.
+for name in ("j_64x48_s2_q75.jpg", "j_333x517_s0_q95.jpg", "j_restart.jpg"):
+    data = open(os.path.join(out, name), "rb").read()
+    cut = "j_cut_eoi_" + name
+    open(os.path.join(out, cut), "wb").write(data[: len(data) * 2 // 3] + b"\xff\xd9")
+    names.append(cut)
+    cut = "j_cut_noeoi_" + name
+    open(os.path.join(out, cut), "wb").write(data[:-2])
+    names.append(cut)
 print("\n".join(names))
