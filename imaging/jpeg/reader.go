@@ -97,8 +97,8 @@ type decoder struct {
 	bits bits
 	// data is the whole file; pos is the next byte to read. Markers are read
 	// from it directly and the entropy decoder un-stuffs bytes as it goes.
-	data []byte
-	pos  int
+	data          []byte
+	pos           int
 	width, height int
 
 	// planes holds each component's samples after the IDCT, at its own sampling
