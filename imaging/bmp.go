@@ -11,10 +11,14 @@ import (
 // 12-byte OS/2 headers carry 16-bit sizes, the others signed 32-bit with a negative height for
 // top-down rows).
 func bmpHeader(data []byte) (header, error) {
-	if len(data) < 26 {
+	if len(data) < 18 {
 		return header{}, ErrUnidentified
 	}
 	var w, h int
+	// Pillow reads the info header with _safe_read: shorter than its declared size is a truncated read.
+	if n := int64(binary.LittleEndian.Uint32(data[14:])); n >= 4 && int64(len(data)) < 14+n {
+		return header{}, truncatedRead(nil)
+	}
 	switch n := binary.LittleEndian.Uint32(data[14:]); {
 	case n == 12:
 		w, h = int(binary.LittleEndian.Uint16(data[18:])), int(binary.LittleEndian.Uint16(data[20:]))
@@ -38,9 +42,32 @@ func bmpHeader(data []byte) (header, error) {
 }
 
 func decodeBMP(data []byte, opt Options) (*RGB, error) {
+	data = padLastRow(data)
 	m, err := bmp.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, decodeErr(err)
 	}
 	return imageToRGB(m, opt.Background), nil
+}
+
+// padLastRow restores a missing end of the last stored row's padding: Pillow's raw decoder stops once
+// it has the pixels, x/image/bmp reads whole padded rows.
+func padLastRow(data []byte) []byte {
+	if len(data) < 30 || binary.LittleEndian.Uint32(data[14:]) < 40 {
+		return data
+	}
+	off := int64(binary.LittleEndian.Uint32(data[10:]))
+	w := int64(int32(binary.LittleEndian.Uint32(data[18:])))
+	h := int64(int32(binary.LittleEndian.Uint32(data[22:])))
+	bpp := int64(binary.LittleEndian.Uint16(data[28:]))
+	if w <= 0 || h == 0 {
+		return data
+	}
+	h = max(h, -h)
+	stride := (w*bpp + 31) / 32 * 4
+	missing := off + stride*h - int64(len(data))
+	if missing <= 0 || missing > stride-(w*bpp+7)/8 {
+		return data
+	}
+	return append(data[:len(data):len(data)], make([]byte, missing)...)
 }

@@ -8,12 +8,53 @@ import (
 	"image/gif"
 )
 
+// gifHeader reads what Pillow's GifImagePlugin reads when it opens a file: the screen descriptor, the
+// global palette and the blocks up to the first image descriptor with its local palette and LZW code
+// size. Data ending before that leaves the file unidentified.
 func gifHeader(data []byte) (header, error) {
 	if len(data) < 13 {
 		return header{}, ErrUnidentified
 	}
 	w, h := int(binary.LittleEndian.Uint16(data[6:])), int(binary.LittleEndian.Uint16(data[8:]))
-	return header{format: GIF, mode: "P", width: w, height: h, orientation: 1, decode: decodeGIF}, nil
+	p := 13
+	if data[10]&0x80 != 0 {
+		p += 3 << (data[10]&7 + 1)
+	}
+	for {
+		if p >= len(data) {
+			return header{}, ErrUnidentified
+		}
+		switch data[p] {
+		case 0x21: // extension: label, then sub-blocks up to a zero length
+			p += 2
+			for {
+				if p >= len(data) {
+					return header{}, ErrUnidentified
+				}
+				n := int(data[p])
+				p += 1 + n
+				if n == 0 {
+					break
+				}
+			}
+			continue
+		case 0x2c: // image descriptor
+			if p+10 > len(data) {
+				return header{}, ErrUnidentified
+			}
+			flags := data[p+9]
+			p += 10
+			if flags&0x80 != 0 {
+				p += 3 << (flags&7 + 1)
+			}
+			if p >= len(data) { // the LZW minimum code size
+				return header{}, ErrUnidentified
+			}
+			return header{format: GIF, mode: "P", width: w, height: h, orientation: 1, decode: decodeGIF}, nil
+		default:
+			return header{}, ErrUnidentified
+		}
+	}
 }
 
 // decodeGIF gives the first frame as Pillow 9.4 does: a logical-screen-sized P image whose pixels
@@ -21,11 +62,11 @@ func gifHeader(data []byte) (header, error) {
 func decodeGIF(data []byte, opt Options) (*RGB, error) {
 	cfg, err := gif.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
-		return nil, decodeErr(err)
+		return nil, truncated(err)
 	}
 	m, err := gif.Decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, decodeErr(err)
+		return nil, truncated(err)
 	}
 	p, ok := m.(*image.Paletted)
 	if !ok {

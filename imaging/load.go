@@ -81,6 +81,12 @@ func decodeErr(err error) error {
 	return broken(err)
 }
 
+// truncatedRead is Pillow's ImageFile._safe_read failing: a header structure whose length runs past
+// the end of the data.
+func truncatedRead(err error) error {
+	return &Error{msg: "Truncated File Read", err: err}
+}
+
 func truncated(err error) error {
 	return &Error{msg: "image file is truncated", err: err}
 }
@@ -173,6 +179,9 @@ func readHeader(data []byte) (header, error) {
 
 func jpegHeader(data []byte) (header, error) {
 	jh, err := jpeg.DecodeHeader(data)
+	if errors.Is(err, jpeg.ErrHeaderTruncated) {
+		return header{}, truncatedRead(err)
+	}
 	if err != nil {
 		return header{}, unidentified(err)
 	}

@@ -3,6 +3,7 @@ package imaging
 import (
 	"bytes"
 	"encoding/binary"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/png"
@@ -17,10 +18,15 @@ var pngModes = map[[2]byte]string{
 	{8, 6}: "RGBA", {16, 6}: "RGBA",
 }
 
-// pngHeader reads IHDR and walks the chunk list (lengths only) for tRNS and eXIf, which Pillow reads
-// wherever they are (eXIf after IDAT is read by getexif's load()).
+// pngHeader reads the chunks up to the first IDAT as Pillow's PngImagePlugin does when it opens a file:
+// a chunk header cut short, a bad CRC or no IDAT leaves the file unidentified; a chunk body cut short
+// fails _safe_read ("Truncated File Read"). tRNS and eXIf are noted wherever they are (an eXIf after
+// IDAT is read by getexif's load()).
 func pngHeader(data []byte) (header, error) {
 	if len(data) < 8+8+13 || string(data[12:16]) != "IHDR" || binary.BigEndian.Uint32(data[8:]) != 13 {
+		if len(data) >= 16 && string(data[12:16]) == "IHDR" && len(data) < 8+8+13 {
+			return header{}, truncatedRead(nil)
+		}
 		return header{}, ErrUnidentified
 	}
 	ihdr := data[16:29]
@@ -30,19 +36,39 @@ func pngHeader(data []byte) (header, error) {
 		return header{}, ErrUnidentified
 	}
 	var exif []byte
-	for p := 8; p+8 <= len(data); {
-		n := int(binary.BigEndian.Uint32(data[p:]))
-		typ := string(data[p+4 : p+8])
-		if n < 0 || p+8+n > len(data) {
+	sawIDAT := false
+	for p := 8; ; {
+		if p+8 > len(data) {
+			if !sawIDAT {
+				return header{}, ErrUnidentified
+			}
 			break
 		}
+		n := int64(binary.BigEndian.Uint32(data[p:]))
+		typ := string(data[p+4 : p+8])
+		if !sawIDAT && typ == "IDAT" {
+			sawIDAT = true
+		}
+		if int64(p)+12+n > int64(len(data)) {
+			if !sawIDAT && int64(p)+8+n > int64(len(data)) {
+				return header{}, truncatedRead(nil)
+			}
+			if !sawIDAT {
+				return header{}, ErrUnidentified // the CRC cannot be read
+			}
+			break
+		}
+		body := data[p+8 : p+8+int(n)]
+		if !sawIDAT && crc32.Update(crc32.ChecksumIEEE([]byte(typ)), crc32.IEEETable, body) != binary.BigEndian.Uint32(data[p+8+int(n):]) {
+			return header{}, ErrUnidentified // "broken PNG file (bad header checksum ...)"
+		}
 		if typ == "eXIf" && exif == nil {
-			exif = data[p+8 : p+8+n]
+			exif = body
 		}
 		if typ == "IEND" {
 			break
 		}
-		p += 12 + n
+		p += 12 + int(n)
 	}
 	hd := header{format: PNG, mode: mode, width: int(w), height: int(h), orientation: exifOrientation(exif)}
 	hd.decode = decodePNG
@@ -52,10 +78,36 @@ func pngHeader(data []byte) (header, error) {
 	return hd, nil
 }
 
-func decodePNG(data []byte, opt Options) (*RGB, error) {
+// pngDecode runs Go's decoder; Pillow stops reading once the image data is complete, so a file that
+// only lacks its trailing chunks (IEND) still decodes: failing that, the decode is retried with an
+// IEND appended. A failure with the data cut short is Pillow's "image file is truncated".
+func pngDecode(data []byte) (image.Image, error) {
 	m, err := png.Decode(bytes.NewReader(data))
+	if err == nil {
+		return m, nil
+	}
+	if bytes.Contains(data, []byte("IEND\xaeB`\x82")) {
+		return nil, broken(err)
+	}
+	end := 8
+	for end+8 <= len(data) {
+		n := int64(binary.BigEndian.Uint32(data[end:]))
+		if int64(end)+12+n > int64(len(data)) {
+			break
+		}
+		end += 12 + int(n)
+	}
+	fixed := append(data[:end:end], "\x00\x00\x00\x00IEND\xaeB`\x82"...)
+	if m, err2 := png.Decode(bytes.NewReader(fixed)); err2 == nil {
+		return m, nil
+	}
+	return nil, truncated(err)
+}
+
+func decodePNG(data []byte, opt Options) (*RGB, error) {
+	m, err := pngDecode(data)
 	if err != nil {
-		return nil, decodeErr(err)
+		return nil, err
 	}
 	return imageToRGB(m, opt.Background), nil
 }
@@ -63,9 +115,9 @@ func decodePNG(data []byte, opt Options) (*RGB, error) {
 // decodePNGOpaque decodes truecolour PNG: Pillow's mode is RGB even with a tRNS colour, and vLLM
 // returns an RGB image unchanged, so the transparent colour stays as it is.
 func decodePNGOpaque(data []byte, opt Options) (*RGB, error) {
-	m, err := png.Decode(bytes.NewReader(data))
+	m, err := pngDecode(data)
 	if err != nil {
-		return nil, decodeErr(err)
+		return nil, err
 	}
 	switch m := m.(type) {
 	case *image.NRGBA:

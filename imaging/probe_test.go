@@ -56,7 +56,7 @@ func TestProbeAgreesWithLoadOnVariants(t *testing.T) {
 		checkProbeAgreesWithLoad(t, name, data, Options{MaxPixels: 500})
 		// Prefixes: the header errors Probe reports must be Load's.
 		for _, n := range []int{0, 1, 2, 3, 7, 8, 12, 20, 30, 60, 100, len(data) / 2, len(data) - 1} {
-			if n <= len(data) {
+			if n >= 0 && n <= len(data) {
 				checkProbeAgreesWithLoad(t, name+"[:n]", data[:n], DefaultOptions())
 			}
 		}

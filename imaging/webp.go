@@ -8,12 +8,32 @@ import (
 	"golang.org/x/image/webp"
 )
 
+// errWebPDecoder is Pillow's message when libwebp's WebPAnimDecoder cannot be created (any structural
+// failure of the file).
+var errWebPDecoder = &Error{msg: "could not create decoder object"}
+
 // webpHeader walks the RIFF chunks: the size comes from VP8X's canvas or the first VP8/VP8L frame
 // header; alpha (Pillow's RGBA mode) from VP8X's flag or VP8L's alpha_is_used bit; EXIF from its chunk.
 func webpHeader(data []byte) (header, error) {
+	// Pillow's _accept wants a frame chunk tag right after the RIFF header; from there on libwebp's
+	// demuxer decides, and any failure of it is "could not create decoder object".
+	if len(data) < 16 {
+		return header{}, ErrUnidentified
+	}
+	switch string(data[12:16]) {
+	case "VP8 ", "VP8X", "VP8L":
+	default:
+		return header{}, ErrUnidentified
+	}
+	if int64(binary.LittleEndian.Uint32(data[4:]))+8 > int64(len(data)) {
+		return header{}, errWebPDecoder
+	}
 	h := header{format: WEBP, mode: "RGB", orientation: 1, decode: decodeWebP}
 	var exif []byte
 	found := false
+	// frameW, frameH are the largest frame any VP8/VP8L header declares: the decoder allocates for the
+	// frame, so the pixel limit must hold for it as well as for the VP8X canvas.
+	frameW, frameH := 0, 0
 	for p := 12; p+8 <= len(data); {
 		n := int(binary.LittleEndian.Uint32(data[p+4:]))
 		body := data[p+8:]
@@ -25,7 +45,7 @@ func webpHeader(data []byte) (header, error) {
 		switch string(data[p : p+4]) {
 		case "VP8X":
 			if len(body) < 10 {
-				return header{}, ErrUnidentified
+				return header{}, errWebPDecoder
 			}
 			if !found {
 				h.width = 1 + int(uint32(body[4])|uint32(body[5])<<8|uint32(body[6])<<16)
@@ -37,21 +57,23 @@ func webpHeader(data []byte) (header, error) {
 			}
 		case "VP8 ":
 			if len(body) < 10 || string(body[3:6]) != "\x9d\x01\x2a" {
-				return header{}, ErrUnidentified
+				return header{}, errWebPDecoder
 			}
+			fw, fh := int(binary.LittleEndian.Uint16(body[6:])&0x3fff), int(binary.LittleEndian.Uint16(body[8:])&0x3fff)
+			frameW, frameH = max(frameW, fw), max(frameH, fh)
 			if !found {
-				h.width = int(binary.LittleEndian.Uint16(body[6:]) & 0x3fff)
-				h.height = int(binary.LittleEndian.Uint16(body[8:]) & 0x3fff)
+				h.width, h.height = fw, fh
 				found = true
 			}
 		case "VP8L":
 			if len(body) < 5 || body[0] != 0x2f {
-				return header{}, ErrUnidentified
+				return header{}, errWebPDecoder
 			}
+			b := binary.LittleEndian.Uint32(body[1:])
+			fw, fh := 1+int(b&0x3fff), 1+int(b>>14&0x3fff)
+			frameW, frameH = max(frameW, fw), max(frameH, fh)
 			if !found {
-				b := binary.LittleEndian.Uint32(body[1:])
-				h.width = 1 + int(b&0x3fff)
-				h.height = 1 + int(b>>14&0x3fff)
+				h.width, h.height = fw, fh
 				if b>>28&1 != 0 {
 					h.mode = "RGBA"
 				}
@@ -68,7 +90,12 @@ func webpHeader(data []byte) (header, error) {
 		}
 	}
 	if !found || h.width == 0 || h.height == 0 {
-		return header{}, ErrUnidentified
+		return header{}, errWebPDecoder
+	}
+	if frameW > h.width || frameH > h.height {
+		// libwebp refuses a frame larger than its canvas; checking it here also keeps the frame's
+		// allocation within the pixel limit checked against the canvas.
+		return header{}, errWebPDecoder
 	}
 	h.orientation = exifOrientation(exif)
 	if h.mode == "RGBA" {
@@ -83,7 +110,7 @@ func decodeWebPAlpha(data []byte, opt Options) (*RGB, error) { return webpToRGB(
 func webpToRGB(data []byte, opt Options, alpha bool) (*RGB, error) {
 	m, err := webp.Decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, decodeErr(err)
+		return nil, &Error{msg: errWebPDecoder.msg, err: err}
 	}
 	switch m := m.(type) {
 	case *image.YCbCr:

@@ -15,6 +15,10 @@ import (
 // ErrTruncated reports that the data ended before the image was complete.
 var ErrTruncated = errors.New("jpeg: image data is truncated")
 
+// ErrHeaderTruncated reports that the data ended inside a marker segment before the first scan (where
+// Pillow's own parser reads a segment whose length says more bytes follow).
+var ErrHeaderTruncated = errors.New("jpeg: marker segment is truncated")
+
 // ErrTooManyPixels reports that the frame header declares more pixels than Decode was allowed.
 var ErrTooManyPixels = errors.New("jpeg: image has too many pixels")
 
@@ -66,6 +70,9 @@ func decodeGo(data []byte, maxPixels int64) (*Image, error) {
 }
 
 func mapErr(err error) error {
+	if err == ErrHeaderTruncated || err == ErrTooManyPixels {
+		return err
+	}
 	if err == io.ErrUnexpectedEOF || err == io.EOF || err == errShortHuffmanData {
 		return ErrTruncated
 	}

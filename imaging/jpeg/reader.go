@@ -126,6 +126,9 @@ type decoder struct {
 	adobeTransformValid bool
 	adobeTransform      uint8
 	eobRun              uint16 // End-of-Band run, specified in section G.1.2.2.
+	// sawSOS is set once the first scan starts: before it, the markers are
+	// what Pillow's own parser reads.
+	sawSOS bool
 	// insufficient is libjpeg's insufficient_data: this scan's data ended at a
 	// marker before its last MCU.
 	insufficient bool
@@ -507,8 +510,13 @@ func (d *decoder) decode(data []byte, configOnly bool) error {
 			}
 		case sosMarker:
 			if configOnly {
+				// Pillow's parser reads the SOS header too before it stops.
+				if err := d.ignore(n); err != nil {
+					return ErrHeaderTruncated
+				}
 				return nil
 			}
+			d.sawSOS = true
 			err = d.processSOS(n)
 		case driMarker:
 			if configOnly {
@@ -530,6 +538,9 @@ func (d *decoder) decode(data []byte, configOnly bool) error {
 			} else {
 				err = UnsupportedError("unknown marker")
 			}
+		}
+		if err == io.ErrUnexpectedEOF && !d.sawSOS {
+			err = ErrHeaderTruncated
 		}
 		if err != nil {
 			return err
