@@ -190,6 +190,10 @@ func jpegHeader(data []byte) (header, error) {
 	h.decode = func(data []byte, opt Options) (*RGB, error) {
 		img, err := jpeg.Decode(data, opt.MaxPixels)
 		if err != nil {
+			var te *jpeg.TruncatedError
+			if errors.As(err, &te) {
+				return nil, &Error{msg: fmt.Sprintf("image file is truncated (%d bytes not processed)", te.Unprocessed), err: err}
+			}
 			if errors.Is(err, jpeg.ErrTruncated) {
 				return nil, truncated(err)
 			}

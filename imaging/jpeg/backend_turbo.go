@@ -93,6 +93,9 @@ func decodeBackend(data []byte, maxPixels int64) (*Image, error) {
 	case 0:
 		return img, nil
 	case 2:
+		if n := Unprocessed(data); n >= 0 {
+			return nil, &TruncatedError{Unprocessed: n}
+		}
 		return nil, ErrTruncated
 	}
 	return nil, errors.New("libjpeg: " + C.GoString(&msg[0]))

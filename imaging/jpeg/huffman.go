@@ -190,12 +190,14 @@ func (d *decoder) decodeHuffman(h *huffman) (uint8, error) {
 	if v := h.lut[(d.bits.a>>uint32(d.bits.n-lutSize))&0xff]; v != 0 {
 		n := (v & 0xff) - 1
 		d.bits.n -= int32(n)
+		d.codeLen = int32(n)
 		return uint8(v >> 8), nil
 	}
 	for i, code := 0, int32(0); i < maxCodeLength; i++ {
 		d.bits.n--
 		code |= int32(d.bits.a>>uint32(d.bits.n)) & 1
 		if code <= h.maxCodes[i] {
+			d.codeLen = int32(i + 1)
 			return h.vals[h.valsIndices[i]+code-h.minCodes[i]], nil
 		}
 		code <<= 1

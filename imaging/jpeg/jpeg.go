@@ -15,6 +15,29 @@ import (
 // ErrTruncated reports that the data ended before the image was complete.
 var ErrTruncated = errors.New("jpeg: image data is truncated")
 
+// TruncatedError is ErrTruncated with the number of bytes Pillow reports as "not processed" for the
+// same file (what libjpeg-turbo, fed as Pillow feeds it, had left unconsumed when the data ran out).
+type TruncatedError struct {
+	Unprocessed int
+}
+
+func (e *TruncatedError) Error() string { return ErrTruncated.Error() }
+
+// Is makes errors.Is(err, ErrTruncated) hold.
+func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
+
+// Unprocessed replays a sequential JPEG's decoding the way Pillow feeds it to libjpeg-turbo and returns
+// how many bytes were left unconsumed when it ran out of data, or -1 when it did not run out (or the
+// image is progressive, which this replay does not model).
+func Unprocessed(data []byte) int {
+	d := decoder{consumed: newConsumption(data)}
+	err := d.decode(data, false)
+	if err == errConsumptionDone && !d.progressive {
+		return d.consumed.unprocessed
+	}
+	return -1
+}
+
 // ErrHeaderTruncated reports that the data ended inside a marker segment before the first scan (where
 // Pillow's own parser reads a segment whose length says more bytes follow).
 var ErrHeaderTruncated = errors.New("jpeg: marker segment is truncated")
@@ -64,7 +87,13 @@ func Decode(data []byte, maxPixels int64) (*Image, error) {
 func decodeGo(data []byte, maxPixels int64) (*Image, error) {
 	d := decoder{maxPixels: maxPixels}
 	if err := d.decode(data, false); err != nil {
-		return nil, mapErr(err)
+		err = mapErr(err)
+		if err == ErrTruncated && !d.progressive {
+			if n := Unprocessed(data); n >= 0 {
+				return nil, &TruncatedError{Unprocessed: n}
+			}
+		}
+		return nil, err
 	}
 	return d.output(), nil
 }

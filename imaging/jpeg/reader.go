@@ -126,6 +126,10 @@ type decoder struct {
 	adobeTransformValid bool
 	adobeTransform      uint8
 	eobRun              uint16 // End-of-Band run, specified in section G.1.2.2.
+	// consumed, when set, replays libjpeg's consumption of the file (consumed.go)
+	// and codeLen is the length of the last Huffman code, which it needs.
+	consumed *consumption
+	codeLen  int32
 	// sawSOS is set once the first scan starts: before it, the markers are
 	// what Pillow's own parser reads.
 	sawSOS bool

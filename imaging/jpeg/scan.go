@@ -132,6 +132,17 @@ func (d *decoder) processSOS(n int) error {
 
 	d.bits = bits{}
 	d.insufficient = false
+	if d.consumed != nil {
+		blocks := 0
+		for i := 0; i < nComp; i++ {
+			if nComp == 1 {
+				blocks = 1
+			} else {
+				blocks += d.comp[scan[i].compIndex].h * d.comp[scan[i].compIndex].v
+			}
+		}
+		d.consumed.startScan(d.pos, blocks)
+	}
 	mcu, expectedRST := 0, uint8(rst0Marker)
 	var (
 		// b is the decoded coefficients, in natural (not zig-zag) order.
@@ -218,6 +229,10 @@ func (d *decoder) processSOS(n int) error {
 							if err != nil {
 								return err
 							}
+							if d.consumed != nil {
+								d.consumed.huff(d.codeLen)
+								d.consumed.extra(value)
+							}
 							if value > 16 {
 								return UnsupportedError("excessive DC component")
 							}
@@ -241,6 +256,12 @@ func (d *decoder) processSOS(n int) error {
 								}
 								val0 := value >> 4
 								val1 := value & 0x0f
+								if d.consumed != nil {
+									d.consumed.huff(d.codeLen)
+									if zig+int32(val0) <= zigEnd {
+										d.consumed.extra(val1)
+									}
+								}
 								if val1 != 0 {
 									zig += int32(val0)
 									if zig > zigEnd {
@@ -287,6 +308,9 @@ func (d *decoder) processSOS(n int) error {
 					}
 				} // for j
 			} // for i
+			if d.consumed != nil && d.consumed.mcuEnd() {
+				return errConsumptionDone
+			}
 			if err := d.overran(); err != nil {
 				return err
 			}
@@ -306,6 +330,9 @@ func (d *decoder) processSOS(n int) error {
 				expectedRST++
 				if expectedRST == rst7Marker+1 {
 					expectedRST = rst0Marker
+				}
+				if d.consumed != nil {
+					d.consumed.restart = true
 				}
 				// Reset the Huffman decoder.
 				d.bits = bits{}

@@ -103,4 +103,15 @@ for name in ("j_64x48_s2_q75.jpg", "j_orient6.jpg", "p_rgba.png", "p_orient6.png
             cut = f"cut{n}_{name}"
             open(os.path.join(out, cut), "wb").write(data[:n])
             names.append(cut)
+# Files longer than Pillow's 65536-byte reads, cut across and near read boundaries.
+big = picture(900, 700)
+for name, kw in (("j_big420.jpg", dict(quality=97, subsampling=2)),
+                 ("j_big444_rst.jpg", dict(quality=97, subsampling=0, restart_marker_rows=1))):
+    save(big, name, **kw)
+    data = open(os.path.join(out, name), "rb").read()
+    for n in (65536 - 5, 65536, 65537, 70001, 131072, 131075, len(data) * 3 // 4, len(data) - 3):
+        if n < len(data):
+            cut = f"cut{n}_{name}"
+            open(os.path.join(out, cut), "wb").write(data[:n])
+            names.append(cut)
 print("\n".join(names))
