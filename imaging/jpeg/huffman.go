@@ -85,6 +85,9 @@ func (d *decoder) receiveExtend(t uint8) (int32, error) {
 		d.fillBits()
 	}
 	d.bits.n -= int32(t)
+	if d.consumed != nil {
+		d.consumed.extra(t)
+	}
 	s := int32(1) << t
 	x := int32(d.bits.a>>uint32(d.bits.n)) & (s - 1)
 	if x < s>>1 {
@@ -190,14 +193,18 @@ func (d *decoder) decodeHuffman(h *huffman) (uint8, error) {
 	if v := h.lut[(d.bits.a>>uint32(d.bits.n-lutSize))&0xff]; v != 0 {
 		n := (v & 0xff) - 1
 		d.bits.n -= int32(n)
-		d.codeLen = int32(n)
+		if d.consumed != nil {
+			d.consumed.huff(int32(n))
+		}
 		return uint8(v >> 8), nil
 	}
 	for i, code := 0, int32(0); i < maxCodeLength; i++ {
 		d.bits.n--
 		code |= int32(d.bits.a>>uint32(d.bits.n)) & 1
 		if code <= h.maxCodes[i] {
-			d.codeLen = int32(i + 1)
+			if d.consumed != nil {
+				d.consumed.huff(int32(i + 1))
+			}
 			return h.vals[h.valsIndices[i]+code-h.minCodes[i]], nil
 		}
 		code <<= 1
@@ -210,6 +217,9 @@ func (d *decoder) decodeBit() (bool, error) {
 		d.fillBits()
 	}
 	d.bits.n--
+	if d.consumed != nil {
+		d.consumed.extra(1)
+	}
 	return d.bits.a>>uint32(d.bits.n)&1 != 0, nil
 }
 
@@ -218,5 +228,8 @@ func (d *decoder) decodeBits(n int32) (uint32, error) {
 		d.fillBits()
 	}
 	d.bits.n -= n
+	if d.consumed != nil {
+		d.consumed.extra(uint8(n))
+	}
 	return uint32(d.bits.a>>uint32(d.bits.n)) & (1<<uint32(n) - 1), nil
 }

@@ -26,14 +26,17 @@ func (e *TruncatedError) Error() string { return ErrTruncated.Error() }
 // Is makes errors.Is(err, ErrTruncated) hold.
 func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
 
-// Unprocessed replays a sequential JPEG's decoding the way Pillow feeds it to libjpeg-turbo and returns
-// how many bytes were left unconsumed when it ran out of data, or -1 when it did not run out (or the
-// image is progressive, which this replay does not model).
+// Unprocessed replays a JPEG's decoding the way Pillow feeds it to libjpeg-turbo and returns how many
+// bytes were left unconsumed when it ran out of data, or -1 when it did not run out. Inside a scan that
+// is the data after the last complete MCU; inside a marker segment after the first scan (libjpeg's
+// marker reader suspends without consuming the segment), the data after the marker code.
 func Unprocessed(data []byte) int {
 	d := decoder{consumed: newConsumption(data)}
-	err := d.decode(data, false)
-	if err == errConsumptionDone && !d.progressive {
+	switch err := d.decode(data, false); {
+	case err == errConsumptionDone:
 		return d.consumed.unprocessed
+	case err == io.ErrUnexpectedEOF && d.sawSOS:
+		return len(data) - min(d.markerAt+2, len(data))
 	}
 	return -1
 }
@@ -88,7 +91,7 @@ func decodeGo(data []byte, maxPixels int64) (*Image, error) {
 	d := decoder{maxPixels: maxPixels}
 	if err := d.decode(data, false); err != nil {
 		err = mapErr(err)
-		if err == ErrTruncated && !d.progressive {
+		if err == ErrTruncated {
 			if n := Unprocessed(data); n >= 0 {
 				return nil, &TruncatedError{Unprocessed: n}
 			}

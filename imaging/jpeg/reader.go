@@ -126,10 +126,10 @@ type decoder struct {
 	adobeTransformValid bool
 	adobeTransform      uint8
 	eobRun              uint16 // End-of-Band run, specified in section G.1.2.2.
-	// consumed, when set, replays libjpeg's consumption of the file (consumed.go)
-	// and codeLen is the length of the last Huffman code, which it needs.
+	// consumed, when set, replays libjpeg's consumption of the file (consumed.go);
+	// markerAt is where the marker being read starts.
 	consumed *consumption
-	codeLen  int32
+	markerAt int
 	// sawSOS is set once the first scan starts: before it, the markers are
 	// what Pillow's own parser reads.
 	sawSOS bool
@@ -428,6 +428,7 @@ func (d *decoder) decode(data []byte, configOnly bool) error {
 
 	// Process the remaining segments until the End Of Image marker.
 	for {
+		d.markerAt = d.pos
 		err := d.readFull(d.tmp[:2])
 		if err != nil {
 			return err

@@ -141,6 +141,9 @@ func (d *decoder) processSOS(n int) error {
 				blocks += d.comp[scan[i].compIndex].h * d.comp[scan[i].compIndex].v
 			}
 		}
+		if d.progressive {
+			blocks = 1 << 20 // jdphuff.c has no fast path
+		}
 		d.consumed.startScan(d.pos, blocks)
 	}
 	mcu, expectedRST := 0, uint8(rst0Marker)
@@ -229,10 +232,6 @@ func (d *decoder) processSOS(n int) error {
 							if err != nil {
 								return err
 							}
-							if d.consumed != nil {
-								d.consumed.huff(d.codeLen)
-								d.consumed.extra(value)
-							}
 							if value > 16 {
 								return UnsupportedError("excessive DC component")
 							}
@@ -256,12 +255,6 @@ func (d *decoder) processSOS(n int) error {
 								}
 								val0 := value >> 4
 								val1 := value & 0x0f
-								if d.consumed != nil {
-									d.consumed.huff(d.codeLen)
-									if zig+int32(val0) <= zigEnd {
-										d.consumed.extra(val1)
-									}
-								}
 								if val1 != 0 {
 									zig += int32(val0)
 									if zig > zigEnd {
@@ -291,6 +284,10 @@ func (d *decoder) processSOS(n int) error {
 						}
 					}
 
+					// A non-interleaved scan's MCU is one block.
+					if nComp == 1 && d.consumed != nil && d.consumed.mcuEnd() {
+						return errConsumptionDone
+					}
 					if d.progressive {
 						// Save the coefficients.
 						d.progCoeffs[compIndex][by*mxx*hi+bx] = b
@@ -308,7 +305,7 @@ func (d *decoder) processSOS(n int) error {
 					}
 				} // for j
 			} // for i
-			if d.consumed != nil && d.consumed.mcuEnd() {
+			if nComp != 1 && d.consumed != nil && d.consumed.mcuEnd() {
 				return errConsumptionDone
 			}
 			if err := d.overran(); err != nil {

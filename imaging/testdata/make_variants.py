@@ -95,10 +95,11 @@ for name in ("j_64x48_s2_q75.jpg", "j_333x517_s0_q95.jpg", "j_restart.jpg"):
     open(os.path.join(out, cut), "wb").write(data[:-2])
     names.append(cut)
 # Prefixes of one file per format: the header errors must be Pillow's.
-for name in ("j_64x48_s2_q75.jpg", "j_orient6.jpg", "p_rgba.png", "p_orient6.png", "g_trns.gif", "b_rgb.bmp",
+for name in ("j_64x48_s2_q75.jpg", "j_orient6.jpg", "j_333x517_prog.jpg", "j_restart_rows.jpg", "p_rgba.png", "p_orient6.png", "g_trns.gif", "b_rgb.bmp",
              "w_lossy.webp", "w_lossless_alpha.webp"):
     data = open(os.path.join(out, name), "rb").read()
-    for n in sorted({0, 1, 2, 3, 5, 8, 11, 16, 20, 26, 30, 33, 40, 50, 60, 100, 200, 400, len(data) // 2, len(data) - 1}):
+    for n in sorted({0, 1, 2, 3, 5, 8, 11, 16, 20, 26, 30, 33, 40, 50, 60, 100, 200, 400, 700, 1000, 1500, 2500, 4000,
+                     len(data) // 3, len(data) // 2, len(data) * 2 // 3, len(data) - 1}):
         if n < len(data):
             cut = f"cut{n}_{name}"
             open(os.path.join(out, cut), "wb").write(data[:n])
@@ -106,7 +107,8 @@ for name in ("j_64x48_s2_q75.jpg", "j_orient6.jpg", "p_rgba.png", "p_orient6.png
 # Files longer than Pillow's 65536-byte reads, cut across and near read boundaries.
 big = picture(900, 700)
 for name, kw in (("j_big420.jpg", dict(quality=97, subsampling=2)),
-                 ("j_big444_rst.jpg", dict(quality=97, subsampling=0, restart_marker_rows=1))):
+                 ("j_big444_rst.jpg", dict(quality=97, subsampling=0, restart_marker_rows=1)),
+                 ("j_bigprog.jpg", dict(quality=95, subsampling=2, progressive=True))):
     save(big, name, **kw)
     data = open(os.path.join(out, name), "rb").read()
     for n in (65536 - 5, 65536, 65537, 70001, 131072, 131075, len(data) * 3 // 4, len(data) - 3):
