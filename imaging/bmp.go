@@ -3,6 +3,7 @@ package imaging
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 
 	"golang.org/x/image/bmp"
 )
@@ -45,6 +46,9 @@ func decodeBMP(data []byte, opt Options) (*RGB, error) {
 	data = padLastRow(data)
 	m, err := bmp.Decode(bytes.NewReader(data))
 	if err != nil {
+		if n := bmpUnprocessed(data); n >= 0 {
+			return nil, &Error{msg: fmt.Sprintf("image file is truncated (%d bytes not processed)", n), err: err}
+		}
 		return nil, decodeErr(err)
 	}
 	return imageToRGB(m, opt.Background), nil
@@ -70,4 +74,37 @@ func padLastRow(data []byte) []byte {
 		return data
 	}
 	return append(data[:len(data):len(data)], make([]byte, missing)...)
+}
+
+// bmpUnprocessed is what Pillow's raw decoder (RawDecode.c) leaves unconsumed of pixel data that ends
+// early: it takes whole rows, each followed by its padding, and stops at the first incomplete one. -1
+// when the pixel data is complete (the failure is elsewhere).
+func bmpUnprocessed(data []byte) int {
+	if len(data) < 30 || binary.LittleEndian.Uint32(data[14:]) < 40 {
+		return -1
+	}
+	off := int64(binary.LittleEndian.Uint32(data[10:]))
+	w := int64(int32(binary.LittleEndian.Uint32(data[18:])))
+	h := int64(int32(binary.LittleEndian.Uint32(data[22:])))
+	bpp := int64(binary.LittleEndian.Uint16(data[28:]))
+	h = max(h, -h)
+	if w <= 0 || h == 0 || bpp == 0 {
+		return -1
+	}
+	line := (w*bpp + 7) / 8
+	skip := (w*bpp+31)/32*4 - line
+	rem := max(int64(len(data))-off, 0)
+	for rows := int64(0); ; {
+		if rem < line {
+			return int(rem)
+		}
+		rem -= line
+		if rows++; rows == h {
+			return -1
+		}
+		if rem < skip {
+			return int(rem)
+		}
+		rem -= skip
+	}
 }

@@ -95,7 +95,7 @@ for name in ("j_64x48_s2_q75.jpg", "j_333x517_s0_q95.jpg", "j_restart.jpg"):
     open(os.path.join(out, cut), "wb").write(data[:-2])
     names.append(cut)
 # Prefixes of one file per format: the header errors must be Pillow's.
-for name in ("j_64x48_s2_q75.jpg", "j_orient6.jpg", "j_333x517_prog.jpg", "j_restart_rows.jpg", "p_rgba.png", "p_orient6.png", "g_trns.gif", "b_rgb.bmp",
+for name in ("j_64x48_s2_q75.jpg", "j_orient6.jpg", "j_333x517_prog.jpg", "j_restart_rows.jpg", "p_rgba.png", "p_orient6.png", "g_trns.gif", "b_rgb.bmp", "b_p.bmp",
              "w_lossy.webp", "w_lossless_alpha.webp"):
     data = open(os.path.join(out, name), "rb").read()
     for n in sorted({0, 1, 2, 3, 5, 8, 11, 16, 20, 26, 30, 33, 40, 50, 60, 100, 200, 400, 700, 1000, 1500, 2500, 4000,
