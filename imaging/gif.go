@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"image"
 	"image/gif"
 )
@@ -50,7 +51,17 @@ func gifHeader(data []byte) (header, error) {
 			if p >= len(data) { // the LZW minimum code size
 				return header{}, ErrUnidentified
 			}
-			return header{format: GIF, mode: "P", width: w, height: h, orientation: 1, decode: decodeGIF}, nil
+			lzwAt := p + 1
+			decode := func(data []byte, opt Options) (*RGB, error) {
+				img, err := decodeGIF(data, opt)
+				if err != nil {
+					if n := gifUnprocessed(data, lzwAt); n >= 0 {
+						return nil, &Error{msg: fmt.Sprintf("image file is truncated (%d bytes not processed)", n), err: err}
+					}
+				}
+				return img, err
+			}
+			return header{format: GIF, mode: "P", width: w, height: h, orientation: 1, decode: decode}, nil
 		default:
 			return header{}, ErrUnidentified
 		}
@@ -92,4 +103,19 @@ func decodeGIF(data []byte, opt Options) (*RGB, error) {
 	out := &RGB{Width: cfg.Width, Height: cfg.Height, Pix: make([]byte, 3*cfg.Width*cfg.Height)}
 	palettedToRGB(out, screen, opt.Background)
 	return out, nil
+}
+
+// gifUnprocessed is what Pillow's GifDecode.c leaves unconsumed of image data that ends early: it
+// starts a sub-block only once the whole sub-block is there, so everything from the first incomplete
+// one on. -1 when every sub-block up to the terminator is complete (the failure is elsewhere).
+func gifUnprocessed(data []byte, at int) int {
+	for p := at; ; {
+		if p >= len(data) || p+1+int(data[p]) > len(data) {
+			return len(data) - min(p, len(data))
+		}
+		if data[p] == 0 {
+			return -1
+		}
+		p += 1 + int(data[p])
+	}
 }
