@@ -48,8 +48,6 @@ var ErrHeaderTruncated = errors.New("jpeg: marker segment is truncated")
 // ErrTooManyPixels reports that the frame header declares more pixels than Decode was allowed.
 var ErrTooManyPixels = errors.New("jpeg: image has too many pixels")
 
-var errTooManyPixels = ErrTooManyPixels
-
 // Header is what the markers before the first scan say.
 type Header struct {
 	Width, Height int

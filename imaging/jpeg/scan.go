@@ -8,7 +8,7 @@ package jpeg
 // (mxx by myy of them) as libjpeg's coefficient buffers are.
 func (d *decoder) makePlanes(mxx, myy int) error {
 	if d.maxPixels > 0 && int64(d.width)*int64(d.height) > d.maxPixels {
-		return errTooManyPixels
+		return ErrTooManyPixels
 	}
 	for i := 0; i < d.nComp; i++ {
 		d.strides[i] = 8 * d.comp[i].h * mxx
