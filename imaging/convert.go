@@ -57,17 +57,6 @@ func (c *compositor) pixel(o []byte, r, g, b, a uint8) {
 	o[2] = c.blend(2, b, a)
 }
 
-// compositeNRGBA composites 4-byte non-premultiplied RGBA pixels.
-func compositeNRGBA(pix []byte, w, h int, bg [3]uint8) *RGB {
-	c := newCompositor(bg)
-	out := &RGB{Width: w, Height: h, Pix: make([]byte, 3*w*h)}
-	for i := 0; i < w*h; i++ {
-		s := pix[4*i : 4*i+4 : 4*i+4]
-		c.pixel(out.Pix[3*i:3*i+3:3*i+3], s[0], s[1], s[2], s[3])
-	}
-	return out
-}
-
 // orient applies EXIF orientation like ImageOps.exif_transpose (Image.transpose with FLIP_LEFT_RIGHT,
 // ROTATE_180, FLIP_TOP_BOTTOM, TRANSPOSE, ROTATE_270, TRANSVERSE, ROTATE_90 for orientations 2..8).
 // Transposition moves whole pixels, so applying it after the colour conversion gives the same bytes.

@@ -12,14 +12,14 @@ package jpeg
 // edges libjpeg uses the edge sample itself as the missing neighbour (its special first/last columns and
 // its context rows duplicating the first and last real rows), which clamping the neighbour index gives.
 type upsampler struct {
-	plane            []byte
-	stride           int
-	dw, dh           int // the component's real (downsampled) size: libjpeg's downsampled_width/height
-	hexp, vexp       int
-	fancyH, fancyV   bool
-	width            int
-	buf, near, farCS []byte
-	sums             []int32
+	plane          []byte
+	stride         int
+	dw, dh         int // the component's real (downsampled) size: libjpeg's downsampled_width/height
+	hexp, vexp     int
+	fancyH, fancyV bool
+	width          int
+	buf            []byte
+	sums           []int32
 }
 
 func newUpsampler(plane []byte, stride, w, h, hs, vs, hmax, vmax int) upsampler {
