@@ -39,15 +39,16 @@ func clamp255(v int32) byte {
 
 // yccToRGB is jdcolor.c ycc_rgb_convert for one row.
 func yccToRGB(out, ys, cbs, crs []byte) {
-	cbs, crs = cbs[:len(ys)], crs[:len(ys)]
-	out = out[:3*len(ys)]
+	n := len(ys)
+	cbs, crs, out = cbs[:n], crs[:n], out[:3*n]
+	rl := &rangeLimit
 	for x, yv := range ys {
-		y := int32(yv)
+		y := int32(yv) + rangeOffset
 		cb, cr := cbs[x], crs[x]
 		o := out[3*x : 3*x+3 : 3*x+3]
-		o[0] = clamp255(y + crR[cr])
-		o[1] = clamp255(y + (cbG[cb]+crG[cr])>>scaleBits)
-		o[2] = clamp255(y + cbB[cb])
+		o[0] = rl[uint32(y+crR[cr])&1023]
+		o[1] = rl[uint32(y+(cbG[cb]+crG[cr])>>scaleBits)&1023]
+		o[2] = rl[uint32(y+cbB[cb])&1023]
 	}
 }
 
