@@ -2,11 +2,16 @@ package imaging
 
 import (
 	"bytes"
+	"compress/zlib"
 	"encoding/binary"
+	"encoding/hex"
+	"errors"
 	"hash/crc32"
 	"image"
 	"image/color"
 	"image/png"
+	"io"
+	"strings"
 )
 
 // pngModes maps IHDR (bit depth, colour type) to the mode Pillow 9.4 opens the file as.
@@ -36,6 +41,7 @@ func pngHeader(data []byte) (header, error) {
 		return header{}, ErrUnidentified
 	}
 	var exif []byte
+	texts := map[string][]byte{}
 	sawIDAT := false
 	for p := 8; ; {
 		if p+8 > len(data) {
@@ -65,12 +71,17 @@ func pngHeader(data []byte) (header, error) {
 		if typ == "eXIf" && exif == nil {
 			exif = body
 		}
+		if typ == "tEXt" || typ == "zTXt" || typ == "iTXt" {
+			if k, v, ok := pngText(typ, body); ok {
+				texts[k] = v
+			}
+		}
 		if typ == "IEND" {
 			break
 		}
 		p += 12 + int(n)
 	}
-	hd := header{format: PNG, mode: mode, width: int(w), height: int(h), orientation: exifOrientation(exif)}
+	hd := header{format: PNG, mode: mode, width: int(w), height: int(h), orientation: pngOrientation(exif, texts)}
 	hd.decode = decodePNG
 	if mode == "RGB" {
 		hd.decode = decodePNGOpaque
@@ -252,4 +263,105 @@ func palettedToRGB(out *RGB, m *image.Paletted, bg [3]uint8) {
 			o[3*x], o[3*x+1], o[3*x+2] = p[0], p[1], p[2]
 		}
 	}
+}
+
+// pngOrientation is Pillow 9.4's getexif for PNG: the eXIf chunk, else the hex "Raw profile type exif"
+// text ImageMagick writes; with no orientation tag in it, tiff:Orientation from the XMP iTXt.
+func pngOrientation(exif []byte, texts map[string][]byte) int {
+	if exif == nil {
+		if raw, ok := texts["Raw profile type exif"]; ok {
+			lines := strings.Split(string(raw), "\n")
+			hexText := ""
+			if len(lines) > 3 {
+				hexText = strings.Join(lines[3:], "")
+			}
+			hexText = strings.Map(func(r rune) rune {
+				if r == ' ' || r == '\t' || r == '\r' || r == '\v' || r == '\f' {
+					return -1
+				}
+				return r
+			}, hexText)
+			b, err := hex.DecodeString(hexText)
+			if err != nil {
+				return 1 // bytes.fromhex fails, and so does exif_transpose
+			}
+			exif = b
+		}
+	}
+	o, present, ok := parseExifOrientation(exif)
+	if !ok {
+		return 1
+	}
+	if !present {
+		if xmp, found := texts["XML:com.adobe.xmp"]; found {
+			return xmpOrientation(xmp)
+		}
+	}
+	return o
+}
+
+// maxTextChunk is Pillow's MAX_TEXT_CHUNK: a compressed text chunk inflating beyond it is not read here.
+const maxTextChunk = 1 << 20
+
+// pngText decodes a tEXt, zTXt or iTXt chunk into its keyword and text (latin-1 or UTF-8 bytes).
+func pngText(typ string, body []byte) (string, []byte, bool) {
+	k, v, found := bytes.Cut(body, []byte{0})
+	if !found {
+		return "", nil, false
+	}
+	switch typ {
+	case "tEXt":
+		return string(k), latin1(v), true
+	case "zTXt":
+		if len(v) < 1 || v[0] != 0 {
+			return "", nil, false
+		}
+		t, err := inflateLimited(v[1:])
+		if err != nil {
+			return "", nil, false
+		}
+		return string(k), latin1(t), true
+	default: // iTXt: compression flag, method, language\0, translated keyword\0, text
+		if len(v) < 2 {
+			return "", nil, false
+		}
+		flag, method := v[0], v[1]
+		parts := bytes.SplitN(v[2:], []byte{0}, 3)
+		if len(parts) != 3 {
+			return "", nil, false
+		}
+		t := parts[2]
+		if flag != 0 {
+			if method != 0 {
+				return "", nil, false
+			}
+			var err error
+			if t, err = inflateLimited(t); err != nil {
+				return "", nil, false
+			}
+		}
+		return string(k), t, true
+	}
+}
+
+func inflateLimited(b []byte) ([]byte, error) {
+	r, err := zlib.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	out, err := io.ReadAll(io.LimitReader(r, maxTextChunk+1))
+	if err != nil || len(out) > maxTextChunk {
+		return nil, errors.New("png: text chunk does not inflate within the limit")
+	}
+	return out, nil
+}
+
+// latin1 re-encodes latin-1 bytes as UTF-8 (Python's decode("latin-1")).
+func latin1(b []byte) []byte {
+	out := make([]rune, len(b))
+	for i, c := range b {
+		out[i] = rune(c)
+	}
+	return []byte(string(out))
 }

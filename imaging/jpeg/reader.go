@@ -516,6 +516,14 @@ func (d *decoder) decode(data []byte, configOnly bool) error {
 			}
 			d.sawSOS = true
 			err = d.processSOS(n)
+			if err != nil && err != errConsumptionDone && d.consumed != nil && d.consumed.mcuEnd() {
+				// The MCU that failed part-way (on zeros past the end) is where libjpeg suspends.
+				err = errConsumptionDone
+			}
+			if err != nil && err != errConsumptionDone && d.overran() != nil {
+				// Whatever went wrong came from the zeros read past the end of the data.
+				err = errShortHuffmanData
+			}
 		case driMarker:
 			if configOnly {
 				err = d.ignore(n)

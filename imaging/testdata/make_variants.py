@@ -53,6 +53,21 @@ for o in range(1, 9):
     save(picture(37, 23), f"j_orient{o}.jpg", quality=90, exif=exif_with_orientation(o))
     save(picture(37, 23), f"p_orient{o}.png", exif=exif_with_orientation(o))
 
+# PNG orientation from ImageMagick's raw profile text and from XMP (Pillow 9.4's getexif fallbacks).
+from PIL import PngImagePlugin
+for o in (3, 6, 8):
+    exif = exif_with_orientation(o)
+    for zip_ in (False, True):
+        info = PngImagePlugin.PngInfo()
+        info.add_text("Raw profile type exif", "\nexif\n%8d\n%s\n" % (len(exif), exif.hex()), zip=zip_)
+        save(picture(21, 13), f"p_rawexif{o}_{int(zip_)}.png", pnginfo=info)
+    info = PngImagePlugin.PngInfo()
+    info.add_itxt("XML:com.adobe.xmp", f'<x:xmpmeta><rdf:Description tiff:Orientation="{o}"/></x:xmpmeta>', zip=(o == 6))
+    save(picture(21, 13), f"p_xmp{o}.png", pnginfo=info)
+    info = PngImagePlugin.PngInfo()
+    info.add_itxt("XML:com.adobe.xmp", f"<tiff:Orientation>{o}</tiff:Orientation>")
+    save(picture(21, 13), f"p_xmpel{o}.png", pnginfo=info, exif=exif_with_orientation(1)[:-14] + b"\x00\x00" + b"\x00" * 12)
+
 # PNG modes.
 base = picture(45, 31)
 save(base, "p_rgb.png")
