@@ -166,3 +166,42 @@ func TestImageEventsDecodeAsVLLMWrites(t *testing.T) {
 		t.Fatalf("encoded % x\nwant suffix % x", b, wantTail)
 	}
 }
+
+// TestFeaturesOnBothLegs follows vLLM's disaggregated serving: the proxy
+// sends the decode instance the whole request, features included, and the
+// decode engine needs the items (M-RoPE positions come from
+// image_grid_thw; the last prompt token is recomputed there), so a decode
+// leg's features are checked as any request's: kwargs present, or null
+// with ec_transfer_params or requires_kv.
+func TestFeaturesOnBothLegs(t *testing.T) {
+	_, prefillSrv := newServer(t, Config{KVRole: KVRoleProducer})
+	decodeSim, decodeSrv := newServer(t, Config{KVRole: KVRoleConsumer})
+	f := qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{Kwargs: true})
+	noKwargs := qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{})
+	tokens := `"token_ids":` + tokenList(17, 100)
+	status, _, out := post(t, prefillSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":1},`+
+		`"features":`+f+`,"kv_transfer_params":{"do_remote_decode":true}}`)
+	var resp struct {
+		KV json.RawMessage `json:"kv_transfer_params"`
+	}
+	if err := json.Unmarshal([]byte(out), &resp); status != http.StatusOK || err != nil || len(resp.KV) < 10 {
+		t.Fatalf("prefill: %d %s (%v)", status, out, err)
+	}
+	decode := func(features string) (int, string) {
+		status, _, out := post(t, decodeSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":200},`+
+			`"features":`+features+`,"kv_transfer_params":`+string(resp.KV)+`}`)
+		return status, out
+	}
+	status, out = decode(f)
+	if status != http.StatusOK || !strings.Contains(answerText(t, decodeSim, out), "I see 1 image: 84x56 (grid 1x4x6), mm_hash img-a.") {
+		t.Fatalf("decode with features: %d %s", status, out)
+	}
+	if status, out = decode(noKwargs); status != http.StatusBadRequest || !strings.Contains(out, "has no kwargs_data") {
+		t.Fatalf("decode without kwargs: %d %s, want 400", status, out)
+	}
+	handoff := strings.Replace(noKwargs, `"kwargs_data":null`,
+		`"kwargs_data":null,"requires_kv":true,"kv_handoff":{"version":1,"model_fingerprint":"m","position_state":"sequence"}`, 1)
+	if status, out = decode(handoff); status != http.StatusOK || !strings.Contains(answerText(t, decodeSim, out), "size unknown, mm_hash img-a") {
+		t.Fatalf("decode with requires_kv: %d %s", status, out)
+	}
+}
