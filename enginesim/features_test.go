@@ -205,3 +205,28 @@ func TestFeaturesOnBothLegs(t *testing.T) {
 		t.Fatalf("decode with requires_kv: %d %s", status, out)
 	}
 }
+
+// FuzzAcceptFeatures: whatever features a client sends, engine-sim answers
+// with a check's verdict, never a panic.
+func FuzzAcceptFeatures(f *testing.F) {
+	f.Add([]byte(`{"mm_hashes":{"image":["a"]},"mm_placeholders":{"image":[{"offset":3,"length":6}]},"kwargs_data":null}`), 30)
+	img := features.Image{Hash: "a", Placeholder: features.Placeholder{Offset: 3, Length: 6},
+		Processed: features.QwenImage{GridTHW: [3]int64{1, 4, 6}, PixelValues: make([]byte, 24*1176*2)}}
+	for _, opts := range []features.Options{{Kwargs: true}, {Kwargs: true, Metadata: true}} {
+		ff, err := features.QwenImageFeatures([]features.Image{img}, 1176, opts)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(ff.AppendJSON(nil), 30)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, n int) {
+		if n < 0 || n > 4096 || !json.Valid(raw) {
+			return
+		}
+		req := &protocol.GenerateRequest{TokenIDs: make([]int, n), Features: raw}
+		in, e := acceptFeatures(req)
+		if e == nil {
+			_ = describeImages(in.images)
+		}
+	})
+}

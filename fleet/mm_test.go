@@ -3,6 +3,7 @@ package fleet
 import (
 	"testing"
 
+	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/kvevents"
 	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/protocol"
@@ -146,5 +147,37 @@ func TestMMKeysFromExtraKeys(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestEngineSimImageEventsFeedTheIndex: an engine-sim keys an image
+// prompt's blocks by the image and publishes the (mm_hash, offset) extra
+// keys over ZMQ; the index keys them as the router keys the request, so
+// the same image matches every block and another image of the same size
+// none.
+func TestEngineSimImageEventsFeedTheIndex(t *testing.T) {
+	m := loadModel(t)
+	a := startEventSim(t, m, zmqEndpoint(t), zmqEndpoint(t))
+	_, x := followEvents(t, []KVEventSource{{Engine: a.url, Endpoint: a.ep, ReplayEndpoint: a.replay}})
+
+	grid := [3]int64{1, 8, 12} // 96 patches: 24 placeholder tokens
+	img := features.Image{Hash: "img-a", Placeholder: features.Placeholder{Offset: 5, Length: 24},
+		Processed: features.QwenImage{GridTHW: grid, PixelValues: make([]byte, 96*1176*2)}}
+	f, err := features.QwenImageFeatures([]features.Image{img}, 1176, features.Options{Kwargs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := prompt(16*6+3, 500).TokenIDs
+	a.generateWith(t, tokens, `,"features":`+string(f.AppendJSON(nil)))
+	k := x.Keyer()
+	root := k.Root("", "")
+	mine := []kvindex.MMItem{{Hash: "img-a", Offset: 5, Length: 24}}
+	waitMatch(t, x, a.url, k.KeysMM(nil, root, tokens, mine), 6)
+	other := []kvindex.MMItem{{Hash: "img-b", Offset: 5, Length: 24}}
+	if got := x.Match(a.url, k.KeysMM(nil, root, tokens, other)); got != 0 {
+		t.Errorf("another image matched %d blocks", got)
+	}
+	if got := x.Match(a.url, k.Keys(nil, root, tokens)); got != 0 {
+		t.Errorf("the tokens without their image matched %d blocks", got)
 	}
 }
