@@ -1,7 +1,6 @@
 package enginesim
 
 import (
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -61,14 +60,13 @@ func acceptFeatures(req *protocol.GenerateRequest) (mmInput, *apiError) {
 	if err := f.CheckPrompt(len(req.TokenIDs), ec); err != nil {
 		return mmInput{}, badRequest(err.Error())
 	}
-	var in mmInput
+	in := mmInput{items: kvindex.FeatureItems(&f)}
 	for _, m := range f.Modalities {
+		if m.Name != "image" {
+			continue
+		}
 		for j, h := range m.Hashes {
 			p := m.Placeholders[j]
-			in.items = append(in.items, kvindex.MMItem{Hash: h, Offset: p.Offset, Length: p.Length})
-			if m.Name != "image" {
-				continue
-			}
 			img, err := readImage(h, itemAt(m.Kwargs, j), itemAt(m.Metadata, j))
 			if err != nil {
 				return mmInput{}, badRequest(fmt.Sprintf("image item %d: %v", j, err))
@@ -83,7 +81,6 @@ func acceptFeatures(req *protocol.GenerateRequest) (mmInput, *apiError) {
 			in.images = append(in.images, img)
 		}
 	}
-	slices.SortStableFunc(in.items, func(a, b kvindex.MMItem) int { return cmp.Compare(a.Offset, b.Offset) })
 	return in, nil
 }
 

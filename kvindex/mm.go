@@ -1,9 +1,13 @@
 package kvindex
 
 import (
+	"cmp"
 	"encoding/binary"
+	"slices"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/vrender/vrender/features"
 )
 
 // MMItem is one multimodal item of a prompt (an image): its identifier,
@@ -13,6 +17,22 @@ import (
 type MMItem struct {
 	Hash           string
 	Offset, Length int
+}
+
+// FeatureItems are a request's multimodal items as vLLM's input processor
+// orders them (argsort_mm_positions): every modality's items, by
+// placeholder offset. The orchestrator passes them to the router
+// (fleet.Pool.StartMM) from the features it rendered.
+func FeatureItems(f *features.Features) []MMItem {
+	var out []MMItem
+	for _, m := range f.Modalities {
+		for j, h := range m.Hashes {
+			p := m.Placeholders[j]
+			out = append(out, MMItem{Hash: h, Offset: p.Offset, Length: p.Length})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b MMItem) int { return cmp.Compare(a.Offset, b.Offset) })
+	return out
 }
 
 // MMKey is one extra key of a block that covers part of an item, as vLLM

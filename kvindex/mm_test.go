@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/vrender/vrender/features"
 )
 
 // mmCase is one prompt of testdata/mm_extra_keys.json, written by
@@ -166,5 +168,16 @@ func TestStoredEventsCarryImages(t *testing.T) {
 	}
 	if err := x.Store("e", StoredBlocks{Hashes: []uint64{9}, Tokens: tokens[:4], BlockSize: 4, MM: mm}); err == nil {
 		t.Fatal("extra keys for more blocks than the event has were accepted")
+	}
+}
+
+func TestFeatureItemsInPromptOrder(t *testing.T) {
+	f := features.Features{Modalities: []features.Modality{
+		{Name: "image", Hashes: []string{"i0", "i1"}, Placeholders: []features.Placeholder{{Offset: 20, Length: 4}, {Offset: 40, Length: 2}}},
+		{Name: "video", Hashes: []string{"v0"}, Placeholders: []features.Placeholder{{Offset: 5, Length: 10}}},
+	}}
+	want := []MMItem{{"v0", 5, 10}, {"i0", 20, 4}, {"i1", 40, 2}}
+	if got := FeatureItems(&f); !slices.Equal(got, want) {
+		t.Fatalf("FeatureItems = %v, want %v", got, want)
 	}
 }
