@@ -78,13 +78,14 @@ func intHashes(hs []uint64) []kvevents.Hash {
 	return out
 }
 
-// extraKeys are the event's extra_keys as vLLM writes them: per block, the
-// tuple generate_block_hash_extra_keys made — the adapter's name, one
-// (mm_hash, offset in the block) pair per image the block overlaps, the
-// cache salt on the prompt's first block — or nil for a block with none;
-// nil for the whole event when no block has any.
+// extraKeys are the event's extra_keys as vLLM writes them
+// (block_pool.cache_full_blocks): per block, the tuple
+// generate_block_hash_extra_keys made — the adapter's name, one (mm_hash,
+// offset in the block) pair per image the block overlaps, the cache salt on
+// the prompt's first block — or None for a block with none. The list has
+// an entry per block even when every entry is None.
 func (st *storedEvent) extraKeys() [][]any {
-	var out [][]any
+	out := make([][]any, len(st.hashes))
 	for i := range st.hashes {
 		var keys []any
 		if st.lora != "" {
@@ -98,12 +99,7 @@ func (st *storedEvent) extraKeys() [][]any {
 		if i == 0 && st.salt != "" {
 			keys = append(keys, st.salt)
 		}
-		if keys != nil && out == nil {
-			out = make([][]any, len(st.hashes))
-		}
-		if keys != nil {
-			out[i] = keys
-		}
+		out[i] = keys
 	}
 	return out
 }
