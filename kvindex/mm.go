@@ -102,10 +102,12 @@ func (k Keyer) KeysMM(dst []uint64, root uint64, tokens []int, items []MMItem) [
 			i++
 			continue
 		}
-		// Blocks up to the next item's first block hash as text, in one run.
+		// The blocks before the one where MMKeys stops next (the first item
+		// starting past this block) hash as text, in one run: the items
+		// before that one ended before this block.
 		run := n
 		for _, it := range items {
-			if it.Offset+it.Length > start {
+			if it.Offset >= start+k.blockSize {
 				run = min(n, it.Offset/k.blockSize)
 				break
 			}

@@ -181,3 +181,23 @@ func TestFeatureItemsInPromptOrder(t *testing.T) {
 		t.Fatalf("FeatureItems = %v, want %v", got, want)
 	}
 }
+
+// FuzzKeysMM: whatever items a caller passes (unsorted, overlapping,
+// negative, past the prompt), KeysMM terminates and equals the
+// block-by-block definition.
+func FuzzKeysMM(f *testing.F) {
+	f.Add(uint8(4), uint16(40), []byte{3, 9, 20, 5})
+	f.Add(uint8(16), uint16(300), []byte{200, 10, 5, 100, 0, 255})
+	f.Fuzz(func(t *testing.T, bs uint8, n uint16, raw []byte) {
+		k := NewKeyer(int(bs%64)+1, "m")
+		tokens := seq(int(n%2048), 7)
+		var items []MMItem
+		for i := 0; i+1 < len(raw) && len(items) < 16; i += 2 {
+			items = append(items, MMItem{Hash: string(rune('a' + i%5)), Offset: int(int8(raw[i])) * 8, Length: int(int8(raw[i+1])) * 3})
+		}
+		root := k.Root("", "")
+		if got, want := k.KeysMM(nil, root, tokens, items), keysMMSlow(k, root, tokens, items); !slices.Equal(got, want) {
+			t.Fatalf("items %v: KeysMM differs from the definition", items)
+		}
+	})
+}
