@@ -92,7 +92,8 @@ func (k Keyer) KeysMM(dst []uint64, root uint64, tokens []int, items []MMItem) [
 	dst = growKeys(dst, n)
 	parent := root
 	var extra []MMKey
-	var buf []byte
+	var scratch [256]byte // foldMM's bytes: a block's keys fit unless it holds several long hashes
+	buf := scratch[:0]
 	for i := 0; i < n; {
 		start := i * k.blockSize
 		extra = MMKeys(extra[:0], items, start, start+k.blockSize)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vrender/vrender/features"
@@ -200,4 +201,21 @@ func FuzzKeysMM(f *testing.F) {
 			t.Fatalf("items %v: KeysMM differs from the definition", items)
 		}
 	})
+}
+
+// BenchmarkKeysMM32k: BenchmarkKeys32k's prompt holding four 1196-token
+// images (about 300 of its 2048 blocks carry a key).
+func BenchmarkKeysMM32k(b *testing.B) {
+	k := NewKeyer(16, "m")
+	tokens := seq(32768, 100)
+	var items []MMItem
+	for i := range 4 {
+		items = append(items, MMItem{Hash: strings.Repeat("4f0c", 16), Offset: 15 + 8000*i, Length: 1196})
+	}
+	dst := make([]uint64, 0, 2048)
+	root := k.Root("", "")
+	b.SetBytes(int64(len(tokens)))
+	for b.Loop() {
+		dst = k.KeysMM(dst[:0], root, tokens, items)
+	}
 }
