@@ -19,8 +19,10 @@
 // plain answer then begins with what arrived, deterministically: "I see 1
 // image: 1288x728 (grid 1x52x92), mm_hash 4f0c1d2e3f4a…." (size from
 // image_grid_thw and the patch side pixel_values' rows imply, the hash's
-// first 12 characters; "size unknown" for an item the request leaves to
-// the engine's cache). Tool calls, structured outputs and Harmony answers
+// first 12 characters; "size unknown" for a null item the engine has not
+// seen, which ec_transfer_params or requires_kv stand for). A null item
+// whose mm_hash an earlier request brought resolves from the engine's item
+// cache, as vLLM's receiver cache resolves it. Tool calls, structured outputs and Harmony answers
 // are unchanged. The prefix cache and KV events key each block that
 // overlaps an image by (mm_hash, offset in the block), as vLLM does.
 //

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/internal/wire"
@@ -35,16 +38,52 @@ type seenImage struct {
 	patch int64
 }
 
+// itemCacheEntries bounds the engine's cache of multimodal items: vLLM's
+// receiver cache holds --mm-processor-cache-gb (4 GiB) of them, a few
+// hundred Qwen images of a megapixel; engine-sim keeps only what it
+// reports of an item, so a count is bound enough.
+const itemCacheEntries = 4096
+
+// itemCache is vLLM's engine-side MultiModalReceiverCache (the default
+// "lru" processor cache type at bf578e1): every item a request brings is
+// kept under its mm_hash, and a later request may send that hash with a
+// null kwargs item, which resolves from here.
+type itemCache struct {
+	mu    sync.Mutex
+	items *simplelru.LRU[string, seenImage]
+}
+
+func newItemCache(n int) *itemCache {
+	c := &itemCache{}
+	c.items, _ = simplelru.NewLRU[string, seenImage](n, nil)
+	return c
+}
+
+func (c *itemCache) get(hash string) (seenImage, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.items.Get(hash)
+}
+
+func (c *itemCache) add(img seenImage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items.Add(img.hash, img)
+}
+
 // acceptFeatures checks a generate request's features as vLLM's generate
 // route does (serve_tokens at bf578e1, and newer vLLM's
 // engine_input_from_features): the features model's validators, every
 // placeholder inside the prompt, every kwargs and metadata item decodable,
-// a null item only with ec_transfer_params or requires_kv. A Qwen image
+// a null item only with ec_transfer_params or requires_kv or when the
+// engine's item cache holds its hash (bf578e1's engine core asserts on any
+// other, killing the engine; engine-sim refuses the request). A Qwen image
 // item's grid must make as many tokens as its placeholder has: vLLM finds
 // that only in the model runner, which fails the engine (500); engine-sim
 // refuses the request with the runner's text instead. Failures are 400
-// BadRequestError, as vLLM's ValueErrors are.
-func acceptFeatures(req *protocol.GenerateRequest) (mmInput, *apiError) {
+// BadRequestError, as vLLM's ValueErrors are. Accepted items enter the
+// item cache.
+func (s *Sim) acceptFeatures(req *protocol.GenerateRequest) (mmInput, *apiError) {
 	if len(req.Features) == 0 || string(req.Features) == "null" {
 		return mmInput{}, nil
 	}
@@ -57,8 +96,24 @@ func acceptFeatures(req *protocol.GenerateRequest) (mmInput, *apiError) {
 		return mmInput{}, badRequest(err.Error())
 	}
 	ec := len(req.ECTransferParams) > 0 && string(req.ECTransferParams) != "null"
-	if err := f.CheckPrompt(len(req.TokenIDs), ec); err != nil {
+	// Null items are checked below, against the item cache.
+	if err := f.CheckPrompt(len(req.TokenIDs), true); err != nil {
 		return mmInput{}, badRequest(err.Error())
+	}
+	var cached []seenImage
+	for _, m := range f.Modalities {
+		for j, h := range m.Hashes {
+			if itemAt(m.Kwargs, j) != nil {
+				continue
+			}
+			img, ok := s.items.get(h)
+			if ok {
+				cached = append(cached, img)
+			} else if !ec && !f.RequiresKV {
+				return mmInput{}, badRequest(fmt.Sprintf("%s item %d has no kwargs_data, the request has no "+
+					"ec_transfer_params and this engine has no cached item for mm_hash=%q", m.Name, j, h))
+			}
+		}
 	}
 	in := mmInput{items: kvindex.FeatureItems(&f)}
 	for _, m := range f.Modalities {
@@ -71,6 +126,13 @@ func acceptFeatures(req *protocol.GenerateRequest) (mmInput, *apiError) {
 			if err != nil {
 				return mmInput{}, badRequest(fmt.Sprintf("image item %d: %v", j, err))
 			}
+			if img.grid[0] == 0 {
+				for _, c := range cached {
+					if c.hash == h {
+						img = c
+					}
+				}
+			}
 			if img.grid[0] > 0 {
 				tokens := img.grid[0] * img.grid[1] * img.grid[2] / (qwenMerge * qwenMerge)
 				if tokens != int64(p.Length) {
@@ -79,6 +141,20 @@ func acceptFeatures(req *protocol.GenerateRequest) (mmInput, *apiError) {
 				}
 			}
 			in.images = append(in.images, img)
+		}
+	}
+	for _, m := range f.Modalities {
+		for j, h := range m.Hashes {
+			if itemAt(m.Kwargs, j) == nil {
+				continue
+			}
+			img := seenImage{hash: h}
+			for _, seen := range in.images {
+				if seen.hash == h {
+					img = seen
+				}
+			}
+			s.items.add(img)
 		}
 	}
 	return in, nil

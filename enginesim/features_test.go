@@ -78,7 +78,7 @@ func TestFeaturesRefused(t *testing.T) {
 		{"placeholder past the prompt", strings.Replace(good, `"offset":3`, `"offset":28`, 1), "",
 			"mm_placeholders must remain within the token_ids sequence"},
 		{"kwargs null without ec_transfer_params", noKwargs, "",
-			"image item 0 has no kwargs_data and the request has no ec_transfer_params"},
+			`image item 0 has no kwargs_data, the request has no ec_transfer_params and this engine has no cached item for mm_hash="a"`},
 		{"kwargs not base64", strings.Replace(good, `"kwargs_data":{"image":["`, `"kwargs_data":{"image":["%`, 1), "",
 			"features.kwargs_data.image.0: not base64"},
 		{"kwargs not an item", `{"mm_hashes":{"image":["a"]},"mm_placeholders":{"image":[{"offset":3,"length":6}]},` +
@@ -192,16 +192,23 @@ func TestFeaturesOnBothLegs(t *testing.T) {
 			`"features":`+features+`,"kv_transfer_params":`+string(resp.KV)+`}`)
 		return status, out
 	}
-	status, out = decode(f)
-	if status != http.StatusOK || !strings.Contains(answerText(t, decodeSim, out), "I see 1 image: 84x56 (grid 1x4x6), mm_hash img-a.") {
-		t.Fatalf("decode with features: %d %s", status, out)
-	}
+	// The decode engine never saw the image: a null item cannot resolve.
 	if status, out = decode(noKwargs); status != http.StatusBadRequest || !strings.Contains(out, "has no kwargs_data") {
 		t.Fatalf("decode without kwargs: %d %s, want 400", status, out)
 	}
-	handoff := strings.Replace(noKwargs, `"kwargs_data":null`,
+	seen := "I see 1 image: 84x56 (grid 1x4x6), mm_hash img-a."
+	status, out = decode(f)
+	if status != http.StatusOK || !strings.Contains(answerText(t, decodeSim, out), seen) {
+		t.Fatalf("decode with features: %d %s", status, out)
+	}
+	// Now it has (vLLM's receiver cache): the next turn may leave it out.
+	if status, out = decode(noKwargs); status != http.StatusOK || !strings.Contains(answerText(t, decodeSim, out), seen) {
+		t.Fatalf("decode with a cached item: %d %s", status, out)
+	}
+	other := qwenFeatures(t, []string{"img-b"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{})
+	handoff := strings.Replace(other, `"kwargs_data":null`,
 		`"kwargs_data":null,"requires_kv":true,"kv_handoff":{"version":1,"model_fingerprint":"m","position_state":"sequence"}`, 1)
-	if status, out = decode(handoff); status != http.StatusOK || !strings.Contains(answerText(t, decodeSim, out), "size unknown, mm_hash img-a") {
+	if status, out = decode(handoff); status != http.StatusOK || !strings.Contains(answerText(t, decodeSim, out), "size unknown, mm_hash img-b") {
 		t.Fatalf("decode with requires_kv: %d %s", status, out)
 	}
 }
@@ -224,7 +231,7 @@ func FuzzAcceptFeatures(f *testing.F) {
 			return
 		}
 		req := &protocol.GenerateRequest{TokenIDs: make([]int, n), Features: raw}
-		in, e := acceptFeatures(req)
+		in, e := (&Sim{items: newItemCache(4)}).acceptFeatures(req)
 		if e == nil {
 			_ = describeImages(in.images)
 		}

@@ -172,7 +172,7 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 		return nil, badRequest(fmt.Sprintf("The decoder prompt (length %d) is longer than the maximum model length of %d. "+
 			"Make sure that `max_model_len` is no smaller than the number of text tokens.", len(req.TokenIDs), mml))
 	}
-	mm, apiErr := acceptFeatures(req)
+	mm, apiErr := s.acceptFeatures(req)
 	if apiErr != nil {
 		return nil, apiErr
 	}
