@@ -27,6 +27,9 @@ const qwenMerge = 2
 type mmInput struct {
 	items  []kvindex.MMItem
 	images []seenImage
+	// brought are the items whose kwargs the request carries: they enter
+	// the engine's item cache once the request is accepted.
+	brought []seenImage
 }
 
 // seenImage is one image as the answer describes it.
@@ -81,8 +84,7 @@ func (c *itemCache) add(img seenImage) {
 // item's grid must make as many tokens as its placeholder has: vLLM finds
 // that only in the model runner, which fails the engine (500); engine-sim
 // refuses the request with the runner's text instead. Failures are 400
-// BadRequestError, as vLLM's ValueErrors are. Accepted items enter the
-// item cache.
+// BadRequestError, as vLLM's ValueErrors are.
 func (s *Sim) acceptFeatures(req *protocol.GenerateRequest) (mmInput, *apiError) {
 	if len(req.Features) == 0 || string(req.Features) == "null" {
 		return mmInput{}, nil
@@ -154,7 +156,7 @@ func (s *Sim) acceptFeatures(req *protocol.GenerateRequest) (mmInput, *apiError)
 					img = seen
 				}
 			}
-			s.items.add(img)
+			in.brought = append(in.brought, img)
 		}
 	}
 	return in, nil

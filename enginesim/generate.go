@@ -180,6 +180,9 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 	if apiErr != nil {
 		return nil, apiErr
 	}
+	for _, img := range mm.brought {
+		s.items.add(img) // the engine core's receiver cache keeps what arrives
+	}
 	s.recordRequest(req)
 
 	g := &generation{
