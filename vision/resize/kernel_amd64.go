@@ -1,0 +1,125 @@
+package resize
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// The AVX2 kernels (kernel_amd64.s) compute the Go kernels' integer sums eight or more at a time;
+// integer sums do not depend on their order, and both sides round and clamp alike, so the bytes are
+// the same (TestVectorMatchesGo, FuzzVectorMatchesGo).
+//
+// Vertical: each byte of a row is zero-extended to int32 and multiplied by its row's int32 weight
+// (VPMULLD), thirty-two bytes a step. Horizontal: two output pixels at a time, one per 128-bit lane;
+// sixteen bytes loaded from a pixel's span hold five input pixels, which a shuffle spreads into
+// (red, red', green, green', blue, blue') int16 pairs of neighbouring taps for VPMADDWD. VPMADDWD
+// multiplies int16 weights: torch's weights are int16 already; Pillow's 22-bit ones are split into
+// hi·2^11 + lo, two multiply-adds whose int32 sums combine exactly (modulo 2^32, and the true sum fits
+// an int32, as Pillow's C code relies on).
+
+var hasAVX2 = cpu.X86.HasAVX2
+
+//go:noescape
+func hconvAVX2(out, in *uint8, start *int32, wh, wl *int16, pairs, groups int, half int32, prec uint)
+
+//go:noescape
+func vconvAVX2(out *uint8, rows **uint8, k *int32, taps, n int, half int32, prec uint)
+
+// hvec holds the horizontal weights as hconvAVX2 reads them: for each pair of output pixels, for each
+// group of four taps, two 32-byte vectors (taps 0-1 and 2-3 of the group), pixel 2q in the low lane
+// and 2q+1 in the high one, each lane the two weights repeated for red, green and blue. A lone last
+// pixel is paired with a zero-weighted copy of itself, which writes into the row's padding.
+type hvec struct {
+	hi, lo []int16 // lo only for Pillow's split weights
+	start  []int32
+	groups int
+	split  bool
+}
+
+// pillowSplit is the bit position at which Pillow's weights are split for VPMADDWD.
+const pillowSplit = 11
+
+// build fills v from w, or reports false when the vector kernel is unavailable.
+func (v *hvec) build(w *weights) bool {
+	if !hasAVX2 {
+		return false
+	}
+	n := len(w.start)
+	pairs := (n + 1) / 2
+	v.groups = (w.taps + 3) / 4
+	v.split = w.prec > 15
+	v.start = grow(v.start, 2*pairs)
+	copy(v.start, w.start)
+	if n%2 == 1 {
+		v.start[n] = w.start[n-1]
+	}
+	size := pairs * v.groups * 2 * 16
+	v.hi = grow(v.hi, size)
+	if v.split {
+		v.lo = grow(v.lo, size)
+	}
+	for x := range 2 * pairs {
+		for g := range v.groups {
+			for p := range 2 {
+				base := (((x/2)*v.groups+g)*2+p)*16 + (x%2)*8
+				for t := range 2 {
+					j := 4*g + 2*p + t
+					kv := int32(0)
+					if x < n && j < w.taps {
+						kv = w.k[x*w.ksize+j]
+					}
+					hi, lo := kv, int32(0)
+					if v.split {
+						hi, lo = kv>>pillowSplit, kv&(1<<pillowSplit-1)
+					}
+					for c := range 4 {
+						if c == 3 {
+							hi, lo = 0, 0
+						}
+						v.hi[base+2*c+t] = int16(hi)
+						if v.split {
+							v.lo[base+2*c+t] = int16(lo)
+						}
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+// horizontalVector resamples one padded source row into out, which has rowPad bytes of slack.
+func horizontalVector(out []uint8, in []uint8, w *weights, v *hvec) {
+	n := len(w.start)
+	if len(out) < n*3+4 || len(in) < (int(w.start[n-1])+4*v.groups)*3+4 {
+		horizontal(out[:n*3], in, w) // RGB pads both; the kernel must never read or write past them
+		return
+	}
+	var lo *int16
+	if v.split {
+		lo = &v.lo[0]
+	}
+	hconvAVX2(&out[0], &in[0], &v.start[0], &v.hi[0], lo, len(v.start)/2, v.groups, int32(1)<<(w.prec-1), w.prec)
+}
+
+// verticalVector writes the leading multiple of 32 bytes of out and returns how many it wrote.
+func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint) int {
+	n := len(out) &^ 31
+	if !hasAVX2 || n == 0 {
+		return 0
+	}
+	var ptrs [maxVectorTaps]*uint8
+	if len(rows) > len(ptrs) {
+		return 0
+	}
+	for j, row := range rows {
+		ptrs[j] = unsafe.SliceData(row[:n])
+	}
+	vconvAVX2(&out[0], &ptrs[0], &k[0], len(rows), n, int32(1)<<(prec-1), prec)
+	return n
+}
+
+// maxVectorTaps bounds the vertical kernel's row-pointer array on the stack: a 64-tap filter is a
+// reduction by 15x, beyond it the Go kernel runs.
+const maxVectorTaps = 64

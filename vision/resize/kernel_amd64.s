@@ -1,0 +1,156 @@
+#include "textflag.h"
+
+// Shuffles of sixteen loaded bytes (five RGB pixels) into int16 (p0, p1) pairs per channel, the
+// fourth pair zero: pixels 0-1 and pixels 2-3. The same in both lanes.
+DATA shufA<>+0(SB)/8, $0x8004800180038000
+DATA shufA<>+8(SB)/8, $0x8080808080058002
+DATA shufA<>+16(SB)/8, $0x8004800180038000
+DATA shufA<>+24(SB)/8, $0x8080808080058002
+GLOBL shufA<>(SB), RODATA|NOPTR, $32
+
+DATA shufB<>+0(SB)/8, $0x800a800780098006
+DATA shufB<>+8(SB)/8, $0x80808080800b8008
+DATA shufB<>+16(SB)/8, $0x800a800780098006
+DATA shufB<>+24(SB)/8, $0x80808080800b8008
+GLOBL shufB<>(SB), RODATA|NOPTR, $32
+
+// The dword order that undoes the in-lane packing of four vectors of eight int32.
+DATA permPack<>+0(SB)/8, $0x0000000400000000
+DATA permPack<>+8(SB)/8, $0x0000000500000001
+DATA permPack<>+16(SB)/8, $0x0000000600000002
+DATA permPack<>+24(SB)/8, $0x0000000700000003
+GLOBL permPack<>(SB), RODATA|NOPTR, $32
+
+// ROUNDING loads the rounding half into every dword of Y13 and the shift into X12.
+#define ROUNDING(half, prec) \
+	MOVL half, AX          \
+	VMOVD AX, X13          \
+	VPBROADCASTD X13, Y13  \
+	VMOVQ prec, X12
+
+// func hconvAVX2(out, in *uint8, start *int32, wh, wl *int16, pairs, groups int, half int32, prec uint)
+TEXT ·hconvAVX2(SB), NOSPLIT, $0-72
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ start+16(FP), R8
+	MOVQ wh+24(FP), R9
+	MOVQ wl+32(FP), R10
+	MOVQ pairs+40(FP), CX
+	ROUNDING(half+56(FP), prec+64(FP))
+	VMOVDQU shufA<>(SB), Y14
+	VMOVDQU shufB<>(SB), Y15
+	TESTQ CX, CX
+	JZ   hdone
+
+hpair:
+	MOVLQSX 0(R8), AX
+	MOVLQSX 4(R8), BX
+	LEAQ (AX)(AX*2), AX
+	LEAQ (BX)(BX*2), BX
+	ADDQ SI, AX // pixel 2q's span
+	ADDQ SI, BX // pixel 2q+1's span
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	MOVQ groups+48(FP), DX
+
+hgroup:
+	VMOVDQU (AX), X2
+	VINSERTI128 $1, (BX), Y2, Y2
+	VPSHUFB Y14, Y2, Y3
+	VPSHUFB Y15, Y2, Y4
+	VPMADDWD (R9), Y3, Y5
+	VPMADDWD 32(R9), Y4, Y6
+	VPADDD Y5, Y0, Y0
+	VPADDD Y6, Y0, Y0
+	TESTQ R10, R10
+	JZ   hnext
+	VPMADDWD (R10), Y3, Y5
+	VPMADDWD 32(R10), Y4, Y6
+	VPADDD Y5, Y1, Y1
+	VPADDD Y6, Y1, Y1
+	ADDQ $64, R10
+
+hnext:
+	ADDQ $64, R9
+	ADDQ $12, AX
+	ADDQ $12, BX
+	DECQ DX
+	JNZ  hgroup
+
+	TESTQ R10, R10
+	JZ   hround
+	VPSLLD $11, Y0, Y0 // pillowSplit
+	VPADDD Y1, Y0, Y0
+
+hround:
+	VPADDD Y13, Y0, Y0
+	VPSRAD X12, Y0, Y0
+	VPACKSSDW Y0, Y0, Y0
+	VPACKUSWB Y0, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VMOVD X0, 0(DI)
+	VMOVD X1, 3(DI)
+	ADDQ $6, DI
+	ADDQ $8, R8
+	DECQ CX
+	JNZ  hpair
+
+hdone:
+	VZEROUPPER
+	RET
+
+// func vconvAVX2(out *uint8, rows **uint8, k *int32, taps, n int, half int32, prec uint)
+TEXT ·vconvAVX2(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ n+32(FP), CX
+	ROUNDING(half+40(FP), prec+48(FP))
+	VMOVDQU permPack<>(SB), Y11
+	XORQ SI, SI // byte offset in the row
+	TESTQ CX, CX
+	JZ   vdone
+
+vstep:
+	VMOVDQA Y13, Y0
+	VMOVDQA Y13, Y1
+	VMOVDQA Y13, Y2
+	VMOVDQA Y13, Y3
+	MOVQ rows+8(FP), R8
+	MOVQ k+16(FP), R9
+	MOVQ taps+24(FP), DX
+
+vtap:
+	MOVQ (R8), AX
+	VPBROADCASTD (R9), Y4
+	VPMOVZXBD (AX)(SI*1), Y5
+	VPMOVZXBD 8(AX)(SI*1), Y6
+	VPMOVZXBD 16(AX)(SI*1), Y7
+	VPMOVZXBD 24(AX)(SI*1), Y8
+	VPMULLD Y4, Y5, Y5
+	VPMULLD Y4, Y6, Y6
+	VPMULLD Y4, Y7, Y7
+	VPMULLD Y4, Y8, Y8
+	VPADDD Y5, Y0, Y0
+	VPADDD Y6, Y1, Y1
+	VPADDD Y7, Y2, Y2
+	VPADDD Y8, Y3, Y3
+	ADDQ $8, R8
+	ADDQ $4, R9
+	DECQ DX
+	JNZ  vtap
+
+	VPSRAD X12, Y0, Y0
+	VPSRAD X12, Y1, Y1
+	VPSRAD X12, Y2, Y2
+	VPSRAD X12, Y3, Y3
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKUSWB Y2, Y0, Y0
+	VPERMD Y0, Y11, Y0
+	VMOVDQU Y0, (DI)(SI*1)
+	ADDQ $32, SI
+	CMPQ SI, CX
+	JB   vstep
+
+vdone:
+	VZEROUPPER
+	RET
