@@ -4,6 +4,8 @@ package resize
 
 // Without vector kernels the Go ones run everywhere.
 
+const hasAVX2 = false
+
 type hvec struct{}
 
 func (*hvec) build(*weights) bool { return false }
