@@ -196,55 +196,69 @@ func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, erro
 		buf = make([]byte, n)
 	}
 	data := buf[:n]
-	q.patchify(data, pix, rw, levels)
+	q.patchify(data, pix, rw, levels, patchVector)
 	return &Result{Plan: plan, PixelValues: Tensor{DType: q.dtype, Shape: []int{rows, cols}, Data: data}}, nil
 }
 
 // patchify writes the patches of the resized RGB image (w wide) through the level tables: one pass
-// that normalises, casts, orders and repeats frames. The first frame of each channel's patch is
-// looked up; the other frames of the temporal patch are copies of it.
-func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable) {
-	P, M := q.patch, q.merge
+// that normalises, casts and orders; then the other frames of each temporal patch are copies of the
+// first. vector picks the AVX2 row kernel where one exists (patchVector); both write the same bytes.
+func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable, vector bool) {
+	P, M, T := q.patch, q.merge, q.temporal
 	size := q.dtype.Size()
 	gh, gw := len(pix)/(w*3)/P, w/P
-	block := P * P * size
+	block := P * P * size // one channel of one frame
+	channel := T * block  // one channel of the temporal patch
+	vector = vector && size == 2 && P >= patchRowMin
 	o := 0
 	for hb := 0; hb < gh/M; hb++ {
 		for wb := 0; wb < gw/M; wb++ {
 			for hi := range M {
 				for wi := range M {
 					y0, x0 := (hb*M+hi)*P, (wb*M+wi)*P
-					for c := range 3 {
-						lut := &levels[c]
-						first := o
-						for py := range P {
-							base := ((y0+py)*w + x0) * 3
-							src := pix[base : base+3*P]
-							if size == 2 {
-								// Two values a store: half the stores, which bound this loop.
-								out := dst[o : o+2*P]
-								i, j := 0, c
-								for ; j+3 < len(src); i, j = i+4, j+6 {
-									binary.LittleEndian.PutUint32(out[i:], lut[src[j]]|lut[src[j+3]]<<16)
-								}
-								if j < len(src) {
-									binary.LittleEndian.PutUint16(out[i:], uint16(lut[src[j]]))
-								}
-							} else {
-								out := dst[o : o+4*P]
-								for i, j := 0, c; j < len(src); i, j = i+4, j+3 {
-									v := lut[src[j]]
-									out[i], out[i+1], out[i+2], out[i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
-								}
-							}
-							o += P * size
-						}
-						for range q.temporal - 1 {
-							o += copy(dst[o:o+block], dst[first:first+block])
+					for py := range P {
+						base := ((y0+py)*w + x0) * 3
+						src := pix[base : base+3*P]
+						out := dst[o+py*P*size : o+2*channel+(py+1)*P*size]
+						if vector {
+							patchRow(out, channel, src, levels)
+						} else {
+							lookupRow(out, channel, src, levels, size)
 						}
 					}
+					for c := range 3 {
+						first := dst[o+c*channel : o+c*channel+block]
+						for f := 1; f < T; f++ {
+							copy(dst[o+c*channel+f*block:], first)
+						}
+					}
+					o += 3 * channel
 				}
 			}
+		}
+	}
+}
+
+// lookupRow writes one row of a patch, P pixels of src, through the level tables: channel c's values
+// at out[c*channel:], size bytes each.
+func lookupRow(out []byte, channel int, src []uint8, levels *[3]levelTable, size int) {
+	for c := range 3 {
+		lut := &levels[c]
+		if size == 2 {
+			o := out[c*channel : c*channel+len(src)/3*2]
+			// Two values a store: half the stores, which bound this loop.
+			i, j := 0, c
+			for ; j+3 < len(src); i, j = i+4, j+6 {
+				binary.LittleEndian.PutUint32(o[i:], lut[src[j]]|lut[src[j+3]]<<16)
+			}
+			if j < len(src) {
+				binary.LittleEndian.PutUint16(o[i:], uint16(lut[src[j]]))
+			}
+			continue
+		}
+		o := out[c*channel : c*channel+len(src)/3*4]
+		for i, j := 0, c; j < len(src); i, j = i+4, j+3 {
+			binary.LittleEndian.PutUint32(o[i:], lut[src[j]])
 		}
 	}
 }

@@ -384,3 +384,35 @@ func TestProcessConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestPatchRowMatchesLookup: the vector row kernel writes the Go one's bytes, for patch sizes around
+// its eight-pixel step (the overlapping last step), every merge and temporal size, both 16-bit dtypes
+// and both backends' tables, with every level occurring.
+func TestPatchRowMatchesLookup(t *testing.T) {
+	if !patchVector {
+		t.Skip("no vector kernel on this CPU: lookupRow runs alone")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range 200 {
+		d := []DType{BFloat16, Float16}[i%2]
+		q := mustNew(t, qwen25Config, d)
+		q.patch, q.merge, q.temporal = 1+rng.IntN(40), 1+rng.IntN(3), 1+rng.IntN(3)
+		levels := &q.fast
+		if i%4 >= 2 {
+			levels = &q.slow
+		}
+		f := q.patch * q.merge
+		w, h := f*(1+rng.IntN(4)), f*(1+rng.IntN(3))
+		pix := make([]uint8, w*h*3)
+		for j := range pix {
+			pix[j] = uint8(rng.IntN(256))
+		}
+		n := (w / q.patch) * (h / q.patch) * 3 * q.temporal * q.patch * q.patch * d.Size()
+		got, want := make([]byte, n), make([]byte, n)
+		q.patchify(got, pix, w, levels, true)
+		q.patchify(want, pix, w, levels, false)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%v patch %d merge %d temporal %d, %dx%d: the vector kernel differs from lookupRow", d, q.patch, q.merge, q.temporal, w, h)
+		}
+	}
+}
