@@ -21,9 +21,11 @@ type qwen2VL struct {
 	patch, temporal, merge int
 	minPixels, maxPixels   int
 	dtype                  DType
-	// fast and slow are the level tables of the torchvision and PIL backends.
-	fast, slow [3]levelTable
-	scratch    sync.Pool // *qwenScratch
+	// fast and slow are the level tables of the torchvision and PIL backends; fastKernel and
+	// slowKernel their vector patch kernels, nil where none is proven equal to the tables.
+	fast, slow             [3]levelTable
+	fastKernel, slowKernel *levelKernel
+	scratch                sync.Pool // *qwenScratch
 }
 
 // keepScratchPixels is the largest image whose resize buffers go back to the pool: an occasional huge
@@ -134,6 +136,8 @@ func newQwen2VL(raw []byte, dtype DType) (*qwen2VL, error) {
 	copy(n.std[:], std)
 	q.fast = torchvisionLevels(n, dtype)
 	q.slow = pilLevels(n, dtype)
+	q.fastKernel = newLevelKernel(torchvisionAffine(n), &q.fast, dtype)
+	q.slowKernel = newLevelKernel(pilAffine(n), &q.slow, dtype)
 	return q, nil
 }
 
@@ -173,9 +177,9 @@ func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, erro
 	if max(img.Width*img.Height, plan.ResizedWidth*plan.ResizedHeight) <= keepScratchPixels {
 		defer q.scratch.Put(s)
 	}
-	method, levels := resize.Torch, &q.fast
+	method, levels, kernel := resize.Torch, &q.fast, q.fastKernel
 	if !kw.fast() {
-		method, levels = resize.Pillow, &q.slow
+		method, levels, kernel = resize.Pillow, &q.slow, q.slowKernel
 	}
 	rw, rh := plan.ResizedWidth, plan.ResizedHeight
 	pix := img.Pix
@@ -196,20 +200,21 @@ func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, erro
 		buf = make([]byte, n)
 	}
 	data := buf[:n]
-	q.patchify(data, pix, rw, levels, patchVector)
+	q.patchify(data, pix, rw, levels, kernel)
 	return &Result{Plan: plan, PixelValues: Tensor{DType: q.dtype, Shape: []int{rows, cols}, Data: data}}, nil
 }
 
 // patchify writes the patches of the resized RGB image (w wide) through the level tables: one pass
 // that normalises, casts and orders; then the other frames of each temporal patch are copies of the
-// first. vector picks the AVX2 row kernel where one exists (patchVector); both write the same bytes.
-func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable, vector bool) {
+// first. A non-nil kernel (the vector one, proven equal to levels) computes the rows of patches at
+// least patchRowMin wide.
+func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable, kernel *levelKernel) {
 	P, M, T := q.patch, q.merge, q.temporal
 	size := q.dtype.Size()
 	gh, gw := len(pix)/(w*3)/P, w/P
 	block := P * P * size // one channel of one frame
 	channel := T * block  // one channel of the temporal patch
-	vector = vector && size == 2 && P >= patchRowMin
+	vector := kernel != nil && P >= patchRowMin
 	o := 0
 	for hb := 0; hb < gh/M; hb++ {
 		for wb := 0; wb < gw/M; wb++ {
@@ -221,7 +226,7 @@ func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable
 						src := pix[base : base+3*P]
 						out := dst[o+py*P*size : o+2*channel+(py+1)*P*size]
 						if vector {
-							patchRow(out, channel, src, levels)
+							patchRow(out, channel, src, levels, kernel)
 						} else {
 							lookupRow(out, channel, src, levels, size)
 						}
