@@ -10,8 +10,9 @@ import (
 // integer sums do not depend on their order, and both sides round and clamp alike, so the bytes are
 // the same (TestVectorMatchesGo, FuzzVectorMatchesGo).
 //
-// Vertical: each byte of a row is zero-extended to int32 and multiplied by its row's int32 weight
-// (VPMULLD), thirty-two bytes a step. Horizontal: two output pixels at a time, one per 128-bit lane;
+// Vertical: thirty-two bytes a step. With int16 weights (torch's) two rows' bytes are widened to
+// int16 and interleaved for one VPMADDWD; otherwise each byte is zero-extended to int32 and multiplied
+// by its row's weight (VPMULLD). Horizontal: two output pixels at a time, one per 128-bit lane;
 // sixteen bytes loaded from a pixel's span hold five input pixels, which a shuffle spreads into
 // (red, red', green, green', blue, blue') int16 pairs of neighbouring taps for VPMADDWD. VPMADDWD
 // multiplies int16 weights: torch's weights are int16 already; Pillow's 22-bit ones are split into
@@ -25,6 +26,9 @@ func hconvAVX2(out, in *uint8, start *int32, wh, wl *int16, pairs, groups int, h
 
 //go:noescape
 func vconvAVX2(out *uint8, rows **uint8, k *int32, taps, n int, half int32, prec uint)
+
+//go:noescape
+func vmaddAVX2(out *uint8, rows **uint8, k *int32, pairs, n int, half int32, prec uint)
 
 // hvec holds the horizontal weights as hconvAVX2 reads them: for each pair of output pixels, for each
 // group of four taps, two 32-byte vectors (taps 0-1 and 2-3 of the group), pixel 2q in the low lane
@@ -109,14 +113,26 @@ func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint) int {
 	if !hasAVX2 || n == 0 {
 		return 0
 	}
-	var ptrs [maxVectorTaps]*uint8
-	if len(rows) > len(ptrs) {
+	var ptrs [maxVectorTaps + 1]*uint8
+	if len(rows) > maxVectorTaps {
 		return 0
 	}
 	for j, row := range rows {
 		ptrs[j] = unsafe.SliceData(row[:n])
 	}
-	vconvAVX2(&out[0], &ptrs[0], &k[0], len(rows), n, int32(1)<<(prec-1), prec)
+	half := int32(1) << (prec - 1)
+	// torch's int16 weights: one VPMADDWD a pair of rows, an odd last row paired with itself at
+	// weight zero. Pillow's 22-bit ones: one VPMULLD a row.
+	var pairs [(maxVectorTaps + 1) / 2]int32
+	for j, kv := range k {
+		if kv != int32(int16(kv)) {
+			vconvAVX2(&out[0], &ptrs[0], &k[0], len(rows), n, half, prec)
+			return n
+		}
+		pairs[j/2] |= int32(uint32(uint16(kv)) << (16 * (j % 2)))
+	}
+	ptrs[len(rows)] = ptrs[len(rows)-1]
+	vmaddAVX2(&out[0], &ptrs[0], &pairs[0], (len(rows)+1)/2, n, half, prec)
 	return n
 }
 

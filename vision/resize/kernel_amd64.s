@@ -28,6 +28,17 @@ GLOBL permPack<>(SB), RODATA|NOPTR, $32
 	VPBROADCASTD X13, Y13  \
 	VMOVQ prec, X12
 
+// NARROW shifts the 32 sums in Y0-Y3 right by X12 and packs them, saturated to 0..255, into Y0 —
+// in the in-lane order of the pack instructions, which the caller undoes.
+#define NARROW \
+	VPSRAD X12, Y0, Y0    \
+	VPSRAD X12, Y1, Y1    \
+	VPSRAD X12, Y2, Y2    \
+	VPSRAD X12, Y3, Y3    \
+	VPACKSSDW Y1, Y0, Y0  \
+	VPACKSSDW Y3, Y2, Y2  \
+	VPACKUSWB Y2, Y0, Y0
+
 // func hconvAVX2(out, in *uint8, start *int32, wh, wl *int16, pairs, groups int, half int32, prec uint)
 TEXT ·hconvAVX2(SB), NOSPLIT, $0-72
 	MOVQ out+0(FP), DI
@@ -138,13 +149,7 @@ vtap:
 	DECQ DX
 	JNZ  vtap
 
-	VPSRAD X12, Y0, Y0
-	VPSRAD X12, Y1, Y1
-	VPSRAD X12, Y2, Y2
-	VPSRAD X12, Y3, Y3
-	VPACKSSDW Y1, Y0, Y0
-	VPACKSSDW Y3, Y2, Y2
-	VPACKUSWB Y2, Y0, Y0
+	NARROW
 	VPERMD Y0, Y11, Y0
 	VMOVDQU Y0, (DI)(SI*1)
 	ADDQ $32, SI
@@ -152,5 +157,63 @@ vtap:
 	JB   vstep
 
 vdone:
+	VZEROUPPER
+	RET
+
+// func vmaddAVX2(out *uint8, rows **uint8, k *int32, pairs, n int, half int32, prec uint)
+//
+// vconvAVX2 for int16 weights (torch's): two rows a step, their bytes widened to int16 and
+// interleaved so that one VPMADDWD multiplies and adds both taps. k holds each pair's two weights in
+// one dword; rows holds 2·pairs pointers.
+TEXT ·vmaddAVX2(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ n+32(FP), CX
+	ROUNDING(half+40(FP), prec+48(FP))
+	XORQ SI, SI
+	TESTQ CX, CX
+	JZ   mdone
+
+mstep:
+	VMOVDQA Y13, Y0 // bytes 0-3, 8-11
+	VMOVDQA Y13, Y1 // bytes 4-7, 12-15
+	VMOVDQA Y13, Y2 // bytes 16-19, 24-27
+	VMOVDQA Y13, Y3 // bytes 20-23, 28-31
+	MOVQ rows+8(FP), R8
+	MOVQ k+16(FP), R9
+	MOVQ pairs+24(FP), DX
+
+mpair:
+	MOVQ (R8), AX
+	MOVQ 8(R8), BX
+	VPBROADCASTD (R9), Y4
+	VPMOVZXBW (AX)(SI*1), Y5
+	VPMOVZXBW (BX)(SI*1), Y6
+	VPMOVZXBW 16(AX)(SI*1), Y7
+	VPMOVZXBW 16(BX)(SI*1), Y8
+	VPUNPCKLWD Y6, Y5, Y9
+	VPUNPCKHWD Y6, Y5, Y10
+	VPUNPCKLWD Y8, Y7, Y5
+	VPUNPCKHWD Y8, Y7, Y6
+	VPMADDWD Y4, Y9, Y9
+	VPMADDWD Y4, Y10, Y10
+	VPMADDWD Y4, Y5, Y5
+	VPMADDWD Y4, Y6, Y6
+	VPADDD Y9, Y0, Y0
+	VPADDD Y10, Y1, Y1
+	VPADDD Y5, Y2, Y2
+	VPADDD Y6, Y3, Y3
+	ADDQ $16, R8
+	ADDQ $4, R9
+	DECQ DX
+	JNZ  mpair
+
+	NARROW // qwords 0-7, 16-23, 8-15, 24-31 of the sums
+	VPERMQ $0xd8, Y0, Y0
+	VMOVDQU Y0, (DI)(SI*1)
+	ADDQ $32, SI
+	CMPQ SI, CX
+	JB   mstep
+
+mdone:
 	VZEROUPPER
 	RET
