@@ -2,23 +2,24 @@ package vision
 
 import "golang.org/x/sys/cpu"
 
-// levelKernel is what patchRowAVX2 reads: a levelAffine broadcast to eight lanes. The kernel
-// converts, multiplies, subtracts and divides eight values at a time with the IEEE operations the
-// tables were computed with, then rounds to bfloat16 as bf16Bits does. Each value depends only on its
-// level and channel, so running the kernel once over all 3x256 of them and finding the table's bits
+// levelKernel is what patchRowAVX2 reads: eight lanes of each channel's constants. The kernel
+// computes eight values at a time and rounds them to bfloat16 as bf16Bits does, in one of two ways:
+// the backends' own IEEE operations (float32(float64(l)·scale) − mean) / std, or — when it rounds to
+// the same bfloat16 values — the cheaper float32(l)·mul + add. Each value depends only on its level
+// and channel, so running the kernel once over all 3x256 of them and finding the table's bits
 // (newLevelKernel does) proves it for every image.
 type levelKernel struct {
-	mean  [3][8]float32 // offset 0
-	std   [3][8]float32 // offset 96
-	scale [4]float64    // offset 192
+	a, b   [3][8]float32 // offsets 0 and 96: mean and std, or mul and add
+	scale  [4]float64    // offset 192
+	affine bool
 }
 
-// patchRowMin is the narrowest patch patchRow handles: a row is covered by eight-pixel steps, the last
+// patchRowMin is the narrowest patch the kernel handles: a row is covered by eight-pixel steps, the last
 // one moved back to overlap the one before (rewriting the same values).
 const patchRowMin = 8
 
 //go:noescape
-func patchRowAVX2(out *byte, channel int, src *uint8, n int, k *levelKernel)
+func patchAVX2(out *byte, channel int, src *uint8, stride, width, rows int, k *levelKernel, affine bool)
 
 // newLevelKernel returns the vector kernel for a's arithmetic if it writes exactly the bits of t, or
 // nil: without AVX2, for dtypes other than bfloat16, or for arithmetic the kernel cannot say.
@@ -26,38 +27,61 @@ func newLevelKernel(a levelAffine, t *[3]levelTable, d DType) *levelKernel {
 	if !cpu.X86.HasAVX2 || d != BFloat16 || !a.ok {
 		return nil
 	}
-	k := new(levelKernel)
+	affine, exact := levelKernels(a)
+	if affine.writes(t) {
+		return affine
+	}
+	if exact.writes(t) {
+		return exact
+	}
+	return nil
+}
+
+// levelKernels returns a's kernels, the affine shortcut and the exact arithmetic, unproven.
+func levelKernels(a levelAffine) (affine, exact *levelKernel) {
+	affine, exact = &levelKernel{affine: true}, new(levelKernel)
 	for c := range 3 {
+		mul := float32(a.scale / float64(a.std[c]))
+		add := float32(-float64(a.mean[c]) / float64(a.std[c]))
 		for i := range 8 {
-			k.mean[c][i], k.std[c][i] = a.mean[c], a.std[c]
+			affine.a[c][i], affine.b[c][i] = mul, add
+			exact.a[c][i], exact.b[c][i] = a.mean[c], a.std[c]
 		}
 	}
-	for i := range k.scale {
-		k.scale[i] = a.scale
+	for i := range exact.scale {
+		exact.scale[i] = a.scale
 	}
+	return affine, exact
+}
+
+// writes reports whether k computes exactly the bits of t, level by level.
+func (k *levelKernel) writes(t *[3]levelTable) bool {
 	// Every level in every channel: pixel l is (l, l, l); channel c's row lands at out[c*512:].
 	var src [256 * 3]uint8
 	for l := range 256 {
 		src[l*3], src[l*3+1], src[l*3+2] = uint8(l), uint8(l), uint8(l)
 	}
 	var out [3 * 512]byte
-	patchRowAVX2(&out[0], 512, &src[0], 256, k)
+	patchAVX2(&out[0], 512, &src[0], len(src), 256, 1, k, k.affine)
 	for c := range 3 {
 		for l := range 256 {
 			if uint32(out[c*512+2*l])|uint32(out[c*512+2*l+1])<<8 != t[c][l] {
-				return nil
+				return false
 			}
 		}
 	}
-	return k
+	return true
 }
 
-// patchRow is lookupRow for bfloat16 through k, whose bits are levels'.
-func patchRow(out []byte, channel int, src []uint8, levels *[3]levelTable, k *levelKernel) {
-	n := len(src) / 3
-	if n < patchRowMin || len(out) < 2*channel+2*n {
-		lookupRow(out, channel, src, levels, 2) // patchify never calls it so; the kernel must not overrun
+// patchBlock writes the first frame of one P x P patch through k, whose bits are levels': src holds
+// its P rows (stride bytes apart, the last one 3P long), out its three channels, channel bytes apart.
+func patchBlock(out []byte, channel int, src []uint8, stride, P int, levels *[3]levelTable, k *levelKernel) {
+	if P < patchRowMin || len(out) < 2*channel+2*P*P || len(src) < (P-1)*stride+3*P {
+		// patchify never calls it so; the kernel must not overrun.
+		for py := range P {
+			lookupRow(out[2*py*P:], channel, src[py*stride:py*stride+3*P], levels, 2)
+		}
 		return
 	}
-	patchRowAVX2(&out[0], channel, &src[0], n, k)
+	patchAVX2(&out[0], channel, &src[0], stride, P, P, k, k.affine)
 }

@@ -10,6 +10,8 @@ const patchRowMin = 8
 
 func newLevelKernel(levelAffine, *[3]levelTable, DType) *levelKernel { return nil }
 
-func patchRow(out []byte, channel int, src []uint8, levels *[3]levelTable, _ *levelKernel) {
-	lookupRow(out, channel, src, levels, 2)
+func patchBlock(out []byte, channel int, src []uint8, stride, P int, levels *[3]levelTable, _ *levelKernel) {
+	for py := range P {
+		lookupRow(out[2*py*P:], channel, src[py*stride:py*stride+3*P], levels, 2)
+	}
 }

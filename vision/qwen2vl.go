@@ -206,8 +206,8 @@ func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, erro
 
 // patchify writes the patches of the resized RGB image (w wide) through the level tables: one pass
 // that normalises, casts and orders; then the other frames of each temporal patch are copies of the
-// first. A non-nil kernel (the vector one, proven equal to levels) computes the rows of patches at
-// least patchRowMin wide.
+// first. A non-nil kernel (the vector one, proven equal to levels) computes patches at least
+// patchRowMin wide.
 func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable, kernel *levelKernel) {
 	P, M, T := q.patch, q.merge, q.temporal
 	size := q.dtype.Size()
@@ -221,14 +221,13 @@ func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable
 			for hi := range M {
 				for wi := range M {
 					y0, x0 := (hb*M+hi)*P, (wb*M+wi)*P
-					for py := range P {
-						base := ((y0+py)*w + x0) * 3
-						src := pix[base : base+3*P]
-						out := dst[o+py*P*size : o+2*channel+(py+1)*P*size]
-						if vector {
-							patchRow(out, channel, src, levels, kernel)
-						} else {
-							lookupRow(out, channel, src, levels, size)
+					base := (y0*w + x0) * 3
+					if vector {
+						patchBlock(dst[o:o+3*channel], channel, pix[base:base+(P-1)*w*3+3*P], w*3, P, levels, kernel)
+					} else {
+						for py := range P {
+							src := pix[base+py*w*3 : base+py*w*3+3*P]
+							lookupRow(dst[o+py*P*size:o+2*channel+(py+1)*P*size], channel, src, levels, size)
 						}
 					}
 					for c := range 3 {
