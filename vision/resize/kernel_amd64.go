@@ -107,10 +107,11 @@ func horizontalVector(out []uint8, in []uint8, w *weights, v *hvec) {
 	hconvAVX2(&out[0], &in[0], &v.start[0], &v.hi[0], lo, len(v.start)/2, v.groups, int32(1)<<(w.prec-1), w.prec)
 }
 
-// verticalVector writes the leading multiple of 32 bytes of out and returns how many it wrote.
+// verticalVector writes out, 32 bytes a step, the last step overlapping the one before, and returns
+// len(out); or returns 0, writing nothing, for rows shorter than a step or without AVX2.
 func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint) int {
-	n := len(out) &^ 31
-	if !hasAVX2 || n == 0 {
+	n := len(out)
+	if !hasAVX2 || n < 32 {
 		return 0
 	}
 	var ptrs [maxVectorTaps + 1]*uint8

@@ -117,10 +117,13 @@ TEXT ·vconvAVX2(SB), NOSPLIT, $0-56
 	ROUNDING(half+40(FP), prec+48(FP))
 	VMOVDQU permPack<>(SB), Y11
 	XORQ SI, SI // byte offset in the row
-	TESTQ CX, CX
-	JZ   vdone
+	MOVQ CX, BX
+	SUBQ $32, BX // the last step's offset: a step past it is moved back to overlap
+	JB   vdone
 
 vstep:
+	CMPQ SI, BX
+	CMOVQGT BX, SI
 	VMOVDQA Y13, Y0
 	VMOVDQA Y13, Y1
 	VMOVDQA Y13, Y2
@@ -169,11 +172,14 @@ TEXT ·vmaddAVX2(SB), NOSPLIT, $0-56
 	MOVQ out+0(FP), DI
 	MOVQ n+32(FP), CX
 	ROUNDING(half+40(FP), prec+48(FP))
-	XORQ SI, SI
-	TESTQ CX, CX
-	JZ   mdone
+	XORQ SI, SI // byte offset in the row
+	MOVQ CX, R10
+	SUBQ $32, R10 // the last step's offset: a step past it is moved back to overlap
+	JB   mdone
 
 mstep:
+	CMPQ SI, R10
+	CMOVQGT R10, SI
 	VMOVDQA Y13, Y0 // bytes 0-3, 8-11
 	VMOVDQA Y13, Y1 // bytes 4-7, 12-15
 	VMOVDQA Y13, Y2 // bytes 16-19, 24-27

@@ -10,9 +10,19 @@ import (
 func resizeBoth(t *testing.T, src []uint8, sw, sh, dw, dh int, m Method) int {
 	t.Helper()
 	vec, gen := Resizer{}, Resizer{generic: true}
-	a, b := make([]uint8, dw*dh*3), make([]uint8, dw*dh*3)
+	// The vector kernels must not write past dst: canary bytes follow it.
+	buf := make([]uint8, dw*dh*3+64)
+	for i := range buf {
+		buf[i] = 0xa5
+	}
+	a, b := buf[:dw*dh*3:dw*dh*3], make([]uint8, dw*dh*3)
 	if err := vec.RGB(a, dw, dh, src, sw, sh, m); err != nil {
 		t.Fatal(err)
+	}
+	for i, v := range buf[len(a):] {
+		if v != 0xa5 {
+			t.Fatalf("%dx%d -> %dx%d %v: the vector kernels wrote %d bytes past dst", sw, sh, dw, dh, m, i+1)
+		}
 	}
 	if err := gen.RGB(b, dw, dh, src, sw, sh, m); err != nil {
 		t.Fatal(err)
