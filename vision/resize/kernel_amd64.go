@@ -30,14 +30,20 @@ func vconvAVX2(out *uint8, rows **uint8, k *int32, taps, n int, half int32, prec
 //go:noescape
 func vmaddAVX2(out *uint8, rows **uint8, k *int32, pairs, n int, half int32, prec uint)
 
-// hvec holds the horizontal weights as hconvAVX2 reads them: for each pair of output pixels, for each
-// group of four taps, two 32-byte vectors (taps 0-1 and 2-3 of the group), pixel 2q in the low lane
-// and 2q+1 in the high one, each lane the two weights repeated for red, green and blue. A lone last
-// pixel is paired with a zero-weighted copy of itself, which writes into the row's padding.
+//go:noescape
+func hconv5AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int32, prec uint)
+
+// hvec holds the horizontal weights as the kernels read them: for each pair of output pixels, vecs
+// 32-byte vectors, vector v holding taps 2v and 2v+1, pixel 2q in the low lane and 2q+1 in the high
+// one, each lane the two weights repeated for red, green and blue. hconvAVX2 reads them as groups of
+// four taps (vecs = 2·groups); hconv5AVX2, for spans of at most five taps, as three vectors (taps 0-1,
+// 2-3, 4) and four pixels a step. Missing last pixels are zero-weighted copies of the last one, which
+// write into the row's padding.
 type hvec struct {
 	hi, lo []int16 // lo only for Pillow's split weights
 	start  []int32
 	groups int
+	five   bool
 	split  bool
 }
 
@@ -50,41 +56,44 @@ func (v *hvec) build(w *weights) bool {
 		return false
 	}
 	n := len(w.start)
-	pairs := (n + 1) / 2
+	v.five = w.taps <= 5
 	v.groups = (w.taps + 3) / 4
-	v.split = w.prec > 15
-	v.start = grow(v.start, 2*pairs)
-	copy(v.start, w.start)
-	if n%2 == 1 {
-		v.start[n] = w.start[n-1]
+	vecs, step := 2*v.groups, 2
+	if v.five {
+		vecs, step = 3, 4
 	}
-	size := pairs * v.groups * 2 * 16
+	padded := (n + step - 1) / step * step
+	v.split = w.prec > 15
+	v.start = grow(v.start, padded)
+	copy(v.start, w.start)
+	for x := n; x < padded; x++ {
+		v.start[x] = w.start[n-1]
+	}
+	size := padded / 2 * vecs * 16
 	v.hi = grow(v.hi, size)
 	if v.split {
 		v.lo = grow(v.lo, size)
 	}
-	for x := range 2 * pairs {
-		for g := range v.groups {
-			for p := range 2 {
-				base := (((x/2)*v.groups+g)*2+p)*16 + (x%2)*8
-				for t := range 2 {
-					j := 4*g + 2*p + t
-					kv := int32(0)
-					if x < n && j < w.taps {
-						kv = w.k[x*w.ksize+j]
+	for x := range padded {
+		for vec := range vecs {
+			base := ((x/2)*vecs+vec)*16 + (x%2)*8
+			for t := range 2 {
+				j := 2*vec + t
+				kv := int32(0)
+				if x < n && j < w.taps {
+					kv = w.k[x*w.ksize+j]
+				}
+				hi, lo := kv, int32(0)
+				if v.split {
+					hi, lo = kv>>pillowSplit, kv&(1<<pillowSplit-1)
+				}
+				for c := range 4 {
+					if c == 3 {
+						hi, lo = 0, 0
 					}
-					hi, lo := kv, int32(0)
+					v.hi[base+2*c+t] = int16(hi)
 					if v.split {
-						hi, lo = kv>>pillowSplit, kv&(1<<pillowSplit-1)
-					}
-					for c := range 4 {
-						if c == 3 {
-							hi, lo = 0, 0
-						}
-						v.hi[base+2*c+t] = int16(hi)
-						if v.split {
-							v.lo[base+2*c+t] = int16(lo)
-						}
+						v.lo[base+2*c+t] = int16(lo)
 					}
 				}
 			}
@@ -96,7 +105,7 @@ func (v *hvec) build(w *weights) bool {
 // horizontalVector resamples one padded source row into out, which has rowPad bytes of slack.
 func horizontalVector(out []uint8, in []uint8, w *weights, v *hvec) {
 	n := len(w.start)
-	if len(out) < n*3+4 || len(in) < (int(w.start[n-1])+4*v.groups)*3+4 {
+	if len(out) < len(v.start)*3+4 || len(in) < (int(w.start[n-1])+4*v.groups)*3+4 {
 		horizontal(out[:n*3], in, w) // RGB pads both; the kernel must never read or write past them
 		return
 	}
@@ -104,7 +113,12 @@ func horizontalVector(out []uint8, in []uint8, w *weights, v *hvec) {
 	if v.split {
 		lo = &v.lo[0]
 	}
-	hconvAVX2(&out[0], &in[0], &v.start[0], &v.hi[0], lo, len(v.start)/2, v.groups, int32(1)<<(w.prec-1), w.prec)
+	half := int32(1) << (w.prec - 1)
+	if v.five {
+		hconv5AVX2(&out[0], &in[0], &v.start[0], &v.hi[0], lo, len(v.start)/4, half, w.prec)
+		return
+	}
+	hconvAVX2(&out[0], &in[0], &v.start[0], &v.hi[0], lo, len(v.start)/2, v.groups, half, w.prec)
 }
 
 // verticalVector writes out, 32 bytes a step, the last step overlapping the one before, and returns

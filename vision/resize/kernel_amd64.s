@@ -14,6 +14,18 @@ DATA shufB<>+16(SB)/8, $0x800a800780098006
 DATA shufB<>+24(SB)/8, $0x80808080800b8008
 GLOBL shufB<>(SB), RODATA|NOPTR, $32
 
+// The shuffle of pixel 4 (and a zero fifth tap) for the five-tap kernel, in both lanes.
+DATA shufC<>+0(SB)/8, $0x8080800d8080800c
+DATA shufC<>+8(SB)/8, $0x808080808080800e
+DATA shufC<>+16(SB)/8, $0x8080800d8080800c
+DATA shufC<>+24(SB)/8, $0x808080808080800e
+GLOBL shufC<>(SB), RODATA|NOPTR, $32
+
+// Four (r, g, b, 0) dwords to twelve RGB bytes.
+DATA pack12<>+0(SB)/8, $0x0908060504020100
+DATA pack12<>+8(SB)/8, $0x808080800e0d0c0a
+GLOBL pack12<>(SB), RODATA|NOPTR, $16
+
 // The dword order that undoes the in-lane packing of four vectors of eight int32.
 DATA permPack<>+0(SB)/8, $0x0000000400000000
 DATA permPack<>+8(SB)/8, $0x0000000500000001
@@ -221,5 +233,96 @@ mpair:
 	JB   mstep
 
 mdone:
+	VZEROUPPER
+	RET
+
+// TAPS5 sums one pixel pair's five taps (its bytes in Y2, shuffled into Y4, Y5 and Y2) against the
+// weight vectors at offsets o0, o1, o2 from w into acc.
+#define TAPS5(w, o0, o1, o2, acc) \
+	VPMADDWD o0(w), Y4, acc  \
+	VPMADDWD o1(w), Y5, Y6   \
+	VPMADDWD o2(w), Y2, Y7   \
+	VPADDD Y6, acc, acc      \
+	VPADDD Y7, acc, acc
+
+// SPREAD5 loads the spans of the pixels at a (low lane) and b (high lane) and shuffles them into
+// the tap pairs TAPS5 reads.
+#define SPREAD5(a, b) \
+	VMOVDQU (a), X2                \
+	VINSERTI128 $1, (b), Y2, Y2    \
+	VPSHUFB Y14, Y2, Y4            \
+	VPSHUFB Y15, Y2, Y5            \
+	VPSHUFB Y11, Y2, Y2
+
+// func hconv5AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int32, prec uint)
+//
+// hconvAVX2 for spans of at most five taps (every enlargement), four output pixels a step: one
+// sixteen-byte load holds a pixel's five inputs, three shuffles spread them over three VPMADDWD, and
+// the four results leave in one store. wh (and wl) hold, per pixel pair, three vectors: taps 0-1,
+// 2-3 and 4.
+TEXT ·hconv5AVX2(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ start+16(FP), R8
+	MOVQ wh+24(FP), R9
+	MOVQ wl+32(FP), R10
+	MOVQ quads+40(FP), CX
+	ROUNDING(half+48(FP), prec+56(FP))
+	VMOVDQU shufA<>(SB), Y14
+	VMOVDQU shufB<>(SB), Y15
+	VMOVDQU shufC<>(SB), Y11
+	VMOVDQU permPack<>(SB), Y10
+	VMOVDQU pack12<>(SB), X9
+	TESTQ CX, CX
+	JZ   fdone
+
+fquad:
+	MOVLQSX 0(R8), AX
+	MOVLQSX 4(R8), BX
+	MOVLQSX 8(R8), R11
+	MOVLQSX 12(R8), R12
+	LEAQ (AX)(AX*2), AX
+	LEAQ (BX)(BX*2), BX
+	LEAQ (R11)(R11*2), R11
+	LEAQ (R12)(R12*2), R12
+	ADDQ SI, AX
+	ADDQ SI, BX
+	ADDQ SI, R11
+	ADDQ SI, R12
+	SPREAD5(AX, BX)
+	TAPS5(R9, 0, 32, 64, Y0)
+	TESTQ R10, R10
+	JZ   fpair1
+	TAPS5(R10, 0, 32, 64, Y8)
+	VPSLLD $11, Y0, Y0 // pillowSplit
+	VPADDD Y8, Y0, Y0
+
+fpair1:
+	SPREAD5(R11, R12)
+	TAPS5(R9, 96, 128, 160, Y1)
+	TESTQ R10, R10
+	JZ   fround
+	TAPS5(R10, 96, 128, 160, Y8)
+	VPSLLD $11, Y1, Y1
+	VPADDD Y8, Y1, Y1
+	ADDQ $192, R10
+
+fround:
+	VPADDD Y13, Y0, Y0
+	VPADDD Y13, Y1, Y1
+	VPSRAD X12, Y0, Y0
+	VPSRAD X12, Y1, Y1
+	VPACKSSDW Y1, Y0, Y0 // words: pixels 0, 2 | 1, 3
+	VPACKUSWB Y0, Y0, Y0
+	VPERMD Y0, Y10, Y0   // dwords: pixels 0, 1, 2, 3
+	VPSHUFB X9, X0, X0
+	VMOVDQU X0, (DI)
+	ADDQ $12, DI
+	ADDQ $16, R8
+	ADDQ $192, R9
+	DECQ CX
+	JNZ  fquad
+
+fdone:
 	VZEROUPPER
 	RET
