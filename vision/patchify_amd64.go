@@ -1,6 +1,10 @@
 package vision
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // levelKernel is what patchRowAVX2 reads: eight lanes of each channel's constants. The kernel
 // computes eight values at a time and rounds them to bfloat16 as bf16Bits does, in one of two ways:
@@ -17,6 +21,9 @@ type levelKernel struct {
 // patchRowMin is the narrowest patch the kernel handles: a row is covered by eight-pixel steps, the last
 // one moved back to overlap the one before (rewriting the same values).
 const patchRowMin = 8
+
+//go:noescape
+func streamAVX2(dst, src *byte, n int)
 
 //go:noescape
 func patchAVX2(out *byte, channel int, src *uint8, stride, width, rows int, k *levelKernel, affine bool)
@@ -84,4 +91,14 @@ func patchBlock(out []byte, channel int, src []uint8, stride, P int, levels *[3]
 		return
 	}
 	patchAVX2(&out[0], channel, &src[0], stride, P, P, k, k.affine)
+}
+
+// streamOut copies a built patch to dst with non-temporal stores where dst is 16-byte aligned and the
+// patch a multiple of 16 bytes (bfloat16 patches of even size are), else with copy.
+func streamOut(dst, src []byte) {
+	if len(dst) == 0 || len(dst) != len(src) || len(dst)%16 != 0 || uintptr(unsafe.Pointer(&dst[0]))%16 != 0 {
+		copy(dst, src)
+		return
+	}
+	streamAVX2(&dst[0], &src[0], len(dst))
 }

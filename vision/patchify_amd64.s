@@ -132,3 +132,26 @@ next:
 done:
 	VZEROUPPER
 	RET
+
+// func streamAVX2(dst, src *byte, n int)
+//
+// n bytes, a multiple of 16, to a 16-byte aligned dst with non-temporal stores; SFENCE orders them
+// before whatever the caller does next.
+TEXT ·streamAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ   sdone
+
+sstep:
+	VMOVDQU (SI)(AX*1), X0
+	VMOVNTDQ X0, (DI)(AX*1)
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JB   sstep
+
+sdone:
+	SFENCE
+	RET

@@ -215,6 +215,12 @@ func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable
 	block := P * P * size // one channel of one frame
 	channel := T * block  // one channel of the temporal patch
 	vector := kernel != nil && P >= patchRowMin
+	var stage []byte
+	if vector {
+		// The vector path builds each patch in a buffer that stays in L1 and streams it out (past
+		// the caches where the CPU can), sparing the read of every output line before its write.
+		stage = make([]byte, 3*channel)
+	}
 	o := 0
 	for hb := 0; hb < gh/M; hb++ {
 		for wb := 0; wb < gw/M; wb++ {
@@ -222,19 +228,24 @@ func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable
 				for wi := range M {
 					y0, x0 := (hb*M+hi)*P, (wb*M+wi)*P
 					base := (y0*w + x0) * 3
+					patch := dst[o : o+3*channel]
 					if vector {
-						patchBlock(dst[o:o+3*channel], channel, pix[base:base+(P-1)*w*3+3*P], w*3, P, levels, kernel)
+						patch = stage
+						patchBlock(patch, channel, pix[base:base+(P-1)*w*3+3*P], w*3, P, levels, kernel)
 					} else {
 						for py := range P {
 							src := pix[base+py*w*3 : base+py*w*3+3*P]
-							lookupRow(dst[o+py*P*size:o+2*channel+(py+1)*P*size], channel, src, levels, size)
+							lookupRow(patch[py*P*size:2*channel+(py+1)*P*size], channel, src, levels, size)
 						}
 					}
 					for c := range 3 {
-						first := dst[o+c*channel : o+c*channel+block]
+						first := patch[c*channel : c*channel+block]
 						for f := 1; f < T; f++ {
-							copy(dst[o+c*channel+f*block:], first)
+							copy(patch[c*channel+f*block:], first)
 						}
+					}
+					if vector {
+						streamOut(dst[o:o+3*channel], stage)
 					}
 					o += 3 * channel
 				}
