@@ -101,6 +101,7 @@ TEXT ·patchAVX2(SB), NOSPLIT, $0-57
 	JZ   done
 
 row:
+	PREFETCHT0 256(SI) // the patches to the right, three merge windows on: too many rows for the hardware prefetchers
 	XORQ BX, BX
 
 chunk:
