@@ -36,10 +36,9 @@ type ChatCompletionRequest struct {
 	TopP                *float64
 	Tools               []json.RawMessage // nil when absent or null
 	ToolTrees           []*wire.Node      // Tools decoded, as MessageTrees
-	// ToolChoice is "none", "auto", "required", a named-function object, or
-	// nil for JSON null. An absent tool_choice is "none", or "auto" when
-	// tools are given (vLLM's check_tool_usage).
-	ToolChoice          json.RawMessage
+	// ToolChoice is tool_choice; an absent one is "none", or "auto" when
+	// tools are given (vLLM's check_tool_usage), a null one unset.
+	ToolChoice          ToolChoice
 	ReasoningEffort     *string
 	ThinkingTokenBudget *int
 	IncludeReasoning    bool  // default true
@@ -92,12 +91,6 @@ type ChatCompletionRequest struct {
 type LogitBiasEntry struct {
 	Key  string
 	Bias float64
-}
-
-// DecodedToolChoice is tool_choice decoded (DecodeToolChoice). It reads
-// the raw field each time because callers build requests and then set it.
-func (r *ChatCompletionRequest) DecodedToolChoice() ToolChoice {
-	return DecodeToolChoice(r.ToolChoice)
 }
 
 // UnmarshalJSON decodes and validates data; see DecodeChatCompletionRequest.

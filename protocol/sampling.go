@@ -987,21 +987,19 @@ func (o *object) dictList(name string) []json.RawMessage {
 	return items
 }
 
-// toolChoice returns tool_choice raw, defaulting an absent one to "none",
-// or "auto" when tools are given (check_tool_usage). The model validator
-// has already refused every other invalid form.
-func (o *object) toolChoice(name string, haveTools bool) json.RawMessage {
-	raw, ok := o.members[name]
+// toolChoice reads tool_choice, defaulting an absent one to "none", or
+// "auto" when tools are given (check_tool_usage). The model validator has
+// already refused every other invalid form.
+func (o *object) toolChoice(name string, haveTools bool) ToolChoice {
+	n, ok := o.nodes[name]
 	switch {
 	case !ok && haveTools:
-		return json.RawMessage(`"auto"`)
+		return ToolChoice{Kind: ToolChoiceAuto}
 	case !ok:
-		return json.RawMessage(`"none"`)
-	case isNull(raw):
-		return nil
+		return ToolChoice{Kind: ToolChoiceNone}
 	}
-	o.namedToolChoiceType(name, raw)
-	return raw
+	o.namedToolChoiceType(name, n.Raw)
+	return toolChoiceOf(n)
 }
 
 // documents is `documents: list[dict[str, str]] | None`.
