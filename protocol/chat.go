@@ -298,45 +298,28 @@ func checkToolUsage(obj *object) *FieldError {
 				"`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.", "", "")
 		}
 	}
-	tc, hasTC := obj.members["tool_choice"]
+	node, hasTC := obj.nodes["tool_choice"]
 	if !hasTC {
 		return nil
 	}
-	if s, ok := laxString(tc); ok && s == "none" {
-		return nil
-	}
-	if isNull(tc) {
+	tc := toolChoiceOf(node)
+	switch tc.Kind {
+	case ToolChoiceNone, ToolChoiceUnset:
 		return nil
 	}
 	if !hasTools || isNull(tools) {
 		return validatorError(obj, "VLLMValidationError", "When using `tool_choice`, `tools` must be set.", "tool_choice", "")
 	}
-	if s, ok := laxString(tc); ok && (s == "auto" || s == "required") {
+	switch tc.Kind {
+	case ToolChoiceAuto, ToolChoiceRequired:
 		return nil
-	}
-	if jsonKind(tc) != '{' {
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `tool_choice`: "+pyStrOfJSON(tc)+
+	case ToolChoiceBad:
+		return toolChoiceError(obj, node)
+	case ToolChoiceBadString:
+		return validatorError(obj, "VLLMValidationError", "Invalid value for `tool_choice`: "+pyStrOfJSON(node.Raw)+
 			"! Only named tools, \"none\", \"auto\" or \"required\" are supported.", "tool_choice", "")
 	}
-	var choice map[string]json.RawMessage
-	_ = json.Unmarshal(tc, &choice)
-	function, ok := choice["function"]
-	if !ok || jsonKind(function) != '{' {
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `function`: `"+pyStrOfJSON(function)+
-			"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function", "")
-	}
-	var fn map[string]json.RawMessage
-	_ = json.Unmarshal(function, &fn)
-	nameRaw, ok := fn["name"]
-	if !ok {
-		return validatorError(obj, "VLLMValidationError", "Expected field `name` in `function` in `tool_choice`! "+
-			toolChoiceUsage, "tool_choice.function.name", "")
-	}
-	name, isStr := laxString(nameRaw)
-	if !isStr || name == "" {
-		return validatorError(obj, "VLLMValidationError", "Invalid `name` in `function`: `"+pyStrOfJSON(nameRaw)+
-			"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function.name", "")
-	}
+	name := tc.Name
 	var toolList []struct {
 		Function struct {
 			Name *string `json:"name"`
@@ -350,6 +333,32 @@ func checkToolUsage(obj *object) *FieldError {
 	}
 	return validatorError(obj, "VLLMValidationError",
 		"The tool specified in `tool_choice` does not match any of the specified `tools`", "tool_choice", "")
+}
+
+// toolChoiceError is check_tool_usage's error for a tool_choice that is
+// neither one of the strings nor a named function: the first part of
+// {"function": {"name": ...}} it finds missing or wrong.
+func toolChoiceError(obj *object, n *wire.Node) *FieldError {
+	if n.Kind != wire.Object {
+		return validatorError(obj, "VLLMValidationError", "Invalid value for `tool_choice`: "+pyStrOfJSON(n.Raw)+
+			"! Only named tools, \"none\", \"auto\" or \"required\" are supported.", "tool_choice", "")
+	}
+	function, ok := n.Get("function")
+	if !ok || function.Kind != wire.Object {
+		var raw json.RawMessage
+		if ok {
+			raw = function.Raw
+		}
+		return validatorError(obj, "VLLMValidationError", "Invalid value for `function`: `"+pyStrOfJSON(raw)+
+			"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function", "")
+	}
+	name, ok := function.Get("name")
+	if !ok {
+		return validatorError(obj, "VLLMValidationError", "Expected field `name` in `function` in `tool_choice`! "+
+			toolChoiceUsage, "tool_choice.function.name", "")
+	}
+	return validatorError(obj, "VLLMValidationError", "Invalid `name` in `function`: `"+pyStrOfJSON(name.Raw)+
+		"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function.name", "")
 }
 
 // checkStructuredOutputsCount is check_structured_outputs_count; the
@@ -379,11 +388,12 @@ func checkStructuredOutputsCount(withParam bool) func(*object) *FieldError {
 		if withParam || count == 0 {
 			return nil
 		}
-		tc, hasTC := obj.members["tool_choice"]
+		tc, hasTC := obj.nodes["tool_choice"]
 		if !hasTC {
 			return nil // "none", or "auto" once check_tool_usage has run
 		}
-		if s, ok := laxString(tc); ok && (s == "none" || s == "auto" || s == "required") {
+		switch toolChoiceOf(tc).Kind {
+		case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired:
 			return nil
 		}
 		return validatorError(obj, "VLLMValidationError",

@@ -998,7 +998,7 @@ func (o *object) toolChoice(name string, haveTools bool) ToolChoice {
 	case !ok:
 		return ToolChoice{Kind: ToolChoiceNone}
 	}
-	o.namedToolChoiceType(name, n.Raw)
+	o.namedToolChoiceType(name, n)
 	return toolChoiceOf(n)
 }
 
