@@ -320,15 +320,12 @@ func checkToolUsage(obj *object) *FieldError {
 			"! Only named tools, \"none\", \"auto\" or \"required\" are supported.", "tool_choice", "")
 	}
 	name := tc.Name
-	var toolList []struct {
-		Function struct {
-			Name *string `json:"name"`
-		} `json:"function"`
-	}
-	_ = json.Unmarshal(tools, &toolList)
-	for _, t := range toolList {
-		if t.Function.Name != nil && *t.Function.Name == name {
-			return nil
+	if list := obj.nodes["tools"]; list.Kind == wire.Array {
+		for _, t := range list.Arr {
+			fn, _ := t.Get("function")
+			if n, ok := fn.Get("name"); ok && n.Kind == wire.String && n.S == name {
+				return nil
+			}
 		}
 	}
 	return validatorError(obj, "VLLMValidationError",
@@ -365,15 +362,13 @@ func toolChoiceError(obj *object, n *wire.Node) *FieldError {
 // completion form names the parameter, the chat form does not.
 func checkStructuredOutputsCount(withParam bool) func(*object) *FieldError {
 	return func(obj *object) *FieldError {
-		raw, ok := obj.members["structured_outputs"]
-		if !ok || isNull(raw) || jsonKind(raw) != '{' {
+		so := obj.nodes["structured_outputs"]
+		if so == nil || so.Kind != wire.Object {
 			return nil
 		}
-		var so map[string]json.RawMessage
-		_ = json.Unmarshal(raw, &so)
 		count := 0
 		for _, k := range []string{"json", "regex", "choice"} {
-			if v, ok := so[k]; ok && !isNull(v) {
+			if v, ok := so.Get(k); ok && !v.IsNull() {
 				count++
 			}
 		}

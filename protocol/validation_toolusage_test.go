@@ -72,11 +72,22 @@ func refCheckToolUsage(obj *object) *FieldError {
 		"The tool specified in `tool_choice` does not match any of the specified `tools`", "tool_choice", "")
 }
 
-var toolUsageTools = []string{``, `null`, `[]`, `[{"type":"function","function":{"name":"f"}}]`, `"x"`}
+var toolUsageTools = []string{``, `null`, `[]`, `[{"type":"function","function":{"name":"f"}}]`, `"x"`,
+	`[{"function":{"name":5}},{"function":{"name":"f"}}]`, `[5,{"function":{"name":"f"}}]`, `{"function":{"name":"f"}}`,
+	`[{"function":"f"}]`, `[{"function":{"name":"g"}}]`, `[{"function":{"name":null}}]`, `[{"function":{"name":"\u0066"}}]`,
+	`[{"function":{"name":"get_weather"}}]`, `[{"function":null},{"function":{"name":"a"}}]`}
+
+// structuredOutputsCases are structured_outputs values the count check
+// reads, one picked per tool_choice case.
+var structuredOutputsCases = []string{``, `null`, `5`, `{}`, `{"json":{}}`, `{"json":null,"regex":"a"}`,
+	`{"json":{},"regex":"a"}`, `{"choice":["a"],"regex":null}`, `{"regex":"a","regex":null}`, `{"JSON":{}}`}
 
 func checkToolUsageMatches(t *testing.T, tools, choice []byte) {
 	t.Helper()
 	body := []byte(`{"messages":[]`)
+	if so := structuredOutputsCases[len(choice)%len(structuredOutputsCases)]; so != "" {
+		body = append(append(body, `,"structured_outputs":`...), so...)
+	}
 	if len(tools) > 0 {
 		body = append(append(body, `,"tools":`...), tools...)
 	}
@@ -91,6 +102,12 @@ func checkToolUsageMatches(t *testing.T, tools, choice []byte) {
 	got, want := checkToolUsage(obj), refCheckToolUsage(obj)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%s: checkToolUsage = %+v, encoding/json reading %+v", body, got, want)
+	}
+	for _, withParam := range []bool{false, true} {
+		got, want := checkStructuredOutputsCount(withParam)(obj), refCheckStructuredOutputsCount(withParam)(obj)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: checkStructuredOutputsCount(%v) = %+v, encoding/json reading %+v", body, withParam, got, want)
+		}
 	}
 }
 
@@ -107,9 +124,49 @@ func FuzzCheckToolUsage(f *testing.F) {
 		f.Add([]byte(toolUsageTools[i%len(toolUsageTools)]), []byte(c))
 	}
 	f.Fuzz(func(t *testing.T, tools, choice []byte) {
-		if foldedKeys(choice) {
+		if foldedKeys(choice) || foldedKeys(tools) {
 			return
 		}
 		checkToolUsageMatches(t, tools, choice)
 	})
+}
+
+// refCheckStructuredOutputsCount is checkStructuredOutputsCount as it read
+// structured_outputs and tool_choice over encoding/json.
+func refCheckStructuredOutputsCount(withParam bool) func(*object) *FieldError {
+	return func(obj *object) *FieldError {
+		raw, ok := obj.members["structured_outputs"]
+		if !ok || isNull(raw) || jsonKind(raw) != '{' {
+			return nil
+		}
+		var so map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &so)
+		count := 0
+		for _, k := range []string{"json", "regex", "choice"} {
+			if v, ok := so[k]; ok && !isNull(v) {
+				count++
+			}
+		}
+		param := ""
+		if withParam {
+			param = "structured_outputs"
+		}
+		if count > 1 {
+			return validatorError(obj, "VLLMValidationError",
+				"You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').", param, "")
+		}
+		if withParam || count == 0 {
+			return nil
+		}
+		tc, hasTC := obj.nodes["tool_choice"]
+		if !hasTC {
+			return nil // "none", or "auto" once check_tool_usage has run
+		}
+		switch toolChoiceOf(tc).Kind {
+		case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired:
+			return nil
+		}
+		return validatorError(obj, "VLLMValidationError",
+			"You can only either use constraints for structured outputs or tools, not both.", "", "")
+	}
 }
