@@ -48,9 +48,6 @@ type ToolChoice struct {
 	bad []byte
 }
 
-// NamedToolChoice is a choice of the function name.
-func NamedToolChoice(name string) ToolChoice { return ToolChoice{Kind: ToolChoiceNamed, Name: name} }
-
 // decodeToolChoice reads a raw tool_choice as the chat API spells it.
 func decodeToolChoice(raw []byte) ToolChoice {
 	if len(raw) == 0 {
@@ -85,7 +82,7 @@ func toolChoiceOf(n *wire.Node) ToolChoice {
 	case wire.Object:
 		if fn, ok := n.Get("function"); ok && fn.Kind == wire.Object {
 			if name, ok := fn.Get("name"); ok && name.Kind == wire.String && name.S != "" {
-				return NamedToolChoice(strings.Clone(name.S))
+				return ToolChoice{Kind: ToolChoiceNamed, Name: strings.Clone(name.S)}
 			}
 		}
 	}
@@ -104,7 +101,7 @@ func responsesToolChoiceOf(n *wire.Node) ToolChoice {
 	typ, _ := n.Get("type")
 	name, _ := n.Get("name")
 	if typ != nil && typ.Kind == wire.String && typ.S == "function" && name != nil && name.Kind == wire.String && name.S != "" {
-		return NamedToolChoice(strings.Clone(name.S))
+		return ToolChoice{Kind: ToolChoiceNamed, Name: strings.Clone(name.S)}
 	}
 	return ToolChoice{Kind: ToolChoiceOther, bad: bytes.Clone(n.Raw)}
 }

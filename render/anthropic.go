@@ -129,7 +129,7 @@ func anthropicToolChoice(tc *protocol.AnthropicToolChoice) protocol.ToolChoice {
 		return protocol.ToolChoice{Kind: protocol.ToolChoiceNone}
 	}
 	// The validator refused a "tool" choice without a name.
-	return protocol.NamedToolChoice(*tc.Name)
+	return protocol.ToolChoice{Kind: protocol.ToolChoiceNamed, Name: *tc.Name}
 }
 
 // anthropicMessages is the chat messages list: a system message with the
