@@ -42,7 +42,11 @@ func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesReque
 			Message: fmt.Sprintf("Response with id '%s' not found.", *r.PreviousResponseID), Param: &p}
 	}
 	rctx, span := startSpan(ctx, "render")
-	g, creq, err := o.cfg.Generator.RenderResponsesChat(rctx, r)
+	creq, err := render.ResponsesToChat(r)
+	var g *protocol.GenerateRequest
+	if err == nil {
+		g, err = o.cfg.Generator.RenderResponsesChat(rctx, r, creq)
+	}
 	endSpan(span, err)
 	if err != nil {
 		var ve *protocol.ValidationError

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 )
@@ -25,15 +26,15 @@ func ResponsesToChat(r *protocol.ResponsesRequest) (*protocol.ChatCompletionRequ
 	if err != nil {
 		return nil, err
 	}
-	var b objBuilder
+	var b wire.ObjectBuilder
 	if r.Model != nil {
-		b.str("model", *r.Model)
+		b.Str("model", *r.Model)
 	}
-	b.raw("messages", msgs)
+	b.Raw("messages", msgs)
 	for _, m := range r.Passthrough {
-		b.raw(m.Key, m.Value)
+		b.Raw(m.Key, m.Value)
 	}
-	req, err := protocol.DecodeChatCompletionRequest(b.bytes())
+	req, err := protocol.DecodeChatCompletionRequest(b.Bytes())
 	if err != nil {
 		return nil, err
 	}
@@ -108,11 +109,11 @@ func (m *chatMsg) isNone(k string) bool {
 }
 
 func (m *chatMsg) bytes() []byte {
-	var b objBuilder
+	var b wire.ObjectBuilder
 	for i, k := range m.keys {
-		b.raw(k, m.vals[i])
+		b.Raw(k, m.vals[i])
 	}
-	return b.bytes()
+	return b.Bytes()
 }
 
 func strJSON(s string) json.RawMessage {
@@ -214,27 +215,27 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 			// flattened (flat_namespace_tool_name).
 			name = *it.Namespace + "__" + name
 		}
-		var fn objBuilder
-		fn.str("name", name)
-		fn.str("arguments", *it.Arguments)
-		var call objBuilder
-		call.str("id", *it.CallID)
-		call.raw("function", fn.bytes())
-		call.str("type", "function")
+		var fn wire.ObjectBuilder
+		fn.Str("name", name)
+		fn.Str("arguments", *it.Arguments)
+		var call wire.ObjectBuilder
+		call.Str("id", *it.CallID)
+		call.Raw("function", fn.Bytes())
+		call.Str("type", "function")
 		if prev != nil {
 			calls, _ := prev.get("tool_calls")
 			switch {
 			case prev.isNone("tool_calls"):
-				prev.set("tool_calls", append(append([]byte{'['}, call.bytes()...), ']'))
+				prev.set("tool_calls", append(append([]byte{'['}, call.Bytes()...), ']'))
 				return nil, nil
 			case len(calls) > 0 && calls[0] == '[':
-				prev.set("tool_calls", appendToArray(calls, call.bytes()))
+				prev.set("tool_calls", appendToArray(calls, call.Bytes()))
 				return nil, nil
 			}
 			// An unknown tool_calls shape: vLLM warns and starts a new message.
 		}
 		return &chatMsg{keys: []string{"role", "tool_calls"},
-			vals: []json.RawMessage{strJSON("assistant"), append(append([]byte{'['}, call.bytes()...), ']')}}, nil
+			vals: []json.RawMessage{strJSON("assistant"), append(append([]byte{'['}, call.Bytes()...), ']')}}, nil
 	case typ == "reasoning":
 		// pydantic lets a summary that is not a list through (the
 		// TypedDict's Iterable); vLLM then passes the item to its chat
@@ -355,16 +356,16 @@ func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
 		if t.Name == nil {
 			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.name", i)}
 		}
-		var fn objBuilder
-		fn.str("name", *t.Name)
-		fn.raw("parameters", jsonOrNull(t.Parameters))
-		fn.raw("strict", jsonOrNull(t.Strict))
-		fn.str("type", "function")
-		fn.raw("description", jsonOrNull(t.Description))
-		var w objBuilder
-		w.str("type", "function")
-		w.raw("function", fn.bytes())
-		out = append(out, w.bytes())
+		var fn wire.ObjectBuilder
+		fn.Str("name", *t.Name)
+		fn.Raw("parameters", jsonOrNull(t.Parameters))
+		fn.Raw("strict", jsonOrNull(t.Strict))
+		fn.Str("type", "function")
+		fn.Raw("description", jsonOrNull(t.Description))
+		var w wire.ObjectBuilder
+		w.Str("type", "function")
+		w.Raw("function", fn.Bytes())
+		out = append(out, w.Bytes())
 	}
 	return out, nil
 }
@@ -373,24 +374,24 @@ func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
 // the model check (vllm PR #50195): previous_response_id is refused, the
 // request is rendered through the chat pipeline, and the sampling params
 // are ResponsesRequest.to_sampling_params.
-func (g *Generator) RenderResponses(ctx context.Context, r *protocol.ResponsesRequest) (*protocol.GenerateRequest, error) {
+func RenderResponses(ctx context.Context, g *Generator, r *protocol.ResponsesRequest) (*protocol.GenerateRequest, error) {
 	if r.PreviousResponseID != nil {
 		return nil, &protocol.ResponsesParamError{
 			Message: "previous_response_id is not supported by the stateless render endpoint.",
 			Param:   "previous_response_id", Type: "invalid_request_error"}
 	}
-	gr, _, err := g.RenderResponsesChat(ctx, r)
-	return gr, err
-}
-
-// RenderResponsesChat renders r as RenderResponses does (previous_response_id
-// is the caller's to refuse) and also returns the chat request it was
-// converted to, which the served route derenders the answer with.
-func (g *Generator) RenderResponsesChat(ctx context.Context, r *protocol.ResponsesRequest) (*protocol.GenerateRequest, *protocol.ChatCompletionRequest, error) {
 	req, err := ResponsesToChat(r)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	return g.RenderResponsesChat(ctx, r, req)
+}
+
+// RenderResponsesChat renders r, already converted to the chat request req
+// (ResponsesToChat), as RenderResponses does (previous_response_id is the
+// caller's to refuse). req gets the structural tag the tool parser adds;
+// the served route derenders the answer with it.
+func (g *Generator) RenderResponsesChat(ctx context.Context, r *protocol.ResponsesRequest, req *protocol.ChatCompletionRequest) (*protocol.GenerateRequest, error) {
 	// build_tok_params: truncation "auto" truncates the prompt to fit.
 	var truncate *int
 	if r.Truncation != "disabled" {
@@ -399,18 +400,18 @@ func (g *Generator) RenderResponsesChat(ctx context.Context, r *protocol.Respons
 	}
 	prompt, err := g.renderChatPrompt(ctx, req, promptLimits{r.MaxOutputTokens, "max_output_tokens", truncate}, true)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	maxTokens, err := MaxTokens(g.maxModelLen, r.MaxOutputTokens, len(prompt.TokenIDs), g.cfg.Defaults, truncate)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if r, err = g.adjustResponsesForTools(r, req); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	params, err := ResponsesSamplingParams(r, req, maxTokens, g.cfg.Defaults)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	id := "resp_" + protocol.RandomUUID()
 	if r.RequestID != nil {
@@ -419,7 +420,7 @@ func (g *Generator) RenderResponsesChat(ctx context.Context, r *protocol.Respons
 	gr := newGenerateRequest("", prompt.TokenIDs, params, r.Model, r.Stream, nil, r.CacheSalt, r.Priority)
 	gr.RequestID = id
 	gr.KVTransferParams = r.KVTransferParams
-	return &gr, req, nil
+	return &gr, nil
 }
 
 // adjustResponsesForTools is the parser's adjust_request, which vLLM's
@@ -465,12 +466,12 @@ func ChatToolChoice(raw json.RawMessage) json.RawMessage {
 	if json.Unmarshal(raw, &named) != nil || named.Type != "function" || named.Name == "" {
 		return json.RawMessage(`"none"`)
 	}
-	var fn objBuilder
-	fn.str("name", named.Name)
-	var b objBuilder
-	b.str("type", "function")
-	b.raw("function", fn.bytes())
-	return b.bytes()
+	var fn wire.ObjectBuilder
+	fn.Str("name", named.Name)
+	var b wire.ObjectBuilder
+	b.Str("type", "function")
+	b.Raw("function", fn.Bytes())
+	return b.Bytes()
 }
 
 // ResponsesSamplingParams is ResponsesRequest.to_sampling_params: the

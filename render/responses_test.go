@@ -137,7 +137,7 @@ func FuzzResponsesToChat(f *testing.F) {
 				t.Fatalf("invalid JSON %q from %q", raw, data)
 			}
 		}
-		if _, err := gen.RenderResponses(context.Background(), req); err != nil {
+		if _, err := RenderResponses(context.Background(), gen, req); err != nil {
 			var br *BadRequestError
 			var pe *protocol.ResponsesParamError
 			if !errors.As(err, &br) && !errors.As(err, &pe) {
