@@ -6,13 +6,14 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/vrender/vrender/anthropic"
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
 
 // Messages serves one Anthropic Messages request, already converted to the
-// chat request vLLM's AnthropicServingMessages builds (render.AnthropicToChat):
+// chat request vLLM's AnthropicServingMessages builds (anthropic.ToChat):
 // it runs as a chat completion and its answer is converted back as
 // messages_full_converter and message_stream_converter do
 // (vllm/entrypoints/anthropic/serving.py). A non-streaming request gets its
@@ -52,27 +53,27 @@ func (o *Orchestrator) messages(ctx context.Context, req *protocol.ChatCompletio
 // a tool_use block per tool call with its arguments parsed as the input.
 func anthropicAnswer(res *protocol.ServedChatResponse) ([]byte, error) {
 	c := res.Choices[0]
-	var blocks []protocol.AnthropicBlock
+	var blocks []anthropic.Block
 	if m := c.Message; m.Reasoning != nil && *m.Reasoning != "" {
-		blocks = append(blocks, protocol.AnthropicBlock{Type: "thinking", Thinking: *m.Reasoning, Signature: signature()})
+		blocks = append(blocks, anthropic.Block{Type: "thinking", Thinking: *m.Reasoning, Signature: signature()})
 	}
 	if m := c.Message; m.Content != nil && *m.Content != "" {
-		blocks = append(blocks, protocol.AnthropicBlock{Type: "text", Text: *m.Content})
+		blocks = append(blocks, anthropic.Block{Type: "text", Text: *m.Content})
 	}
 	for _, tc := range c.Message.ToolCalls {
 		input, err := toolInput(tc.Function.Arguments)
 		if err != nil {
 			return nil, err
 		}
-		blocks = append(blocks, protocol.AnthropicBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: input})
+		blocks = append(blocks, anthropic.Block{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: input})
 	}
 	var stop *string
 	if c.FinishReason != nil {
-		if r, ok := protocol.AnthropicStopReason(*c.FinishReason); ok {
+		if r, ok := anthropic.StopReason(*c.FinishReason); ok {
 			stop = &r
 		}
 	}
-	return protocol.AppendAnthropicMessage(nil, res.ID, res.Model, blocks, stop,
+	return anthropic.AppendMessage(nil, res.ID, res.Model, blocks, stop,
 		res.Usage.PromptTokens, res.Usage.CompletionTokens, res.KVTransferParams)
 }
 
@@ -113,7 +114,7 @@ type anthropicStream struct {
 }
 
 func (a *anthropicStream) event(name string, data func([]byte) []byte) error {
-	a.buf = protocol.AppendAnthropicEvent(a.buf[:0], name)
+	a.buf = anthropic.AppendEvent(a.buf[:0], name)
 	a.buf = data(a.buf)
 	a.buf = append(a.buf, "\n\n"...)
 	if err := a.run.sink.Frame(a.buf); err != nil {
@@ -132,7 +133,7 @@ func (a *anthropicStream) start() error {
 	}
 	r.started = true
 	return a.event("message_start", func(b []byte) []byte {
-		return protocol.AppendAnthropicMessageStart(b, r.id, r.model, len(r.prompt))
+		return anthropic.AppendMessageStart(b, r.id, r.model, len(r.prompt))
 	})
 }
 
@@ -144,19 +145,19 @@ func (a *anthropicStream) stopBlock() error {
 	if a.open == "thinking" && a.sig != "" {
 		sig := a.sig
 		if err := a.event("content_block_delta", func(b []byte) []byte {
-			return protocol.AppendAnthropicDelta(b, idx, "signature_delta", sig)
+			return anthropic.AppendDelta(b, idx, "signature_delta", sig)
 		}); err != nil {
 			return err
 		}
 	}
 	a.open, a.sig, a.toolID = "", "", ""
 	a.index++
-	return a.event("content_block_stop", func(b []byte) []byte { return protocol.AppendAnthropicBlockStop(b, idx) })
+	return a.event("content_block_stop", func(b []byte) []byte { return anthropic.AppendBlockStop(b, idx) })
 }
 
-func (a *anthropicStream) startBlock(blk protocol.AnthropicBlock) error {
+func (a *anthropicStream) startBlock(blk anthropic.Block) error {
 	idx := a.index
-	if err := a.event("content_block_start", func(b []byte) []byte { return protocol.AppendAnthropicBlockStart(b, idx, &blk) }); err != nil {
+	if err := a.event("content_block_start", func(b []byte) []byte { return anthropic.AppendBlockStart(b, idx, &blk) }); err != nil {
 		return err
 	}
 	a.open, a.openIndex = blk.Type, idx
@@ -174,7 +175,7 @@ func (a *anthropicStream) delta(deltaType, text string) error {
 	if a.open == "" {
 		idx = a.index
 	}
-	return a.event("content_block_delta", func(b []byte) []byte { return protocol.AppendAnthropicDelta(b, idx, deltaType, text) })
+	return a.event("content_block_delta", func(b []byte) []byte { return anthropic.AppendDelta(b, idx, deltaType, text) })
 }
 
 // writeStep converts one chat delta: reasoning, then content, then tool
@@ -189,7 +190,7 @@ func (a *anthropicStream) writeStep(_ *protocol.GenerateChoice, step *derender.C
 			if err := a.stopBlock(); err != nil {
 				return err
 			}
-			if err := a.startBlock(protocol.AnthropicBlock{Type: "thinking"}); err != nil {
+			if err := a.startBlock(anthropic.Block{Type: "thinking"}); err != nil {
 				return err
 			}
 		}
@@ -202,7 +203,7 @@ func (a *anthropicStream) writeStep(_ *protocol.GenerateChoice, step *derender.C
 			if err := a.stopBlock(); err != nil {
 				return err
 			}
-			if err := a.startBlock(protocol.AnthropicBlock{Type: "text"}); err != nil {
+			if err := a.startBlock(anthropic.Block{Type: "text"}); err != nil {
 				return err
 			}
 		}
@@ -222,7 +223,7 @@ func (a *anthropicStream) writeStep(_ *protocol.GenerateChoice, step *derender.C
 				if err := a.stopBlock(); err != nil {
 					return err
 				}
-				if err := a.startBlock(protocol.AnthropicBlock{Type: "tool_use", ID: *tc.ID, Name: *tc.Function.Name}); err != nil {
+				if err := a.startBlock(anthropic.Block{Type: "tool_use", ID: *tc.ID, Name: *tc.Function.Name}); err != nil {
 					return err
 				}
 			}
@@ -259,11 +260,11 @@ func (a *anthropicStream) finish(completion int) error {
 		finish = "stop"
 	}
 	var stop *string
-	if s, ok := protocol.AnthropicStopReason(finish); ok {
+	if s, ok := anthropic.StopReason(finish); ok {
 		stop = &s
 	}
 	if err := a.event("message_delta", func(b []byte) []byte {
-		return protocol.AppendAnthropicMessageDelta(b, stop, len(r.prompt), completion)
+		return anthropic.AppendMessageDelta(b, stop, len(r.prompt), completion)
 	}); err != nil {
 		return err
 	}
@@ -277,6 +278,6 @@ func (a *anthropicStream) fail(e *Error) {
 	r.o.log.Warn("messages stream failed", "request_id", r.id, "status", e.Status, "err", e.Message)
 	r.metrics.failed.Add(1)
 	_ = a.event("error", func(b []byte) []byte {
-		return protocol.AppendAnthropicError(b, "internal_error", protocol.SanitizeMessage(e.Message))
+		return anthropic.AppendError(b, "internal_error", protocol.SanitizeMessage(e.Message))
 	})
 }

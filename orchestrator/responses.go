@@ -14,6 +14,7 @@ import (
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
+	"github.com/vrender/vrender/responses"
 )
 
 // Responses serves one OpenAI Responses request the way vLLM's non-Harmony
@@ -42,7 +43,7 @@ func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesReque
 			Message: fmt.Sprintf("Response with id '%s' not found.", *r.PreviousResponseID), Param: &p}
 	}
 	rctx, span := startSpan(ctx, "render")
-	creq, err := render.ResponsesToChat(r)
+	creq, err := responses.ToChat(r)
 	var g *protocol.GenerateRequest
 	if err == nil {
 		g, err = o.cfg.Generator.RenderResponsesChat(rctx, r, creq)
@@ -81,7 +82,7 @@ func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesReque
 	if c.Message.Content != nil {
 		content = *c.Message.Content
 	}
-	var lps []protocol.ResponsesLogprob
+	var lps []responses.Logprob
 	if r.IncludesOutputLogprobs() && c.Logprobs != nil {
 		lps = responsesLogprobs(c.Logprobs.Content)
 	}
@@ -117,11 +118,11 @@ func responsesError(err error) *Error {
 // responsesMeta is what every response object of one request repeats
 // (ResponsesResponse.from_request).
 type responsesMeta struct {
-	base protocol.ResponsesResponse
+	base responses.Response
 }
 
 func (o *Orchestrator) responsesMeta(r *protocol.ResponsesRequest, g *protocol.GenerateRequest) (*responsesMeta, error) {
-	b := protocol.ResponsesResponse{ID: g.RequestID, Instructions: r.Instructions, Model: o.responseModel(r.Model),
+	b := responses.Response{ID: g.RequestID, Instructions: r.Instructions, Model: o.responseModel(r.Model),
 		ParallelToolCalls: r.ParallelToolCalls, Temperature: g.SamplingParams.Temperature, TopP: g.SamplingParams.TopP,
 		MaxToolCalls: r.MaxToolCalls, TopLogprobs: g.SamplingParams.Logprobs, Truncation: r.Truncation, User: r.User}
 	if g.SamplingParams.MaxTokens != nil {
@@ -267,7 +268,7 @@ type responsesCall struct {
 // build_response_output_items makes (a reasoning item, a message for
 // non-empty content, one function_call per tool call), status
 // "incomplete" when the length limit ended it.
-func (m *responsesMeta) response(created int64, finish, reasoning, content string, lps []protocol.ResponsesLogprob,
+func (m *responsesMeta) response(created int64, finish, reasoning, content string, lps []responses.Logprob,
 	calls []responsesCall, prompt, completion int) []byte {
 	r := m.base
 	r.CreatedAt = created
@@ -284,11 +285,11 @@ func (m *responsesMeta) response(created int64, finish, reasoning, content strin
 	}
 	if reasoning != "" {
 		sep()
-		out = protocol.AppendReasoningItem(out, "rs_"+protocol.RandomUUID(), reasoning, protocol.ItemFinal)
+		out = responses.AppendReasoningItem(out, "rs_"+protocol.RandomUUID(), reasoning, responses.ItemFinal)
 	}
 	if content != "" {
 		sep()
-		out = protocol.AppendMessageItem(out, "msg_"+protocol.RandomUUID(), content, lps, protocol.ItemFinal)
+		out = responses.AppendMessageItem(out, "msg_"+protocol.RandomUUID(), content, lps, responses.ItemFinal)
 	}
 	for _, c := range calls {
 		sep()
@@ -296,22 +297,22 @@ func (m *responsesMeta) response(created int64, finish, reasoning, content strin
 		if callID == "" {
 			callID = "call_" + protocol.RandomUUID()
 		}
-		out = protocol.AppendFunctionCallItem(out, "fc_"+protocol.RandomUUID(), callID, c.name, c.args, protocol.ItemFinal)
+		out = responses.AppendFunctionCallItem(out, "fc_"+protocol.RandomUUID(), callID, c.name, c.args, responses.ItemFinal)
 	}
 	r.Output = append(out, ']')
-	r.Usage = &protocol.ResponsesUsage{Input: prompt, Output: completion}
-	return protocol.AppendResponsesResponse(nil, &r)
+	r.Usage = &responses.Usage{Input: prompt, Output: completion}
+	return responses.AppendResponse(nil, &r)
 }
 
 // responsesLogprobs converts chat logprobs to the Responses shape.
-func responsesLogprobs(content []protocol.ChatLogProbsContent) []protocol.ResponsesLogprob {
-	out := make([]protocol.ResponsesLogprob, 0, len(content))
+func responsesLogprobs(content []protocol.ChatLogProbsContent) []responses.Logprob {
+	out := make([]responses.Logprob, 0, len(content))
 	for _, c := range content {
 		// Bytes are copied: a streaming session reuses its step's buffers.
-		lp := protocol.ResponsesLogprob{Token: c.Token, Bytes: slices.Clone(c.Bytes), Logprob: derefLogprob(c.Logprob),
-			Top: make([]protocol.ResponsesLogprob, 0, len(c.TopLogprobs))}
+		lp := responses.Logprob{Token: c.Token, Bytes: slices.Clone(c.Bytes), Logprob: derefLogprob(c.Logprob),
+			Top: make([]responses.Logprob, 0, len(c.TopLogprobs))}
 		for _, t := range c.TopLogprobs {
-			lp.Top = append(lp.Top, protocol.ResponsesLogprob{Token: t.Token, Bytes: slices.Clone(t.Bytes), Logprob: derefLogprob(t.Logprob)})
+			lp.Top = append(lp.Top, responses.Logprob{Token: t.Token, Bytes: slices.Clone(t.Bytes), Logprob: derefLogprob(t.Logprob)})
 		}
 		out = append(out, lp)
 	}
@@ -344,8 +345,8 @@ type responsesStream struct {
 	// the current engine event's, which every text event of the event
 	// carries, as process_simple_stream's logprobs_data.
 	logprobs bool
-	stepLP   []protocol.ResponsesLogprob
-	ev       protocol.ResponsesEvent
+	stepLP   []responses.Logprob
+	ev       responses.Event
 	seq      int
 
 	contentIndex, outputIndex int
@@ -357,7 +358,7 @@ type responsesStream struct {
 
 	// The answer so far, for response.completed.
 	reasoning, content strings.Builder
-	allLP              []protocol.ResponsesLogprob
+	allLP              []responses.Logprob
 	calls              []responsesCall
 	callIndex          map[int]int
 	finishReason       string
@@ -387,7 +388,7 @@ func (s *responsesStream) start() error {
 	r.started = true
 	initial := s.meta.base
 	initial.CreatedAt, initial.Status = r.created, "in_progress"
-	body := protocol.AppendResponsesResponse(nil, &initial)
+	body := responses.AppendResponse(nil, &initial)
 	if err := s.envelope("response.created", body); err != nil {
 		return err
 	}
@@ -421,17 +422,17 @@ func (s *responsesStream) part(typ string, part []byte) error {
 }
 
 func (s *responsesStream) addReasoningItem() error {
-	if err := s.itemAdded(protocol.AppendReasoningItem(nil, s.itemID, "", protocol.ItemAdded)); err != nil {
+	if err := s.itemAdded(responses.AppendReasoningItem(nil, s.itemID, "", responses.ItemAdded)); err != nil {
 		return err
 	}
 	return s.part("response.content_part.added", []byte(`{"text":"","type":"reasoning_text"}`))
 }
 
 func (s *responsesStream) addTextItem() error {
-	if err := s.itemAdded(protocol.AppendMessageItem(nil, s.itemID, "", nil, protocol.ItemAdded)); err != nil {
+	if err := s.itemAdded(responses.AppendMessageItem(nil, s.itemID, "", nil, responses.ItemAdded)); err != nil {
 		return err
 	}
-	part := append([]byte(`{"annotations":[],"text":"","type":"output_text","logprobs":`), protocol.AppendStreamLogprobs(nil, s.stepLP)...)
+	part := append([]byte(`{"annotations":[],"text":"","type":"output_text","logprobs":`), responses.AppendStreamLogprobs(nil, s.stepLP)...)
 	return s.part("response.content_part.added", append(part, '}'))
 }
 
@@ -452,7 +453,7 @@ func (s *responsesStream) textDelta(d string) error {
 	s.ev.Int("content_index", s.contentIndex)
 	s.ev.String("delta", d)
 	s.ev.String("item_id", s.itemID)
-	s.ev.Raw("logprobs", protocol.AppendStreamLogprobs(nil, s.stepLP))
+	s.ev.Raw("logprobs", responses.AppendStreamLogprobs(nil, s.stepLP))
 	s.ev.Int("output_index", s.outputIndex)
 	s.ev.End(s.seq, "response.output_text.delta")
 	return s.send()
@@ -471,27 +472,27 @@ func (s *responsesStream) reasoningDone(text string) error {
 	if err := s.part("response.content_part.done", part); err != nil {
 		return err
 	}
-	return s.itemDone(protocol.AppendReasoningItem(nil, s.itemID, text, protocol.ItemDone))
+	return s.itemDone(responses.AppendReasoningItem(nil, s.itemID, text, responses.ItemDone))
 }
 
 func (s *responsesStream) textDone(text string) error {
 	s.ev.Begin("response.output_text.done")
 	s.ev.Int("content_index", s.contentIndex)
 	s.ev.String("item_id", s.itemID)
-	s.ev.Raw("logprobs", protocol.AppendStreamLogprobs(nil, s.stepLP))
+	s.ev.Raw("logprobs", responses.AppendStreamLogprobs(nil, s.stepLP))
 	s.ev.Int("output_index", s.outputIndex)
 	s.ev.EndText(s.seq, text, "response.output_text.done")
 	if err := s.send(); err != nil {
 		return err
 	}
-	if err := s.part("response.content_part.done", protocol.AppendOutputText(nil, text, nil)); err != nil {
+	if err := s.part("response.content_part.done", responses.AppendOutputText(nil, text, nil)); err != nil {
 		return err
 	}
-	return s.itemDone(protocol.AppendMessageItem(nil, s.itemID, text, s.stepLP, protocol.ItemDone))
+	return s.itemDone(responses.AppendMessageItem(nil, s.itemID, text, s.stepLP, responses.ItemDone))
 }
 
 func (s *responsesStream) toolAdded(args string) error {
-	return s.itemAdded(protocol.AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, protocol.ItemAdded))
+	return s.itemAdded(responses.AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, responses.ItemAdded))
 }
 
 func (s *responsesStream) argsDelta(d string) error {
@@ -513,7 +514,7 @@ func (s *responsesStream) toolDone(args string) error {
 	if err := s.send(); err != nil {
 		return err
 	}
-	return s.itemDone(protocol.AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, protocol.ItemDone))
+	return s.itemDone(responses.AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, responses.ItemDone))
 }
 
 func joinDeltas(prev []respDelta, pick func(respDelta) *string) string {
@@ -826,11 +827,11 @@ func (s *responsesStream) finish(completion int) error {
 			return err
 		}
 	}
-	var lps []protocol.ResponsesLogprob
+	var lps []responses.Logprob
 	if s.logprobs {
 		lps = s.allLP
 		if lps == nil {
-			lps = []protocol.ResponsesLogprob{}
+			lps = []responses.Logprob{}
 		}
 	}
 	body := s.meta.response(r.created, s.finishReason, s.reasoning.String(), s.content.String(), lps, s.calls,

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/vrender/vrender/anthropic"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/protocol"
-	"github.com/vrender/vrender/render"
 )
 
 // rawBody is a response body already encoded.
@@ -27,7 +27,7 @@ type anthropicError struct {
 
 func toAnthropicError(e *apiError) *anthropicError {
 	return &anthropicError{status: e.status,
-		body: protocol.AppendAnthropicError(nil, e.body.Error.Type, e.body.Error.Message)}
+		body: anthropic.AppendError(nil, e.body.Error.Type, e.body.Error.Message)}
 }
 
 func (s *server) writeAnthropicError(w http.ResponseWriter, r *http.Request, e *apiError) {
@@ -102,7 +102,7 @@ func (s *server) handleMessagesCountTokens(w http.ResponseWriter, r *http.Reques
 		s.writeError(w, r, decodeError(err))
 		return
 	}
-	req, err := render.AnthropicCountTokensToChat(areq)
+	req, err := anthropic.CountTokensToChat(areq)
 	if err != nil {
 		s.writeAnthropicError(w, r, decodeError(err))
 		return
@@ -124,5 +124,5 @@ func (s *server) handleMessagesCountTokens(w http.ResponseWriter, r *http.Reques
 	}
 	n := len(res.Request.TokenIDs)
 	s.metrics.prompt[epMessagesCountTokens].Add(int64(n))
-	s.writeJSON(w, r, http.StatusOK, rawBody(protocol.AppendAnthropicCountTokens(nil, n)))
+	s.writeJSON(w, r, http.StatusOK, rawBody(anthropic.AppendCountTokens(nil, n)))
 }

@@ -1,4 +1,4 @@
-package render
+package anthropic
 
 import (
 	"bytes"
@@ -10,13 +10,14 @@ import (
 
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/render"
 )
 
 // billingHeader starts the system block Claude Code adds with a per-request
 // hash; vLLM drops it so that prefix caching keeps working.
 const billingHeader = "x-anthropic-billing-header"
 
-// AnthropicToChat converts a Messages request into the chat completion
+// ToChat converts a Messages request into the chat completion
 // request vLLM's AnthropicServingMessages builds from it
 // (_convert_anthropic_to_openai_request, renamed to_chat_completion_request
 // by vllm PR #45803), so /v1/messages/render renders through the one chat
@@ -24,7 +25,7 @@ const billingHeader = "x-anthropic-billing-header"
 // constructor call does; stream, response_format, reasoning_effort,
 // tool_choice and tools are assigned afterwards, unvalidated, as vLLM
 // assigns them to the built model.
-func AnthropicToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
+func ToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
 	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) {
 		mt := strconv.Itoa(a.MaxTokens)
 		b.Raw("max_tokens", json.RawMessage(mt))
@@ -66,10 +67,10 @@ func AnthropicToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatComple
 	return req, nil
 }
 
-// AnthropicCountTokensToChat converts a count_tokens request as vLLM does
+// CountTokensToChat converts a count_tokens request as vLLM does
 // for AnthropicCountTokensRequest: the chat request has only model,
 // messages and chat_template_kwargs, then tool_choice and tools.
-func AnthropicCountTokensToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
+func CountTokensToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
 	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) { b.Raw("chat_template_kwargs", a.ChatTemplateArgs) })
 	if err != nil {
 		return nil, err
@@ -275,7 +276,7 @@ func toolUseCall(blk protocol.AnthropicContentBlock) ([]byte, error) {
 	if len(input) == 0 || isEmptyObject(input) {
 		input = json.RawMessage("{}")
 	}
-	args, err := PyJSONDumps(input)
+	args, err := render.PyJSONDumps(input)
 	if err != nil {
 		return nil, fmt.Errorf("tool_use input: %w", err)
 	}
@@ -367,17 +368,17 @@ func imageSourceURL(src json.RawMessage) string {
 	_ = json.Unmarshal(src, &members)
 	if jsonStr(members["type"]) == "url" {
 		if u, ok := members["url"]; ok {
-			return PyStr(u)
+			return render.PyStr(u)
 		}
 		return ""
 	}
 	media := "image/jpeg"
 	if mt, ok := members["media_type"]; ok {
-		media = PyStr(mt)
+		media = render.PyStr(mt)
 	}
 	data := ""
 	if d, ok := members["data"]; ok {
-		data = PyStr(d)
+		data = render.PyStr(d)
 	}
 	return "data:" + media + ";base64," + data
 }
@@ -388,7 +389,7 @@ func pyStrOfContent(blk protocol.AnthropicContentBlock) string {
 	case blk.ContentText != nil:
 		return *blk.ContentText
 	case len(blk.ContentList) > 0:
-		return PyStr(joinArray(rawList(blk.ContentList)))
+		return render.PyStr(joinArray(rawList(blk.ContentList)))
 	}
 	return ""
 }
