@@ -6,34 +6,50 @@ SHELL := bash
 
 GO ?= go
 BIN := bin/vrender
+# The version `vrender version` and GET /version report: the release tag, else devel+<commit>[-dirty]. Stamped at
+# link time because Go's own VCS stamping is off under GOFLAGS=-buildvcs=false and in a git worktree (whose .git
+# is a file, which the go command does not recognise as a checkout).
+VERSION ?= $(shell git describe --tags --match 'v*' --dirty 2>/dev/null || \
+	{ r=$$(git rev-parse --short=12 HEAD 2>/dev/null) && echo "devel+$$r$$(git diff --quiet HEAD 2>/dev/null || echo -dirty)"; })
 # Tests find the models at <repo>/.cache (internal/testenv), so the cache location is not configurable here;
 # scripts/fetch-models.sh alone honours VRENDER_CACHE (for testing the script against an empty cache).
 CACHE := $(CURDIR)/.cache
 MODELS_DIR := $(CACHE)/models
-BENCH_MODELS := qwen3 llama3_1 deepseek_v3 gptoss gemma3
+# The models scripts/fetch-models.sh knows by name.
+MODELS := qwen3 llama3_1 deepseek_v3 gptoss gemma3
+BENCH_MODELS := $(MODELS)
 
 PORT ?= 8000
 # RUN_MODEL is a model of the cache by name (qwen3, gptoss, ...) or a model directory; the parser flags and the
 # served name follow the model (gpt-oss: vLLM's recipe, --tool-call-parser openai --enable-auto-tool-choice with
 # the openai_gptoss reasoning parser).
 RUN_MODEL ?= qwen3
-RUN_DIR = $(if $(wildcard $(MODELS_DIR)/$(RUN_MODEL)/tokenizer.json),$(MODELS_DIR)/$(RUN_MODEL),$(RUN_MODEL))
+RUN_DIR = $(if $(filter $(RUN_MODEL),$(MODELS)),$(MODELS_DIR)/$(RUN_MODEL),$(RUN_MODEL))
 RUN_NAME_gptoss := openai/gpt-oss-20b
 RUN_PARSERS_gptoss := --reasoning-parser openai_gptoss --tool-call-parser openai --enable-auto-tool-choice
 RUN_NAME ?= $(or $(RUN_NAME_$(notdir $(RUN_DIR))),Qwen/Qwen3-8B)
 RUN_PARSERS ?= $(or $(RUN_PARSERS_$(notdir $(RUN_DIR))),--reasoning-parser qwen3 --tool-call-parser hermes --enable-auto-tool-choice)
 # sim: the built-in simulated engine; a URL points at a real tokens-only vLLM engine.
 ENGINE ?= sim
+# The simulated engine's time per generated token, about a GPU's single-stream decode, so a stream visibly
+# streams. With tools in the prompt the simulated model always calls one, whatever tool_choice was (a tokens-only
+# engine never sees tool_choice, and in vLLM a model may too); vLLM's --exclude-tools-when-tool-choice-none
+# leaves the tools out of the prompt under "none", so the demo answers in prose then.
+SIM_TOKEN_LATENCY ?= 20ms
+RUN_SIM_FLAGS = $(if $(filter sim,$(ENGINE)),--sim-token-latency $(SIM_TOKEN_LATENCY) --exclude-tools-when-tool-choice-none)
 
 # go test's timeout is per package test binary: the slowest one (tokenizer parity over five models) takes
 # about a minute on 2 cores; the margin is for a loaded machine.
 TEST_TIMEOUT ?= 10m
-FUZZTIME ?= 5s
+# Per fuzz target in `make test`: 91 targets took 6.5 minutes in all on the shared 2-core machine at load 8-15
+# (91 s fuzzing, the rest starting each target and 14 instrumented package builds). The seed corpora also run
+# as plain tests in unit-test; `make fuzz` is the long run.
+FUZZTIME ?= 1s
 
 export VRENDER_CACHE := $(CACHE)
 
 .NOTPARALLEL:
-.PHONY: help models build run test vet staticcheck fmt-check unit-test fuzz-short fuzz bench soak clean distclean
+.PHONY: help models run-models build run test vet staticcheck fmt-check unit-test fuzz-short fuzz bench soak clean distclean
 
 help: ## List the targets.
 	@echo "vrender make targets:"
@@ -42,10 +58,14 @@ help: ## List the targets.
 models: ## Fetch the five test tokenizers, the reference binding and openai_harmony (wasm) into .cache (offline once cached).
 	@scripts/fetch-models.sh
 
-build: ## Build bin/vrender.
-	$(GO) build -o $(BIN) ./cmd/vrender
+run-models: ## Fetch only RUN_MODEL's tokenizer (what `make run` needs: 11 MB for qwen3).
+	@$(if $(filter $(RUN_MODEL),$(MODELS)),scripts/fetch-models.sh $(RUN_MODEL),true)
 
-run: models build ## Serve Qwen3 on :8000 over the in-process simulated engine (PORT=, RUN_MODEL=qwen3|gptoss|DIR, RUN_NAME=, ENGINE= override).
+build: ## Build bin/vrender.
+	$(GO) build -ldflags '$(if $(VERSION),-X main.version=$(VERSION))' -o $(BIN) ./cmd/vrender
+
+# A fresh checkpoint-signing key per run unless VRENDER_STATE_KEY is set: one replica needs no shared key.
+run: run-models build ## Serve Qwen3 on :8000 over the in-process simulated engine (PORT=, RUN_MODEL=qwen3|gptoss|DIR, RUN_NAME=, ENGINE=, SIM_TOKEN_LATENCY= override).
 	@echo "vrender: serving $(RUN_MODEL) as $(RUN_NAME) on http://127.0.0.1:$(PORT) (engine: $(ENGINE)); try from another shell:"
 	@echo "  curl -s http://127.0.0.1:$(PORT)/v1/chat/completions -H 'Content-Type: application/json' \\"
 	@echo "       -d '{\"model\": \"$(RUN_NAME)\", \"messages\": [{\"role\": \"user\", \"content\": \"What is 2+2?\"}]}'"
@@ -54,16 +74,19 @@ run: models build ## Serve Qwen3 on :8000 over the in-process simulated engine (
 	@echo "  curl -s http://127.0.0.1:$(PORT)/v1/chat/completions/render -H 'Content-Type: application/json' \\"
 	@echo "       -d '{\"model\": \"$(RUN_NAME)\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}'"
 	@echo "  (README.md: the openai SDK, tools, streaming; Ctrl-C stops it.)"
-	$(BIN) serve $(RUN_DIR) --port $(PORT) --served-model-name $(RUN_NAME) --engine $(ENGINE) $(RUN_PARSERS)
+	VRENDER_STATE_KEY=$${VRENDER_STATE_KEY:-$$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')} \
+	$(BIN) serve $(RUN_DIR) --port $(PORT) --served-model-name $(RUN_NAME) --engine $(ENGINE) $(RUN_PARSERS) $(RUN_SIM_FLAGS)
 
-test: models vet staticcheck fmt-check unit-test fuzz-short ## Vet, staticcheck, gofmt check, all tests, then every fuzz target for FUZZTIME (5s).
+test: models vet staticcheck fmt-check unit-test fuzz-short ## Everything CI runs: vet, staticcheck, gofmt, all tests, every fuzz target for FUZZTIME (1s).
 
 vet:
+	@echo "==> go vet ./... (about a minute on 2 cores; prints nothing when clean)"
 	$(GO) vet ./...
 
 # Pinned, fetched from the module proxy into Go's cache on first use (no install step).
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 staticcheck:
+	@echo "==> staticcheck ./... (about a minute on 2 cores; prints nothing when clean)"
 	$(GO) run $(STATICCHECK) ./...
 
 fmt-check:
@@ -72,10 +95,14 @@ fmt-check:
 	if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi; \
 	echo "gofmt: ok"
 
-unit-test:
-	$(GO) test -count=1 -timeout=$(TEST_TIMEOUT) ./...
+# go test's own lines, then the skipped tests by reason (go test shows them only with -v) and a closing
+# "N passed, N failed, N skipped" (internal/cmd/testsummary).
+unit-test: models ## The tests alone, no vet, staticcheck or fuzzing (the quick mode of `make test`).
+	@echo "==> go test ./... (-timeout $(TEST_TIMEOUT) per package)"
+	$(GO) test -json -count=1 -timeout=$(TEST_TIMEOUT) ./... | $(GO) run ./internal/cmd/testsummary
 
 fuzz-short:
+	@echo "==> every fuzz target for $(FUZZTIME) (make fuzz: 60s each)"
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 fuzz: models ## Run every fuzz target for 60s (FUZZTIME= overrides).

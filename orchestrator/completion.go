@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/protocol"
 )
@@ -34,7 +35,7 @@ func (o *Orchestrator) Completion(ctx context.Context, req *protocol.CompletionR
 type promptRun struct {
 	requestID string
 	engine    *engine.Client
-	stream    *Call
+	stream    *fleet.Call
 	prompt    []int
 	echo      string
 	noGen     bool // echo with max_tokens 0: the prompt is the whole answer

@@ -4,6 +4,7 @@ import (
 	"io"
 	"sync/atomic"
 
+	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/internal/telemetry"
 )
 
@@ -30,7 +31,7 @@ type Metrics struct {
 	prompt, generated [numEndpoints]atomic.Int64
 	chunks            atomic.Int64
 	aborts            atomic.Int64
-	router            *Router // its figures follow these; nil when none
+	router            *fleet.Router // its figures follow these; nil when none
 }
 
 // Endpoint indexes of the per-endpoint token counters.

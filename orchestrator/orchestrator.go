@@ -3,7 +3,9 @@
 // ids and sampling params, stream POST /inference/v1/generate from an
 // engine, derender each event in-process into vLLM's SSE chunks, and
 // enforce what the engine will not — stop strings, cancellation, timeouts
-// and errors.
+// and errors. Which engine serves a request is the fleet's business
+// (package fleet): the orchestrator hands its Engines each prepared
+// request and reads the stream it gets back.
 package orchestrator
 
 import (
@@ -16,16 +18,13 @@ import (
 	"time"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
-
-// abortTimeout bounds the abort call sent after the client went away or a
-// stop string matched.
-const abortTimeout = 5 * time.Second
 
 // Config is what an Orchestrator needs.
 type Config struct {
@@ -35,7 +34,8 @@ type Config struct {
 	// Parsers are the parser flags Derender was built with (they decide
 	// skip_special_tokens and the tool_choice grammar sent to the engine).
 	Parsers parsers.Config
-	// Engines runs each engine request: a collocated Pool or a PDPool.
+	// Engines runs each engine request: a collocated fleet.Pool or a
+	// fleet.PDPool.
 	Engines Engines
 	// ModelName is the "model" answers report (the first served name).
 	ModelName string
@@ -52,7 +52,7 @@ type Config struct {
 	Metrics *Metrics
 	// Router, when the pools route with one, has its figures written with
 	// Metrics.
-	Router *Router
+	Router *fleet.Router
 }
 
 // Orchestrator runs OpenAI requests over engines. It is safe for
@@ -103,7 +103,7 @@ func (o *Orchestrator) responseModel(model *string) string {
 func (o *Orchestrator) Metrics() *Metrics { return o.cfg.Metrics }
 
 // EngineHealth is a snapshot of the engine pools' state.
-func (o *Orchestrator) EngineHealth() []EngineHealth { return o.cfg.Engines.Health() }
+func (o *Orchestrator) EngineHealth() []fleet.EngineHealth { return o.cfg.Engines.Health() }
 
 // Sink receives a streamed answer: the HTTP layer's SSE writer.
 type Sink interface {
@@ -134,6 +134,7 @@ func (e *Error) Info() protocol.ErrorInfo {
 func AsError(err error) *Error {
 	var (
 		oe  *Error
+		pe  *fleet.Error
 		rb  *render.BadRequestError
 		db  *derender.BadRequestError
 		ee  *engine.Error
@@ -142,6 +143,8 @@ func AsError(err error) *Error {
 	switch {
 	case errors.As(err, &oe):
 		return oe
+	case errors.As(err, &pe):
+		return &Error{Status: pe.Status, Type: pe.Type, Message: pe.Message}
 	case errors.As(err, &rb):
 		e := &Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest, Message: rb.Message}
 		if rb.Param != "" {
@@ -173,13 +176,12 @@ var generationError = &Error{Status: http.StatusInternalServerError, Type: proto
 // abort tells the engine to stop a request the client no longer reads,
 // even though ctx (the client's) may be done.
 func (o *Orchestrator) abort(ctx context.Context, eng *engine.Client, requestIDs ...string) {
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
-	defer cancel()
 	ids := make([]string, len(requestIDs))
 	for i, id := range requestIDs {
 		ids[i] = engine.EngineRequestID(id)
 	}
-	if err := eng.Abort(actx, ids...); err != nil {
+	// Abort bounds the call by its own timeout.
+	if err := eng.Abort(context.WithoutCancel(ctx), ids...); err != nil {
 		o.log.WarnContext(ctx, "engine abort failed", "request_ids", ids, "engine", eng.URL(), "err", err)
 		return
 	}

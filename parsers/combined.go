@@ -3,6 +3,8 @@ package parsers
 import (
 	"fmt"
 	"strings"
+
+	"github.com/vrender/vrender/protocol"
 )
 
 // Config selects the parsers, as vLLM's server flags do.
@@ -24,7 +26,7 @@ type Config struct {
 // tool parser, then tool_choice, parallel_tool_calls and include_reasoning
 // as chat_completion_full_generator applies them.
 type Parser struct {
-	choice ToolChoiceKind
+	choice protocol.ToolChoiceKind
 	// parse is set when the tool parser runs on the content.
 	parse bool
 	// parallel is false when parallel_tool_calls is false: calls after
@@ -35,8 +37,8 @@ type Parser struct {
 	// "tool_calls" (auto tool choice).
 	autoFinish bool
 
-	reasoning ReasoningMachine
-	tools     ToolMachine
+	reasoning reasoningMachine
+	tools     toolMachine
 
 	// ws is whitespace-only content held back while tools may still be
 	// called (vLLM drops whitespace-only content next to tool calls).
@@ -58,7 +60,7 @@ type Parser struct {
 	argsStop, argsPlain *byteSet
 	// text backs the hot path's joined fragments; not state.
 	text textArena
-	// ownIDs: the tool machine's call ids are vLLM's (ToolInfo.OwnIDs).
+	// ownIDs: the tool machine's call ids are vLLM's (toolInfo.ownIDs).
 	ownIDs bool
 }
 
@@ -79,7 +81,7 @@ func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown reasoning parser %q", cfg.ReasoningParser)
 		}
-		if p.reasoning, err = info.New(v, req, promptIDs); err != nil {
+		if p.reasoning, err = info.newMachine(v, req, promptIDs); err != nil {
 			return nil, err
 		}
 	}
@@ -89,23 +91,23 @@ func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
 			return nil, fmt.Errorf("unknown tool parser %q", cfg.ToolParser)
 		}
 		supported := info.supportsRequiredAndNamed(cfg.LegacyToolChoice)
-		auto := cfg.EnableAutoToolChoice && len(req.Tools) > 0 && (choice == ChoiceAuto ||
-			!supported && (choice == ChoiceRequired || choice == ChoiceNamed))
-		if (choice == ChoiceRequired || choice == ChoiceNamed) && supported {
+		auto := cfg.EnableAutoToolChoice && len(req.Tools) > 0 && (choice == choiceAuto ||
+			!supported && (choice == choiceRequired || choice == choiceNamed))
+		if (choice == choiceRequired || choice == choiceNamed) && supported {
 			// vLLM's generic JSON path, with or without auto tool choice.
 			p.tools, p.parse = newJSONChoice(choice, named), true
 		} else if auto {
-			if p.tools, err = info.New(v, req); err != nil {
+			if p.tools, err = info.newMachine(v, req); err != nil {
 				return nil, err
 			}
-			p.parse, p.ownIDs = true, info.OwnIDs
-			p.autoFinish = choice == ChoiceAuto
-		} else if choice == ChoiceNone && cfg.EnableAutoToolChoice && info.EngineBased &&
-			(cfg.ReasoningParser == "" || engineReasoningParsers[cfg.ReasoningParser]) {
-			if p.tools, err = info.New(v, req); err != nil {
+			p.parse, p.ownIDs = true, info.ownIDs
+			p.autoFinish = choice == choiceAuto
+		} else if choice == choiceNone && cfg.EnableAutoToolChoice && info.engineBased &&
+			(cfg.ReasoningParser == "" || reasoningParsers[cfg.ReasoningParser].engineBased) {
+			if p.tools, err = info.newMachine(v, req); err != nil {
 				return nil, err
 			}
-			p.parse, p.ownIDs = true, info.OwnIDs
+			p.parse, p.ownIDs = true, info.ownIDs
 		}
 	}
 	harmonyPair(cfg, p)
@@ -117,33 +119,24 @@ func New(cfg Config, v Vocab, req *Request, promptIDs []int) (*Parser, error) {
 // machine, and with the "openai" tool parser but no call parsing the
 // content is still read out of the Harmony messages.
 func harmonyPair(cfg Config, p *Parser) {
-	h, ok := p.reasoning.(*Harmony)
-	if _, tools := p.tools.(*HarmonyTools); ok && tools {
+	h, ok := p.reasoning.(*harmony)
+	if _, tools := p.tools.(*harmonyTools); ok && tools {
 		h.pass = true
 	}
 	if cfg.ToolParser == "openai" && cfg.EnableAutoToolChoice && !p.parse && p.reasoning == nil {
-		p.reasoning = &Harmony{}
+		p.reasoning = &harmony{}
 	}
-}
-
-// engineReasoningParsers are vLLM's reasoning parsers that are ParserEngine
-// adapters (engine_based_streaming); with one of them (or none) an
-// engine-based tool parser also runs for tool_choice "none".
-var engineReasoningParsers = map[string]bool{
-	"qwen3": true, "mimo": true, "seed_oss": true, "glm45": true, "glm47": true, "kimi_k2": true,
-	"minimax_m2": true, "minimax_m2_append_think": true, "gemma4": true, "nemotron_v3": true,
-	"deepseek_v4": true, "inkling": true,
 }
 
 // NeedsSpecialTokens reports whether skip_special_tokens must be off for
 // this request because a parser reads markers that are special tokens.
 func NeedsSpecialTokens(cfg Config, req *Request) bool {
-	if info, ok := reasoningParsers[cfg.ReasoningParser]; ok && info.NeedsSpecialTokens {
+	if info, ok := reasoningParsers[cfg.ReasoningParser]; ok && info.needsSpecialTokens {
 		return true
 	}
 	choice, _, _ := req.Choice()
 	info, ok := toolParsers[cfg.ToolParser]
-	return ok && info.NeedsSpecialTokens && len(req.Tools) > 0 && choice != ChoiceNone
+	return ok && info.needsSpecialTokens && len(req.Tools) > 0 && choice != choiceNone
 }
 
 // Push hands over the text of newly generated tokens and appends what is
@@ -308,8 +301,8 @@ func (p *Parser) holdWhitespace(out string, final bool) string {
 // _extract_tool_calls then drops whitespace-only content even when no tool
 // was called.
 func (p *Parser) forcedAuto() bool {
-	_, json := p.tools.(*JSONChoice)
-	return p.parse && !json && (p.choice == ChoiceRequired || p.choice == ChoiceNamed)
+	_, json := p.tools.(*jsonChoice)
+	return p.parse && !json && (p.choice == choiceRequired || p.choice == choiceNamed)
 }
 
 // filterCalls applies parallel_tool_calls to the calls from n on (the
@@ -331,7 +324,7 @@ func (p *Parser) filterCalls(calls []ToolCallDelta, n int) []ToolCallDelta {
 }
 
 // ToolCallID is the id to send for a call whose parser-side id is id: id
-// itself when the tool machine's ids are vLLM's (ToolInfo.OwnIDs), else
+// itself when the tool machine's ids are vLLM's (toolInfo.ownIDs), else
 // a fresh chatcmpl-tool-<uuid> made by newID.
 func (p *Parser) ToolCallID(id string, newID func() string) string {
 	if p.ownIDs && id != "" {
@@ -355,7 +348,7 @@ func (p *Parser) ReasoningNull() bool {
 // ContentNull reports, after Finish, whether an empty content is null
 // rather than "".
 func (p *Parser) ContentNull() bool {
-	if p.choice == ChoiceRequired || p.choice == ChoiceNamed {
+	if p.choice == choiceRequired || p.choice == choiceNamed {
 		return false
 	}
 	if cn, ok := p.tools.(interface{ ContentNull() (null, decided bool) }); ok && p.parse {
@@ -381,7 +374,7 @@ func (p *Parser) ContentNull() bool {
 
 // FinishReason is the finish_reason vLLM reports for the engine's reason.
 func (p *Parser) FinishReason(engine string) string {
-	if engine == "stop" && p.choice == ChoiceRequired {
+	if engine == "stop" && p.choice == choiceRequired {
 		return "tool_calls"
 	}
 	if p.autoFinish && p.ToolsCalled() && p.callsOut {

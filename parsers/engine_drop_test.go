@@ -72,7 +72,7 @@ func TestEngineTerminalsWithoutSpecials(t *testing.T) {
 	if got := engineTerminals(testVocab, qcMarkers); len(got) != len(qcMarkers) {
 		t.Fatalf("fakeVocab: %d terminals, want %d", len(got), len(qcMarkers))
 	}
-	v := specialVocab{fakeVocab: testVocab, special: []string{qcToolStart, ""}}
+	v := specialVocab{fakeVocab: testVocab, special: []string{toolCallStart, ""}}
 	if got := engineTerminals(v, qcMarkers); len(got) != len(qcMarkers) {
 		t.Fatalf("only terminals special: %d terminals, want %d", len(got), len(qcMarkers))
 	}

@@ -260,14 +260,14 @@ func (p *Parser) warmReasoning() {
 
 // passThrough implements passThrougher: in content, with nothing held
 // and no byte that starts a marker, Push returns ("", text).
-func (e *EngineReasoning) passThrough(text string) bool {
+func (e *engineReasoning) passThrough(text string) bool {
 	return e.disabled || e.inContent && e.scan.held == "" && !e.spec.contentStop.any(text)
 }
 
 // takeArgs implements argStreamer: inside a named call's arguments
 // string, with nothing held and no byte of "</tool_call>", the push is a
 // verbatim fragment.
-func (h *Hermes) takeArgs(text string) (index int, hot, ok bool) {
+func (h *hermes) takeArgs(text string) (index int, hot, ok bool) {
 	c := &h.call
 	if h.phase != hermesBody || h.scan.held != "" || c.failed || !c.named ||
 		hermesCloseStop.any(text) || c.obj.Key() != c.argsKey() || !c.obj.InPlainValue(text) {
@@ -280,16 +280,16 @@ func (h *Hermes) takeArgs(text string) (index int, hot, ok bool) {
 
 var hermesCloseStop = newByteSet(hermesCloseMarkers)
 
-func (h *Hermes) argsStop() *byteSet { return hermesCloseStop }
+func (h *hermes) argsStop() *byteSet { return hermesCloseStop }
 
 // emptyIdempotent implements emptyIdempotent: an empty push scans
 // nothing, and dropRaw is idempotent.
-func (h *Hermes) emptyIdempotent() {}
+func (h *hermes) emptyIdempotent() {}
 
 // hotReasoning implements hotReasoner: in reasoning, with nothing held
 // and no trailing whitespace to strip, a push without a marker's first
 // byte is returned whole as reasoning and changes nothing.
-func (e *EngineReasoning) hotReasoning() (*byteSet, bool) {
+func (e *engineReasoning) hotReasoning() (*byteSet, bool) {
 	if e.disabled || e.inContent || e.scan.held != "" || e.spec.stripTrailing {
 		return nil, false
 	}
@@ -319,10 +319,10 @@ func (p *Parser) fastArgs(d *Delta, text string) bool {
 	if hot {
 		if p.argsStop == nil {
 			p.argsStop = a.argsStop()
-			if r, isR := p.reasoning.(*EngineReasoning); isR && !r.disabled {
+			if r, isR := p.reasoning.(*engineReasoning); isR && !r.disabled {
 				p.argsStop = p.argsStop.union(r.spec.contentStop)
 			} else if p.reasoning != nil && !isR {
-				p.argsStop = &noHotArgs // only EngineReasoning's pass-through is known here
+				p.argsStop = &noHotArgs // only engineReasoning's pass-through is known here
 			}
 		}
 		if p.argsStop != &noHotArgs {

@@ -23,13 +23,6 @@ import (
 // "openai" tool machine follows it (New sets pass), it hands the rest of
 // the text on verbatim, analysis bodies blanked, for that machine to parse.
 
-func init() {
-	registerReasoning("openai_gptoss", ReasoningInfo{NeedsSpecialTokens: true,
-		New: func(Vocab, *Request, []int) (ReasoningMachine, error) { return &Harmony{reason: true}, nil }})
-	registerTool("openai", ToolInfo{NeedsSpecialTokens: true,
-		New: func(Vocab, *Request) (ToolMachine, error) { return &HarmonyTools{Harmony{tools: true}}, nil }})
-}
-
 const (
 	hmStart   = "<|start|>"
 	hmMessage = "<|message|>"
@@ -58,8 +51,8 @@ const (
 	hkTool
 )
 
-// Harmony is the Harmony machine.
-type Harmony struct {
+// harmony is the Harmony machine.
+type harmony struct {
 	state int
 	// next is set while the first header is read: its role is given.
 	next bool
@@ -94,47 +87,47 @@ type Harmony struct {
 }
 
 // setStreaming implements streamingMachine.
-func (h *Harmony) setStreaming() { h.streaming = true }
+func (h *harmony) setStreaming() { h.streaming = true }
 
-// Push implements ReasoningMachine.
-func (h *Harmony) Push(text string) (reasoning, content string) {
+// Push implements reasoningMachine.
+func (h *harmony) Push(text string) (reasoning, content string) {
 	r, c, _ := h.push(text, false)
 	return r, c
 }
 
-// Finish implements ReasoningMachine.
-func (h *Harmony) Finish() (reasoning, content string) {
+// Finish implements reasoningMachine.
+func (h *harmony) Finish() (reasoning, content string) {
 	r, c, _ := h.push("", true)
 	return r, c
 }
 
-// Nulls implements ReasoningMachine: vLLM returns None for empty parts.
-func (h *Harmony) Nulls() (reasoningNull, contentNull bool) { return true, true }
+// Nulls implements reasoningMachine: vLLM returns None for empty parts.
+func (h *harmony) Nulls() (reasoningNull, contentNull bool) { return true, true }
 
-// HarmonyTools is the "openai" tool machine: Harmony with its calls.
-type HarmonyTools struct{ Harmony }
+// harmonyTools is the "openai" tool machine: Harmony with its calls.
+type harmonyTools struct{ harmony }
 
-// Push implements ToolMachine.
-func (t *HarmonyTools) Push(text string) (string, []ToolCallDelta) {
+// Push implements toolMachine.
+func (t *harmonyTools) Push(text string) (string, []ToolCallDelta) {
 	_, c, calls := t.push(text, false)
 	return c, calls
 }
 
-// Finish implements ToolMachine.
-func (t *HarmonyTools) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (t *harmonyTools) Finish() (string, []ToolCallDelta) {
 	_, c, calls := t.push("", true)
 	return c, calls
 }
 
-// Called implements ToolMachine.
-func (t *HarmonyTools) Called() bool { return t.calls > 0 }
+// Called implements toolMachine.
+func (t *harmonyTools) Called() bool { return t.calls > 0 }
 
 type harmonyOut struct {
 	r, c  strings.Builder
 	calls []ToolCallDelta
 }
 
-func (h *Harmony) push(text string, final bool) (string, string, []ToolCallDelta) {
+func (h *harmony) push(text string, final bool) (string, string, []ToolCallDelta) {
 	if !h.initialized {
 		h.initialized, h.next = true, true
 	}
@@ -152,7 +145,7 @@ func (h *Harmony) push(text string, final bool) (string, string, []ToolCallDelta
 }
 
 // scan consumes Pending as far as it is certain.
-func (h *Harmony) scan(o *harmonyOut, final bool) {
+func (h *harmony) scan(o *harmonyOut, final bool) {
 	for len(h.pending) > 0 && h.state != hsError {
 		buf := string(h.pending)
 		switch h.state {
@@ -235,7 +228,7 @@ func firstStop(s string) (int, string) {
 }
 
 // raw passes header and marker text on to a following Harmony machine.
-func (h *Harmony) raw(o *harmonyOut, s string) {
+func (h *harmony) raw(o *harmonyOut, s string) {
 	if h.pass {
 		o.c.WriteString(s)
 	}
@@ -243,14 +236,14 @@ func (h *Harmony) raw(o *harmonyOut, s string) {
 
 // fail is openai_harmony raising: vLLM answers with the raw output as
 // content. What was emitted stays; the rest goes out as content.
-func (h *Harmony) fail(o *harmonyOut) {
+func (h *harmony) fail(o *harmonyOut) {
 	h.state = hsError
 	o.c.Write(h.pending)
 	h.pending = nil
 }
 
 // eos is process_eos.
-func (h *Harmony) eos(o *harmonyOut) {
+func (h *harmony) eos(o *harmonyOut) {
 	switch h.state {
 	case hsHeader:
 		h.recover(o)
@@ -265,7 +258,7 @@ func (h *Harmony) eos(o *harmonyOut) {
 // <|start|> (the whole output for the first), decoded with special tokens
 // become a final message; what was parsed before stays. In pass mode the
 // raw text goes on and the following machine recovers it itself.
-func (h *Harmony) recover(o *harmonyOut) {
+func (h *harmony) recover(o *harmonyOut) {
 	text := string(h.pending)
 	h.pending = nil
 	if h.pass {
@@ -289,7 +282,7 @@ type parsedHeader struct {
 
 var harmonyRoles = map[string]bool{"user": true, "assistant": true, "system": true, "developer": true, "tool": true}
 
-func (h *Harmony) parseHeader(s string, recipients bool) (parsedHeader, bool) {
+func (h *harmony) parseHeader(s string, recipients bool) (parsedHeader, bool) {
 	var ph parsedHeader
 	if i := strings.Index(s, hmChannel); i >= 0 {
 		after := s[i+len(hmChannel):]
@@ -353,7 +346,7 @@ func isPyWhitespace(c rune) bool {
 }
 
 // header parses a complete header and starts the message.
-func (h *Harmony) header(o *harmonyOut, s string) bool {
+func (h *harmony) header(o *harmonyOut, s string) bool {
 	ph, ok := h.parseHeader(s, true)
 	if !ok || len(ph.rest) > 0 {
 		return false
@@ -367,7 +360,7 @@ func (h *Harmony) header(o *harmonyOut, s string) bool {
 // malformed is a stop marker inside a header: a role-given header becomes
 // a message whose text is what remains of it. raw is the header with its
 // stop marker, passed on once the header parsed.
-func (h *Harmony) malformed(o *harmonyOut, s, raw string) bool {
+func (h *harmony) malformed(o *harmonyOut, s, raw string) bool {
 	if !h.next || s == "" {
 		h.raw(o, raw)
 		return true
@@ -386,7 +379,7 @@ func (h *Harmony) malformed(o *harmonyOut, s, raw string) bool {
 	return true
 }
 
-func (h *Harmony) start(o *harmonyOut, ph parsedHeader) {
+func (h *harmony) start(o *harmonyOut, ph parsedHeader) {
 	recipient := ph.recipient
 	if i := strings.Index(recipient, hmConstr); i >= 0 {
 		recipient = strings.TrimRight(recipient[:i], " \t\n\r")
@@ -429,7 +422,7 @@ func isFunctionRecipient(r string) bool {
 }
 
 // body is message text.
-func (h *Harmony) body(o *harmonyOut, s string) {
+func (h *harmony) body(o *harmonyOut, s string) {
 	if s == "" {
 		return
 	}
@@ -483,7 +476,7 @@ func (h *Harmony) body(o *harmonyOut, s string) {
 
 // endMessage closes a message: a JSON call's arguments as vLLM's
 // json.dumps(json.loads(text)) gives them (the text itself when invalid).
-func (h *Harmony) endMessage(o *harmonyOut) {
+func (h *harmony) endMessage(o *harmonyOut) {
 	if h.kind == hkTool && h.tools && !h.pass && h.argsJSON && h.streaming && !h.bad {
 		if out, err := h.stream.End(nil); err != nil {
 			h.argsFail(o, "")
@@ -508,7 +501,7 @@ func (h *Harmony) endMessage(o *harmonyOut) {
 // invalid one is answered raw; that is reached exactly while the body
 // went out unchanged (same), and otherwise the stream keeps what it sent
 // (docs/compatibility.md), as a hermes call failing after it streamed.
-func (h *Harmony) streamArgs(o *harmonyOut, s string) {
+func (h *harmony) streamArgs(o *harmonyOut, s string) {
 	for s != "" {
 		if h.bad {
 			h.rawOut(o, s)
@@ -540,7 +533,7 @@ func (h *Harmony) streamArgs(o *harmonyOut, s string) {
 
 // match notes that raw was read and canon went out for it: while one is
 // a prefix of the other, lag keeps the longer one's rest.
-func (h *Harmony) match(canon []byte, raw string) {
+func (h *harmony) match(canon []byte, raw string) {
 	if !h.same || len(h.lag) == 0 && string(canon) == raw {
 		return // most pushes of a body written as json.dumps writes it
 	}
@@ -561,14 +554,14 @@ func (h *Harmony) match(canon []byte, raw string) {
 
 // argsFail settles on an invalid body: rest is raw text after what the
 // re-serialiser took.
-func (h *Harmony) argsFail(o *harmonyOut, rest string) {
+func (h *harmony) argsFail(o *harmonyOut, rest string) {
 	h.bad = true
 	h.rawOut(o, rest)
 }
 
 // rawOut sends raw text of an invalid body while what went out is still
 // its prefix.
-func (h *Harmony) rawOut(o *harmonyOut, s string) {
+func (h *harmony) rawOut(o *harmonyOut, s string) {
 	if !h.same {
 		return
 	}
@@ -592,7 +585,7 @@ func (h *Harmony) rawOut(o *harmonyOut, s string) {
 
 // argsOut sends argument bytes of the current call, in one fragment per
 // push.
-func (h *Harmony) argsOut(o *harmonyOut, b []byte) {
+func (h *harmony) argsOut(o *harmonyOut, b []byte) {
 	if len(b) == 0 {
 		return
 	}
@@ -603,8 +596,8 @@ func (h *Harmony) argsOut(o *harmonyOut, b []byte) {
 	o.calls = append(o.calls, ToolCallDelta{Index: h.calls - 1, Arguments: string(b)})
 }
 
-// codec saves and restores the state of a Harmony.
-func (h *Harmony) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a harmony.
+func (h *harmony) codec(c *statecodec.Codec) {
 	c.Range(&h.state, hsHeader, hsError)
 	c.Bool(&h.next)
 	c.ByteSlice(&h.pending)
@@ -623,7 +616,17 @@ func (h *Harmony) codec(c *statecodec.Codec) {
 	c.ByteSlice(&h.lag)
 }
 
-// codec saves and restores the state of a HarmonyTools.
-func (t *HarmonyTools) codec(c *statecodec.Codec) {
-	t.Harmony.codec(c)
+// codec saves and restores the state of a harmonyTools.
+func (t *harmonyTools) codec(c *statecodec.Codec) {
+	t.harmony.codec(c)
+}
+
+// newHarmonyReasoning is openai_gptoss's reasoning machine.
+func newHarmonyReasoning(Vocab, *Request, []int) (reasoningMachine, error) {
+	return &harmony{reason: true}, nil
+}
+
+// newHarmonyTools is the "openai" tool machine.
+func newHarmonyTools(Vocab, *Request) (toolMachine, error) {
+	return &harmonyTools{harmony{tools: true}}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vrender/vrender/parsers/pyjson"
+	"github.com/vrender/vrender/protocol"
 )
 
 // tool_choice "required" and named functions for tool parsers vLLM marks
@@ -47,8 +48,8 @@ const (
 	jcDone                  // after ']': only whitespace may follow
 )
 
-// JSONChoice is the machine for tool_choice "required" or a named function.
-type JSONChoice struct {
+// jsonChoice is the machine for tool_choice "required" or a named function.
+type jsonChoice struct {
 	// Named mode: Held is leading whitespace not yet known to be followed
 	// by anything else; Started is set once the call is out.
 	held    []byte
@@ -97,15 +98,15 @@ type jcElem struct {
 }
 
 // newJSONChoice builds the machine for choice (required or named).
-func newJSONChoice(choice ToolChoiceKind, name string) *JSONChoice {
-	if choice == ChoiceNamed {
-		return &JSONChoice{named: name}
+func newJSONChoice(choice protocol.ToolChoiceKind, name string) *jsonChoice {
+	if choice == choiceNamed {
+		return &jsonChoice{named: name}
 	}
-	return &JSONChoice{}
+	return &jsonChoice{}
 }
 
-// Push implements ToolMachine.
-func (j *JSONChoice) Push(text string) (string, []ToolCallDelta) {
+// Push implements toolMachine.
+func (j *jsonChoice) Push(text string) (string, []ToolCallDelta) {
 	if j.named != "" {
 		return "", j.pushNamed(text, false)
 	}
@@ -115,8 +116,8 @@ func (j *JSONChoice) Push(text string) (string, []ToolCallDelta) {
 	return "", calls
 }
 
-// Finish implements ToolMachine.
-func (j *JSONChoice) Finish() (string, []ToolCallDelta) {
+// Finish implements toolMachine.
+func (j *jsonChoice) Finish() (string, []ToolCallDelta) {
 	if j.named != "" {
 		return "", j.pushNamed("", true)
 	}
@@ -127,8 +128,8 @@ func (j *JSONChoice) Finish() (string, []ToolCallDelta) {
 	return "", nil
 }
 
-// Called implements ToolMachine.
-func (j *JSONChoice) Called() bool {
+// Called implements toolMachine.
+func (j *jsonChoice) Called() bool {
 	if j.named != "" {
 		return j.started
 	}
@@ -137,7 +138,7 @@ func (j *JSONChoice) Called() bool {
 
 // pushNamed streams the content as the arguments of the named call once
 // it is more than whitespace.
-func (j *JSONChoice) pushNamed(text string, final bool) []ToolCallDelta {
+func (j *jsonChoice) pushNamed(text string, final bool) []ToolCallDelta {
 	if j.started {
 		if text == "" {
 			return nil
@@ -175,7 +176,7 @@ func hasNonSpace(b []byte, final bool) bool {
 }
 
 // feed advances the list reader over s.
-func (j *JSONChoice) feed(s string) {
+func (j *jsonChoice) feed(s string) {
 	for i := 0; i < len(s) && !j.failed; {
 		c := s[i]
 		if j.phase == jcInElem {
@@ -215,7 +216,7 @@ func (j *JSONChoice) feed(s string) {
 }
 
 // endElem settles an element at its closing brace.
-func (j *JSONChoice) endElem() {
+func (j *jsonChoice) endElem() {
 	e := &j.cur
 	if !e.nameOK || e.paramsSeen && !e.paramsOK || e.badDesc || e.badStrict || e.badDefer {
 		j.failed = true
@@ -229,7 +230,7 @@ func (j *JSONChoice) endElem() {
 
 // emit streams the current element's call: id, name and the parameters
 // buffered so far.
-func (j *JSONChoice) emit() {
+func (j *jsonChoice) emit() {
 	e := &j.cur
 	e.out = true
 	j.emitted++
@@ -242,7 +243,7 @@ func (j *JSONChoice) emit() {
 }
 
 // Field implements pyjson.FieldSink.
-func (j *JSONChoice) Field(key string) {
+func (j *jsonChoice) Field(key string) {
 	e := &j.cur
 	e.val = e.val[:0]
 	if key == "parameters" {
@@ -256,7 +257,7 @@ func (j *JSONChoice) Field(key string) {
 }
 
 // FieldBytes implements pyjson.FieldSink.
-func (j *JSONChoice) FieldBytes(key string, canon []byte) {
+func (j *jsonChoice) FieldBytes(key string, canon []byte) {
 	e := &j.cur
 	switch key {
 	case "parameters":
@@ -281,7 +282,7 @@ func (j *JSONChoice) FieldBytes(key string, canon []byte) {
 }
 
 // FieldEnd implements pyjson.FieldSink.
-func (j *JSONChoice) FieldEnd(key string) {
+func (j *jsonChoice) FieldEnd(key string) {
 	e := &j.cur
 	switch key {
 	case "name":
@@ -320,8 +321,8 @@ func laxBool(canon []byte) bool {
 	return false
 }
 
-// codec saves and restores the state of a JSONChoice.
-func (j *JSONChoice) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a jsonChoice.
+func (j *jsonChoice) codec(c *statecodec.Codec) {
 	c.ByteSlice(&j.held)
 	c.Bool(&j.started)
 	statecodec.Enum(c, &j.phase, 6)

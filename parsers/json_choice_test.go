@@ -32,12 +32,7 @@ func calls(finish string, cs ...ToolCall) Result {
 	return Result{Content: ptr(""), ToolCalls: cs, FinishReason: finish}
 }
 
-var jsonChoiceCases = []struct {
-	name string
-	req  string
-	text string
-	want Result
-}{
+var jsonChoiceCases = []toolCase{
 	{"required/single", jcRequired, `[{"name": "get_weather", "parameters": {"city": "Paris"}}]`,
 		calls("tool_calls", call("get_weather", `{"city": "Paris"}`))},
 	{"required/compact, re-serialised as json.dumps", jcRequired,

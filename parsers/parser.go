@@ -7,11 +7,21 @@
 // once, so batch and stream agree by construction. Markers are found in the
 // text (not by token id), as vLLM's non-streaming path finds them; a push
 // costs O(len(text)) plus the few bytes held back as a possible marker.
+//
+// Layout: registry.go is the one table of parsers by vLLM name, with the
+// flags vLLM's server reads off each class. A family is one file named by
+// its format: json_* (a JSON call object behind markers), xml_* (XML
+// grammars; qwen3_coder, minimax_m2 and glm47 embed engine_tools.go's
+// engineCalls and differ only in terminals, states and parameter reader),
+// pythonic*, harmony.go, and reasoning_* (most of them a spec for the
+// thinking or engine machine). The machinery they share has its own file:
+// marker.go and tagscan.go scan, tags.go holds the shared tags,
+// schema_coerce.go and callobject.go handle JSON arguments, combined.go
+// joins a reasoning and a tool machine into the Parser.
 package parsers
 
 import (
 	"encoding/json"
-	"sort"
 
 	"github.com/vrender/vrender/protocol"
 )
@@ -43,8 +53,8 @@ type Vocab interface {
 	TokenToID(token string) (int, bool)
 }
 
-// ReasoningMachine splits output text into reasoning and content.
-type ReasoningMachine interface {
+// reasoningMachine splits output text into reasoning and content.
+type reasoningMachine interface {
 	stateMachine
 	Push(text string) (reasoning, content string)
 	Finish() (reasoning, content string)
@@ -53,98 +63,15 @@ type ReasoningMachine interface {
 	Nulls() (reasoningNull, contentNull bool)
 }
 
-// ToolMachine extracts tool calls from the content a reasoning machine
+// toolMachine extracts tool calls from the content a reasoning machine
 // passes on.
-type ToolMachine interface {
+type toolMachine interface {
 	stateMachine
 	Push(text string) (content string, calls []ToolCallDelta)
 	Finish() (content string, calls []ToolCallDelta)
 	// Called reports, after Finish, whether vLLM's non-streaming parser
 	// returns tool calls (tools_called).
 	Called() bool
-}
-
-// ReasoningFactory builds a reasoning machine for one request.
-type ReasoningFactory func(v Vocab, req *Request, promptIDs []int) (ReasoningMachine, error)
-
-// ToolFactory builds a tool machine for one request.
-type ToolFactory func(v Vocab, req *Request) (ToolMachine, error)
-
-// ToolInfo describes a tool parser family.
-type ToolInfo struct {
-	New ToolFactory
-	// SupportsRequiredAndNamed is the parser class's
-	// supports_required_and_named: when false, required and named
-	// tool_choice are parsed like auto. vLLM turns it off for every parser
-	// with a StructuralTagModel unless VLLM_ENFORCE_STRICT_TOOL_CALLING is
-	// off (see Config.LegacyToolChoice); supportsRequiredAndNamed applies
-	// that.
-	SupportsRequiredAndNamed bool
-	// StructuralTagModel is the parser's structural_tag_model: the key of
-	// the structural-tag builder that constrains its tool calls ("" for
-	// parsers that keep vLLM's JSON-schema path).
-	StructuralTagModel string
-	// NeedsSpecialTokens forces skip_special_tokens off when tools are
-	// given and tool_choice is not "none" (the markers are special tokens).
-	NeedsSpecialTokens bool
-	// EngineBased marks vLLM's ParserEngine adapters: with an engine-based
-	// (or no) reasoning parser, vLLM runs them even for tool_choice "none"
-	// and returns their content (calls dropped).
-	EngineBased bool
-	// OwnIDs marks a parser whose tool call ids are the ones vLLM sends
-	// (mistral's nine alphanumerics, which Mistral's chat templates check
-	// on the next turn); other machines' ids are placeholders the server
-	// replaces with vLLM's chatcmpl-tool-<uuid>.
-	OwnIDs bool
-}
-
-// ReasoningInfo describes a reasoning parser family.
-type ReasoningInfo struct {
-	New ReasoningFactory
-	// NeedsSpecialTokens forces skip_special_tokens off.
-	NeedsSpecialTokens bool
-}
-
-// reasoningParsers and toolParsers are keyed by vLLM's parser names and
-// filled by init functions of the family files; read-only afterwards.
-var (
-	reasoningParsers = map[string]ReasoningInfo{}
-	toolParsers      = map[string]ToolInfo{}
-)
-
-func registerReasoning(name string, info ReasoningInfo) { reasoningParsers[name] = info }
-func registerTool(name string, info ToolInfo)           { toolParsers[name] = info }
-
-// ReasoningParsers lists the registered reasoning parser names.
-func ReasoningParsers() []string { return keys(reasoningParsers) }
-
-// ToolParsers lists the registered tool parser names.
-func ToolParsers() []string { return keys(toolParsers) }
-
-// HasReasoning reports whether a reasoning parser is registered.
-func HasReasoning(name string) bool { _, ok := reasoningParsers[name]; return ok }
-
-// StructuralTagModel is the structural_tag_model of a tool parser ("" when
-// it has none or is not registered).
-func StructuralTagModel(name string) string { return toolParsers[name].StructuralTagModel }
-
-// supportsRequiredAndNamed is the effective supports_required_and_named:
-// vLLM's ToolParser.__init_subclass__ clears it for parsers with a
-// structural_tag_model while strict tool calling is enforced.
-func (info ToolInfo) supportsRequiredAndNamed(legacy bool) bool {
-	return info.SupportsRequiredAndNamed && (info.StructuralTagModel == "" || legacy)
-}
-
-// HasTool reports whether a tool parser is registered.
-func HasTool(name string) bool { _, ok := toolParsers[name]; return ok }
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Request holds the fields of a ChatCompletionRequest that parsing reads.
@@ -170,21 +97,17 @@ type ToolFunction struct {
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
-// ToolChoiceKind is how a request constrains tool calls; protocol owns
-// the decoding.
-type ToolChoiceKind = protocol.ToolChoiceKind
-
-// The tool_choice values vLLM distinguishes.
+// The tool_choice values vLLM distinguishes; protocol owns the decoding.
 const (
-	ChoiceNone     = protocol.ToolChoiceNone
-	ChoiceAuto     = protocol.ToolChoiceAuto
-	ChoiceRequired = protocol.ToolChoiceRequired
-	ChoiceNamed    = protocol.ToolChoiceNamed
+	choiceNone     = protocol.ToolChoiceNone
+	choiceAuto     = protocol.ToolChoiceAuto
+	choiceRequired = protocol.ToolChoiceRequired
+	choiceNamed    = protocol.ToolChoiceNamed
 )
 
 // Choice resolves tool_choice with vLLM's defaults: absent means "auto"
 // when tools are given and "none" otherwise.
-func (r *Request) Choice() (ToolChoiceKind, string, error) {
+func (r *Request) Choice() (protocol.ToolChoiceKind, string, error) {
 	tc, err := protocol.DecodeToolChoice(r.ToolChoice).Resolve(len(r.Tools) > 0)
 	if err != nil {
 		return 0, "", err

@@ -154,25 +154,7 @@ func TestParserCases(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range parserCases {
 		t.Run(tc.name, func(t *testing.T) {
-			req := mustRequest(t, tc.req)
-			batch, _ := runSplits(t, tc.cfg, req, tc.text, nil)
-			if got, want := normalise(batch), normalise(tc.want); !reflect.DeepEqual(got, want) {
-				t.Fatalf("batch:\n got %s\nwant %s", dump(got), dump(want))
-			}
-			bytewise := make([]int, 0, len(tc.text))
-			for i := 1; i < len(tc.text); i++ {
-				bytewise = append(bytewise, i)
-			}
-			for k := 0; k < 21; k++ {
-				cuts := bytewise
-				if k > 0 {
-					cuts = randomCuts(len(tc.text), r)
-				}
-				got, _ := runSplits(t, tc.cfg, req, tc.text, cuts)
-				if !reflect.DeepEqual(normalise(got), normalise(batch)) {
-					t.Fatalf("cuts %v:\n got %s\nwant %s", cuts, dump(got), dump(batch))
-				}
-			}
+			checkToolCase(t, r, tc.cfg, mustRequest(t, tc.req), tc.text, tc.want)
 		})
 	}
 }

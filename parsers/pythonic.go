@@ -17,11 +17,6 @@ import "github.com/vrender/vrender/internal/statecodec"
 // llama4_pythonic first drops a leading "<|python_start|>" and, in that
 // case only, every "<|python_end|>" — also from the content vLLM returns.
 
-func init() {
-	registerTool("pythonic", ToolInfo{New: newPythonic, SupportsRequiredAndNamed: true})
-	registerTool("llama4_pythonic", ToolInfo{New: newLlama4Pythonic, SupportsRequiredAndNamed: true})
-}
-
 const (
 	pythonStart = "<|python_start|>"
 	pythonEnd   = "<|python_end|>"
@@ -39,8 +34,8 @@ const (
 	pyFailed                // the list is not a valid call list: content
 )
 
-// Pythonic is the pythonic / llama4_pythonic tool-call machine.
-type Pythonic struct {
+// pythonic is the pythonic / llama4_pythonic tool-call machine.
+type pythonic struct {
 	llama4 bool
 	// head holds the first bytes while they may be "<|python_start|>";
 	// Decided is set once they are known.
@@ -67,18 +62,18 @@ type Pythonic struct {
 }
 
 // setStreaming implements streamingMachine.
-func (p *Pythonic) setStreaming() { p.streaming = true }
+func (p *pythonic) setStreaming() { p.streaming = true }
 
-func newPythonic(Vocab, *Request) (ToolMachine, error) {
-	return &Pythonic{decided: true}, nil
+func newPythonic(Vocab, *Request) (toolMachine, error) {
+	return &pythonic{decided: true}, nil
 }
 
-func newLlama4Pythonic(Vocab, *Request) (ToolMachine, error) {
-	return &Pythonic{llama4: true}, nil
+func newLlama4Pythonic(Vocab, *Request) (toolMachine, error) {
+	return &pythonic{llama4: true}, nil
 }
 
-// Push implements ToolMachine.
-func (p *Pythonic) Push(text string) (content string, calls []ToolCallDelta) {
+// Push implements toolMachine.
+func (p *pythonic) Push(text string) (content string, calls []ToolCallDelta) {
 	if !p.decided {
 		p.head = append(p.head, text...)
 		if len(p.head) < len(pythonStart) && pythonStart[:len(p.head)] == string(p.head) {
@@ -94,7 +89,7 @@ func (p *Pythonic) Push(text string) (content string, calls []ToolCallDelta) {
 
 // decide settles whether the text starts with "<|python_start|>" and
 // returns the held text without it.
-func (p *Pythonic) decide() string {
+func (p *pythonic) decide() string {
 	p.decided = true
 	head := string(p.head)
 	p.head = nil
@@ -106,7 +101,7 @@ func (p *Pythonic) decide() string {
 }
 
 // dropEnds removes "<|python_end|>" markers, holding back a partial one.
-func (p *Pythonic) dropEnds(text string) string {
+func (p *pythonic) dropEnds(text string) string {
 	var out []byte
 	for {
 		before, marker, rest := p.end.next(text, pythonEndMarkers)
@@ -118,7 +113,7 @@ func (p *Pythonic) dropEnds(text string) string {
 	}
 }
 
-func (p *Pythonic) feed(text string) (content string, calls []ToolCallDelta) {
+func (p *pythonic) feed(text string) (content string, calls []ToolCallDelta) {
 	if text == "" {
 		return "", nil
 	}
@@ -153,15 +148,15 @@ func (p *Pythonic) feed(text string) (content string, calls []ToolCallDelta) {
 }
 
 // fail turns the list into content for good.
-func (p *Pythonic) fail() string {
+func (p *pythonic) fail() string {
 	p.phase = pyFailed
 	raw := string(p.raw)
 	p.raw = nil
 	return raw
 }
 
-// Finish implements ToolMachine.
-func (p *Pythonic) Finish() (content string, calls []ToolCallDelta) {
+// Finish implements toolMachine.
+func (p *pythonic) Finish() (content string, calls []ToolCallDelta) {
 	text := ""
 	if !p.decided {
 		text = p.decide()
@@ -183,8 +178,8 @@ func (p *Pythonic) Finish() (content string, calls []ToolCallDelta) {
 	return content, calls
 }
 
-// Called implements ToolMachine.
-func (p *Pythonic) Called() bool { return p.ok }
+// Called implements toolMachine.
+func (p *pythonic) Called() bool { return p.ok }
 
 // pyRegex checks vLLM's TOOL_CALL_REGEX
 //
@@ -307,8 +302,8 @@ func (r *pyRegex) feed(text string) int {
 
 func (r *pyRegex) ok() bool { return r.state == rxOK }
 
-// codec saves and restores the state of a Pythonic.
-func (p *Pythonic) codec(c *statecodec.Codec) {
+// codec saves and restores the state of a pythonic.
+func (p *pythonic) codec(c *statecodec.Codec) {
 	c.Bool(&p.llama4)
 	c.ByteSlice(&p.head)
 	c.Bool(&p.decided)

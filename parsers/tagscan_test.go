@@ -50,10 +50,10 @@ func TestLongOpenTagIsLinear(t *testing.T) {
 			// The body scanner restarts (its counter with it) at each call.
 			counter := func() int {
 				switch m := p.tools.(type) {
-				case *MinimaxM2:
-					return m.call.params.scanned
-				case *Qwen3Coder:
-					return m.call.params.scanned
+				case *minimaxM2:
+					return m.params.scanned
+				case *qwen3Coder:
+					return m.params.scanned
 				}
 				t.Fatalf("unexpected machine %T", p.tools)
 				return 0
@@ -88,11 +88,11 @@ func TestTagScanResumes(t *testing.T) {
 		want tagMatch
 		end  int
 	}{
-		{mmClosePat, "</parameter>", tagYes, 12},
-		{mmClosePat, "< \t/ parameter\u3000>x", tagYes, 18},
-		{mmClosePat, "</param", tagMore, 0},
-		{mmClosePat, "</parax", tagNo, 0},
-		{mmClosePat, "<parameter name=", tagNo, 0},
+		{paramClosePat, "</parameter>", tagYes, 12},
+		{paramClosePat, "< \t/ parameter\u3000>x", tagYes, 18},
+		{paramClosePat, "</param", tagMore, 0},
+		{paramClosePat, "</parax", tagNo, 0},
+		{paramClosePat, "<parameter name=", tagNo, 0},
 		{mmAheadPat, "<parameter name=", tagYes, 16},
 		{mmAheadPat, "<parametername=", tagNo, 0},
 		{mmAheadPat, "<parameter   ", tagMore, 0},

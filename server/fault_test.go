@@ -17,6 +17,7 @@ import (
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/enginesim"
+	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/parsers"
@@ -35,7 +36,7 @@ const (
 )
 
 type faultEnv struct {
-	pool   *orchestrator.Pool
+	pool   *fleet.Pool
 	url    string
 	sim    *enginesim.Sim
 	engine *httptest.Server
@@ -45,12 +46,12 @@ type faultEnv struct {
 // of it (qwen3 and hermes parsers, no retries).
 func newFaultEnv(t *testing.T, simCfg enginesim.Config) *faultEnv {
 	t.Helper()
-	return newFaultEnvPool(t, simCfg, orchestrator.HealthConfig{Interval: -1, EjectAfter: -1})
+	return newFaultEnvPool(t, simCfg, fleet.HealthConfig{Interval: -1, EjectAfter: -1})
 }
 
 // newFaultEnvPool is newFaultEnv with the pool's health settings (a pool
 // that ejects, for the isolation tests).
-func newFaultEnvPool(t *testing.T, simCfg enginesim.Config, health orchestrator.HealthConfig) *faultEnv {
+func newFaultEnvPool(t *testing.T, simCfg enginesim.Config, health fleet.HealthConfig) *faultEnv {
 	t.Helper()
 	m := qwen(t)
 	simCfg.ServedModelName, simCfg.Logger = "qwen", discardLogger()
@@ -75,7 +76,7 @@ func newFaultEnvPool(t *testing.T, simCfg enginesim.Config, health orchestrator.
 		t.Fatal(err)
 	}
 	t.Cleanup(client.CloseIdleConnections)
-	pool, err := orchestrator.NewPool(orchestrator.PoolConfig{Health: health, Logger: discardLogger()}, client)
+	pool, err := fleet.NewPool(fleet.PoolConfig{Health: health, Logger: discardLogger()}, client)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/vrender/vrender/enginesim"
-	"github.com/vrender/vrender/orchestrator"
+	"github.com/vrender/vrender/fleet"
 )
 
 // No client can take the service down or hurt another client (issue 19):
@@ -23,7 +23,7 @@ import (
 
 // ejectingPool ejects after three failures; health checks run too rarely
 // to re-admit anything during a test.
-var ejectingPool = orchestrator.HealthConfig{Interval: time.Hour, EjectAfter: 3}
+var ejectingPool = fleet.HealthConfig{Interval: time.Hour, EjectAfter: 3}
 
 func postWithID(t *testing.T, url, body, header string) (int, string) {
 	t.Helper()
@@ -85,7 +85,7 @@ func TestClientRequestIDsNeverEjectEngines(t *testing.T) {
 // request that was not dropped is served.
 func TestDroppingEngineNeverEmptiesPool(t *testing.T) {
 	env := newFaultEnvPool(t, enginesim.Config{Fault: enginesim.Fault{Kind: enginesim.FaultDrop, AfterTokens: 1, Rate: 0.3}},
-		orchestrator.HealthConfig{Interval: time.Hour, EjectAfter: 2})
+		fleet.HealthConfig{Interval: time.Hour, EjectAfter: 2})
 	served, unavailable := 0, 0
 	for range 60 {
 		status, body := postWithID(t, env.url+"/v1/chat/completions", faultChat, "")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/enginesim"
+	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/orchestrator/engine"
@@ -129,7 +130,7 @@ func newOpenAIEnvWith(t *testing.T, engineURL string, opts envOptions) *openAIEn
 	if err != nil {
 		t.Fatal(err)
 	}
-	picker, err := orchestrator.NewPool(orchestrator.PoolConfig{Role: orchestrator.RoleCollocated, Health: orchestrator.HealthConfig{Interval: -1, EjectAfter: -1}}, client)
+	picker, err := fleet.NewPool(fleet.PoolConfig{Role: fleet.RoleCollocated, Health: fleet.HealthConfig{Interval: -1, EjectAfter: -1}}, client)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,12 +56,24 @@ func (s *server) readResponsesRequest(w http.ResponseWriter, r *http.Request) (*
 		s.writeError(w, r, e)
 		return nil, false
 	}
+	if s.generator.Renderer().Harmony() {
+		// vLLM renders a gpt-oss Responses request with openai_harmony's own
+		// Responses conversion, not through the chat template; vrender has
+		// not built that path, and the chat template route would fail with
+		// a misleading template error.
+		s.writeError(w, r, badRequest(errHarmonyResponses, nil))
+		return nil, false
+	}
 	if e := s.checkChatLimits(len(req.InputItems), len(req.Tools)); e != nil {
 		s.writeError(w, r, e)
 		return nil, false
 	}
 	return req, true
 }
+
+// errHarmonyResponses is the 400 of a Responses request to a Harmony model.
+const errHarmonyResponses = "The Responses API (/v1/responses, /v1/responses/render) is not implemented for Harmony models " +
+	"(gpt-oss) in vrender yet; /v1/chat/completions, /v1/completions and /v1/messages serve them."
 
 // responsesError maps the Responses route's own refusals and the chat
 // validation of the converted request to their error bodies; nil for

@@ -31,6 +31,15 @@ type command struct {
 	about    string // paragraph printed under the usage line
 	fs       *flag.FlagSet
 	multi    map[string]bool
+	// sections groups the flags in --help, as vLLM groups its --help by
+	// config section; nil lists them alphabetically under "Options".
+	sections []helpSection
+}
+
+// helpSection is a titled group of flags (names without dashes) in --help.
+type helpSection struct {
+	title string
+	flags []string
 }
 
 func newCommand(name, synopsis, about string) *command {
@@ -42,6 +51,14 @@ func newCommand(name, synopsis, about string) *command {
 // parse parses args and returns the positional arguments. --help prints the
 // help to stdout and returns flag.ErrHelp; a bad flag returns a usageError.
 func (c *command) parse(args []string, stdout io.Writer) ([]string, error) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if topic, ok := strings.CutPrefix(a, "--help="); ok {
+			return nil, c.printHelpTopic(stdout, topic)
+		}
+	}
 	flags, positional, err := c.normalize(args)
 	if err != nil {
 		return nil, err
@@ -112,24 +129,108 @@ func isBoolFlag(f *flag.Flag) bool {
 // printHelp writes the command's help: usage, description, flags with
 // vLLM's double-dash spelling.
 func (c *command) printHelp(w io.Writer) {
-	fmt.Fprintf(w, "Usage: vrender %s %s\n\n%s\n\nOptions:\n", c.name, c.synopsis, c.about)
-	c.fs.VisitAll(func(f *flag.Flag) {
-		kind, usage := flag.UnquoteUsage(f)
-		if c.multi[f.Name] {
-			kind += " [" + kind + " ...]"
+	fmt.Fprintf(w, "Usage: vrender %s %s\n\n%s\n", c.name, c.synopsis, c.about)
+	if c.sections == nil {
+		fmt.Fprint(w, "\nOptions:\n")
+		c.fs.VisitAll(func(f *flag.Flag) { c.printFlag(w, f) })
+	} else {
+		placed := map[string]bool{}
+		for _, sec := range c.sections {
+			fmt.Fprintf(w, "\n%s:\n", sec.title)
+			for _, name := range sec.flags {
+				if f := c.fs.Lookup(name); f != nil {
+					c.printFlag(w, f)
+					placed[name] = true
+				}
+			}
 		}
-		line := "  --" + f.Name
-		if kind != "" && !isBoolFlag(f) {
-			line += " " + kind
+		var other []*flag.Flag
+		c.fs.VisitAll(func(f *flag.Flag) {
+			if !placed[f.Name] {
+				other = append(other, f)
+			}
+		})
+		if len(other) > 0 {
+			fmt.Fprint(w, "\nOther options:\n")
+			for _, f := range other {
+				c.printFlag(w, f)
+			}
 		}
-		// A usage that names its own default (often in words) gets no second one.
-		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" && f.DefValue != "[]" &&
-			!strings.Contains(usage, "(default") {
-			usage += " (default " + f.DefValue + ")"
+	}
+	if c.sections == nil {
+		fmt.Fprintln(w, "  -h, --help\n      show this help")
+		return
+	}
+	fmt.Fprintln(w, "  -h, --help[=TOPIC]\n      show this help; with TOPIC only the sections whose title, or else the options whose name, contains it")
+}
+
+// printHelpTopic is --help=TOPIC, as vLLM's --help=ModelConfig or
+// --help=max-model-len: the sections whose title contains TOPIC, or else
+// the options whose name does (case aside). It returns flag.ErrHelp, or a
+// usageError when nothing matches.
+func (c *command) printHelpTopic(w io.Writer, topic string) error {
+	want := strings.ToLower(strings.TrimLeft(topic, "-"))
+	if want == "" {
+		c.printHelp(w)
+		return flag.ErrHelp
+	}
+	var titles []string
+	var sections []helpSection
+	for _, sec := range c.sections {
+		titles = append(titles, sec.title)
+		if strings.Contains(strings.ToLower(sec.title), want) {
+			sections = append(sections, sec)
 		}
-		fmt.Fprintf(w, "%s\n      %s\n", line, strings.ReplaceAll(usage, "\n", "\n      "))
-	})
-	fmt.Fprintln(w, "  -h, --help\n      show this help")
+	}
+	var flags []*flag.Flag
+	if len(sections) == 0 {
+		c.fs.VisitAll(func(f *flag.Flag) {
+			if strings.Contains(f.Name, want) {
+				flags = append(flags, f)
+			}
+		})
+	}
+	if len(sections) == 0 && len(flags) == 0 {
+		if len(titles) == 0 {
+			return usagef("--help=%s: no option's name contains %q", topic, want)
+		}
+		return usagef("--help=%s: no section title or option name contains %q (sections: %s)", topic, want, strings.Join(titles, "; "))
+	}
+	fmt.Fprintf(w, "Usage: vrender %s %s\n", c.name, c.synopsis)
+	for _, sec := range sections {
+		fmt.Fprintf(w, "\n%s:\n", sec.title)
+		for _, name := range sec.flags {
+			if f := c.fs.Lookup(name); f != nil {
+				c.printFlag(w, f)
+			}
+		}
+	}
+	if len(flags) > 0 {
+		fmt.Fprintf(w, "\nOptions matching %q:\n", want)
+		for _, f := range flags {
+			c.printFlag(w, f)
+		}
+	}
+	return flag.ErrHelp
+}
+
+// printFlag writes one flag's help: its vLLM spelling, its argument and
+// its usage, with the default unless the usage names it.
+func (c *command) printFlag(w io.Writer, f *flag.Flag) {
+	kind, usage := flag.UnquoteUsage(f)
+	if c.multi[f.Name] {
+		kind += " [" + kind + " ...]"
+	}
+	line := "  --" + f.Name
+	if kind != "" && !isBoolFlag(f) {
+		line += " " + kind
+	}
+	// A usage that names its own default (often in words) gets no second one.
+	if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" && f.DefValue != "[]" &&
+		!strings.Contains(usage, "(default") {
+		usage += " (default " + f.DefValue + ")"
+	}
+	fmt.Fprintf(w, "%s\n      %s\n", line, strings.ReplaceAll(usage, "\n", "\n      "))
 }
 
 // stringList is a flag that collects every value it is given.

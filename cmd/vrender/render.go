@@ -85,7 +85,10 @@ func (f *renderFlags) validate() error {
 	if f.enableAutoToolChoice && f.toolCallParser == "" {
 		return usagef("Error: --enable-auto-tool-choice requires --tool-call-parser")
 	}
-	if f.enableAutoToolChoice && !parsers.HasTool(f.toolCallParser) {
+	// vLLM checks the name only with --enable-auto-tool-choice; without it
+	// vrender would still fail at start-up (the derender tier builds the
+	// parser), so the same message with the valid names comes first.
+	if f.toolCallParser != "" && !parsers.HasTool(f.toolCallParser) {
 		return usagef("invalid tool call parser: %s (chose from { %s })%s", f.toolCallParser,
 			strings.Join(parsers.ToolParsers(), ","), vllmOnly(toolCallParsers, f.toolCallParser))
 	}

@@ -51,6 +51,8 @@ func TestRenderCommand(t *testing.T) {
 			stderr: "Error: --enable-auto-tool-choice requires --tool-call-parser"},
 		{name: "unknown tool parser", args: []string{"render", "--model", qwen, "--enable-auto-tool-choice", "--tool-call-parser", "nope"}, code: 2,
 			stderr: "invalid tool call parser: nope (chose from { deepseek_v3,"},
+		{name: "unknown tool parser without auto tool choice", args: []string{"render", "--model", qwen, "--tool-call-parser", "nope"}, code: 2,
+			stderr: "invalid tool call parser: nope (chose from { deepseek_v3,"},
 		{name: "unknown reasoning parser", args: []string{"render", "--model", qwen, "--reasoning-parser", "nope"}, code: 2,
 			stderr: "invalid reasoning parser: nope (chose from {"},
 		{name: "bad kwargs", args: []string{"render", "--model", qwen, "--default-chat-template-kwargs", "[1]"}, code: 2,

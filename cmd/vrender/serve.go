@@ -56,6 +56,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"`BYTES` bounding the cache of token ids of the text between special tokens, so a conversation\n"+
 			"re-rendered each turn encodes only its new messages (0: off)")
 	sec.register(c)
+	c.sections = serveHelpSections
 
 	rest, err := c.parse(args, stdout)
 	if err != nil {
@@ -167,4 +168,31 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"served_model_names", names, "lora_modules", len(adapters), "max_model_len", m.MaxModelLen, "max_prompt_bytes", rf.maxPromptBytes, "engines", []string(ef.engines),
 		"version", vrenderVersion())
 	return server.Serve(ctx, ln, h, server.ServeOptions{Logger: log, ShutdownTimeout: sec.shutdownTimeout})
+}
+
+// serveHelpSections is serve's --help by area, as vLLM groups its --help by
+// config section (ModelConfig, Frontend, LoRAConfig, ...); every flag is in
+// exactly one (TestServeHelpSections).
+var serveHelpSections = []helpSection{
+	{"Model", []string{"model", "served-model-name", "tokenizer", "revision", "max-model-len",
+		"generation-config", "override-generation-config", "max-logprobs"}},
+	{"Chat template and prompt rendering", []string{"chat-template", "chat-template-content-format",
+		"default-chat-template-kwargs", "trust-request-chat-template", "exclude-tools-when-tool-choice-none",
+		"tokenizer-cache-size"}},
+	{"Tool calls and reasoning (output parsing)", []string{"enable-auto-tool-choice", "tool-call-parser",
+		"reasoning-parser", "reasoning-field-compat", "derender-cache-size", "state-key"}},
+	{"LoRA adapters", []string{"enable-lora", "lora-modules"}},
+	{"HTTP server, API keys and limits", []string{"host", "port", "api-key", "max-request-body-bytes",
+		"max-messages", "max-tools", "max-prompt-bytes", "max-derender-tokens", "shutdown-timeout"}},
+	{"Logging and tracing", []string{"enable-log-requests", "disable-uvicorn-access-log", "otlp-traces-endpoint"}},
+	{"Engines (with them: /v1/chat/completions, /v1/completions, /v1/responses, /v1/messages)", []string{
+		"engine", "prefill-engine", "decode-engine", "engine-config", "engine-api-key",
+		"engine-health-interval", "engine-health-timeout", "engine-eject-after", "engine-eject-window",
+		"engine-first-event-timeout", "engine-timeout", "engine-request-timeout", "engine-metrics-interval"}},
+	{"Routing among engines", []string{"routing", "routing-prefix-weight", "routing-load-weight",
+		"routing-queue-weight", "kv-block-size", "kv-events-endpoint", "kv-events-topic", "prefix-index-blocks",
+		"prefix-predict-ttl"}},
+	{"Simulated engine (--engine sim)", []string{"sim-script", "sim-token-latency", "sim-logprobs-shape",
+		"sim-num-gpu-blocks-override", "sim-block-size", "sim-prefill-token-latency",
+		"sim-enable-prompt-tokens-details", "sim-kv-events-config"}},
 }

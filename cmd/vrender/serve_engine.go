@@ -14,6 +14,7 @@ import (
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/enginesim"
+	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/orchestrator/engine"
@@ -98,7 +99,7 @@ func (f *engineFlags) register(c *command) {
 		"needs --prefill-engine. \"sim\" starts a simulated consumer in-process")
 	c.multi["decode-engine"] = true
 	c.fs.StringVar(&f.config, "engine-config", "", "YAML `FILE` of engine pools, health settings and the engines' API key\n"+
-		"(see orchestrator.EngineConfig); health flags given on the command line override it")
+		"(see fleet.EngineConfig); health flags given on the command line override it")
 	f.healthInterval.v = 5 * time.Second
 	c.fs.Var(&f.healthInterval, "engine-health-interval", "period (`DURATION`) of the engines' GET /health checks; negative disables\n"+
 		"checks and ejection (default 5s)")
@@ -130,19 +131,19 @@ func (f *engineFlags) register(c *command) {
 // enginePlan is the pools to build, from the flags and the config file.
 type enginePlan struct {
 	collocated, prefill, decode []string
-	health                      orchestrator.HealthConfig
+	health                      fleet.HealthConfig
 	apiKey                      string
 }
 
 func (f *engineFlags) plan() (*enginePlan, error) {
 	p := &enginePlan{collocated: f.engines, prefill: f.prefill, decode: f.decode, apiKey: f.engineAPIKey,
-		health: orchestrator.HealthConfig{Interval: f.healthInterval.v, Timeout: f.healthTimeout.v, EjectAfter: f.ejectAfter.v,
+		health: fleet.HealthConfig{Interval: f.healthInterval.v, Timeout: f.healthTimeout.v, EjectAfter: f.ejectAfter.v,
 			EjectWindow: f.ejectWindow.v}}
 	if f.config != "" {
 		if len(f.engines)+len(f.prefill)+len(f.decode) > 0 {
 			return nil, usagef("give engine URLs either in --engine-config or as --engine/--prefill-engine/--decode-engine, not both")
 		}
-		c, err := orchestrator.LoadEngineConfig(f.config)
+		c, err := fleet.LoadEngineConfig(f.config)
 		if err != nil {
 			return nil, usagef("--engine-config: %v", err)
 		}
@@ -235,7 +236,7 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 		b.stop()
 		return nil, noop, err
 	}
-	if router.Policy() == orchestrator.RoutingPrefix {
+	if router.Policy() == fleet.RoutingPrefix {
 		sources = append(sources, b.simEvents...) // the in-process engines' events, followed without flags
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -274,10 +275,10 @@ type poolBuilder struct {
 	modelName  string
 	log        *slog.Logger
 	kvRegistry *enginesim.KVRegistry // shared by the in-process producer and consumer sims
-	router     *orchestrator.Router
+	router     *fleet.Router
 	stops      []func()
 	// simEvents are where the in-process engines publish KV events.
-	simEvents []orchestrator.KVEventSource
+	simEvents []fleet.KVEventSource
 }
 
 func (b *poolBuilder) stop() {
@@ -290,7 +291,7 @@ func (b *poolBuilder) stop() {
 // build returns the pool and its health-check loop.
 func (b *poolBuilder) build() (orchestrator.Engines, func(context.Context), error) {
 	if len(b.plan.collocated) > 0 {
-		pool, err := b.pool(orchestrator.RoleCollocated, b.plan.collocated)
+		pool, err := b.pool(fleet.RoleCollocated, b.plan.collocated)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -298,15 +299,15 @@ func (b *poolBuilder) build() (orchestrator.Engines, func(context.Context), erro
 			"eject_after", b.plan.health.EjectAfter)
 		return pool, pool.Run, nil
 	}
-	pre, err := b.pool(orchestrator.RolePrefill, b.plan.prefill)
+	pre, err := b.pool(fleet.RolePrefill, b.plan.prefill)
 	if err != nil {
 		return nil, nil, err
 	}
-	dec, err := b.pool(orchestrator.RoleDecode, b.plan.decode)
+	dec, err := b.pool(fleet.RoleDecode, b.plan.decode)
 	if err != nil {
 		return nil, nil, err
 	}
-	pd, err := orchestrator.NewPD(pre, dec, b.log)
+	pd, err := fleet.NewPD(pre, dec, b.log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -315,9 +316,9 @@ func (b *poolBuilder) build() (orchestrator.Engines, func(context.Context), erro
 	return pd, pd.Run, nil
 }
 
-func (b *poolBuilder) pool(role string, urls []string) (*orchestrator.Pool, error) {
-	flag := map[string]string{orchestrator.RoleCollocated: "--engine", orchestrator.RolePrefill: "--prefill-engine",
-		orchestrator.RoleDecode: "--decode-engine"}[role]
+func (b *poolBuilder) pool(role string, urls []string) (*fleet.Pool, error) {
+	flag := map[string]string{fleet.RoleCollocated: "--engine", fleet.RolePrefill: "--prefill-engine",
+		fleet.RoleDecode: "--decode-engine"}[role]
 	var clients []*engine.Client
 	for _, url := range urls {
 		key := b.plan.apiKey
@@ -343,10 +344,10 @@ func (b *poolBuilder) pool(role string, urls []string) (*orchestrator.Pool, erro
 		clients = append(clients, c)
 	}
 	router := b.router
-	if role == orchestrator.RoleDecode && router.Policy() == orchestrator.RoutingPrefix {
+	if role == fleet.RoleDecode && router.Policy() == fleet.RoutingPrefix {
 		router = nil // the decode engine gets the KV cache from the prefill engine: chosen by load
 	}
-	pool, err := orchestrator.NewPool(orchestrator.PoolConfig{Role: role, Health: b.plan.health, Logger: b.log,
+	pool, err := fleet.NewPool(fleet.PoolConfig{Role: role, Health: b.plan.health, Logger: b.log,
 		Router: router, Queue: b.f.routing.queueConfig()}, clients...)
 	if err != nil {
 		return nil, usagef("%s: %v", flag, err)
@@ -357,9 +358,9 @@ func (b *poolBuilder) pool(role string, urls []string) (*orchestrator.Pool, erro
 // simRole is the KV role of an in-process simulated engine in a pool.
 func simRole(poolRole string) string {
 	switch poolRole {
-	case orchestrator.RolePrefill:
+	case fleet.RolePrefill:
 		return enginesim.KVRoleProducer
-	case orchestrator.RoleDecode:
+	case fleet.RoleDecode:
 		return enginesim.KVRoleConsumer
 	}
 	return enginesim.KVRoleBoth
@@ -369,7 +370,7 @@ func simRole(poolRole string) string {
 // base URL and, when it publishes KV events (--sim-kv-events-config),
 // where.
 func (f *engineFlags) startSim(ctx context.Context, m *model.Model, modelName string, log *slog.Logger,
-	role string, reg *enginesim.KVRegistry) (string, *orchestrator.KVEventSource, func(), error) {
+	role string, reg *enginesim.KVRegistry) (string, *fleet.KVEventSource, func(), error) {
 	cfg := enginesim.Config{ServedModelName: modelName, ServedModelAliases: f.servedNames, LoRAModules: f.adapters, TokenLatency: f.simLatency, Logger: log, KVRole: role, KVRegistry: reg,
 		LogprobsShape: f.simLogprobsShape, APIKeys: f.simKeys}
 	f.simCache.apply(&cfg)
@@ -411,9 +412,9 @@ func (f *engineFlags) startSim(ctx context.Context, m *model.Model, modelName st
 	url := "http://" + ln.Addr().String()
 	log.Info("simulated engine started", "url", url, "kv_role", role, "token_latency", f.simLatency, "script", f.simScript,
 		"prefix_cache_blocks", f.simCache.cacheBlocks, "prefill_token_latency", f.simCache.prefillTok)
-	var events *orchestrator.KVEventSource
+	var events *fleet.KVEventSource
 	if pub != nil {
-		events = &orchestrator.KVEventSource{Engine: url, Endpoint: pcfg.Endpoint, ReplayEndpoint: pcfg.ReplayEndpoint, Topic: pcfg.Topic}
+		events = &fleet.KVEventSource{Engine: url, Endpoint: pcfg.Endpoint, ReplayEndpoint: pcfg.ReplayEndpoint, Topic: pcfg.Topic}
 	}
 	return url, events, func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

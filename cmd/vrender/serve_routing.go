@@ -4,8 +4,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/kvindex"
-	"github.com/vrender/vrender/orchestrator"
 )
 
 // routingFlags are serve's engine-choice flags: the policy and, for prefix
@@ -24,13 +24,13 @@ type routingFlags struct {
 }
 
 func (f *routingFlags) register(c *command) {
-	c.fs.StringVar(&f.policy, "routing", orchestrator.RoutingLeastOutstanding, "`POLICY` choosing each request's engine: least-outstanding, round-robin or prefix\n"+
+	c.fs.StringVar(&f.policy, "routing", fleet.RoutingLeastOutstanding, "`POLICY` choosing each request's engine: least-outstanding, round-robin or prefix\n"+
 		"(the engine holding the longest prefix of the prompt's KV blocks, weighed against its load; in a\n"+
 		"prefill/decode pool the prefill engine is chosen by prefix, the decode engine by load)")
 	c.fs.IntVar(&f.blockSize, "kv-block-size", kvindex.DefaultBlockSize, "the engines' KV cache block size in tokens (`N`, vllm --block-size) for --routing prefix")
-	c.fs.Float64Var(&f.prefixWeight, "routing-prefix-weight", orchestrator.DefaultPrefixWeight,
+	c.fs.Float64Var(&f.prefixWeight, "routing-prefix-weight", fleet.DefaultPrefixWeight,
 		"`W`eight of the fraction of the prompt's blocks an engine holds (--routing prefix)")
-	c.fs.Float64Var(&f.loadWeight, "routing-load-weight", orchestrator.DefaultLoadWeight,
+	c.fs.Float64Var(&f.loadWeight, "routing-load-weight", fleet.DefaultLoadWeight,
 		"`W`eight of an engine's outstanding requests relative to the busiest engine's (--routing prefix)")
 	c.fs.IntVar(&f.indexBlocks, "prefix-index-blocks", kvindex.DefaultMaxBlocksPerEngine,
 		"most KV blocks (`N`) the prefix index keeps per engine, least recently used dropped first")
@@ -44,23 +44,23 @@ func (f *routingFlags) register(c *command) {
 	c.fs.DurationVar(&f.queueEvery, "engine-metrics-interval", 0, "period (`DURATION`) of scraping each engine's GET /metrics for its queue (vllm:num_requests_waiting,\n"+
 		"vllm:num_requests_running; on vrender's /metrics as vrender_engine_queue_*), which --routing prefix weighs\n"+
 		"into the engine's load; 0 turns scraping off; an engine without those gauges counts as an empty queue")
-	c.fs.Float64Var(&f.queueWeight, "routing-queue-weight", orchestrator.DefaultQueueWeight,
+	c.fs.Float64Var(&f.queueWeight, "routing-queue-weight", fleet.DefaultQueueWeight,
 		"`W`eight of a request waiting in an engine's own queue, as a number of outstanding requests (--routing prefix\n"+
 			"with --engine-metrics-interval)")
 }
 
 // queueConfig is the pools' queue scrape.
-func (f *routingFlags) queueConfig() orchestrator.QueueConfig {
-	return orchestrator.QueueConfig{Interval: f.queueEvery}
+func (f *routingFlags) queueConfig() fleet.QueueConfig {
+	return fleet.QueueConfig{Interval: f.queueEvery}
 }
 
 // eventSources parses --kv-events-endpoint against the pools' engines.
-func (f *routingFlags) eventSources(engines []string) ([]orchestrator.KVEventSource, error) {
+func (f *routingFlags) eventSources(engines []string) ([]fleet.KVEventSource, error) {
 	known := map[string]bool{}
 	for _, e := range engines {
 		known[strings.TrimRight(e, "/")] = true
 	}
-	var out []orchestrator.KVEventSource
+	var out []fleet.KVEventSource
 	seen := map[string]bool{}
 	for _, v := range f.kvEvents {
 		url, eps, ok := strings.Cut(v, "=")
@@ -77,7 +77,7 @@ func (f *routingFlags) eventSources(engines []string) ([]orchestrator.KVEventSou
 			return nil, usagef("--kv-events-endpoint %q: endpoints must be tcp://HOST:PORT", v)
 		}
 		seen[url] = true
-		out = append(out, orchestrator.KVEventSource{Engine: url, Endpoint: pub, ReplayEndpoint: replay, Topic: f.kvTopic})
+		out = append(out, fleet.KVEventSource{Engine: url, Endpoint: pub, ReplayEndpoint: replay, Topic: f.kvTopic})
 	}
 	return out, nil
 }
@@ -86,7 +86,7 @@ func (f *routingFlags) eventSources(engines []string) ([]orchestrator.KVEventSou
 // least-outstanding policy without events). names are the served model
 // names, the first keying every block; any other "model" names a LoRA
 // adapter.
-func (f *routingFlags) router(names ...string) (*orchestrator.Router, error) {
+func (f *routingFlags) router(names ...string) (*fleet.Router, error) {
 	switch {
 	case f.blockSize < 1:
 		return nil, usagef("--kv-block-size must be at least 1")
@@ -99,15 +99,15 @@ func (f *routingFlags) router(names ...string) (*orchestrator.Router, error) {
 	case f.queueEvery < 0:
 		return nil, usagef("--engine-metrics-interval must not be negative (0 turns scraping off)")
 	}
-	cfg := orchestrator.RouterConfig{Policy: f.policy, PrefixWeight: f.prefixWeight, LoadWeight: f.loadWeight, QueueWeight: f.queueWeight,
+	cfg := fleet.RouterConfig{Policy: f.policy, PrefixWeight: f.prefixWeight, LoadWeight: f.loadWeight, QueueWeight: f.queueWeight,
 		BaseModels: names}
-	if f.policy == orchestrator.RoutingPrefix {
+	if f.policy == fleet.RoutingPrefix {
 		cfg.Index = kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(f.blockSize, names[0]),
 			MaxBlocksPerEngine: f.indexBlocks, PredictTTL: f.predictTTL})
 	} else if len(f.kvEvents) > 0 {
 		return nil, usagef("--kv-events-endpoint needs --routing prefix")
 	}
-	r, err := orchestrator.NewRouter(cfg)
+	r, err := fleet.NewRouter(cfg)
 	if err != nil {
 		return nil, usagef("--routing: %v", err)
 	}

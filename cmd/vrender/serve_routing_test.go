@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/kvindex"
-	"github.com/vrender/vrender/orchestrator"
 )
 
 func defaultRoutingFlags() routingFlags {
-	return routingFlags{policy: orchestrator.RoutingLeastOutstanding, blockSize: kvindex.DefaultBlockSize,
-		prefixWeight: orchestrator.DefaultPrefixWeight, loadWeight: orchestrator.DefaultLoadWeight,
-		queueWeight: orchestrator.DefaultQueueWeight, indexBlocks: kvindex.DefaultMaxBlocksPerEngine, predictTTL: kvindex.DefaultPredictTTL}
+	return routingFlags{policy: fleet.RoutingLeastOutstanding, blockSize: kvindex.DefaultBlockSize,
+		prefixWeight: fleet.DefaultPrefixWeight, loadWeight: fleet.DefaultLoadWeight,
+		queueWeight: fleet.DefaultQueueWeight, indexBlocks: kvindex.DefaultMaxBlocksPerEngine, predictTTL: kvindex.DefaultPredictTTL}
 }
 
 func TestRoutingFlags(t *testing.T) {
@@ -26,34 +26,34 @@ func TestRoutingFlags(t *testing.T) {
 		policy string
 		events int
 	}{
-		{"default", func(*routingFlags) {}, "", orchestrator.RoutingLeastOutstanding, 0},
-		{"round-robin", func(f *routingFlags) { f.policy = "round-robin" }, "", orchestrator.RoutingRoundRobin, 0},
+		{"default", func(*routingFlags) {}, "", fleet.RoutingLeastOutstanding, 0},
+		{"round-robin", func(f *routingFlags) { f.policy = "round-robin" }, "", fleet.RoutingRoundRobin, 0},
 		{"prefix with events", func(f *routingFlags) {
 			f.policy = "prefix"
 			f.kvEvents = stringList{"http://a:8000=tcp://a:5557,tcp://a:5558", "http://b:8000=tcp://b:5557"}
-		}, "", orchestrator.RoutingPrefix, 2},
+		}, "", fleet.RoutingPrefix, 2},
 		{"unknown policy", func(f *routingFlags) { f.policy = "random" }, "unknown routing policy", "", 0},
 		{"events without prefix", func(f *routingFlags) { f.kvEvents = stringList{"http://a:8000=tcp://a:5557"} }, "needs --routing prefix", "", 0},
 		{"events for no engine", func(f *routingFlags) {
 			f.policy = "prefix"
 			f.kvEvents = stringList{"http://c:8000=tcp://c:5557"}
-		}, "not one of the engines", orchestrator.RoutingPrefix, 0},
+		}, "not one of the engines", fleet.RoutingPrefix, 0},
 		{"events twice", func(f *routingFlags) {
 			f.policy = "prefix"
 			f.kvEvents = stringList{"http://a:8000=tcp://a:5557", "http://a:8000/=tcp://a:5559"}
-		}, "given twice", orchestrator.RoutingPrefix, 0},
+		}, "given twice", fleet.RoutingPrefix, 0},
 		{"events not tcp", func(f *routingFlags) {
 			f.policy = "prefix"
 			f.kvEvents = stringList{"http://a:8000=ipc:///tmp/x"}
-		}, "tcp://", orchestrator.RoutingPrefix, 0},
+		}, "tcp://", fleet.RoutingPrefix, 0},
 		{"events malformed", func(f *routingFlags) {
 			f.policy = "prefix"
 			f.kvEvents = stringList{"tcp://a:5557"}
-		}, "want ENGINE_URL", orchestrator.RoutingPrefix, 0},
+		}, "want ENGINE_URL", fleet.RoutingPrefix, 0},
 		{"block size", func(f *routingFlags) { f.blockSize = 0 }, "--kv-block-size", "", 0},
 		{"negative weight", func(f *routingFlags) { f.loadWeight = -1 }, "must not be negative", "", 0},
 		{"ttl", func(f *routingFlags) { f.predictTTL = 0 }, "--prefix-predict-ttl", "", 0},
-		{"queue scrape", func(f *routingFlags) { f.policy, f.queueEvery, f.queueWeight = "prefix", time.Second, 3 }, "", orchestrator.RoutingPrefix, 0},
+		{"queue scrape", func(f *routingFlags) { f.policy, f.queueEvery, f.queueWeight = "prefix", time.Second, 3 }, "", fleet.RoutingPrefix, 0},
 		{"negative queue weight", func(f *routingFlags) { f.queueWeight = -1 }, "--routing-queue-weight", "", 0},
 		{"negative scrape interval", func(f *routingFlags) { f.queueEvery = -time.Second }, "--engine-metrics-interval", "", 0},
 	} {
@@ -62,7 +62,7 @@ func TestRoutingFlags(t *testing.T) {
 			c.edit(&f)
 			r, err := f.router("m")
 			if err == nil {
-				var srcs []orchestrator.KVEventSource
+				var srcs []fleet.KVEventSource
 				srcs, err = f.eventSources(engines)
 				if err == nil && len(srcs) != c.events {
 					t.Errorf("%d event sources, want %d", len(srcs), c.events)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/enginesim"
+	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator"
@@ -99,7 +100,7 @@ func newServer(t *testing.T, m *model.Model, engineURL string, trusted bool) (ht
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := orchestrator.NewPool(orchestrator.PoolConfig{Role: orchestrator.RoleCollocated, Health: orchestrator.HealthConfig{Interval: -1, EjectAfter: -1}}, client)
+	pool, err := fleet.NewPool(fleet.PoolConfig{Role: fleet.RoleCollocated, Health: fleet.HealthConfig{Interval: -1, EjectAfter: -1}}, client)
 	if err != nil {
 		t.Fatal(err)
 	}

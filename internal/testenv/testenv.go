@@ -141,7 +141,7 @@ func HarmonyRefDir(t testing.TB) string {
 // Node returns the path of the node binary.
 func Node(t testing.TB) string {
 	t.Helper()
-	return program(t, "node", "install Node.js (>= 18) to run the reference tokenizer; then `make models`")
+	return program(t, "node", "install Node.js (>= 22, README's prerequisites) to run the reference tokenizer and the client SDKs; then `make models`")
 }
 
 // Python3 returns the path of the python3 binary.

@@ -1,0 +1,32 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/vrender/vrender/render"
+)
+
+// TestResponsesHarmonyRefused: a Responses request to a Harmony model
+// (gpt-oss) is a 400 saying the path is not built, on the render route and
+// the served one alike, never the chat template's error.
+func TestResponsesHarmonyRefused(t *testing.T) {
+	m := loadModel(t, "gptoss")
+	if !m.UsesHarmony() {
+		t.Fatal("gptoss does not use Harmony")
+	}
+	r, err := render.New(m, render.Config{Harmony: &render.HarmonyConfig{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := render.NewGenerator(r, m.MaxModelLen, render.GeneratorConfig{})
+	h, err := New(Config{Model: m, ServedModelNames: []string{"m"}, Logger: discardLogger(), Generator: gen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"error":{"message":"` + errHarmonyResponses + `","type":"BadRequestError","param":null,"code":400}}`
+	for _, path := range []string{"/v1/responses/render", "/v1/responses"} {
+		t.Run(path, func(t *testing.T) {
+			httpCase{method: "POST", path: path, body: `{"model": "m", "input": "Hi"}`, wantStatus: 400, wantBody: want}.run(t, h)
+		})
+	}
+}
