@@ -10,19 +10,13 @@ import (
 	"github.com/vrender/vrender/protocol"
 )
 
-// rawBody is a response body already encoded.
-type rawBody []byte
-
-// AppendJSON implements protocol.Appender.
-func (b rawBody) AppendJSON(dst []byte) ([]byte, error) { return append(dst, b...), nil }
-
 // anthropicError is an error answer in Anthropic's shape, which vLLM's
 // /v1/messages router gives every ErrorResponse its handler returns
 // (translate_error_response): the OpenAI error's type and message, its
 // code as the status.
 type anthropicError struct {
 	status int
-	body   rawBody
+	body   protocol.RawJSON
 }
 
 func toAnthropicError(e *apiError) *anthropicError {
@@ -55,13 +49,13 @@ func (s *server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	}
 	sink := s.newSSESink(w, r)
 	defer sink.close()
-	res, err := s.orchestrator.Messages(r.Context(), req, s.baseRequestID(r, req.RequestID), sink)
+	res, err := anthropic.Serve(r.Context(), s.orchestrator, req, s.baseRequestID(r, req.RequestID), sink)
 	if e := s.servedError(r, sink, err); e != nil {
 		s.writeAnthropicError(w, r, e)
 		return
 	}
 	if err == nil && !sink.started && res != nil {
-		s.writeJSON(w, r, http.StatusOK, rawBody(res))
+		s.writeJSON(w, r, http.StatusOK, res)
 	}
 }
 
@@ -124,5 +118,5 @@ func (s *server) handleMessagesCountTokens(w http.ResponseWriter, r *http.Reques
 	}
 	n := len(res.Request.TokenIDs)
 	s.metrics.prompt[epMessagesCountTokens].Add(int64(n))
-	s.writeJSON(w, r, http.StatusOK, rawBody(anthropic.AppendCountTokens(nil, n)))
+	s.writeJSON(w, r, http.StatusOK, protocol.RawJSON(anthropic.AppendCountTokens(nil, n)))
 }

@@ -27,7 +27,8 @@ func (s *server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	sink := s.newSSESink(w, r)
 	defer sink.close()
-	res, err := s.orchestrator.Chat(r.Context(), req, s.baseRequestID(r, req.RequestID), sink)
+	res, err := s.orchestrator.Chat(r.Context(), orchestrator.ChatRun{API: orchestrator.APIChat, Request: req,
+		ID: "chatcmpl-" + s.baseRequestID(r, req.RequestID), Stream: req.Stream != nil && *req.Stream}, sink)
 	s.finishOpenAI(w, r, sink, res, err)
 }
 

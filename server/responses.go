@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/http"
+
+	"github.com/vrender/vrender/responses"
 )
 
 // handleResponses answers POST /v1/responses through the orchestrator:
@@ -18,7 +20,7 @@ func (s *server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	sink := s.newSSESink(w, r)
 	defer sink.close()
-	res, err := s.orchestrator.Responses(r.Context(), req, sink)
+	res, err := responses.Serve(r.Context(), s.orchestrator, req, sink)
 	if e := s.servedError(r, sink, err); e != nil {
 		if ae := responsesError(err); ae != nil {
 			e = ae
@@ -27,6 +29,6 @@ func (s *server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err == nil && !sink.started && res != nil {
-		s.writeJSON(w, r, http.StatusOK, rawBody(res))
+		s.writeJSON(w, r, http.StatusOK, res)
 	}
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package responses
 
 import (
 	"context"
@@ -12,68 +12,74 @@ import (
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/internal/wire"
+	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
-	"github.com/vrender/vrender/responses"
 )
 
-// Responses serves one OpenAI Responses request the way vLLM's non-Harmony
-// path does (vllm/entrypoints/openai/responses/serving.py): rendered as
-// /v1/responses/render renders it, run and derendered as a chat completion,
-// and answered as a ResponsesResponse (non-streaming) or as the Responses
-// event stream (simple_streaming_events.py), sequence-numbered and closed
-// by response.completed with the whole response. A streaming request
-// returns (nil, nil) once written, or an error when it failed before
-// anything was written.
-func (o *Orchestrator) Responses(ctx context.Context, r *protocol.ResponsesRequest, sink Sink) ([]byte, error) {
-	o.cfg.Metrics.responsesRequests.Add(1)
-	body, err := o.responses(ctx, r, sink)
-	if err != nil {
-		o.cfg.Metrics.failed.Add(1)
-	}
-	return body, err
+// Serve serves one OpenAI Responses request through o the way vLLM's
+// non-Harmony path does (vllm/entrypoints/openai/responses/serving.py):
+// rendered as /v1/responses/render renders it, run and derendered as a
+// chat completion, and answered as a ResponsesResponse (non-streaming) or
+// as the Responses event stream (simple_streaming_events.py),
+// sequence-numbered and closed by response.completed with the whole
+// response. A streaming request returns (nil, nil) once written, or an
+// error when it failed before anything was written.
+func Serve(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.ResponsesRequest, sink orchestrator.Sink) (protocol.Appender, error) {
+	var meta *responsesMeta
+	parsers := o.Parsers()
+	return o.Chat(ctx, orchestrator.ChatRun{
+		API: orchestrator.APIResponses, Stream: r.Stream,
+		Render: func(ctx context.Context) (*protocol.ChatCompletionRequest, *protocol.GenerateRequest, error) {
+			creq, g, m, err := prepare(ctx, o, r)
+			meta = m
+			return creq, g, err
+		},
+		Writer: func(run *orchestrator.Stream) orchestrator.StreamWriter {
+			return &streamWriter{run: run, meta: meta, logprobs: r.IncludesOutputLogprobs(),
+				bothParsers: parsers.ReasoningParser != "" && parsers.ToolParser != "", started: map[int]bool{}}
+		},
+		Answer: func(res *protocol.ServedChatResponse) (protocol.Appender, error) {
+			return protocol.RawJSON(meta.answer(r, res)), nil
+		},
+	}, sink)
 }
 
-func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesRequest, sink Sink) ([]byte, error) {
+// prepare converts and renders r for Serve, and what its response
+// objects repeat; an error is a *protocol.ValidationError (pydantic's 400)
+// or an *orchestrator.Error.
+func prepare(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.ResponsesRequest) (*protocol.ChatCompletionRequest, *protocol.GenerateRequest, *responsesMeta, error) {
 	if r.PreviousResponseID != nil {
 		// vLLM keeps no responses unless VLLM_ENABLE_RESPONSES_API_STORE is
 		// set, so every previous response is unknown (_make_not_found_error).
 		p := "response_id"
-		return nil, &Error{Status: http.StatusNotFound, Type: "invalid_request_error",
+		return nil, nil, nil, &orchestrator.Error{Status: http.StatusNotFound, Type: "invalid_request_error",
 			Message: fmt.Sprintf("Response with id '%s' not found.", *r.PreviousResponseID), Param: &p}
 	}
-	rctx, span := startSpan(ctx, "render")
-	creq, err := responses.ToChat(r)
-	var g *protocol.GenerateRequest
+	creq, err := ToChat(r)
+	var gr *protocol.GenerateRequest
 	if err == nil {
-		g, err = o.cfg.Generator.RenderResponsesChat(rctx, r, creq)
+		gr, err = o.Generator().RenderResponsesChat(ctx, r, creq)
 	}
-	endSpan(span, err)
 	if err != nil {
 		var ve *protocol.ValidationError
 		if errors.As(err, &ve) {
-			return nil, err // the HTTP layer writes pydantic's 400
+			return nil, nil, nil, err // the HTTP layer writes pydantic's 400
 		}
-		return nil, responsesError(err)
+		return nil, nil, nil, responsesError(err)
 	}
-	meta, err := o.responsesMeta(r, g)
+	meta, err := newMeta(o.ResponseModel(r.Model), r, gr)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	// The answer is parsed as vLLM parses a named ToolChoiceFunction: as the
 	// chat path parses a named choice, so the session gets the chat shape.
 	creq.ToolChoice = render.ChatToolChoice(creq.ToolChoice)
-	var newOut func(*chatRun) chatStream
-	if r.Stream {
-		newOut = func(run *chatRun) chatStream {
-			return &responsesStream{run: run, meta: meta, logprobs: r.IncludesOutputLogprobs(), bothParsers: o.cfg.Parsers.ReasoningParser != "" && o.cfg.Parsers.ToolParser != "",
-				started: map[int]bool{}}
-		}
-	}
-	res, err := o.generateChat(ctx, creq, *g, g.RequestID, r.Stream, newOut, sink, epResponses)
-	if err != nil || res == nil {
-		return nil, err
-	}
+	return creq, gr, meta, nil
+}
+
+// answer is the response object of a non-streaming answer.
+func (m *responsesMeta) answer(r *protocol.ResponsesRequest, res *protocol.ServedChatResponse) []byte {
 	c := res.Choices[0]
 	var reasoning, content string
 	if c.Message.Reasoning != nil {
@@ -82,7 +88,7 @@ func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesReque
 	if c.Message.Content != nil {
 		content = *c.Message.Content
 	}
-	var lps []responses.Logprob
+	var lps []Logprob
 	if r.IncludesOutputLogprobs() && c.Logprobs != nil {
 		lps = responsesLogprobs(c.Logprobs.Content)
 	}
@@ -94,15 +100,15 @@ func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesReque
 	if c.FinishReason != nil {
 		finish = *c.FinishReason
 	}
-	return meta.response(res.Created, finish, reasoning, content, lps, calls, res.Usage.PromptTokens, res.Usage.CompletionTokens), nil
+	return m.response(res.Created, finish, reasoning, content, lps, calls, res.Usage.PromptTokens, res.Usage.CompletionTokens)
 }
 
 // responsesError maps the Responses conversion's own 400s; others are
-// classified by AsError.
-func responsesError(err error) *Error {
+// classified by orchestrator.AsError.
+func responsesError(err error) *orchestrator.Error {
 	var pe *protocol.ResponsesParamError
 	if errors.As(err, &pe) {
-		e := &Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest, Message: pe.Message}
+		e := &orchestrator.Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest, Message: pe.Message}
 		if pe.Type != "" {
 			e.Type = pe.Type
 		}
@@ -112,17 +118,17 @@ func responsesError(err error) *Error {
 		}
 		return e
 	}
-	return AsError(err)
+	return orchestrator.AsError(err)
 }
 
 // responsesMeta is what every response object of one request repeats
 // (ResponsesResponse.from_request).
 type responsesMeta struct {
-	base responses.Response
+	base Response
 }
 
-func (o *Orchestrator) responsesMeta(r *protocol.ResponsesRequest, g *protocol.GenerateRequest) (*responsesMeta, error) {
-	b := responses.Response{ID: g.RequestID, Instructions: r.Instructions, Model: o.responseModel(r.Model),
+func newMeta(model string, r *protocol.ResponsesRequest, g *protocol.GenerateRequest) (*responsesMeta, error) {
+	b := Response{ID: g.RequestID, Instructions: r.Instructions, Model: model,
 		ParallelToolCalls: r.ParallelToolCalls, Temperature: g.SamplingParams.Temperature, TopP: g.SamplingParams.TopP,
 		MaxToolCalls: r.MaxToolCalls, TopLogprobs: g.SamplingParams.Logprobs, Truncation: r.Truncation, User: r.User}
 	if g.SamplingParams.MaxTokens != nil {
@@ -163,7 +169,8 @@ func pyCompactOrNil(raw json.RawMessage) (json.RawMessage, error) {
 	}
 	v, err := render.PyJSONCompact(raw)
 	if err != nil {
-		return nil, badRequestf("invalid JSON: %v", err)
+		return nil, &orchestrator.Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest,
+			Message: fmt.Sprintf("invalid JSON: %v", err)}
 	}
 	return v, nil
 }
@@ -268,7 +275,7 @@ type responsesCall struct {
 // build_response_output_items makes (a reasoning item, a message for
 // non-empty content, one function_call per tool call), status
 // "incomplete" when the length limit ended it.
-func (m *responsesMeta) response(created int64, finish, reasoning, content string, lps []responses.Logprob,
+func (m *responsesMeta) response(created int64, finish, reasoning, content string, lps []Logprob,
 	calls []responsesCall, prompt, completion int) []byte {
 	r := m.base
 	r.CreatedAt = created
@@ -285,11 +292,11 @@ func (m *responsesMeta) response(created int64, finish, reasoning, content strin
 	}
 	if reasoning != "" {
 		sep()
-		out = responses.AppendReasoningItem(out, "rs_"+protocol.RandomUUID(), reasoning, responses.ItemFinal)
+		out = AppendReasoningItem(out, "rs_"+protocol.RandomUUID(), reasoning, ItemFinal)
 	}
 	if content != "" {
 		sep()
-		out = responses.AppendMessageItem(out, "msg_"+protocol.RandomUUID(), content, lps, responses.ItemFinal)
+		out = AppendMessageItem(out, "msg_"+protocol.RandomUUID(), content, lps, ItemFinal)
 	}
 	for _, c := range calls {
 		sep()
@@ -297,22 +304,22 @@ func (m *responsesMeta) response(created int64, finish, reasoning, content strin
 		if callID == "" {
 			callID = "call_" + protocol.RandomUUID()
 		}
-		out = responses.AppendFunctionCallItem(out, "fc_"+protocol.RandomUUID(), callID, c.name, c.args, responses.ItemFinal)
+		out = AppendFunctionCallItem(out, "fc_"+protocol.RandomUUID(), callID, c.name, c.args, ItemFinal)
 	}
 	r.Output = append(out, ']')
-	r.Usage = &responses.Usage{Input: prompt, Output: completion}
-	return responses.AppendResponse(nil, &r)
+	r.Usage = &Usage{Input: prompt, Output: completion}
+	return AppendResponse(nil, &r)
 }
 
 // responsesLogprobs converts chat logprobs to the Responses shape.
-func responsesLogprobs(content []protocol.ChatLogProbsContent) []responses.Logprob {
-	out := make([]responses.Logprob, 0, len(content))
+func responsesLogprobs(content []protocol.ChatLogProbsContent) []Logprob {
+	out := make([]Logprob, 0, len(content))
 	for _, c := range content {
 		// Bytes are copied: a streaming session reuses its step's buffers.
-		lp := responses.Logprob{Token: c.Token, Bytes: slices.Clone(c.Bytes), Logprob: derefLogprob(c.Logprob),
-			Top: make([]responses.Logprob, 0, len(c.TopLogprobs))}
+		lp := Logprob{Token: c.Token, Bytes: slices.Clone(c.Bytes), Logprob: derefLogprob(c.Logprob),
+			Top: make([]Logprob, 0, len(c.TopLogprobs))}
 		for _, t := range c.TopLogprobs {
-			lp.Top = append(lp.Top, responses.Logprob{Token: t.Token, Bytes: slices.Clone(t.Bytes), Logprob: derefLogprob(t.Logprob)})
+			lp.Top = append(lp.Top, Logprob{Token: t.Token, Bytes: slices.Clone(t.Bytes), Logprob: derefLogprob(t.Logprob)})
 		}
 		out = append(out, lp)
 	}
@@ -333,20 +340,20 @@ type respDelta struct {
 	tool               *protocol.ToolCallDelta
 }
 
-// responsesStream writes a chat run as vLLM's simple (non-Harmony) Responses
+// streamWriter writes a chat run as vLLM's simple (non-Harmony) Responses
 // stream: response.created and response.in_progress, then
 // process_simple_stream's item events over the derendered deltas, then
 // response.completed with the whole response.
-type responsesStream struct {
-	run         *chatRun
+type streamWriter struct {
+	run         *orchestrator.Stream
 	meta        *responsesMeta
 	bothParsers bool // a reasoning and a tool parser: vLLM's whitespace quirks apply
 	// logprobs: include asks for message.output_text.logprobs; stepLP are
 	// the current engine event's, which every text event of the event
 	// carries, as process_simple_stream's logprobs_data.
 	logprobs bool
-	stepLP   []responses.Logprob
-	ev       responses.Event
+	stepLP   []Logprob
+	ev       Event
 	seq      int
 
 	contentIndex, outputIndex int
@@ -358,44 +365,39 @@ type responsesStream struct {
 
 	// The answer so far, for response.completed.
 	reasoning, content strings.Builder
-	allLP              []responses.Logprob
+	allLP              []Logprob
 	calls              []responsesCall
 	callIndex          map[int]int
 	finishReason       string
 }
 
-func (s *responsesStream) send() error {
+func (s *streamWriter) send() error {
 	s.seq++
-	if err := s.run.sink.Frame(s.ev.Buf); err != nil {
-		return errClientGone
-	}
-	s.run.metrics.chunks.Add(1)
-	return nil
+	return s.run.Frame(s.ev.Buf)
 }
 
-func (s *responsesStream) envelope(typ string, body []byte) error {
+func (s *streamWriter) envelope(typ string, body []byte) error {
 	s.ev.Begin(typ)
 	s.ev.Raw("response", body)
 	s.ev.End(s.seq, typ)
 	return s.send()
 }
 
-func (s *responsesStream) start() error {
+func (s *streamWriter) Start() error {
 	r := s.run
-	if err := r.sink.Start(); err != nil {
-		return errClientGone
+	if err := r.Open(); err != nil {
+		return err
 	}
-	r.started = true
 	initial := s.meta.base
-	initial.CreatedAt, initial.Status = r.created, "in_progress"
-	body := responses.AppendResponse(nil, &initial)
+	initial.CreatedAt, initial.Status = r.Created(), "in_progress"
+	body := AppendResponse(nil, &initial)
 	if err := s.envelope("response.created", body); err != nil {
 		return err
 	}
 	return s.envelope("response.in_progress", body)
 }
 
-func (s *responsesStream) itemAdded(item []byte) error {
+func (s *streamWriter) itemAdded(item []byte) error {
 	s.ev.Begin("response.output_item.added")
 	s.ev.Raw("item", item)
 	s.ev.Int("output_index", s.outputIndex)
@@ -403,7 +405,7 @@ func (s *responsesStream) itemAdded(item []byte) error {
 	return s.send()
 }
 
-func (s *responsesStream) itemDone(item []byte) error {
+func (s *streamWriter) itemDone(item []byte) error {
 	s.ev.Begin("response.output_item.done")
 	s.ev.Raw("item", item)
 	s.ev.Int("output_index", s.outputIndex)
@@ -411,7 +413,7 @@ func (s *responsesStream) itemDone(item []byte) error {
 	return s.send()
 }
 
-func (s *responsesStream) part(typ string, part []byte) error {
+func (s *streamWriter) part(typ string, part []byte) error {
 	s.ev.Begin(typ)
 	s.ev.Int("content_index", s.contentIndex)
 	s.ev.String("item_id", s.itemID)
@@ -421,22 +423,22 @@ func (s *responsesStream) part(typ string, part []byte) error {
 	return s.send()
 }
 
-func (s *responsesStream) addReasoningItem() error {
-	if err := s.itemAdded(responses.AppendReasoningItem(nil, s.itemID, "", responses.ItemAdded)); err != nil {
+func (s *streamWriter) addReasoningItem() error {
+	if err := s.itemAdded(AppendReasoningItem(nil, s.itemID, "", ItemAdded)); err != nil {
 		return err
 	}
 	return s.part("response.content_part.added", []byte(`{"text":"","type":"reasoning_text"}`))
 }
 
-func (s *responsesStream) addTextItem() error {
-	if err := s.itemAdded(responses.AppendMessageItem(nil, s.itemID, "", nil, responses.ItemAdded)); err != nil {
+func (s *streamWriter) addTextItem() error {
+	if err := s.itemAdded(AppendMessageItem(nil, s.itemID, "", nil, ItemAdded)); err != nil {
 		return err
 	}
-	part := append([]byte(`{"annotations":[],"text":"","type":"output_text","logprobs":`), responses.AppendStreamLogprobs(nil, s.stepLP)...)
+	part := append([]byte(`{"annotations":[],"text":"","type":"output_text","logprobs":`), AppendStreamLogprobs(nil, s.stepLP)...)
 	return s.part("response.content_part.added", append(part, '}'))
 }
 
-func (s *responsesStream) reasoningDelta(d string) error {
+func (s *streamWriter) reasoningDelta(d string) error {
 	s.reasoning.WriteString(d)
 	s.ev.Begin("response.reasoning_text.delta")
 	s.ev.Int("content_index", s.contentIndex)
@@ -447,19 +449,19 @@ func (s *responsesStream) reasoningDelta(d string) error {
 	return s.send()
 }
 
-func (s *responsesStream) textDelta(d string) error {
+func (s *streamWriter) textDelta(d string) error {
 	s.content.WriteString(d)
 	s.ev.Begin("response.output_text.delta")
 	s.ev.Int("content_index", s.contentIndex)
 	s.ev.String("delta", d)
 	s.ev.String("item_id", s.itemID)
-	s.ev.Raw("logprobs", responses.AppendStreamLogprobs(nil, s.stepLP))
+	s.ev.Raw("logprobs", AppendStreamLogprobs(nil, s.stepLP))
 	s.ev.Int("output_index", s.outputIndex)
 	s.ev.End(s.seq, "response.output_text.delta")
 	return s.send()
 }
 
-func (s *responsesStream) reasoningDone(text string) error {
+func (s *streamWriter) reasoningDone(text string) error {
 	s.ev.Begin("response.reasoning_text.done")
 	s.ev.Int("content_index", s.contentIndex)
 	s.ev.String("item_id", s.itemID)
@@ -472,30 +474,30 @@ func (s *responsesStream) reasoningDone(text string) error {
 	if err := s.part("response.content_part.done", part); err != nil {
 		return err
 	}
-	return s.itemDone(responses.AppendReasoningItem(nil, s.itemID, text, responses.ItemDone))
+	return s.itemDone(AppendReasoningItem(nil, s.itemID, text, ItemDone))
 }
 
-func (s *responsesStream) textDone(text string) error {
+func (s *streamWriter) textDone(text string) error {
 	s.ev.Begin("response.output_text.done")
 	s.ev.Int("content_index", s.contentIndex)
 	s.ev.String("item_id", s.itemID)
-	s.ev.Raw("logprobs", responses.AppendStreamLogprobs(nil, s.stepLP))
+	s.ev.Raw("logprobs", AppendStreamLogprobs(nil, s.stepLP))
 	s.ev.Int("output_index", s.outputIndex)
 	s.ev.EndText(s.seq, text, "response.output_text.done")
 	if err := s.send(); err != nil {
 		return err
 	}
-	if err := s.part("response.content_part.done", responses.AppendOutputText(nil, text, nil)); err != nil {
+	if err := s.part("response.content_part.done", AppendOutputText(nil, text, nil)); err != nil {
 		return err
 	}
-	return s.itemDone(responses.AppendMessageItem(nil, s.itemID, text, s.stepLP, responses.ItemDone))
+	return s.itemDone(AppendMessageItem(nil, s.itemID, text, s.stepLP, ItemDone))
 }
 
-func (s *responsesStream) toolAdded(args string) error {
-	return s.itemAdded(responses.AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, responses.ItemAdded))
+func (s *streamWriter) toolAdded(args string) error {
+	return s.itemAdded(AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, ItemAdded))
 }
 
-func (s *responsesStream) argsDelta(d string) error {
+func (s *streamWriter) argsDelta(d string) error {
 	s.ev.Begin("response.function_call_arguments.delta")
 	s.ev.String("delta", d)
 	s.ev.String("item_id", s.itemID)
@@ -504,7 +506,7 @@ func (s *responsesStream) argsDelta(d string) error {
 	return s.send()
 }
 
-func (s *responsesStream) toolDone(args string) error {
+func (s *streamWriter) toolDone(args string) error {
 	s.ev.Begin("response.function_call_arguments.done")
 	s.ev.String("arguments", args)
 	s.ev.String("item_id", s.itemID)
@@ -514,7 +516,7 @@ func (s *responsesStream) toolDone(args string) error {
 	if err := s.send(); err != nil {
 		return err
 	}
-	return s.itemDone(responses.AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, responses.ItemDone))
+	return s.itemDone(AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, ItemDone))
 }
 
 func joinDeltas(prev []respDelta, pick func(respDelta) *string) string {
@@ -529,7 +531,7 @@ func joinDeltas(prev []respDelta, pick func(respDelta) *string) string {
 
 // flushReasoning sends dm's reasoning, if any, as the last delta of the
 // reasoning item and returns the item's whole text; dm keeps no reasoning.
-func (s *responsesStream) flushReasoning(dm *respDelta) (string, error) {
+func (s *streamWriter) flushReasoning(dm *respDelta) (string, error) {
 	final := joinDeltas(s.prev, reasoningOf)
 	if dm.reasoning != nil {
 		if err := s.reasoningDelta(*dm.reasoning); err != nil {
@@ -542,7 +544,7 @@ func (s *responsesStream) flushReasoning(dm *respDelta) (string, error) {
 }
 
 // flushContent is flushReasoning for the output text item.
-func (s *responsesStream) flushContent(dm *respDelta) (string, error) {
+func (s *streamWriter) flushContent(dm *respDelta) (string, error) {
 	final := joinDeltas(s.prev, contentOf)
 	if dm.content != nil {
 		if err := s.textDelta(*dm.content); err != nil {
@@ -570,9 +572,9 @@ func nonEmpty(p *string) *string {
 	return p
 }
 
-// observe converts every engine event's logprobs: the text events of an
+// Observe converts every engine event's logprobs: the text events of an
 // emitted step carry them, and response.completed carries all of them.
-func (s *responsesStream) observe(step *derender.ChatStep) {
+func (s *streamWriter) Observe(step *derender.ChatStep) {
 	s.stepLP = nil
 	if s.logprobs && step.Logprobs != nil {
 		s.stepLP = responsesLogprobs(step.Logprobs.Content)
@@ -580,9 +582,9 @@ func (s *responsesStream) observe(step *derender.ChatStep) {
 	}
 }
 
-// writeStep splits the step's delta into process_simple_stream's delta
+// WriteStep splits the step's delta into process_simple_stream's delta
 // messages (one tool call each) and runs them.
-func (s *responsesStream) writeStep(_ *protocol.GenerateChoice, step *derender.ChatStep) error {
+func (s *streamWriter) WriteStep(_ *protocol.GenerateChoice, step *derender.ChatStep) error {
 	if step.FinishReason != nil {
 		s.finishReason = *step.FinishReason
 	}
@@ -633,7 +635,7 @@ func isSpace(s string) bool {
 }
 
 // delta is one iteration of process_simple_stream's loop.
-func (s *responsesStream) delta(dm respDelta) error {
+func (s *streamWriter) delta(dm respDelta) error {
 	s.record(dm)
 	if !s.begun {
 		switch {
@@ -761,7 +763,7 @@ func (s *responsesStream) delta(dm respDelta) error {
 
 // record keeps the answer's tool calls for response.completed (the text
 // is kept as its deltas are sent).
-func (s *responsesStream) record(dm respDelta) {
+func (s *streamWriter) record(dm respDelta) {
 	if dm.tool == nil {
 		return
 	}
@@ -804,11 +806,11 @@ func copyDelta(d respDelta) respDelta {
 	return out
 }
 
-// finish closes the open item and sends response.completed.
-func (s *responsesStream) finish(completion int) error {
+// Finish closes the open item and sends response.completed.
+func (s *streamWriter) Finish(completion int) error {
 	r := s.run
-	if !r.started {
-		if err := s.start(); err != nil {
+	if !r.Started() {
+		if err := s.Start(); err != nil {
 			return err
 		}
 	}
@@ -827,24 +829,22 @@ func (s *responsesStream) finish(completion int) error {
 			return err
 		}
 	}
-	var lps []responses.Logprob
+	var lps []Logprob
 	if s.logprobs {
 		lps = s.allLP
 		if lps == nil {
-			lps = []responses.Logprob{}
+			lps = []Logprob{}
 		}
 	}
-	body := s.meta.response(r.created, s.finishReason, s.reasoning.String(), s.content.String(), lps, s.calls,
-		len(r.prompt), completion)
+	body := s.meta.response(r.Created(), s.finishReason, s.reasoning.String(), s.content.String(), lps, s.calls,
+		r.PromptTokens(), completion)
 	return s.envelope("response.completed", body)
 }
 
-// fail ends a started stream as vLLM's generator does on a
+// Fail ends a started stream as vLLM's generator does on a
 // GenerationError: an error event (openai's ResponseErrorEvent).
-func (s *responsesStream) fail(e *Error) {
-	r := s.run
-	r.o.log.Warn("responses stream failed", "request_id", r.id, "status", e.Status, "err", e.Message)
-	r.metrics.failed.Add(1)
+func (s *streamWriter) Fail(e *orchestrator.Error) {
+	s.run.Failed(e)
 	s.ev.Begin("error")
 	s.ev.Key("code")
 	s.ev.Buf = append(s.ev.Buf, "null"...)

@@ -1,4 +1,4 @@
-package orchestrator
+package anthropic
 
 import (
 	"context"
@@ -6,75 +6,61 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/vrender/vrender/anthropic"
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
 
-// Messages serves one Anthropic Messages request, already converted to the
-// chat request vLLM's AnthropicServingMessages builds (anthropic.ToChat):
-// it runs as a chat completion and its answer is converted back as
-// messages_full_converter and message_stream_converter do
-// (vllm/entrypoints/anthropic/serving.py). A non-streaming request gets its
-// JSON body back; a streaming one is written to sink as Anthropic's SSE
-// events and returns (nil, nil), or an error when it failed before
+// Serve serves one Anthropic Messages request through o, already
+// converted to the chat request vLLM's AnthropicServingMessages builds
+// (ToChat): it runs as a chat completion and its answer is converted back
+// as messages_full_converter and message_stream_converter do
+// (vllm/entrypoints/anthropic/serving.py). A non-streaming request gets
+// its JSON body back; a streaming one is written to sink as Anthropic's
+// SSE events and returns (nil, nil), or an error when it failed before
 // anything was written.
-func (o *Orchestrator) Messages(ctx context.Context, req *protocol.ChatCompletionRequest, baseID string, sink Sink) ([]byte, error) {
-	o.cfg.Metrics.messagesRequests.Add(1)
-	body, err := o.messages(ctx, req, baseID, sink)
-	if err != nil {
-		o.cfg.Metrics.failed.Add(1)
-	}
-	return body, err
+func Serve(ctx context.Context, o *orchestrator.Orchestrator, req *protocol.ChatCompletionRequest, baseID string, sink orchestrator.Sink) (protocol.Appender, error) {
+	return o.Chat(ctx, orchestrator.ChatRun{
+		API: orchestrator.APIMessages, Request: req, ID: "chatcmpl-" + baseID, Stream: req.Stream != nil && *req.Stream,
+		Writer: func(s *orchestrator.Stream) orchestrator.StreamWriter {
+			return &streamWriter{run: s, toolIDs: map[int]string{}}
+		},
+		Answer: answer,
+	}, sink)
 }
 
-func (o *Orchestrator) messages(ctx context.Context, req *protocol.ChatCompletionRequest, baseID string, sink Sink) ([]byte, error) {
-	rctx, span := startSpan(ctx, "render")
-	rendered, err := o.cfg.Generator.RenderChat(rctx, req)
-	endSpan(span, err)
-	if err != nil {
-		return nil, AsError(err)
-	}
-	stream := req.Stream != nil && *req.Stream
-	var newOut func(*chatRun) chatStream
-	if stream {
-		newOut = func(r *chatRun) chatStream { return &anthropicStream{run: r, toolIDs: map[int]string{}} }
-	}
-	res, err := o.generateChat(ctx, req, rendered.Request, "chatcmpl-"+baseID, stream, newOut, sink, epMessages)
-	if err != nil || res == nil {
-		return nil, err
-	}
-	return anthropicAnswer(res)
-}
-
-// anthropicAnswer is messages_full_converter: a thinking block (with a
+// answer is messages_full_converter: a thinking block (with a
 // random signature) for the reasoning, a text block for non-empty content,
 // a tool_use block per tool call with its arguments parsed as the input.
-func anthropicAnswer(res *protocol.ServedChatResponse) ([]byte, error) {
+func answer(res *protocol.ServedChatResponse) (protocol.Appender, error) {
 	c := res.Choices[0]
-	var blocks []anthropic.Block
+	var blocks []Block
 	if m := c.Message; m.Reasoning != nil && *m.Reasoning != "" {
-		blocks = append(blocks, anthropic.Block{Type: "thinking", Thinking: *m.Reasoning, Signature: signature()})
+		blocks = append(blocks, Block{Type: "thinking", Thinking: *m.Reasoning, Signature: signature()})
 	}
 	if m := c.Message; m.Content != nil && *m.Content != "" {
-		blocks = append(blocks, anthropic.Block{Type: "text", Text: *m.Content})
+		blocks = append(blocks, Block{Type: "text", Text: *m.Content})
 	}
 	for _, tc := range c.Message.ToolCalls {
 		input, err := toolInput(tc.Function.Arguments)
 		if err != nil {
 			return nil, err
 		}
-		blocks = append(blocks, anthropic.Block{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: input})
+		blocks = append(blocks, Block{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: input})
 	}
 	var stop *string
 	if c.FinishReason != nil {
-		if r, ok := anthropic.StopReason(*c.FinishReason); ok {
+		if r, ok := StopReason(*c.FinishReason); ok {
 			stop = &r
 		}
 	}
-	return anthropic.AppendMessage(nil, res.ID, res.Model, blocks, stop,
+	body, err := AppendMessage(nil, res.ID, res.Model, blocks, stop,
 		res.Usage.PromptTokens, res.Usage.CompletionTokens, res.KVTransferParams)
+	if err != nil {
+		return nil, err
+	}
+	return protocol.RawJSON(body), nil
 }
 
 // toolInput is json.loads(arguments) as a tool_use input: a JSON object,
@@ -87,7 +73,7 @@ func toolInput(args string) (json.RawMessage, error) {
 		if err != nil {
 			msg = "tool call arguments are not valid JSON: " + err.Error()
 		}
-		return nil, &Error{Status: http.StatusInternalServerError, Type: "internal_error", Message: msg}
+		return nil, &orchestrator.Error{Status: http.StatusInternalServerError, Type: "internal_error", Message: msg}
 	}
 	return v, nil
 }
@@ -95,12 +81,12 @@ func toolInput(args string) (json.RawMessage, error) {
 // signature is a thinking block's signature: uuid.uuid4().hex.
 func signature() string { return strings.ReplaceAll(protocol.RandomUUID(), "-", "") }
 
-// anthropicStream writes a chat run as message_stream_converter turns
+// streamWriter writes a chat run as message_stream_converter turns
 // vLLM's chat chunks into Anthropic events: one content block open at a
 // time, a new block when the kind of delta changes (thinking, text, one
 // block per tool call), a signature_delta before a thinking block stops.
-type anthropicStream struct {
-	run *chatRun
+type streamWriter struct {
+	run *orchestrator.Stream
 	buf []byte
 	// index is the next block's index; open is the open block's type
 	// ("" when none), openIndex its index.
@@ -113,31 +99,26 @@ type anthropicStream struct {
 	finishReason string
 }
 
-func (a *anthropicStream) event(name string, data func([]byte) []byte) error {
-	a.buf = anthropic.AppendEvent(a.buf[:0], name)
+func (a *streamWriter) event(name string, data func([]byte) []byte) error {
+	a.buf = AppendEvent(a.buf[:0], name)
 	a.buf = data(a.buf)
 	a.buf = append(a.buf, "\n\n"...)
-	if err := a.run.sink.Frame(a.buf); err != nil {
-		return errClientGone
-	}
-	a.run.metrics.chunks.Add(1)
-	return nil
+	return a.run.Frame(a.buf)
 }
 
-// start commits the stream and sends message_start (vLLM sends it for
+// Start commits the stream and sends message_start (vLLM sends it for
 // the chat stream's first chunk, the role chunk).
-func (a *anthropicStream) start() error {
+func (a *streamWriter) Start() error {
 	r := a.run
-	if err := r.sink.Start(); err != nil {
-		return errClientGone
+	if err := r.Open(); err != nil {
+		return err
 	}
-	r.started = true
 	return a.event("message_start", func(b []byte) []byte {
-		return anthropic.AppendMessageStart(b, r.id, r.model, len(r.prompt))
+		return AppendMessageStart(b, r.ID(), r.Model(), r.PromptTokens())
 	})
 }
 
-func (a *anthropicStream) stopBlock() error {
+func (a *streamWriter) stopBlock() error {
 	if a.open == "" {
 		return nil
 	}
@@ -145,19 +126,19 @@ func (a *anthropicStream) stopBlock() error {
 	if a.open == "thinking" && a.sig != "" {
 		sig := a.sig
 		if err := a.event("content_block_delta", func(b []byte) []byte {
-			return anthropic.AppendDelta(b, idx, "signature_delta", sig)
+			return AppendDelta(b, idx, "signature_delta", sig)
 		}); err != nil {
 			return err
 		}
 	}
 	a.open, a.sig, a.toolID = "", "", ""
 	a.index++
-	return a.event("content_block_stop", func(b []byte) []byte { return anthropic.AppendBlockStop(b, idx) })
+	return a.event("content_block_stop", func(b []byte) []byte { return AppendBlockStop(b, idx) })
 }
 
-func (a *anthropicStream) startBlock(blk anthropic.Block) error {
+func (a *streamWriter) startBlock(blk Block) error {
 	idx := a.index
-	if err := a.event("content_block_start", func(b []byte) []byte { return anthropic.AppendBlockStart(b, idx, &blk) }); err != nil {
+	if err := a.event("content_block_start", func(b []byte) []byte { return AppendBlockStart(b, idx, &blk) }); err != nil {
 		return err
 	}
 	a.open, a.openIndex = blk.Type, idx
@@ -170,17 +151,17 @@ func (a *anthropicStream) startBlock(blk anthropic.Block) error {
 	return nil
 }
 
-func (a *anthropicStream) delta(deltaType, text string) error {
+func (a *streamWriter) delta(deltaType, text string) error {
 	idx := a.openIndex
 	if a.open == "" {
 		idx = a.index
 	}
-	return a.event("content_block_delta", func(b []byte) []byte { return anthropic.AppendDelta(b, idx, deltaType, text) })
+	return a.event("content_block_delta", func(b []byte) []byte { return AppendDelta(b, idx, deltaType, text) })
 }
 
-// writeStep converts one chat delta: reasoning, then content, then tool
+// WriteStep converts one chat delta: reasoning, then content, then tool
 // calls, as the converter reads a chunk.
-func (a *anthropicStream) writeStep(_ *protocol.GenerateChoice, step *derender.ChatStep) error {
+func (a *streamWriter) WriteStep(_ *protocol.GenerateChoice, step *derender.ChatStep) error {
 	if step.FinishReason != nil {
 		a.finishReason = *step.FinishReason
 	}
@@ -190,7 +171,7 @@ func (a *anthropicStream) writeStep(_ *protocol.GenerateChoice, step *derender.C
 			if err := a.stopBlock(); err != nil {
 				return err
 			}
-			if err := a.startBlock(anthropic.Block{Type: "thinking"}); err != nil {
+			if err := a.startBlock(Block{Type: "thinking"}); err != nil {
 				return err
 			}
 		}
@@ -203,7 +184,7 @@ func (a *anthropicStream) writeStep(_ *protocol.GenerateChoice, step *derender.C
 			if err := a.stopBlock(); err != nil {
 				return err
 			}
-			if err := a.startBlock(anthropic.Block{Type: "text"}); err != nil {
+			if err := a.startBlock(Block{Type: "text"}); err != nil {
 				return err
 			}
 		}
@@ -223,7 +204,7 @@ func (a *anthropicStream) writeStep(_ *protocol.GenerateChoice, step *derender.C
 				if err := a.stopBlock(); err != nil {
 					return err
 				}
-				if err := a.startBlock(anthropic.Block{Type: "tool_use", ID: *tc.ID, Name: *tc.Function.Name}); err != nil {
+				if err := a.startBlock(Block{Type: "tool_use", ID: *tc.ID, Name: *tc.Function.Name}); err != nil {
 					return err
 				}
 			}
@@ -243,12 +224,12 @@ func (a *anthropicStream) writeStep(_ *protocol.GenerateChoice, step *derender.C
 	return nil
 }
 
-// finish closes the open block and sends message_delta (the chat
+// Finish closes the open block and sends message_delta (the chat
 // stream's usage chunk) and message_stop (its [DONE]).
-func (a *anthropicStream) finish(completion int) error {
+func (a *streamWriter) Finish(completion int) error {
 	r := a.run
-	if !r.started {
-		if err := a.start(); err != nil {
+	if !r.Started() {
+		if err := a.Start(); err != nil {
 			return err
 		}
 	}
@@ -260,24 +241,22 @@ func (a *anthropicStream) finish(completion int) error {
 		finish = "stop"
 	}
 	var stop *string
-	if s, ok := anthropic.StopReason(finish); ok {
+	if s, ok := StopReason(finish); ok {
 		stop = &s
 	}
 	if err := a.event("message_delta", func(b []byte) []byte {
-		return anthropic.AppendMessageDelta(b, stop, len(r.prompt), completion)
+		return AppendMessageDelta(b, stop, r.PromptTokens(), completion)
 	}); err != nil {
 		return err
 	}
 	return a.event("message_stop", func(b []byte) []byte { return append(b, `{"type":"message_stop"}`...) })
 }
 
-// fail ends a started stream with an error event, as the converter does
+// Fail ends a started stream with an error event, as the converter does
 // when the chat stream breaks (type internal_error).
-func (a *anthropicStream) fail(e *Error) {
-	r := a.run
-	r.o.log.Warn("messages stream failed", "request_id", r.id, "status", e.Status, "err", e.Message)
-	r.metrics.failed.Add(1)
+func (a *streamWriter) Fail(e *orchestrator.Error) {
+	a.run.Failed(e)
 	_ = a.event("error", func(b []byte) []byte {
-		return anthropic.AppendError(b, "internal_error", protocol.SanitizeMessage(e.Message))
+		return AppendError(b, "internal_error", protocol.SanitizeMessage(e.Message))
 	})
 }
