@@ -328,6 +328,15 @@ func appendToArray(arr, elem []byte) []byte {
 	return append(out, ']')
 }
 
+// functionTool is the members of openai's FunctionTool a tool is read by.
+type functionTool struct {
+	Type        *string         `json:"type"`
+	Name        *string         `json:"name"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      json.RawMessage `json:"strict"`
+	Description json.RawMessage `json:"description"`
+}
+
 // responsesTools is construct_tool_dicts: each function tool becomes
 // openai's FunctionTool.model_dump() (name, parameters, strict, type,
 // description, defaults filled) wrapped as a chat tool. Other tool types
@@ -337,13 +346,7 @@ func appendToArray(arr, elem []byte) []byte {
 func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, 0, len(tools))
 	for i, raw := range tools {
-		var t struct {
-			Type        *string         `json:"type"`
-			Name        *string         `json:"name"`
-			Parameters  json.RawMessage `json:"parameters"`
-			Strict      json.RawMessage `json:"strict"`
-			Description json.RawMessage `json:"description"`
-		}
+		var t functionTool
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return nil, &protocol.ResponsesParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
 		}

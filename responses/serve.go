@@ -184,13 +184,7 @@ func responsesToolDumps(tools []json.RawMessage) (json.RawMessage, error) {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		var t struct {
-			Type        *string         `json:"type"`
-			Name        *string         `json:"name"`
-			Parameters  json.RawMessage `json:"parameters"`
-			Strict      json.RawMessage `json:"strict"`
-			Description json.RawMessage `json:"description"`
-		}
+		var t functionTool
 		if json.Unmarshal(raw, &t) != nil || t.Type == nil || *t.Type != "function" || t.Name == nil {
 			v, err := pyCompactOrNil(raw)
 			if err != nil {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/vrender/vrender/anthropic"
@@ -39,46 +38,13 @@ func (s *server) writeAnthropicError(w http.ResponseWriter, r *http.Request, e *
 // validation answer (OpenAI-shaped, as FastAPI raises it before the
 // route runs); every later error is Anthropic-shaped.
 func (s *server) handleMessages(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.readMessagesRequest(w, r, s.writeAnthropicError)
-	if !ok {
-		return
+	read := func(s *server, w http.ResponseWriter, r *http.Request) (*protocol.ChatCompletionRequest, bool) {
+		return s.readMessagesRequest(w, r, s.writeAnthropicError)
 	}
-	if s.orchestrator == nil {
-		s.writeAnthropicError(w, r, noEngine())
-		return
-	}
-	sink := s.newSSESink(w, r)
-	defer sink.close()
-	res, err := anthropic.Serve(r.Context(), s.orchestrator, req, s.baseRequestID(r, req.RequestID), sink)
-	if e := s.servedError(r, sink, err); e != nil {
-		s.writeAnthropicError(w, r, e)
-		return
-	}
-	if err == nil && !sink.started && res != nil {
-		s.writeJSON(w, r, http.StatusOK, res)
-	}
-}
-
-// servedError is the error answer for an orchestrator error that happened
-// before any stream frame; nil when there is none to write (no error, the
-// client went away, or the stream already carried it).
-func (s *server) servedError(r *http.Request, sink *sseSink, err error) *apiError {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, context.Canceled) || r.Context().Err() != nil:
-		s.log.DebugContext(r.Context(), "client disconnected", "request_id", requestIDFrom(r.Context()))
-		return nil
-	case sink.started:
-		s.log.WarnContext(r.Context(), "stream failed", "request_id", requestIDFrom(r.Context()), "err", err)
-		return nil
-	}
-	oe := orchestrator.AsError(err)
-	if oe.Status >= 500 {
-		s.log.WarnContext(r.Context(), "engine request failed", "request_id", requestIDFrom(r.Context()),
-			"status", oe.Status, "err", err)
-	}
-	return &apiError{oe.Status, protocol.ErrorResponse{Error: oe.Info()}}
+	serveEngine(s, w, r, read,
+		func(ctx context.Context, req *protocol.ChatCompletionRequest, sink orchestrator.Sink) (protocol.Appender, error) {
+			return anthropic.Serve(ctx, s.orchestrator, req, s.baseRequestID(r, req.RequestID), sink)
+		}, (*server).writeAnthropicError)
 }
 
 // handleMessagesCountTokens answers POST /v1/messages/count_tokens as
