@@ -1,0 +1,102 @@
+//go:build libjpegturbo && cgo
+
+package jpeg
+
+/*
+#cgo LDFLAGS: -ljpeg
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <setjmp.h>
+#include <jpeglib.h>
+#include <jerror.h>
+
+struct vr_err {
+	struct jpeg_error_mgr pub;
+	jmp_buf jb;
+	int eof;
+	char msg[JMSG_LENGTH_MAX];
+};
+
+static void vr_error_exit(j_common_ptr c) {
+	struct vr_err *e = (struct vr_err *)c->err;
+	(*c->err->format_message)(c, e->msg);
+	longjmp(e->jb, 1);
+}
+
+// Warnings (corrupt data that libjpeg repairs) are ignored, as Pillow ignores them; running out of data
+// is remembered: Pillow's suspending source reports it as a truncated file.
+static void vr_emit(j_common_ptr c, int level) {
+	if (level < 0 && c->err->msg_code == JWRN_JPEG_EOF)
+		((struct vr_err *)c->err)->eof = 1;
+}
+
+// vr_decode: 0 ok, 1 error (msg filled), 2 truncated. out holds w*h*comps bytes.
+static int vr_decode(const unsigned char *data, unsigned long n, unsigned char *out,
+                     unsigned int w, unsigned int h, int comps, char *msg) {
+	struct jpeg_decompress_struct cinfo;
+	struct vr_err err;
+	cinfo.err = jpeg_std_error(&err.pub);
+	err.pub.error_exit = vr_error_exit;
+	err.pub.emit_message = vr_emit;
+	err.eof = 0;
+	if (setjmp(err.jb)) {
+		memcpy(msg, err.msg, JMSG_LENGTH_MAX);
+		jpeg_destroy_decompress(&cinfo);
+		return 1;
+	}
+	jpeg_create_decompress(&cinfo);
+	jpeg_mem_src(&cinfo, data, n);
+	jpeg_read_header(&cinfo, TRUE);
+	if (cinfo.image_width != w || cinfo.image_height != h || cinfo.num_components != comps) {
+		snprintf(msg, JMSG_LENGTH_MAX, "header disagrees with the Go parser");
+		jpeg_destroy_decompress(&cinfo);
+		return 1;
+	}
+	cinfo.out_color_space = comps == 1 ? JCS_GRAYSCALE : comps == 3 ? JCS_RGB : JCS_CMYK;
+	jpeg_start_decompress(&cinfo);
+	while (cinfo.output_scanline < cinfo.output_height && !err.eof) {
+		JSAMPROW row = out + (size_t)cinfo.output_scanline * w * comps;
+		jpeg_read_scanlines(&cinfo, &row, 1);
+	}
+	jpeg_destroy_decompress(&cinfo);
+	return err.eof ? 2 : 0;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"unsafe"
+)
+
+// Backend names the decoder Decode uses.
+const Backend = "libjpeg-turbo"
+
+// decodeBackend reads the header in Go first (pixel limit, supported layout) so nothing is allocated
+// for a refused image, then lets libjpeg-turbo decode into a Go buffer with Pillow's output colour
+// space for the component count (the settings Pillow's JpegDecode.c uses).
+func decodeBackend(data []byte, maxPixels int64) (*Image, error) {
+	h, err := DecodeHeader(data)
+	if err != nil {
+		return nil, err
+	}
+	if maxPixels > 0 && int64(h.Width)*int64(h.Height) > maxPixels {
+		return nil, ErrTooManyPixels
+	}
+	img := &Image{Width: h.Width, Height: h.Height, Channels: h.Components}
+	img.Pix = make([]byte, h.Width*h.Height*h.Components)
+	var msg [C.JMSG_LENGTH_MAX]C.char
+	rc := C.vr_decode((*C.uchar)(unsafe.Pointer(&data[0])), C.ulong(len(data)), (*C.uchar)(unsafe.Pointer(&img.Pix[0])),
+		C.uint(h.Width), C.uint(h.Height), C.int(h.Components), &msg[0])
+	switch rc {
+	case 0:
+		return img, nil
+	case 2:
+		if n := Unprocessed(data); n >= 0 {
+			return nil, &TruncatedError{Unprocessed: n}
+		}
+		return nil, ErrTruncated
+	}
+	return nil, errors.New("libjpeg: " + C.GoString(&msg[0]))
+}

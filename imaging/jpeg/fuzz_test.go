@@ -1,0 +1,37 @@
+package jpeg
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vrender/vrender/internal/testenv"
+)
+
+// FuzzDecode: any bytes decode to an image of the header's size or an error; never a panic, and never
+// an allocation beyond the pixel limit.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte("\xff\xd8\xff"))
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.RepoRoot(f)), "shared", "multimodal", "images", "*.jpg"))
+	for _, p := range files {
+		if fi, err := os.Stat(p); err == nil && fi.Size() < 32<<10 {
+			if data, err := os.ReadFile(p); err == nil {
+				f.Add(data)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		img, err := Decode(data, 1<<22)
+		if err != nil {
+			return
+		}
+		h, err := DecodeHeader(data)
+		if err != nil {
+			t.Fatalf("Decode succeeded, DecodeHeader failed: %v", err)
+		}
+		if img.Width != h.Width || img.Height != h.Height || img.Channels != h.Components ||
+			len(img.Pix) != img.Width*img.Height*img.Channels {
+			t.Fatalf("Decode gave %dx%dx%d (%d bytes), header %+v", img.Width, img.Height, img.Channels, len(img.Pix), h)
+		}
+	})
+}
