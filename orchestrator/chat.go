@@ -140,12 +140,12 @@ func (o *Orchestrator) chat(ctx context.Context, run ChatRun, sink Sink) (protoc
 
 // generateChat runs a rendered chat request g (rendered from req) on an
 // engine and derenders it in-process. A streamed answer is written to sink
-// through out, or as chat chunks when out is nil; /v1/messages and
-// /v1/responses run their requests here with their own stream writers, so
-// every API shares one render → engine → derender path; spec.API is
-// the endpoint its tokens are counted under.
+// through spec.Writer's writer, or as chat chunks when it has none;
+// /v1/messages and /v1/responses run their requests here with their own
+// stream writers, so every API shares one render → engine → derender
+// path; spec.API is the endpoint its tokens are counted under.
 func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompletionRequest, g protocol.GenerateRequest, id string, spec ChatRun, sink Sink) (*protocol.ServedChatResponse, error) {
-	stream, ep := spec.Stream, spec.API
+	ep := spec.API
 	stop := o.stopConfig(g.SamplingParams)
 	engineRequest(&g)
 	if derender.NeedsSpecialTokens(o.cfg.Parsers, req) {
@@ -156,29 +156,9 @@ func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompl
 		t := true
 		g.ReasoningEnded = &t
 	}
-	role := o.chatRole(req)
-	run := &chatRun{o: o, api: ep, id: id, model: o.ResponseModel(g.Model), created: o.now().Unix(), role: role, echo: echoContent(req, role),
-		prompt: g.TokenIDs, stream: stream, sseWriter: sseWriter{sink: sink, metrics: o.cfg.Metrics},
-		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs,
-		hideMeta:       !req.IncludeReasoning && o.chatHasParser()}
-	run.out = run
-	if spec.Writer != nil {
-		run.out = spec.Writer(&Stream{run: run})
-	}
-	if run.stream && req.StreamOptions != nil {
-		run.usage = req.StreamOptions.IncludeUsage != nil && *req.StreamOptions.IncludeUsage
-		run.cont = run.usage && req.StreamOptions.ContinuousUsageStats != nil && *req.StreamOptions.ContinuousUsageStats
-	}
-	n := max(g.SamplingParams.N, 1)
-	for range n {
-		s, err := o.cfg.Derender.NewChatSession(req, derender.SessionConfig{Prompt: g.TokenIDs, Stop: stop, Collect: !run.stream})
-		if err != nil {
-			return nil, AsError(err)
-		}
-		run.sessions = append(run.sessions, s)
-	}
-	if run.returnTokenIDs {
-		run.tokens = make([][]int, n)
+	run, err := o.newChatRun(req, &g, stop, id, spec, sink)
+	if err != nil {
+		return nil, err
 	}
 	o.cfg.Metrics.prompt[ep].Add(int64(len(g.TokenIDs)))
 
@@ -199,7 +179,7 @@ func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompl
 	defer st.Close()
 	span.SetAttributes(attribute.String("vrender.engine", st.Engine().URL()))
 	eng := st.Engine() // the engine holding the request: aborts go there
-	o.log.DebugContext(ctx, "chat request sent", "request_id", run.id, "engine_request_id", engineID, "engine", eng.URL(), "prompt_tokens", len(g.TokenIDs), "n", n)
+	o.log.DebugContext(ctx, "chat request sent", "request_id", run.id, "engine_request_id", engineID, "engine", eng.URL(), "prompt_tokens", len(g.TokenIDs), "n", len(run.sessions))
 
 	for {
 		ev, err := st.Recv()
@@ -252,6 +232,36 @@ func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompl
 		return nil, nil // the client went away after the last token
 	}
 	return nil, nil
+}
+
+// newChatRun is the run of g (rendered from req): one derender session
+// per choice, and its stream writer.
+func (o *Orchestrator) newChatRun(req *protocol.ChatCompletionRequest, g *protocol.GenerateRequest, stop derender.StopConfig, id string, spec ChatRun, sink Sink) (*chatRun, error) {
+	role := o.chatRole(req)
+	run := &chatRun{o: o, api: spec.API, id: id, model: o.ResponseModel(g.Model), created: o.now().Unix(), role: role, echo: echoContent(req, role),
+		prompt: g.TokenIDs, stream: spec.Stream, sseWriter: sseWriter{sink: sink, metrics: o.cfg.Metrics},
+		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs,
+		hideMeta:       !req.IncludeReasoning && o.chatHasParser()}
+	run.out = run
+	if spec.Writer != nil {
+		run.out = spec.Writer(&Stream{run: run})
+	}
+	if run.stream && req.StreamOptions != nil {
+		run.usage = req.StreamOptions.IncludeUsage != nil && *req.StreamOptions.IncludeUsage
+		run.cont = run.usage && req.StreamOptions.ContinuousUsageStats != nil && *req.StreamOptions.ContinuousUsageStats
+	}
+	n := max(g.SamplingParams.N, 1)
+	for range n {
+		s, err := o.cfg.Derender.NewChatSession(req, derender.SessionConfig{Prompt: g.TokenIDs, Stop: stop, Collect: !run.stream})
+		if err != nil {
+			return nil, AsError(err)
+		}
+		run.sessions = append(run.sessions, s)
+	}
+	if run.returnTokenIDs {
+		run.tokens = make([][]int, n)
+	}
+	return run, nil
 }
 
 // errClientGone is a failed write to the client.

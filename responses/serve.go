@@ -632,44 +632,15 @@ func isSpace(s string) bool {
 func (s *streamWriter) delta(dm respDelta) error {
 	s.record(dm)
 	if !s.begun {
-		switch {
-		case dm.tool != nil:
-			if dm.tool.Function.Name == nil {
-				return nil
-			}
-			s.firstToolCall = true
-			s.itemID = protocol.RandomUUID()
-			s.started[0] = true
-			s.callID = "call_" + protocol.RandomUUID()
-			s.callName = *dm.tool.Function.Name
-			args := ""
-			if dm.tool.Function.Arguments != nil {
-				args = *dm.tool.Function.Arguments
-			}
-			if err := s.toolAdded(args); err != nil {
-				return err
-			}
-		case dm.reasoning != nil:
-			s.itemID = protocol.RandomUUID()
-			if err := s.addReasoningItem(); err != nil {
-				return err
-			}
-		case dm.content != nil:
-			s.itemID = protocol.RandomUUID()
-			if err := s.addTextItem(); err != nil {
-				return err
-			}
-		}
-		s.begun = true
-	}
-	last := func() *respDelta {
-		if len(s.prev) == 0 {
+		if dm.tool != nil && dm.tool.Function.Name == nil {
 			return nil
 		}
-		return &s.prev[len(s.prev)-1]
+		if err := s.begin(dm); err != nil {
+			return err
+		}
 	}
 	switch {
-	case last() != nil && last().reasoning != nil && dm.content != nil:
+	case s.last() != nil && s.last().reasoning != nil && dm.content != nil:
 		// reasoning to output text
 		final, err := s.flushReasoning(&dm)
 		if err != nil {
@@ -692,55 +663,8 @@ func (s *streamWriter) delta(dm respDelta) error {
 			return err
 		}
 	case dm.tool != nil:
-		if l := last(); l != nil && (l.reasoning != nil || l.content != nil) {
-			final, err := s.flushReasoning(&dm)
-			if err != nil {
-				return err
-			}
-			if nonEmpty(l.reasoning) != nil {
-				if err := s.reasoningDone(final); err != nil {
-					return err
-				}
-				s.outputIndex++
-			}
-			finalContent, err := s.flushContent(&dm)
-			if err != nil {
-				return err
-			}
-			if nonEmpty(l.content) != nil {
-				if err := s.textDone(finalContent); err != nil {
-					return err
-				}
-				s.outputIndex++
-			}
-			s.prev = s.prev[:0]
-			s.contentIndex = 0
-		}
-		if l := last(); l != nil && l.tool != nil && l.tool.Index != dm.tool.Index {
-			if err := s.toolDone(joinDeltas(s.prev, argsOf)); err != nil {
-				return err
-			}
-			s.prev = s.prev[:0]
-			s.outputIndex++
-		}
-		if dm.tool.Function.Name != nil && *dm.tool.Function.Name != "" && !s.started[dm.tool.Index] {
-			s.firstToolCall = true
-			s.itemID = protocol.RandomUUID()
-			s.callID = "call_" + protocol.RandomUUID()
-			s.callName = *dm.tool.Function.Name
-			args := ""
-			if dm.tool.Function.Arguments != nil {
-				args = *dm.tool.Function.Arguments
-			}
-			if err := s.toolAdded(args); err != nil {
-				return err
-			}
-			s.started[dm.tool.Index] = true
-		}
-		if a := dm.tool.Function.Arguments; a != nil && *a != "" {
-			if err := s.argsDelta(*a); err != nil {
-				return err
-			}
+		if err := s.toolDelta(&dm); err != nil {
+			return err
 		}
 	case dm.reasoning != nil:
 		if err := s.reasoningDelta(*dm.reasoning); err != nil {
@@ -752,6 +676,93 @@ func (s *streamWriter) delta(dm respDelta) error {
 		}
 	}
 	s.prev = append(s.prev, copyDelta(dm))
+	return nil
+}
+
+// begin opens the stream's first item for its first delta.
+func (s *streamWriter) begin(dm respDelta) error {
+	s.begun = true
+	switch {
+	case dm.tool != nil:
+		s.started[0] = true
+		return s.startTool(dm.tool)
+	case dm.reasoning != nil:
+		s.itemID = protocol.RandomUUID()
+		return s.addReasoningItem()
+	case dm.content != nil:
+		s.itemID = protocol.RandomUUID()
+		return s.addTextItem()
+	}
+	return nil
+}
+
+// startTool opens a function_call item for a tool call's first delta.
+func (s *streamWriter) startTool(tc *protocol.ToolCallDelta) error {
+	s.firstToolCall = true
+	s.itemID = protocol.RandomUUID()
+	s.callID = "call_" + protocol.RandomUUID()
+	s.callName = *tc.Function.Name
+	args := ""
+	if tc.Function.Arguments != nil {
+		args = *tc.Function.Arguments
+	}
+	return s.toolAdded(args)
+}
+
+// last is the previous delta of the open item, nil when there is none.
+func (s *streamWriter) last() *respDelta {
+	if len(s.prev) == 0 {
+		return nil
+	}
+	return &s.prev[len(s.prev)-1]
+}
+
+// toolDelta is the loop's tool-call branch: the open reasoning or text
+// item is closed, as is a previous call's item, before the call's
+// function_call item opens or its arguments grow.
+func (s *streamWriter) toolDelta(dm *respDelta) error {
+	if l := s.last(); l != nil && (l.reasoning != nil || l.content != nil) {
+		final, err := s.flushReasoning(dm)
+		if err != nil {
+			return err
+		}
+		if nonEmpty(l.reasoning) != nil {
+			if err := s.reasoningDone(final); err != nil {
+				return err
+			}
+			s.outputIndex++
+		}
+		finalContent, err := s.flushContent(dm)
+		if err != nil {
+			return err
+		}
+		if nonEmpty(l.content) != nil {
+			if err := s.textDone(finalContent); err != nil {
+				return err
+			}
+			s.outputIndex++
+		}
+		s.prev = s.prev[:0]
+		s.contentIndex = 0
+	}
+	if l := s.last(); l != nil && l.tool != nil && l.tool.Index != dm.tool.Index {
+		if err := s.toolDone(joinDeltas(s.prev, argsOf)); err != nil {
+			return err
+		}
+		s.prev = s.prev[:0]
+		s.outputIndex++
+	}
+	if dm.tool.Function.Name != nil && *dm.tool.Function.Name != "" && !s.started[dm.tool.Index] {
+		if err := s.startTool(dm.tool); err != nil {
+			return err
+		}
+		s.started[dm.tool.Index] = true
+	}
+	if a := dm.tool.Function.Arguments; a != nil && *a != "" {
+		if err := s.argsDelta(*a); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
