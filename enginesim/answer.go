@@ -93,18 +93,20 @@ func (k *answerKit) withThinking(mode thinkMode, body string) []int {
 	return k.tok(body)
 }
 
-// answer is the built-in output and whether the model's EOS follows it.
-func (k *answerKit) answer(req *protocol.GenerateRequest, prompt string, variant int) ([]int, bool) {
+// answer is the built-in output and whether the model's EOS follows it;
+// seen (describeImages) starts a plain answer.
+func (k *answerKit) answer(req *protocol.GenerateRequest, prompt string, variant int, seen string) ([]int, bool) {
 	if k.harmony {
 		return k.harmonyAnswer(req, prompt, variant)
 	}
-	return k.defaultAnswer(req, prompt, variant), true
+	return k.defaultAnswer(req, prompt, variant, seen), true
 }
 
 // defaultAnswer is the built-in output for a request: JSON for structured
 // outputs, a hermes tool call when tools were rendered and not yet
-// answered, else a canned answer chosen by variant.
-func (k *answerKit) defaultAnswer(req *protocol.GenerateRequest, prompt string, variant int) []int {
+// answered, else a canned answer chosen by variant, after what the
+// request's images were (seen) when it has any.
+func (k *answerKit) defaultAnswer(req *protocol.GenerateRequest, prompt string, variant int, seen string) []int {
 	mode := k.thinkModeFor(req, prompt)
 	if so := req.SamplingParams.StructuredOutputs; so != nil {
 		if text, ok := structuredText(so, variant); ok {
@@ -118,6 +120,9 @@ func (k *answerKit) defaultAnswer(req *protocol.GenerateRequest, prompt string, 
 		return k.withThinking(mode, hermesCall(tools[0]))
 	}
 	i := variant % len(k.answers)
+	if seen != "" {
+		return k.withThinking(mode, seen+answerTexts[i])
+	}
 	switch mode {
 	case thinkFull:
 		return k.answers[i]

@@ -11,7 +11,22 @@
 // tokens-only engine it never sees tool_choice, so tools in the prompt get a
 // call even under "none" (as a real model may, whose raw call text vLLM then
 // returns as content); the front's --exclude-tools-when-tool-choice-none
-// keeps them out of the prompt, as `make run` does. Latency
+// keeps them out of the prompt, as `make run` does.
+//
+// A request's `features` (rendered images) are checked as vLLM's generate
+// route checks them (features.Decode, CheckPrompt; a Qwen item's grid must
+// fill its placeholder): a bad one is a 400 with vLLM's text. The built-in
+// plain answer then begins with what arrived, deterministically: "I see 1
+// image: 1288x728 (grid 1x52x92), mm_hash 4f0c1d2e3f4a…." (size from
+// image_grid_thw and the patch side pixel_values' rows imply, the hash's
+// first 12 characters; "size unknown" for a null item the engine has not
+// seen, which ec_transfer_params or requires_kv stand for). A null item
+// whose mm_hash an earlier request brought resolves from the engine's item
+// cache, as vLLM's receiver cache resolves it. Tool calls, structured outputs and Harmony answers
+// are unchanged. The prefix cache and KV events key each block that
+// overlaps an image by (mm_hash, offset in the block), as vLLM does.
+//
+// Latency
 // and faults (refused connection, 500, dropped or stalled stream) are
 // configurable so clients can be tested against a misbehaving engine.
 package enginesim

@@ -155,8 +155,8 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 		return nil, badRequest("output_mode='" + req.OutputMode + "' requires a tokenizer, " +
 			"but this server does not load one (--tokens-only or --skip-tokenizer-init). " +
 			"Send the request to a server that loads a tokenizer, or use output_mode='tokens'.")
-	case len(req.Features) > 0 || (len(req.ContentParts) > 0 && string(req.ContentParts) != "[]"):
-		return nil, badRequest("simulated engine: multimodal inputs (features, content_parts) are not supported")
+	case len(req.ContentParts) > 0 && string(req.ContentParts) != "[]" && string(req.ContentParts) != "null":
+		return nil, badRequest("simulated engine: content_parts are not supported (send rendered features)")
 	}
 	if e := s.checkLogprobs(p); e != nil {
 		return nil, e
@@ -172,9 +172,16 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 		return nil, badRequest(fmt.Sprintf("The decoder prompt (length %d) is longer than the maximum model length of %d. "+
 			"Make sure that `max_model_len` is no smaller than the number of text tokens.", len(req.TokenIDs), mml))
 	}
+	mm, apiErr := s.acceptFeatures(req)
+	if apiErr != nil {
+		return nil, apiErr
+	}
 	kv, apiErr := s.acceptKV(req, id)
 	if apiErr != nil {
 		return nil, apiErr
+	}
+	for _, img := range mm.brought {
+		s.items.add(img) // the engine core's receiver cache keeps what arrives
 	}
 	s.recordRequest(req)
 
@@ -224,6 +231,7 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 	if fault.Kind != FaultNone && s.faultStrikes(fault) {
 		g.fault = fault
 	}
+	g.scope.mm = mm.items
 	s.planPrefill(g)
 	limits := s.kit.limitsFor(p, info.MaxTokensSet, len(req.TokenIDs), s.model.MaxModelLen)
 	seed := promptSeed(req, prompt)
@@ -234,7 +242,7 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 			g.plans[i] = s.kit.plan(entry.tokens, entry.eos, limits)
 			continue
 		}
-		ids, eos := s.kit.answer(req, prompt, variant)
+		ids, eos := s.kit.answer(req, prompt, variant, describeImages(mm.images))
 		g.plans[i] = s.kit.plan(ids, eos, limits)
 	}
 	s.log.Debug("enginesim: generate", "request_id", id, "prompt_tokens", len(req.TokenIDs), "n", p.N,
@@ -251,7 +259,7 @@ func (s *Sim) planPrefill(g *generation) {
 	}
 	cached := 0
 	if s.cache != nil {
-		g.scope = blockScope{lora: g.lora}
+		g.scope.lora = g.lora
 		if g.lora != "" {
 			g.scope.loraID = s.adapterID(g.lora)
 		}

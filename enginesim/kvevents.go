@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vrender/vrender/kvevents"
+	"github.com/vrender/vrender/kvindex"
 )
 
 // EventPublisher sends KV event batches (kvevents.Publisher: vLLM's ZMQ
@@ -23,6 +24,7 @@ type storedEvent struct {
 	salt      string // the first block's cache salt ("" when none, or not the prompt's first block)
 	lora      string // the adapter's name ("" for the base model)
 	loraID    int64
+	mm        [][]kvindex.MMKey // per block, the images it overlaps
 }
 
 // eventSink turns prefix-cache changes into vLLM's events, one batch per
@@ -49,23 +51,11 @@ func (e *eventSink) publish(st *storedEvent, removed []uint64, cleared bool) {
 		if st.lora != "" {
 			// vLLM's BlockStored names the adapter by lora_name and its
 			// engine-local lora_id (vllm/v1/core/block_pool.py
-			// _build_block_stored_event), and every block's extra keys
-			// start with the name.
+			// _build_block_stored_event).
 			name, id := st.lora, st.loraID
 			ev.LoRAName, ev.LoRAID = &name, &id
-			ev.ExtraKeys = make([][]any, len(st.hashes))
-			for i := range ev.ExtraKeys {
-				ev.ExtraKeys[i] = []any{st.lora}
-			}
 		}
-		if st.salt != "" {
-			// vLLM's first block carries the salt in its extra keys,
-			// after the adapter's name.
-			if ev.ExtraKeys == nil {
-				ev.ExtraKeys = make([][]any, len(st.hashes))
-			}
-			ev.ExtraKeys[0] = append(ev.ExtraKeys[0], st.salt)
-		}
+		ev.ExtraKeys = st.extraKeys()
 		evs = append(evs, ev)
 	}
 	if len(removed) > 0 {
@@ -84,6 +74,32 @@ func intHashes(hs []uint64) []kvevents.Hash {
 	out := make([]kvevents.Hash, len(hs))
 	for i, h := range hs {
 		out[i] = kvevents.IntHash(h)
+	}
+	return out
+}
+
+// extraKeys are the event's extra_keys as vLLM writes them
+// (block_pool.cache_full_blocks): per block, the tuple
+// generate_block_hash_extra_keys made — the adapter's name, one (mm_hash,
+// offset in the block) pair per image the block overlaps, the cache salt on
+// the prompt's first block — or None for a block with none. The list has
+// an entry per block even when every entry is None.
+func (st *storedEvent) extraKeys() [][]any {
+	out := make([][]any, len(st.hashes))
+	for i := range st.hashes {
+		var keys []any
+		if st.lora != "" {
+			keys = append(keys, st.lora)
+		}
+		if i < len(st.mm) {
+			for _, k := range st.mm[i] {
+				keys = append(keys, []any{k.Hash, k.Offset})
+			}
+		}
+		if i == 0 && st.salt != "" {
+			keys = append(keys, st.salt)
+		}
+		out[i] = keys
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
+
+	"github.com/vrender/vrender/kvindex"
 )
 
 // defaultBlockSize is vLLM's default --block-size.
@@ -52,13 +54,28 @@ type blockScope struct {
 	// --lora-modules adapter).
 	lora   string
 	loraID int64
+	// mm are the prompt's multimodal items, sorted by offset: a block
+	// overlapping an item's placeholder has the item's (mm_hash, offset in
+	// the block) among its extra keys.
+	mm []kvindex.MMItem
+}
+
+// mmKeys are block i's multimodal extra keys (vLLM's
+// _gen_mm_extra_hash_keys).
+func (c *prefixCache) mmKeys(sc blockScope, i int) []kvindex.MMKey {
+	if len(sc.mm) == 0 {
+		return nil
+	}
+	return kvindex.MMKeys(nil, sc.mm, i*c.blockSize, (i+1)*c.blockSize)
 }
 
 // blockHashes are the engine hashes of the full blocks of tokens. The
-// adapter's name enters every block's hash and the cache salt the first
-// block's, as vLLM's generate_block_hash_extra_keys puts them in the extra
-// keys (vllm/v1/core/kv_cache_utils.py): a LoRA prompt never hits the base
-// model's blocks or another adapter's.
+// adapter's name enters every block's hash, the images a block overlaps
+// its own, and the cache salt the first block's, as vLLM's
+// generate_block_hash_extra_keys puts them in the extra keys
+// (vllm/v1/core/kv_cache_utils.py): a LoRA prompt never hits the base
+// model's blocks or another adapter's, and two images of one size (the
+// same placeholder tokens) never share a block.
 func (c *prefixCache) blockHashes(tokens []int, sc blockScope) []uint64 {
 	n := len(tokens) / c.blockSize
 	out := make([]uint64, n)
@@ -74,6 +91,10 @@ func (c *prefixCache) blockHashes(tokens []int, sc blockScope) []uint64 {
 		if sc.lora != "" {
 			_, _ = h.Write([]byte{0})
 			_, _ = h.Write([]byte(sc.lora))
+		}
+		for _, k := range c.mmKeys(sc, i) {
+			_, _ = h.Write([]byte{2})
+			_, _ = h.Write(binary.LittleEndian.AppendUint64([]byte(k.Hash), uint64(int64(k.Offset))))
 		}
 		if i == 0 && sc.salt != "" {
 			_, _ = h.Write([]byte{1})
@@ -139,6 +160,9 @@ func (c *prefixCache) store(tokens []int, sc blockScope, hashes []uint64) {
 		st = &storedEvent{hashes: append([]uint64(nil), hashes[first:]...),
 			tokens: append([]int(nil), tokens[first*c.blockSize:len(hashes)*c.blockSize]...), blockSize: c.blockSize,
 			lora: sc.lora, loraID: sc.loraID}
+		for i := first; i < len(hashes); i++ {
+			st.mm = append(st.mm, c.mmKeys(sc, i))
+		}
 		if first > 0 {
 			st.parent, st.hasParent = hashes[first-1], true
 		} else {

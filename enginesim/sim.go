@@ -34,6 +34,7 @@ type Sim struct {
 	kv         kvTransfer
 	kvm        kvMetrics
 	cache      *prefixCache // nil without a prefix cache
+	items      *itemCache   // the multimodal items requests brought
 	// accepted and promptTokens count accepted generate requests and
 	// their prompt tokens (/metrics).
 	accepted, promptTokens atomic.Int64
@@ -106,6 +107,7 @@ func New(m *model.Model, cfg Config) (*Sim, error) {
 		kv:         newKVTransfer(),
 		kvm:        kvMetrics{xferTime: telemetry.NewHistogram(xferTimeBuckets), xferSize: telemetry.NewValueHistogram(xferByteBuckets)},
 		now:        time.Now,
+		items:      newItemCache(itemCacheEntries),
 		aborted:    map[string]bool{},
 		running:    map[string][]*generation{},
 		changed:    make(chan struct{}),

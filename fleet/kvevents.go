@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -89,6 +90,16 @@ func (r *Router) applyKVEvents(engine string, b kvevents.Batch, log *slog.Logger
 			if !st.HasParent && len(ev.ExtraKeys) > 0 {
 				st.CacheSalt = cacheSalt(ev.ExtraKeys[0], st.LoRA)
 			}
+			mm, ok := mmKeys(ev.ExtraKeys, len(ev.BlockHashes))
+			if !ok {
+				// Extra keys that do not say which images their blocks
+				// hold: keying the blocks as text would let a text prompt
+				// (or another image) match them.
+				r.unmapped.Add(int64(len(ev.BlockHashes)))
+				log.Debug("KV event blocks not indexed: unreadable extra_keys", "engine", engine)
+				continue
+			}
+			st.MM = mm
 			if err := r.index.Store(engine, st); err != nil {
 				r.unmapped.Add(int64(len(st.Hashes)))
 				log.Debug("KV event blocks not indexed", "engine", engine, "err", err)
@@ -109,8 +120,7 @@ func (r *Router) applyKVEvents(engine string, b kvevents.Batch, log *slog.Logger
 // keys, which vLLM lays out as LoRA name, multimodal identifiers,
 // cache_salt, prompt-embedding hashes (kv_cache_utils.
 // generate_block_hash_extra_keys): the last string that is not the LoRA
-// name. A multimodal prompt's identifier may be taken for a salt; such a
-// block never matches a text prompt's key either way.
+// name (a multimodal identifier is a (mm_hash, offset) pair, not a string).
 func cacheSalt(keys []any, lora string) string {
 	for i := len(keys) - 1; i >= 0; i-- {
 		if s, ok := keys[i].(string); ok && s != lora {
@@ -118,4 +128,59 @@ func cacheSalt(keys []any, lora string) string {
 		}
 	}
 	return ""
+}
+
+// mmKeys reads each block's multimodal extra keys from an event's
+// extra_keys: vLLM writes one entry per block (nil when the block has
+// none) holding the LoRA name, then one (identifier, offset in the block)
+// pair per image the block overlaps (_gen_mm_extra_hash_keys; a tuple is a
+// msgpack array), then the salt and prompt-embedding hashes. nil when no
+// block has such a pair; !ok when extra_keys has another length than the
+// event's blocks while holding pairs, or a pair is malformed.
+func mmKeys(extra [][]any, blocks int) (mm [][]kvindex.MMKey, ok bool) {
+	for i, keys := range extra {
+		for _, k := range keys {
+			pair, isPair := k.([]any)
+			if !isPair {
+				continue
+			}
+			if len(extra) != blocks {
+				return nil, false
+			}
+			if len(pair) != 2 {
+				return nil, false
+			}
+			h, okH := pair[0].(string)
+			off, okO := msgpackInt(pair[1])
+			if !okH || !okO {
+				return nil, false
+			}
+			if mm == nil {
+				mm = make([][]kvindex.MMKey, blocks)
+			}
+			mm[i] = append(mm[i], kvindex.MMKey{Hash: h, Offset: off})
+		}
+	}
+	return mm, true
+}
+
+// msgpackInt is an integer as the msgpack decoder hands it out (its
+// smallest Go type), within ±2^40 (an offset in a prompt).
+func msgpackInt(v any) (int, bool) {
+	var n int64
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n = rv.Int()
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if rv.Uint() > 1<<40 {
+			return 0, false
+		}
+		n = int64(rv.Uint())
+	default:
+		return 0, false
+	}
+	if n > 1<<40 || n < -(1<<40) {
+		return 0, false
+	}
+	return int(n), true
 }

@@ -48,7 +48,10 @@ func startEventSim(t *testing.T, m *model.Model, ep, replay string) *eventSim {
 	return &eventSim{url: srv.URL, ep: ep, replay: replay, pub: pub}
 }
 
-func (s *eventSim) generate(t *testing.T, tokens []int) {
+func (s *eventSim) generate(t *testing.T, tokens []int) { s.generateWith(t, tokens, "") }
+
+// generateWith sends tokens with extra members (e.g. `,"features":{…}`).
+func (s *eventSim) generateWith(t *testing.T, tokens []int, extra string) {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString(`{"token_ids":[`)
@@ -58,7 +61,7 @@ func (s *eventSim) generate(t *testing.T, tokens []int) {
 		}
 		b.WriteString(strconv.Itoa(id))
 	}
-	b.WriteString(`],"sampling_params":{"max_tokens":1}}`)
+	b.WriteString(`],"sampling_params":{"max_tokens":1}` + extra + `}`)
 	resp, err := http.Post(s.url+"/inference/v1/generate", "application/json", strings.NewReader(b.String()))
 	if err != nil {
 		t.Fatal(err)
@@ -84,14 +87,10 @@ func waitMatch(t *testing.T, x *kvindex.Index, engine string, keys []uint64, wan
 	}
 }
 
-// TestKVEventsFeedTheIndex: an engine-sim's KV events (its own opaque
-// block hashes, vLLM's wire format over ZMQ) become index entries under
-// vrender's keys, so routing follows them; a reset clears them, and a
-// restarted engine (sequence from 0) loses what it held before.
-func TestKVEventsFeedTheIndex(t *testing.T) {
-	m := loadModel(t)
-	a := startEventSim(t, m, zmqEndpoint(t), zmqEndpoint(t))
-	b := startEventSim(t, m, zmqEndpoint(t), zmqEndpoint(t))
+// followEvents is a prefix router over a fresh index (16-token blocks)
+// following the sources' KV events until the test ends.
+func followEvents(t *testing.T, sources []KVEventSource) (*Router, *kvindex.Index) {
+	t.Helper()
 	x := kvindex.New(kvindex.Config{Keyer: kvindex.NewKeyer(16, "qwen")})
 	r, err := NewRouter(RouterConfig{Policy: RoutingPrefix, Index: x})
 	if err != nil {
@@ -101,10 +100,22 @@ func TestKVEventsFeedTheIndex(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = r.RunKVEvents(ctx, []KVEventSource{{Engine: a.url, Endpoint: a.ep, ReplayEndpoint: a.replay},
-			{Engine: b.url + "/", Endpoint: b.ep, ReplayEndpoint: b.replay}}, quietLog())
+		_ = r.RunKVEvents(ctx, sources, quietLog())
 	}()
-	defer func() { cancel(); <-done }()
+	t.Cleanup(func() { cancel(); <-done })
+	return r, x
+}
+
+// TestKVEventsFeedTheIndex: an engine-sim's KV events (its own opaque
+// block hashes, vLLM's wire format over ZMQ) become index entries under
+// vrender's keys, so routing follows them; a reset clears them, and a
+// restarted engine (sequence from 0) loses what it held before.
+func TestKVEventsFeedTheIndex(t *testing.T) {
+	m := loadModel(t)
+	a := startEventSim(t, m, zmqEndpoint(t), zmqEndpoint(t))
+	b := startEventSim(t, m, zmqEndpoint(t), zmqEndpoint(t))
+	r, x := followEvents(t, []KVEventSource{{Engine: a.url, Endpoint: a.ep, ReplayEndpoint: a.replay},
+		{Engine: b.url + "/", Endpoint: b.ep, ReplayEndpoint: b.replay}})
 
 	first := prompt(16*6+3, 500).TokenIDs
 	keys := x.Keyer().Keys(nil, x.Keyer().Root("", ""), first)
@@ -170,6 +181,11 @@ func FuzzApplyKVEvents(f *testing.F) {
 			return e
 		}()}},
 		{Events: []kvevents.Event{{Tag: kvevents.TagBlockRemoved, BlockHashes: stored.BlockHashes}, {Tag: kvevents.TagAllBlocksCleared}}},
+		{Events: []kvevents.Event{func() kvevents.Event {
+			e := stored
+			e.ExtraKeys = [][]any{{[]any{"4f0c", 3}, salt}, {[]any{"4f0c", -13}}}
+			return e
+		}()}},
 	} {
 		payload, err := kvevents.Encode(b)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/protocol"
 )
@@ -51,9 +52,17 @@ func NewPD(prefill, decode *Pool, log *slog.Logger) (*PDPool, error) {
 // or decode is an *Error saying which side failed, with the engine's
 // status mapped as for a collocated engine.
 func (d *PDPool) Start(ctx context.Context, g *protocol.GenerateRequest, requestID string) (*Call, error) {
+	return d.StartMM(ctx, g, requestID, nil)
+}
+
+// StartMM is Start for a prompt with multimodal items (Pool.StartMM): they
+// key the prefill engine's choice. Both legs get the request's features
+// whole, as vLLM's disaggregated serving sends the decode instance the full
+// request (docs/routing.md, "Images").
+func (d *PDPool) StartMM(ctx context.Context, g *protocol.GenerateRequest, requestID string, mm []kvindex.MMItem) (*Call, error) {
 	pg := prefillRequest(g)
 	began := time.Now()
-	res, m, err := d.prefill.generate(ctx, &pg, requestID)
+	res, m, err := d.prefill.generate(ctx, &pg, requestID, mm)
 	if err != nil {
 		if ctx.Err() != nil && m != nil {
 			d.abortPrefill(ctx, m.client, requestID)
@@ -68,7 +77,7 @@ func (d *PDPool) Start(ctx context.Context, g *protocol.GenerateRequest, request
 	}
 	dg := *g
 	dg.KVTransferParams = kv
-	call, err := d.decode.Start(ctx, &dg, requestID)
+	call, err := d.decode.StartMM(ctx, &dg, requestID, mm)
 	if err != nil {
 		return nil, sideError(RoleDecode, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/protocol"
 )
@@ -217,9 +218,18 @@ func (p *Pool) unavailable() *Error {
 // engine cannot be reached or is overloaded before answering (nothing was
 // generated), the request goes to the next admitted engine.
 func (p *Pool) Start(ctx context.Context, g *protocol.GenerateRequest, requestID string) (*Call, error) {
+	return p.StartMM(ctx, g, requestID, nil)
+}
+
+// StartMM is Start for a prompt with multimodal items: their mm_hashes
+// and placeholder ranges, sorted by offset (the request's features), which
+// prefix routing folds into the prompt's block keys as vLLM folds them into
+// its block hashes, so prompts with different images of one size never
+// share blocks. Items for a text prompt are nil.
+func (p *Pool) StartMM(ctx context.Context, g *protocol.GenerateRequest, requestID string, mm []kvindex.MMItem) (*Call, error) {
 	var tried []*poolMember
 	var lastErr error
-	rt := p.router.begin(g)
+	rt := p.router.begin(g, mm)
 	defer p.router.end(&rt)
 	for {
 		m, err := p.acquire(tried, &rt)
@@ -248,11 +258,11 @@ func (p *Pool) Start(ctx context.Context, g *protocol.GenerateRequest, requestID
 
 // generate sends a non-streaming request with the same balancing and
 // failover as Start; it returns the engine that answered (or last failed).
-func (p *Pool) generate(ctx context.Context, g *protocol.GenerateRequest, requestID string) (*protocol.GenerateResponse, *poolMember, error) {
+func (p *Pool) generate(ctx context.Context, g *protocol.GenerateRequest, requestID string, mm []kvindex.MMItem) (*protocol.GenerateResponse, *poolMember, error) {
 	var tried []*poolMember
 	var lastErr error
 	var last *poolMember
-	rt := p.router.begin(g)
+	rt := p.router.begin(g, mm)
 	defer p.router.end(&rt)
 	for {
 		m, err := p.acquire(tried, &rt)

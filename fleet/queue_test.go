@@ -82,7 +82,7 @@ func TestBusyEngineLosesPrefixTie(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := prompt(256, 0)
-		rt := r.begin(g)
+		rt := r.begin(g, nil)
 		for _, mb := range p.members {
 			x.Predict(mb.client.URL(), rt.keys, 0)
 		}
@@ -164,7 +164,7 @@ func TestQueueScrapeTolerance(t *testing.T) {
 		close(done)
 	}()
 	hung.Wait()
-	rt := r.begin(prompt(64, 0))
+	rt := r.begin(prompt(64, 0), nil)
 	if got := r.pick(p.members, nil, 0, &rt); got == nil {
 		t.Error("no engine chosen while a scrape hangs")
 	}

@@ -182,7 +182,7 @@ type route struct {
 
 // begin computes g's block keys when the policy needs them. The route is
 // a value, kept on the caller's stack: a decision allocates nothing.
-func (r *Router) begin(g *protocol.GenerateRequest) route {
+func (r *Router) begin(g *protocol.GenerateRequest, mm []kvindex.MMItem) route {
 	if r == nil || r.policy != RoutingPrefix {
 		return route{}
 	}
@@ -194,7 +194,7 @@ func (r *Router) begin(g *protocol.GenerateRequest) route {
 	if g.CacheSalt != nil {
 		salt = *g.CacheSalt
 	}
-	keys := r.keyer.Keys((*bp)[:0], r.keyer.Root(r.loRA(g), salt), g.TokenIDs)
+	keys := r.keyer.KeysMM((*bp)[:0], r.keyer.Root(r.loRA(g), salt), g.TokenIDs, mm)
 	return route{keys: keys, buf: bp, prefix: true}
 }
 

@@ -41,7 +41,13 @@ func prompt(n, start int) *protocol.GenerateRequest {
 // take acquires an engine for g and returns its index in the pool.
 func take(t *testing.T, p *Pool, g *protocol.GenerateRequest) int {
 	t.Helper()
-	rt := p.router.begin(g)
+	return takeMM(t, p, g, nil)
+}
+
+// takeMM is take for a prompt with multimodal items.
+func takeMM(t *testing.T, p *Pool, g *protocol.GenerateRequest, mm []kvindex.MMItem) int {
+	t.Helper()
+	rt := p.router.begin(g, mm)
 	defer p.router.end(&rt)
 	m, err := p.acquire(nil, &rt)
 	if err != nil {
@@ -116,7 +122,7 @@ func TestPrefixRoutingSaltSeparates(t *testing.T) {
 	salt := "tenant-b"
 	g := prompt(64, 0)
 	g.CacheSalt = &salt
-	rt := r.begin(g)
+	rt := r.begin(g, nil)
 	defer r.end(&rt)
 	if got := r.index.Match(p.members[a].client.URL(), rt.keys); got != 0 {
 		t.Errorf("a salted prompt matched %d blocks of an unsalted one", got)
@@ -173,7 +179,7 @@ func BenchmarkPrefixDecision32k(b *testing.B) {
 		b.Fatal(err)
 	}
 	g := prompt(32768, 0)
-	rt := r.begin(g)
+	rt := r.begin(g, nil)
 	for i, m := range p.members {
 		x.Predict(m.client.URL(), rt.keys[:len(rt.keys)*(i+1)/4], 0)
 	}
@@ -182,7 +188,7 @@ func BenchmarkPrefixDecision32k(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
-		rt := r.begin(g)
+		rt := r.begin(g, nil)
 		m := r.pick(p.members, nil, 0, &rt)
 		r.end(&rt)
 		times = append(times, time.Since(start))
@@ -250,7 +256,7 @@ func TestPickPrefixAgainstBruteForce(t *testing.T) {
 		n := 1 + rng.IntN(6)
 		p := routedPool(t, r, n)
 		g := prompt(4*(rng.IntN(40)), 0)
-		rt := r.begin(g)
+		rt := r.begin(g, nil)
 		for _, m := range p.members {
 			url := m.client.URL()
 			if h := rng.IntN(len(rt.keys) + 1); h > 0 {
@@ -329,7 +335,7 @@ func TestLoRAKeyedRouting(t *testing.T) {
 		return g
 	}
 	keysOf := func(g *protocol.GenerateRequest) []uint64 {
-		rt := r.begin(g)
+		rt := r.begin(g, nil)
 		defer r.end(&rt)
 		return slices.Clone(rt.keys)
 	}

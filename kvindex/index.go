@@ -371,6 +371,10 @@ type StoredBlocks struct {
 	// LoRA and CacheSalt are the prompt's adapter name and salt (only a
 	// first block carries the salt).
 	LoRA, CacheSalt string
+	// MM holds, per block (nil, or one entry per hash), the multimodal
+	// extra keys the event's extra_keys carry: folded into the block's key
+	// as KeysMM folds a request's items.
+	MM [][]MMKey
 }
 
 // Errors of Store: the event cannot be keyed, so it is dropped.
@@ -378,6 +382,7 @@ var (
 	ErrBlockSize     = errors.New("kvindex: event block size differs from the index's")
 	ErrUnknownParent = errors.New("kvindex: event parent block is not in the index")
 	ErrTokenCount    = errors.New("kvindex: event token ids do not fill its blocks")
+	ErrExtraKeys     = errors.New("kvindex: event extra keys do not match its blocks")
 )
 
 // Store applies a BlockStored event from engine: each block's key is
@@ -388,6 +393,9 @@ func (x *Index) Store(engine string, ev StoredBlocks) error {
 	}
 	if len(ev.Tokens) != len(ev.Hashes)*ev.BlockSize {
 		return fmt.Errorf("%w: %d tokens for %d blocks of %d", ErrTokenCount, len(ev.Tokens), len(ev.Hashes), ev.BlockSize)
+	}
+	if ev.MM != nil && len(ev.MM) != len(ev.Hashes) {
+		return fmt.Errorf("%w: %d blocks' multimodal keys for %d blocks", ErrExtraKeys, len(ev.MM), len(ev.Hashes))
 	}
 	e := x.engine(engine, true)
 	e.mu.Lock()
@@ -406,6 +414,9 @@ func (x *Index) Store(engine string, ev StoredBlocks) error {
 	}
 	for i, h := range ev.Hashes {
 		key := x.keyer.Next(parent, ev.Tokens[i*ev.BlockSize:(i+1)*ev.BlockSize])
+		if ev.MM != nil {
+			key = foldMM(nil, key, ev.MM[i])
+		}
 		if old, ok := e.blocks.Peek(key); ok && old.hasHash && old.engineHash != h {
 			delete(e.byHash, old.engineHash)
 		}

@@ -1,0 +1,269 @@
+package enginesim
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+
+	"github.com/vrender/vrender/features"
+	"github.com/vrender/vrender/internal/wire"
+	"github.com/vrender/vrender/kvindex"
+	"github.com/vrender/vrender/protocol"
+)
+
+// qwenMerge is the spatial merge of every Qwen-VL family model (merge_size
+// 2): an image's placeholder has t·h·w/4 tokens.
+const qwenMerge = 2
+
+// mmInput is what engine-sim takes from a request's features: its items
+// in prompt order (vLLM's mm_features, sorted by offset across
+// modalities), which key the prompt's blocks, and the images it reports.
+type mmInput struct {
+	items  []kvindex.MMItem
+	images []seenImage
+	// brought are the items whose kwargs the request carries: they enter
+	// the engine's item cache once the request is accepted.
+	brought []seenImage
+}
+
+// seenImage is one image as the answer describes it.
+type seenImage struct {
+	hash string
+	grid [3]int64 // zero when the request carries no grid for it
+	// patch is the side of a vision patch in pixels, read from
+	// pixel_values' width (3·2·patch²); 0 when unknown.
+	patch int64
+}
+
+// itemCacheEntries bounds the engine's cache of multimodal items: vLLM's
+// receiver cache holds --mm-processor-cache-gb (4 GiB) of them, a few
+// hundred Qwen images of a megapixel; engine-sim keeps only what it
+// reports of an item, so a count is bound enough.
+const itemCacheEntries = 4096
+
+// itemCache is vLLM's engine-side MultiModalReceiverCache (the default
+// "lru" processor cache type at bf578e1): every item a request brings is
+// kept under its mm_hash, and a later request may send that hash with a
+// null kwargs item, which resolves from here.
+type itemCache struct {
+	mu    sync.Mutex
+	items *simplelru.LRU[string, seenImage]
+}
+
+func newItemCache(n int) *itemCache {
+	c := &itemCache{}
+	c.items, _ = simplelru.NewLRU[string, seenImage](n, nil)
+	return c
+}
+
+func (c *itemCache) get(hash string) (seenImage, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.items.Get(hash)
+}
+
+func (c *itemCache) add(img seenImage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items.Add(img.hash, img)
+}
+
+// acceptFeatures checks a generate request's features as vLLM's generate
+// route does (serve_tokens at bf578e1, and newer vLLM's
+// engine_input_from_features): the features model's validators, every
+// placeholder inside the prompt, every kwargs and metadata item decodable,
+// a null item only with ec_transfer_params or requires_kv or when the
+// engine's item cache holds its hash (bf578e1's engine core asserts on any
+// other, killing the engine; engine-sim refuses the request). A Qwen image
+// item's grid must make as many tokens as its placeholder has: vLLM finds
+// that only in the model runner, which fails the engine (500); engine-sim
+// refuses the request with the runner's text instead. Failures are 400
+// BadRequestError, as vLLM's ValueErrors are.
+func (s *Sim) acceptFeatures(req *protocol.GenerateRequest) (mmInput, *apiError) {
+	if len(req.Features) == 0 || string(req.Features) == "null" {
+		return mmInput{}, nil
+	}
+	n, err := wire.Parse(req.Features)
+	if err != nil {
+		return mmInput{}, badRequest("features: " + err.Error())
+	}
+	f, err := features.Decode(n)
+	if err != nil {
+		return mmInput{}, badRequest(err.Error())
+	}
+	ec := len(req.ECTransferParams) > 0 && string(req.ECTransferParams) != "null"
+	// Null items are checked below, against the item cache.
+	if err := f.CheckPrompt(len(req.TokenIDs), true); err != nil {
+		return mmInput{}, badRequest(err.Error())
+	}
+	var cached []seenImage
+	for _, m := range f.Modalities {
+		for j, h := range m.Hashes {
+			if itemAt(m.Kwargs, j) != nil {
+				continue
+			}
+			img, ok := s.items.get(h)
+			if ok {
+				cached = append(cached, img)
+			} else if !ec && !f.RequiresKV {
+				return mmInput{}, badRequest(fmt.Sprintf("%s item %d has no kwargs_data, the request has no "+
+					"ec_transfer_params and this engine has no cached item for mm_hash=%q", m.Name, j, h))
+			}
+		}
+	}
+	in := mmInput{items: kvindex.FeatureItems(&f)}
+	for _, m := range f.Modalities {
+		if m.Name != "image" {
+			continue
+		}
+		for j, h := range m.Hashes {
+			p := m.Placeholders[j]
+			img, err := readImage(h, itemAt(m.Kwargs, j), itemAt(m.Metadata, j))
+			if err != nil {
+				return mmInput{}, badRequest(fmt.Sprintf("image item %d: %v", j, err))
+			}
+			if img.grid[0] == 0 {
+				for _, c := range cached {
+					if c.hash == h {
+						img = c
+					}
+				}
+			}
+			if img.grid[0] > 0 {
+				tokens := img.grid[0] * img.grid[1] * img.grid[2] / (qwenMerge * qwenMerge)
+				if tokens != int64(p.Length) {
+					return mmInput{}, badRequest(fmt.Sprintf(
+						"Attempted to assign %d multimodal tokens to %d placeholders", tokens, p.Length))
+				}
+			}
+			in.images = append(in.images, img)
+		}
+	}
+	for _, m := range f.Modalities {
+		for j, h := range m.Hashes {
+			if itemAt(m.Kwargs, j) == nil {
+				continue
+			}
+			img := seenImage{hash: h}
+			for _, seen := range in.images {
+				if seen.hash == h {
+					img = seen
+				}
+			}
+			in.brought = append(in.brought, img)
+		}
+	}
+	return in, nil
+}
+
+func itemAt(items [][]byte, j int) []byte {
+	if j < len(items) {
+		return items[j]
+	}
+	return nil
+}
+
+// readImage reads an image's grid from its kwargs item, or from its
+// metadata-only item when the kwargs are null; an item that is not a Qwen
+// image (no image_grid_thw) leaves the grid unknown.
+func readImage(hash string, kwargs, meta []byte) (seenImage, error) {
+	img := seenImage{hash: hash}
+	b := kwargs
+	if b == nil {
+		b = meta
+	}
+	if b == nil {
+		return img, nil
+	}
+	it, err := features.DecodeItem(b) // CheckPrompt decoded it: cannot fail
+	if err != nil {
+		return img, err
+	}
+	g, ok := it.Elems["image_grid_thw"]
+	if !ok {
+		return img, nil
+	}
+	if kwargs != nil {
+		if pv, ok := it.Elems["pixel_values"].Data.(features.Tensor); ok && len(pv.Shape) == 2 {
+			q, err := it.QwenImage(int(pv.Shape[1]))
+			if err != nil {
+				return img, err
+			}
+			img.grid = q.GridTHW
+			img.patch = patchSide(pv.Shape[1])
+			return img, nil
+		}
+	}
+	gt, ok := g.Data.(features.Tensor)
+	if !ok || gt.DType != "int64" || !slices.Equal(gt.Shape, []int64{3}) {
+		return img, fmt.Errorf("image_grid_thw is not an int64 [3] tensor")
+	}
+	for i := range img.grid {
+		img.grid[i] = int64(binary.LittleEndian.Uint64(gt.Data[8*i:]))
+		if img.grid[i] <= 0 || img.grid[i] > 1<<20 {
+			return img, fmt.Errorf("grid_thw %v", img.grid)
+		}
+	}
+	return img, nil
+}
+
+// patchSide is the patch side of pixel_values rows of cols values: Qwen's
+// rows are 3 channels × temporal patch 2 × side²; 0 when cols is not that.
+func patchSide(cols int64) int64 {
+	if cols%6 != 0 {
+		return 0
+	}
+	p := int64(math.Round(math.Sqrt(float64(cols / 6))))
+	if p*p*6 != cols {
+		return 0
+	}
+	return p
+}
+
+// describeImages is the sentence the built-in answer starts with when the
+// request has images, so a client test can see its pictures arrive: "I see
+// 1 image: 1288x728 (grid 1x52x92), mm_hash 4f0c1d2e3f4a…." — width and
+// height from the grid and the patch side, the grid as t×h×w, the hash's
+// first 12 characters.
+func describeImages(images []seenImage) string {
+	if len(images) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("I see ")
+	b.WriteString(strconv.Itoa(len(images)))
+	if len(images) == 1 {
+		b.WriteString(" image: ")
+	} else {
+		b.WriteString(" images: ")
+	}
+	for i, img := range images {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		switch {
+		case img.grid[0] > 0 && img.patch > 0:
+			fmt.Fprintf(&b, "%dx%d (grid %dx%dx%d), ", img.grid[2]*img.patch, img.grid[1]*img.patch,
+				img.grid[0], img.grid[1], img.grid[2])
+		case img.grid[0] > 0:
+			fmt.Fprintf(&b, "grid %dx%dx%d, ", img.grid[0], img.grid[1], img.grid[2])
+		default:
+			b.WriteString("size unknown, ")
+		}
+		b.WriteString("mm_hash ")
+		if len(img.hash) > 12 {
+			b.WriteString(img.hash[:12])
+			b.WriteString("…")
+		} else {
+			b.WriteString(img.hash)
+		}
+	}
+	b.WriteString(". ")
+	return b.String()
+}

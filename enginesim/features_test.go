@@ -1,0 +1,239 @@
+package enginesim
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/vrender/vrender/features"
+	"github.com/vrender/vrender/kvevents"
+	"github.com/vrender/vrender/kvindex"
+	"github.com/vrender/vrender/protocol"
+)
+
+// qwenFeatures is a request's features JSON for images (grids t×h×w, in
+// prompt order) whose placeholders start at the given offsets, with
+// kwargs_data as a Qwen2.5-VL render writes it (patch 14: rows of 1176).
+func qwenFeatures(t *testing.T, hashes []string, grids [][3]int64, offsets []int, opts features.Options) string {
+	t.Helper()
+	imgs := make([]features.Image, len(hashes))
+	for i, h := range hashes {
+		g := grids[i]
+		rows := g[0] * g[1] * g[2]
+		px := make([]byte, rows*1176*2)
+		for j := range px {
+			px[j] = byte(j*7 + i)
+		}
+		imgs[i] = features.Image{Hash: h, Placeholder: features.Placeholder{Offset: offsets[i], Length: int(rows / 4)},
+			Processed: features.QwenImage{GridTHW: g, PixelValues: px}}
+	}
+	f, err := features.QwenImageFeatures(imgs, 1176, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(f.AppendJSON(nil))
+}
+
+func answerText(t *testing.T, sim *Sim, body string) string {
+	t.Helper()
+	var r protocol.GenerateResponse
+	if err := json.Unmarshal([]byte(body), &r); err != nil || len(r.Choices) == 0 {
+		t.Fatalf("%v: %s", err, body)
+	}
+	return sim.tok.Decode(r.Choices[0].TokenIDs, false)
+}
+
+// TestFeaturesSeenInAnswer: a request with images is accepted and its
+// answer says what arrived: sizes from the grids, the hashes' heads.
+func TestFeaturesSeenInAnswer(t *testing.T) {
+	sim, srv := newServer(t, Config{})
+	url := srv.URL + "/inference/v1/generate"
+	hash := "4f0c1d2e3f4a5b6c7d8e9f00112233445566778899aabbccddeeff0011223344"
+	f := qwenFeatures(t, []string{hash, "short"}, [][3]int64{{1, 4, 6}, {1, 2, 2}}, []int{3, 20}, features.Options{Kwargs: true})
+	body := `{"token_ids":` + tokenList(30, 100) + `,"sampling_params":{"max_tokens":200},"features":` + f + `}`
+	status, _, resp := post(t, url, body)
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, resp)
+	}
+	want := "I see 2 images: 84x56 (grid 1x4x6), mm_hash 4f0c1d2e3f4a…; 28x28 (grid 1x2x2), mm_hash short. "
+	if got := answerText(t, sim, resp); !strings.Contains(got, want) {
+		t.Errorf("answer %q lacks %q", got, want)
+	}
+	_, _, plain := post(t, url, `{"token_ids":`+tokenList(30, 100)+`,"sampling_params":{"max_tokens":200}}`)
+	if got := answerText(t, sim, plain); strings.Contains(got, "I see") {
+		t.Errorf("a text request's answer mentions images: %q", got)
+	}
+}
+
+func TestFeaturesRefused(t *testing.T) {
+	_, srv := newServer(t, Config{})
+	url := srv.URL + "/inference/v1/generate"
+	good := qwenFeatures(t, []string{"a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{Kwargs: true})
+	noKwargs := qwenFeatures(t, []string{"a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{})
+	cases := []struct {
+		name, features, extra, msg string
+	}{
+		{"placeholder past the prompt", strings.Replace(good, `"offset":3`, `"offset":28`, 1), "",
+			"mm_placeholders must remain within the token_ids sequence"},
+		{"kwargs null without ec_transfer_params", noKwargs, "",
+			`image item 0 has no kwargs_data, the request has no ec_transfer_params and this engine has no cached item for mm_hash="a"`},
+		{"kwargs not base64", strings.Replace(good, `"kwargs_data":{"image":["`, `"kwargs_data":{"image":["%`, 1), "",
+			"features.kwargs_data.image.0: not base64"},
+		{"kwargs not an item", `{"mm_hashes":{"image":["a"]},"mm_placeholders":{"image":[{"offset":3,"length":6}]},` +
+			`"kwargs_data":{"image":["kA=="]}}`, "", "image item 0: kwargs item: not a map"},
+		{"placeholder longer than the grid", strings.Replace(good, `"length":6`, `"length":7`, 1), "",
+			"Attempted to assign 6 multimodal tokens to 7 placeholders"},
+		{"modalities differ", `{"mm_hashes":{"image":["a"]},"mm_placeholders":{"video":[{"offset":3,"length":6}]}}`, "",
+			"mm_hashes and mm_placeholders must use the same modalities"},
+		{"overlapping placeholders", `{"mm_hashes":{"image":["a","b"]},"mm_placeholders":{"image":[{"offset":3,"length":6},` +
+			`{"offset":5,"length":6}]},"kwargs_data":null}`, "", "mm_placeholders must be globally non-overlapping and sorted"},
+		{"offset not an int", `{"mm_hashes":{"image":["a"]},"mm_placeholders":{"image":[{"offset":"3","length":6}]}}`, "",
+			"features.mm_placeholders.image.0.offset: Input should be a valid integer"},
+	}
+	for _, c := range cases {
+		body := `{"token_ids":` + tokenList(30, 100) + `,"sampling_params":{"max_tokens":2},"features":` + c.features + c.extra + `}`
+		status, _, resp := post(t, url, body)
+		var e protocol.ErrorResponse
+		_ = json.Unmarshal([]byte(resp), &e)
+		if status != http.StatusBadRequest || e.Error.Type != "BadRequestError" || !strings.Contains(e.Error.Message, c.msg) {
+			t.Errorf("%s: %d %s, want 400 BadRequestError %q", c.name, status, resp, c.msg)
+		}
+	}
+	// A null item is the engine's to resolve when the request brings
+	// its encoder output (ec_transfer_params) or its KV (requires_kv).
+	body := `{"token_ids":` + tokenList(30, 100) + `,"sampling_params":{"max_tokens":2},"features":` +
+		noKwargs + `,"ec_transfer_params":{"do_remote_encode":true}}`
+	if status, _, resp := post(t, url, body); status != http.StatusOK {
+		t.Errorf("kwargs null with ec_transfer_params: %d %s", status, resp)
+	}
+}
+
+// TestImagesKeyBlocks: two images of one size (the same placeholder
+// tokens) never share cached blocks, the same image next turn hits, and
+// the BlockStored events carry (mm_hash, offset) extra keys per block as
+// vLLM writes them.
+func TestImagesKeyBlocks(t *testing.T) {
+	pub := &recordPublisher{}
+	_, srv := newServer(t, Config{PrefixCacheBlocks: 64, BlockSize: 4, EnablePromptTokensDetails: true, KVEvents: pub})
+	url := srv.URL + "/inference/v1/generate"
+	fa := qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{Kwargs: true})
+	fb := qwenFeatures(t, []string{"img-b"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{Kwargs: true})
+	req := func(n int, f string) int {
+		body := `{"token_ids":` + tokenList(n, 100) + `,"sampling_params":{"max_tokens":2}`
+		if f != "" {
+			body += `,"features":` + f
+		}
+		status, _, resp := post(t, url, body+`}`)
+		if status != http.StatusOK {
+			t.Fatalf("status %d: %s", status, resp)
+		}
+		return cachedTokens(t, resp).(int)
+	}
+	if got := req(17, fa); got != 0 {
+		t.Fatalf("cold: cached %d", got)
+	}
+	events := pub.events()
+	want := [][]any{{[]any{"img-a", 3}}, {[]any{"img-a", -1}}, {[]any{"img-a", -5}}, nil}
+	if len(events) != 1 || !reflect.DeepEqual(events[0].ExtraKeys, want) {
+		t.Fatalf("events %+v, want extra_keys %v", events, want)
+	}
+	if got := req(17, fb); got != 0 {
+		t.Errorf("another image of the same size: cached %d, want 0 (the image starts in block 0)", got)
+	}
+	if got := req(17, ""); got != 0 {
+		t.Errorf("the placeholder tokens without an image: cached %d, want 0", got)
+	}
+	if got := req(30, fa); got != 16 {
+		t.Errorf("the same image next turn: cached %d, want 16", got)
+	}
+}
+
+// TestImageEventsDecodeAsVLLMWrites: the published extra_keys survive the
+// wire as vLLM's tuples do (a msgpack array of the hash and an int).
+func TestImageEventsDecodeAsVLLMWrites(t *testing.T) {
+	st := &storedEvent{hashes: []uint64{1, 2}, tokens: make([]int, 8), blockSize: 4, lora: "ad", loraID: 1, salt: "s"}
+	st.mm = [][]kvindex.MMKey{{{Hash: "h", Offset: 2}}, {{Hash: "h", Offset: -2}}}
+	b, err := kvevents.Encode(kvevents.Batch{Events: []kvevents.Event{{Tag: kvevents.TagBlockStored,
+		BlockHashes: intHashes(st.hashes), TokenIDs: st.tokens, BlockSize: 4, ExtraKeys: st.extraKeys()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// msgspec's bytes for [["ad", ["h", 2], "s"], ["ad", ["h", -2]]].
+	wantTail := "\xaaextra_keys\x92\x93\xa2ad\x92\xa1h\x02\xa1s\x92\xa2ad\x92\xa1h\xfe"
+	if !strings.HasSuffix(string(b), wantTail) {
+		t.Fatalf("encoded % x\nwant suffix % x", b, wantTail)
+	}
+}
+
+// TestFeaturesOnBothLegs follows vLLM's disaggregated serving: the proxy
+// sends the decode instance the whole request, features included, and the
+// decode engine needs the items (M-RoPE positions come from
+// image_grid_thw; the last prompt token is recomputed there), so a decode
+// leg's features are checked as any request's: kwargs present, or null
+// with ec_transfer_params or requires_kv.
+func TestFeaturesOnBothLegs(t *testing.T) {
+	_, prefillSrv := newServer(t, Config{KVRole: KVRoleProducer})
+	decodeSim, decodeSrv := newServer(t, Config{KVRole: KVRoleConsumer})
+	f := qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{Kwargs: true})
+	noKwargs := qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{})
+	tokens := `"token_ids":` + tokenList(17, 100)
+	status, _, out := post(t, prefillSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":1},`+
+		`"features":`+f+`,"kv_transfer_params":{"do_remote_decode":true}}`)
+	var resp struct {
+		KV json.RawMessage `json:"kv_transfer_params"`
+	}
+	if err := json.Unmarshal([]byte(out), &resp); status != http.StatusOK || err != nil || len(resp.KV) < 10 {
+		t.Fatalf("prefill: %d %s (%v)", status, out, err)
+	}
+	decode := func(features string) (int, string) {
+		status, _, out := post(t, decodeSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":200},`+
+			`"features":`+features+`,"kv_transfer_params":`+string(resp.KV)+`}`)
+		return status, out
+	}
+	// The decode engine never saw the image: a null item cannot resolve.
+	if status, out = decode(noKwargs); status != http.StatusBadRequest || !strings.Contains(out, "has no kwargs_data") {
+		t.Fatalf("decode without kwargs: %d %s, want 400", status, out)
+	}
+	seen := "I see 1 image: 84x56 (grid 1x4x6), mm_hash img-a."
+	status, out = decode(f)
+	if status != http.StatusOK || !strings.Contains(answerText(t, decodeSim, out), seen) {
+		t.Fatalf("decode with features: %d %s", status, out)
+	}
+	// Now it has (vLLM's receiver cache): the next turn may leave it out.
+	if status, out = decode(noKwargs); status != http.StatusOK || !strings.Contains(answerText(t, decodeSim, out), seen) {
+		t.Fatalf("decode with a cached item: %d %s", status, out)
+	}
+	other := qwenFeatures(t, []string{"img-b"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{})
+	handoff := strings.Replace(other, `"kwargs_data":null`,
+		`"kwargs_data":null,"requires_kv":true,"kv_handoff":{"version":1,"model_fingerprint":"m","position_state":"sequence"}`, 1)
+	if status, out = decode(handoff); status != http.StatusOK || !strings.Contains(answerText(t, decodeSim, out), "size unknown, mm_hash img-b") {
+		t.Fatalf("decode with requires_kv: %d %s", status, out)
+	}
+}
+
+// FuzzAcceptFeatures: whatever features a client sends, engine-sim answers
+// with a check's verdict, never a panic.
+func FuzzAcceptFeatures(f *testing.F) {
+	f.Add([]byte(`{"mm_hashes":{"image":["a"]},"mm_placeholders":{"image":[{"offset":3,"length":6}]},"kwargs_data":null}`), 30)
+	img := features.Image{Hash: "a", Placeholder: features.Placeholder{Offset: 3, Length: 6},
+		Processed: features.QwenImage{GridTHW: [3]int64{1, 4, 6}, PixelValues: make([]byte, 24*1176*2)}}
+	for _, opts := range []features.Options{{Kwargs: true}, {Kwargs: true, Metadata: true}} {
+		ff, err := features.QwenImageFeatures([]features.Image{img}, 1176, opts)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(ff.AppendJSON(nil), 30)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, n int) {
+		if n < 0 || n > 4096 || !json.Valid(raw) {
+			return
+		}
+		req := &protocol.GenerateRequest{TokenIDs: make([]int, n), Features: raw}
+		in, e := (&Sim{items: newItemCache(4)}).acceptFeatures(req)
+		if e == nil {
+			_ = describeImages(in.images)
+		}
+	})
+}
