@@ -4,6 +4,13 @@
 
 package jpeg
 
+import "github.com/vrender/vrender/imaging/jpeg/internal/idct"
+
+// block holds one 8x8 block's DCT coefficients in natural (row-major) order.
+type block = idct.Block
+
+const blockSize = 8 * 8
+
 // makePlanes allocates every component's sample plane, padded to whole MCUs
 // (mxx by myy of them) as libjpeg's coefficient buffers are.
 func (d *decoder) makePlanes(mxx, myy int) error {
@@ -478,7 +485,7 @@ func (d *decoder) reconstructProgressiveImage() error {
 // stores the block in its component's plane.
 func (d *decoder) reconstructBlock(b *block, bx, by, compIndex int) error {
 	stride := d.strides[compIndex]
-	idctIslow(b, &d.quant[d.comp[compIndex].tq], d.planes[compIndex][8*(by*stride+bx):], stride)
+	idct.Islow(b, &d.quant[d.comp[compIndex].tq], d.planes[compIndex][8*(by*stride+bx):], stride)
 	return nil
 }
 
