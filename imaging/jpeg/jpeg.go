@@ -10,6 +10,8 @@ package jpeg
 import (
 	"errors"
 	"io"
+
+	"github.com/vrender/vrender/imaging/jpeg/internal/ycc"
 )
 
 // ErrTruncated reports that the data ended before the image was complete.
@@ -171,13 +173,13 @@ func (d *decoder) output() *Image {
 		case csGray:
 			copy(out, rows[0])
 		case csYCbCr:
-			yccToRGB(out, rows[0], rows[1], rows[2])
+			ycc.ToRGB(out, rows[0], rows[1], rows[2])
 		case csRGB:
 			interleave3(out, rows[0], rows[1], rows[2])
 		case csCMYK:
 			interleave4(out, rows[0], rows[1], rows[2], rows[3])
 		case csYCCK:
-			ycckToCMYK(out, rows[0], rows[1], rows[2], rows[3])
+			ycc.ToCMYK(out, rows[0], rows[1], rows[2], rows[3])
 		}
 	}
 	return img
