@@ -33,6 +33,13 @@ const (
 // would wrap values beyond +-384 through its range-limit table, which only
 // corrupt streams reach).
 func Islow(b, q *Block, dst []byte, stride int) {
+	_ = dst[7*stride+7]
+	islow(b, q, dst, stride)
+}
+
+// islowGo is Islow in Go: the reference the assembly versions are tested against and the fallback
+// where they do not run.
+func islowGo(b, q *Block, dst []byte, stride int) {
 	// A block with no AC coefficient (most blocks of smooth areas) gives one value everywhere: both
 	// passes then reduce exactly to (((dc*q)<<PASS1_BITS) + 16) >> 5.
 	var ac int32
@@ -47,13 +54,6 @@ func Islow(b, q *Block, dst []byte, stride int) {
 		}
 		return
 	}
-	_ = dst[7*stride+7]
-	islowAC(b, q, dst, stride)
-}
-
-// islowGo is both passes of Islow for a block with AC coefficients, in Go: the reference the
-// assembly versions are tested against and the fallback where they do not run.
-func islowGo(b, q *Block, dst []byte, stride int) {
 	var ws Block
 	for c := 0; c < 8; c++ {
 		if b[8+c]|b[16+c]|b[24+c]|b[32+c]|b[40+c]|b[48+c]|b[56+c] == 0 {

@@ -12,7 +12,7 @@ func islowAVX2(b, q *Block, dst *byte, stride int)
 
 var haveAVX2 = cpu.X86.HasAVX2
 
-func islowAC(b, q *Block, dst []byte, stride int) {
+func islow(b, q *Block, dst []byte, stride int) {
 	if haveAVX2 {
 		islowAVX2(b, q, &dst[0], stride)
 		return

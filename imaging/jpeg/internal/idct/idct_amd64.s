@@ -125,6 +125,12 @@ TEXT ·islowAVX2(SB), NOSPLIT, $0-32
 	VPOR     160(SI), Y15, Y15
 	VPOR     192(SI), Y15, Y15
 	VPOR     224(SI), Y15, Y15
+	// A block without AC coefficients is one value, clamp(((dc*q)<<PASS1_BITS + 16) >> 5 + 128).
+	VMOVDQU  0(SI), Y0
+	VPAND    kNotDC<>(SB), Y0, Y0
+	VPOR     Y15, Y0, Y0
+	VPTEST   Y0, Y0
+	JZ       dconly
 	VPXOR    Y9, Y9, Y9
 	VPCMPEQD Y9, Y15, Y15
 	DEQUANT(0, Y0)
@@ -199,6 +205,30 @@ TEXT ·islowAVX2(SB), NOSPLIT, $0-32
 	VZEROUPPER
 	RET
 
+dconly:
+	MOVL         0(SI), AX
+	IMULL        0(DI), AX
+	SHLL         $2, AX
+	ADDL         $16, AX
+	SARL         $5, AX
+	ADDL         $128, AX
+	VMOVD        AX, X0
+	VPACKSSDW    X0, X0, X0
+	VPACKUSWB    X0, X0, X0
+	VPBROADCASTB X0, X0
+	LEAQ         (CX)(CX*2), BX
+	VMOVQ        X0, (DX)
+	VMOVQ        X0, (DX)(CX*1)
+	VMOVQ        X0, (DX)(CX*2)
+	VMOVQ        X0, (DX)(BX*1)
+	LEAQ         (DX)(CX*4), DX
+	VMOVQ        X0, (DX)
+	VMOVQ        X0, (DX)(CX*1)
+	VMOVQ        X0, (DX)(CX*2)
+	VMOVQ        X0, (DX)(BX*1)
+	VZEROUPPER
+	RET
+
 // SPLAT defines name as eight int32 lanes of v: the jidctint.c constants FIX(x) = round(x * 2^13),
 // the two passes' rounding terms, and the level shift.
 #define SPLAT(name, v) \
@@ -222,6 +252,17 @@ SPLAT(kRnd1, 1024)
 SPLAT(kRnd2, 131072)
 SPLAT(k16, 16)
 SPLAT(k128, 128)
+
+// kNotDC keeps all lanes of the first coefficient row but the DC.
+DATA kNotDC<>+0(SB)/4, $0
+DATA kNotDC<>+4(SB)/4, $-1
+DATA kNotDC<>+8(SB)/4, $-1
+DATA kNotDC<>+12(SB)/4, $-1
+DATA kNotDC<>+16(SB)/4, $-1
+DATA kNotDC<>+20(SB)/4, $-1
+DATA kNotDC<>+24(SB)/4, $-1
+DATA kNotDC<>+28(SB)/4, $-1
+GLOBL kNotDC<>(SB), RODATA|NOPTR, $32
 
 // kRowPerm gathers each output row's two 4-byte halves after the packs.
 DATA kRowPerm<>+0(SB)/4, $0

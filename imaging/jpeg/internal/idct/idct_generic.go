@@ -2,4 +2,4 @@
 
 package idct
 
-func islowAC(b, q *Block, dst []byte, stride int) { islowGo(b, q, dst, stride) }
+func islow(b, q *Block, dst []byte, stride int) { islowGo(b, q, dst, stride) }
