@@ -226,7 +226,11 @@ func (d *decoder) processSOS(n int) error {
 						}
 						continue
 					}
-					if ah != 0 {
+					if !d.progressive && d.consumed == nil && d.eobRun == 0 && !d.generalScan {
+						if err := d.decodeSequential(&b, &d.huff[dcTable][scan[i].td], &d.huff[acTable][scan[i].ta], &dc[compIndex]); err != nil {
+							return err
+						}
+					} else if ah != 0 {
 						if err := d.refine(&b, &d.huff[acTable][scan[i].ta], zigStart, zigEnd, 1<<al); err != nil {
 							return err
 						}
