@@ -17,7 +17,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/features"
+	"github.com/vrender/vrender/imaging"
 	"github.com/vrender/vrender/internal/telemetry"
+	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/protocol"
@@ -224,9 +227,19 @@ func (s *server) routes() http.Handler {
 }
 
 // DefaultGenerator is the generator for m with vLLM's default render flags:
-// the model's own template and generation_config.json.
+// the model's own template and generation_config.json, and images for a
+// model with an image processor, fetched with media's defaults.
 func DefaultGenerator(m *model.Model) (*render.Generator, error) {
-	r, err := render.New(m, render.Config{})
+	fetcher, err := media.New(media.Config{})
+	if err != nil {
+		return nil, err
+	}
+	r, err := render.New(m, render.Config{Images: &render.ImageConfig{
+		Fetcher: fetcher,
+		Limit:   -1,
+		Load:    imaging.DefaultOptions(),
+		Hasher:  features.Hasher{ModelID: m.Path},
+	}})
 	if err != nil {
 		return nil, err
 	}
