@@ -147,17 +147,15 @@ func withModel(t *testing.T, req json.RawMessage, extra map[string]any) []byte {
 	return b
 }
 
-// TestChatRenderImageGoldens renders every chat case of
-// render_requests.jsonl through the route: ids, placeholders and grids
-// exact, and pixel_values equal to HF's fast processor bit for bit.
+// TestChatRenderImageGoldens renders every case of render_requests.jsonl
+// (chat, Anthropic Messages and Responses render routes): ids,
+// placeholders and grids exact, and pixel_values equal to HF's fast
+// processor bit for bit.
 func TestChatRenderImageGoldens(t *testing.T) {
 	dir := multimodalDir(t)
 	sums := fastBF16(t, dir)
 	servers := map[string]http.Handler{}
 	for _, g := range readJSONL[renderGolden](t, filepath.Join(dir, "golden", "render_requests.jsonl")) {
-		if g.Endpoint != "/v1/chat/completions/render" {
-			continue
-		}
 		t.Run(g.Model+"/"+g.Name, func(t *testing.T) {
 			h := servers[g.Model]
 			if h == nil {
