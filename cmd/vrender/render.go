@@ -301,5 +301,9 @@ func renderCLIError(err error) error {
 	if errors.As(err, &bad) {
 		return fmt.Errorf("400 BadRequestError: %s", protocol.SanitizeMessage(bad.Message))
 	}
+	var img *render.ImageError
+	if errors.As(err, &img) {
+		return fmt.Errorf("%d %s: %s", img.Status, img.Type, protocol.SanitizeMessage(img.Message))
+	}
 	return err
 }
