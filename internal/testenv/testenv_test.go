@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // recorder is a testing.TB whose Skip and Fatal record the outcome and stop
@@ -91,5 +92,14 @@ func TestPresentFixture(t *testing.T) {
 	}
 	if !isDir(want) && !r.skipped && !r.failed {
 		t.Fatalf("SharedDir accepted missing %s", want)
+	}
+}
+
+func TestCPUTimeAdvances(t *testing.T) {
+	start, deadline := CPUTime(t), time.Now().Add(5*time.Second)
+	for CPUTime(t) == start { // each read is a syscall, so spinning on it burns CPU
+		if time.Now().After(deadline) {
+			t.Fatal("process CPU time did not advance in 5s of spinning")
+		}
 	}
 }
