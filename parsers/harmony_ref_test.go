@@ -179,10 +179,10 @@ func vllmFromHarmony(msgs []harmonyref.Message, reasoning, tools bool) Result {
 	}
 	var res Result
 	if len(rs) > 0 {
-		res.Reasoning = ptr(strings.Join(rs, "\n"))
+		res.Reasoning = new(strings.Join(rs, "\n"))
 	}
 	if len(cs) > 0 {
-		res.Content = ptr(strings.Join(cs, "\n"))
+		res.Content = new(strings.Join(cs, "\n"))
 	}
 	res.ToolCalls = calls
 	if len(calls) > 0 && res.Content != nil && strings.TrimSpace(*res.Content) == "" {
