@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -114,14 +113,5 @@ func (s *clientStack) lastStructuredOutputs(t *testing.T) string {
 	if len(reqs) == 0 {
 		t.Fatal("the engine received no request")
 	}
-	return mustJSON(t, reqs[len(reqs)-1].SamplingParams.StructuredOutputs)
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return testenv.MustJSON(t, reqs[len(reqs)-1].SamplingParams.StructuredOutputs)
 }
