@@ -53,7 +53,7 @@ type parseSetup struct {
 
 // newParseSetup reads only raw fields: a cache hit never decodes the tools.
 func (e *Engine) newParseSetup(cr *protocol.ChatCompletionRequest, prompt []int) (*parseSetup, error) {
-	if _, err := cr.DecodedToolChoice().Resolve(len(cr.Tools) > 0); err != nil {
+	if _, err := cr.ToolChoice.Resolve(len(cr.Tools) > 0); err != nil {
 		return nil, badRequest("%v", err)
 	}
 	skip := cr.SkipSpecialTokens
@@ -88,7 +88,7 @@ func appendRequestKey(key []byte, cr *protocol.ChatCompletionRequest) []byte {
 		field(t)
 	}
 	field([]byte{'|'})
-	field(cr.ToolChoice)
+	field(cr.ToolChoice.AppendJSON(nil))
 	field(cr.ChatTemplateKwargs)
 	return append(key, flag(cr.ParallelToolCalls == nil), flag(cr.ParallelToolCalls != nil && *cr.ParallelToolCalls),
 		flag(cr.IncludeReasoning), flag(cr.SkipSpecialTokens))

@@ -55,9 +55,6 @@ func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesReque
 	if err != nil {
 		return nil, err
 	}
-	// The answer is parsed as vLLM parses a named ToolChoiceFunction: as the
-	// chat path parses a named choice, so the session gets the chat shape.
-	creq.ToolChoice = render.ChatToolChoice(creq.ToolChoice)
 	var newOut func(*chatRun) chatStream
 	if r.Stream {
 		newOut = func(run *chatRun) chatStream {
@@ -127,7 +124,7 @@ func (o *Orchestrator) responsesMeta(r *protocol.ResponsesRequest, g *protocol.G
 	if b.Metadata, err = pyCompactOrNil(r.Metadata); err != nil {
 		return nil, err
 	}
-	if b.ToolChoice, err = pyCompactOrNil(r.ToolChoice); err != nil {
+	if b.ToolChoice, err = pyCompactOrNil(r.ToolChoiceJSON); err != nil {
 		return nil, err
 	}
 	if b.Tools, err = responsesToolDumps(r.Tools); err != nil {

@@ -183,7 +183,7 @@ func (r *runner) tokenizeOurs(ctx context.Context, req *protocol.ChatCompletionR
 	if decodeErr != nil {
 		return nil, decodeErr
 	}
-	if err := r.cfg.Generator.CheckChatRequest(nil, req.ChatTemplate, req.ChatTemplateKwargs); err != nil {
+	if err := r.cfg.Generator.CheckChatRequest(protocol.ToolChoice{}, req.ChatTemplate, req.ChatTemplateKwargs); err != nil {
 		return nil, err
 	}
 	p, err := r.cfg.Generator.Renderer().RenderChat(ctx, render.ChatInput{

@@ -76,12 +76,12 @@ type toolMachine interface {
 
 // Request holds the fields of a ChatCompletionRequest that parsing reads.
 type Request struct {
-	Tools              []Tool          `json:"tools,omitempty"`
-	ToolChoice         json.RawMessage `json:"tool_choice,omitempty"`
-	ParallelToolCalls  *bool           `json:"parallel_tool_calls,omitempty"`
-	IncludeReasoning   *bool           `json:"include_reasoning,omitempty"`
-	SkipSpecialTokens  *bool           `json:"skip_special_tokens,omitempty"`
-	ChatTemplateKwargs map[string]any  `json:"chat_template_kwargs,omitempty"`
+	Tools              []Tool              `json:"tools,omitempty"`
+	ToolChoice         protocol.ToolChoice `json:"tool_choice"`
+	ParallelToolCalls  *bool               `json:"parallel_tool_calls,omitempty"`
+	IncludeReasoning   *bool               `json:"include_reasoning,omitempty"`
+	SkipSpecialTokens  *bool               `json:"skip_special_tokens,omitempty"`
+	ChatTemplateKwargs map[string]any      `json:"chat_template_kwargs,omitempty"`
 }
 
 // Tool is one entry of a request's tools.
@@ -108,7 +108,7 @@ const (
 // Choice resolves tool_choice with vLLM's defaults: absent means "auto"
 // when tools are given and "none" otherwise.
 func (r *Request) Choice() (protocol.ToolChoiceKind, string, error) {
-	tc, err := protocol.DecodeToolChoice(r.ToolChoice).Resolve(len(r.Tools) > 0)
+	tc, err := r.ToolChoice.Resolve(len(r.Tools) > 0)
 	if err != nil {
 		return 0, "", err
 	}

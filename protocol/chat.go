@@ -36,10 +36,9 @@ type ChatCompletionRequest struct {
 	TopP                *float64
 	Tools               []json.RawMessage // nil when absent or null
 	ToolTrees           []*wire.Node      // Tools decoded, as MessageTrees
-	// ToolChoice is "none", "auto", "required", a named-function object, or
-	// nil for JSON null. An absent tool_choice is "none", or "auto" when
-	// tools are given (vLLM's check_tool_usage).
-	ToolChoice          json.RawMessage
+	// ToolChoice is tool_choice; an absent one is "none", or "auto" when
+	// tools are given (vLLM's check_tool_usage), a null one unset.
+	ToolChoice          ToolChoice
 	ReasoningEffort     *string
 	ThinkingTokenBudget *int
 	IncludeReasoning    bool  // default true
@@ -92,12 +91,6 @@ type ChatCompletionRequest struct {
 type LogitBiasEntry struct {
 	Key  string
 	Bias float64
-}
-
-// DecodedToolChoice is tool_choice decoded (DecodeToolChoice). It reads
-// the raw field each time because callers build requests and then set it.
-func (r *ChatCompletionRequest) DecodedToolChoice() ToolChoice {
-	return DecodeToolChoice(r.ToolChoice)
 }
 
 // UnmarshalJSON decodes and validates data; see DecodeChatCompletionRequest.
@@ -305,73 +298,77 @@ func checkToolUsage(obj *object) *FieldError {
 				"`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.", "", "")
 		}
 	}
-	tc, hasTC := obj.members["tool_choice"]
+	node, hasTC := obj.nodes["tool_choice"]
 	if !hasTC {
 		return nil
 	}
-	if s, ok := laxString(tc); ok && s == "none" {
-		return nil
-	}
-	if isNull(tc) {
+	tc := toolChoiceOf(node)
+	switch tc.Kind {
+	case ToolChoiceNone, ToolChoiceUnset:
 		return nil
 	}
 	if !hasTools || isNull(tools) {
 		return validatorError(obj, "VLLMValidationError", "When using `tool_choice`, `tools` must be set.", "tool_choice", "")
 	}
-	if s, ok := laxString(tc); ok && (s == "auto" || s == "required") {
+	switch tc.Kind {
+	case ToolChoiceAuto, ToolChoiceRequired:
 		return nil
-	}
-	if jsonKind(tc) != '{' {
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `tool_choice`: "+pyStrOfJSON(tc)+
+	case ToolChoiceBad:
+		return toolChoiceError(obj, node)
+	case ToolChoiceBadString:
+		return validatorError(obj, "VLLMValidationError", "Invalid value for `tool_choice`: "+pyStrOfJSON(node.Raw)+
 			"! Only named tools, \"none\", \"auto\" or \"required\" are supported.", "tool_choice", "")
 	}
-	var choice map[string]json.RawMessage
-	_ = json.Unmarshal(tc, &choice)
-	function, ok := choice["function"]
-	if !ok || jsonKind(function) != '{' {
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `function`: `"+pyStrOfJSON(function)+
-			"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function", "")
-	}
-	var fn map[string]json.RawMessage
-	_ = json.Unmarshal(function, &fn)
-	nameRaw, ok := fn["name"]
-	if !ok {
-		return validatorError(obj, "VLLMValidationError", "Expected field `name` in `function` in `tool_choice`! "+
-			toolChoiceUsage, "tool_choice.function.name", "")
-	}
-	name, isStr := laxString(nameRaw)
-	if !isStr || name == "" {
-		return validatorError(obj, "VLLMValidationError", "Invalid `name` in `function`: `"+pyStrOfJSON(nameRaw)+
-			"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function.name", "")
-	}
-	var toolList []struct {
-		Function struct {
-			Name *string `json:"name"`
-		} `json:"function"`
-	}
-	_ = json.Unmarshal(tools, &toolList)
-	for _, t := range toolList {
-		if t.Function.Name != nil && *t.Function.Name == name {
-			return nil
+	name := tc.Name
+	if list := obj.nodes["tools"]; list.Kind == wire.Array {
+		for _, t := range list.Arr {
+			fn, _ := t.Get("function")
+			if n, ok := fn.Get("name"); ok && n.Kind == wire.String && n.S == name {
+				return nil
+			}
 		}
 	}
 	return validatorError(obj, "VLLMValidationError",
 		"The tool specified in `tool_choice` does not match any of the specified `tools`", "tool_choice", "")
 }
 
+// toolChoiceError is check_tool_usage's error for a tool_choice that is
+// neither one of the strings nor a named function: the first part of
+// {"function": {"name": ...}} it finds missing or wrong.
+func toolChoiceError(obj *object, n *wire.Node) *FieldError {
+	if n.Kind != wire.Object {
+		return validatorError(obj, "VLLMValidationError", "Invalid value for `tool_choice`: "+pyStrOfJSON(n.Raw)+
+			"! Only named tools, \"none\", \"auto\" or \"required\" are supported.", "tool_choice", "")
+	}
+	function, ok := n.Get("function")
+	if !ok || function.Kind != wire.Object {
+		var raw json.RawMessage
+		if ok {
+			raw = function.Raw
+		}
+		return validatorError(obj, "VLLMValidationError", "Invalid value for `function`: `"+pyStrOfJSON(raw)+
+			"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function", "")
+	}
+	name, ok := function.Get("name")
+	if !ok {
+		return validatorError(obj, "VLLMValidationError", "Expected field `name` in `function` in `tool_choice`! "+
+			toolChoiceUsage, "tool_choice.function.name", "")
+	}
+	return validatorError(obj, "VLLMValidationError", "Invalid `name` in `function`: `"+pyStrOfJSON(name.Raw)+
+		"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function.name", "")
+}
+
 // checkStructuredOutputsCount is check_structured_outputs_count; the
 // completion form names the parameter, the chat form does not.
 func checkStructuredOutputsCount(withParam bool) func(*object) *FieldError {
 	return func(obj *object) *FieldError {
-		raw, ok := obj.members["structured_outputs"]
-		if !ok || isNull(raw) || jsonKind(raw) != '{' {
+		so := obj.nodes["structured_outputs"]
+		if so == nil || so.Kind != wire.Object {
 			return nil
 		}
-		var so map[string]json.RawMessage
-		_ = json.Unmarshal(raw, &so)
 		count := 0
 		for _, k := range []string{"json", "regex", "choice"} {
-			if v, ok := so[k]; ok && !isNull(v) {
+			if v, ok := so.Get(k); ok && !v.IsNull() {
 				count++
 			}
 		}
@@ -386,11 +383,12 @@ func checkStructuredOutputsCount(withParam bool) func(*object) *FieldError {
 		if withParam || count == 0 {
 			return nil
 		}
-		tc, hasTC := obj.members["tool_choice"]
+		tc, hasTC := obj.nodes["tool_choice"]
 		if !hasTC {
 			return nil // "none", or "auto" once check_tool_usage has run
 		}
-		if s, ok := laxString(tc); ok && (s == "none" || s == "auto" || s == "required") {
+		switch toolChoiceOf(tc).Kind {
+		case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired:
 			return nil
 		}
 		return validatorError(obj, "VLLMValidationError",

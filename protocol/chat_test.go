@@ -50,8 +50,8 @@ func TestChatCompletionRequestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	switch {
-	case string(r.ToolChoice) != `"none"`, r.DecodedToolChoice().String() != "none", r.DecodedToolChoice().Kind == ToolChoiceNamed:
-		t.Errorf("tool_choice = %s", r.ToolChoice)
+	case string(r.ToolChoice.AppendJSON(nil)) != `"none"`, r.ToolChoice.String() != "none", r.ToolChoice.Kind == ToolChoiceNamed:
+		t.Errorf("tool_choice = %s", r.ToolChoice.AppendJSON(nil))
 	case r.N == nil || *r.N != 1, r.Logprobs == nil || *r.Logprobs, r.TopLogprobs == nil || *r.TopLogprobs != 0:
 		t.Errorf("n/logprobs defaults wrong: %+v", r)
 	case !r.AddGenerationPrompt, r.ContinueFinalMessage, r.AddSpecialTokens, !r.SkipSpecialTokens, !r.SpacesBetweenSpecial:
@@ -67,8 +67,8 @@ func TestChatCompletionRequestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tc := named.DecodedToolChoice(); tc.Kind != ToolChoiceNamed || tc.Name != "f" || tc.String() != "" {
-		t.Errorf("named tool choice = %s", named.ToolChoice)
+	if tc := named.ToolChoice; tc.Kind != ToolChoiceNamed || tc.Name != "f" || tc.String() != "" {
+		t.Errorf("named tool choice = %s", tc.AppendJSON(nil))
 	}
 }
 

@@ -82,12 +82,7 @@ func asJSON(v any) any {
 
 func chatShown(r *ChatCompletionRequest) map[string]any {
 	var toolChoice any
-	_ = json.Unmarshal(r.ToolChoice, &toolChoice)
-	if tc, ok := toolChoice.(map[string]any); ok {
-		if _, has := tc["type"]; !has {
-			tc["type"] = "function"
-		}
-	}
+	_ = json.Unmarshal(r.ToolChoice.AppendJSON(nil), &toolChoice)
 	return map[string]any{
 		"stop": asJSON(r.Stop), "tool_choice": toolChoice, "stop_token_ids": asJSON(r.StopTokenIDs), "max_tokens": asJSON(r.MaxTokens),
 		"truncate_prompt_tokens": asJSON(r.TruncatePromptTokens), "thinking_token_budget": asJSON(r.ThinkingTokenBudget),

@@ -22,13 +22,19 @@ type ResponsesRequest struct {
 	TopLogprobs        *int
 	Include            []string
 	Text               *ResponsesText
-	ToolChoice         json.RawMessage // "auto" when absent
-	Tools              []json.RawMessage
-	Truncation         string
-	RequestID          *string
-	CacheSalt          *string
-	Priority           int64
-	KVTransferParams   json.RawMessage
+	// ToolChoice is tool_choice in the chat request's terms: "auto" when
+	// absent, "none" for an absent or "auto" one without tools, a named
+	// function named, other objects ToolChoiceOther.
+	ToolChoice ToolChoice
+	// ToolChoiceJSON is tool_choice as the response object echoes it: as
+	// sent, with the same defaults as ToolChoice.
+	ToolChoiceJSON   json.RawMessage
+	Tools            []json.RawMessage
+	Truncation       string
+	RequestID        *string
+	CacheSalt        *string
+	Priority         int64
+	KVTransferParams json.RawMessage
 	// Metadata, User, ParallelToolCalls and MaxToolCalls are only echoed
 	// in the served response object.
 	Metadata          json.RawMessage
@@ -139,9 +145,9 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 			_ = json.Unmarshal(raw, r.Text)
 		}
 	}
-	r.ToolChoice = json.RawMessage(`"auto"`)
-	if raw, ok := obj.members["tool_choice"]; ok && obj.validateNode("tool_choice", openaiType("ToolChoice")) {
-		r.ToolChoice = raw
+	r.ToolChoice, r.ToolChoiceJSON = ToolChoice{Kind: ToolChoiceAuto}, json.RawMessage(`"auto"`)
+	if n, ok := obj.nodes["tool_choice"]; ok && obj.validateNode("tool_choice", openaiType("ToolChoice")) {
+		r.ToolChoice, r.ToolChoiceJSON = responsesToolChoiceOf(n), n.Raw
 	}
 	if obj.validateNode("tools", responsesTools()) {
 		r.Tools, _ = obj.list("tools", false)
@@ -186,11 +192,11 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 	}
 	if raw := obj.members["tool_choice"]; raw != nil && !isNull(raw) && len(r.Tools) == 0 {
 		// check_tool_usage turned "auto" into "none" before validation.
-		if s, _ := laxString(raw); s == "auto" {
-			r.ToolChoice = json.RawMessage(`"none"`)
+		if r.ToolChoice.Kind == ToolChoiceAuto {
+			r.ToolChoice, r.ToolChoiceJSON = ToolChoice{Kind: ToolChoiceNone}, json.RawMessage(`"none"`)
 		}
 	} else if raw == nil && len(r.Tools) == 0 {
-		r.ToolChoice = json.RawMessage(`"none"`)
+		r.ToolChoice, r.ToolChoiceJSON = ToolChoice{Kind: ToolChoiceNone}, json.RawMessage(`"none"`)
 	}
 	return r, nil
 }

@@ -1,83 +1,138 @@
 package protocol
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"strings"
 
 	"github.com/vrender/vrender/internal/wire"
 )
 
-// ToolChoiceKind is the form of a request's tool_choice. The first four
-// values are the ones vLLM distinguishes; their numbering is part of the
-// parser checkpoint state and must not change.
+// ToolChoiceKind is the form of a request's tool_choice. None, Auto,
+// Required and Named are the ones vLLM distinguishes once Resolve applied
+// its defaults.
 type ToolChoiceKind int
 
 // The tool_choice forms.
 const (
-	ToolChoiceNone ToolChoiceKind = iota
+	// ToolChoiceUnset is an absent or null tool_choice, the zero value: a
+	// request built in code without one gets vLLM's default.
+	ToolChoiceUnset ToolChoiceKind = iota
+	ToolChoiceNone
 	ToolChoiceAuto
 	ToolChoiceRequired
 	ToolChoiceNamed
-	// ToolChoiceUnset is an absent or null tool_choice.
-	ToolChoiceUnset
 	// ToolChoiceBadString is a string other than the three literals.
 	ToolChoiceBadString
 	// ToolChoiceBad is any other form: not a string, or an object without
 	// a function name.
 	ToolChoiceBad
+	// ToolChoiceOther is a Responses tool_choice object other than a named
+	// function (allowed_tools, a hosted tool type, mcp, custom): vLLM's
+	// parser treats it as "none" (the answer's text is kept, no call is
+	// parsed, adjust_request adds no constraint), yet the template still
+	// gets the tools, as it does for any choice that is not "none".
+	ToolChoiceOther
 )
 
-// ToolChoice is a decoded tool_choice. It is the one reading of the raw
-// field every package uses, so render, the parsers and derender cannot
-// disagree on what a request asked for.
+// ToolChoice is a decoded tool_choice, the one reading of the field every
+// package uses, so render, the parsers and derender cannot disagree on
+// what a request asked for. The zero value is unset.
 type ToolChoice struct {
 	Kind ToolChoiceKind
 	// Name is the function of a named choice or the value of a
 	// ToolChoiceBadString.
 	Name string
-	raw  json.RawMessage
+	// bad is the client's text of a ToolChoiceBad or ToolChoiceOther: the
+	// error message and AppendJSON quote it.
+	bad []byte
 }
 
-// DecodeToolChoice reads a raw tool_choice as the chat API spells it:
-// "none", "auto", "required" or {"function": {"name": ...}}. Keys match
-// exactly, as pydantic's do; a repeated key's last value counts, as in
-// the Python dict the request becomes.
-func DecodeToolChoice(raw json.RawMessage) ToolChoice {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ToolChoice{Kind: ToolChoiceUnset, raw: raw}
+// decodeToolChoice reads a raw tool_choice as the chat API spells it.
+func decodeToolChoice(raw []byte) ToolChoice {
+	if len(raw) == 0 {
+		return ToolChoice{Kind: ToolChoiceUnset}
 	}
 	n, err := wire.Parse(raw)
 	if err != nil {
-		return ToolChoice{Kind: ToolChoiceBad, raw: raw}
+		return ToolChoice{Kind: ToolChoiceBad, bad: bytes.Clone(raw)}
 	}
+	return toolChoiceOf(n)
+}
+
+// toolChoiceOf reads a tool_choice as the chat API spells it: "none",
+// "auto", "required" or {"function": {"name": ...}}. Keys match exactly,
+// as pydantic's do; a repeated key's last value counts, as in the Python
+// dict the request becomes. Strings are cloned: the tree aliases the
+// request's buffer.
+func toolChoiceOf(n *wire.Node) ToolChoice {
 	switch n.Kind {
 	case wire.Null:
-		// null with space around it is still None.
-		return ToolChoice{Kind: ToolChoiceUnset, raw: raw}
+		return ToolChoice{Kind: ToolChoiceUnset}
 	case wire.String:
 		switch n.S {
 		case "none":
-			return ToolChoice{Kind: ToolChoiceNone, raw: raw}
+			return ToolChoice{Kind: ToolChoiceNone}
 		case "auto":
-			return ToolChoice{Kind: ToolChoiceAuto, raw: raw}
+			return ToolChoice{Kind: ToolChoiceAuto}
 		case "required":
-			return ToolChoice{Kind: ToolChoiceRequired, raw: raw}
+			return ToolChoice{Kind: ToolChoiceRequired}
 		}
-		// Clone: the tree aliases the request's buffer.
-		return ToolChoice{Kind: ToolChoiceBadString, Name: strings.Clone(n.S), raw: raw}
+		return ToolChoice{Kind: ToolChoiceBadString, Name: strings.Clone(n.S)}
 	case wire.Object:
 		if fn, ok := n.Get("function"); ok && fn.Kind == wire.Object {
 			if name, ok := fn.Get("name"); ok && name.Kind == wire.String && name.S != "" {
-				return ToolChoice{Kind: ToolChoiceNamed, Name: strings.Clone(name.S), raw: raw}
+				return ToolChoice{Kind: ToolChoiceNamed, Name: strings.Clone(name.S)}
 			}
 		}
 	}
-	return ToolChoice{Kind: ToolChoiceBad, raw: raw}
+	return ToolChoice{Kind: ToolChoiceBad, bad: bytes.Clone(n.Raw)}
+}
+
+// responsesToolChoiceOf reads a Responses tool_choice (already validated
+// against openai's ToolChoice union) in the chat request's terms: a named
+// function ({"type":"function","name":N}, openai's ToolChoiceFunction) is
+// a named choice, the other objects ToolChoiceOther; strings are the same
+// in both APIs.
+func responsesToolChoiceOf(n *wire.Node) ToolChoice {
+	if n.Kind != wire.Object {
+		return toolChoiceOf(n)
+	}
+	typ, _ := n.Get("type")
+	name, _ := n.Get("name")
+	if typ != nil && typ.Kind == wire.String && typ.S == "function" && name != nil && name.Kind == wire.String && name.S != "" {
+		return ToolChoice{Kind: ToolChoiceNamed, Name: strings.Clone(name.S)}
+	}
+	return ToolChoice{Kind: ToolChoiceOther, bad: bytes.Clone(n.Raw)}
+}
+
+// UnmarshalJSON reads a chat tool_choice, for fixtures and tests that
+// build requests with encoding/json; requests are decoded by
+// DecodeChatCompletionRequest.
+func (c *ToolChoice) UnmarshalJSON(data []byte) error {
+	*c = decodeToolChoice(data)
+	return nil
+}
+
+// AppendJSON appends the choice as the chat API spells it: a string, the
+// named-function object, null for an unset choice, and the client's text
+// of a bad or Responses-only form.
+func (c ToolChoice) AppendJSON(dst []byte) []byte {
+	switch c.Kind {
+	case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired, ToolChoiceBadString:
+		return wire.AppendString(dst, c.String())
+	case ToolChoiceNamed:
+		dst = append(dst, `{"type":"function","function":{"name":`...)
+		return append(wire.AppendString(dst, c.Name), "}}"...)
+	case ToolChoiceBad, ToolChoiceOther:
+		return append(dst, c.bad...)
+	}
+	return append(dst, "null"...)
 }
 
 // Resolve applies vLLM's default to an unset choice: "auto" when tools are
-// given, "none" otherwise. It refuses the invalid forms.
+// given, "none" otherwise. A Responses-only object is "none". It refuses
+// the invalid forms.
 func (c ToolChoice) Resolve(haveTools bool) (ToolChoice, error) {
 	switch c.Kind {
 	case ToolChoiceUnset:
@@ -85,10 +140,12 @@ func (c ToolChoice) Resolve(haveTools bool) (ToolChoice, error) {
 			return ToolChoice{Kind: ToolChoiceAuto}, nil
 		}
 		return ToolChoice{Kind: ToolChoiceNone}, nil
+	case ToolChoiceOther:
+		return ToolChoice{Kind: ToolChoiceNone}, nil
 	case ToolChoiceBadString:
 		return c, fmt.Errorf("invalid tool_choice %q", c.Name)
 	case ToolChoiceBad:
-		return c, fmt.Errorf("invalid tool_choice %s", c.raw)
+		return c, fmt.Errorf("invalid tool_choice %s", c.bad)
 	}
 	return c, nil
 }

@@ -6,24 +6,24 @@ import (
 	"testing"
 )
 
-// refDecodeToolChoice is DecodeToolChoice as it was over encoding/json,
+// refDecodeToolChoice is decodeToolChoice as it was over encoding/json,
 // kept to hold the wire version to it; one change: a null with space
 // around it is unset (it read an invalid string "").
 func refDecodeToolChoice(raw json.RawMessage) ToolChoice {
 	if len(raw) == 0 || strings.Trim(string(raw), " \t\n\r") == "null" {
-		return ToolChoice{Kind: ToolChoiceUnset, raw: raw}
+		return ToolChoice{Kind: ToolChoiceUnset}
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
 		switch s {
 		case "none":
-			return ToolChoice{Kind: ToolChoiceNone, raw: raw}
+			return ToolChoice{Kind: ToolChoiceNone}
 		case "auto":
-			return ToolChoice{Kind: ToolChoiceAuto, raw: raw}
+			return ToolChoice{Kind: ToolChoiceAuto}
 		case "required":
-			return ToolChoice{Kind: ToolChoiceRequired, raw: raw}
+			return ToolChoice{Kind: ToolChoiceRequired}
 		}
-		return ToolChoice{Kind: ToolChoiceBadString, Name: s, raw: raw}
+		return ToolChoice{Kind: ToolChoiceBadString, Name: s}
 	}
 	var named struct {
 		Function struct {
@@ -32,14 +32,14 @@ func refDecodeToolChoice(raw json.RawMessage) ToolChoice {
 	}
 	err := json.Unmarshal(raw, &named)
 	if err != nil || named.Function.Name == "" {
-		return ToolChoice{Kind: ToolChoiceBad, raw: raw}
+		return ToolChoice{Kind: ToolChoiceBad}
 	}
-	return ToolChoice{Kind: ToolChoiceNamed, Name: named.Function.Name, raw: raw}
+	return ToolChoice{Kind: ToolChoiceNamed, Name: named.Function.Name}
 }
 
 // foldedKeys reports whether raw has a key that encoding/json would match
 // to function or name only by folding case (pydantic, and so vLLM and
-// DecodeToolChoice, does not), or a repeated name after which
+// decodeToolChoice, does not), or a repeated name after which
 // encoding/json keeps the earlier value on a type error.
 func foldedKeys(raw []byte) bool {
 	var walk func(v any) bool
@@ -86,9 +86,9 @@ func TestDecodeToolChoiceMatchesEncodingJSON(t *testing.T) {
 		checkToolChoice(t, []byte(c))
 	}
 	// Keys matched only by case folding: encoding/json took them, pydantic
-	// (and now DecodeToolChoice) does not.
+	// (and now decodeToolChoice) does not.
 	for _, c := range []string{`{"Function":{"name":"f"}}`, `{"function":{"NAME":"f"}}`} {
-		if got := DecodeToolChoice(json.RawMessage(c)); got.Kind != ToolChoiceBad {
+		if got := decodeToolChoice([]byte(c)); got.Kind != ToolChoiceBad {
 			t.Errorf("%s: %v, want ToolChoiceBad", c, got.Kind)
 		}
 	}
@@ -96,12 +96,16 @@ func TestDecodeToolChoiceMatchesEncodingJSON(t *testing.T) {
 
 func checkToolChoice(t *testing.T, raw []byte) {
 	t.Helper()
-	got, want := DecodeToolChoice(raw), refDecodeToolChoice(raw)
+	got, want := decodeToolChoice(raw), refDecodeToolChoice(raw)
+	// AppendJSON writes what decodes to the same choice.
+	if again := decodeToolChoice(got.AppendJSON(nil)); again.Kind != got.Kind || again.Name != got.Name {
+		t.Errorf("decodeToolChoice(%q) = %v %q; its AppendJSON %s reads %v %q", raw, got.Kind, got.Name, got.AppendJSON(nil), again.Kind, again.Name)
+	}
 	if foldedKeys(raw) {
 		return
 	}
-	if got.Kind != want.Kind || got.Name != want.Name || string(got.raw) != string(want.raw) {
-		t.Errorf("DecodeToolChoice(%q) = %v %q, encoding/json read %v %q", raw, got.Kind, got.Name, want.Kind, want.Name)
+	if got.Kind != want.Kind || got.Name != want.Name {
+		t.Errorf("decodeToolChoice(%q) = %v %q, encoding/json read %v %q", raw, got.Kind, got.Name, want.Kind, want.Name)
 	}
 }
 

@@ -1,6 +1,6 @@
 package protocol
 
-import "encoding/json"
+import "github.com/vrender/vrender/internal/wire"
 
 // toolChoiceLiterals are the string members of tool_choice's union, in
 // declaration order: pydantic reports one error per member.
@@ -12,24 +12,18 @@ var toolChoiceLiterals = []string{"none", "auto", "required"}
 // `type: Literal["function"]` can still fail. pydantic then reports the
 // whole union: each string literal refusing the object, then the model's
 // error on type.
-func (o *object) namedToolChoiceType(name string, raw json.RawMessage) {
-	if jsonKind(raw) != '{' {
-		return
-	}
-	var choice map[string]json.RawMessage
-	if json.Unmarshal(raw, &choice) != nil {
-		return
-	}
-	typ, ok := choice["type"]
+func (o *object) namedToolChoiceType(name string, n *wire.Node) {
+	typ, ok := n.Get("type")
 	if !ok {
-		return // defaults to "function"
+		return // not an object, or type defaults to "function"
 	}
-	if s, isStr := laxString(typ); isStr && s == "function" {
+	if typ.Kind == wire.String && typ.S == "function" {
 		return
 	}
+	raw, typRaw := n.Raw, typ.Raw
 	for _, lit := range toolChoiceLiterals {
 		expected := pyStrRepr(lit)
 		o.fail(o.at(name), "literal_error", "Input should be "+expected, raw, CtxEntry{Key: "expected", Value: expected})
 	}
-	o.fail(o.at(name, "type"), "literal_error", "Input should be 'function'", typ, CtxEntry{Key: "expected", Value: "'function'"})
+	o.fail(o.at(name, "type"), "literal_error", "Input should be 'function'", typRaw, CtxEntry{Key: "expected", Value: "'function'"})
 }

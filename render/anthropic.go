@@ -111,29 +111,25 @@ func anthropicTools(req *protocol.ChatCompletionRequest, a *protocol.AnthropicMe
 		tool.raw("function", fn.bytes())
 		req.Tools = append(req.Tools, tool.bytes())
 	}
-	if string(req.ToolChoice) == "null" {
-		req.ToolChoice = json.RawMessage(`"auto"`)
+	if req.ToolChoice.Kind == protocol.ToolChoiceUnset {
+		req.ToolChoice = protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}
 	}
 }
 
-func anthropicToolChoice(tc *protocol.AnthropicToolChoice) json.RawMessage {
+func anthropicToolChoice(tc *protocol.AnthropicToolChoice) protocol.ToolChoice {
 	if tc == nil {
-		return json.RawMessage("null")
+		return protocol.ToolChoice{}
 	}
 	switch tc.Type {
 	case "auto":
-		return json.RawMessage(`"auto"`)
+		return protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}
 	case "any":
-		return json.RawMessage(`"required"`)
+		return protocol.ToolChoice{Kind: protocol.ToolChoiceRequired}
 	case "none":
-		return json.RawMessage(`"none"`)
+		return protocol.ToolChoice{Kind: protocol.ToolChoiceNone}
 	}
-	var fn objBuilder
-	fn.value("name", tc.Name)
-	var b objBuilder
-	b.str("type", "function")
-	b.raw("function", fn.bytes())
-	return b.bytes()
+	// The validator refused a "tool" choice without a name.
+	return protocol.ToolChoice{Kind: protocol.ToolChoiceNamed, Name: *tc.Name}
 }
 
 // anthropicMessages is the chat messages list: a system message with the

@@ -24,7 +24,7 @@ type ChatInput struct {
 	MessageTrees         []*wire.Node
 	Tools                []json.RawMessage // nil: no tools given
 	ToolTrees            []*wire.Node      // Tools decoded, as MessageTrees
-	ToolChoice           json.RawMessage
+	ToolChoice           protocol.ToolChoice
 	Documents            json.RawMessage
 	ChatTemplate         *string
 	ChatTemplateKwargs   json.RawMessage
@@ -206,10 +206,8 @@ func (r *Renderer) toolsNode(in ChatInput) (*node, error) {
 	if in.Tools == nil {
 		return nil, nil
 	}
-	if r.cfg.ExcludeToolsWhenToolChoiceNone && len(in.ToolChoice) > 0 {
-		if protocol.DecodeToolChoice(in.ToolChoice).Kind == protocol.ToolChoiceNone {
-			return nil, nil
-		}
+	if r.cfg.ExcludeToolsWhenToolChoiceNone && in.ToolChoice.Kind == protocol.ToolChoiceNone {
+		return nil, nil
 	}
 	out := &node{Kind: jArr, Arr: make([]*node, 0, len(in.Tools))}
 	trees := in.ToolTrees

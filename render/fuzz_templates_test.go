@@ -13,6 +13,7 @@ import (
 
 	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/protocol"
 )
 
 // fuzzRenderBudget is how long one render may take before the fuzz targets
@@ -145,7 +146,7 @@ func recipeInput(recipe []byte) ChatInput {
 		var tools []json.RawMessage
 		_ = json.Unmarshal([]byte(convTools), &tools)
 		in.Tools = tools
-		in.ToolChoice = json.RawMessage(`"auto"`)
+		in.ToolChoice = protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}
 	}
 	in.AddGenerationPrompt = flags&2 != 0
 	in.ContinueFinalMessage = flags&4 != 0

@@ -99,12 +99,12 @@ type ChatResult struct {
 // CheckChatRequest applies the checks vLLM makes before rendering a chat
 // request: tool_choice against the configured tool parser, and a
 // request-supplied chat template against --trust-request-chat-template.
-func (g *Generator) CheckChatRequest(toolChoice json.RawMessage, chatTemplate *string, kwargs json.RawMessage) error {
+func (g *Generator) CheckChatRequest(tc protocol.ToolChoice, chatTemplate *string, kwargs json.RawMessage) error {
 	// vLLM instantiates the tool parser only with --enable-auto-tool-choice
 	// (ParserManager.get_tool_parser), so without it even "required" and
 	// named choices are refused.
 	if !g.cfg.EnableAutoToolChoice || g.cfg.ToolCallParser == "" {
-		switch tc := protocol.DecodeToolChoice(toolChoice); tc.Kind {
+		switch tc.Kind {
 		case protocol.ToolChoiceUnset, protocol.ToolChoiceNone:
 		case protocol.ToolChoiceAuto:
 			if !g.cfg.EnableAutoToolChoice {

@@ -40,7 +40,7 @@ func (r *Renderer) RenderHarmony(ctx context.Context, in ChatInput) (*ChatPrompt
 	}
 	var tools []harmony.Tool
 	if in.Tools != nil && !(r.cfg.ExcludeToolsWhenToolChoiceNone &&
-		protocol.DecodeToolChoice(in.ToolChoice).Kind == protocol.ToolChoiceNone) {
+		in.ToolChoice.Kind == protocol.ToolChoiceNone) {
 		if tools, err = harmonyTools(in.Tools); err != nil {
 			return nil, err
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/protocol"
 )
 
 // parityClock is the fixed time strftime_now sees on both sides.
@@ -70,14 +71,14 @@ var sharedTemplateTokens = map[string][2]string{
 
 // testRequest is the part of a chat request the parity corpus varies.
 type testRequest struct {
-	Messages             []json.RawMessage `json:"messages"`
-	Tools                []json.RawMessage `json:"tools"`
-	ToolChoice           json.RawMessage   `json:"tool_choice"`
-	Documents            json.RawMessage   `json:"documents"`
-	ChatTemplateKwargs   json.RawMessage   `json:"chat_template_kwargs"`
-	ReasoningEffort      *string           `json:"reasoning_effort"`
-	AddGenerationPrompt  bool              `json:"add_generation_prompt"`
-	ContinueFinalMessage bool              `json:"continue_final_message"`
+	Messages             []json.RawMessage   `json:"messages"`
+	Tools                []json.RawMessage   `json:"tools"`
+	ToolChoice           protocol.ToolChoice `json:"tool_choice"`
+	Documents            json.RawMessage     `json:"documents"`
+	ChatTemplateKwargs   json.RawMessage     `json:"chat_template_kwargs"`
+	ReasoningEffort      *string             `json:"reasoning_effort"`
+	AddGenerationPrompt  bool                `json:"add_generation_prompt"`
+	ContinueFinalMessage bool                `json:"continue_final_message"`
 }
 
 func (q testRequest) input() ChatInput {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/protocol"
 )
 
 func loadModel(t testing.TB, name string) *model.Model {
@@ -53,7 +54,7 @@ func TestRenderChatTemplateChoice(t *testing.T) {
 		{"model default", &named, Config{}, ChatInput{Messages: userMessage("x")}, "Dx", ""},
 		{"tool_use when tools are given", &named, Config{}, ChatInput{Messages: userMessage("x"), Tools: tool}, "T1", ""},
 		{"tools excluded by tool_choice none", &named, Config{ExcludeToolsWhenToolChoiceNone: true},
-			ChatInput{Messages: userMessage("x"), Tools: tool, ToolChoice: json.RawMessage(`"none"`)}, "Dx", ""},
+			ChatInput{Messages: userMessage("x"), Tools: tool, ToolChoice: protocol.ToolChoice{Kind: protocol.ToolChoiceNone}}, "Dx", ""},
 		{"server template wins", &named, Config{ChatTemplate: "S{{ messages | length }}"}, ChatInput{Messages: userMessage("x")}, "S1", ""},
 		{"untrusted request template", &named, Config{}, ChatInput{Messages: userMessage("x"), ChatTemplate: strp("R")}, "",
 			"Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template."},

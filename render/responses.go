@@ -46,7 +46,7 @@ func ResponsesToChat(r *protocol.ResponsesRequest) (*protocol.ChatCompletionRequ
 	}
 	req.ToolChoice = r.ToolChoice
 	req.Tools = nil
-	if len(r.Tools) > 0 && protocol.DecodeToolChoice(r.ToolChoice).Kind != protocol.ToolChoiceNone {
+	if len(r.Tools) > 0 && r.ToolChoice.Kind != protocol.ToolChoiceNone {
 		if req.Tools, err = responsesTools(r.Tools); err != nil {
 			return nil, err
 		}
@@ -434,43 +434,14 @@ func (g *Generator) adjustResponsesForTools(r *protocol.ResponsesRequest, req *p
 	if parsers.StructuralTagModel(g.cfg.ToolCallParser) == "" || g.cfg.LegacyToolChoice || len(req.Tools) == 0 {
 		return r, nil
 	}
-	probe := *req
-	probe.ToolChoice = ChatToolChoice(r.ToolChoice)
-	adjusted, err := g.adjustForTools(&probe)
-	if err != nil || adjusted == &probe || adjusted.StructuredOutputs == nil || adjusted.StructuredOutputs.StructuralTag == nil {
+	adjusted, err := g.adjustForTools(req)
+	if err != nil || adjusted == req || adjusted.StructuredOutputs == nil || adjusted.StructuredOutputs.StructuralTag == nil {
 		return r, err
 	}
 	req.StructuredOutputs = adjusted.StructuredOutputs
 	out := *r
 	out.Text = nil
 	return &out, nil
-}
-
-// ChatToolChoice is a Responses tool_choice in the chat request's shape: a
-// named function ({"type":"function","name":N}, openai's ToolChoiceFunction)
-// becomes {"type":"function","function":{"name":N}}; the other OpenAI
-// objects (allowed_tools, hosted tool types, mcp, custom, ...) become
-// "none", as vLLM's parser (_extract_tool_calls) treats a choice that is
-// neither "auto", "required" nor a named function: the answer's text is
-// kept and no tool call is parsed, and adjust_request adds no constraint.
-// Strings are the same in both APIs.
-func ChatToolChoice(raw json.RawMessage) json.RawMessage {
-	var named struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-	}
-	if len(raw) == 0 || raw[0] != '{' {
-		return raw
-	}
-	if json.Unmarshal(raw, &named) != nil || named.Type != "function" || named.Name == "" {
-		return json.RawMessage(`"none"`)
-	}
-	var fn objBuilder
-	fn.str("name", named.Name)
-	var b objBuilder
-	b.str("type", "function")
-	b.raw("function", fn.bytes())
-	return b.bytes()
 }
 
 // ResponsesSamplingParams is ResponsesRequest.to_sampling_params: the

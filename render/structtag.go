@@ -59,16 +59,12 @@ func structuralTagFor(model string, req *protocol.ChatCompletionRequest) (string
 	if len(req.Tools) == 0 {
 		return "", false, nil
 	}
-	tc := req.DecodedToolChoice()
-	choice := tc.String()
-	named := ""
-	if tc.Kind == protocol.ToolChoiceNamed {
-		named = tc.Name
-	}
-	if named == "" && choice != "auto" && choice != "required" {
+	tc := req.ToolChoice
+	mode := tc.Kind // normalize_tool_choice: a named choice is "forced"
+	if mode != protocol.ToolChoiceAuto && mode != protocol.ToolChoiceRequired && mode != protocol.ToolChoiceNamed {
 		return "", false, nil
 	}
-	if named == "" && choice == "auto" && !mayBeStrict(req.Tools) {
+	if mode == protocol.ToolChoiceAuto && !mayBeStrict(req.Tools) {
 		return "", false, nil // what the loop below finds: no strict tool
 	}
 	var tools []stTool
@@ -91,28 +87,25 @@ func structuralTagFor(model string, req *protocol.ChatCompletionRequest) (string
 		tools = append(tools, stTool{name: t.Function.Name, params: t.Function.Parameters, strict: t.Function.Strict})
 		anyStrict = anyStrict || (t.Function.Strict != nil && *t.Function.Strict)
 	}
-	if named == "" && choice == "auto" && !anyStrict {
+	if mode == protocol.ToolChoiceAuto && !anyStrict {
 		return "", false, nil
 	}
-	// normalize_tool_choice.
-	mode := choice
-	if named != "" {
-		mode = "forced"
+	if mode == protocol.ToolChoiceNamed {
 		var kept []stTool
 		for _, t := range tools {
-			if t.name == named {
+			if t.name == tc.Name {
 				kept = append(kept, t)
 			}
 		}
 		if len(kept) == 0 {
-			return "", false, &BadRequestError{Message: fmt.Sprintf("The tool with name '%s' is not found in the tools list.", named)}
+			return "", false, &BadRequestError{Message: fmt.Sprintf("The tool with name '%s' is not found in the tools list.", tc.Name)}
 		}
 		if len(kept) != 1 {
 			return "", false, &BadRequestError{Message: "Forced tool choice must resolve to exactly one tool."}
 		}
 		tools = kept
 	}
-	if mode == "required" && len(tools) == 0 {
+	if mode == protocol.ToolChoiceRequired && len(tools) == 0 {
 		return "", false, &BadRequestError{Message: "The 'tools' list is empty, which is not allowed when 'tool_choice' is 'required'."}
 	}
 	build, ok := structuralTagBuilders[model]
@@ -212,9 +205,9 @@ func tagsWithSeparator(tags []json.RawMessage, separator string, stopAfterFirst 
 }
 
 // structuralTagBuilders are keyed by structural_tag_model. Each gets the
-// tools normalize_tool_choice kept and the simplified choice ("auto",
-// "required" or "forced", the last with exactly one tool).
-var structuralTagBuilders = map[string]func(tools []stTool, mode string) json.RawMessage{
+// tools normalize_tool_choice kept and the simplified choice: auto,
+// required or named ("forced", with exactly one tool).
+var structuralTagBuilders = map[string]func(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage{
 	"hermes":        hermesTag,
 	"minimax":       minimaxTag,
 	"llama":         llamaTag,
@@ -239,7 +232,7 @@ func eachTool(tools []stTool, tag func(stTool) json.RawMessage) []json.RawMessag
 
 // hermesTag is vLLM's get_hermes_structural_tag: each tool in both the
 // multi-line and the one-line <tool_call> form.
-func hermesTag(tools []stTool, mode string) json.RawMessage {
+func hermesTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
 	var tags []json.RawMessage
 	for _, t := range tools {
 		for _, f := range [][2]string{{"<tool_call>\n{\"name\": \"", "}\n</tool_call>"}, {"<tool_call>{\"name\": \"", "}</tool_call>"}} {
@@ -247,12 +240,12 @@ func hermesTag(tools []stTool, mode string) json.RawMessage {
 		}
 	}
 	switch mode {
-	case "auto":
+	case protocol.ToolChoiceAuto:
 		if len(tags) == 0 {
 			return anyText()
 		}
 		return triggeredTags([]string{"<tool_call>"}, tags)
-	case "forced":
+	case protocol.ToolChoiceNamed:
 		return tagsWithSeparator(tags, "", true)
 	default:
 		return tagsWithSeparator(tags, "", false)
@@ -261,43 +254,43 @@ func hermesTag(tools []stTool, mode string) json.RawMessage {
 
 // minimaxTag is vLLM's get_minimax_structural_tag (which vLLM's registry
 // uses instead of xgrammar's).
-func minimaxTag(tools []stTool, mode string) json.RawMessage {
+func minimaxTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
 	const begin, end = "<minimax:tool_call>\n", "</minimax:tool_call>"
 	tags := eachTool(tools, func(t stTool) json.RawMessage {
 		return tagFormat(`<invoke name="`+t.name+"\">\n", jsonSchema(t.schema(), "minimax_xml"), "</invoke>\n")
 	})
 	switch mode {
-	case "auto":
+	case protocol.ToolChoiceAuto:
 		if len(tags) == 0 {
 			return anyText(thinkExcludes...)
 		}
 		return triggeredTags([]string{"<minimax:tool_call>"},
 			[]json.RawMessage{tagFormat(begin, tagsWithSeparator(tags, "", false), end)}, thinkExcludes...)
-	case "forced":
+	case protocol.ToolChoiceNamed:
 		return sequence(constString("\n"+begin), tagsWithSeparator(tags, "", true), constString(end))
 	default:
 		return sequence(constString("\n"+begin), tagsWithSeparator(tags, "", false), constString(end))
 	}
 }
 
-func llamaTag(tools []stTool, mode string) json.RawMessage {
+func llamaTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
 	tags := eachTool(tools, func(t stTool) json.RawMessage {
 		return tagFormat(`{"name": "`+t.name+`", "parameters": `, jsonSchema(t.schema(), "json"), "}")
 	})
 	switch mode {
-	case "auto":
+	case protocol.ToolChoiceAuto:
 		if len(tags) == 0 {
 			return anyText(thinkExcludes...)
 		}
 		return triggeredTags([]string{`{"name": `}, tags, thinkExcludes...)
-	case "forced":
+	case protocol.ToolChoiceNamed:
 		return tags[0]
 	default:
 		return tagsWithSeparator(tags, "", false)
 	}
 }
 
-func kimiTag(tools []stTool, mode string) json.RawMessage {
+func kimiTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
 	const (
 		callBegin    = "<|tool_call_begin|>"
 		sectionBegin = "<|tool_calls_section_begin|>"
@@ -308,14 +301,14 @@ func kimiTag(tools []stTool, mode string) json.RawMessage {
 			constString("<|tool_call_argument_begin|>"), jsonSchema(t.schema(), "json")), "<|tool_call_end|>")
 	})
 	switch mode {
-	case "auto":
+	case protocol.ToolChoiceAuto:
 		if len(tags) == 0 {
 			return anyText(thinkExcludes...)
 		}
 		return triggeredTags([]string{sectionBegin},
 			[]json.RawMessage{tagFormat(sectionBegin, tagsWithSeparator(tags, "", false), sectionEnd)},
 			"<think>", "</think>", callBegin)
-	case "forced":
+	case protocol.ToolChoiceNamed:
 		return sequence(constString(sectionBegin), tags[0], constString(sectionEnd))
 	default:
 		return sequence(constString(sectionBegin), tagsWithSeparator(tags, "", false), constString(sectionEnd))
@@ -330,9 +323,9 @@ const (
 	dsSep        = "<｜tool▁sep｜>"
 )
 
-func deepseekR1Tag(tools []stTool, mode string) json.RawMessage {
+func deepseekR1Tag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
 	const jsonBegin, jsonEnd = "\n```json\n", "\n```"
-	if mode == "forced" {
+	if mode == protocol.ToolChoiceNamed {
 		t := tools[0]
 		return tagFormat(dsCallsBegin+dsCallBegin+"function"+dsSep+t.name+jsonBegin, jsonSchema(t.schema(), "json"),
 			jsonEnd+dsCallEnd+dsCallsEnd)
@@ -343,8 +336,8 @@ func deepseekR1Tag(tools []stTool, mode string) json.RawMessage {
 	return deepseekCalls(tags, "\n", mode)
 }
 
-func deepseekV31Tag(tools []stTool, mode string) json.RawMessage {
-	if mode == "forced" {
+func deepseekV31Tag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
+	if mode == protocol.ToolChoiceNamed {
 		t := tools[0]
 		return tagFormat(dsCallsBegin+dsCallBegin+t.name+dsSep, jsonSchema(t.schema(), "json"), dsCallEnd+dsCallsEnd)
 	}
@@ -356,8 +349,8 @@ func deepseekV31Tag(tools []stTool, mode string) json.RawMessage {
 
 // deepseekCalls wraps DeepSeek R1/V3.1 call tags in the calls section, for
 // auto behind its trigger.
-func deepseekCalls(tags []json.RawMessage, separator, mode string) json.RawMessage {
-	if mode == "auto" {
+func deepseekCalls(tags []json.RawMessage, separator string, mode protocol.ToolChoiceKind) json.RawMessage {
+	if mode == protocol.ToolChoiceAuto {
 		if len(tags) == 0 {
 			return anyText(thinkExcludes...)
 		}
@@ -369,21 +362,21 @@ func deepseekCalls(tags []json.RawMessage, separator, mode string) json.RawMessa
 
 // dsmlTag is DeepSeek V3.2's and V4's DSML template; they differ in the
 // calls block's name only.
-func dsmlTag(trigger string) func([]stTool, string) json.RawMessage {
+func dsmlTag(trigger string) func([]stTool, protocol.ToolChoiceKind) json.RawMessage {
 	begin := trigger + "\n"
 	end := "</" + strings.TrimPrefix(trigger, "<")
-	return func(tools []stTool, mode string) json.RawMessage {
+	return func(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
 		tags := eachTool(tools, func(t stTool) json.RawMessage {
 			return tagFormat(`<｜DSML｜invoke name="`+t.name+"\">\n", jsonSchema(t.schema(), "deepseek_xml"), "</｜DSML｜invoke>\n")
 		})
 		switch mode {
-		case "auto":
+		case protocol.ToolChoiceAuto:
 			if len(tags) == 0 {
 				return anyText(thinkExcludes...)
 			}
 			return triggeredTags([]string{trigger},
 				[]json.RawMessage{tagFormat(begin, tagsWithSeparator(tags, "", false), end)}, thinkExcludes...)
-		case "forced":
+		case protocol.ToolChoiceNamed:
 			return sequence(constString("\n\n"+begin), tags[0], constString(end))
 		default:
 			return sequence(constString("\n\n"+begin), tagsWithSeparator(tags, "", false), constString(end))
@@ -391,35 +384,35 @@ func dsmlTag(trigger string) func([]stTool, string) json.RawMessage {
 	}
 }
 
-func qwen3CoderTag(tools []stTool, mode string) json.RawMessage {
+func qwen3CoderTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
 	tags := eachTool(tools, func(t stTool) json.RawMessage {
 		return tagFormat("<tool_call>\n<function="+t.name+">\n", jsonSchema(t.schema(), "qwen_xml"), "\n</function>\n</tool_call>")
 	})
 	switch mode {
-	case "auto":
+	case protocol.ToolChoiceAuto:
 		if len(tags) == 0 {
 			return anyText(thinkExcludes...)
 		}
 		return triggeredTags([]string{"<tool_call>\n<function="}, tags, thinkExcludes...)
-	case "forced":
+	case protocol.ToolChoiceNamed:
 		return tags[0]
 	default:
 		return tagsWithSeparator(tags, "\n", false)
 	}
 }
 
-func glm47Tag(tools []stTool, mode string) json.RawMessage {
+func glm47Tag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
 	argTokens := []string{"<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"}
 	tags := eachTool(tools, func(t stTool) json.RawMessage {
 		return tagFormat("<tool_call>"+t.name, jsonSchema(t.schema(), "glm_xml"), "</tool_call>")
 	})
 	switch mode {
-	case "auto":
+	case protocol.ToolChoiceAuto:
 		if len(tags) == 0 {
 			return anyText(append([]string{"<think>", "</think>", "<tool_call>", "</tool_call>"}, argTokens...)...)
 		}
 		return triggeredTags([]string{"<tool_call>"}, tags, append([]string{"<think>", "</think>", "</tool_call>"}, argTokens...)...)
-	case "forced":
+	case protocol.ToolChoiceNamed:
 		return tags[0]
 	default:
 		return tagsWithSeparator(tags, "", false)

@@ -19,7 +19,7 @@ func toolChoiceSchema(req *protocol.ChatCompletionRequest) (json.RawMessage, err
 	if len(req.Tools) == 0 {
 		return nil, nil
 	}
-	tc := req.DecodedToolChoice()
+	tc := req.ToolChoice
 	if tc.Kind == protocol.ToolChoiceNamed {
 		name := tc.Name
 		for _, raw := range req.Tools {

@@ -30,7 +30,7 @@ func TestToolChoiceSchema(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req := &protocol.ChatCompletionRequest{Tools: tools, ToolChoice: json.RawMessage(tc.choice)}
+			req := &protocol.ChatCompletionRequest{Tools: tools, ToolChoice: toolChoice([]byte(tc.choice))}
 			got, err := toolChoiceSchema(req)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -46,11 +46,18 @@ func TestToolChoiceSchema(t *testing.T) {
 }
 
 func TestToolChoiceSchemaConflictingDefs(t *testing.T) {
-	req := &protocol.ChatCompletionRequest{ToolChoice: json.RawMessage(`"required"`), Tools: []json.RawMessage{
+	req := &protocol.ChatCompletionRequest{ToolChoice: protocol.ToolChoice{Kind: protocol.ToolChoiceRequired}, Tools: []json.RawMessage{
 		json.RawMessage(`{"type":"function","function":{"name":"a","parameters":{"$defs":{"D":{"type":"string"}}}}}`),
 		json.RawMessage(`{"type":"function","function":{"name":"b","parameters":{"$defs":{"D":{"type":"integer"}}}}}`),
 	}}
 	if _, err := toolChoiceSchema(req); err == nil || !strings.Contains(err.Error(), "multiple schemas") {
 		t.Errorf("err %v", err)
 	}
+}
+
+// toolChoice reads a fixture's tool_choice as a decoded request carries it.
+func toolChoice(raw []byte) protocol.ToolChoice {
+	var tc protocol.ToolChoice
+	_ = tc.UnmarshalJSON(raw)
+	return tc
 }

@@ -57,7 +57,7 @@ func (s *server) handleCompletionRender(w http.ResponseWriter, r *http.Request) 
 // handler does: the chat template trust check, then the template with the
 // request's tools, and no length limit but the server's prompt byte limit.
 func (s *server) tokenizeChat(ctx context.Context, req *protocol.TokenizeChatRequest) ([]int, error) {
-	if err := s.generator.CheckChatRequest(nil, req.ChatTemplate, req.ChatTemplateKwargs); err != nil {
+	if err := s.generator.CheckChatRequest(protocol.ToolChoice{}, req.ChatTemplate, req.ChatTemplateKwargs); err != nil {
 		return nil, err
 	}
 	prompt, err := s.generator.Renderer().RenderChat(ctx, render.ChatInput{

@@ -8,6 +8,7 @@
 // *[Error], which the server answers with 400.
 //
 // Each family is one file (qwen2vl.go); what families share lives beside it: the dtype casts
-// (dtype.go), the normalisation tables (normalize.go), the kwargs (kwargs.go). Resampling is package
-// vision/resize.
+// (dtype.go), the normalisation tables (normalize.go), the kwargs (kwargs.go), and on amd64 the
+// vector patch kernel (patchify_amd64.s), which New keeps only after it has reproduced every entry of
+// the tables. Resampling is package vision/resize.
 package vision

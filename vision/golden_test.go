@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -55,21 +54,10 @@ type pilRecord struct {
 	} `json:"error"`
 }
 
-// wantPending lists the corpus images the standard library cannot decode as Pillow does; they wait
-// for imaging.Load. The list is pinned so that a decode regression cannot hide as "pending".
-var wantPending = []string{
-	"jpeg_420_1920x1080.jpg", "jpeg_444_1280x720.jpg", "jpeg_4608x3456.jpg", "jpeg_baseline_420_640x480.jpg",
-	"jpeg_cmyk_400x300.jpg", "jpeg_exif_orient3_320x240.jpg", "jpeg_exif_orient6_320x240.jpg",
-	"jpeg_exif_orient8_320x240.jpg", "jpeg_large_5120x3840.jpg", "jpeg_progressive_640x480.jpg",
-	"png_la_200x150.png", "png_rgba_320x240.png",
-	"webp_lossless_rgba_256x256.webp", "webp_lossy_512x384.webp",
-}
-
 // corpusImage decodes a corpus file once per test binary.
 type corpusImage struct {
-	img     imaging.RGB
-	pending string
-	err     error
+	img imaging.RGB
+	err error
 }
 
 func loadCorpus(t *testing.T, files []string) map[string]corpusImage {
@@ -80,8 +68,8 @@ func loadCorpus(t *testing.T, files []string) map[string]corpusImage {
 		if _, ok := out[f]; ok {
 			continue
 		}
-		img, pending, err := decodeLossless(filepath.Join(dir, f))
-		out[f] = corpusImage{img, pending, err}
+		img, err := decodeCorpus(filepath.Join(dir, f))
+		out[f] = corpusImage{img, err}
 	}
 	return out
 }
@@ -174,7 +162,6 @@ func TestHFProcessorsGolden(t *testing.T) {
 	}
 	corpus := loadCorpus(t, files)
 	var summary []string
-	pending := map[string]bool{}
 	for _, r := range recs {
 		c := corpus[r.File]
 		name := r.Model + "/" + r.File
@@ -185,11 +172,7 @@ func TestHFProcessorsGolden(t *testing.T) {
 			summary = append(summary, fmt.Sprintf("%-45s decode error (imaging's): %s", name, r.LoadError))
 			continue
 		case c.err != nil:
-			t.Errorf("%s: decoding with the standard library: %v", name, c.err)
-			continue
-		case c.pending != "":
-			pending[r.File] = true
-			summary = append(summary, fmt.Sprintf("%-45s PENDING: %s", name, c.pending))
+			t.Errorf("%s: imaging.Load: %v", name, c.err)
 			continue
 		}
 		for _, b := range []struct {
@@ -203,15 +186,6 @@ func TestHFProcessorsGolden(t *testing.T) {
 				summary = append(summary, fmt.Sprintf("%-45s %s: %s", name, b.name, verdict))
 			})
 		}
-	}
-	var gotPending []string
-	for f := range pending {
-		gotPending = append(gotPending, f)
-	}
-	sort.Strings(gotPending)
-	want := slices.Sorted(slices.Values(wantPending))
-	if !slices.Equal(gotPending, want) {
-		t.Errorf("pending images %v, want %v", gotPending, want)
 	}
 	t.Logf("corpus results:\n%s", strings.Join(summary, "\n"))
 }
@@ -229,7 +203,7 @@ func TestPILGolden(t *testing.T) {
 	checked := 0
 	for _, r := range recs {
 		c := corpus[r.File]
-		if c.pending != "" || c.err != nil || (r.Error != nil && r.Error.Stage == "decode") {
+		if c.err != nil || (r.Error != nil && r.Error.Stage == "decode") {
 			continue // reported by TestHFProcessorsGolden
 		}
 		t.Run(r.Model+"/"+r.File, func(t *testing.T) {

@@ -56,3 +56,43 @@ func pilLevels(n normalization, d DType) (t [3]levelTable) {
 	}
 	return t
 }
+
+// levelAffine is a backend's arithmetic in the one shape the vector patch kernel computes:
+// (float32(float64(l)·scale) − mean) / std, in float32 after the first product. A backend whose
+// arithmetic has another shape has none (ok false) and keeps the table lookups.
+type levelAffine struct {
+	scale     float64
+	mean, std [3]float32
+	ok        bool
+}
+
+// torchvisionAffine is torchvisionLevels' arithmetic: float32(l) is float32(float64(l)·1) exactly.
+// Rescaling alone multiplies in float32, which the shape cannot say.
+func torchvisionAffine(n normalization) levelAffine {
+	if !n.doNormalize {
+		return levelAffine{}
+	}
+	a := levelAffine{scale: 1, ok: true}
+	inv := float32(1.0 / n.rescale)
+	for c := range 3 {
+		a.mean[c], a.std[c] = float32(n.mean[c]), float32(n.std[c])
+		if n.doRescale {
+			a.mean[c], a.std[c] = a.mean[c]*inv, a.std[c]*inv
+		}
+	}
+	return a
+}
+
+// pilAffine is pilLevels' arithmetic; without normalisation (x − 0) / 1 is x.
+func pilAffine(n normalization) levelAffine {
+	a := levelAffine{scale: 1, mean: [3]float32{}, std: [3]float32{1, 1, 1}, ok: true}
+	if n.doRescale {
+		a.scale = n.rescale
+	}
+	if n.doNormalize {
+		for c := range 3 {
+			a.mean[c], a.std[c] = float32(n.mean[c]), float32(n.std[c])
+		}
+	}
+	return a
+}

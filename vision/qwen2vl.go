@@ -21,9 +21,11 @@ type qwen2VL struct {
 	patch, temporal, merge int
 	minPixels, maxPixels   int
 	dtype                  DType
-	// fast and slow are the level tables of the torchvision and PIL backends.
-	fast, slow [3]levelTable
-	scratch    sync.Pool // *qwenScratch
+	// fast and slow are the level tables of the torchvision and PIL backends; fastKernel and
+	// slowKernel their vector patch kernels, nil where none is proven equal to the tables.
+	fast, slow             [3]levelTable
+	fastKernel, slowKernel *levelKernel
+	scratch                sync.Pool // *qwenScratch
 }
 
 // keepScratchPixels is the largest image whose resize buffers go back to the pool: an occasional huge
@@ -134,6 +136,8 @@ func newQwen2VL(raw []byte, dtype DType) (*qwen2VL, error) {
 	copy(n.std[:], std)
 	q.fast = torchvisionLevels(n, dtype)
 	q.slow = pilLevels(n, dtype)
+	q.fastKernel = newLevelKernel(torchvisionAffine(n), &q.fast, dtype)
+	q.slowKernel = newLevelKernel(pilAffine(n), &q.slow, dtype)
 	return q, nil
 }
 
@@ -173,9 +177,9 @@ func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, erro
 	if max(img.Width*img.Height, plan.ResizedWidth*plan.ResizedHeight) <= keepScratchPixels {
 		defer q.scratch.Put(s)
 	}
-	method, levels := resize.Torch, &q.fast
+	method, levels, kernel := resize.Torch, &q.fast, q.fastKernel
 	if !kw.fast() {
-		method, levels = resize.Pillow, &q.slow
+		method, levels, kernel = resize.Pillow, &q.slow, q.slowKernel
 	}
 	rw, rh := plan.ResizedWidth, plan.ResizedHeight
 	pix := img.Pix
@@ -196,55 +200,80 @@ func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, erro
 		buf = make([]byte, n)
 	}
 	data := buf[:n]
-	q.patchify(data, pix, rw, levels)
+	q.patchify(data, pix, rw, levels, kernel)
 	return &Result{Plan: plan, PixelValues: Tensor{DType: q.dtype, Shape: []int{rows, cols}, Data: data}}, nil
 }
 
 // patchify writes the patches of the resized RGB image (w wide) through the level tables: one pass
-// that normalises, casts, orders and repeats frames. The first frame of each channel's patch is
-// looked up; the other frames of the temporal patch are copies of it.
-func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable) {
-	P, M := q.patch, q.merge
+// that normalises, casts and orders; then the other frames of each temporal patch are copies of the
+// first. A non-nil kernel (the vector one, proven equal to levels) computes patches at least
+// patchRowMin wide.
+func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable, kernel *levelKernel) {
+	P, M, T := q.patch, q.merge, q.temporal
 	size := q.dtype.Size()
 	gh, gw := len(pix)/(w*3)/P, w/P
-	block := P * P * size
+	block := P * P * size // one channel of one frame
+	channel := T * block  // one channel of the temporal patch
+	vector := kernel != nil && P >= patchRowMin
+	var stage []byte
+	if vector {
+		// The vector path builds each patch in a buffer that stays in L1 and streams it out (past
+		// the caches where the CPU can), sparing the read of every output line before its write.
+		stage = make([]byte, 3*channel)
+	}
 	o := 0
 	for hb := 0; hb < gh/M; hb++ {
 		for wb := 0; wb < gw/M; wb++ {
 			for hi := range M {
 				for wi := range M {
 					y0, x0 := (hb*M+hi)*P, (wb*M+wi)*P
-					for c := range 3 {
-						lut := &levels[c]
-						first := o
+					base := (y0*w + x0) * 3
+					patch := dst[o : o+3*channel]
+					if vector {
+						patch = stage
+						patchBlock(patch, channel, pix[base:base+(P-1)*w*3+3*P], w*3, P, levels, kernel)
+					} else {
 						for py := range P {
-							base := ((y0+py)*w + x0) * 3
-							src := pix[base : base+3*P]
-							if size == 2 {
-								// Two values a store: half the stores, which bound this loop.
-								out := dst[o : o+2*P]
-								i, j := 0, c
-								for ; j+3 < len(src); i, j = i+4, j+6 {
-									binary.LittleEndian.PutUint32(out[i:], lut[src[j]]|lut[src[j+3]]<<16)
-								}
-								if j < len(src) {
-									binary.LittleEndian.PutUint16(out[i:], uint16(lut[src[j]]))
-								}
-							} else {
-								out := dst[o : o+4*P]
-								for i, j := 0, c; j < len(src); i, j = i+4, j+3 {
-									v := lut[src[j]]
-									out[i], out[i+1], out[i+2], out[i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
-								}
-							}
-							o += P * size
-						}
-						for range q.temporal - 1 {
-							o += copy(dst[o:o+block], dst[first:first+block])
+							src := pix[base+py*w*3 : base+py*w*3+3*P]
+							lookupRow(patch[py*P*size:2*channel+(py+1)*P*size], channel, src, levels, size)
 						}
 					}
+					for c := range 3 {
+						first := patch[c*channel : c*channel+block]
+						for f := 1; f < T; f++ {
+							copy(patch[c*channel+f*block:], first)
+						}
+					}
+					if vector {
+						streamOut(dst[o:o+3*channel], stage)
+					}
+					o += 3 * channel
 				}
 			}
+		}
+	}
+}
+
+// lookupRow writes one row of a patch, P pixels of src, through the level tables: channel c's values
+// at out[c*channel:], size bytes each.
+func lookupRow(out []byte, channel int, src []uint8, levels *[3]levelTable, size int) {
+	for c := range 3 {
+		lut := &levels[c]
+		if size == 2 {
+			o := out[c*channel : c*channel+len(src)/3*2]
+			// Two values a store: half the stores, which bound this loop.
+			i, j := 0, c
+			for ; j+3 < len(src); i, j = i+4, j+6 {
+				binary.LittleEndian.PutUint32(o[i:], lut[src[j]]|lut[src[j+3]]<<16)
+			}
+			if j < len(src) {
+				binary.LittleEndian.PutUint16(o[i:], uint16(lut[src[j]]))
+			}
+			continue
+		}
+		o := out[c*channel : c*channel+len(src)/3*4]
+		for i, j := 0, c; j < len(src); i, j = i+4, j+3 {
+			binary.LittleEndian.PutUint32(o[i:], lut[src[j]])
 		}
 	}
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/sys/cpu"
 
 	"github.com/vrender/vrender/imaging"
 	"github.com/vrender/vrender/vision/resize"
@@ -383,4 +386,64 @@ func TestProcessConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestPatchRowMatchesLookup: the vector row kernel writes the table lookups' bytes, for patch sizes
+// around its eight-pixel step (the overlapping last step), every merge and temporal size and both
+// backends, with every level occurring. Where the CPU has AVX2 the default bfloat16 configuration must
+// get both kernels: a verification that silently failed would leave the fast path unused.
+func TestPatchRowMatchesLookup(t *testing.T) {
+	q := mustNew(t, qwen25Config, BFloat16)
+	if q.fastKernel == nil || q.slowKernel == nil {
+		if cpu.X86.HasAVX2 && runtime.GOARCH == "amd64" {
+			t.Fatalf("AVX2 but no vector patch kernel (fast %v, slow %v)", q.fastKernel != nil, q.slowKernel != nil)
+		}
+		t.Skip("no vector patch kernel on this CPU: the table lookups run alone")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range 200 {
+		q.patch, q.merge, q.temporal = 1+rng.IntN(40), 1+rng.IntN(3), 1+rng.IntN(3)
+		levels, kernel := &q.fast, q.fastKernel
+		if i%2 == 1 {
+			levels, kernel = &q.slow, q.slowKernel
+		}
+		f := q.patch * q.merge
+		w, h := f*(1+rng.IntN(4)), f*(1+rng.IntN(3))
+		pix := make([]uint8, w*h*3)
+		for j := range pix {
+			pix[j] = uint8(rng.IntN(256))
+		}
+		n := (w / q.patch) * (h / q.patch) * 3 * q.temporal * q.patch * q.patch * 2
+		got, want := make([]byte, n), make([]byte, n)
+		q.patchify(got, pix, w, levels, kernel)
+		q.patchify(want, pix, w, levels, nil)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("patch %d merge %d temporal %d, %dx%d: the vector kernel differs from the lookups", q.patch, q.merge, q.temporal, w, h)
+		}
+	}
+}
+
+// TestLevelKernelProven: arithmetic that misses a single table entry gets no kernel, nor do the
+// dtypes and shapes the kernel does not compute.
+func TestLevelKernelProven(t *testing.T) {
+	n := normalization{doRescale: true, doNormalize: true, rescale: 1.0 / 255, mean: [3]float64{0.5, 0.5, 0.5}, std: [3]float64{0.5, 0.5, 0.5}}
+	fast := torchvisionLevels(n, BFloat16)
+	a := torchvisionAffine(n)
+	if newLevelKernel(a, &fast, BFloat16) == nil && cpu.X86.HasAVX2 && runtime.GOARCH == "amd64" {
+		t.Fatal("no kernel for the table's own arithmetic")
+	}
+	off := fast
+	off[2][200]++ // one level of one channel
+	if newLevelKernel(a, &off, BFloat16) != nil {
+		t.Fatal("a kernel for a table it does not reproduce")
+	}
+	half := torchvisionLevels(n, Float16)
+	if newLevelKernel(torchvisionAffine(n), &half, Float16) != nil {
+		t.Fatal("a kernel for float16, which it does not round to")
+	}
+	n.doNormalize = false
+	rescaled := torchvisionLevels(n, BFloat16)
+	if newLevelKernel(torchvisionAffine(n), &rescaled, BFloat16) != nil {
+		t.Fatal("a kernel for torchvision's float32 rescale alone")
+	}
 }

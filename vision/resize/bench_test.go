@@ -16,16 +16,23 @@ func BenchmarkRGB(b *testing.B) {
 		dst := make([]uint8, c.dw*c.dh*3)
 		for _, m := range []Method{Torch, Pillow} {
 			b.Run(fmt.Sprintf("%dx%d-%dx%d/%v", c.sw, c.sh, c.dw, c.dh, m), func(b *testing.B) {
-				var r Resizer
-				b.ReportAllocs()
-				cpu0 := cputime.Process()
-				for b.Loop() {
-					if err := r.RGB(dst, c.dw, c.dh, src, c.sw, c.sh, m); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+				benchRGB(b, &Resizer{}, dst, c, src, m)
+			})
+			// The Go kernels, which run where the vector ones do not (arm64).
+			b.Run(fmt.Sprintf("%dx%d-%dx%d/%v/go", c.sw, c.sh, c.dw, c.dh, m), func(b *testing.B) {
+				benchRGB(b, &Resizer{generic: true}, dst, c, src, m)
 			})
 		}
 	}
+}
+
+func benchRGB(b *testing.B, r *Resizer, dst []uint8, c sizeCase, src []uint8, m Method) {
+	b.ReportAllocs()
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		if err := r.RGB(dst, c.dw, c.dh, src, c.sw, c.sh, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }

@@ -12,4 +12,9 @@
 // height is unchanged) accumulate integers, round by adding half and shifting, and clamp to 0..255.
 // They differ only in the cubic polynomial's rounding and in the weights' precision, which is why
 // their outputs differ by a level here and there.
+//
+// The passes run as AVX2 kernels on amd64 CPUs that have it (kernel_amd64.s: VPMADDWD on int16
+// weights, Pillow's 22-bit weights split in two or multiplied with VPMULLD) and as plain Go loops
+// elsewhere (kernel.go). Integer sums do not depend on their order, so both write the same bytes;
+// the tests and a fuzz target hold them to it.
 package resize

@@ -121,7 +121,14 @@ func referencePass(img []uint8, w, h, out int, m Method, horiz bool) []uint8 {
 
 func TestMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	var r Resizer
+	for _, r := range []*Resizer{{}, {generic: true}} {
+		testMatchesReference(t, rng, r)
+	}
+}
+
+// testMatchesReference compares r's kernels (the vector ones where they run, or the Go ones) with the
+// plain resize.
+func testMatchesReference(t *testing.T, rng *rand.Rand, r *Resizer) {
 	for _, c := range liveCases(rng) {
 		if c.sw*c.sh > 400*400 || c.dw*c.dh > 400*400 {
 			continue // the large cases add time, not coverage: every loop shape occurs below this size
@@ -133,7 +140,7 @@ func TestMatchesReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			if d := firstDiff(got, referenceRGB(src, c.sw, c.sh, c.dw, c.dh, m)); d >= 0 {
-				t.Fatalf("%v %v: byte %d differs from the plain resize", c, m, d)
+				t.Fatalf("%v %v (generic kernels %v): byte %d differs from the plain resize", c, m, r.generic, d)
 			}
 		}
 	}
@@ -150,12 +157,7 @@ func FuzzRGB(f *testing.F) {
 		if sw == 0 || sh == 0 || dw == 0 || dh == 0 {
 			return
 		}
-		src := make([]uint8, int(sw)*int(sh)*3)
-		for i := range src {
-			if len(seed) > 0 {
-				src[i] = seed[i%len(seed)] ^ uint8(i*31)
-			}
-		}
+		src := seededImage(seed, int(sw)*int(sh)*3)
 		for _, m := range []Method{Pillow, Torch} {
 			got := make([]uint8, int(dw)*int(dh)*3)
 			if err := r.RGB(got, int(dw), int(dh), src, int(sw), int(sh), m); err != nil {
@@ -166,4 +168,15 @@ func FuzzRGB(f *testing.F) {
 			}
 		}
 	})
+}
+
+// seededImage is n bytes of a fuzzer's seed repeated and scrambled (zeros for an empty seed).
+func seededImage(seed []byte, n int) []uint8 {
+	src := make([]uint8, n)
+	for i := range src {
+		if len(seed) > 0 {
+			src[i] = seed[i%len(seed)] ^ uint8(i*31)
+		}
+	}
+	return src
 }

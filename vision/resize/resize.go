@@ -38,51 +38,32 @@ const torchMaxPrecision = 22
 // warmed Resizer allocates nothing. It is not safe for concurrent use; its zero value is ready.
 //
 // The passes stream: the vertical pass keeps only the rows its filter spans in a ring, and each is
-// produced (horizontally resampled, or just repacked) when first needed — so the intermediate image
-// never exists whole, it stays in cache, and rows no output reads are never computed (Pillow skips them
-// too). Pixels travel between the passes packed ([lanes]).
+// produced (horizontally resampled, or read straight from the source) when first needed — so the
+// intermediate image never exists whole, it stays in cache, and rows no output reads are never
+// computed (Pillow skips them too). Rows are plain RGB bytes, the uint8 image between Pillow's passes.
+//
+// On amd64 with AVX2 both passes run vector kernels (kernel_amd64.s) that compute the same integer
+// sums; the Go kernels (kernel.go) run elsewhere and are the reference the vector ones are tested
+// against.
 type Resizer struct {
 	horiz, vert weights
+	hvec        hvec // the horizontal weights rearranged for the vector kernel
 	raw         []float64
-	row         lanes // one source row, packed, for the horizontal pass
-	ring        lanes // the rows the vertical pass reads: vert.taps rows of the intermediate width
-	acc         lanes // one output row's accumulators, for vertical filters wider than eight taps
+	row         []uint8   // one source row and rowPad zero bytes, for the horizontal kernels' over-reads
+	ring        []uint8   // vert.taps intermediate rows, each rowPad bytes longer than the row
+	slots       [][]uint8 // the row in each ring slot: the ring's memory, or a source row
+	taps        [][]uint8 // one output row's input rows, in filter order
+	generic     bool      // run the Go kernels even where vector ones exist (for the differential tests)
 }
 
-// lanes holds pixels so that a tap costs two multiplications instead of three: red and blue share an
-// int64 (red in the low 32 bits, blue in the high), green has its own int32. The sums stay exact: each
-// channel's sum fits an int32 (the C code relies on the same), so the int64 sum is
-// S_red + S_blue·2^32 without overflow, and [split] recovers both.
-type lanes struct {
-	rb []int64
-	g  []int32
-}
-
-func (l *lanes) grow(n int) {
-	l.rb = grow(l.rb, n)
-	l.g = grow(l.g, n)
-}
-
-// pack fills rb and g from RGB bytes.
-func pack(rb []int64, g []int32, in []uint8) {
-	g = g[:len(rb)]
-	for x := range rb {
-		p := (*[3]uint8)(in[x*3:])
-		rb[x] = int64(p[0]) | int64(p[2])<<32
-		g[x] = int32(p[1])
-	}
-}
-
-// split recovers the red and blue sums from their shared int64.
-func split(rb int64) (r, b int32) {
-	r = int32(uint32(rb))
-	return r, int32((rb - int64(r)) >> 32)
-}
+// rowPad is the slack after a row that the vector kernels may read (the horizontal one loads sixteen
+// bytes for five pixels) or write (it stores four bytes for three).
+const rowPad = 32
 
 // weights holds one pass's quantised filter: output i reads taps inputs from start[i] on, weighted by
 // k[i*ksize : i*ksize+taps], and the sum is shifted right by prec. Every output has the same number
 // of taps: spans cut short by an edge are padded with zero weights, which leaves the integer sums —
-// and so the bytes — unchanged and lets the loops run a fixed, unrolled length.
+// and so the bytes — unchanged and lets the loops run a fixed length.
 type weights struct {
 	start []int32
 	k     []int32
@@ -108,45 +89,66 @@ func (r *Resizer) RGB(dst []uint8, dstW, dstH int, src []uint8, srcW, srcH int, 
 		copy(dst, src)
 		return nil
 	}
+	vector := false
 	if needH {
 		r.raw = r.horiz.compute(srcW, dstW, m, r.raw)
-		r.row.grow(srcW)
+		r.row = grow(r.row, srcW*3+rowPad)
+		clear(r.row[srcW*3:])
+		vector = !r.generic && r.hvec.build(&r.horiz)
 	}
-	// produce writes intermediate row y (dstW wide) into rb and g.
-	produce := func(rb []int64, g []int32, y int) {
+	stride := dstW*3 + rowPad
+	// produce returns intermediate row y (dstW wide), computing it into buf when it needs computing.
+	produce := func(buf []uint8, y int) []uint8 {
 		in := src[y*srcW*3 : (y+1)*srcW*3]
 		if !needH {
-			pack(rb, g, in)
-			return
+			return in
 		}
-		pack(r.row.rb, r.row.g, in)
-		horizontalRow(rb, g, &r.row, &r.horiz)
+		copy(r.row, in)
+		if vector {
+			horizontalVector(buf, r.row, &r.horiz, &r.hvec)
+		} else {
+			horizontal(buf[:dstW*3], r.row, &r.horiz)
+		}
+		return buf[:dstW*3]
 	}
 	if !needV {
-		r.ring.grow(dstW)
+		r.ring = grow(r.ring, stride)
 		for y := range srcH {
-			produce(r.ring.rb, r.ring.g, y)
-			unpack(dst[y*dstW*3:(y+1)*dstW*3], r.ring.rb, r.ring.g)
+			copy(dst[y*dstW*3:(y+1)*dstW*3], produce(r.ring, y))
 		}
 		return nil
 	}
 	r.raw = r.vert.compute(srcH, dstH, m, r.raw)
-	r.ring.grow(r.vert.taps * dstW)
-	if r.vert.taps > 8 {
-		r.acc.grow(dstW)
+	w := &r.vert
+	r.ring = grow(r.ring, w.taps*stride)
+	r.slots = grow(r.slots, w.taps)
+	r.taps = grow(r.taps, w.taps)
+	// The ring holds row i in slot i mod taps. The spans' starts never decrease, so a row leaves the
+	// ring only when no later output needs it.
+	next := 0 // the next intermediate row to produce
+	for y := range dstH {
+		lo := int(w.start[y])
+		for ; next < lo+w.taps; next++ {
+			if next >= lo {
+				s := next % w.taps
+				r.slots[s] = produce(r.ring[s*stride:(s+1)*stride], next)
+			}
+		}
+		for j := range r.taps {
+			r.taps[j] = r.slots[(lo+j)%w.taps]
+		}
+		out := dst[y*dstW*3 : (y+1)*dstW*3]
+		k := w.k[y*w.ksize : y*w.ksize+w.taps]
+		done := 0
+		if !r.generic {
+			done = verticalVector(out, r.taps, k, w.prec)
+		}
+		vertical(out, r.taps, k, w.prec, done)
 	}
-	vertical(dst, dstW, dstH, &r.vert, &r.ring, &r.acc, produce)
+	// Drop the references to src so that a pooled Resizer does not keep the caller's image alive.
+	clear(r.slots)
+	clear(r.taps)
 	return nil
-}
-
-// unpack writes packed pixels (already clipped to 0..255) as RGB bytes.
-func unpack(out []uint8, rb []int64, g []int32) {
-	g = g[:len(rb)]
-	for x, v := range rb {
-		red, blue := split(v)
-		o := (*[3]uint8)(out[x*3:])
-		o[0], o[1], o[2] = uint8(red), uint8(g[x]), uint8(blue)
-	}
 }
 
 func grow[T any](s []T, n int) []T {
@@ -262,137 +264,6 @@ func torchCubic(x float64) float64 {
 		return float64(float64(float64(float64(a*x)-5*a)*x)+8*a)*x - 4*a
 	}
 	return 0
-}
-
-// horizontalRow resamples one packed input row into a packed output row (values clipped to 0..255,
-// as the uint8 image between Pillow's passes holds them). Five taps (every enlargement) are unrolled.
-func horizontalRow(outRB []int64, outG []int32, in *lanes, w *weights) {
-	half := int32(1) << (w.prec - 1)
-	halfRB := int64(half) | int64(half)<<32
-	prec := w.prec
-	ksize, taps := w.ksize, w.taps
-	kk := w.k
-	start := w.start[:len(outRB)]
-	outG = outG[:len(start)]
-	if taps == 5 {
-		for x, lo := range start {
-			rb := (*[5]int64)(in.rb[lo:])
-			g := (*[5]int32)(in.g[lo:])
-			k := (*[5]int32)(kk[x*ksize:])
-			srb := halfRB + rb[0]*int64(k[0]) + rb[1]*int64(k[1]) + rb[2]*int64(k[2]) + rb[3]*int64(k[3]) + rb[4]*int64(k[4])
-			sg := half + g[0]*k[0] + g[1]*k[1] + g[2]*k[2] + g[3]*k[3] + g[4]*k[4]
-			sr, sb := split(srb)
-			outRB[x] = int64(clip8(sr, prec)) | int64(clip8(sb, prec))<<32
-			outG[x] = int32(clip8(sg, prec))
-		}
-		return
-	}
-	for x, lo := range start {
-		k := kk[x*ksize : x*ksize+taps]
-		rb := in.rb[lo : int(lo)+taps]
-		g := in.g[lo : int(lo)+taps]
-		srb, sg := halfRB, half
-		for j, kv := range k {
-			srb += rb[j] * int64(kv)
-			sg += g[j] * kv
-		}
-		sr, sb := split(srb)
-		outRB[x] = int64(clip8(sr, prec)) | int64(clip8(sb, prec))<<32
-		outG[x] = int32(clip8(sg, prec))
-	}
-}
-
-// vertical writes dst's dstH rows (dstW wide), each from the taps intermediate rows its filter spans,
-// kept in the ring (row i in slot i mod taps) and produced on first use. The spans' starts never
-// decrease, so a row leaves the ring only when no later output needs it. Up to eight taps are summed
-// in one pass over the row; wider filters add four rows per pass into acc. Rows beyond the filter
-// are the span's first row with weight zero.
-func vertical(dst []uint8, dstW, dstH int, w *weights, ring, acc *lanes, produce func(rb []int64, g []int32, y int)) {
-	half := int32(1) << (w.prec - 1)
-	halfRB := int64(half) | int64(half)<<32
-	prec := w.prec
-	ksize, taps := w.ksize, w.taps
-	slot := func(i int) ([]int64, []int32) {
-		s := (i % taps) * dstW
-		return ring.rb[s : s+dstW], ring.g[s : s+dstW]
-	}
-	var kk [8]int64
-	var rbs [8][]int64
-	var gs [8][]int32
-	// load fills kk, rbs and gs with m taps from tap j on, zero-weighted past the filter.
-	load := func(lo int, k []int32, j, m int) {
-		for i := range m {
-			kk[i] = 0
-			rbs[i], gs[i] = slot(lo)
-			if j+i < len(k) {
-				kk[i] = int64(k[j+i])
-				rbs[i], gs[i] = slot(lo + j + i)
-			}
-		}
-	}
-	next := 0 // the next intermediate row to produce
-	for y := range dstH {
-		lo := int(w.start[y])
-		k := w.k[y*ksize : y*ksize+taps]
-		for ; next < lo+taps; next++ {
-			if next >= lo {
-				rb, g := slot(next)
-				produce(rb, g, next)
-			}
-		}
-		out := dst[y*dstW*3 : (y+1)*dstW*3]
-		switch {
-		case taps <= 5:
-			load(lo, k, 0, 5)
-			a0, a1, a2, a3, a4 := rbs[0][:dstW], rbs[1][:dstW], rbs[2][:dstW], rbs[3][:dstW], rbs[4][:dstW]
-			g0, g1, g2, g3, g4 := gs[0][:dstW], gs[1][:dstW], gs[2][:dstW], gs[3][:dstW], gs[4][:dstW]
-			K0, K1, K2, K3, K4 := kk[0], kk[1], kk[2], kk[3], kk[4]
-			k0, k1, k2, k3, k4 := int32(K0), int32(K1), int32(K2), int32(K3), int32(K4)
-			for x := range a0 {
-				srb := halfRB + a0[x]*K0 + a1[x]*K1 + a2[x]*K2 + a3[x]*K3 + a4[x]*K4
-				sg := half + g0[x]*k0 + g1[x]*k1 + g2[x]*k2 + g3[x]*k3 + g4[x]*k4
-				sr, sb := split(srb)
-				o := (*[3]uint8)(out[x*3:])
-				o[0], o[1], o[2] = clip8(sr, prec), clip8(sg, prec), clip8(sb, prec)
-			}
-		case taps <= 8:
-			load(lo, k, 0, 8)
-			a0, a1, a2, a3 := rbs[0][:dstW], rbs[1][:dstW], rbs[2][:dstW], rbs[3][:dstW]
-			a4, a5, a6, a7 := rbs[4][:dstW], rbs[5][:dstW], rbs[6][:dstW], rbs[7][:dstW]
-			g0, g1, g2, g3 := gs[0][:dstW], gs[1][:dstW], gs[2][:dstW], gs[3][:dstW]
-			g4, g5, g6, g7 := gs[4][:dstW], gs[5][:dstW], gs[6][:dstW], gs[7][:dstW]
-			K := kk
-			k := [8]int32{int32(K[0]), int32(K[1]), int32(K[2]), int32(K[3]), int32(K[4]), int32(K[5]), int32(K[6]), int32(K[7])}
-			for x := range a0 {
-				srb := halfRB + a0[x]*K[0] + a1[x]*K[1] + a2[x]*K[2] + a3[x]*K[3] + a4[x]*K[4] + a5[x]*K[5] + a6[x]*K[6] + a7[x]*K[7]
-				sg := half + g0[x]*k[0] + g1[x]*k[1] + g2[x]*k[2] + g3[x]*k[3] + g4[x]*k[4] + g5[x]*k[5] + g6[x]*k[6] + g7[x]*k[7]
-				sr, sb := split(srb)
-				o := (*[3]uint8)(out[x*3:])
-				o[0], o[1], o[2] = clip8(sr, prec), clip8(sg, prec), clip8(sb, prec)
-			}
-		default:
-			arb, ag := acc.rb[:dstW], acc.g[:dstW]
-			for x := range arb {
-				arb[x], ag[x] = halfRB, half
-			}
-			for j := 0; j < taps; j += 4 {
-				load(lo, k, j, 4)
-				a0, a1, a2, a3 := rbs[0][:dstW], rbs[1][:dstW], rbs[2][:dstW], rbs[3][:dstW]
-				g0, g1, g2, g3 := gs[0][:dstW], gs[1][:dstW], gs[2][:dstW], gs[3][:dstW]
-				K0, K1, K2, K3 := kk[0], kk[1], kk[2], kk[3]
-				k0, k1, k2, k3 := int32(K0), int32(K1), int32(K2), int32(K3)
-				for x := range arb {
-					arb[x] += a0[x]*K0 + a1[x]*K1 + a2[x]*K2 + a3[x]*K3
-					ag[x] += g0[x]*k0 + g1[x]*k1 + g2[x]*k2 + g3[x]*k3
-				}
-			}
-			for x, v := range arb {
-				sr, sb := split(v)
-				o := (*[3]uint8)(out[x*3:])
-				o[0], o[1], o[2] = clip8(sr, prec), clip8(ag[x], prec), clip8(sb, prec)
-			}
-		}
-	}
 }
 
 // clip8 is the rounding both kernels share: the sum already holds half a unit, so an arithmetic

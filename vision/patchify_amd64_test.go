@@ -1,0 +1,63 @@
+package vision
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"golang.org/x/sys/cpu"
+)
+
+// TestLevelKernelModes: both of the kernel's modes, run on real patches, write the table lookups'
+// bytes wherever their 768-level proof holds; the exact mode must hold for the default CLIP
+// statistics of both backends (it is their own arithmetic), and the affine one, where it holds, is the
+// one New picks.
+func TestLevelKernelModes(t *testing.T) {
+	if !cpu.X86.HasAVX2 {
+		t.Skip("no AVX2: the table lookups run alone")
+	}
+	n := normalization{doRescale: true, doNormalize: true, rescale: 1.0 / 255}
+	copy(n.mean[:], clipMean)
+	copy(n.std[:], clipStd)
+	q := mustNew(t, qwen25Config, BFloat16)
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, backend := range []struct {
+		name   string
+		a      levelAffine
+		levels *[3]levelTable
+		chosen *levelKernel
+	}{{"torchvision", torchvisionAffine(n), &q.fast, q.fastKernel}, {"pil", pilAffine(n), &q.slow, q.slowKernel}} {
+		affine, exact := levelKernels(backend.a)
+		if !exact.writes(backend.levels) {
+			t.Fatalf("%s: the exact mode misses the table", backend.name)
+		}
+		want := exact
+		if affine.writes(backend.levels) {
+			want = affine
+		}
+		if backend.chosen == nil || backend.chosen.affine != want.affine {
+			t.Fatalf("%s: New picked %+v, want the affine mode %v", backend.name, backend.chosen, want.affine)
+		}
+		t.Logf("%s: affine mode proven %v", backend.name, want.affine)
+		for _, k := range []*levelKernel{affine, exact} {
+			if !k.writes(backend.levels) {
+				continue
+			}
+			for _, p := range []int{8, 14, 16, 23} {
+				q.patch = p
+				w, h := 4*p, 2*p
+				pix := make([]uint8, w*h*3)
+				for j := range pix {
+					pix[j] = uint8(rng.IntN(256))
+				}
+				size := (w / p) * (h / p) * 3 * q.temporal * p * p * 2
+				got, lut := make([]byte, size), make([]byte, size)
+				q.patchify(got, pix, w, backend.levels, k)
+				q.patchify(lut, pix, w, backend.levels, nil)
+				if !bytes.Equal(got, lut) {
+					t.Fatalf("%s affine=%v patch %d: differs from the lookups", backend.name, k.affine, p)
+				}
+			}
+		}
+	}
+}
