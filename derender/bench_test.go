@@ -75,7 +75,7 @@ func streamOnce(tb testing.TB, e *Engine, cr *protocol.ChatCompletionRequest, id
 	for i, id := range ids {
 		ch := protocol.GenerateChoice{Index: 0, TokenIDs: []int{id}}
 		if i == len(ids)-1 {
-			ch.FinishReason = ptr("stop")
+			ch.FinishReason = new("stop")
 		}
 		prompt := benchPrompt
 		if checkpoint && state != nil {
@@ -103,7 +103,7 @@ func streamOnce(tb testing.TB, e *Engine, cr *protocol.ChatCompletionRequest, id
 
 func batchOnce(tb testing.TB, e *Engine, cr *protocol.ChatCompletionRequest, ids []int) *protocol.ChatCompletionResponse {
 	res, err := e.Chat(context.Background(), &protocol.DerenderChatRequest{
-		GenerateResponse: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{{Index: 0, TokenIDs: ids, FinishReason: ptr("stop")}}},
+		GenerateResponse: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{{Index: 0, TokenIDs: ids, FinishReason: new("stop")}}},
 		PromptTokenIDs:   benchPrompt, ChatRequest: cr,
 	}, "m")
 	if err != nil {

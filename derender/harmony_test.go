@@ -162,7 +162,7 @@ func harmonyStream(t *testing.T, e *Engine, cr *protocol.ChatCompletionRequest, 
 	for i, id := range ids {
 		ch := protocol.GenerateChoice{TokenIDs: []int{id}}
 		if i == len(ids)-1 {
-			ch.FinishReason = ptr("stop")
+			ch.FinishReason = new("stop")
 		}
 		req := &protocol.DerenderChatStreamRequest{
 			GenerateChunk: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{ch}},
