@@ -8,6 +8,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -176,7 +177,7 @@ func FuzzAnthropicToChat(f *testing.F) {
 // tool choice and the hermes tool parser, as the render golden servers run.
 func hermesGenerator(tb testing.TB) *Generator {
 	tb.Helper()
-	m := loadModel(tb, "qwen3")
+	m := testmodel.Load(tb, "qwen3")
 	r, err := New(m, Config{})
 	if err != nil {
 		tb.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vrender/vrender/internal/benchdata"
 	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -30,7 +31,7 @@ func reportCPU(b *testing.B, start time.Duration) {
 
 // benchRenderer is the renderer of the benchmarks: qwen3, default flags.
 func benchRenderer(b *testing.B) *Renderer {
-	r, err := New(loadModel(b, "qwen3"), Config{})
+	r, err := New(testmodel.Load(b, "qwen3"), Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func BenchmarkRenderChat(b *testing.B) {
 // including the pipe round trips.
 func BenchmarkRenderChatReference(b *testing.B) {
 	root := testenv.RepoRoot(b)
-	m := loadModel(b, "qwen3")
+	m := testmodel.Load(b, "qwen3")
 	dir := testenv.ModelDir(b, "qwen3")
 	py := startLineProc(b, testenv.Python3(b), filepath.Join(root, "tools", "refrender", "chat.py"))
 	node := startLineProc(b, testenv.Node(b), filepath.Join(root, "tools", "reftok", "reftok.js"),

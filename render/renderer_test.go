@@ -8,19 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/protocol"
 )
-
-func loadModel(t testing.TB, name string) *model.Model {
-	t.Helper()
-	m, err := model.Load(context.Background(), testenv.ModelDir(t, name), model.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 func userMessage(text string) []json.RawMessage {
 	b, _ := json.Marshal(map[string]string{"role": "user", "content": text})
@@ -28,7 +19,7 @@ func userMessage(text string) []json.RawMessage {
 }
 
 func TestRenderChatTemplateChoice(t *testing.T) {
-	base := loadModel(t, "qwen3")
+	base := testmodel.Load(t, "qwen3")
 	named := *base
 	named.ChatTemplates = map[string]string{
 		"default":  "D{{ messages[0].content }}",
@@ -107,7 +98,7 @@ func TestRenderChatTemplateChoice(t *testing.T) {
 }
 
 func TestTokenizePrompt(t *testing.T) {
-	qwen := loadModel(t, "qwen3")
+	qwen := testmodel.Load(t, "qwen3")
 	r, err := New(qwen, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +124,7 @@ func TestTokenizePrompt(t *testing.T) {
 
 	// DeepSeek-V3's LlamaTokenizerFast adds BOS from add_bos_token although its
 	// tokenizer.json post-processor does not.
-	ds := loadModel(t, "deepseek_v3")
+	ds := testmodel.Load(t, "deepseek_v3")
 	rd, err := New(ds, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +140,7 @@ func TestTokenizePrompt(t *testing.T) {
 // TestRenderChatConcurrent renders from many goroutines with one renderer;
 // run with -race it checks that requests share no mutable state.
 func TestRenderChatConcurrent(t *testing.T) {
-	r, err := New(loadModel(t, "qwen3"), Config{})
+	r, err := New(testmodel.Load(t, "qwen3"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
