@@ -14,15 +14,44 @@ import (
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/render"
 )
 
-// Chat serves one chat completion. A non-streaming request gets its
-// response back; a streaming one is written to sink as vLLM's SSE chunks
-// and returns (nil, nil), or an error when it failed before anything was
-// written. Errors are classified by AsError.
-func (o *Orchestrator) Chat(ctx context.Context, req *protocol.ChatCompletionRequest, baseID string, sink Sink) (*protocol.ServedChatResponse, error) {
-	o.cfg.Metrics.chatRequests.Add(1)
-	res, err := o.chat(ctx, req, baseID, sink)
+// ChatRun is one chat-shaped request for Chat to run: a chat completion,
+// or a front end's request converted to the chat request vLLM runs it as
+// (Anthropic Messages, Responses).
+type ChatRun struct {
+	// API is the front end the request came through; its requests and
+	// tokens are counted under it.
+	API API
+	// Request is the chat request: rendered as /v1/chat/completions/render
+	// renders it when Render is nil, and the request the answer is
+	// derendered with.
+	Request *protocol.ChatCompletionRequest
+	// Render, when set, converts and renders the front end's own request
+	// instead (Responses renders with its own prompt limits and sampling
+	// params), inside the render span: the chat request and its render.
+	// Its errors are returned as they are, for the front end to shape.
+	Render func(ctx context.Context) (*protocol.ChatCompletionRequest, *protocol.GenerateRequest, error)
+	// ID is the answer's id; empty takes the render's request_id.
+	ID string
+	// Stream asks for the answer as server-sent events written to the sink.
+	Stream bool
+	// Writer, when set, writes a streamed answer in the front end's wire
+	// format; nil streams vLLM's chat chunks.
+	Writer func(*Stream) StreamWriter
+	// Answer, when set, converts a non-streaming answer to the front end's
+	// body; nil answers the chat completion.
+	Answer func(*protocol.ServedChatResponse) (protocol.Appender, error)
+}
+
+// Chat serves one chat-shaped request. A non-streaming request gets its
+// answer back; a streaming one is written to sink and returns (nil, nil),
+// or an error when it failed before anything was written. Errors are
+// classified by AsError.
+func (o *Orchestrator) Chat(ctx context.Context, run ChatRun, sink Sink) (protocol.Appender, error) {
+	o.cfg.Metrics.requests[run.API].Add(1)
+	res, err := o.chat(ctx, run, sink)
 	if err != nil {
 		o.cfg.Metrics.failed.Add(1)
 	}
@@ -32,6 +61,7 @@ func (o *Orchestrator) Chat(ctx context.Context, req *protocol.ChatCompletionReq
 // chatRun is one chat request in flight.
 type chatRun struct {
 	o        *Orchestrator
+	api      API
 	id       string
 	model    string // the answers' "model"
 	created  int64
@@ -53,46 +83,69 @@ type chatRun struct {
 	stream bool
 	// out writes the stream: the run itself (chat chunks) or another
 	// API's events.
-	out chatStream
+	out StreamWriter
 	sseWriter
 }
 
-// stepObserver is a chatStream that also sees the steps that send nothing
-// (a token that only ended reasoning), for what its closing event sums up.
-type stepObserver interface{ observe(step *derender.ChatStep) }
+// StepObserver is a StreamWriter that also sees the steps that send
+// nothing (a token that only ended reasoning), for what its closing event
+// sums up.
+type StepObserver interface{ Observe(step *derender.ChatStep) }
 
-// chatStream writes a streamed chat run in one API's wire format.
-type chatStream interface {
-	// start commits the stream and writes its opening events.
-	start() error
-	// writeStep writes what one engine event made of choice c.
-	writeStep(c *protocol.GenerateChoice, step *derender.ChatStep) error
-	// finish writes the closing events once every choice is done.
-	finish(completion int) error
-	// fail ends a started stream with an error.
-	fail(e *Error)
+// StreamWriter writes a streamed chat run in one API's wire format.
+type StreamWriter interface {
+	// Start commits the stream and writes its opening events.
+	Start() error
+	// WriteStep writes what one engine event made of choice c.
+	WriteStep(c *protocol.GenerateChoice, step *derender.ChatStep) error
+	// Finish writes the closing events once every choice is done.
+	Finish(completion int) error
+	// Fail ends a started stream with an error.
+	Fail(e *Error)
 }
 
-func (o *Orchestrator) chat(ctx context.Context, req *protocol.ChatCompletionRequest, baseID string, sink Sink) (*protocol.ServedChatResponse, error) {
+func (o *Orchestrator) chat(ctx context.Context, run ChatRun, sink Sink) (protocol.Appender, error) {
 	// Render applies the tool parser's adjust_request (structural tag or
 	// tool JSON schema), so the engine gets what /render would give.
 	rctx, span := startSpan(ctx, "render")
-	rendered, err := o.cfg.Generator.RenderChat(rctx, req)
+	req, g, err := run.Request, (*protocol.GenerateRequest)(nil), error(nil)
+	if run.Render != nil {
+		req, g, err = run.Render(rctx)
+	} else {
+		var rendered *render.ChatResult
+		if rendered, err = o.cfg.Generator.RenderChat(rctx, req); err == nil {
+			g = &rendered.Request
+		}
+	}
 	endSpan(span, err)
+	if err != nil && run.Render != nil {
+		return nil, err // the front end's errors keep their own shape
+	}
 	if err != nil {
 		return nil, AsError(err)
 	}
-	stream := req.Stream != nil && *req.Stream
-	return o.generateChat(ctx, req, rendered.Request, "chatcmpl-"+baseID, stream, nil, sink, epChat)
+	id := run.ID
+	if id == "" {
+		id = g.RequestID
+	}
+	res, err := o.generateChat(ctx, req, *g, id, run, sink)
+	if err != nil || res == nil {
+		return nil, err
+	}
+	if run.Answer != nil {
+		return run.Answer(res)
+	}
+	return res, nil
 }
 
 // generateChat runs a rendered chat request g (rendered from req) on an
 // engine and derenders it in-process. A streamed answer is written to sink
-// through out, or as chat chunks when out is nil; /v1/messages and
-// /v1/responses run their requests here with their own stream writers, so
-// every API shares one render → engine → derender path; ep is the
-// endpoint its tokens are counted under.
-func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompletionRequest, g protocol.GenerateRequest, id string, stream bool, newOut func(*chatRun) chatStream, sink Sink, ep int) (*protocol.ServedChatResponse, error) {
+// through spec.Writer's writer, or as chat chunks when it has none;
+// /v1/messages and /v1/responses run their requests here with their own
+// stream writers, so every API shares one render → engine → derender
+// path; spec.API is the endpoint its tokens are counted under.
+func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompletionRequest, g protocol.GenerateRequest, id string, spec ChatRun, sink Sink) (*protocol.ServedChatResponse, error) {
+	ep := spec.API
 	stop := o.stopConfig(g.SamplingParams)
 	engineRequest(&g)
 	if derender.NeedsSpecialTokens(o.cfg.Parsers, req) {
@@ -103,29 +156,9 @@ func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompl
 		t := true
 		g.ReasoningEnded = &t
 	}
-	role := o.chatRole(req)
-	run := &chatRun{o: o, id: id, model: o.responseModel(g.Model), created: o.now().Unix(), role: role, echo: echoContent(req, role),
-		prompt: g.TokenIDs, stream: stream, sseWriter: sseWriter{sink: sink, metrics: o.cfg.Metrics},
-		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs,
-		hideMeta:       !req.IncludeReasoning && o.chatHasParser()}
-	run.out = run
-	if newOut != nil {
-		run.out = newOut(run)
-	}
-	if run.stream && req.StreamOptions != nil {
-		run.usage = req.StreamOptions.IncludeUsage != nil && *req.StreamOptions.IncludeUsage
-		run.cont = run.usage && req.StreamOptions.ContinuousUsageStats != nil && *req.StreamOptions.ContinuousUsageStats
-	}
-	n := max(g.SamplingParams.N, 1)
-	for range n {
-		s, err := o.cfg.Derender.NewChatSession(req, derender.SessionConfig{Prompt: g.TokenIDs, Stop: stop, Collect: !run.stream})
-		if err != nil {
-			return nil, AsError(err)
-		}
-		run.sessions = append(run.sessions, s)
-	}
-	if run.returnTokenIDs {
-		run.tokens = make([][]int, n)
+	run, err := o.newChatRun(req, &g, stop, id, spec, sink)
+	if err != nil {
+		return nil, err
 	}
 	o.cfg.Metrics.prompt[ep].Add(int64(len(g.TokenIDs)))
 
@@ -146,7 +179,7 @@ func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompl
 	defer st.Close()
 	span.SetAttributes(attribute.String("vrender.engine", st.Engine().URL()))
 	eng := st.Engine() // the engine holding the request: aborts go there
-	o.log.DebugContext(ctx, "chat request sent", "request_id", run.id, "engine_request_id", engineID, "engine", eng.URL(), "prompt_tokens", len(g.TokenIDs), "n", n)
+	o.log.DebugContext(ctx, "chat request sent", "request_id", run.id, "engine_request_id", engineID, "engine", eng.URL(), "prompt_tokens", len(g.TokenIDs), "n", len(run.sessions))
 
 	for {
 		ev, err := st.Recv()
@@ -169,7 +202,7 @@ func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompl
 			if !run.started {
 				return nil, AsError(err)
 			}
-			run.out.fail(AsError(err))
+			run.out.Fail(AsError(err))
 			return nil, nil
 		}
 		if err := run.event(ev, read); err != nil {
@@ -180,7 +213,7 @@ func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompl
 			if !run.started {
 				return nil, AsError(err)
 			}
-			run.out.fail(AsError(err))
+			run.out.Fail(AsError(err))
 			return nil, nil
 		}
 		if run.stopMatched && run.allDone() {
@@ -195,10 +228,40 @@ func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompl
 	if !run.stream {
 		return run.response(completion), nil
 	}
-	if err := run.out.finish(completion); err != nil {
+	if err := run.out.Finish(completion); err != nil {
 		return nil, nil // the client went away after the last token
 	}
 	return nil, nil
+}
+
+// newChatRun is the run of g (rendered from req): one derender session
+// per choice, and its stream writer.
+func (o *Orchestrator) newChatRun(req *protocol.ChatCompletionRequest, g *protocol.GenerateRequest, stop derender.StopConfig, id string, spec ChatRun, sink Sink) (*chatRun, error) {
+	role := o.chatRole(req)
+	run := &chatRun{o: o, api: spec.API, id: id, model: o.ResponseModel(g.Model), created: o.now().Unix(), role: role, echo: echoContent(req, role),
+		prompt: g.TokenIDs, stream: spec.Stream, sseWriter: sseWriter{sink: sink, metrics: o.cfg.Metrics},
+		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs,
+		hideMeta:       !req.IncludeReasoning && o.chatHasParser()}
+	run.out = run
+	if spec.Writer != nil {
+		run.out = spec.Writer(&Stream{run: run})
+	}
+	if run.stream && req.StreamOptions != nil {
+		run.usage = req.StreamOptions.IncludeUsage != nil && *req.StreamOptions.IncludeUsage
+		run.cont = run.usage && req.StreamOptions.ContinuousUsageStats != nil && *req.StreamOptions.ContinuousUsageStats
+	}
+	n := max(g.SamplingParams.N, 1)
+	for range n {
+		s, err := o.cfg.Derender.NewChatSession(req, derender.SessionConfig{Prompt: g.TokenIDs, Stop: stop, Collect: !run.stream})
+		if err != nil {
+			return nil, AsError(err)
+		}
+		run.sessions = append(run.sessions, s)
+	}
+	if run.returnTokenIDs {
+		run.tokens = make([][]int, n)
+	}
+	return run, nil
 }
 
 // errClientGone is a failed write to the client.
@@ -211,7 +274,7 @@ func (r *chatRun) event(ev *protocol.GenerateResponse, read time.Time) error {
 	}
 	wrote := false
 	if r.stream && !r.started && len(ev.Choices) > 0 {
-		if err := r.out.start(); err != nil {
+		if err := r.out.Start(); err != nil {
 			return err
 		}
 		wrote = true
@@ -236,8 +299,8 @@ func (r *chatRun) event(ev *protocol.GenerateResponse, read time.Time) error {
 		if r.tokens != nil {
 			r.tokens[c.Index] = append(r.tokens[c.Index], c.TokenIDs...)
 		}
-		if ob, ok := r.out.(stepObserver); ok && r.stream {
-			ob.observe(step)
+		if ob, ok := r.out.(StepObserver); ok && r.stream {
+			ob.Observe(step)
 		}
 		if !r.stream {
 			continue
@@ -250,7 +313,7 @@ func (r *chatRun) event(ev *protocol.GenerateResponse, read time.Time) error {
 			}
 			step = &derender.ChatStep{Logprobs: step.Logprobs}
 		}
-		if err := r.out.writeStep(c, step); err != nil {
+		if err := r.out.WriteStep(c, step); err != nil {
 			return err
 		}
 		wrote = true
@@ -261,8 +324,8 @@ func (r *chatRun) event(ev *protocol.GenerateResponse, read time.Time) error {
 	return nil
 }
 
-// start commits the stream and sends each choice's role chunk.
-func (r *chatRun) start() error {
+// Start commits the stream and sends each choice's role chunk.
+func (r *chatRun) Start() error {
 	if err := r.openChat(); err != nil {
 		return err
 	}
@@ -298,7 +361,7 @@ func (r *chatRun) start() error {
 	return nil
 }
 
-func (r *chatRun) writeStep(c *protocol.GenerateChoice, step *derender.ChatStep) error {
+func (r *chatRun) WriteStep(c *protocol.GenerateChoice, step *derender.ChatStep) error {
 	choice := protocol.ChatChunkChoice{Index: c.Index, Delta: &step.Delta, Logprobs: step.Logprobs}
 	if step.FinishReason != nil {
 		choice.Final, choice.FinishReason, choice.StopReason = true, *step.FinishReason, step.StopReason
@@ -325,8 +388,8 @@ func (r *chatRun) openChat() error {
 	return r.open(r.id, "chat.completion.chunk", r.created, r.model)
 }
 
-// finish sends the usage chunk (when asked) and [DONE].
-func (r *chatRun) finish(completion int) error {
+// Finish sends the usage chunk (when asked) and [DONE].
+func (r *chatRun) Finish(completion int) error {
 	if !r.started {
 		if err := r.openChat(); err != nil {
 			return err
@@ -339,9 +402,9 @@ func (r *chatRun) finish(completion int) error {
 	return r.end(u)
 }
 
-// fail ends a started stream with an error event, then [DONE].
-func (r *chatRun) fail(e *Error) {
-	r.o.log.Warn("chat stream failed", "request_id", r.id, "status", e.Status, "err", e.Message)
+// Fail ends a started stream with an error event, then [DONE].
+func (r *chatRun) Fail(e *Error) {
+	r.o.log.Warn(apiNames[r.api]+" stream failed", "request_id", r.id, "status", e.Status, "err", e.Message)
 	r.sseWriter.fail(e)
 }
 

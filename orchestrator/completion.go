@@ -23,7 +23,7 @@ import (
 // ("cmpl-<id>-<i>"), n choices each, flattened with index prompt*n+choice
 // as vLLM numbers them. Stream and errors as Chat.
 func (o *Orchestrator) Completion(ctx context.Context, req *protocol.CompletionRequest, baseID string, sink Sink) (*protocol.ServedCompletionResponse, error) {
-	o.cfg.Metrics.completionRequests.Add(1)
+	o.cfg.Metrics.requests[APICompletions].Add(1)
 	res, err := o.completion(ctx, req, baseID, sink)
 	if err != nil {
 		o.cfg.Metrics.failed.Add(1)
@@ -87,7 +87,7 @@ func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionR
 	if err != nil {
 		return nil, AsError(err)
 	}
-	run := &completionRun{o: o, id: "cmpl-" + baseID, model: o.responseModel(req.Model), created: o.now().Unix(), n: 1,
+	run := &completionRun{o: o, id: "cmpl-" + baseID, model: o.ResponseModel(req.Model), created: o.now().Unix(), n: 1,
 		stream: req.Stream != nil && *req.Stream, sseWriter: sseWriter{sink: sink, metrics: o.cfg.Metrics},
 		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs}
 	if run.stream && req.StreamOptions != nil {
@@ -114,7 +114,7 @@ func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionR
 		}
 		p.tokens = make([][]int, run.n)
 		run.prompts = append(run.prompts, p)
-		o.cfg.Metrics.prompt[epCompletions].Add(int64(len(g.TokenIDs)))
+		o.cfg.Metrics.prompt[APICompletions].Add(int64(len(g.TokenIDs)))
 	}
 	// One engine span covers every prompt's engine call and the
 	// in-process derender of their events.
@@ -172,7 +172,7 @@ func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionR
 			completion += s.Tokens()
 		}
 	}
-	o.cfg.Metrics.generated[epCompletions].Add(int64(completion))
+	o.cfg.Metrics.generated[APICompletions].Add(int64(completion))
 	span.SetAttributes(attribute.Int("vrender.completion_tokens", completion))
 	if !run.stream {
 		return run.response(completion), nil

@@ -23,37 +23,41 @@ type Metrics struct {
 	// chunk written and flushed: the latency vrender adds per token.
 	Event *telemetry.Histogram
 
-	chatRequests, completionRequests    atomic.Int64
-	messagesRequests, responsesRequests atomic.Int64
-	failed                              atomic.Int64
-	// prompt and generated are token counts by endpoint (epChat,
-	// epCompletions, epMessages, epResponses).
-	prompt, generated [numEndpoints]atomic.Int64
-	chunks            atomic.Int64
-	aborts            atomic.Int64
-	router            *fleet.Router // its figures follow these; nil when none
+	// requests, prompt and generated count requests and tokens by API.
+	requests, prompt, generated [numAPIs]atomic.Int64
+	failed                      atomic.Int64
+	chunks                      atomic.Int64
+	aborts                      atomic.Int64
+	router                      *fleet.Router // its figures follow these; nil when none
 }
 
-// Endpoint indexes of the per-endpoint token counters.
+// API is the front end a request came through: its requests and tokens
+// are counted under its name (the endpoint label of docs/metrics.md).
+type API int
+
+// The APIs, in the order of the metrics' series.
 const (
-	epChat = iota
-	epCompletions
-	epMessages
-	epResponses
-	numEndpoints
+	APIChat API = iota
+	APICompletions
+	APIMessages
+	APIResponses
+	numAPIs
 )
+
+// apiNames are the endpoint label values.
+var apiNames = [numAPIs]string{"chat", "completions", "messages", "responses"}
 
 // Tokens reports prompt tokens sent to engines and generated tokens
 // received from them, for chat and completions requests.
 func (m *Metrics) Tokens() (chatPrompt, chatGenerated, completionsPrompt, completionsGenerated int64) {
-	return m.prompt[epChat].Load(), m.generated[epChat].Load(),
-		m.prompt[epCompletions].Load(), m.generated[epCompletions].Load()
+	return m.prompt[APIChat].Load(), m.generated[APIChat].Load(),
+		m.prompt[APICompletions].Load(), m.generated[APICompletions].Load()
 }
 
 // APITokens reports the same for /v1/messages and /v1/responses requests.
 func (m *Metrics) APITokens() (messagesPrompt, messagesGenerated, responsesPrompt, responsesGenerated int64) {
-	return m.prompt[epMessages].Load(), m.generated[epMessages].Load(),
-		m.prompt[epResponses].Load(), m.generated[epResponses].Load()
+	return m.prompt[APIMessages].Load(), m.generated[APIMessages].Load(),
+		m.prompt[APIResponses].Load(), m.generated[APIResponses].Load()
 }
 
 // NewMetrics returns empty metrics.
@@ -69,20 +73,25 @@ func (m *Metrics) WritePrometheus(w io.Writer) error {
 	if err := m.Event.WriteSeries(w, event, ""); err != nil {
 		return err
 	}
-	counters := []struct {
+	type counter struct {
 		name, help, labels string
 		v                  int64
-	}{
-		{"vrender_orchestrator_requests_total", "OpenAI requests served through an engine.", telemetry.Label("endpoint", "chat"), m.chatRequests.Load()},
-		{"vrender_orchestrator_requests_total", "", telemetry.Label("endpoint", "completions"), m.completionRequests.Load()},
-		{"vrender_orchestrator_requests_total", "", telemetry.Label("endpoint", "messages"), m.messagesRequests.Load()},
-		{"vrender_orchestrator_requests_total", "", telemetry.Label("endpoint", "responses"), m.responsesRequests.Load()},
+	}
+	var counters []counter
+	for api, name := range apiNames {
+		help := ""
+		if api == 0 {
+			help = "OpenAI requests served through an engine."
+		}
+		counters = append(counters, counter{"vrender_orchestrator_requests_total", help, telemetry.Label("endpoint", name), m.requests[api].Load()})
+	}
+	counters = append(counters, []counter{
 		{"vrender_orchestrator_failed_requests_total", "Requests that ended with an error.", "", m.failed.Load()},
 		{"vrender_orchestrator_prompt_tokens_total", "Prompt tokens sent to engines.", "", sum(&m.prompt)},
 		{"vrender_orchestrator_generation_tokens_total", "Completion tokens received from engines.", "", sum(&m.generated)},
 		{"vrender_orchestrator_stream_chunks_total", "SSE chunks written to clients.", "", m.chunks.Load()},
 		{"vrender_orchestrator_engine_aborts_total", "Engine requests aborted (client gone or stop string).", "", m.aborts.Load()},
-	}
+	}...)
 	for _, c := range counters {
 		if c.help != "" {
 			if err := telemetry.WriteHeader(w, c.name, "counter", c.help); err != nil {
@@ -99,7 +108,7 @@ func (m *Metrics) WritePrometheus(w io.Writer) error {
 	return nil
 }
 
-func sum(counts *[numEndpoints]atomic.Int64) int64 {
+func sum(counts *[numAPIs]atomic.Int64) int64 {
 	var n int64
 	for i := range counts {
 		n += counts[i].Load()

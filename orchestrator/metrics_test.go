@@ -9,7 +9,7 @@ func TestMetricsExposition(t *testing.T) {
 	m := NewMetrics()
 	m.Event.Observe(3000) // 3µs
 	m.Event.Observe(2_000_000)
-	m.chatRequests.Add(2)
+	m.requests[APIChat].Add(2)
 	var b strings.Builder
 	if err := m.WritePrometheus(&b); err != nil {
 		t.Fatal(err)

@@ -92,7 +92,15 @@ func New(cfg Config) (*Orchestrator, error) {
 // model was model: the adapter's name for a LoRA adapter, else the first
 // served name whichever alias the request used, as vLLM's model_name does
 // (vllm/entrypoints/openai/models/serving.py).
-func (o *Orchestrator) responseModel(model *string) string {
+// Parsers are the parser flags answers are derendered with.
+func (o *Orchestrator) Parsers() parsers.Config { return o.cfg.Parsers }
+
+// Generator renders the requests the orchestrator runs.
+func (o *Orchestrator) Generator() *render.Generator { return o.cfg.Generator }
+
+// ResponseModel is the "model" an answer reports for a request's model: a
+// LoRA adapter's name, else the served model's.
+func (o *Orchestrator) ResponseModel(model *string) string {
 	if model != nil && slices.Contains(o.cfg.Adapters, *model) {
 		return *model
 	}

@@ -141,13 +141,18 @@ func chatRequest(t *testing.T, stream bool) *protocol.ChatCompletionRequest {
 	return req
 }
 
+// servedChat is req as /v1/chat/completions runs it.
+func servedChat(req *protocol.ChatCompletionRequest, baseID string) ChatRun {
+	return ChatRun{API: APIChat, Request: req, ID: "chatcmpl-" + baseID, Stream: req.Stream != nil && *req.Stream}
+}
+
 var createdField = regexp.MustCompile(`"created":\d+`)
 
 // answer runs one chat request and returns its normalised answer.
 func answer(t *testing.T, o *Orchestrator, stream bool) string {
 	t.Helper()
 	sink := &frameSink{}
-	res, err := o.Chat(context.Background(), chatRequest(t, stream), "same-id", sink)
+	res, err := o.Chat(context.Background(), servedChat(chatRequest(t, stream), "same-id"), sink)
 	if err != nil {
 		t.Fatalf("chat: %v", err)
 	}
@@ -256,7 +261,7 @@ func TestPDFailures(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				o := newTestOrchestrator(t, m, newPD(t, tc.prefill, tc.decode))
 				sink := &frameSink{}
-				_, err := o.Chat(context.Background(), chatRequest(t, stream), "f", sink)
+				_, err := o.Chat(context.Background(), servedChat(chatRequest(t, stream), "f"), sink)
 				e := AsError(err)
 				if err == nil || e.Status != tc.status || !strings.Contains(e.Message, tc.want) || len(sink.frames) != 0 {
 					t.Fatalf("stream=%v: got %v (frames %d), want %d %q", stream, err, len(sink.frames), tc.status, tc.want)
@@ -273,7 +278,7 @@ func TestPDAbortGoesToDecodeEngine(t *testing.T) {
 	consumer, cc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg, TokenLatency: 5 * time.Millisecond})
 	o := newTestOrchestrator(t, m, newPD(t, pc, cc))
 	sink := &frameSink{failAfter: 3}
-	if _, err := o.Chat(context.Background(), chatRequest(t, true), "gone", sink); err != nil {
+	if _, err := o.Chat(context.Background(), servedChat(chatRequest(t, true), "gone"), sink); err != nil {
 		t.Fatalf("chat with a client that left: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

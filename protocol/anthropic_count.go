@@ -1,7 +1,5 @@
 package protocol
 
-import "strconv"
-
 // DecodeAnthropicCountTokensRequest validates a POST /v1/messages/count_tokens
 // body as vLLM's AnthropicCountTokensRequest (vllm/entrypoints/anthropic/
 // protocol.py): model (non-empty), messages, system, tool_choice, tools and
@@ -23,14 +21,4 @@ func DecodeAnthropicCountTokensRequest(data []byte) (*AnthropicMessagesRequest, 
 		return nil, &ValidationError{Errors: obj.errs}
 	}
 	return r, nil
-}
-
-// AppendAnthropicCountTokens appends count_tokens' answer,
-// AnthropicCountTokensResponse.model_dump(exclude_none=True).
-func AppendAnthropicCountTokens(dst []byte, n int) []byte {
-	dst = append(dst, `{"input_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(n), 10)
-	dst = append(dst, `,"context_management":{"original_input_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(n), 10)
-	return append(dst, "}}"...)
 }

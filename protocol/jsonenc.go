@@ -44,3 +44,9 @@ func MarshalJSON(v any) ([]byte, error) {
 	}
 	return wire.UnescapeLineSeparators(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
+
+// RawJSON is a body already encoded.
+type RawJSON []byte
+
+// AppendJSON implements Appender.
+func (b RawJSON) AppendJSON(dst []byte) ([]byte, error) { return append(dst, b...), nil }

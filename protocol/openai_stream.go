@@ -152,7 +152,7 @@ func (e *ChunkEncoder) AppendChatDelta(dst []byte, c *ChatChunkChoice, usage *Us
 	if c.Final {
 		dst = wire.AppendString(dst, c.FinishReason)
 		dst = append(dst, `,"stop_reason":`...)
-		dst = appendRawOrNull(dst, c.StopReason)
+		dst = AppendRawOrNull(dst, c.StopReason)
 	} else {
 		dst = append(dst, "null"...)
 	}
@@ -194,7 +194,7 @@ func (e *ChunkEncoder) AppendCompletion(dst []byte, c *CompletionChunkChoice, us
 		dst = append(dst, "null"...)
 	}
 	dst = append(dst, `,"stop_reason":`...)
-	dst = appendRawOrNull(dst, c.StopReason)
+	dst = AppendRawOrNull(dst, c.StopReason)
 	dst = append(dst, `,"prompt_token_ids":`...)
 	dst = appendIntsOrNull(dst, c.PromptTokenIDs)
 	dst = append(dst, `,"token_ids":`...)
@@ -306,7 +306,8 @@ func appendIntsOrNull(dst []byte, ids []int) []byte {
 	return wire.AppendInts(dst, ids)
 }
 
-func appendRawOrNull(dst []byte, raw json.RawMessage) []byte {
+// AppendRawOrNull appends raw, or null when it is empty.
+func AppendRawOrNull(dst []byte, raw json.RawMessage) []byte {
 	if len(raw) == 0 {
 		return append(dst, "null"...)
 	}

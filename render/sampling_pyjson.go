@@ -205,3 +205,8 @@ func pyNumber(lit string) string {
 // makes of raw (compact, non-ASCII kept, numbers as Python prints them):
 // for a client's or a parser's JSON that vLLM parses and re-serialises.
 func PyJSONCompact(raw json.RawMessage) (json.RawMessage, error) { return pyJSONCompact(raw) }
+
+// PyJSONDumps is Python's json.dumps of the value json.loads makes of raw
+// (", " and ": " separators, ensure_ascii, keys in document order): for the
+// front ends that hand a client's JSON to the template as a string.
+func PyJSONDumps(raw json.RawMessage) (string, error) { return pyJSONDumps(raw) }

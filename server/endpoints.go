@@ -34,25 +34,13 @@ const (
 	numEndpoints
 )
 
-// endpointPaths are the endpoint label values: the route paths, as
-// vLLM's http_requests_total names its handlers.
-var endpointPaths = [numEndpoints]string{
-	"/health", "/version", "/v1/models", "/tokenize", "/detokenize",
-	"/v1/chat/completions/render", "/v1/completions/render",
-	"/v1/chat/completions/derender", "/v1/completions/derender",
-	"/v1/chat/completions", "/v1/completions", "/metrics",
-	"/v1/messages/render", "/v1/responses/render", "/v1/messages", "/v1/responses",
-	"/v1/messages/count_tokens", "other",
-}
+// endpointPaths are the endpoint label values: the route paths (set by
+// init from routeTable), as vLLM's http_requests_total names its handlers.
+var endpointPaths = [numEndpoints]string{epOther: "other"}
 
-// endpointByPath finds an endpoint by its route pattern; read-only.
-var endpointByPath = func() map[string]endpoint {
-	m := make(map[string]endpoint, numEndpoints)
-	for i, p := range endpointPaths[:epOther] {
-		m[p] = endpoint(i)
-	}
-	return m
-}()
+// endpointByPath finds an endpoint by its route pattern; read-only once
+// init has filled it from routeTable.
+var endpointByPath = make(map[string]endpoint, numEndpoints)
 
 // routeEndpoint is the endpoint chi routed r to (after routing).
 func routeEndpoint(r *http.Request) endpoint {

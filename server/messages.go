@@ -2,19 +2,12 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
+	"github.com/vrender/vrender/anthropic"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/protocol"
-	"github.com/vrender/vrender/render"
 )
-
-// rawBody is a response body already encoded.
-type rawBody []byte
-
-// AppendJSON implements protocol.Appender.
-func (b rawBody) AppendJSON(dst []byte) ([]byte, error) { return append(dst, b...), nil }
 
 // anthropicError is an error answer in Anthropic's shape, which vLLM's
 // /v1/messages router gives every ErrorResponse its handler returns
@@ -22,12 +15,12 @@ func (b rawBody) AppendJSON(dst []byte) ([]byte, error) { return append(dst, b..
 // code as the status.
 type anthropicError struct {
 	status int
-	body   rawBody
+	body   protocol.RawJSON
 }
 
 func toAnthropicError(e *apiError) *anthropicError {
 	return &anthropicError{status: e.status,
-		body: protocol.AppendAnthropicError(nil, e.body.Error.Type, e.body.Error.Message)}
+		body: anthropic.AppendError(nil, e.body.Error.Type, e.body.Error.Message)}
 }
 
 func (s *server) writeAnthropicError(w http.ResponseWriter, r *http.Request, e *apiError) {
@@ -45,46 +38,13 @@ func (s *server) writeAnthropicError(w http.ResponseWriter, r *http.Request, e *
 // validation answer (OpenAI-shaped, as FastAPI raises it before the
 // route runs); every later error is Anthropic-shaped.
 func (s *server) handleMessages(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.readMessagesRequest(w, r, s.writeAnthropicError)
-	if !ok {
-		return
+	read := func(s *server, w http.ResponseWriter, r *http.Request) (*protocol.ChatCompletionRequest, bool) {
+		return s.readMessagesRequest(w, r, s.writeAnthropicError)
 	}
-	if s.orchestrator == nil {
-		s.writeAnthropicError(w, r, noEngine())
-		return
-	}
-	sink := s.newSSESink(w, r)
-	defer sink.close()
-	res, err := s.orchestrator.Messages(r.Context(), req, s.baseRequestID(r, req.RequestID), sink)
-	if e := s.servedError(r, sink, err); e != nil {
-		s.writeAnthropicError(w, r, e)
-		return
-	}
-	if err == nil && !sink.started && res != nil {
-		s.writeJSON(w, r, http.StatusOK, rawBody(res))
-	}
-}
-
-// servedError is the error answer for an orchestrator error that happened
-// before any stream frame; nil when there is none to write (no error, the
-// client went away, or the stream already carried it).
-func (s *server) servedError(r *http.Request, sink *sseSink, err error) *apiError {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, context.Canceled) || r.Context().Err() != nil:
-		s.log.DebugContext(r.Context(), "client disconnected", "request_id", requestIDFrom(r.Context()))
-		return nil
-	case sink.started:
-		s.log.WarnContext(r.Context(), "stream failed", "request_id", requestIDFrom(r.Context()), "err", err)
-		return nil
-	}
-	oe := orchestrator.AsError(err)
-	if oe.Status >= 500 {
-		s.log.WarnContext(r.Context(), "engine request failed", "request_id", requestIDFrom(r.Context()),
-			"status", oe.Status, "err", err)
-	}
-	return &apiError{oe.Status, protocol.ErrorResponse{Error: oe.Info()}}
+	serveEngine(s, w, r, read,
+		func(ctx context.Context, req *protocol.ChatCompletionRequest, sink orchestrator.Sink) (protocol.Appender, error) {
+			return anthropic.Serve(ctx, s.orchestrator, req, s.baseRequestID(r, req.RequestID), sink)
+		}, (*server).writeAnthropicError)
 }
 
 // handleMessagesCountTokens answers POST /v1/messages/count_tokens as
@@ -102,7 +62,7 @@ func (s *server) handleMessagesCountTokens(w http.ResponseWriter, r *http.Reques
 		s.writeError(w, r, decodeError(err))
 		return
 	}
-	req, err := render.AnthropicCountTokensToChat(areq)
+	req, err := anthropic.CountTokensToChat(areq)
 	if err != nil {
 		s.writeAnthropicError(w, r, decodeError(err))
 		return
@@ -124,5 +84,5 @@ func (s *server) handleMessagesCountTokens(w http.ResponseWriter, r *http.Reques
 	}
 	n := len(res.Request.TokenIDs)
 	s.metrics.prompt[epMessagesCountTokens].Add(int64(n))
-	s.writeJSON(w, r, http.StatusOK, rawBody(protocol.AppendAnthropicCountTokens(nil, n)))
+	s.writeJSON(w, r, http.StatusOK, protocol.RawJSON(anthropic.AppendCountTokens(nil, n)))
 }

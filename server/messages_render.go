@@ -3,8 +3,8 @@ package server
 import (
 	"net/http"
 
+	"github.com/vrender/vrender/anthropic"
 	"github.com/vrender/vrender/protocol"
-	"github.com/vrender/vrender/render"
 )
 
 // handleMessagesRender answers POST /v1/messages/render (vllm PR #45803):
@@ -37,7 +37,7 @@ func (s *server) readMessagesRequest(w http.ResponseWriter, r *http.Request,
 		s.writeError(w, r, decodeError(err))
 		return nil, false
 	}
-	req, err := render.AnthropicToChat(areq)
+	req, err := anthropic.ToChat(areq)
 	if err != nil {
 		writeErr(w, r, decodeError(err))
 		return nil, false

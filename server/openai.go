@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"sync/atomic"
 
@@ -17,55 +16,19 @@ const noEngineMessage = "no engine is configured; start vrender serve with --eng
 // handleChatCompletions answers POST /v1/chat/completions through the
 // orchestrator: vLLM's OpenAI chat endpoint over a tokens-only engine.
 func (s *server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.readChatRequest(w, r)
-	if !ok {
-		return
-	}
-	if s.orchestrator == nil {
-		s.writeError(w, r, noEngine())
-		return
-	}
-	sink := s.newSSESink(w, r)
-	defer sink.close()
-	res, err := s.orchestrator.Chat(r.Context(), req, s.baseRequestID(r, req.RequestID), sink)
-	s.finishOpenAI(w, r, sink, res, err)
+	serveEngine(s, w, r, (*server).readChatRequest,
+		func(ctx context.Context, req *protocol.ChatCompletionRequest, sink orchestrator.Sink) (protocol.Appender, error) {
+			return s.orchestrator.Chat(ctx, orchestrator.ChatRun{API: orchestrator.APIChat, Request: req,
+				ID: "chatcmpl-" + s.baseRequestID(r, req.RequestID), Stream: req.Stream != nil && *req.Stream}, sink)
+		}, (*server).writeError)
 }
 
 // handleCompletions answers POST /v1/completions through the orchestrator.
 func (s *server) handleCompletions(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.readCompletionRequest(w, r)
-	if !ok {
-		return
-	}
-	if s.orchestrator == nil {
-		s.writeError(w, r, noEngine())
-		return
-	}
-	sink := s.newSSESink(w, r)
-	defer sink.close()
-	res, err := s.orchestrator.Completion(r.Context(), req, s.baseRequestID(r, req.RequestID), sink)
-	s.finishOpenAI(w, r, sink, res, err)
-}
-
-// finishOpenAI writes a non-streaming answer or an error that happened
-// before any stream frame; a started stream has already been answered.
-func (s *server) finishOpenAI(w http.ResponseWriter, r *http.Request, sink *sseSink, res any, err error) {
-	switch {
-	case err != nil && (errors.Is(err, context.Canceled) || r.Context().Err() != nil):
-		// The client went away; the engine request was aborted.
-		s.log.DebugContext(r.Context(), "client disconnected", "request_id", requestIDFrom(r.Context()))
-	case err != nil && !sink.started:
-		oe := orchestrator.AsError(err)
-		if oe.Status >= 500 {
-			s.log.WarnContext(r.Context(), "engine request failed", "request_id", requestIDFrom(r.Context()),
-				"status", oe.Status, "err", err)
-		}
-		s.writeError(w, r, &apiError{oe.Status, protocol.ErrorResponse{Error: oe.Info()}})
-	case err != nil:
-		s.log.WarnContext(r.Context(), "stream failed", "request_id", requestIDFrom(r.Context()), "err", err)
-	case !sink.started && res != nil:
-		s.writeJSON(w, r, http.StatusOK, res)
-	}
+	serveEngine(s, w, r, (*server).readCompletionRequest,
+		func(ctx context.Context, req *protocol.CompletionRequest, sink orchestrator.Sink) (protocol.Appender, error) {
+			return s.orchestrator.Completion(ctx, req, s.baseRequestID(r, req.RequestID), sink)
+		}, (*server).writeError)
 }
 
 // baseRequestID is vLLM's _base_request_id: the X-Request-Id header, else

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/responses"
 )
 
 // handleResponsesRender answers POST /v1/responses/render (vllm PR
@@ -19,7 +20,7 @@ func (s *server) handleResponsesRender(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, span := s.span(r.Context(), "render")
-	gr, err := s.generator.RenderResponses(ctx, req)
+	gr, err := responses.Render(ctx, s.generator, req)
 	span.End()
 	if err != nil {
 		if ae := responsesError(err); ae != nil {

@@ -217,23 +217,9 @@ func (s *server) routes() http.Handler {
 		s.writeError(w, r, httpError(http.StatusMethodNotAllowed, "Method Not Allowed"))
 	})
 
-	r.Get("/health", s.handleHealth)
-	r.Get("/version", s.handleVersion)
-	r.Get("/v1/models", s.handleModels)
-	r.Post("/tokenize", s.handleTokenize)
-	r.Post("/detokenize", s.handleDetokenize)
-	r.Post("/v1/chat/completions/render", s.handleChatRender)
-	r.Post("/v1/completions/render", s.handleCompletionRender)
-	r.Post("/v1/messages/render", s.handleMessagesRender)
-	r.Post("/v1/responses/render", s.handleResponsesRender)
-	r.Post("/v1/chat/completions/derender", s.handleChatDerender)
-	r.Post("/v1/completions/derender", s.handleCompletionDerender)
-	r.Post("/v1/chat/completions", s.handleChatCompletions)
-	r.Post("/v1/completions", s.handleCompletions)
-	r.Post("/v1/messages", s.handleMessages)
-	r.Post("/v1/messages/count_tokens", s.handleMessagesCountTokens)
-	r.Post("/v1/responses", s.handleResponses)
-	r.Get("/metrics", s.handleMetrics)
+	for _, rt := range routeTable {
+		r.Method(rt.method, rt.path, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { rt.handle(s, w, req) }))
+	}
 	return r
 }
 

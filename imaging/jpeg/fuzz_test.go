@@ -1,25 +1,12 @@
 package jpeg
 
-import (
-	"os"
-	"path/filepath"
-	"testing"
-
-	"github.com/vrender/vrender/internal/testenv"
-)
+import "testing"
 
 // FuzzDecode: any bytes decode to an image of the header's size or an error; never a panic, and never
 // an allocation beyond the pixel limit.
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte("\xff\xd8\xff"))
-	files, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.RepoRoot(f)), "shared", "multimodal", "images", "*.jpg"))
-	for _, p := range files {
-		if fi, err := os.Stat(p); err == nil && fi.Size() < 32<<10 {
-			if data, err := os.ReadFile(p); err == nil {
-				f.Add(data)
-			}
-		}
-	}
+	addCorpusSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		img, err := Decode(data, 1<<22)
 		if err != nil {

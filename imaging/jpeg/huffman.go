@@ -88,12 +88,7 @@ func (d *decoder) receiveExtend(t uint8) (int32, error) {
 	if d.consumed != nil {
 		d.consumed.extra(t)
 	}
-	s := int32(1) << t
-	x := int32(d.bits.a>>uint32(d.bits.n)) & (s - 1)
-	if x < s>>1 {
-		x += ((-1) << t) + 1
-	}
-	return x, nil
+	return extend(uint32(d.bits.a>>uint32(d.bits.n)), t), nil
 }
 
 // processDHT processes a Define Huffman Table marker, and initializes a huffman
@@ -190,26 +185,31 @@ func (d *decoder) decodeHuffman(h *huffman) (uint8, error) {
 	if d.bits.n < maxCodeLength {
 		d.fillBits()
 	}
-	if v := h.lut[(d.bits.a>>uint32(d.bits.n-lutSize))&0xff]; v != 0 {
-		n := (v & 0xff) - 1
-		d.bits.n -= int32(n)
-		if d.consumed != nil {
-			d.consumed.huff(int32(n))
-		}
-		return uint8(v >> 8), nil
+	sym, n, ok := h.decode(uint32(d.bits.a >> uint32(d.bits.n-maxCodeLength)))
+	if !ok {
+		d.bits.n -= maxCodeLength
+		return 0, FormatError("bad Huffman code")
 	}
-	for i, code := 0, int32(0); i < maxCodeLength; i++ {
-		d.bits.n--
-		code |= int32(d.bits.a>>uint32(d.bits.n)) & 1
-		if code <= h.maxCodes[i] {
-			if d.consumed != nil {
-				d.consumed.huff(int32(i + 1))
-			}
-			return h.vals[h.valsIndices[i]+code-h.minCodes[i]], nil
-		}
-		code <<= 1
+	d.bits.n -= n
+	if d.consumed != nil {
+		d.consumed.huff(n)
 	}
-	return 0, FormatError("bad Huffman code")
+	return sym, nil
+}
+
+// decode returns the symbol whose code starts the low 16 bits of peek (the next bits of the stream,
+// most significant first) and the code's length, or false when no code of up to 16 bits matches.
+func (h *huffman) decode(peek uint32) (sym uint8, n int32, ok bool) {
+	peek &= 1<<maxCodeLength - 1
+	if v := h.lut[peek>>(maxCodeLength-lutSize)]; v != 0 {
+		return uint8(v >> 8), int32(v&0xff) - 1, true
+	}
+	for i := range int32(maxCodeLength) {
+		if code := int32(peek >> (maxCodeLength - 1 - i)); code <= h.maxCodes[i] {
+			return h.vals[h.valsIndices[i]+code-h.minCodes[i]], i + 1, true
+		}
+	}
+	return 0, 0, false
 }
 
 func (d *decoder) decodeBit() (bool, error) {

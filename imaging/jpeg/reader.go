@@ -123,6 +123,9 @@ type decoder struct {
 	// markerAt is where the marker being read starts.
 	consumed *consumption
 	markerAt int
+	// generalScan decodes every block with processSOS's general loop, the reference of its fast
+	// path (decodeSequential) in the differential tests.
+	generalScan bool
 	// sawSOS is set once the first scan starts: before it, the markers are
 	// what Pillow's own parser reads.
 	sawSOS bool

@@ -4,6 +4,13 @@
 
 package jpeg
 
+import "github.com/vrender/vrender/imaging/jpeg/internal/idct"
+
+// block holds one 8x8 block's DCT coefficients in natural (row-major) order.
+type block = idct.Block
+
+const blockSize = 8 * 8
+
 // makePlanes allocates every component's sample plane, padded to whole MCUs
 // (mxx by myy of them) as libjpeg's coefficient buffers are.
 func (d *decoder) makePlanes(mxx, myy int) error {
@@ -219,7 +226,11 @@ func (d *decoder) processSOS(n int) error {
 						}
 						continue
 					}
-					if ah != 0 {
+					if !d.progressive && d.consumed == nil && d.eobRun == 0 && !d.generalScan {
+						if err := d.decodeSequential(&b, &d.huff[dcTable][scan[i].td], &d.huff[acTable][scan[i].ta], &dc[compIndex]); err != nil {
+							return err
+						}
+					} else if ah != 0 {
 						if err := d.refine(&b, &d.huff[acTable][scan[i].ta], zigStart, zigEnd, 1<<al); err != nil {
 							return err
 						}
@@ -478,7 +489,7 @@ func (d *decoder) reconstructProgressiveImage() error {
 // stores the block in its component's plane.
 func (d *decoder) reconstructBlock(b *block, bx, by, compIndex int) error {
 	stride := d.strides[compIndex]
-	idctIslow(b, &d.quant[d.comp[compIndex].tq], d.planes[compIndex][8*(by*stride+bx):], stride)
+	idct.Islow(b, &d.quant[d.comp[compIndex].tq], d.planes[compIndex][8*(by*stride+bx):], stride)
 	return nil
 }
 

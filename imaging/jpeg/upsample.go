@@ -1,5 +1,7 @@
 package jpeg
 
+import "github.com/vrender/vrender/imaging/jpeg/internal/upsample"
+
 // upsampler produces one component's full-resolution rows with libjpeg-turbo's jdsample.c method for
 // its sampling ratio (jinit_upsampler, do_fancy_upsampling on, as Pillow leaves it):
 //   - 1x1: the samples themselves;
@@ -19,7 +21,7 @@ type upsampler struct {
 	fancyH, fancyV bool
 	width          int
 	buf            []byte
-	sums           []int32
+	sums           []int16 // upsample.H2V2Fancy scratch
 }
 
 func newUpsampler(plane []byte, stride, w, h, hs, vs, hmax, vmax int) upsampler {
@@ -39,7 +41,7 @@ func newUpsampler(plane []byte, stride, w, h, hs, vs, hmax, vmax int) upsampler 
 		u.buf = make([]byte, u.dw*u.hexp)
 	}
 	if u.fancyH && u.fancyV {
-		u.sums = make([]int32, u.dw)
+		u.sums = make([]int16, u.dw+2)
 	}
 	return u
 }
@@ -63,7 +65,7 @@ func (u *upsampler) row(y int) []byte {
 		if y%2 == 0 {
 			far = u.srcRow(in - 1)
 		}
-		h2v2Fancy(out, near, far, u.sums)
+		upsample.H2V2Fancy(out, near, far, u.sums)
 	case u.fancyV:
 		near := u.srcRow(in)
 		far, bias := u.srcRow(in+1), int32(2)
@@ -104,26 +106,5 @@ func h2v1Fancy(out, in []byte) {
 		out[2*i] = byte((3*cur + prev + 1) >> 2)
 		out[2*i+1] = byte((3*cur + next + 2) >> 2)
 		prev = cur
-	}
-}
-
-// h2v2Fancy is jdsample.c h2v2_fancy_upsample for one output row: column sums 3*near+far, then the
-// same triangle filter across columns, biased 8 then 7, divided by 16.
-func h2v2Fancy(out, near, far []byte, sums []int32) {
-	n := len(near)
-	far, sums, out = far[:n], sums[:n], out[:2*n]
-	for i := range near {
-		sums[i] = 3*int32(near[i]) + int32(far[i])
-	}
-	last := sums[0]
-	for i := 0; i < n; i++ {
-		this := sums[i]
-		next := this
-		if i+1 < n {
-			next = sums[i+1]
-		}
-		out[2*i] = byte((3*this + last + 8) >> 4)
-		out[2*i+1] = byte((3*this + next + 7) >> 4)
-		last = this
 	}
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package responses
 
 import (
 	"context"
@@ -12,60 +12,71 @@ import (
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/internal/wire"
+	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
 
-// Responses serves one OpenAI Responses request the way vLLM's non-Harmony
-// path does (vllm/entrypoints/openai/responses/serving.py): rendered as
-// /v1/responses/render renders it, run and derendered as a chat completion,
-// and answered as a ResponsesResponse (non-streaming) or as the Responses
-// event stream (simple_streaming_events.py), sequence-numbered and closed
-// by response.completed with the whole response. A streaming request
-// returns (nil, nil) once written, or an error when it failed before
-// anything was written.
-func (o *Orchestrator) Responses(ctx context.Context, r *protocol.ResponsesRequest, sink Sink) ([]byte, error) {
-	o.cfg.Metrics.responsesRequests.Add(1)
-	body, err := o.responses(ctx, r, sink)
-	if err != nil {
-		o.cfg.Metrics.failed.Add(1)
-	}
-	return body, err
+// Serve serves one OpenAI Responses request through o the way vLLM's
+// non-Harmony path does (vllm/entrypoints/openai/responses/serving.py):
+// rendered as /v1/responses/render renders it, run and derendered as a
+// chat completion, and answered as a ResponsesResponse (non-streaming) or
+// as the Responses event stream (simple_streaming_events.py),
+// sequence-numbered and closed by response.completed with the whole
+// response. A streaming request returns (nil, nil) once written, or an
+// error when it failed before anything was written.
+func Serve(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.ResponsesRequest, sink orchestrator.Sink) (protocol.Appender, error) {
+	var meta *responsesMeta
+	parsers := o.Parsers()
+	return o.Chat(ctx, orchestrator.ChatRun{
+		API: orchestrator.APIResponses, Stream: r.Stream,
+		Render: func(ctx context.Context) (*protocol.ChatCompletionRequest, *protocol.GenerateRequest, error) {
+			creq, g, m, err := prepare(ctx, o, r)
+			meta = m
+			return creq, g, err
+		},
+		Writer: func(run *orchestrator.Stream) orchestrator.StreamWriter {
+			return &streamWriter{run: run, meta: meta, logprobs: r.IncludesOutputLogprobs(),
+				bothParsers: parsers.ReasoningParser != "" && parsers.ToolParser != "", started: map[int]bool{}}
+		},
+		Answer: func(res *protocol.ServedChatResponse) (protocol.Appender, error) {
+			return protocol.RawJSON(meta.answer(r, res)), nil
+		},
+	}, sink)
 }
 
-func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesRequest, sink Sink) ([]byte, error) {
+// prepare converts and renders r for Serve, and what its response
+// objects repeat; an error is a *protocol.ValidationError (pydantic's 400)
+// or an *orchestrator.Error.
+func prepare(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.ResponsesRequest) (*protocol.ChatCompletionRequest, *protocol.GenerateRequest, *responsesMeta, error) {
 	if r.PreviousResponseID != nil {
 		// vLLM keeps no responses unless VLLM_ENABLE_RESPONSES_API_STORE is
 		// set, so every previous response is unknown (_make_not_found_error).
 		p := "response_id"
-		return nil, &Error{Status: http.StatusNotFound, Type: "invalid_request_error",
+		return nil, nil, nil, &orchestrator.Error{Status: http.StatusNotFound, Type: "invalid_request_error",
 			Message: fmt.Sprintf("Response with id '%s' not found.", *r.PreviousResponseID), Param: &p}
 	}
-	rctx, span := startSpan(ctx, "render")
-	g, creq, err := o.cfg.Generator.RenderResponsesChat(rctx, r)
-	endSpan(span, err)
+	creq, err := ToChat(r)
+	var gr *protocol.GenerateRequest
+	if err == nil {
+		gr, err = o.Generator().RenderResponsesChat(ctx, r, creq)
+	}
 	if err != nil {
 		var ve *protocol.ValidationError
 		if errors.As(err, &ve) {
-			return nil, err // the HTTP layer writes pydantic's 400
+			return nil, nil, nil, err // the HTTP layer writes pydantic's 400
 		}
-		return nil, responsesError(err)
+		return nil, nil, nil, responsesError(err)
 	}
-	meta, err := o.responsesMeta(r, g)
+	meta, err := newMeta(o.ResponseModel(r.Model), r, gr)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	var newOut func(*chatRun) chatStream
-	if r.Stream {
-		newOut = func(run *chatRun) chatStream {
-			return &responsesStream{run: run, meta: meta, logprobs: r.IncludesOutputLogprobs(), bothParsers: o.cfg.Parsers.ReasoningParser != "" && o.cfg.Parsers.ToolParser != "",
-				started: map[int]bool{}}
-		}
-	}
-	res, err := o.generateChat(ctx, creq, *g, g.RequestID, r.Stream, newOut, sink, epResponses)
-	if err != nil || res == nil {
-		return nil, err
-	}
+	return creq, gr, meta, nil
+}
+
+// answer is the response object of a non-streaming answer.
+func (m *responsesMeta) answer(r *protocol.ResponsesRequest, res *protocol.ServedChatResponse) []byte {
 	c := res.Choices[0]
 	var reasoning, content string
 	if c.Message.Reasoning != nil {
@@ -74,7 +85,7 @@ func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesReque
 	if c.Message.Content != nil {
 		content = *c.Message.Content
 	}
-	var lps []protocol.ResponsesLogprob
+	var lps []Logprob
 	if r.IncludesOutputLogprobs() && c.Logprobs != nil {
 		lps = responsesLogprobs(c.Logprobs.Content)
 	}
@@ -86,15 +97,15 @@ func (o *Orchestrator) responses(ctx context.Context, r *protocol.ResponsesReque
 	if c.FinishReason != nil {
 		finish = *c.FinishReason
 	}
-	return meta.response(res.Created, finish, reasoning, content, lps, calls, res.Usage.PromptTokens, res.Usage.CompletionTokens), nil
+	return m.response(res.Created, finish, reasoning, content, lps, calls, res.Usage.PromptTokens, res.Usage.CompletionTokens)
 }
 
 // responsesError maps the Responses conversion's own 400s; others are
-// classified by AsError.
-func responsesError(err error) *Error {
+// classified by orchestrator.AsError.
+func responsesError(err error) *orchestrator.Error {
 	var pe *protocol.ResponsesParamError
 	if errors.As(err, &pe) {
-		e := &Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest, Message: pe.Message}
+		e := &orchestrator.Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest, Message: pe.Message}
 		if pe.Type != "" {
 			e.Type = pe.Type
 		}
@@ -104,17 +115,17 @@ func responsesError(err error) *Error {
 		}
 		return e
 	}
-	return AsError(err)
+	return orchestrator.AsError(err)
 }
 
 // responsesMeta is what every response object of one request repeats
 // (ResponsesResponse.from_request).
 type responsesMeta struct {
-	base protocol.ResponsesResponse
+	base Response
 }
 
-func (o *Orchestrator) responsesMeta(r *protocol.ResponsesRequest, g *protocol.GenerateRequest) (*responsesMeta, error) {
-	b := protocol.ResponsesResponse{ID: g.RequestID, Instructions: r.Instructions, Model: o.responseModel(r.Model),
+func newMeta(model string, r *protocol.ResponsesRequest, g *protocol.GenerateRequest) (*responsesMeta, error) {
+	b := Response{ID: g.RequestID, Instructions: r.Instructions, Model: model,
 		ParallelToolCalls: r.ParallelToolCalls, Temperature: g.SamplingParams.Temperature, TopP: g.SamplingParams.TopP,
 		MaxToolCalls: r.MaxToolCalls, TopLogprobs: g.SamplingParams.Logprobs, Truncation: r.Truncation, User: r.User}
 	if g.SamplingParams.MaxTokens != nil {
@@ -155,7 +166,8 @@ func pyCompactOrNil(raw json.RawMessage) (json.RawMessage, error) {
 	}
 	v, err := render.PyJSONCompact(raw)
 	if err != nil {
-		return nil, badRequestf("invalid JSON: %v", err)
+		return nil, &orchestrator.Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest,
+			Message: fmt.Sprintf("invalid JSON: %v", err)}
 	}
 	return v, nil
 }
@@ -169,13 +181,7 @@ func responsesToolDumps(tools []json.RawMessage) (json.RawMessage, error) {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		var t struct {
-			Type        *string         `json:"type"`
-			Name        *string         `json:"name"`
-			Parameters  json.RawMessage `json:"parameters"`
-			Strict      json.RawMessage `json:"strict"`
-			Description json.RawMessage `json:"description"`
-		}
+		var t functionTool
 		if json.Unmarshal(raw, &t) != nil || t.Type == nil || *t.Type != "function" || t.Name == nil {
 			v, err := pyCompactOrNil(raw)
 			if err != nil {
@@ -260,7 +266,7 @@ type responsesCall struct {
 // build_response_output_items makes (a reasoning item, a message for
 // non-empty content, one function_call per tool call), status
 // "incomplete" when the length limit ended it.
-func (m *responsesMeta) response(created int64, finish, reasoning, content string, lps []protocol.ResponsesLogprob,
+func (m *responsesMeta) response(created int64, finish, reasoning, content string, lps []Logprob,
 	calls []responsesCall, prompt, completion int) []byte {
 	r := m.base
 	r.CreatedAt = created
@@ -277,11 +283,11 @@ func (m *responsesMeta) response(created int64, finish, reasoning, content strin
 	}
 	if reasoning != "" {
 		sep()
-		out = protocol.AppendReasoningItem(out, "rs_"+protocol.RandomUUID(), reasoning, protocol.ItemFinal)
+		out = AppendReasoningItem(out, "rs_"+protocol.RandomUUID(), reasoning, ItemFinal)
 	}
 	if content != "" {
 		sep()
-		out = protocol.AppendMessageItem(out, "msg_"+protocol.RandomUUID(), content, lps, protocol.ItemFinal)
+		out = AppendMessageItem(out, "msg_"+protocol.RandomUUID(), content, lps, ItemFinal)
 	}
 	for _, c := range calls {
 		sep()
@@ -289,22 +295,22 @@ func (m *responsesMeta) response(created int64, finish, reasoning, content strin
 		if callID == "" {
 			callID = "call_" + protocol.RandomUUID()
 		}
-		out = protocol.AppendFunctionCallItem(out, "fc_"+protocol.RandomUUID(), callID, c.name, c.args, protocol.ItemFinal)
+		out = AppendFunctionCallItem(out, "fc_"+protocol.RandomUUID(), callID, c.name, c.args, ItemFinal)
 	}
 	r.Output = append(out, ']')
-	r.Usage = &protocol.ResponsesUsage{Input: prompt, Output: completion}
-	return protocol.AppendResponsesResponse(nil, &r)
+	r.Usage = &Usage{Input: prompt, Output: completion}
+	return AppendResponse(nil, &r)
 }
 
 // responsesLogprobs converts chat logprobs to the Responses shape.
-func responsesLogprobs(content []protocol.ChatLogProbsContent) []protocol.ResponsesLogprob {
-	out := make([]protocol.ResponsesLogprob, 0, len(content))
+func responsesLogprobs(content []protocol.ChatLogProbsContent) []Logprob {
+	out := make([]Logprob, 0, len(content))
 	for _, c := range content {
 		// Bytes are copied: a streaming session reuses its step's buffers.
-		lp := protocol.ResponsesLogprob{Token: c.Token, Bytes: slices.Clone(c.Bytes), Logprob: derefLogprob(c.Logprob),
-			Top: make([]protocol.ResponsesLogprob, 0, len(c.TopLogprobs))}
+		lp := Logprob{Token: c.Token, Bytes: slices.Clone(c.Bytes), Logprob: derefLogprob(c.Logprob),
+			Top: make([]Logprob, 0, len(c.TopLogprobs))}
 		for _, t := range c.TopLogprobs {
-			lp.Top = append(lp.Top, protocol.ResponsesLogprob{Token: t.Token, Bytes: slices.Clone(t.Bytes), Logprob: derefLogprob(t.Logprob)})
+			lp.Top = append(lp.Top, Logprob{Token: t.Token, Bytes: slices.Clone(t.Bytes), Logprob: derefLogprob(t.Logprob)})
 		}
 		out = append(out, lp)
 	}
@@ -325,20 +331,20 @@ type respDelta struct {
 	tool               *protocol.ToolCallDelta
 }
 
-// responsesStream writes a chat run as vLLM's simple (non-Harmony) Responses
+// streamWriter writes a chat run as vLLM's simple (non-Harmony) Responses
 // stream: response.created and response.in_progress, then
 // process_simple_stream's item events over the derendered deltas, then
 // response.completed with the whole response.
-type responsesStream struct {
-	run         *chatRun
+type streamWriter struct {
+	run         *orchestrator.Stream
 	meta        *responsesMeta
 	bothParsers bool // a reasoning and a tool parser: vLLM's whitespace quirks apply
 	// logprobs: include asks for message.output_text.logprobs; stepLP are
 	// the current engine event's, which every text event of the event
 	// carries, as process_simple_stream's logprobs_data.
 	logprobs bool
-	stepLP   []protocol.ResponsesLogprob
-	ev       protocol.ResponsesEvent
+	stepLP   []Logprob
+	ev       Event
 	seq      int
 
 	contentIndex, outputIndex int
@@ -350,44 +356,39 @@ type responsesStream struct {
 
 	// The answer so far, for response.completed.
 	reasoning, content strings.Builder
-	allLP              []protocol.ResponsesLogprob
+	allLP              []Logprob
 	calls              []responsesCall
 	callIndex          map[int]int
 	finishReason       string
 }
 
-func (s *responsesStream) send() error {
+func (s *streamWriter) send() error {
 	s.seq++
-	if err := s.run.sink.Frame(s.ev.Buf); err != nil {
-		return errClientGone
-	}
-	s.run.metrics.chunks.Add(1)
-	return nil
+	return s.run.Frame(s.ev.Buf)
 }
 
-func (s *responsesStream) envelope(typ string, body []byte) error {
+func (s *streamWriter) envelope(typ string, body []byte) error {
 	s.ev.Begin(typ)
 	s.ev.Raw("response", body)
 	s.ev.End(s.seq, typ)
 	return s.send()
 }
 
-func (s *responsesStream) start() error {
+func (s *streamWriter) Start() error {
 	r := s.run
-	if err := r.sink.Start(); err != nil {
-		return errClientGone
+	if err := r.Open(); err != nil {
+		return err
 	}
-	r.started = true
 	initial := s.meta.base
-	initial.CreatedAt, initial.Status = r.created, "in_progress"
-	body := protocol.AppendResponsesResponse(nil, &initial)
+	initial.CreatedAt, initial.Status = r.Created(), "in_progress"
+	body := AppendResponse(nil, &initial)
 	if err := s.envelope("response.created", body); err != nil {
 		return err
 	}
 	return s.envelope("response.in_progress", body)
 }
 
-func (s *responsesStream) itemAdded(item []byte) error {
+func (s *streamWriter) itemAdded(item []byte) error {
 	s.ev.Begin("response.output_item.added")
 	s.ev.Raw("item", item)
 	s.ev.Int("output_index", s.outputIndex)
@@ -395,7 +396,7 @@ func (s *responsesStream) itemAdded(item []byte) error {
 	return s.send()
 }
 
-func (s *responsesStream) itemDone(item []byte) error {
+func (s *streamWriter) itemDone(item []byte) error {
 	s.ev.Begin("response.output_item.done")
 	s.ev.Raw("item", item)
 	s.ev.Int("output_index", s.outputIndex)
@@ -403,7 +404,7 @@ func (s *responsesStream) itemDone(item []byte) error {
 	return s.send()
 }
 
-func (s *responsesStream) part(typ string, part []byte) error {
+func (s *streamWriter) part(typ string, part []byte) error {
 	s.ev.Begin(typ)
 	s.ev.Int("content_index", s.contentIndex)
 	s.ev.String("item_id", s.itemID)
@@ -413,22 +414,22 @@ func (s *responsesStream) part(typ string, part []byte) error {
 	return s.send()
 }
 
-func (s *responsesStream) addReasoningItem() error {
-	if err := s.itemAdded(protocol.AppendReasoningItem(nil, s.itemID, "", protocol.ItemAdded)); err != nil {
+func (s *streamWriter) addReasoningItem() error {
+	if err := s.itemAdded(AppendReasoningItem(nil, s.itemID, "", ItemAdded)); err != nil {
 		return err
 	}
 	return s.part("response.content_part.added", []byte(`{"text":"","type":"reasoning_text"}`))
 }
 
-func (s *responsesStream) addTextItem() error {
-	if err := s.itemAdded(protocol.AppendMessageItem(nil, s.itemID, "", nil, protocol.ItemAdded)); err != nil {
+func (s *streamWriter) addTextItem() error {
+	if err := s.itemAdded(AppendMessageItem(nil, s.itemID, "", nil, ItemAdded)); err != nil {
 		return err
 	}
-	part := append([]byte(`{"annotations":[],"text":"","type":"output_text","logprobs":`), protocol.AppendStreamLogprobs(nil, s.stepLP)...)
+	part := append([]byte(`{"annotations":[],"text":"","type":"output_text","logprobs":`), AppendStreamLogprobs(nil, s.stepLP)...)
 	return s.part("response.content_part.added", append(part, '}'))
 }
 
-func (s *responsesStream) reasoningDelta(d string) error {
+func (s *streamWriter) reasoningDelta(d string) error {
 	s.reasoning.WriteString(d)
 	s.ev.Begin("response.reasoning_text.delta")
 	s.ev.Int("content_index", s.contentIndex)
@@ -439,19 +440,19 @@ func (s *responsesStream) reasoningDelta(d string) error {
 	return s.send()
 }
 
-func (s *responsesStream) textDelta(d string) error {
+func (s *streamWriter) textDelta(d string) error {
 	s.content.WriteString(d)
 	s.ev.Begin("response.output_text.delta")
 	s.ev.Int("content_index", s.contentIndex)
 	s.ev.String("delta", d)
 	s.ev.String("item_id", s.itemID)
-	s.ev.Raw("logprobs", protocol.AppendStreamLogprobs(nil, s.stepLP))
+	s.ev.Raw("logprobs", AppendStreamLogprobs(nil, s.stepLP))
 	s.ev.Int("output_index", s.outputIndex)
 	s.ev.End(s.seq, "response.output_text.delta")
 	return s.send()
 }
 
-func (s *responsesStream) reasoningDone(text string) error {
+func (s *streamWriter) reasoningDone(text string) error {
 	s.ev.Begin("response.reasoning_text.done")
 	s.ev.Int("content_index", s.contentIndex)
 	s.ev.String("item_id", s.itemID)
@@ -464,30 +465,30 @@ func (s *responsesStream) reasoningDone(text string) error {
 	if err := s.part("response.content_part.done", part); err != nil {
 		return err
 	}
-	return s.itemDone(protocol.AppendReasoningItem(nil, s.itemID, text, protocol.ItemDone))
+	return s.itemDone(AppendReasoningItem(nil, s.itemID, text, ItemDone))
 }
 
-func (s *responsesStream) textDone(text string) error {
+func (s *streamWriter) textDone(text string) error {
 	s.ev.Begin("response.output_text.done")
 	s.ev.Int("content_index", s.contentIndex)
 	s.ev.String("item_id", s.itemID)
-	s.ev.Raw("logprobs", protocol.AppendStreamLogprobs(nil, s.stepLP))
+	s.ev.Raw("logprobs", AppendStreamLogprobs(nil, s.stepLP))
 	s.ev.Int("output_index", s.outputIndex)
 	s.ev.EndText(s.seq, text, "response.output_text.done")
 	if err := s.send(); err != nil {
 		return err
 	}
-	if err := s.part("response.content_part.done", protocol.AppendOutputText(nil, text, nil)); err != nil {
+	if err := s.part("response.content_part.done", AppendOutputText(nil, text, nil)); err != nil {
 		return err
 	}
-	return s.itemDone(protocol.AppendMessageItem(nil, s.itemID, text, s.stepLP, protocol.ItemDone))
+	return s.itemDone(AppendMessageItem(nil, s.itemID, text, s.stepLP, ItemDone))
 }
 
-func (s *responsesStream) toolAdded(args string) error {
-	return s.itemAdded(protocol.AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, protocol.ItemAdded))
+func (s *streamWriter) toolAdded(args string) error {
+	return s.itemAdded(AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, ItemAdded))
 }
 
-func (s *responsesStream) argsDelta(d string) error {
+func (s *streamWriter) argsDelta(d string) error {
 	s.ev.Begin("response.function_call_arguments.delta")
 	s.ev.String("delta", d)
 	s.ev.String("item_id", s.itemID)
@@ -496,7 +497,7 @@ func (s *responsesStream) argsDelta(d string) error {
 	return s.send()
 }
 
-func (s *responsesStream) toolDone(args string) error {
+func (s *streamWriter) toolDone(args string) error {
 	s.ev.Begin("response.function_call_arguments.done")
 	s.ev.String("arguments", args)
 	s.ev.String("item_id", s.itemID)
@@ -506,7 +507,7 @@ func (s *responsesStream) toolDone(args string) error {
 	if err := s.send(); err != nil {
 		return err
 	}
-	return s.itemDone(protocol.AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, protocol.ItemDone))
+	return s.itemDone(AppendFunctionCallItem(nil, s.itemID, s.callID, s.callName, args, ItemDone))
 }
 
 func joinDeltas(prev []respDelta, pick func(respDelta) *string) string {
@@ -521,7 +522,7 @@ func joinDeltas(prev []respDelta, pick func(respDelta) *string) string {
 
 // flushReasoning sends dm's reasoning, if any, as the last delta of the
 // reasoning item and returns the item's whole text; dm keeps no reasoning.
-func (s *responsesStream) flushReasoning(dm *respDelta) (string, error) {
+func (s *streamWriter) flushReasoning(dm *respDelta) (string, error) {
 	final := joinDeltas(s.prev, reasoningOf)
 	if dm.reasoning != nil {
 		if err := s.reasoningDelta(*dm.reasoning); err != nil {
@@ -534,7 +535,7 @@ func (s *responsesStream) flushReasoning(dm *respDelta) (string, error) {
 }
 
 // flushContent is flushReasoning for the output text item.
-func (s *responsesStream) flushContent(dm *respDelta) (string, error) {
+func (s *streamWriter) flushContent(dm *respDelta) (string, error) {
 	final := joinDeltas(s.prev, contentOf)
 	if dm.content != nil {
 		if err := s.textDelta(*dm.content); err != nil {
@@ -562,9 +563,9 @@ func nonEmpty(p *string) *string {
 	return p
 }
 
-// observe converts every engine event's logprobs: the text events of an
+// Observe converts every engine event's logprobs: the text events of an
 // emitted step carry them, and response.completed carries all of them.
-func (s *responsesStream) observe(step *derender.ChatStep) {
+func (s *streamWriter) Observe(step *derender.ChatStep) {
 	s.stepLP = nil
 	if s.logprobs && step.Logprobs != nil {
 		s.stepLP = responsesLogprobs(step.Logprobs.Content)
@@ -572,9 +573,9 @@ func (s *responsesStream) observe(step *derender.ChatStep) {
 	}
 }
 
-// writeStep splits the step's delta into process_simple_stream's delta
+// WriteStep splits the step's delta into process_simple_stream's delta
 // messages (one tool call each) and runs them.
-func (s *responsesStream) writeStep(_ *protocol.GenerateChoice, step *derender.ChatStep) error {
+func (s *streamWriter) WriteStep(_ *protocol.GenerateChoice, step *derender.ChatStep) error {
 	if step.FinishReason != nil {
 		s.finishReason = *step.FinishReason
 	}
@@ -625,47 +626,18 @@ func isSpace(s string) bool {
 }
 
 // delta is one iteration of process_simple_stream's loop.
-func (s *responsesStream) delta(dm respDelta) error {
+func (s *streamWriter) delta(dm respDelta) error {
 	s.record(dm)
 	if !s.begun {
-		switch {
-		case dm.tool != nil:
-			if dm.tool.Function.Name == nil {
-				return nil
-			}
-			s.firstToolCall = true
-			s.itemID = protocol.RandomUUID()
-			s.started[0] = true
-			s.callID = "call_" + protocol.RandomUUID()
-			s.callName = *dm.tool.Function.Name
-			args := ""
-			if dm.tool.Function.Arguments != nil {
-				args = *dm.tool.Function.Arguments
-			}
-			if err := s.toolAdded(args); err != nil {
-				return err
-			}
-		case dm.reasoning != nil:
-			s.itemID = protocol.RandomUUID()
-			if err := s.addReasoningItem(); err != nil {
-				return err
-			}
-		case dm.content != nil:
-			s.itemID = protocol.RandomUUID()
-			if err := s.addTextItem(); err != nil {
-				return err
-			}
-		}
-		s.begun = true
-	}
-	last := func() *respDelta {
-		if len(s.prev) == 0 {
+		if dm.tool != nil && dm.tool.Function.Name == nil {
 			return nil
 		}
-		return &s.prev[len(s.prev)-1]
+		if err := s.begin(dm); err != nil {
+			return err
+		}
 	}
 	switch {
-	case last() != nil && last().reasoning != nil && dm.content != nil:
+	case s.last() != nil && s.last().reasoning != nil && dm.content != nil:
 		// reasoning to output text
 		final, err := s.flushReasoning(&dm)
 		if err != nil {
@@ -688,55 +660,8 @@ func (s *responsesStream) delta(dm respDelta) error {
 			return err
 		}
 	case dm.tool != nil:
-		if l := last(); l != nil && (l.reasoning != nil || l.content != nil) {
-			final, err := s.flushReasoning(&dm)
-			if err != nil {
-				return err
-			}
-			if nonEmpty(l.reasoning) != nil {
-				if err := s.reasoningDone(final); err != nil {
-					return err
-				}
-				s.outputIndex++
-			}
-			finalContent, err := s.flushContent(&dm)
-			if err != nil {
-				return err
-			}
-			if nonEmpty(l.content) != nil {
-				if err := s.textDone(finalContent); err != nil {
-					return err
-				}
-				s.outputIndex++
-			}
-			s.prev = s.prev[:0]
-			s.contentIndex = 0
-		}
-		if l := last(); l != nil && l.tool != nil && l.tool.Index != dm.tool.Index {
-			if err := s.toolDone(joinDeltas(s.prev, argsOf)); err != nil {
-				return err
-			}
-			s.prev = s.prev[:0]
-			s.outputIndex++
-		}
-		if dm.tool.Function.Name != nil && *dm.tool.Function.Name != "" && !s.started[dm.tool.Index] {
-			s.firstToolCall = true
-			s.itemID = protocol.RandomUUID()
-			s.callID = "call_" + protocol.RandomUUID()
-			s.callName = *dm.tool.Function.Name
-			args := ""
-			if dm.tool.Function.Arguments != nil {
-				args = *dm.tool.Function.Arguments
-			}
-			if err := s.toolAdded(args); err != nil {
-				return err
-			}
-			s.started[dm.tool.Index] = true
-		}
-		if a := dm.tool.Function.Arguments; a != nil && *a != "" {
-			if err := s.argsDelta(*a); err != nil {
-				return err
-			}
+		if err := s.toolDelta(&dm); err != nil {
+			return err
 		}
 	case dm.reasoning != nil:
 		if err := s.reasoningDelta(*dm.reasoning); err != nil {
@@ -751,9 +676,96 @@ func (s *responsesStream) delta(dm respDelta) error {
 	return nil
 }
 
+// begin opens the stream's first item for its first delta.
+func (s *streamWriter) begin(dm respDelta) error {
+	s.begun = true
+	switch {
+	case dm.tool != nil:
+		s.started[0] = true
+		return s.startTool(dm.tool)
+	case dm.reasoning != nil:
+		s.itemID = protocol.RandomUUID()
+		return s.addReasoningItem()
+	case dm.content != nil:
+		s.itemID = protocol.RandomUUID()
+		return s.addTextItem()
+	}
+	return nil
+}
+
+// startTool opens a function_call item for a tool call's first delta.
+func (s *streamWriter) startTool(tc *protocol.ToolCallDelta) error {
+	s.firstToolCall = true
+	s.itemID = protocol.RandomUUID()
+	s.callID = "call_" + protocol.RandomUUID()
+	s.callName = *tc.Function.Name
+	args := ""
+	if tc.Function.Arguments != nil {
+		args = *tc.Function.Arguments
+	}
+	return s.toolAdded(args)
+}
+
+// last is the previous delta of the open item, nil when there is none.
+func (s *streamWriter) last() *respDelta {
+	if len(s.prev) == 0 {
+		return nil
+	}
+	return &s.prev[len(s.prev)-1]
+}
+
+// toolDelta is the loop's tool-call branch: the open reasoning or text
+// item is closed, as is a previous call's item, before the call's
+// function_call item opens or its arguments grow.
+func (s *streamWriter) toolDelta(dm *respDelta) error {
+	if l := s.last(); l != nil && (l.reasoning != nil || l.content != nil) {
+		final, err := s.flushReasoning(dm)
+		if err != nil {
+			return err
+		}
+		if nonEmpty(l.reasoning) != nil {
+			if err := s.reasoningDone(final); err != nil {
+				return err
+			}
+			s.outputIndex++
+		}
+		finalContent, err := s.flushContent(dm)
+		if err != nil {
+			return err
+		}
+		if nonEmpty(l.content) != nil {
+			if err := s.textDone(finalContent); err != nil {
+				return err
+			}
+			s.outputIndex++
+		}
+		s.prev = s.prev[:0]
+		s.contentIndex = 0
+	}
+	if l := s.last(); l != nil && l.tool != nil && l.tool.Index != dm.tool.Index {
+		if err := s.toolDone(joinDeltas(s.prev, argsOf)); err != nil {
+			return err
+		}
+		s.prev = s.prev[:0]
+		s.outputIndex++
+	}
+	if dm.tool.Function.Name != nil && *dm.tool.Function.Name != "" && !s.started[dm.tool.Index] {
+		if err := s.startTool(dm.tool); err != nil {
+			return err
+		}
+		s.started[dm.tool.Index] = true
+	}
+	if a := dm.tool.Function.Arguments; a != nil && *a != "" {
+		if err := s.argsDelta(*a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // record keeps the answer's tool calls for response.completed (the text
 // is kept as its deltas are sent).
-func (s *responsesStream) record(dm respDelta) {
+func (s *streamWriter) record(dm respDelta) {
 	if dm.tool == nil {
 		return
 	}
@@ -796,11 +808,11 @@ func copyDelta(d respDelta) respDelta {
 	return out
 }
 
-// finish closes the open item and sends response.completed.
-func (s *responsesStream) finish(completion int) error {
+// Finish closes the open item and sends response.completed.
+func (s *streamWriter) Finish(completion int) error {
 	r := s.run
-	if !r.started {
-		if err := s.start(); err != nil {
+	if !r.Started() {
+		if err := s.Start(); err != nil {
 			return err
 		}
 	}
@@ -819,24 +831,22 @@ func (s *responsesStream) finish(completion int) error {
 			return err
 		}
 	}
-	var lps []protocol.ResponsesLogprob
+	var lps []Logprob
 	if s.logprobs {
 		lps = s.allLP
 		if lps == nil {
-			lps = []protocol.ResponsesLogprob{}
+			lps = []Logprob{}
 		}
 	}
-	body := s.meta.response(r.created, s.finishReason, s.reasoning.String(), s.content.String(), lps, s.calls,
-		len(r.prompt), completion)
+	body := s.meta.response(r.Created(), s.finishReason, s.reasoning.String(), s.content.String(), lps, s.calls,
+		r.PromptTokens(), completion)
 	return s.envelope("response.completed", body)
 }
 
-// fail ends a started stream as vLLM's generator does on a
+// Fail ends a started stream as vLLM's generator does on a
 // GenerationError: an error event (openai's ResponseErrorEvent).
-func (s *responsesStream) fail(e *Error) {
-	r := s.run
-	r.o.log.Warn("responses stream failed", "request_id", r.id, "status", e.Status, "err", e.Message)
-	r.metrics.failed.Add(1)
+func (s *streamWriter) Fail(e *orchestrator.Error) {
+	s.run.Failed(e)
 	s.ev.Begin("error")
 	s.ev.Key("code")
 	s.ev.Buf = append(s.ev.Buf, "null"...)

@@ -1,4 +1,4 @@
-package protocol
+package anthropic
 
 import (
 	"encoding/json"
@@ -14,10 +14,10 @@ import (
 // exclude_unset=True), so only the members vLLM sets appear, in the
 // models' declaration order.
 
-// AnthropicBlock is one content block of a Messages answer: "thinking"
+// Block is one content block of a Messages answer: "thinking"
 // (Thinking, Signature), "text" (Text) or "tool_use" (ID, Name, Input, a
 // JSON object).
-type AnthropicBlock struct {
+type Block struct {
 	Type      string
 	Text      string
 	Thinking  string
@@ -27,9 +27,9 @@ type AnthropicBlock struct {
 	Input     json.RawMessage
 }
 
-// AnthropicStopReason maps a chat finish reason to vLLM's stop_reason
+// StopReason maps a chat finish reason to vLLM's stop_reason
 // (stop_reason_map); ok is false for reasons it leaves unmapped.
-func AnthropicStopReason(finish string) (reason string, ok bool) {
+func StopReason(finish string) (reason string, ok bool) {
 	switch finish {
 	case "stop":
 		return "end_turn", true
@@ -41,9 +41,9 @@ func AnthropicStopReason(finish string) (reason string, ok bool) {
 	return "", false
 }
 
-// AppendAnthropicMessage appends the non-streaming answer. stopReason nil
+// AppendMessage appends the non-streaming answer. stopReason nil
 // omits the member (exclude_none); kv nil omits kv_transfer_params.
-func AppendAnthropicMessage(dst []byte, id, model string, blocks []AnthropicBlock, stopReason *string, input, output int, kv json.RawMessage) ([]byte, error) {
+func AppendMessage(dst []byte, id, model string, blocks []Block, stopReason *string, input, output int, kv json.RawMessage) ([]byte, error) {
 	dst = append(dst, `{"id":`...)
 	dst = wire.AppendString(dst, id)
 	dst = append(dst, `,"type":"message","role":"assistant","content":[`...)
@@ -74,7 +74,7 @@ func AppendAnthropicMessage(dst []byte, id, model string, blocks []AnthropicBloc
 	return append(dst, '}'), nil
 }
 
-func appendAnthropicBlock(dst []byte, b *AnthropicBlock) ([]byte, error) {
+func appendAnthropicBlock(dst []byte, b *Block) ([]byte, error) {
 	dst = append(dst, `{"type":`...)
 	dst = wire.AppendString(dst, b.Type)
 	switch b.Type {
@@ -114,19 +114,19 @@ func appendAnthropicUsage(dst []byte, input, output int) []byte {
 	return append(dst, '}')
 }
 
-// AppendAnthropicEvent starts an SSE event of the given type: the
+// AppendEvent starts an SSE event of the given type: the
 // "event:" line and the "data: " prefix; the caller appends the JSON and
 // "\n\n".
-func AppendAnthropicEvent(dst []byte, event string) []byte {
+func AppendEvent(dst []byte, event string) []byte {
 	dst = append(dst, "event: "...)
 	dst = append(dst, event...)
 	return append(dst, "\ndata: "...)
 }
 
-// AppendAnthropicMessageStart appends message_start's data: the message
+// AppendMessageStart appends message_start's data: the message
 // with only the members vLLM sets (no type or role: exclude_unset drops
 // their defaults).
-func AppendAnthropicMessageStart(dst []byte, id, model string, input int) []byte {
+func AppendMessageStart(dst []byte, id, model string, input int) []byte {
 	dst = append(dst, `{"type":"message_start","message":{"id":`...)
 	dst = wire.AppendString(dst, id)
 	dst = append(dst, `,"content":[],"model":`...)
@@ -136,9 +136,9 @@ func AppendAnthropicMessageStart(dst []byte, id, model string, input int) []byte
 	return append(dst, "}}"...)
 }
 
-// AppendAnthropicBlockStart appends content_block_start's data for an
+// AppendBlockStart appends content_block_start's data for an
 // empty block: text and thinking start with "", tool_use with input {}.
-func AppendAnthropicBlockStart(dst []byte, index int, b *AnthropicBlock) []byte {
+func AppendBlockStart(dst []byte, index int, b *Block) []byte {
 	dst = append(dst, `{"type":"content_block_start","content_block":`...)
 	dst, _ = appendAnthropicBlock(dst, b) // an empty block's input is {}
 	dst = append(dst, `,"index":`...)
@@ -146,10 +146,10 @@ func AppendAnthropicBlockStart(dst []byte, index int, b *AnthropicBlock) []byte 
 	return append(dst, '}')
 }
 
-// AppendAnthropicDelta appends content_block_delta's data: deltaType is
+// AppendDelta appends content_block_delta's data: deltaType is
 // text_delta, thinking_delta, input_json_delta or signature_delta, and
 // text the member it carries.
-func AppendAnthropicDelta(dst []byte, index int, deltaType, text string) []byte {
+func AppendDelta(dst []byte, index int, deltaType, text string) []byte {
 	dst = append(dst, `{"type":"content_block_delta","delta":{"type":`...)
 	dst = wire.AppendString(dst, deltaType)
 	switch deltaType {
@@ -168,16 +168,16 @@ func AppendAnthropicDelta(dst []byte, index int, deltaType, text string) []byte 
 	return append(dst, '}')
 }
 
-// AppendAnthropicBlockStop appends content_block_stop's data.
-func AppendAnthropicBlockStop(dst []byte, index int) []byte {
+// AppendBlockStop appends content_block_stop's data.
+func AppendBlockStop(dst []byte, index int) []byte {
 	dst = append(dst, `{"type":"content_block_stop","index":`...)
 	dst = strconv.AppendInt(dst, int64(index), 10)
 	return append(dst, '}')
 }
 
-// AppendAnthropicMessageDelta appends message_delta's data; stopReason nil
+// AppendMessageDelta appends message_delta's data; stopReason nil
 // is written as null (vLLM sets it explicitly).
-func AppendAnthropicMessageDelta(dst []byte, stopReason *string, input, output int) []byte {
+func AppendMessageDelta(dst []byte, stopReason *string, input, output int) []byte {
 	dst = append(dst, `{"type":"message_delta","delta":{"stop_reason":`...)
 	if stopReason == nil {
 		dst = append(dst, "null"...)
@@ -189,13 +189,23 @@ func AppendAnthropicMessageDelta(dst []byte, stopReason *string, input, output i
 	return append(dst, '}')
 }
 
-// AppendAnthropicError appends Anthropic's error body,
+// AppendError appends Anthropic's error body,
 // {"type":"error","error":{"type":...,"message":...}}: the data of an
 // error event and the body of an error answer.
-func AppendAnthropicError(dst []byte, errType, message string) []byte {
+func AppendError(dst []byte, errType, message string) []byte {
 	dst = append(dst, `{"type":"error","error":{"type":`...)
 	dst = wire.AppendString(dst, errType)
 	dst = append(dst, `,"message":`...)
 	dst = wire.AppendString(dst, message)
+	return append(dst, "}}"...)
+}
+
+// AppendCountTokens appends count_tokens' answer,
+// AnthropicCountTokensResponse.model_dump(exclude_none=True).
+func AppendCountTokens(dst []byte, n int) []byte {
+	dst = append(dst, `{"input_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	dst = append(dst, `,"context_management":{"original_input_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
 	return append(dst, "}}"...)
 }

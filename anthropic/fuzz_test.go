@@ -1,4 +1,4 @@
-package render
+package anthropic
 
 import (
 	"encoding/json"
@@ -7,9 +7,9 @@ import (
 	"github.com/vrender/vrender/protocol"
 )
 
-// Converting an accepted Messages, count_tokens or Responses body to its
-// chat request never panics and gives a request or an error with a message.
-func FuzzAnthropicResponsesToChat(f *testing.F) {
+// Converting an accepted Messages or count_tokens body to its chat request
+// never panics and gives a request or an error with a message.
+func FuzzMessagesToChat(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`,
 		`{"model":"m","max_tokens":5,"system":[{"type":"text","text":"x-anthropic-billing-header: y"}],"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t"},{"type":"tool_use","id":"a","name":"f","input":{"x":[1,2.5e3]}},{"type":"tool_result","content":[{"k":true}]}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":[{"type":"image","source":{"type":"url","url":"u"}},{"type":"tool_reference","tool_name":"f"}]}]}]}`,
@@ -31,13 +31,10 @@ func FuzzAnthropicResponsesToChat(f *testing.F) {
 			}
 		}
 		if a, err := protocol.DecodeAnthropicMessagesRequest(data); err == nil {
-			convert(AnthropicToChat(a))
+			convert(ToChat(a))
 		}
 		if a, err := protocol.DecodeAnthropicCountTokensRequest(data); err == nil {
-			convert(AnthropicCountTokensToChat(a))
-		}
-		if r, err := protocol.DecodeResponsesRequest(data); err == nil {
-			convert(ResponsesToChat(r))
+			convert(CountTokensToChat(a))
 		}
 	})
 }

@@ -1,9 +1,12 @@
-package jpeg
+// Package idct is libjpeg-turbo's integer ("islow") inverse DCT, jidctint.c, exact to the sample: a Go
+// version and, on amd64 with AVX2, an assembly version running the Go version's int32 arithmetic on
+// eight columns (then rows) at once, tested identical to it. (libjpeg-turbo's own jidctint-avx2.asm
+// works in 16-bit lanes; it agrees with jidctint.c wherever the intermediate values fit, which they do
+// for every stream an encoder writes.)
+package idct
 
-// block holds one 8x8 block's DCT coefficients in natural (row-major) order.
-type block [blockSize]int32
-
-const blockSize = 8 * 8
+// Block holds one 8x8 block's DCT coefficients (or quantizers) in natural (row-major) order.
+type Block [64]int32
 
 // Constants of libjpeg's jidctint.c (CONST_BITS 13, PASS1_BITS 2): FIX(x) = round(x * 2^13).
 const (
@@ -23,13 +26,20 @@ const (
 	fix3072711 = 25172
 )
 
-// idctIslow is libjpeg-turbo's jpeg_idct_islow: dequantize, two separable
+// Islow is libjpeg-turbo's jpeg_idct_islow: dequantize, two separable
 // integer passes (columns into a workspace scaled by 2^PASS1_BITS, then rows),
 // level shift by +128. Out-of-range results are clamped, as the x86 SIMD
 // version Pillow's libjpeg-turbo runs does (its packs saturate; the C version
 // would wrap values beyond +-384 through its range-limit table, which only
 // corrupt streams reach).
-func idctIslow(b *block, q *block, dst []byte, stride int) {
+func Islow(b, q *Block, dst []byte, stride int) {
+	_ = dst[7*stride+7]
+	islow(b, q, dst, stride)
+}
+
+// islowGo is Islow in Go: the reference the assembly versions are tested against and the fallback
+// where they do not run.
+func islowGo(b, q *Block, dst []byte, stride int) {
 	// A block with no AC coefficient (most blocks of smooth areas) gives one value everywhere: both
 	// passes then reduce exactly to (((dc*q)<<PASS1_BITS) + 16) >> 5.
 	var ac int32
@@ -44,7 +54,7 @@ func idctIslow(b *block, q *block, dst []byte, stride int) {
 		}
 		return
 	}
-	var ws [blockSize]int32
+	var ws Block
 	for c := 0; c < 8; c++ {
 		if b[8+c]|b[16+c]|b[24+c]|b[32+c]|b[40+c]|b[48+c]|b[56+c] == 0 {
 			dc := (b[c] * q[c]) << pass1Bits

@@ -1,4 +1,7 @@
-package jpeg
+// Package ycc is libjpeg-turbo's YCbCr->RGB and YCCK->CMYK colour conversion (jdcolor.c), exact to
+// the sample: Go row converters and, on amd64 with AVX2, an assembly ToRGB computing the same
+// fixed-point formulas eight pixels at a time, tested identical to the Go version.
+package ycc
 
 // jdcolor.c build_ycc_rgb_table: SCALEBITS 16, FIX(x) = round(x * 2^16), tables indexed by the chroma
 // sample (x = sample - 128). Cr->R and Cb->B are pre-rounded; the two green terms are summed, then
@@ -37,8 +40,14 @@ func clamp255(v int32) byte {
 	return rangeLimit[uint32(v+rangeOffset)&1023]
 }
 
-// yccToRGB is jdcolor.c ycc_rgb_convert for one row.
-func yccToRGB(out, ys, cbs, crs []byte) {
+// ToRGB is jdcolor.c ycc_rgb_convert for one row: out has 3*len(ys) bytes.
+func ToRGB(out, ys, cbs, crs []byte) {
+	n := toRGBAsm(out, ys, cbs, crs)
+	toRGBGo(out[3*n:], ys[n:], cbs[n:], crs[n:])
+}
+
+// toRGBGo is ToRGB in Go: the reference of the assembly and the tail it leaves.
+func toRGBGo(out, ys, cbs, crs []byte) {
 	n := len(ys)
 	cbs, crs, out = cbs[:n], crs[:n], out[:3*n]
 	rl := &rangeLimit
@@ -52,9 +61,9 @@ func yccToRGB(out, ys, cbs, crs []byte) {
 	}
 }
 
-// ycckToCMYK is jdcolor.c ycck_cmyk_convert for one row: the YCbCr part is converted to RGB and
+// ToCMYK is jdcolor.c ycck_cmyk_convert for one row: the YCbCr part is converted to RGB and
 // inverted, K passes through.
-func ycckToCMYK(out, ys, cbs, crs, ks []byte) {
+func ToCMYK(out, ys, cbs, crs, ks []byte) {
 	cbs, crs, ks = cbs[:len(ys)], crs[:len(ys)], ks[:len(ys)]
 	for x, yv := range ys {
 		y := int32(yv)

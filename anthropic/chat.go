@@ -1,4 +1,4 @@
-package render
+package anthropic
 
 import (
 	"bytes"
@@ -8,15 +8,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/render"
 )
 
 // billingHeader starts the system block Claude Code adds with a per-request
 // hash; vLLM drops it so that prefix caching keeps working.
 const billingHeader = "x-anthropic-billing-header"
 
-// AnthropicToChat converts a Messages request into the chat completion
+// ToChat converts a Messages request into the chat completion
 // request vLLM's AnthropicServingMessages builds from it
 // (_convert_anthropic_to_openai_request, renamed to_chat_completion_request
 // by vllm PR #45803), so /v1/messages/render renders through the one chat
@@ -24,21 +25,21 @@ const billingHeader = "x-anthropic-billing-header"
 // constructor call does; stream, response_format, reasoning_effort,
 // tool_choice and tools are assigned afterwards, unvalidated, as vLLM
 // assigns them to the built model.
-func AnthropicToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
-	req, err := anthropicBase(a, func(b *objBuilder) {
+func ToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
+	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) {
 		mt := strconv.Itoa(a.MaxTokens)
-		b.raw("max_tokens", json.RawMessage(mt))
-		b.raw("max_completion_tokens", json.RawMessage(mt))
+		b.Raw("max_tokens", json.RawMessage(mt))
+		b.Raw("max_completion_tokens", json.RawMessage(mt))
 		if a.StopSequences != nil {
-			b.value("stop", a.StopSequences)
+			b.Value("stop", a.StopSequences)
 		}
-		b.raw("temperature", a.Temperature)
-		b.raw("top_p", a.TopP)
-		b.raw("top_k", a.TopK)
-		b.raw("kv_transfer_params", a.KVTransferParams)
-		b.raw("ec_transfer_params", a.ECTransferParams)
-		b.raw("chat_template_kwargs", a.ChatTemplateArgs)
-		b.raw("vllm_xargs", a.VLLMXargs)
+		b.Raw("temperature", a.Temperature)
+		b.Raw("top_p", a.TopP)
+		b.Raw("top_k", a.TopK)
+		b.Raw("kv_transfer_params", a.KVTransferParams)
+		b.Raw("ec_transfer_params", a.ECTransferParams)
+		b.Raw("chat_template_kwargs", a.ChatTemplateArgs)
+		b.Raw("vllm_xargs", a.VLLMXargs)
 	})
 	if err != nil {
 		return nil, err
@@ -50,13 +51,13 @@ func AnthropicToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatComple
 	}
 	if oc := a.OutputConfig; oc != nil {
 		if oc.FormatType != "" && len(oc.Schema) > 2 && !isEmptyObject(oc.Schema) {
-			var f objBuilder
-			f.str("name", oc.FormatType)
-			f.raw("schema", oc.Schema)
-			var rf objBuilder
-			rf.str("type", oc.FormatType)
-			rf.raw("json_schema", f.bytes())
-			req.ResponseFormat = rf.bytes()
+			var f wire.ObjectBuilder
+			f.Str("name", oc.FormatType)
+			f.Raw("schema", oc.Schema)
+			var rf wire.ObjectBuilder
+			rf.Str("type", oc.FormatType)
+			rf.Raw("json_schema", f.Bytes())
+			req.ResponseFormat = rf.Bytes()
 		}
 		if oc.Effort != nil {
 			req.ReasoningEffort = oc.Effort
@@ -66,11 +67,11 @@ func AnthropicToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatComple
 	return req, nil
 }
 
-// AnthropicCountTokensToChat converts a count_tokens request as vLLM does
+// CountTokensToChat converts a count_tokens request as vLLM does
 // for AnthropicCountTokensRequest: the chat request has only model,
 // messages and chat_template_kwargs, then tool_choice and tools.
-func AnthropicCountTokensToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
-	req, err := anthropicBase(a, func(b *objBuilder) { b.raw("chat_template_kwargs", a.ChatTemplateArgs) })
+func CountTokensToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
+	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) { b.Raw("chat_template_kwargs", a.ChatTemplateArgs) })
 	if err != nil {
 		return nil, err
 	}
@@ -80,16 +81,16 @@ func AnthropicCountTokensToChat(a *protocol.AnthropicMessagesRequest) (*protocol
 
 // anthropicBase is the chat request vLLM constructs (and so validates):
 // model, the converted messages, then the members fields adds.
-func anthropicBase(a *protocol.AnthropicMessagesRequest, fields func(*objBuilder)) (*protocol.ChatCompletionRequest, error) {
+func anthropicBase(a *protocol.AnthropicMessagesRequest, fields func(*wire.ObjectBuilder)) (*protocol.ChatCompletionRequest, error) {
 	msgs, err := anthropicMessages(a)
 	if err != nil {
 		return nil, err
 	}
-	var b objBuilder
-	b.str("model", a.Model)
-	b.raw("messages", msgs)
+	var b wire.ObjectBuilder
+	b.Str("model", a.Model)
+	b.Raw("messages", msgs)
 	fields(&b)
-	return protocol.DecodeChatCompletionRequest(b.bytes())
+	return protocol.DecodeChatCompletionRequest(b.Bytes())
 }
 
 // anthropicTools sets tool_choice and tools on the built chat request
@@ -101,15 +102,15 @@ func anthropicTools(req *protocol.ChatCompletionRequest, a *protocol.AnthropicMe
 	}
 	req.Tools = make([]json.RawMessage, 0, len(a.Tools))
 	for _, t := range a.Tools {
-		var fn objBuilder
-		fn.str("name", t.Name)
-		fn.value("description", t.Description)
-		fn.raw("parameters", t.InputSchema)
-		fn.value("defer_loading", t.DeferLoading)
-		var tool objBuilder
-		tool.str("type", "function")
-		tool.raw("function", fn.bytes())
-		req.Tools = append(req.Tools, tool.bytes())
+		var fn wire.ObjectBuilder
+		fn.Str("name", t.Name)
+		fn.Value("description", t.Description)
+		fn.Raw("parameters", t.InputSchema)
+		fn.Value("defer_loading", t.DeferLoading)
+		var tool wire.ObjectBuilder
+		tool.Str("type", "function")
+		tool.Raw("function", fn.Bytes())
+		req.Tools = append(req.Tools, tool.Bytes())
 	}
 	if req.ToolChoice.Kind == protocol.ToolChoiceUnset {
 		req.ToolChoice = protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}
@@ -176,10 +177,10 @@ func anthropicMessages(a *protocol.AnthropicMessagesRequest) (json.RawMessage, e
 }
 
 func systemMessage(parts []string) []byte {
-	var b objBuilder
-	b.str("role", "system")
-	b.str("content", strings.Join(parts, ""))
-	return b.bytes()
+	var b wire.ObjectBuilder
+	b.Str("role", "system")
+	b.Str("content", strings.Join(parts, ""))
+	return b.Bytes()
 }
 
 func appendSystemBlocks(parts []string, blocks []protocol.AnthropicContentBlock) []string {
@@ -195,11 +196,11 @@ func appendSystemBlocks(parts []string, blocks []protocol.AnthropicContentBlock)
 // messages its tool_result blocks produced, which vLLM appends before the
 // message itself; msg is nil for a user message left without content.
 func anthropicMessage(m protocol.AnthropicMessage) (msg []byte, extra [][]byte, err error) {
-	var b objBuilder
-	b.str("role", m.Role)
+	var b wire.ObjectBuilder
+	b.Str("role", m.Role)
 	if m.Text != nil {
-		b.str("content", *m.Text)
-		return b.bytes(), nil, nil
+		b.Str("content", *m.Text)
+		return b.Bytes(), nil, nil
 	}
 	var parts, toolCalls [][]byte
 	var reasoning []string
@@ -234,10 +235,10 @@ func anthropicMessage(m protocol.AnthropicMessage) (msg []byte, extra [][]byte, 
 	}
 	hasContent := false
 	if len(reasoning) > 0 {
-		b.str("reasoning", strings.Join(reasoning, ""))
+		b.Str("reasoning", strings.Join(reasoning, ""))
 	}
 	if len(toolCalls) > 0 {
-		b.raw("tool_calls", joinArray(toolCalls))
+		b.Raw("tool_calls", joinArray(toolCalls))
 	}
 	if len(parts) > 0 {
 		hasContent = true
@@ -246,15 +247,15 @@ func anthropicMessage(m protocol.AnthropicMessage) (msg []byte, extra [][]byte, 
 			Text string `json:"text"`
 		}
 		if len(parts) == 1 && json.Unmarshal(parts[0], &single) == nil && single.Type == "text" {
-			b.str("content", single.Text)
+			b.Str("content", single.Text)
 		} else {
-			b.raw("content", joinArray(parts))
+			b.Raw("content", joinArray(parts))
 		}
 	}
 	if m.Role == "user" && !hasContent {
 		return nil, extra, nil
 	}
-	return b.bytes(), extra, nil
+	return b.Bytes(), extra, nil
 }
 
 // toolUseCall is a tool_use block as a chat tool call; the arguments are
@@ -271,7 +272,7 @@ func toolUseCall(blk protocol.AnthropicContentBlock) ([]byte, error) {
 	if len(input) == 0 || isEmptyObject(input) {
 		input = json.RawMessage("{}")
 	}
-	args, err := pyJSONDumps(input)
+	args, err := render.PyJSONDumps(input)
 	if err != nil {
 		return nil, fmt.Errorf("tool_use input: %w", err)
 	}
@@ -279,14 +280,14 @@ func toolUseCall(blk protocol.AnthropicContentBlock) ([]byte, error) {
 	if blk.Name != nil {
 		name = *blk.Name
 	}
-	var fn objBuilder
-	fn.str("name", name)
-	fn.str("arguments", args)
-	var b objBuilder
-	b.str("id", id)
-	b.str("type", "function")
-	b.raw("function", fn.bytes())
-	return b.bytes(), nil
+	var fn wire.ObjectBuilder
+	fn.Str("name", name)
+	fn.Str("arguments", args)
+	var b wire.ObjectBuilder
+	b.Str("id", id)
+	b.Str("type", "function")
+	b.Raw("function", fn.Bytes())
+	return b.Bytes(), nil
 }
 
 // userToolResult is a user tool_result block as vLLM converts it: a tool
@@ -310,7 +311,7 @@ func userToolResult(blk protocol.AnthropicContentBlock) [][]byte {
 				texts = append(texts, jsonStr(members["text"]))
 			case "image":
 				src := members["source"]
-				if jsonKindOf(src) != '{' {
+				if !bytes.HasPrefix(bytes.TrimLeft(src, " \t\r\n"), []byte{'{'}) {
 					src = json.RawMessage("{}")
 				}
 				if u := imageSourceURL(src); u != "" {
@@ -322,10 +323,10 @@ func userToolResult(blk protocol.AnthropicContentBlock) [][]byte {
 					name = jsonStr(members["name"])
 				}
 				if name != "" {
-					var r objBuilder
-					r.str("type", "tool_reference")
-					r.str("name", name)
-					refs = append(refs, r.bytes())
+					var r wire.ObjectBuilder
+					r.Str("type", "tool_reference")
+					r.Str("name", name)
+					refs = append(refs, r.Bytes())
 				}
 			}
 		}
@@ -335,23 +336,23 @@ func userToolResult(blk protocol.AnthropicContentBlock) [][]byte {
 	if blk.ToolUseID != nil {
 		id = *blk.ToolUseID
 	}
-	var tool objBuilder
-	tool.str("role", "tool")
-	tool.str("tool_call_id", id)
-	tool.str("content", text)
-	out := [][]byte{tool.bytes()}
+	var tool wire.ObjectBuilder
+	tool.Str("role", "tool")
+	tool.Str("tool_call_id", id)
+	tool.Str("content", text)
+	out := [][]byte{tool.Bytes()}
 	if len(images) > 0 {
-		var u objBuilder
-		u.str("role", "user")
-		u.raw("content", joinArray(images))
-		out = append(out, u.bytes())
+		var u wire.ObjectBuilder
+		u.Str("role", "user")
+		u.Raw("content", joinArray(images))
+		out = append(out, u.Bytes())
 	}
 	if len(refs) > 0 {
-		var r objBuilder
-		r.str("role", "tool")
-		r.str("tool_call_id", id)
-		r.raw("content", joinArray(refs))
-		out = append(out, r.bytes())
+		var r wire.ObjectBuilder
+		r.Str("role", "tool")
+		r.Str("tool_call_id", id)
+		r.Raw("content", joinArray(refs))
+		out = append(out, r.Bytes())
 	}
 	return out
 }
@@ -363,17 +364,17 @@ func imageSourceURL(src json.RawMessage) string {
 	_ = json.Unmarshal(src, &members)
 	if jsonStr(members["type"]) == "url" {
 		if u, ok := members["url"]; ok {
-			return pyStr(u)
+			return render.PyStr(u)
 		}
 		return ""
 	}
 	media := "image/jpeg"
 	if mt, ok := members["media_type"]; ok {
-		media = pyStr(mt)
+		media = render.PyStr(mt)
 	}
 	data := ""
 	if d, ok := members["data"]; ok {
-		data = pyStr(d)
+		data = render.PyStr(d)
 	}
 	return "data:" + media + ";base64," + data
 }
@@ -384,7 +385,7 @@ func pyStrOfContent(blk protocol.AnthropicContentBlock) string {
 	case blk.ContentText != nil:
 		return *blk.ContentText
 	case len(blk.ContentList) > 0:
-		return pyStr(joinArray(rawList(blk.ContentList)))
+		return render.PyStr(joinArray(rawList(blk.ContentList)))
 	}
 	return ""
 }
@@ -397,153 +398,36 @@ func rawList(items []json.RawMessage) [][]byte {
 	return out
 }
 
-// pyStr is Python's str() of the value json.loads makes of raw: strings
-// as they are, everything else as its repr.
-func pyStr(raw json.RawMessage) string {
-	if s, ok := anthropicString(raw); ok {
-		return s
-	}
-	return string(appendPyRepr(nil, raw))
-}
-
-// appendPyRepr appends Python's repr of a JSON value (dicts and lists as
-// Python prints them, keys in document order).
-func appendPyRepr(dst []byte, raw json.RawMessage) []byte {
-	raw = bytes.TrimSpace(raw)
-	switch jsonKindOf(raw) {
-	case '{':
-		members, err := objectMembers(raw)
-		if err != nil {
-			return append(dst, raw...)
-		}
-		dst = append(dst, '{')
-		for i, m := range members {
-			if i > 0 {
-				dst = append(dst, ", "...)
-			}
-			dst = pyfmt.AppendStrRepr(dst, m.key, `\ufffd`)
-			dst = append(dst, ": "...)
-			dst = appendPyRepr(dst, m.value)
-		}
-		return append(dst, '}')
-	case '[':
-		var items []json.RawMessage
-		if json.Unmarshal(raw, &items) != nil {
-			return append(dst, raw...)
-		}
-		dst = append(dst, '[')
-		for i, it := range items {
-			if i > 0 {
-				dst = append(dst, ", "...)
-			}
-			dst = appendPyRepr(dst, it)
-		}
-		return append(dst, ']')
-	case '"':
-		s, _ := anthropicString(raw)
-		return pyfmt.AppendStrRepr(dst, s, `\ufffd`)
-	case 't':
-		return append(dst, "True"...)
-	case 'f':
-		return append(dst, "False"...)
-	case 'n':
-		return append(dst, "None"...)
-	}
-	if out, ok := pyfmt.AppendNumberLiteral(dst, string(raw)); ok {
-		return out
-	}
-	return append(dst, raw...)
-}
-
 func textPart(text string) []byte {
-	var b objBuilder
-	b.str("type", "text")
-	b.str("text", text)
-	return b.bytes()
+	var b wire.ObjectBuilder
+	b.Str("type", "text")
+	b.Str("text", text)
+	return b.Bytes()
 }
 
 func imagePart(url string) []byte {
-	var u objBuilder
-	u.str("url", url)
-	var b objBuilder
-	b.str("type", "image_url")
-	b.raw("image_url", u.bytes())
-	return b.bytes()
+	var u wire.ObjectBuilder
+	u.Str("url", url)
+	var b wire.ObjectBuilder
+	b.Str("type", "image_url")
+	b.Raw("image_url", u.Bytes())
+	return b.Bytes()
 }
 
 func joinArray(items [][]byte) json.RawMessage {
 	return json.RawMessage(append(append([]byte{'['}, bytes.Join(items, []byte{','})...), ']'))
 }
 
-func jsonKindOf(raw []byte) byte {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return 0
-	}
-	return raw[0]
-}
-
-func anthropicString(raw json.RawMessage) (string, bool) {
-	if jsonKindOf(raw) != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
 // jsonStr is raw as a string, "" when it is not one.
 func jsonStr(raw json.RawMessage) string {
-	s, _ := anthropicString(raw)
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
 	return s
 }
 
 func isEmptyObject(raw json.RawMessage) bool {
 	var m map[string]json.RawMessage
 	return json.Unmarshal(raw, &m) == nil && len(m) == 0
-}
-
-// objBuilder writes a JSON object member by member, in call order.
-type objBuilder struct{ buf []byte }
-
-func (b *objBuilder) key(k string) {
-	if len(b.buf) == 0 {
-		b.buf = append(b.buf, '{')
-	} else {
-		b.buf = append(b.buf, ',')
-	}
-	kb, _ := json.Marshal(k)
-	b.buf = append(b.buf, kb...)
-	b.buf = append(b.buf, ':')
-}
-
-func (b *objBuilder) str(k, v string) {
-	b.key(k)
-	vb, _ := json.Marshal(v)
-	b.buf = append(b.buf, vb...)
-}
-
-// raw adds k with the JSON value v; a nil v is skipped.
-func (b *objBuilder) raw(k string, v json.RawMessage) {
-	if v == nil {
-		return
-	}
-	b.key(k)
-	b.buf = append(b.buf, v...)
-}
-
-// value adds k with v marshalled (a nil pointer is null).
-func (b *objBuilder) value(k string, v any) {
-	b.key(k)
-	vb, _ := json.Marshal(v)
-	b.buf = append(b.buf, vb...)
-}
-
-func (b *objBuilder) bytes() json.RawMessage {
-	if len(b.buf) == 0 {
-		return json.RawMessage("{}")
-	}
-	return json.RawMessage(append(b.buf, '}'))
 }

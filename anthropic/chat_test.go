@@ -1,4 +1,4 @@
-package render
+package anthropic
 
 import (
 	"bufio"
@@ -8,8 +8,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/render"
+	"github.com/vrender/vrender/render/rendertest"
 )
 
 type anthropicGolden struct {
@@ -46,7 +47,7 @@ func loadAnthropicGolden(t testing.TB) []anthropicGolden {
 // every string, so that two encodings of the same Python dict compare equal.
 func canonical(t testing.TB, raw json.RawMessage) string {
 	t.Helper()
-	out, err := pyJSONCompact(raw)
+	out, err := render.PyJSONCompact(raw)
 	if err != nil {
 		t.Fatalf("%s: %v", raw, err)
 	}
@@ -67,7 +68,7 @@ func TestAnthropicToChatGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := AnthropicToChat(a)
+			got, err := ToChat(a)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +123,7 @@ func TestAnthropicToChatEdges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := AnthropicToChat(a)
+			got, err := ToChat(a)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +146,7 @@ func FuzzAnthropicToChat(f *testing.F) {
 	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_result","content":[{"a":[1,2.5,true,null,{"b":"'\""}]}]}]}]}`))
 	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"image","source":{"type":7,"media_type":[1],"data":{}}}]}]}`))
 	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[],"tools":[{"name":"f","input_schema":{"type":null}}],"tool_choice":{"type":"tool","name":"f"}}`))
-	gen := hermesGenerator(f)
+	gen := rendertest.Hermes(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, err := protocol.DecodeAnthropicMessagesRequest(data)
 		if err != nil {
@@ -155,7 +156,7 @@ func FuzzAnthropicToChat(f *testing.F) {
 			}
 			return
 		}
-		req, err := AnthropicToChat(a)
+		req, err := ToChat(a)
 		if err != nil {
 			return // a chat validation error, or an unencodable tool input
 		}
@@ -165,24 +166,12 @@ func FuzzAnthropicToChat(f *testing.F) {
 			}
 		}
 		if _, err := gen.RenderChat(context.Background(), req); err != nil {
-			var br *BadRequestError
+			var br *render.BadRequestError
 			if !errors.As(err, &br) {
-				t.Fatalf("render error is %T, want *BadRequestError: %v", err, err)
+				t.Fatalf("render error is %T, want *render.BadRequestError: %v", err, err)
 			}
 		}
 	})
-}
-
-// hermesGenerator is a Generator for the Qwen3 test model with automatic
-// tool choice and the hermes tool parser, as the render golden servers run.
-func hermesGenerator(tb testing.TB) *Generator {
-	tb.Helper()
-	m := testmodel.Load(tb, "qwen3")
-	r, err := New(m, Config{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return NewGenerator(r, m.MaxModelLen, GeneratorConfig{EnableAutoToolChoice: true, ToolCallParser: "hermes"})
 }
 
 // TestAnthropicTransferParams pins vLLM bf578e1's
@@ -194,7 +183,7 @@ func TestAnthropicTransferParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := AnthropicToChat(a)
+	req, err := ToChat(a)
 	if err != nil {
 		t.Fatal(err)
 	}

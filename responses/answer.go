@@ -1,4 +1,4 @@
-package protocol
+package responses
 
 import (
 	"encoding/json"
@@ -6,19 +6,20 @@ import (
 
 	"github.com/vrender/vrender/internal/pyfmt"
 	"github.com/vrender/vrender/internal/wire"
+	"github.com/vrender/vrender/protocol"
 )
 
 // The bodies of OpenAI's /v1/responses as vLLM writes them: the answer is
-// ResponsesResponse.model_dump() (every member, nulls included) and each
+// Response.model_dump() (every member, nulls included) and each
 // stream event openai-python's event model dumped with model_dump_json(),
 // members in the models' declaration order
 // (vllm/entrypoints/openai/responses/protocol.py, serving.py,
 // simple_streaming_events.py).
 
-// ResponsesResponse is vLLM's ResponsesResponse as from_request fills it.
+// Response is vLLM's Response as from_request fills it.
 // Raw members are compact JSON as they go out (nil is null); Output is the encoded
 // list of output items.
-type ResponsesResponse struct {
+type Response struct {
 	ID                string
 	CreatedAt         int64
 	Incomplete        bool // status "incomplete": incomplete_details {"reason":"max_output_tokens"}
@@ -38,17 +39,17 @@ type ResponsesResponse struct {
 	Text              json.RawMessage
 	TopLogprobs       *int
 	Truncation        string
-	Usage             *ResponsesUsage
+	Usage             *Usage
 	User              *string
 }
 
-// ResponsesUsage is ResponseUsage as vLLM's SimpleContext fills it.
-type ResponsesUsage struct {
+// Usage is ResponseUsage as vLLM's SimpleContext fills it.
+type Usage struct {
 	Input, Output int
 }
 
-// AppendResponsesResponse appends r as model_dump() writes it.
-func AppendResponsesResponse(dst []byte, r *ResponsesResponse) []byte {
+// AppendResponse appends r as model_dump() writes it.
+func AppendResponse(dst []byte, r *Response) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = wire.AppendString(dst, r.ID)
 	dst = append(dst, `,"created_at":`...)
@@ -62,7 +63,7 @@ func AppendResponsesResponse(dst []byte, r *ResponsesResponse) []byte {
 	dst = append(dst, `,"instructions":`...)
 	dst = appendOptString(dst, r.Instructions)
 	dst = append(dst, `,"metadata":`...)
-	dst = appendRawOrNull(dst, r.Metadata)
+	dst = protocol.AppendRawOrNull(dst, r.Metadata)
 	dst = append(dst, `,"model":`...)
 	dst = wire.AppendString(dst, r.Model)
 	dst = append(dst, `,"object":"response","output":`...)
@@ -76,7 +77,7 @@ func AppendResponsesResponse(dst []byte, r *ResponsesResponse) []byte {
 	dst = append(dst, `,"temperature":`...)
 	dst = pyfmt.AppendFloatRepr(dst, r.Temperature)
 	dst = append(dst, `,"tool_choice":`...)
-	dst = appendRawOrNull(dst, r.ToolChoice)
+	dst = protocol.AppendRawOrNull(dst, r.ToolChoice)
 	dst = append(dst, `,"tools":`...)
 	if len(r.Tools) == 0 {
 		dst = append(dst, "[]"...)
@@ -90,11 +91,11 @@ func AppendResponsesResponse(dst []byte, r *ResponsesResponse) []byte {
 	dst = append(dst, `,"max_tool_calls":`...)
 	dst = appendOptInt(dst, r.MaxToolCalls)
 	dst = append(dst, `,"previous_response_id":null,"prompt":null,"reasoning":`...)
-	dst = appendRawOrNull(dst, r.Reasoning)
+	dst = protocol.AppendRawOrNull(dst, r.Reasoning)
 	dst = append(dst, `,"service_tier":"auto","status":`...)
 	dst = wire.AppendString(dst, r.Status)
 	dst = append(dst, `,"text":`...)
-	dst = appendRawOrNull(dst, r.Text)
+	dst = protocol.AppendRawOrNull(dst, r.Text)
 	dst = append(dst, `,"top_logprobs":`...)
 	dst = appendOptInt(dst, r.TopLogprobs)
 	dst = append(dst, `,"truncation":`...)
@@ -132,27 +133,27 @@ func appendOptInt(dst []byte, n *int) []byte {
 	return strconv.AppendInt(dst, int64(*n), 10)
 }
 
-// ResponsesLogprob is one sampled token of an output_text's logprobs
+// Logprob is one sampled token of an output_text's logprobs
 // (openai's Logprob: token, bytes, logprob, top_logprobs).
-type ResponsesLogprob struct {
+type Logprob struct {
 	Token   string
 	Bytes   []int
 	Logprob float64
-	Top     []ResponsesLogprob
+	Top     []Logprob
 }
 
-func appendResponsesLogprobs(dst []byte, lps []ResponsesLogprob, top bool) []byte {
+func appendResponsesLogprobs(dst []byte, lps []Logprob, top bool) []byte {
 	return appendLogprobList(dst, lps, top, true)
 }
 
 // AppendStreamLogprobs appends the logprobs of a streamed text event
 // (response_text_delta_event.Logprob: token, logprob, top_logprobs, no
 // bytes).
-func AppendStreamLogprobs(dst []byte, lps []ResponsesLogprob) []byte {
+func AppendStreamLogprobs(dst []byte, lps []Logprob) []byte {
 	return appendLogprobList(dst, lps, true, false)
 }
 
-func appendLogprobList(dst []byte, lps []ResponsesLogprob, top, withBytes bool) []byte {
+func appendLogprobList(dst []byte, lps []Logprob, top, withBytes bool) []byte {
 	dst = append(dst, '[')
 	for i := range lps {
 		if i > 0 {
@@ -215,7 +216,7 @@ func AppendReasoningItem(dst []byte, id, text string, st ItemState) []byte {
 
 // AppendOutputText appends an output_text part; logprobs nil is null,
 // empty is [].
-func AppendOutputText(dst []byte, text string, logprobs []ResponsesLogprob) []byte {
+func AppendOutputText(dst []byte, text string, logprobs []Logprob) []byte {
 	dst = append(dst, `{"annotations":[],"text":`...)
 	dst = wire.AppendString(dst, text)
 	dst = append(dst, `,"type":"output_text","logprobs":`...)
@@ -231,7 +232,7 @@ func AppendOutputText(dst []byte, text string, logprobs []ResponsesLogprob) []by
 // output_text part (none when added). The done item carries the extra
 // annotations and logprobs members vLLM passes to the model (logprobs are
 // the streamed shape there, and the part's own are null).
-func AppendMessageItem(dst []byte, id, text string, logprobs []ResponsesLogprob, st ItemState) []byte {
+func AppendMessageItem(dst []byte, id, text string, logprobs []Logprob, st ItemState) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = wire.AppendString(dst, id)
 	dst = append(dst, `,"content":[`...)
@@ -273,19 +274,19 @@ func AppendFunctionCallItem(dst []byte, id, callID, name, arguments string, st I
 	return dst
 }
 
-// ResponsesEvent builds one SSE event of the Responses stream:
+// Event builds one SSE event of the Responses stream:
 // "event: <type>\ndata: {...}\n\n", members appended between Begin and End.
-type ResponsesEvent struct{ Buf []byte }
+type Event struct{ Buf []byte }
 
 // Begin starts an event of type typ.
-func (e *ResponsesEvent) Begin(typ string) {
+func (e *Event) Begin(typ string) {
 	e.Buf = append(e.Buf[:0], "event: "...)
 	e.Buf = append(e.Buf, typ...)
 	e.Buf = append(e.Buf, "\ndata: {"...)
 }
 
 // Key starts the member k (after the first, with a comma).
-func (e *ResponsesEvent) Key(k string) {
+func (e *Event) Key(k string) {
 	if e.Buf[len(e.Buf)-1] != '{' {
 		e.Buf = append(e.Buf, ',')
 	}
@@ -294,26 +295,26 @@ func (e *ResponsesEvent) Key(k string) {
 }
 
 // Int adds an integer member.
-func (e *ResponsesEvent) Int(k string, v int) {
+func (e *Event) Int(k string, v int) {
 	e.Key(k)
 	e.Buf = strconv.AppendInt(e.Buf, int64(v), 10)
 }
 
 // String adds a string member.
-func (e *ResponsesEvent) String(k, v string) {
+func (e *Event) String(k, v string) {
 	e.Key(k)
 	e.Buf = wire.AppendString(e.Buf, v)
 }
 
 // Raw adds a member whose JSON is already encoded.
-func (e *ResponsesEvent) Raw(k string, v []byte) {
+func (e *Event) Raw(k string, v []byte) {
 	e.Key(k)
 	e.Buf = append(e.Buf, v...)
 }
 
 // End closes the event with its sequence_number and type, the last two
 // members of every openai-python event model.
-func (e *ResponsesEvent) End(seq int, typ string) []byte {
+func (e *Event) End(seq int, typ string) []byte {
 	e.Int("sequence_number", seq)
 	e.String("type", typ)
 	e.Buf = append(e.Buf, "}\n\n"...)
@@ -322,7 +323,7 @@ func (e *ResponsesEvent) End(seq int, typ string) []byte {
 
 // EndText closes a *.done text event, whose model declares text between
 // sequence_number and type.
-func (e *ResponsesEvent) EndText(seq int, text, typ string) []byte {
+func (e *Event) EndText(seq int, text, typ string) []byte {
 	e.Int("sequence_number", seq)
 	e.String("text", text)
 	e.String("type", typ)
