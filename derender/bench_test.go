@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
@@ -38,10 +38,7 @@ const benchChatRequest = `{"messages":[{"role":"user","content":"write it"}],"to
 
 func benchEngine(tb testing.TB, cacheSize int) (*Engine, *protocol.ChatCompletionRequest) {
 	tb.Helper()
-	m, err := model.Load(context.Background(), testenv.ModelDir(tb, "qwen3"), model.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	m := testmodel.Load(tb, "qwen3")
 	e, err := New(m, Config{Parsers: parsers.Config{ReasoningParser: "qwen3", ToolParser: "hermes", EnableAutoToolChoice: true},
 		MaxLogprobs: 20, CacheSize: cacheSize})
 	if err != nil {

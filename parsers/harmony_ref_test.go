@@ -12,8 +12,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/internal/harmonyref"
-	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/tokenizer"
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 // refToolNames are the tools (and their property names) of the render
@@ -217,10 +216,7 @@ func vllmFunctionRecipient(r string) bool {
 // and with the Harmony machine on their decoded text, whole and in random
 // pieces, under all three parser configurations.
 func TestHarmonyMatchesOpenAIHarmony(t *testing.T) {
-	tok, err := tokenizer.Load(filepath.Join(testenv.ModelDir(t, "gptoss"), "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := testmodel.Tokenizer(t, "gptoss")
 	names, props := refToolNames(t)
 	r := rand.New(rand.NewPCG(16, 2026))
 	const n = 400

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -11,7 +10,7 @@ import (
 
 	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 // The OpenAI endpoints driven by the official clients (openai-go here, the
@@ -56,10 +55,7 @@ type clientStack struct {
 func startClientStack(t *testing.T) *clientStack {
 	t.Helper()
 	dir := testenv.ModelDir(t, "qwen3")
-	m, err := model.Load(context.Background(), dir, model.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.Load(t, "qwen3")
 	path := filepath.Join(t.TempDir(), "script.jsonl")
 	if err := os.WriteFile(path, []byte(clientScript), 0o644); err != nil {
 		t.Fatal(err)
