@@ -12,10 +12,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
@@ -285,13 +285,11 @@ func newBenchEngine(m *model.Model, cfg parsers.Config, cache int) (*derender.En
 	return e, nil
 }
 
-// cpuTime is the process's user plus system CPU time.
+// cpuTime is the process's user plus system CPU time, 0 where the OS
+// cannot say.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	cpu, _ := telemetry.ProcessCPU()
+	return cpu
 }
 
 // repeat runs f at least once and until minTime of CPU has passed, and

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -50,10 +50,7 @@ func TestDerenderTiny(t *testing.T) {
 // API with a client echoing stream_state as returned, with one echoing
 // only the checkpoint, and through an in-process session, for profiling.
 func BenchmarkDerenderStreamEcho(b *testing.B) {
-	m, err := model.Load(context.Background(), testenv.ModelDir(b, "qwen3"), model.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := testmodel.Load(b, "qwen3")
 	cr, err := protocol.DecodeChatCompletionRequest([]byte(derenderChatRequest))
 	if err != nil {
 		b.Fatal(err)
@@ -88,10 +85,7 @@ func BenchmarkDerenderStreamEcho(b *testing.B) {
 // BenchmarkDerenderHTTP is one-token streaming through the chat derender
 // endpoint (in process), for profiling the per-call cost.
 func BenchmarkDerenderHTTP(b *testing.B) {
-	m, err := model.Load(context.Background(), testenv.ModelDir(b, "qwen3"), model.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := testmodel.Load(b, "qwen3")
 	ids := DerenderOutput(m, 1024)
 	for _, mode := range []struct {
 		name string

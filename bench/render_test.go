@@ -11,7 +11,7 @@ import (
 
 	"github.com/vrender/vrender/internal/benchdata"
 	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/render"
 )
 
@@ -120,10 +120,7 @@ func TestFindRenderScript(t *testing.T) {
 // TestRenderSizes checks the standard conversations have the sizes the
 // issue asks for with the Qwen3 template and tokenizer.
 func TestRenderSizes(t *testing.T) {
-	m, err := model.Load(context.Background(), testenv.ModelDir(t, "qwen3"), model.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.Load(t, "qwen3")
 	r, err := render.New(m, render.Config{})
 	if err != nil {
 		t.Fatal(err)

@@ -8,21 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/tokenizer"
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
-func loadQwen3(t *testing.T) *tokenizer.Tokenizer {
-	t.Helper()
-	tok, err := tokenizer.Load(filepath.Join(testenv.ModelDir(t, "qwen3"), "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
-
 func TestRandomDataset(t *testing.T) {
-	tok := loadQwen3(t)
+	tok := testmodel.Tokenizer(t, "qwen3")
 	o := RandomDatasetOptions{NumPrompts: 20, InputLen: 64, OutputLen: 32, RangeRatio: 0.25, Seed: 3, RequestIDPrefix: "p-"}
 	a, err := RandomDataset(tok, o)
 	if err != nil {
@@ -138,7 +128,7 @@ func TestCustomDataset(t *testing.T) {
 }
 
 func TestCustomDatasetCountsPromptTokens(t *testing.T) {
-	tok := loadQwen3(t)
+	tok := testmodel.Tokenizer(t, "qwen3")
 	path := filepath.Join(t.TempDir(), "p.jsonl")
 	if err := os.WriteFile(path, []byte(`{"prompt": "Hello, world!"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)

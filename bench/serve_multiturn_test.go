@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 // TestMultiTurnConversationGrows runs sessions against a fake chat server
@@ -19,7 +21,7 @@ import (
 // each turn must carry the system prompt, every earlier message and
 // answer, and the new message.
 func TestMultiTurnConversationGrows(t *testing.T) {
-	tok := loadQwen3(t)
+	tok := testmodel.Tokenizer(t, "qwen3")
 	var mu sync.Mutex
 	seen := map[string][]chatMessage{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

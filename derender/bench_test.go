@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
@@ -38,10 +38,7 @@ const benchChatRequest = `{"messages":[{"role":"user","content":"write it"}],"to
 
 func benchEngine(tb testing.TB, cacheSize int) (*Engine, *protocol.ChatCompletionRequest) {
 	tb.Helper()
-	m, err := model.Load(context.Background(), testenv.ModelDir(tb, "qwen3"), model.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	m := testmodel.Load(tb, "qwen3")
 	e, err := New(m, Config{Parsers: parsers.Config{ReasoningParser: "qwen3", ToolParser: "hermes", EnableAutoToolChoice: true},
 		MaxLogprobs: 20, CacheSize: cacheSize})
 	if err != nil {
@@ -75,7 +72,7 @@ func streamOnce(tb testing.TB, e *Engine, cr *protocol.ChatCompletionRequest, id
 	for i, id := range ids {
 		ch := protocol.GenerateChoice{Index: 0, TokenIDs: []int{id}}
 		if i == len(ids)-1 {
-			ch.FinishReason = ptr("stop")
+			ch.FinishReason = new("stop")
 		}
 		prompt := benchPrompt
 		if checkpoint && state != nil {
@@ -103,7 +100,7 @@ func streamOnce(tb testing.TB, e *Engine, cr *protocol.ChatCompletionRequest, id
 
 func batchOnce(tb testing.TB, e *Engine, cr *protocol.ChatCompletionRequest, ids []int) *protocol.ChatCompletionResponse {
 	res, err := e.Chat(context.Background(), &protocol.DerenderChatRequest{
-		GenerateResponse: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{{Index: 0, TokenIDs: ids, FinishReason: ptr("stop")}}},
+		GenerateResponse: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{{Index: 0, TokenIDs: ids, FinishReason: new("stop")}}},
 		PromptTokenIDs:   benchPrompt, ChatRequest: cr,
 	}, "m")
 	if err != nil {

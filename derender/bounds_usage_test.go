@@ -11,22 +11,21 @@ import (
 )
 
 func TestUsageCountsBounded(t *testing.T) {
-	ptr := func(v int) *int { return &v }
 	e := &Engine{model: &model.Model{MaxModelLen: 100}, cfg: Config{MaxNSequences: 4, MaxLogprobs: 20}}
 	cases := []struct {
 		name string
 		err  error
 		want string // "" accepts
 	}{
-		{name: "prompt ok", err: checkUsageCount("prompt_tokens", ptr(1<<20))},
+		{name: "prompt ok", err: checkUsageCount("prompt_tokens", new(1<<20))},
 		{name: "prompt nil", err: checkUsageCount("prompt_tokens", nil)},
-		{name: "prompt at limit", err: checkUsageCount("prompt_tokens", ptr(maxUsageTokens))},
-		{name: "prompt max int", err: checkUsageCount("prompt_tokens", ptr(math.MaxInt64)), want: "prompt_tokens (9223372036854775807) is out of range"},
-		{name: "prompt min int", err: checkUsageCount("prompt_tokens", ptr(math.MinInt64)), want: "out of range"},
+		{name: "prompt at limit", err: checkUsageCount("prompt_tokens", new(maxUsageTokens))},
+		{name: "prompt max int", err: checkUsageCount("prompt_tokens", new(math.MaxInt64)), want: "prompt_tokens (9223372036854775807) is out of range"},
+		{name: "prompt min int", err: checkUsageCount("prompt_tokens", new(math.MinInt64)), want: "out of range"},
 		{name: "completion list", err: checkPromptTokens(3, math.MaxInt64), want: "prompt_tokens (9223372036854775807)"},
-		{name: "chunk usage", err: e.checkBounds([]*protocol.GenerateResponse{{Usage: &protocol.GenerateUsage{CompletionTokens: ptr(math.MaxInt64)}}}),
+		{name: "chunk usage", err: e.checkBounds([]*protocol.GenerateResponse{{Usage: &protocol.GenerateUsage{CompletionTokens: new(math.MaxInt64)}}}),
 			want: "usage.completion_tokens (9223372036854775807) is out of range"},
-		{name: "chunk usage ok", err: e.checkBounds([]*protocol.GenerateResponse{{Usage: &protocol.GenerateUsage{PromptTokens: ptr(7), CompletionTokens: ptr(3)}}})},
+		{name: "chunk usage ok", err: e.checkBounds([]*protocol.GenerateResponse{{Usage: &protocol.GenerateUsage{PromptTokens: new(7), CompletionTokens: new(3)}}})},
 	}
 	for _, tc := range cases {
 		if tc.want == "" {

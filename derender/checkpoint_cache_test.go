@@ -97,7 +97,7 @@ func TestCheckpointRetry(t *testing.T) {
 	for i := 1; i < len(ids); i++ {
 		var finish *string
 		if i == len(ids)-1 {
-			finish = ptr("stop")
+			finish = new("stop")
 		}
 		res, err := chatStreamAt(e, cr, ckpt, ids[i], finish)
 		if err != nil {
@@ -166,7 +166,7 @@ func concurrentStream(e *Engine, cr *protocol.ChatCompletionRequest, ids []int, 
 	for i := 1; i < len(ids); i++ {
 		var finish *string
 		if i == len(ids)-1 {
-			finish = ptr("stop")
+			finish = new("stop")
 		}
 		var dup *protocol.DerenderChatStreamResponse
 		var dupErr error

@@ -170,7 +170,7 @@ func (e *Engine) chatStreamCheckpoint(req *protocol.DerenderChatStreamRequest, s
 	state.LogprobContextTokenIDs = l.contextTail(state.LogprobContextTokenIDs, delta)
 	out.Delta = e.delta(l.parser, d, state, &a.delta)
 	if finished {
-		out.FinishReason = ptr(l.parser.FinishReason(*choice.FinishReason))
+		out.FinishReason = new(l.parser.FinishReason(*choice.FinishReason))
 	}
 	res.Chunk.Choices = append(res.Chunk.Choices, out)
 	if err := e.issueCheckpoint(state, l, delta, finished, l.ck.out.Tokens+len(delta)); err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
@@ -44,15 +44,6 @@ func goldenIDs(t *testing.T, file string) []int {
 	return ids
 }
 
-func gptossModel(t *testing.T) *model.Model {
-	t.Helper()
-	m, err := model.Load(context.Background(), testenv.ModelDir(t, "gptoss"), model.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func gptossEngine(t *testing.T, m *model.Model, cfg parsers.Config, cacheSize int) *Engine {
 	t.Helper()
 	e, err := New(m, Config{Parsers: cfg, CacheSize: cacheSize})
@@ -69,7 +60,7 @@ func gptossEngine(t *testing.T, m *model.Model, cfg parsers.Config, cacheSize in
 // through batch derender, the stream_state history path, the signed
 // checkpoint path (one token per call) and in-process sessions.
 func TestHarmonyDerender(t *testing.T) {
-	m := gptossModel(t)
+	m := testmodel.Load(t, "gptoss")
 	raw, err := os.ReadFile(filepath.Join("..", "render", "harmony", "testdata", "test_streamable_parser.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +153,7 @@ func harmonyStream(t *testing.T, e *Engine, cr *protocol.ChatCompletionRequest, 
 	for i, id := range ids {
 		ch := protocol.GenerateChoice{TokenIDs: []int{id}}
 		if i == len(ids)-1 {
-			ch.FinishReason = ptr("stop")
+			ch.FinishReason = new("stop")
 		}
 		req := &protocol.DerenderChatStreamRequest{
 			GenerateChunk: protocol.GenerateResponse{RequestID: "r", Choices: []protocol.GenerateChoice{ch}},
@@ -201,7 +192,7 @@ func deref(s *string) string {
 // HarmonyParser refuses other parsers on a gpt-oss model (vLLM raises per
 // request; vrender at start).
 func TestHarmonyParserCheck(t *testing.T) {
-	m := gptossModel(t)
+	m := testmodel.Load(t, "gptoss")
 	for _, cfg := range []parsers.Config{
 		{ReasoningParser: "qwen3"},
 		{ToolParser: "hermes", EnableAutoToolChoice: true},

@@ -119,5 +119,3 @@ func (s *parseSetup) textIDs(ids []int, finish *string, isSpecial func(int) bool
 
 // newToolCallID is vLLM's make_tool_call_id shape.
 func newToolCallID() string { return "chatcmpl-tool-" + protocol.RandomUUID() }
-
-func ptr[T any](v T) *T { return &v }

@@ -158,7 +158,7 @@ func (e *Engine) chatStreamPlain(req *protocol.DerenderChatStreamRequest, state 
 		lp := e.resolveLogprobs(c.Logprobs, state.LogprobContextTokenIDs)
 		delta := protocol.DeltaMessage{}
 		if !state.RoleSent {
-			delta.Role = ptr("assistant")
+			delta.Role = new("assistant")
 		}
 		if text != "" {
 			// ChatStream takes at most one choice, so the store is free.
@@ -247,7 +247,7 @@ func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderCha
 	state.LogprobContextTokenIDs = l.contextTail(state.LogprobContextTokenIDs, delta)
 	out.Delta = e.delta(l.parser, d, state, &a.delta)
 	if finished {
-		out.FinishReason = ptr(l.parser.FinishReason(*choice.FinishReason))
+		out.FinishReason = new(l.parser.FinishReason(*choice.FinishReason))
 	}
 	res.Chunk.Choices = append(res.Chunk.Choices, out)
 	// Issue before check-in: once cached, another call may own l.
@@ -265,7 +265,7 @@ func (e *Engine) chatStreamParsed(ctx context.Context, req *protocol.DerenderCha
 func (e *Engine) delta(parser *parsers.Parser, d parsers.Delta, state *protocol.DerenderStreamState, s *deltaStore) protocol.DeltaMessage {
 	var m protocol.DeltaMessage
 	if !state.RoleSent {
-		m.Role = ptr("assistant")
+		m.Role = new("assistant")
 		state.RoleSent = true
 	}
 	if d.Content != "" {
@@ -276,7 +276,7 @@ func (e *Engine) delta(parser *parsers.Parser, d parsers.Delta, state *protocol.
 		s.reasoning = d.Reasoning
 		m.Reasoning = &s.reasoning
 		if e.cfg.ReasoningFieldCompat {
-			m.ReasoningContent = ptr(d.Reasoning)
+			m.ReasoningContent = new(d.Reasoning)
 		}
 	}
 	if len(d.ToolCalls) > 0 {
@@ -287,21 +287,21 @@ func (e *Engine) delta(parser *parsers.Parser, d parsers.Delta, state *protocol.
 		out := protocol.ToolCallDelta{Index: tc.Index}
 		if tc.ID != "" || tc.Name != "" {
 			if tc.Index < len(state.LastToolCallIDs) {
-				out.ID = ptr(state.LastToolCallIDs[tc.Index])
+				out.ID = new(state.LastToolCallIDs[tc.Index])
 			} else {
 				id := parser.ToolCallID(tc.ID, newToolCallID)
 				state.LastToolCallIDs = append(state.LastToolCallIDs, id)
 				out.ID = &id
 			}
-			out.Type = ptr("function")
-			out.Function.Name = ptr(tc.Name)
+			out.Type = new("function")
+			out.Function.Name = new(tc.Name)
 		}
 		if tc.Arguments != "" {
 			if i < len(s.args) {
 				s.args[i] = tc.Arguments
 				out.Function.Arguments = &s.args[i]
 			} else {
-				out.Function.Arguments = ptr(tc.Arguments)
+				out.Function.Arguments = new(tc.Arguments)
 			}
 		}
 		m.ToolCalls = append(m.ToolCalls, out)

@@ -36,7 +36,7 @@ func (c *callStepper) step() {
 	ch.TokenIDs = c.ids[i : i+1]
 	ch.FinishReason = nil
 	if i == len(c.ids)-1 {
-		ch.FinishReason = ptr("stop")
+		ch.FinishReason = new("stop")
 	}
 	res, err := c.e.ChatStream(context.Background(), &c.req, "m")
 	if err != nil {

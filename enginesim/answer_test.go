@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 // generateText posts a non-streaming request for the prompt text and
@@ -31,7 +32,7 @@ func generateText(t *testing.T, url, prompt, extra string) []string {
 	}
 	var texts []string
 	for _, c := range resp.Choices {
-		texts = append(texts, loadQwen3(t).Tokenizer.Decode(c.TokenIDs, false))
+		texts = append(texts, testmodel.Load(t, "qwen3").Tokenizer.Decode(c.TokenIDs, false))
 	}
 	return texts
 }

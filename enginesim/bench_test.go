@@ -5,17 +5,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 // BenchmarkStream256 streams 256-token answers (ignore_eos) through the
 // HTTP stack with zero latency, from parallel clients: the sim's own cost
 // per token, which the serving benchmark needs to stay far below vrender's.
 func BenchmarkStream256(b *testing.B) {
-	m, err := loadModelOnce(testModelDir(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	sim, err := New(m, Config{ServedModelName: "qwen3"})
+	sim, err := New(testmodel.Load(b, "qwen3"), Config{ServedModelName: "qwen3"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/kvevents"
 	"github.com/vrender/vrender/protocol"
 )
@@ -242,7 +243,7 @@ func TestLoRAAdapters(t *testing.T) {
 }
 
 func TestLoRAModulesValidated(t *testing.T) {
-	m := loadQwen3(t)
+	m := testmodel.Load(t, "qwen3")
 	for _, mods := range [][]protocol.LoRAModulePath{
 		{{Name: "a", Path: "/a"}, {Name: "a", Path: "/b"}},
 		{{Name: "qwen3", Path: "/a"}},

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 func TestParseScript(t *testing.T) {
-	tok := loadQwen3(t).Tokenizer
+	tok := testmodel.Load(t, "qwen3").Tokenizer
 	tests := []struct {
 		name    string
 		script  string
@@ -42,7 +44,7 @@ func TestParseScript(t *testing.T) {
 }
 
 func TestScriptLookup(t *testing.T) {
-	tok := loadQwen3(t).Tokenizer
+	tok := testmodel.Load(t, "qwen3").Tokenizer
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	script := "{\"match\":\"weather\",\"text\":\"sunny\",\"token_latency\":\"3ms\"}\n{\"match\":\"wea\",\"text\":\"never chosen first\"}\n{\"default\":true,\"text\":\"fallback\",\"eos\":false}\n"
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {

@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/internal/wire"
 )
 
 // scripted starts a sim with a script and returns the generate URL.
 func scripted(t *testing.T, script string, cfg Config) (*Sim, string) {
 	t.Helper()
-	m := loadQwen3(t)
+	m := testmodel.Load(t, "qwen3")
 	s, err := ParseScript([]byte(script), m.Tokenizer)
 	if err != nil {
 		t.Fatalf("ParseScript: %v", err)
@@ -95,7 +96,7 @@ const pingScript = `{"match": "ping", "token_ids": [10, 11, 12], "eos": true}
 // promptJSON is the token id list of text, as JSON.
 func promptJSON(t *testing.T, text string) string {
 	t.Helper()
-	return string(wire.AppendInts(nil, loadQwen3(t).Tokenizer.Encode(text, false)))
+	return string(wire.AppendInts(nil, testmodel.Load(t, "qwen3").Tokenizer.Encode(text, false)))
 }
 
 func TestStreamFramingByteExact(t *testing.T) {
@@ -323,7 +324,7 @@ func TestLogprobsShapeOpenAI(t *testing.T) {
 	if !strings.Contains(gen, wantGen) {
 		t.Fatalf("generate-shape logprobs: %s\nwant %s", gen, wantGen)
 	}
-	if _, err := New(loadQwen3(t), Config{LogprobsShape: "dict"}); err == nil {
+	if _, err := New(testmodel.Load(t, "qwen3"), Config{LogprobsShape: "dict"}); err == nil {
 		t.Fatal("an unknown shape was accepted")
 	}
 }

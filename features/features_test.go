@@ -9,6 +9,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -44,7 +45,7 @@ func TestFeaturesJSON(t *testing.T) {
 		}
 		got := f.AppendJSON(nil)
 		if want := readFile(t, tc.file); !bytes.Equal(got, want) {
-			t.Fatalf("%s differs at %d:\n%.300s\nwant\n%.300s", tc.file, firstDiff(got, want), got, want)
+			t.Fatalf("%s differs at %d:\n%.300s\nwant\n%.300s", tc.file, testenv.FirstDiff(got, want), got, want)
 		}
 		// Decode gives the same object back.
 		n, err := wire.Parse(got)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 // synthPixels is gen_fixtures.py's pixels(k, rows, cols).
@@ -56,7 +58,7 @@ func TestQwenItemsFixtures(t *testing.T) {
 			}
 			if want := readFile(t, m.File); !bytes.Equal(items[m.Image], want) {
 				t.Fatalf("item differs from the fixture: %d bytes, want %d; first difference at %d",
-					len(items[m.Image]), len(want), firstDiff(items[m.Image], want))
+					len(items[m.Image]), len(want), testenv.FirstDiff(items[m.Image], want))
 			}
 			if want := readFile(t, m.Metadata); !bytes.Equal(QwenMetadata(imgs[m.Image]), want) {
 				t.Fatalf("metadata differs: %x, want %x", QwenMetadata(imgs[m.Image]), want)
@@ -111,15 +113,6 @@ func readJSON(t *testing.T, name string, v any) {
 	if err := json.Unmarshal(readFile(t, name), v); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func firstDiff(a, b []byte) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return min(len(a), len(b))
 }
 
 // BenchmarkQwenItems encodes a 1280x720 image's item on Qwen2.5-VL

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vrender/vrender/enginesim"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/kvevents"
 	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/model"
@@ -111,7 +112,7 @@ func followEvents(t *testing.T, sources []KVEventSource) (*Router, *kvindex.Inde
 // vrender's keys, so routing follows them; a reset clears them, and a
 // restarted engine (sequence from 0) loses what it held before.
 func TestKVEventsFeedTheIndex(t *testing.T) {
-	m := loadModel(t)
+	m := testmodel.Load(t, "qwen3")
 	a := startEventSim(t, m, zmqEndpoint(t), zmqEndpoint(t))
 	b := startEventSim(t, m, zmqEndpoint(t), zmqEndpoint(t))
 	r, x := followEvents(t, []KVEventSource{{Engine: a.url, Endpoint: a.ep, ReplayEndpoint: a.replay},

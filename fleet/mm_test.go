@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/features"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/kvevents"
 	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/protocol"
@@ -156,7 +157,7 @@ func TestMMKeysFromExtraKeys(t *testing.T) {
 // the same image matches every block and another image of the same size
 // none.
 func TestEngineSimImageEventsFeedTheIndex(t *testing.T) {
-	m := loadModel(t)
+	m := testmodel.Load(t, "qwen3")
 	a := startEventSim(t, m, zmqEndpoint(t), zmqEndpoint(t))
 	_, x := followEvents(t, []KVEventSource{{Engine: a.url, Endpoint: a.ep, ReplayEndpoint: a.replay}})
 

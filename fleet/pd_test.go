@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/enginesim"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/protocol"
@@ -40,7 +41,7 @@ func newTestPD(t *testing.T, prefill, decode *engine.Client) *PDPool {
 // with what the prefill returned, and the caller the decode engine's
 // stream.
 func TestPDStart(t *testing.T) {
-	m := loadModel(t)
+	m := testmodel.Load(t, "qwen3")
 	reg := enginesim.NewKVRegistry()
 	producer, pc := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
 	consumer, cc := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
@@ -81,7 +82,7 @@ func TestPDStart(t *testing.T) {
 // TestPDSideErrors: an engine's failure names the side it happened on;
 // the fleet's own errors and the caller's cancellation pass unchanged.
 func TestPDSideErrors(t *testing.T) {
-	m := loadModel(t)
+	m := testmodel.Load(t, "qwen3")
 	reg := enginesim.NewKVRegistry()
 	_, goodP := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
 	_, goodD := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
@@ -116,7 +117,7 @@ func TestPDSideErrors(t *testing.T) {
 // by prefix (the same prompt's prefills stay on one producer) and the
 // decode engine by load.
 func TestPDPrefillChosenByPrefix(t *testing.T) {
-	m := loadModel(t)
+	m := testmodel.Load(t, "qwen3")
 	reg := enginesim.NewKVRegistry()
 	p1, c1 := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
 	p2, c2 := startSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vrender/vrender/enginesim"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/orchestrator/engine"
 )
@@ -50,7 +51,7 @@ func TestParseQueueMetrics(t *testing.T) {
 // prefix tie goes to the idle engine; without them, to the busy one,
 // first in turn.
 func TestBusyEngineLosesPrefixTie(t *testing.T) {
-	m := loadModel(t)
+	m := testmodel.Load(t, "qwen3")
 	_, busy := startSim(t, m, enginesim.Config{SerialPrefill: true, FirstTokenLatency: time.Minute})
 	_, idle := startSim(t, m, enginesim.Config{})
 	ctx, cancel := context.WithCancel(context.Background())

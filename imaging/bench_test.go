@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/vrender/vrender/internal/testenv"
@@ -65,13 +64,13 @@ func BenchmarkLoad(b *testing.B) {
 			}
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
-			cpu0 := processCPU(b)
+			cpu0 := testenv.CPUTime(b)
 			for b.Loop() {
 				if _, err := Load(data, DefaultOptions()); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(testenv.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -115,14 +114,4 @@ func BenchmarkPillowLoad(b *testing.B) {
 			b.ReportMetric(cpu, "cpu-ns/op")
 		})
 	}
-}
-
-// processCPU is the process's user+system CPU time in ns (GC and every goroutine included), the figure
-// comparable with Pillow's time.process_time on a machine whose wall clock is shared.
-func processCPU(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -13,7 +13,7 @@ import (
 // blocks of 16) and 64 blocks evicted.
 func stepBatch() Batch {
 	gpu := MediumGPU
-	st := Event{Tag: TagBlockStored, BlockSize: 16, Medium: &gpu, ParentBlockHash: ptr(IntHash(1 << 63))}
+	st := Event{Tag: TagBlockStored, BlockSize: 16, Medium: &gpu, ParentBlockHash: new(IntHash(1 << 63))}
 	for i := range 128 {
 		st.BlockHashes = append(st.BlockHashes, IntHash(uint64(i)*0x9e3779b97f4a7c15))
 	}

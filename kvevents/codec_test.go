@@ -27,15 +27,13 @@ func fixture(t testing.TB, name string) []byte {
 	return b
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // goldenBatch is testdata/golden.hex as vrender reads it.
 func goldenBatch() Batch {
-	gpu := ptr(MediumGPU)
-	return Batch{TS: 1733100000.25, DataParallelRank: ptr(int64(0)), Events: []Event{
+	gpu := new(MediumGPU)
+	return Batch{TS: 1733100000.25, DataParallelRank: new(int64(0)), Events: []Event{
 		{Tag: TagBlockStored, BlockHashes: []Hash{IntHash(11), IntHash(1<<64 - 1)}, TokenIDs: []int{100, 101, 102, 103, 104, 105, 106, 107},
 			BlockSize: 4, Medium: gpu},
-		{Tag: TagBlockStored, BlockHashes: []Hash{IntHash(12)}, ParentBlockHash: ptr(IntHash(1<<64 - 1)),
+		{Tag: TagBlockStored, BlockHashes: []Hash{IntHash(12)}, ParentBlockHash: new(IntHash(1<<64 - 1)),
 			TokenIDs: []int{108, 109, 110, 111}, BlockSize: 4, Medium: gpu, ExtraKeys: [][]any{nil}},
 		{Tag: TagBlockRemoved, BlockHashes: []Hash{IntHash(12)}, Medium: gpu},
 		{Tag: TagAllBlocksCleared},
@@ -80,9 +78,9 @@ func TestDecodeArrayLikeEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gpu := ptr(MediumGPU)
+	gpu := new(MediumGPU)
 	want := Batch{TS: 3.5, Events: []Event{
-		{Tag: TagBlockStored, BlockHashes: []Hash{IntHash(7)}, ParentBlockHash: ptr(IntHash(5)), TokenIDs: []int{1, 2, 3, 4}, BlockSize: 4, Medium: gpu},
+		{Tag: TagBlockStored, BlockHashes: []Hash{IntHash(7)}, ParentBlockHash: new(IntHash(5)), TokenIDs: []int{1, 2, 3, 4}, BlockSize: 4, Medium: gpu},
 		{Tag: TagBlockRemoved, BlockHashes: []Hash{IntHash(7)}, Medium: gpu},
 		{Tag: TagAllBlocksCleared},
 	}}

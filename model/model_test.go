@@ -184,11 +184,11 @@ func TestLoadCachedModels(t *testing.T) {
 		addBOS       *bool
 		extraSpecial string // a token expected among AdditionalSpecialTokens or ExtraSpecialTokens values
 	}{
-		{name: "qwen3", maxModelLen: 40960, eosToken: "<|im_end|>", eos: []int{151645}, hasTemplate: true, addBOS: ptr(false), extraSpecial: "<|im_start|>"},
+		{name: "qwen3", maxModelLen: 40960, eosToken: "<|im_end|>", eos: []int{151645}, hasTemplate: true, addBOS: new(false), extraSpecial: "<|im_start|>"},
 		{name: "llama3_1", maxModelLen: 131072, eosToken: "<|eot_id|>", eos: []int{128009}, hasTemplate: true},
-		{name: "deepseek_v3", maxModelLen: 163840, eosToken: "<｜end▁of▁sentence｜>", eos: []int{1}, hasTemplate: true, addBOS: ptr(true)},
+		{name: "deepseek_v3", maxModelLen: 163840, eosToken: "<｜end▁of▁sentence｜>", eos: []int{1}, hasTemplate: true, addBOS: new(true)},
 		{name: "gptoss", maxModelLen: 131072, eosToken: "<|return|>", eos: []int{200002}},
-		{name: "gemma3", maxModelLen: 131072, eosToken: "<end_of_turn>", eos: []int{106}, hasTemplate: true, addBOS: ptr(true), extraSpecial: "<image_soft_token>"},
+		{name: "gemma3", maxModelLen: 131072, eosToken: "<end_of_turn>", eos: []int{106}, hasTemplate: true, addBOS: new(true), extraSpecial: "<image_soft_token>"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

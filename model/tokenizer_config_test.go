@@ -7,8 +7,6 @@ import (
 	"testing"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 func TestLoadTokenizerConfig(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -23,8 +21,8 @@ func TestLoadTokenizerConfig(t *testing.T) {
 			want: TokenizerConfig{
 				EOSToken: "<|im_end|>", PADToken: "<|endoftext|>",
 				AdditionalSpecialTokens:   []string{"<|im_start|>", "<|im_end|>"},
-				AddBOSToken:               ptr(false),
-				CleanUpTokenizationSpaces: ptr(false),
+				AddBOSToken:               new(false),
+				CleanUpTokenizationSpaces: new(false),
 				ModelMaxLength:            131072,
 				TokenizerClass:            "Qwen2Tokenizer",
 			},
@@ -37,7 +35,7 @@ func TestLoadTokenizerConfig(t *testing.T) {
 				"unk_token": null, "model_max_length": 1e30}`,
 			want: TokenizerConfig{
 				BOSToken: "<｜begin▁of▁sentence｜>", EOSToken: "<｜end▁of▁sentence｜>",
-				AddBOSToken: ptr(true), AddEOSToken: ptr(false), ModelMaxLength: 1e30,
+				AddBOSToken: new(true), AddEOSToken: new(false), ModelMaxLength: 1e30,
 			},
 		},
 		{

@@ -11,14 +11,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/fleet"
-	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/parsers"
@@ -29,22 +28,6 @@ import (
 const pdScript = `{"match": "weather", "text": "<think>\nThe user asks about the weather.\n</think>\n\nIt is sunny in Paris, 21 °C."}
 {"default": true, "text": "<think>\nHm.\n</think>\n\nHello."}
 `
-
-var (
-	pdModelOnce sync.Once
-	pdModel     *model.Model
-	pdModelErr  error
-)
-
-func loadModel(t *testing.T) *model.Model {
-	t.Helper()
-	dir := testenv.ModelDir(t, "qwen3")
-	pdModelOnce.Do(func() { pdModel, pdModelErr = model.Load(context.Background(), dir, model.Options{}) })
-	if pdModelErr != nil {
-		t.Fatal(pdModelErr)
-	}
-	return pdModel
-}
 
 func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
@@ -170,7 +153,7 @@ func answer(t *testing.T, o *Orchestrator, stream bool) string {
 }
 
 func TestPDMatchesCollocated(t *testing.T) {
-	m := loadModel(t)
+	m := testmodel.Load(t, "qwen3")
 	_, colloc := startScriptedSim(t, m, enginesim.Config{})
 	reg := enginesim.NewKVRegistry()
 	producer, pc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
@@ -237,7 +220,7 @@ func TestPDMatchesCollocated(t *testing.T) {
 }
 
 func TestPDFailures(t *testing.T) {
-	m := loadModel(t)
+	m := testmodel.Load(t, "qwen3")
 	reg := enginesim.NewKVRegistry()
 	_, goodP := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
 	_, goodD := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg})
@@ -272,7 +255,7 @@ func TestPDFailures(t *testing.T) {
 }
 
 func TestPDAbortGoesToDecodeEngine(t *testing.T) {
-	m := loadModel(t)
+	m := testmodel.Load(t, "qwen3")
 	reg := enginesim.NewKVRegistry()
 	producer, pc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleProducer, KVRegistry: reg})
 	consumer, cc := startScriptedSim(t, m, enginesim.Config{KVRole: enginesim.KVRoleConsumer, KVRegistry: reg, TokenLatency: 5 * time.Millisecond})

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 // benchOutput builds a qwen3+hermes output of about n 4-byte tokens: half
@@ -31,7 +33,7 @@ func BenchmarkPushPerToken(b *testing.B) {
 		// and pushes into the same one again.
 		for _, mode := range []string{"stream", "reuse"} {
 			b.Run(fmt.Sprintf("%s/%dk", mode, n/1000), func(b *testing.B) {
-				cpu := processCPU()
+				cpu := testenv.CPUTime(b)
 				for b.Loop() {
 					p, _ := New(qwen3Hermes, testVocab, req, nil)
 					p.SetStreaming()
@@ -51,7 +53,7 @@ func BenchmarkPushPerToken(b *testing.B) {
 		}
 		text := strings.Join(toks, "")
 		b.Run(fmt.Sprintf("batch/%dk", n/1000), func(b *testing.B) {
-			cpu := processCPU()
+			cpu := testenv.CPUTime(b)
 			for b.Loop() {
 				p, _ := New(qwen3Hermes, testVocab, req, nil)
 				pushDelta(p, text)
@@ -66,5 +68,5 @@ func BenchmarkPushPerToken(b *testing.B) {
 func reportPerToken(b *testing.B, cpu time.Duration, tokens int) {
 	n := float64(b.N * tokens)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/token")
-	b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/n, "cpu-ns/token")
+	b.ReportMetric(float64((testenv.CPUTime(b)-cpu).Nanoseconds())/n, "cpu-ns/token")
 }

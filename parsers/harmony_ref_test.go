@@ -12,8 +12,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/internal/harmonyref"
-	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/tokenizer"
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 // refToolNames are the tools (and their property names) of the render
@@ -179,10 +178,10 @@ func vllmFromHarmony(msgs []harmonyref.Message, reasoning, tools bool) Result {
 	}
 	var res Result
 	if len(rs) > 0 {
-		res.Reasoning = ptr(strings.Join(rs, "\n"))
+		res.Reasoning = new(strings.Join(rs, "\n"))
 	}
 	if len(cs) > 0 {
-		res.Content = ptr(strings.Join(cs, "\n"))
+		res.Content = new(strings.Join(cs, "\n"))
 	}
 	res.ToolCalls = calls
 	if len(calls) > 0 && res.Content != nil && strings.TrimSpace(*res.Content) == "" {
@@ -217,10 +216,7 @@ func vllmFunctionRecipient(r string) bool {
 // and with the Harmony machine on their decoded text, whole and in random
 // pieces, under all three parser configurations.
 func TestHarmonyMatchesOpenAIHarmony(t *testing.T) {
-	tok, err := tokenizer.Load(filepath.Join(testenv.ModelDir(t, "gptoss"), "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := testmodel.Tokenizer(t, "gptoss")
 	names, props := refToolNames(t)
 	r := rand.New(rand.NewPCG(16, 2026))
 	const n = 400

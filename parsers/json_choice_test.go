@@ -26,10 +26,10 @@ var (
 )
 
 // none is the answer to required or named output that yields no call.
-func none(finish string) Result { return Result{Content: ptr(""), FinishReason: finish} }
+func none(finish string) Result { return Result{Content: new(""), FinishReason: finish} }
 
 func calls(finish string, cs ...ToolCall) Result {
-	return Result{Content: ptr(""), ToolCalls: cs, FinishReason: finish}
+	return Result{Content: new(""), ToolCalls: cs, FinishReason: finish}
 }
 
 var jsonChoiceCases = []toolCase{
@@ -78,7 +78,7 @@ var jsonChoiceCases = []toolCase{
 	{"required/bad JSON in parameters", jcRequired, `[{"name": "f", "parameters": {"a": tru}}]`, none("tool_calls")},
 	{"required/trailing comma", jcRequired, `[{"name": "f", "parameters": {}},]`, none("tool_calls")},
 	{"required/reasoning first", jcRequired, "<think>Weather, so call.</think>\n[{\"name\": \"f\", \"parameters\": {}}]",
-		Result{Content: ptr(""), Reasoning: ptr("Weather, so call."), ToolCalls: []ToolCall{call("f", `{}`)}, FinishReason: "tool_calls"}},
+		Result{Content: new(""), Reasoning: new("Weather, so call."), ToolCalls: []ToolCall{call("f", `{}`)}, FinishReason: "tool_calls"}},
 
 	{"named/object", jcNamed, `{"city": "Paris"}`, calls("stop", call("get_weather", `{"city": "Paris"}`))},
 	{"named/verbatim, whitespace kept", jcNamed, " \n{\"city\":\"Paris\",  \"n\": 1.50}\n ",
@@ -90,7 +90,7 @@ var jsonChoiceCases = []toolCase{
 	{"named/whitespace only", jcNamed, " \n\t ", none("stop")},
 	{"named/python whitespace only", jcNamed, "\u3000\x1c\u2028\u0085", none("stop")},
 	{"named/reasoning first", jcNamed, "<think>ok</think>{\"city\": \"Rome\"}",
-		Result{Content: ptr(""), Reasoning: ptr("ok"), ToolCalls: []ToolCall{call("get_weather", `{"city": "Rome"}`)}, FinishReason: "stop"}},
+		Result{Content: new(""), Reasoning: new("ok"), ToolCalls: []ToolCall{call("get_weather", `{"city": "Rome"}`)}, FinishReason: "stop"}},
 }
 
 func TestJSONChoiceCases(t *testing.T) {
@@ -120,7 +120,7 @@ func TestJSONChoiceCases(t *testing.T) {
 func TestJSONChoiceHermesUnchanged(t *testing.T) {
 	text := `[{"name": "f", "parameters": {}}]`
 	got, _ := runSplits(t, hermesOnly, mustRequest(t, jcRequired), text, nil)
-	if want := (Result{Content: ptr(text), FinishReason: "tool_calls"}); !reflect.DeepEqual(normalise(got), normalise(want)) {
+	if want := (Result{Content: new(text), FinishReason: "tool_calls"}); !reflect.DeepEqual(normalise(got), normalise(want)) {
 		t.Fatalf("hermes on a JSON list: %s", dump(got))
 	}
 }

@@ -9,8 +9,8 @@ import (
 var llamaOnly = Config{ToolParser: "llama3_json", EnableAutoToolChoice: true}
 
 var llama3JSONCases = []toolCase{
-	{"plain text", weatherTools, "The capital of France is Paris.", Result{Content: ptr("The capital of France is Paris."), FinishReason: "stop"}},
-	{"plain text/python tag without JSON", weatherTools, "<|python_tag|>hello", Result{Content: ptr("<|python_tag|>hello"), FinishReason: "stop"}},
+	{"plain text", weatherTools, "The capital of France is Paris.", Result{Content: new("The capital of France is Paris."), FinishReason: "stop"}},
+	{"plain text/python tag without JSON", weatherTools, "<|python_tag|>hello", Result{Content: new("<|python_tag|>hello"), FinishReason: "stop"}},
 	{"single call/parameters", weatherTools, `{"name": "get_weather", "parameters": {"city": "Paris"}}`,
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "Paris"}`)}, FinishReason: "tool_calls"}},
 	{"single call/arguments", weatherTools, `<|python_tag|>{"name":"get_weather","arguments":{"city":"Paris"}}`,
@@ -34,22 +34,22 @@ var llama3JSONCases = []toolCase{
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "Paris"}`)}, FinishReason: "tool_calls"}},
 	{"call after text/text after dropped", weatherTools, "{\"name\": \"a\", \"parameters\": {}}\nHope that helps!",
 		Result{ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
-	{"malformed/braces in text", weatherTools, "Use {curly} braces like {this}.", Result{Content: ptr("Use {curly} braces like {this}."), FinishReason: "stop"}},
-	{"malformed/missing name", weatherTools, `{"parameters": {"city": "Paris"}}`, Result{Content: ptr(`{"parameters": {"city": "Paris"}}`), FinishReason: "stop"}},
-	{"malformed/missing arguments", weatherTools, `{"name": "a"}`, Result{Content: ptr(`{"name": "a"}`), FinishReason: "stop"}},
-	{"malformed/name not a string", weatherTools, `{"name": 5, "parameters": {}}`, Result{Content: ptr(`{"name": 5, "parameters": {}}`), FinishReason: "stop"}},
+	{"malformed/braces in text", weatherTools, "Use {curly} braces like {this}.", Result{Content: new("Use {curly} braces like {this}."), FinishReason: "stop"}},
+	{"malformed/missing name", weatherTools, `{"parameters": {"city": "Paris"}}`, Result{Content: new(`{"parameters": {"city": "Paris"}}`), FinishReason: "stop"}},
+	{"malformed/missing arguments", weatherTools, `{"name": "a"}`, Result{Content: new(`{"name": "a"}`), FinishReason: "stop"}},
+	{"malformed/name not a string", weatherTools, `{"name": 5, "parameters": {}}`, Result{Content: new(`{"name": 5, "parameters": {}}`), FinishReason: "stop"}},
 	{"malformed/later brace breaks all", weatherTools, `{"name": "a", "parameters": {}} then {oops}`,
-		Result{Content: ptr(`{"name": "a", "parameters": {}} then {oops}`), FinishReason: "stop"}},
+		Result{Content: new(`{"name": "a", "parameters": {}} then {oops}`), FinishReason: "stop"}},
 	{"malformed/brace after object skipped, inner one breaks all", weatherTools, `{"name": "a", "parameters": {}}{"name": "b", "parameters": {"y": 2}}`,
-		Result{Content: ptr(`{"name": "a", "parameters": {}}{"name": "b", "parameters": {"y": 2}}`), FinishReason: "stop"}},
+		Result{Content: new(`{"name": "a", "parameters": {}}{"name": "b", "parameters": {"y": 2}}`), FinishReason: "stop"}},
 	{"truncated/in arguments", weatherTools, `{"name": "get_weather", "parameters": {"city": "Par`,
-		Result{Content: ptr(`{"name": "get_weather", "parameters": {"city": "Par`), FinishReason: "stop"}},
+		Result{Content: new(`{"name": "get_weather", "parameters": {"city": "Par`), FinishReason: "stop"}},
 	{"truncated/second call", weatherTools, `{"name": "a", "parameters": {}}; {"name": "get_w`,
-		Result{Content: ptr(`{"name": "a", "parameters": {}}; {"name": "get_w`), FinishReason: "stop"}},
+		Result{Content: new(`{"name": "a", "parameters": {}}; {"name": "get_w`), FinishReason: "stop"}},
 	{"tool_choice/none", `{"tool_choice":"none","tools":[{"type":"function","function":{"name":"a"}}]}`, `{"name": "a", "parameters": {}}`,
-		Result{Content: ptr(`{"name": "a", "parameters": {}}`), FinishReason: "stop"}},
+		Result{Content: new(`{"name": "a", "parameters": {}}`), FinishReason: "stop"}},
 	{"tool_choice/required", `{"tool_choice":"required","tools":[{"type":"function","function":{"name":"a"}}]}`, `{"name": "a", "parameters": {}}`,
-		Result{Content: ptr(""), ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
+		Result{Content: new(""), ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
 }
 
 func TestLlama3JSONCases(t *testing.T) { runToolCases(t, llamaOnly, 13, llama3JSONCases) }

@@ -28,7 +28,7 @@ func checkMistral(t *testing.T, r *rand.Rand, v Vocab, tc toolCase) {
 // tests/tool_parsers/test_mistral_tool_parser.py (outputs, names, contents;
 // the arguments are the raw text, as the parser returns it).
 var mistralV11Cases = []toolCase{
-	{"plain text", weatherTools, "This is a test", Result{Content: ptr("This is a test"), FinishReason: "stop"}},
+	{"plain text", weatherTools, "This is a test", Result{Content: new("This is a test"), FinishReason: "stop"}},
 	{"single call", weatherTools, `[TOOL_CALLS]add_this_and_that{"a": 3.5, "b": 4}`,
 		Result{ToolCalls: []ToolCall{call("add_this_and_that", `{"a": 3.5, "b": 4}`)}, FinishReason: "tool_calls"}},
 	{"single call/weather", weatherTools, `[TOOL_CALLS]get_current_weather{"city": "San Francisco", "state": "CA", "unit": "celsius"}`,
@@ -40,20 +40,20 @@ var mistralV11Cases = []toolCase{
 	{"parallel calls/parallel_tool_calls false", `{"parallel_tool_calls":false,"tools":[{"type":"function","function":{"name":"a"}}]}`,
 		`[TOOL_CALLS]a{}[TOOL_CALLS]b{}`, Result{ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
 	{"call after text/complex truncated", weatherTools, `hi{hi[TOOL_CALLS]bash{"command": "print(\"hello world!\")\nre.compile(r'{}')`,
-		Result{Content: ptr("hi{hi"), ToolCalls: []ToolCall{call("bash", `{"command": "print(\"hello world!\")\nre.compile(r'{}')`)}, FinishReason: "tool_calls"}},
+		Result{Content: new("hi{hi"), ToolCalls: []ToolCall{call("bash", `{"command": "print(\"hello world!\")\nre.compile(r'{}')`)}, FinishReason: "tool_calls"}},
 	{"call after text/wrong json kept", weatherTools, `hi{hi[TOOL_CALLS]bash{"command": "print(\"hello world!\")\nre.compile(r'{}')"}`,
-		Result{Content: ptr("hi{hi"), ToolCalls: []ToolCall{call("bash", `{"command": "print(\"hello world!\")\nre.compile(r'{}')"}`)}, FinishReason: "tool_calls"}},
+		Result{Content: new("hi{hi"), ToolCalls: []ToolCall{call("bash", `{"command": "print(\"hello world!\")\nre.compile(r'{}')"}`)}, FinishReason: "tool_calls"}},
 	{"call after whitespace", weatherTools, " \n[TOOL_CALLS]a{}", Result{ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
 	{"without args skipped", weatherTools, "[TOOL_CALLS]toolname_no_args", Result{FinishReason: "stop"}},
-	{"unicode", weatherTools, "東京[TOOL_CALLS]s{\"q\": \"é 😀\"} ", Result{Content: ptr("東京"), ToolCalls: []ToolCall{call("s", `{"q": "é 😀"} `)}, FinishReason: "tool_calls"}},
+	{"unicode", weatherTools, "東京[TOOL_CALLS]s{\"q\": \"é 😀\"} ", Result{Content: new("東京"), ToolCalls: []ToolCall{call("s", `{"q": "é 😀"} `)}, FinishReason: "tool_calls"}},
 	{"tool_choice/none", `{"tool_choice":"none","tools":[{"type":"function","function":{"name":"a"}}]}`, `[TOOL_CALLS]a{}`,
-		Result{Content: ptr(`[TOOL_CALLS]a{}`), FinishReason: "stop"}},
+		Result{Content: new(`[TOOL_CALLS]a{}`), FinishReason: "stop"}},
 }
 
 // pre-v11 cases: test_extract_tool_calls_pre_v11_tokenizer and the regex
 // fallback tests of the same file.
 var mistralPreV11Cases = []toolCase{
-	{"plain text", weatherTools, "This is a test", Result{Content: ptr("This is a test"), FinishReason: "stop"}},
+	{"plain text", weatherTools, "This is a test", Result{Content: new("This is a test"), FinishReason: "stop"}},
 	{"single call", weatherTools, `[TOOL_CALLS][{"name": "add", "arguments":{"a": 3.5, "b": 4}}]`,
 		Result{ToolCalls: []ToolCall{call("add", `{"a": 3.5, "b": 4}`)}, FinishReason: "tool_calls"}},
 	{"single call/arguments first", weatherTools, `[TOOL_CALLS] [{"arguments":{"city": "San Francisco", "state": "CA", "unit": "celsius"}, "name": "get_current_weather"}]`,
@@ -67,17 +67,17 @@ var mistralPreV11Cases = []toolCase{
 	{"parallel calls", weatherTools, `[TOOL_CALLS] [{"name": "add", "arguments": {"a": 3.5, "b": 4}}, {"name": "get_current_weather", "arguments":{"city": "San Francisco", "state": "CA", "unit": "celsius"}}]`,
 		Result{ToolCalls: []ToolCall{call("add", `{"a": 3.5, "b": 4}`), call("get_current_weather", `{"city": "San Francisco", "state": "CA", "unit": "celsius"}`)}, FinishReason: "tool_calls"}},
 	{"call after text", weatherTools, `Hello[TOOL_CALLS] [{"name": "add", "arguments":{"a": 1, "b": 2}}]`,
-		Result{Content: ptr("Hello"), ToolCalls: []ToolCall{call("add", `{"a": 1, "b": 2}`)}, FinishReason: "tool_calls"}},
+		Result{Content: new("Hello"), ToolCalls: []ToolCall{call("add", `{"a": 1, "b": 2}`)}, FinishReason: "tool_calls"}},
 	{"trailing data ignored", weatherTools, "[TOOL_CALLS] [{\"name\": \"get_current_weather\", \"arguments\":{\"city\": \"Dallas\", \"state\": \"TX\", \"unit\": \"fahrenheit\"}}]\nextra trailing data",
 		Result{ToolCalls: []ToolCall{call("get_current_weather", `{"city": "Dallas", "state": "TX", "unit": "fahrenheit"}`)}, FinishReason: "tool_calls"}},
 	{"regex fallback", weatherTools, `[TOOL_CALLS]  junk [{"name": "add", "arguments":{"a": 1, "b": 2}}] trail`,
 		Result{ToolCalls: []ToolCall{call("add", `{"a": 1, "b": 2}`)}, FinishReason: "tool_calls"}},
-	{"regex fallback fails", weatherTools, "[TOOL_CALLS] not json at all", Result{Content: ptr("[TOOL_CALLS] not json at all"), FinishReason: "stop"}},
-	{"empty list", weatherTools, "x [TOOL_CALLS] []", Result{Content: ptr("x "), FinishReason: "stop"}},
+	{"regex fallback fails", weatherTools, "[TOOL_CALLS] not json at all", Result{Content: new("[TOOL_CALLS] not json at all"), FinishReason: "stop"}},
+	{"empty list", weatherTools, "x [TOOL_CALLS] []", Result{Content: new("x "), FinishReason: "stop"}},
 	{"malformed/second marker", weatherTools, `[TOOL_CALLS] [{"name": "add", "arguments":{"a": 1}}][TOOL_CALLS] [{"name": "sub", "arguments":{"b": 2}}]`,
-		Result{Content: ptr(`[TOOL_CALLS] [{"name": "add", "arguments":{"a": 1}}][TOOL_CALLS] [{"name": "sub", "arguments":{"b": 2}}]`), FinishReason: "stop"}},
-	{"malformed/name not a string", weatherTools, `[TOOL_CALLS][{"name": 1}]`, Result{Content: ptr(`[TOOL_CALLS][{"name": 1}]`), FinishReason: "stop"}},
-	{"truncated", weatherTools, `ok[TOOL_CALLS][{"name": "add", "arguments":{"a": 1`, Result{Content: ptr(`ok[TOOL_CALLS][{"name": "add", "arguments":{"a": 1`), FinishReason: "stop"}},
+		Result{Content: new(`[TOOL_CALLS] [{"name": "add", "arguments":{"a": 1}}][TOOL_CALLS] [{"name": "sub", "arguments":{"b": 2}}]`), FinishReason: "stop"}},
+	{"malformed/name not a string", weatherTools, `[TOOL_CALLS][{"name": 1}]`, Result{Content: new(`[TOOL_CALLS][{"name": 1}]`), FinishReason: "stop"}},
+	{"truncated", weatherTools, `ok[TOOL_CALLS][{"name": "add", "arguments":{"a": 1`, Result{Content: new(`ok[TOOL_CALLS][{"name": "add", "arguments":{"a": 1`), FinishReason: "stop"}},
 }
 
 func TestMistralV11Cases(t *testing.T) {

@@ -71,8 +71,6 @@ func randomCuts(n int, r *rand.Rand) []int {
 	return cuts
 }
 
-func ptr(s string) *string { return &s }
-
 var (
 	qwen3Hermes = Config{ReasoningParser: "qwen3", ToolParser: "hermes", EnableAutoToolChoice: true}
 	r1Hermes    = Config{ReasoningParser: "deepseek_r1", ToolParser: "hermes", EnableAutoToolChoice: true}
@@ -90,9 +88,9 @@ var parserCases = []struct {
 	want Result
 }{
 	{"plain text/reasoning then answer", qwen3Hermes, weatherTools, "<think>\nhm\n</think>\n\nHi!",
-		Result{Content: ptr("\n\nHi!"), Reasoning: ptr("\nhm\n"), FinishReason: "stop"}},
+		Result{Content: new("\n\nHi!"), Reasoning: new("\nhm\n"), FinishReason: "stop"}},
 	{"plain text/no tools requested", qwen3Hermes, `{}`, "<think>x</think><tool_call>{}</tool_call>",
-		Result{Content: ptr("<tool_call>{}</tool_call>"), Reasoning: ptr("x"), FinishReason: "stop"}},
+		Result{Content: new("<tool_call>{}</tool_call>"), Reasoning: new("x"), FinishReason: "stop"}},
 	{"single call", hermesOnly, weatherTools, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\":\"Paris\"}}\n</tool_call>",
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "Paris"}`)}, FinishReason: "tool_calls"}},
 	{"single call/arguments before name", hermesOnly, weatherTools, `<tool_call>{"arguments": {"a": [1, 2.50]}, "name": "f"}</tool_call>`,
@@ -103,41 +101,41 @@ var parserCases = []struct {
 		`<tool_call>{"name": "a", "arguments": {}}</tool_call><tool_call>{"name": "b", "arguments": {}}</tool_call>`,
 		Result{ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
 	{"call after text", hermesOnly, weatherTools, "Let me see.\n<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>trailing",
-		Result{Content: ptr("Let me see.\n"), ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
+		Result{Content: new("Let me see.\n"), ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
 	{"call after whitespace", hermesOnly, weatherTools, "\n\n<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>",
 		Result{ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
 	{"malformed/bare word", hermesOnly, weatherTools, "\n<tool_call>{\"name\": \"a\", \"arguments\": {\"c\": Paris}}</tool_call>",
-		Result{Content: ptr("\n<tool_call>{\"name\": \"a\", \"arguments\": {\"c\": Paris}}</tool_call>"), FinishReason: "stop"}},
+		Result{Content: new("\n<tool_call>{\"name\": \"a\", \"arguments\": {\"c\": Paris}}</tool_call>"), FinishReason: "stop"}},
 	{"malformed/second call breaks all", hermesOnly, weatherTools, `<tool_call>{"name": "a", "arguments": {}}</tool_call><tool_call>[1]</tool_call>`,
-		Result{Content: ptr(`<tool_call>{"name": "a", "arguments": {}}</tool_call><tool_call>[1]</tool_call>`), FinishReason: "stop"}},
+		Result{Content: new(`<tool_call>{"name": "a", "arguments": {}}</tool_call><tool_call>[1]</tool_call>`), FinishReason: "stop"}},
 	{"malformed/missing arguments", hermesOnly, weatherTools, `<tool_call>{"name": "a"}</tool_call>`,
-		Result{Content: ptr(`<tool_call>{"name": "a"}</tool_call>`), FinishReason: "stop"}},
+		Result{Content: new(`<tool_call>{"name": "a"}</tool_call>`), FinishReason: "stop"}},
 	{"malformed/end tag inside string", hermesOnly, weatherTools, `<tool_call>{"name": "a", "arguments": {"s": "</tool_call>"}}</tool_call>`,
-		Result{Content: ptr(`<tool_call>{"name": "a", "arguments": {"s": "</tool_call>"}}</tool_call>`), FinishReason: "stop"}},
+		Result{Content: new(`<tool_call>{"name": "a", "arguments": {"s": "</tool_call>"}}</tool_call>`), FinishReason: "stop"}},
 	{"truncated/in arguments", hermesOnly, weatherTools, `<tool_call>{"name": "a", "arguments": {"s": "x`,
-		Result{Content: ptr(`<tool_call>{"name": "a", "arguments": {"s": "x`), FinishReason: "stop"}},
+		Result{Content: new(`<tool_call>{"name": "a", "arguments": {"s": "x`), FinishReason: "stop"}},
 	{"truncated/unclosed but complete", hermesOnly, weatherTools, `<tool_call>{"name": "a", "arguments": 7}`,
 		Result{ToolCalls: []ToolCall{call("a", `7`)}, FinishReason: "tool_calls"}},
-	{"truncated/in reasoning", qwen3Hermes, weatherTools, "<think>still", Result{Reasoning: ptr("still"), FinishReason: "stop"}},
+	{"truncated/in reasoning", qwen3Hermes, weatherTools, "<think>still", Result{Reasoning: new("still"), FinishReason: "stop"}},
 	{"unicode", hermesOnly, weatherTools, `<tool_call>{"name": "s", "arguments": {"q": "東京 🌧️ \u00e9 \ud83d\ude00"}}</tool_call>`,
 		Result{ToolCalls: []ToolCall{call("s", `{"q": "東京 🌧️ é 😀"}`)}, FinishReason: "tool_calls"}},
 	{"reasoning/tool_call ends qwen3 reasoning", qwen3Hermes, weatherTools, "<think>plan <tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>",
-		Result{Reasoning: ptr("plan "), ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
+		Result{Reasoning: new("plan "), ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
 	{"reasoning/qwen3 drops a second end tag", qwen3Hermes, `{}`, "a</think>b</think>c",
-		Result{Reasoning: ptr("a"), Content: ptr("bc"), FinishReason: "stop"}},
+		Result{Reasoning: new("a"), Content: new("bc"), FinishReason: "stop"}},
 	{"reasoning/deepseek_r1 keeps a second end tag", r1Hermes, `{}`, "a</think>b</think>c",
-		Result{Reasoning: ptr("a"), Content: ptr("b</think>c"), FinishReason: "stop"}},
-	{"reasoning/deepseek_r1 empty think", r1Hermes, `{}`, "<think></think>", Result{Reasoning: ptr(""), FinishReason: "stop"}},
+		Result{Reasoning: new("a"), Content: new("b</think>c"), FinishReason: "stop"}},
+	{"reasoning/deepseek_r1 empty think", r1Hermes, `{}`, "<think></think>", Result{Reasoning: new(""), FinishReason: "stop"}},
 	{"reasoning/include_reasoning false", qwen3Hermes, `{"include_reasoning":false}`, "<think>x</think>y",
-		Result{Content: ptr("y"), FinishReason: "stop"}},
+		Result{Content: new("y"), FinishReason: "stop"}},
 	{"reasoning/thinking disabled", qwen3Hermes, `{"chat_template_kwargs":{"enable_thinking":false}}`, "a</think>b",
-		Result{Content: ptr("a</think>b"), FinishReason: "stop"}},
+		Result{Content: new("a</think>b"), FinishReason: "stop"}},
 	{"tool_choice/none", hermesOnly, `{"tool_choice":"none","tools":[{"type":"function","function":{"name":"a"}}]}`,
-		`<tool_call>{"name": "a", "arguments": {}}</tool_call>`, Result{Content: ptr(`<tool_call>{"name": "a", "arguments": {}}</tool_call>`), FinishReason: "stop"}},
+		`<tool_call>{"name": "a", "arguments": {}}</tool_call>`, Result{Content: new(`<tool_call>{"name": "a", "arguments": {}}</tool_call>`), FinishReason: "stop"}},
 	{"tool_choice/required", hermesOnly, `{"tool_choice":"required","tools":[{"type":"function","function":{"name":"a"}}]}`,
-		`<tool_call>{"name": "a", "arguments": {}}</tool_call>`, Result{Content: ptr(""), ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
+		`<tool_call>{"name": "a", "arguments": {}}</tool_call>`, Result{Content: new(""), ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
 	{"tool_choice/named", hermesOnly, `{"tool_choice":{"type":"function","function":{"name":"a"}},"tools":[{"type":"function","function":{"name":"a"}}]}`,
-		`<tool_call>{"name": "a", "arguments": {}}</tool_call>`, Result{Content: ptr(""), ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "stop"}},
+		`<tool_call>{"name": "a", "arguments": {}}</tool_call>`, Result{Content: new(""), ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "stop"}},
 }
 
 func normalise(r Result) Result {

@@ -3,6 +3,8 @@ package parsers
 import (
 	"fmt"
 	"testing"
+
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 // BenchmarkProsePerToken streams a reasoning and a long plain answer, as
@@ -25,7 +27,7 @@ func BenchmarkProsePerToken(b *testing.B) {
 				toks = append(toks, text[i:min(i+4, len(text))])
 			}
 			b.Run(fmt.Sprintf("%s/session/%dk", fam.name, n/1000), func(b *testing.B) {
-				cpu := processCPU()
+				cpu := testenv.CPUTime(b)
 				for b.Loop() {
 					p, _ := New(fam.cfg, testVocab, req, nil)
 					p.SetStreaming()
@@ -39,7 +41,7 @@ func BenchmarkProsePerToken(b *testing.B) {
 				reportPerToken(b, cpu, len(toks))
 			})
 			b.Run(fmt.Sprintf("%s/batch/%dk", fam.name, n/1000), func(b *testing.B) {
-				cpu := processCPU()
+				cpu := testenv.CPUTime(b)
 				for b.Loop() {
 					p, _ := New(fam.cfg, testVocab, req, nil)
 					pushDelta(p, text)

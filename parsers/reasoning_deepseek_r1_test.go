@@ -24,16 +24,16 @@ func TestDeepSeekR1ThinkingDisabledIsContent(t *testing.T) {
 		want   Result
 	}{
 		{"content", `{"chat_template_kwargs":{"enable_thinking":false}}`, closed, "Direct answer.",
-			Result{Content: ptr("Direct answer."), FinishReason: "stop"}},
+			Result{Content: new("Direct answer."), FinishReason: "stop"}},
 		{"tool call", weatherTools, closed, call,
-			Result{Content: ptr(""), ToolCalls: []ToolCall{{Name: "get_weather", Arguments: `{"city": "Oslo"}`}}, FinishReason: "tool_calls"}},
+			Result{Content: new(""), ToolCalls: []ToolCall{{Name: "get_weather", Arguments: `{"city": "Oslo"}`}}, FinishReason: "tool_calls"}},
 		{"a late end tag is content too", `{}`, closed, "a</think>b",
-			Result{Content: ptr("a</think>b"), FinishReason: "stop"}},
+			Result{Content: new("a</think>b"), FinishReason: "stop"}},
 		// Contrast: without the prompt (bf578e1's non-streaming call) or
 		// with reasoning left open by it, everything is reasoning.
-		{"no prompt ids", `{}`, nil, "Direct answer.", Result{Reasoning: ptr("Direct answer."), FinishReason: "stop"}},
+		{"no prompt ids", `{}`, nil, "Direct answer.", Result{Reasoning: new("Direct answer."), FinishReason: "stop"}},
 		{"prompt leaves reasoning open", `{}`, open, "Direct answer.",
-			Result{Reasoning: ptr("Direct answer."), FinishReason: "stop"}},
+			Result{Reasoning: new("Direct answer."), FinishReason: "stop"}},
 	}
 	r := rand.New(rand.NewPCG(4, 3))
 	for _, tc := range cases {

@@ -9,24 +9,24 @@ import "testing"
 // step3_reasoning_parser.py).
 var thinkingCases = []reasoningCase{
 	{name: "v3 thinking", parser: "deepseek_v3", kwargs: `{"thinking":true}`, text: "<think>abc</think>def",
-		wantR: ptr("abc"), wantC: ptr("def"), src: "derived"},
+		wantR: new("abc"), wantC: new("def"), src: "derived"},
 	{name: "v3 enable_thinking", parser: "deepseek_v3", kwargs: `{"enable_thinking":true}`, text: "abc</think>",
-		wantR: ptr("abc"), src: "derived"},
+		wantR: new("abc"), src: "derived"},
 	{name: "v3 truncated", parser: "deepseek_v3", kwargs: `{"thinking":true}`, text: "abc",
-		wantR: ptr("abc"), src: "derived"},
+		wantR: new("abc"), src: "derived"},
 	{name: "v3 empty think", parser: "deepseek_v3", kwargs: `{"thinking":true}`, text: "</think>x</think>y",
-		wantR: ptr(""), wantC: ptr("x</think>y"), src: "derived"},
+		wantR: new(""), wantC: new("x</think>y"), src: "derived"},
 	{name: "v3 identity", parser: "deepseek_v3", text: "<think>abc</think>def",
-		wantC: ptr("<think>abc</think>def"), src: "test_identity_reasoning_parser_basic (identity keeps all)"},
+		wantC: new("<think>abc</think>def"), src: "test_identity_reasoning_parser_basic (identity keeps all)"},
 	{name: "v3 identity thinking false", parser: "deepseek_v3", kwargs: `{"thinking":false}`, text: "This is some output",
-		wantC: ptr("This is some output"), src: "test_identity_reasoning_parser_basic"},
-	{name: "v3 identity empty", parser: "deepseek_v3", text: "", wantC: ptr(""), src: "derived"},
+		wantC: new("This is some output"), src: "test_identity_reasoning_parser_basic"},
+	{name: "v3 identity empty", parser: "deepseek_v3", text: "", wantC: new(""), src: "derived"},
 
-	{name: "simple", parser: "step3", text: "abc</think>xyz", wantR: ptr("abc"), wantC: ptr("xyz"), src: "derived (docstring)"},
-	{name: "no end", parser: "step3", text: "abc", wantR: ptr("abc"), src: "derived"},
-	{name: "start tag is text", parser: "step3", text: "<think>abc</think>", wantR: ptr("<think>abc"), src: "derived"},
-	{name: "second end kept", parser: "step3", text: "a</think>b</think>c", wantR: ptr("a"), wantC: ptr("b</think>c"), src: "derived"},
-	{name: "empty", parser: "step3", text: "", wantR: ptr(""), src: "derived"},
+	{name: "simple", parser: "step3", text: "abc</think>xyz", wantR: new("abc"), wantC: new("xyz"), src: "derived (docstring)"},
+	{name: "no end", parser: "step3", text: "abc", wantR: new("abc"), src: "derived"},
+	{name: "start tag is text", parser: "step3", text: "<think>abc</think>", wantR: new("<think>abc"), src: "derived"},
+	{name: "second end kept", parser: "step3", text: "a</think>b</think>c", wantR: new("a"), wantC: new("b</think>c"), src: "derived"},
+	{name: "empty", parser: "step3", text: "", wantR: new(""), src: "derived"},
 }
 
 func TestThinkingReasoning(t *testing.T) { runReasoningCases(t, thinkingCases) }

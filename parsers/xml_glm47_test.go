@@ -20,7 +20,7 @@ const glmTools = `{"tools":[{"type":"function","function":{"name":"get_current_d
 // tests/tool_parsers/test_glm47_moe_tool_parser.py (outputs, names,
 // arguments and contents as expected there).
 var glmCases = []toolCase{
-	{"plain text", glmTools, "This is a test", Result{Content: ptr("This is a test"), FinishReason: "stop"}},
+	{"plain text", glmTools, "This is a test", Result{Content: new("This is a test"), FinishReason: "stop"}},
 	{"single call/zero args inline", glmTools, "<tool_call>get_current_date</tool_call>",
 		Result{ToolCalls: []ToolCall{call("get_current_date", `{}`)}, FinishReason: "tool_calls"}},
 	{"single call/zero args newline", glmTools, "<tool_call>get_current_date\n</tool_call>",
@@ -32,7 +32,7 @@ var glmCases = []toolCase{
 	{"single call/whitespace preserved in values", glmTools, "<tool_call>get_weather<arg_key>city</arg_key><arg_value>  Beijing  </arg_value></tool_call>",
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "  Beijing  "}`)}, FinishReason: "tool_calls"}},
 	{"call after text", glmTools, "Checking.<tool_call>get_current_date</tool_call>",
-		Result{Content: ptr("Checking."), ToolCalls: []ToolCall{call("get_current_date", `{}`)}, FinishReason: "tool_calls"}},
+		Result{Content: new("Checking."), ToolCalls: []ToolCall{call("get_current_date", `{}`)}, FinishReason: "tool_calls"}},
 	{"parallel calls", glmTools, "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call>" +
 		"<tool_call>get_weather<arg_key>city</arg_key><arg_value>Shanghai</arg_value></tool_call>",
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "Beijing"}`), call("get_weather", `{"city": "Shanghai"}`)}, FinishReason: "tool_calls"}},
@@ -41,11 +41,11 @@ var glmCases = []toolCase{
 	{"call after whitespace gives null content", glmTools, "  \n  <tool_call>get_current_date</tool_call>",
 		Result{ToolCalls: []ToolCall{call("get_current_date", `{}`)}, FinishReason: "tool_calls"}},
 	{"content stripped, text after calls dropped", glmTools, " Sure. \n<tool_call>get_current_date</tool_call> and more",
-		Result{Content: ptr("Sure."), ToolCalls: []ToolCall{call("get_current_date", `{}`)}, FinishReason: "tool_calls"}},
+		Result{Content: new("Sure."), ToolCalls: []ToolCall{call("get_current_date", `{}`)}, FinishReason: "tool_calls"}},
 	{"think block and end tag leave content with calls", glmTools, "a<think>hidden</think>b</think>c<tool_call>get_current_date</tool_call>",
-		Result{Content: ptr("abc"), ToolCalls: []ToolCall{call("get_current_date", `{}`)}, FinishReason: "tool_calls"}},
+		Result{Content: new("abc"), ToolCalls: []ToolCall{call("get_current_date", `{}`)}, FinishReason: "tool_calls"}},
 	{"think block kept without calls", glmTools, "a<think>hidden</think>b",
-		Result{Content: ptr("a<think>hidden</think>b"), FinishReason: "stop"}},
+		Result{Content: new("a<think>hidden</think>b"), FinishReason: "stop"}},
 	{"schema coercion", glmTools, "<tool_call>count<arg_key>n</arg_key><arg_value>3.0</arg_value><arg_key>ok</arg_key><arg_value>True</arg_value>" +
 		"<arg_key>tags</arg_key><arg_value>[\"a\", 1.50]</arg_value><arg_key>x</arg_key><arg_value>7</arg_value></tool_call>",
 		Result{ToolCalls: []ToolCall{call("count", `{"n": 3.0, "ok": true, "tags": ["a", 1.5], "x": "7"}`)}, FinishReason: "tool_calls"}},
@@ -54,21 +54,21 @@ var glmCases = []toolCase{
 	{"key end without value start joins the key", glmTools, "<tool_call>get_weather<arg_key>a</arg_key>x<arg_key>b</arg_key><arg_value>v</arg_value></tool_call>",
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"a</arg_key>x<arg_key>b": "v"}`)}, FinishReason: "tool_calls"}},
 	{"unknown tool dropped", glmTools, "Hi<tool_call>nope<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>",
-		Result{Content: ptr("Hi<tool_call>nope<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>"), FinishReason: "stop"}},
+		Result{Content: new("Hi<tool_call>nope<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>"), FinishReason: "stop"}},
 	{"unknown tool next to a known one", glmTools, "<tool_call>nope</tool_call><tool_call>get_current_date</tool_call>",
 		Result{ToolCalls: []ToolCall{call("get_current_date", `{}`)}, FinishReason: "tool_calls"}},
 	{"truncated/open value dropped", glmTools, "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>date</arg_key><arg_value>to",
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "Paris"}`)}, FinishReason: "tool_calls"}},
-	{"truncated/in name", glmTools, "x<tool_call>get_cur", Result{Content: ptr("x<tool_call>get_cur"), FinishReason: "stop"}},
+	{"truncated/in name", glmTools, "x<tool_call>get_cur", Result{Content: new("x<tool_call>get_cur"), FinishReason: "stop"}},
 	{"unicode", glmTools, "東京<tool_call>get_weather<arg_key>city</arg_key><arg_value>é 😀 \"q\"</arg_value></tool_call>",
-		Result{Content: ptr("東京"), ToolCalls: []ToolCall{call("get_weather", `{"city": "é 😀 \"q\""}`)}, FinishReason: "tool_calls"}},
+		Result{Content: new("東京"), ToolCalls: []ToolCall{call("get_weather", `{"city": "é 😀 \"q\""}`)}, FinishReason: "tool_calls"}},
 	// Without tools (tool_choice "none") vLLM's engine path still parses;
 	// expectations measured by running vLLM's glm47_moe engine.
-	{"no tools/named call strips content", `{}`, "Hi <tool_call>x</tool_call> after", Result{Content: ptr("Hi"), FinishReason: "stop"}},
-	{"no tools/think markup removed", `{}`, " a</think>b <think>r</think>c ", Result{Content: ptr(" ab c "), FinishReason: "stop"}},
-	{"no tools/nameless call puts later text first", `{}`, "  <tool_call></tool_call> t ", Result{Content: ptr(" t   "), FinishReason: "stop"}},
+	{"no tools/named call strips content", `{}`, "Hi <tool_call>x</tool_call> after", Result{Content: new("Hi"), FinishReason: "stop"}},
+	{"no tools/think markup removed", `{}`, " a</think>b <think>r</think>c ", Result{Content: new(" ab c "), FinishReason: "stop"}},
+	{"no tools/nameless call puts later text first", `{}`, "  <tool_call></tool_call> t ", Result{Content: new(" t   "), FinishReason: "stop"}},
 	{"tool_choice/none", `{"tool_choice":"none","tools":[{"type":"function","function":{"name":"a"}}]}`, " x <tool_call>a</tool_call>y",
-		Result{Content: ptr(" x y"), FinishReason: "stop"}},
+		Result{Content: new(" x y"), FinishReason: "stop"}},
 }
 
 func TestGLM47Cases(t *testing.T) { runToolCases(t, glm47Only, 71, glmCases) }

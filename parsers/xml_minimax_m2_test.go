@@ -32,9 +32,9 @@ func mmInvoke(name string, params ...string) string {
 // expectations (its parser has no tools unless the test gives some: `{}`
 // here); the rest follow the minimax_m2 grammar and the engine's rules.
 var mmCases = []toolCase{
-	{"vllm/plain content", `{}`, "Hello world", Result{Content: ptr("Hello world"), FinishReason: "stop"}},
+	{"vllm/plain content", `{}`, "Hello world", Result{Content: new("Hello world"), FinishReason: "stop"}},
 	{"vllm/content before tool call", `{}`, "Let me check. <minimax:tool_call>" + mmInvoke("get_weather", "city", "Seattle") + "</minimax:tool_call>",
-		Result{Content: ptr("Let me check."), FinishReason: "stop"}},
+		Result{Content: new("Let me check."), FinishReason: "stop"}},
 	{"vllm/single invoke", weatherTools, "<minimax:tool_call>" + mmInvoke("get_weather", "city", "Seattle") + "</minimax:tool_call>",
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "Seattle"}`)}, FinishReason: "tool_calls"}},
 	{"vllm/multiple params stay strings without a schema", `{"tools":[{"type":"function","function":{"name":"get_weather"}}]}`,
@@ -60,20 +60,20 @@ var mmCases = []toolCase{
 	{"schema integer", mmTools, "<minimax:tool_call>" + mmInvoke("get_weather", "city", "Oslo", "days", " 3 ") + "</minimax:tool_call>",
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "Oslo", "days": 3}`)}, FinishReason: "tool_calls"}},
 	{"unknown tool is not a call", mmTools, "Hi <minimax:tool_call>" + mmInvoke("nope", "a", "1") + "</minimax:tool_call> there",
-		Result{Content: ptr("Hi <minimax:tool_call>" + mmInvoke("nope", "a", "1") + "</minimax:tool_call> there"), FinishReason: "stop"}},
+		Result{Content: new("Hi <minimax:tool_call>" + mmInvoke("nope", "a", "1") + "</minimax:tool_call> there"), FinishReason: "stop"}},
 	{"unknown tool next to a known one", mmTools, "<minimax:tool_call>" + mmInvoke("nope") + mmInvoke("echo", "message", "x") + "</minimax:tool_call>",
 		Result{ToolCalls: []ToolCall{call("echo", `{"message": "x"}`)}, FinishReason: "tool_calls"}},
 	{"quote forms", mmTools, "<invoke name='echo'><parameter name='message'>a</parameter></invoke><invoke name=echo>< parameter  name = message >b<parameter name=\"x\">c</parameter></invoke>",
 		Result{ToolCalls: []ToolCall{call("echo", `{"message": "a"}`), call("echo", `{"message": "b", "x": "c"}`)}, FinishReason: "tool_calls"}},
 	{"text around and between dropped, think end dropped", mmTools, " Sure</think> thing \n<minimax:tool_call>junk" + mmInvoke("echo") + "between" + mmInvoke("echo") + "</minimax:tool_call> after",
-		Result{Content: ptr("Sure thing"), ToolCalls: []ToolCall{call("echo", `{}`), call("echo", `{}`)}, FinishReason: "tool_calls"}},
+		Result{Content: new("Sure thing"), ToolCalls: []ToolCall{call("echo", `{}`), call("echo", `{}`)}, FinishReason: "tool_calls"}},
 	{"value open at the end is dropped", mmTools, `<invoke name="echo"><parameter name="message">par`,
 		Result{ToolCalls: []ToolCall{call("echo", `{}`)}, FinishReason: "tool_calls"}},
 	{"value ends before the next opening tag", mmTools, `<invoke name="get_weather"><parameter name="city">A<parameter name="days">2</parameter></invoke>`,
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "A", "days": 2}`)}, FinishReason: "tool_calls"}},
-	{"truncated name", mmTools, `<minimax:tool_call><invoke name="ec`, Result{Content: ptr(`<minimax:tool_call><invoke name="ec`), FinishReason: "stop"}},
+	{"truncated name", mmTools, `<minimax:tool_call><invoke name="ec`, Result{Content: new(`<minimax:tool_call><invoke name="ec`), FinishReason: "stop"}},
 	{"truncated known name", mmTools, `<minimax:tool_call><invoke name="echo`, Result{ToolCalls: []ToolCall{call("echo", `{}`)}, FinishReason: "tool_calls"}},
-	{"bare prefix at the end", mmTools, `x <invoke name=`, Result{Content: ptr(`x <invoke name=`), FinishReason: "stop"}},
+	{"bare prefix at the end", mmTools, `x <invoke name=`, Result{Content: new(`x <invoke name=`), FinishReason: "stop"}},
 	{"terminal inside a name", `{}`, `<invoke name="a</invoke>b">`, Result{FinishReason: "stop"}},
 	{"terminal inside a name with tools", `{"tools":[{"type":"function","function":{"name":"a</invoke>b"}}]}`, `<invoke name="a</invoke>b"><parameter name="k">v</parameter>`,
 		Result{ToolCalls: []ToolCall{call("a</invoke>b", `{"k": "v"}`)}, FinishReason: "tool_calls"}},
@@ -84,7 +84,7 @@ var mmCases = []toolCase{
 	{"parallel_tool_calls false", `{"parallel_tool_calls":false,"tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"b"}}]}`,
 		mmInvoke("a") + mmInvoke("b"), Result{ToolCalls: []ToolCall{call("a", `{}`)}, FinishReason: "tool_calls"}},
 	{"tool_choice none keeps content outside calls", `{"tool_choice":"none","tools":[{"type":"function","function":{"name":"a"}}]}`,
-		"A<minimax:tool_call>" + mmInvoke("a") + "</minimax:tool_call>B", Result{Content: ptr("AB"), FinishReason: "stop"}},
+		"A<minimax:tool_call>" + mmInvoke("a") + "</minimax:tool_call>B", Result{Content: new("AB"), FinishReason: "stop"}},
 }
 
 func TestMinimaxM2Cases(t *testing.T) { runToolCases(t, mmOnly, 31, mmCases) }

@@ -22,11 +22,11 @@ var seedCases = []toolCase{
 	{"vllm/budget reflect tags after reasoning", qcTools, "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Barcelona</parameter>\n</function>\n</seed:tool_call>",
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "Barcelona"}`)}, FinishReason: "tool_calls"}},
 	{"qwen3 wrappers are plain text", qcTools, "<tool_call>\n<function=get_time>\n</function>\n</tool_call>",
-		Result{Content: ptr("<tool_call>"), ToolCalls: []ToolCall{call("get_time", `{}`)}, FinishReason: "tool_calls"}},
+		Result{Content: new("<tool_call>"), ToolCalls: []ToolCall{call("get_time", `{}`)}, FinishReason: "tool_calls"}},
 	{"qwen3 wrappers without a call stay", qcTools, "a <tool_call> b </think> c <think>",
-		Result{Content: ptr("a <tool_call> b </think> c <think>"), FinishReason: "stop"}},
+		Result{Content: new("a <tool_call> b </think> c <think>"), FinishReason: "stop"}},
 	{"seed think end dropped before a call", qcTools, "plan</seed:think> go\n<seed:tool_call><function=get_time></function></seed:tool_call>",
-		Result{Content: ptr("plan go"), ToolCalls: []ToolCall{call("get_time", `{}`)}, FinishReason: "tool_calls"}},
+		Result{Content: new("plan go"), ToolCalls: []ToolCall{call("get_time", `{}`)}, FinishReason: "tool_calls"}},
 	{"qwen3 wrapper's > still closes a name", qcTools, "<seed:tool_call><function=a<think>b</function>",
 		Result{ToolCalls: []ToolCall{call("a<think", `{}`)}, FinishReason: "tool_calls"}},
 	{"wrappers inside values come back", qcTools, "<seed:tool_call><function=p><parameter=v></seed:think><tool_call>x</parameter></function>",
@@ -34,7 +34,7 @@ var seedCases = []toolCase{
 	{"streamed string value with wrappers", qcTools, "<seed:tool_call><function=get_weather><parameter=city>\n<think></seed:tool_call>" + strings.Repeat("long ", 50) + "\n</parameter></function>",
 		Result{ToolCalls: []ToolCall{call("get_weather", `{"city": "<think></seed:tool_call>`+strings.Repeat("long ", 50)+`"}`)}, FinishReason: "tool_calls"}},
 	{"raw content keeps seed spellings", qcTools, "x <seed:tool_call> </seed:tool_call> y",
-		Result{Content: ptr("x <seed:tool_call> </seed:tool_call> y"), FinishReason: "stop"}},
+		Result{Content: new("x <seed:tool_call> </seed:tool_call> y"), FinishReason: "stop"}},
 }
 
 func TestSeedOSSCases(t *testing.T) { runToolCases(t, seedOnly, 27, seedCases) }
@@ -52,7 +52,7 @@ func TestSeedOSSMatchesQwen3Coder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			want := tc.want
 			if want.Content != nil {
-				want.Content = ptr(toSeed.Replace(*want.Content))
+				want.Content = new(toSeed.Replace(*want.Content))
 			}
 			want.ToolCalls = append([]ToolCall(nil), want.ToolCalls...)
 			checkToolCase(t, r, seedOnly, mustRequest(t, tc.req), toSeed.Replace(tc.text), want)

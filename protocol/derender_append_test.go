@@ -74,7 +74,7 @@ func TestDerenderAppendMatchesEncodingJSON(t *testing.T) {
 	}
 	for _, f := range []float64{math.Inf(-1), math.NaN()} {
 		r := DerenderChatStreamResponse{Chunk: ChatCompletionStreamResponse{Choices: []ChatStreamChoice{{
-			Logprobs: &ChatCompletionLogProbs{Content: []ChatLogProbsContent{{Logprob: ptr(f)}}}}}}}
+			Logprobs: &ChatCompletionLogProbs{Content: []ChatLogProbsContent{{Logprob: new(f)}}}}}}}
 		if _, err := r.AppendJSON(nil); err == nil {
 			t.Errorf("no error for logprob %v", f)
 		}

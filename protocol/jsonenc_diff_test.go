@@ -221,12 +221,12 @@ func randGenerateRequest(rng *rand.Rand) GenerateRequest {
 		p.PresencePenalty, p.FrequencyPenalty, p.RepetitionPenalty = fl(), fl(), fl()
 		p.Temperature, p.TopP, p.TopK, p.MinP = fl(), fl(), rng.IntN(50)-1, fl()
 		if maybe() {
-			p.Seed = ptr(rng.Int64() - rng.Int64())
+			p.Seed = new(rng.Int64() - rng.Int64())
 		}
 		p.Stop, p.StopTokenIDs, p.IgnoreEOS = strs(), ints(), maybe()
 		p.MaxTokens, p.ExplicitMaxTokens = intp(), maybe()
 		if maybe() {
-			p.MaxTokens = ptr(16)
+			p.MaxTokens = new(16)
 		}
 		p.MinTokens, p.Logprobs, p.PromptLogprobs, p.LogprobTokenIDs = rng.IntN(3), intp(), intp(), ints()
 		p.FlatLogprobs, p.Detokenize, p.SkipSpecialTokens = maybe(), maybe(), maybe()
@@ -329,11 +329,11 @@ func TestAppendRawRefusesInvalid(t *testing.T) {
 // prompt, through the append writer and through the encoder it replaced.
 func BenchmarkEncodeGenerateRequest(b *testing.B) {
 	g := GenerateRequest{RequestID: "chatcmpl-0123456789abcdef0123456789abcdef", TokenIDs: make([]int, 9000),
-		SamplingParams: NewSamplingParams(), Model: ptr("m"), OutputMode: OutputModeTokens}
+		SamplingParams: NewSamplingParams(), Model: new("m"), OutputMode: OutputModeTokens}
 	for i := range g.TokenIDs {
 		g.TokenIDs[i] = (i * 7919) % 151000
 	}
-	g.SamplingParams.MaxTokens = ptr(32000)
+	g.SamplingParams.MaxTokens = new(32000)
 	g.SamplingParams.OutputKind = OutputKindFinalOnly
 	b.Run("append", func(b *testing.B) {
 		b.ReportAllocs()

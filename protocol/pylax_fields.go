@@ -359,7 +359,7 @@ func (o *object) thinkingTokenBudget(name string) *int {
 	text := strings.TrimSpace(string(raw))
 	fail := func() *int {
 		o.fail(o.at(name), "value_error", "Value error, "+msg+" (parameter=thinking_token_budget, value="+pyStrOfJSON(raw)+")", raw,
-			CtxEntry{Key: "error", Value: PyException{Class: "VLLMValidationError", Message: msg, Parameter: ptr(name)}})
+			CtxEntry{Key: "error", Value: PyException{Class: "VLLMValidationError", Message: msg, Parameter: new(name)}})
 		return nil
 	}
 	if k != '-' && !isDigit(k) || strings.ContainsAny(text, ".eE") {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 // Expected values are what CPython 3 prints for repr()/str() of the same value.
@@ -72,7 +74,7 @@ func TestSummarizeInput(t *testing.T) {
 		{`"x"`, "x"},
 		{`[1,[2,3]]`, "<list of 2 items>"},
 		{`{"a":1,"a":2,"b":3}`, "<dict of 2 items>"},
-		{mustJSON(long), strings.Repeat("é", 200) + "...[truncated]"},
+		{testenv.MustJSON(t, long), strings.Repeat("é", 200) + "...[truncated]"},
 	}
 	for _, tt := range tests {
 		var raw json.RawMessage
@@ -83,14 +85,6 @@ func TestSummarizeInput(t *testing.T) {
 			t.Errorf("summarizeInput(%s) = %q, want %q", tt.raw, got, tt.want)
 		}
 	}
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
 }
 
 func TestSanitizeMessage(t *testing.T) {

@@ -199,12 +199,12 @@ func TestResponseAppendMatchesEncodingJSON(t *testing.T) {
 			}
 		}
 	}
-	bad := ptr(math.Inf(-1))
+	bad := new(math.Inf(-1))
 	for _, v := range []Appender{
 		&CompletionResponse{Choices: []CompletionChoice{{Logprobs: &CompletionLogProbs{TokenLogprobs: []*float64{bad}}}}},
 		&ServedChatResponse{Choices: []ServedChatChoice{{Logprobs: &ChatCompletionLogProbs{Content: []ChatLogProbsContent{{Logprob: bad}}}}}},
 		&DerenderCompletionStreamResponse{Chunk: CompletionStreamResponse{Choices: []CompletionStreamChoice{{Logprobs: &CompletionLogProbs{
-			TopLogprobs: []*OrderedLogprobDict{{Keys: []string{"a"}, Values: []*float64{ptr(math.NaN())}}}}}}}},
+			TopLogprobs: []*OrderedLogprobDict{{Keys: []string{"a"}, Values: []*float64{new(math.NaN())}}}}}}}},
 	} {
 		if _, err := v.AppendJSON(nil); err == nil {
 			t.Errorf("%T: no error for a non-finite logprob", v)
@@ -218,13 +218,13 @@ func BenchmarkEncodeDerenderResponse(b *testing.B) {
 	content := "The weather in Paris is sunny, 21 °C. <tool_call>"
 	lp := &ChatCompletionLogProbs{Content: []ChatLogProbsContent{}}
 	for i := range 64 {
-		lp.Content = append(lp.Content, ChatLogProbsContent{Token: "tok", Logprob: ptr(-0.25 * float64(i)), Bytes: []int{116, 111, 107},
-			TopLogprobs: []ChatLogProb{{Token: "a", Logprob: ptr(-1.5), Bytes: []int{97}}, {Token: "b", Logprob: ptr(-2.5), Bytes: []int{98}}}})
+		lp.Content = append(lp.Content, ChatLogProbsContent{Token: "tok", Logprob: new(-0.25 * float64(i)), Bytes: []int{116, 111, 107},
+			TopLogprobs: []ChatLogProb{{Token: "a", Logprob: new(-1.5), Bytes: []int{97}}, {Token: "b", Logprob: new(-2.5), Bytes: []int{98}}}})
 	}
 	r := &ChatCompletionResponse{ID: "chatcmpl-123", Object: "chat.completion", Created: 1700000000, Model: "m",
 		Choices: []ChatCompletionChoice{{Message: ChatMessage{Role: "assistant", Content: &content,
 			ToolCalls: []ToolCall{{ID: "call_1", Type: "function", Function: FunctionCall{Name: "get_weather", Arguments: `{"city": "Paris"}`}}}},
-			Logprobs: lp, FinishReason: ptr("tool_calls"), TokenIDs: make([]int, 64)}},
+			Logprobs: lp, FinishReason: new("tool_calls"), TokenIDs: make([]int, 64)}},
 		Usage: NewUsage(9000, 64), PromptTokenIDs: make([]int, 9000)}
 	b.Run("append", func(b *testing.B) {
 		b.ReportAllocs()

@@ -152,7 +152,7 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 	if obj.validateNode("tools", responsesTools()) {
 		r.Tools, _ = obj.list("tools", false)
 	}
-	r.TopLogprobs = obj.optionalInt("top_logprobs", ptr(0), nil, nil)
+	r.TopLogprobs = obj.optionalInt("top_logprobs", new(0), nil, nil)
 	obj.optionalFloat("top_p", nil)
 	obj.optionalInt("top_k", nil, nil, nil)
 	if t := obj.optionalLiteral("truncation", "auto", "disabled"); t != nil {

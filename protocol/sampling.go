@@ -500,8 +500,6 @@ func pyStrListRepr(items []string) string {
 	return string(pyfmt.AppendStrListRepr(nil, items, `\ufffd`))
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // dictRepr is Python's repr of the dataclass's __dict__, as vLLM's
 // __post_init__ error shows it.
 func (s *StructuredOutputsParams) dictRepr() string {

@@ -37,21 +37,21 @@ func (g wireGen) strp() *string {
 	if g.maybe() {
 		return nil
 	}
-	return ptr(g.str())
+	return new(g.str())
 }
 
 func (g wireGen) boolp() *bool {
 	if g.maybe() {
 		return nil
 	}
-	return ptr(g.maybe())
+	return new(g.maybe())
 }
 
 func (g wireGen) intp() *int {
 	if g.maybe() {
 		return nil
 	}
-	return ptr(g.rng.IntN(40) - 2)
+	return new(g.rng.IntN(40) - 2)
 }
 
 // ints is nil or up to max-1 ids, a few of them negative.
@@ -87,5 +87,5 @@ func (g wireGen) logprob() *float64 {
 	if g.maybe() {
 		return nil
 	}
-	return ptr(logprobFloats[g.rng.IntN(len(logprobFloats))])
+	return new(logprobFloats[g.rng.IntN(len(logprobFloats))])
 }

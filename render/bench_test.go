@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/vrender/vrender/internal/benchdata"
 	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -24,25 +24,14 @@ func benchConversation(n, words int) testRequest {
 	return testRequest{Messages: q.Messages, Tools: q.Tools, AddGenerationPrompt: q.AddGenerationPrompt}
 }
 
-// processCPU is the CPU time this process has used, GC workers included:
-// on a shared machine it varies less than wall time, and it is what a
-// server pays.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // reportCPU reports the process CPU time per op since start.
 func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64((processCPU(b)-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((testenv.CPUTime(b)-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // benchRenderer is the renderer of the benchmarks: qwen3, default flags.
 func benchRenderer(b *testing.B) *Renderer {
-	r, err := New(loadModel(b, "qwen3"), Config{})
+	r, err := New(testmodel.Load(b, "qwen3"), Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,7 +49,7 @@ func BenchmarkRenderChat(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := processCPU(b)
+			cpu := testenv.CPUTime(b)
 			for b.Loop() {
 				if _, err := r.RenderChat(context.Background(), in); err != nil {
 					b.Fatal(err)
@@ -79,7 +68,7 @@ func BenchmarkRenderChat(b *testing.B) {
 // including the pipe round trips.
 func BenchmarkRenderChatReference(b *testing.B) {
 	root := testenv.RepoRoot(b)
-	m := loadModel(b, "qwen3")
+	m := testmodel.Load(b, "qwen3")
 	dir := testenv.ModelDir(b, "qwen3")
 	py := startLineProc(b, testenv.Python3(b), filepath.Join(root, "tools", "refrender", "chat.py"))
 	node := startLineProc(b, testenv.Node(b), filepath.Join(root, "tools", "reftok", "reftok.js"),
@@ -154,17 +143,17 @@ func BenchmarkRenderChatSession(b *testing.B) {
 	b.ReportAllocs()
 	n := 0
 	var setup time.Duration // CPU spent with the timer stopped
-	cpu := processCPU(b)
+	cpu := testenv.CPUTime(b)
 	for b.Loop() {
 		b.StopTimer()
-		t0 := processCPU(b)
+		t0 := testenv.CPUTime(b)
 		q := taggedConversation(b, base, fmt.Sprintf("[s%07d] ", n))
 		n++
 		// The server hands render the trees it decoded with the body;
 		// decoding is internal/wire's cost, measured there.
 		msgTrees := parseTrees(b, q.Messages)
 		toolTrees := parseTrees(b, q.Tools)
-		setup += processCPU(b) - t0
+		setup += testenv.CPUTime(b) - t0
 		b.StartTimer()
 		for t := range sessionTurns {
 			in := q.input()
@@ -218,7 +207,7 @@ func BenchmarkRenderTemplate(b *testing.B) {
 		}
 		b.Run(size.Name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu := processCPU(b)
+			cpu := testenv.CPUTime(b)
 			for b.Loop() {
 				if _, err := tmpl.tmpl.Render(context.Background(), vars, nil); err != nil {
 					b.Fatal(err)

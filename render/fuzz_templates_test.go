@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -34,10 +34,7 @@ type sharedTemplate struct {
 func loadSharedTemplates(tb testing.TB) []sharedTemplate {
 	tb.Helper()
 	shared := testenv.SharedDir(tb)
-	qwen, err := model.Load(context.Background(), testenv.ModelDir(tb, "qwen3"), model.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	qwen := testmodel.Load(tb, "qwen3")
 	paths, err := filepath.Glob(filepath.Join(shared, "templates", "*.jinja"))
 	if err != nil || len(paths) == 0 {
 		tb.Fatalf("no templates in %s/templates: %v", shared, err)
@@ -189,7 +186,7 @@ func FuzzSharedTemplatesRecipe(f *testing.F) {
 // refused, with a 400 and within the budget, never a panic or a hang (the
 // engine's step, depth and output limits guard loops and recursion).
 func FuzzRequestChatTemplate(f *testing.F) {
-	m := loadModel(f, "qwen3")
+	m := testmodel.Load(f, "qwen3")
 	r, err := New(m, Config{TrustRequestChatTemplate: true, Now: func() time.Time { return parityClock }})
 	if err != nil {
 		f.Fatal(err)

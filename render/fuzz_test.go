@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 // FuzzRenderChat feeds random chat requests to the Qwen3 template in both
@@ -17,7 +19,7 @@ func FuzzRenderChat(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"role":"assistant","tool_calls":[{"function":{"arguments":"[1,"}}]}]}`))
 	f.Add([]byte(`{"messages":[{"role":"user","content":[{"type":7}]}],"continue_final_message":true}`))
 	f.Add([]byte(`{"messages":[],"continue_final_message":true,"documents":{"a":1}}`))
-	m := loadModel(f, "qwen3")
+	m := testmodel.Load(f, "qwen3")
 	var renderers []*Renderer
 	for _, format := range []string{FormatAuto, FormatOpenAI} {
 		r, err := New(m, Config{ContentFormat: format})

@@ -6,11 +6,9 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -18,14 +16,7 @@ import (
 // context cut to maxModelLen so that length limits are easy to reach.
 func qwenGenerator(t testing.TB, maxModelLen int, cfg GeneratorConfig, rcfg Config) *Generator {
 	t.Helper()
-	dir := testenv.ModelDir(t, "qwen3")
-	qwenOnce.Do(func() {
-		qwenModel, qwenErr = model.Load(context.Background(), dir, model.Options{})
-	})
-	if qwenErr != nil {
-		t.Fatal(qwenErr)
-	}
-	m := *qwenModel // loading takes a while; only the context length differs
+	m := *testmodel.Load(t, "qwen3") // only the context length differs
 	m.MaxModelLen = maxModelLen
 	r, err := New(&m, rcfg)
 	if err != nil {
@@ -33,12 +24,6 @@ func qwenGenerator(t testing.TB, maxModelLen int, cfg GeneratorConfig, rcfg Conf
 	}
 	return NewGenerator(r, m.MaxModelLen, cfg)
 }
-
-var (
-	qwenOnce  sync.Once
-	qwenModel *model.Model
-	qwenErr   error
-)
 
 // "What is 2+2?" as Qwen3's template renders it: 15 tokens.
 var qwenTwoPlusTwo = []int{151644, 872, 198, 3838, 374, 220, 17, 10, 17, 30, 151645, 198, 151644, 77091, 198}

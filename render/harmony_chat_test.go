@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -17,7 +18,7 @@ import (
 // Harmony path, the start date pinned as VLLM_SYSTEM_START_DATE would.
 func gptossGenerator(t testing.TB, hc HarmonyConfig) *Generator {
 	t.Helper()
-	m := loadModel(t, "gptoss")
+	m := testmodel.Load(t, "gptoss")
 	if !m.UsesHarmony() {
 		t.Fatalf("gptoss config.json model_type %q, want gpt_oss", m.ModelType())
 	}
@@ -247,7 +248,7 @@ func TestHarmonyRequestRules(t *testing.T) {
 	}
 	// tool_choice none with --exclude-tools-when-tool-choice-none drops the
 	// developer message's tools.
-	m := loadModel(t, "gptoss")
+	m := testmodel.Load(t, "gptoss")
 	r, err := New(m, Config{Harmony: &HarmonyConfig{}, ExcludeToolsWhenToolChoiceNone: true})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/internal/benchdata"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -15,7 +16,7 @@ import (
 // parsing Messages gives, and leaves the trees as they were, so a request
 // can be rendered again (or concurrently) from them.
 func TestMessageTreesMatchMessages(t *testing.T) {
-	m := loadModel(t, "qwen3")
+	m := testmodel.Load(t, "qwen3")
 	r, err := New(m, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +92,7 @@ func treeDump(trees []*node) []string {
 // role nodes now shared with the request's trees, that must still leave
 // the trees as they were.
 func TestMessageTreesUnchangedByContinueFinalMessage(t *testing.T) {
-	r, err := New(loadModel(t, "qwen3"), Config{})
+	r, err := New(testmodel.Load(t, "qwen3"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/protocol"
 )
@@ -188,12 +189,8 @@ func specialTokensOf(m *model.Model) map[string]string {
 func parityTemplates(t *testing.T) []parityTemplate {
 	shared := testenv.SharedDir(t)
 	var list []parityTemplate
-	ctx := context.Background()
 	qwenDir := testenv.ModelDir(t, "qwen3")
-	qwen, err := model.Load(ctx, qwenDir, model.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	qwen := testmodel.Load(t, "qwen3")
 	paths, err := filepath.Glob(filepath.Join(shared, "templates", "*.jinja"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no templates in %s: %v", shared, err)
@@ -212,10 +209,7 @@ func parityTemplates(t *testing.T) []parityTemplate {
 	}
 	for _, name := range []string{"qwen3", "llama3_1", "deepseek_v3", "gemma3", "gptoss"} {
 		dir := testenv.ModelDir(t, name)
-		m, err := model.Load(ctx, dir, model.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := testmodel.Load(t, name)
 		if len(m.ChatTemplates) == 0 {
 			continue // gptoss ships no template
 		}

@@ -8,30 +8,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/protocol"
 )
-
-func loadModel(t testing.TB, name string) *model.Model {
-	t.Helper()
-	m, err := model.Load(context.Background(), testenv.ModelDir(t, name), model.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 func userMessage(text string) []json.RawMessage {
 	b, _ := json.Marshal(map[string]string{"role": "user", "content": text})
 	return []json.RawMessage{b}
 }
 
-func strp(s string) *string { return &s }
-func intp(i int) *int       { return &i }
-
 func TestRenderChatTemplateChoice(t *testing.T) {
-	base := loadModel(t, "qwen3")
+	base := testmodel.Load(t, "qwen3")
 	named := *base
 	named.ChatTemplates = map[string]string{
 		"default":  "D{{ messages[0].content }}",
@@ -56,12 +44,12 @@ func TestRenderChatTemplateChoice(t *testing.T) {
 		{"tools excluded by tool_choice none", &named, Config{ExcludeToolsWhenToolChoiceNone: true},
 			ChatInput{Messages: userMessage("x"), Tools: tool, ToolChoice: protocol.ToolChoice{Kind: protocol.ToolChoiceNone}}, "Dx", ""},
 		{"server template wins", &named, Config{ChatTemplate: "S{{ messages | length }}"}, ChatInput{Messages: userMessage("x")}, "S1", ""},
-		{"untrusted request template", &named, Config{}, ChatInput{Messages: userMessage("x"), ChatTemplate: strp("R")}, "",
+		{"untrusted request template", &named, Config{}, ChatInput{Messages: userMessage("x"), ChatTemplate: new("R")}, "",
 			"Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template."},
 		{"untrusted template in kwargs", &named, Config{}, ChatInput{Messages: userMessage("x"), ChatTemplateKwargs: json.RawMessage(`{"chat_template":"R"}`)}, "",
 			"Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template."},
-		{"trusted request template", &named, Config{TrustRequestChatTemplate: true}, ChatInput{Messages: userMessage("x"), ChatTemplate: strp("R{{ messages[0].content }}")}, "Rx", ""},
-		{"request names a model template", &named, Config{TrustRequestChatTemplate: true}, ChatInput{Messages: userMessage("x"), ChatTemplate: strp("tool_use")}, "T0", ""},
+		{"trusted request template", &named, Config{TrustRequestChatTemplate: true}, ChatInput{Messages: userMessage("x"), ChatTemplate: new("R{{ messages[0].content }}")}, "Rx", ""},
+		{"request names a model template", &named, Config{TrustRequestChatTemplate: true}, ChatInput{Messages: userMessage("x"), ChatTemplate: new("tool_use")}, "T0", ""},
 		{"no template", &none, Config{}, ChatInput{Messages: userMessage("x")}, "",
 			"As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if the tokenizer does not define one."},
 		{"several templates, no default", &multi, Config{}, ChatInput{Messages: userMessage("x")}, "",
@@ -74,9 +62,9 @@ func TestRenderChatTemplateChoice(t *testing.T) {
 			ChatInput{Messages: userMessage("x")}, "", "'nope' is undefined"},
 		{"kwargs: defaults, request, reasoning_effort", &named,
 			Config{ChatTemplate: "{{ a }}{{ b }}{{ enable_thinking }}{{ reasoning_effort }}", DefaultChatTemplateKwargs: json.RawMessage(`{"a":1,"b":2}`)},
-			ChatInput{Messages: userMessage("x"), ChatTemplateKwargs: json.RawMessage(`{"b":3}`), ReasoningEffort: strp("none")}, "13Falsenone", ""},
+			ChatInput{Messages: userMessage("x"), ChatTemplateKwargs: json.RawMessage(`{"b":3}`), ReasoningEffort: new("none")}, "13Falsenone", ""},
 		{"user enable_thinking wins over reasoning_effort", &named, Config{ChatTemplate: "{{ enable_thinking }}"},
-			ChatInput{Messages: userMessage("x"), ChatTemplateKwargs: json.RawMessage(`{"enable_thinking":true}`), ReasoningEffort: strp("none")}, "True", ""},
+			ChatInput{Messages: userMessage("x"), ChatTemplateKwargs: json.RawMessage(`{"enable_thinking":true}`), ReasoningEffort: new("none")}, "True", ""},
 		{"tools and documents default to None", &named, Config{ChatTemplate: "{{ tools is none }}{{ documents is none }}{{ bos_token is defined }}{{ eos_token }}"},
 			ChatInput{Messages: userMessage("x")}, "TrueTrueFalse<|im_end|>", ""},
 		{"tool dump fills defaults", &named, Config{ChatTemplate: "{{ tools | tojson }}"},
@@ -110,7 +98,7 @@ func TestRenderChatTemplateChoice(t *testing.T) {
 }
 
 func TestTokenizePrompt(t *testing.T) {
-	qwen := loadModel(t, "qwen3")
+	qwen := testmodel.Load(t, "qwen3")
 	r, err := New(qwen, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -122,21 +110,21 @@ func TestTokenizePrompt(t *testing.T) {
 	if len(full) != 5 {
 		t.Fatalf("got %d tokens, want 5: %v", len(full), full)
 	}
-	left, _ := r.TokenizePrompt("one two three four five", false, intp(2), "")
-	right, _ := r.TokenizePrompt("one two three four five", false, intp(2), "right")
+	left, _ := r.TokenizePrompt("one two three four five", false, new(2), "")
+	right, _ := r.TokenizePrompt("one two three four five", false, new(2), "right")
 	if !slices.Equal(left, full[3:]) || !slices.Equal(right, full[:2]) {
 		t.Errorf("left %v right %v of %v", left, right, full)
 	}
-	if _, err := r.TokenizePrompt("x", false, intp(-2), ""); err == nil {
+	if _, err := r.TokenizePrompt("x", false, new(-2), ""); err == nil {
 		t.Error("truncate_prompt_tokens -2 accepted")
 	}
-	if _, err := r.TokenizePrompt("x", false, intp(qwen.MaxModelLen+1), ""); err == nil {
+	if _, err := r.TokenizePrompt("x", false, new(qwen.MaxModelLen+1), ""); err == nil {
 		t.Error("truncate_prompt_tokens above max_model_len accepted")
 	}
 
 	// DeepSeek-V3's LlamaTokenizerFast adds BOS from add_bos_token although its
 	// tokenizer.json post-processor does not.
-	ds := loadModel(t, "deepseek_v3")
+	ds := testmodel.Load(t, "deepseek_v3")
 	rd, err := New(ds, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +140,7 @@ func TestTokenizePrompt(t *testing.T) {
 // TestRenderChatConcurrent renders from many goroutines with one renderer;
 // run with -race it checks that requests share no mutable state.
 func TestRenderChatConcurrent(t *testing.T) {
-	r, err := New(loadModel(t, "qwen3"), Config{})
+	r, err := New(testmodel.Load(t, "qwen3"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,6 @@ func fixtureModel(t *testing.T) *model.Model {
 }
 
 func TestLoadSamplingDefaults(t *testing.T) {
-	f, i := ptrTo[float64], ptrTo[int]
 	tests := []struct {
 		name     string
 		source   string
@@ -35,21 +34,21 @@ func TestLoadSamplingDefaults(t *testing.T) {
 		wantErr  bool
 	}{
 		{name: "auto reads the model's generation config", source: "auto",
-			want: SamplingDefaults{Temperature: f(0.6), TopK: i(20), TopP: f(0.95)}},
+			want: SamplingDefaults{Temperature: new(0.6), TopK: new(20), TopP: new(0.95)}},
 		{name: "empty source is auto", source: "",
-			want: SamplingDefaults{Temperature: f(0.6), TopK: i(20), TopP: f(0.95)}},
+			want: SamplingDefaults{Temperature: new(0.6), TopK: new(20), TopP: new(0.95)}},
 		{name: "vllm ignores the model's", source: "vllm", want: SamplingDefaults{}},
 		{name: "directory replaces the model's and caps max_tokens", source: "testdata/sampling/genconfig_dir",
-			want: SamplingDefaults{RepetitionPenalty: f(1.05), Temperature: f(0.7), MinP: f(0.05), MaxTokens: i(128), OverrideMaxTokens: i(128)}},
+			want: SamplingDefaults{RepetitionPenalty: new(1.05), Temperature: new(0.7), MinP: new(0.05), MaxTokens: new(128), OverrideMaxTokens: new(128)}},
 		{name: "directory read like the model's", source: "testdata/sampling",
-			want: SamplingDefaults{Temperature: f(0.6), TopK: i(20), TopP: f(0.95)}},
+			want: SamplingDefaults{Temperature: new(0.6), TopK: new(20), TopP: new(0.95)}},
 		{name: "missing directory gives no defaults", source: "testdata/sampling/nonexistent", want: SamplingDefaults{}},
 		{name: "override wins over the model's", source: "auto", override: `{"temperature":0.1,"max_new_tokens":50}`,
-			want: SamplingDefaults{Temperature: f(0.1), TopK: i(20), TopP: f(0.95), MaxTokens: i(50), OverrideMaxTokens: i(50)}},
+			want: SamplingDefaults{Temperature: new(0.1), TopK: new(20), TopP: new(0.95), MaxTokens: new(50), OverrideMaxTokens: new(50)}},
 		{name: "override applies with vllm", source: "vllm", override: `{"top_k":5,"min_p":0.2}`,
-			want: SamplingDefaults{TopK: i(5), MinP: f(0.2)}},
+			want: SamplingDefaults{TopK: new(5), MinP: new(0.2)}},
 		{name: "null override value is unset", source: "auto", override: `{"temperature":null}`,
-			want: SamplingDefaults{TopK: i(20), TopP: f(0.95)}},
+			want: SamplingDefaults{TopK: new(20), TopP: new(0.95)}},
 		{name: "override not an object", source: "auto", override: `[1]`, wantErr: true},
 		{name: "top_k with a fraction", source: "vllm", override: `{"top_k":2.5}`, wantErr: true},
 	}
@@ -72,15 +71,12 @@ func TestLoadSamplingDefaults(t *testing.T) {
 	}
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 func dump(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
 
 func TestMaxTokens(t *testing.T) {
-	i := ptrTo[int]
 	tests := []struct {
 		name      string
 		requested *int
@@ -91,13 +87,13 @@ func TestMaxTokens(t *testing.T) {
 		wantErr   string
 	}{
 		{name: "room left when nothing is asked", inputLen: 30, want: 70},
-		{name: "request below the room", requested: i(10), inputLen: 30, want: 10},
-		{name: "request above the room", requested: i(500), inputLen: 30, want: 70},
-		{name: "generation config max_new_tokens when the request has none", inputLen: 30, defaults: SamplingDefaults{MaxTokens: i(20)}, want: 20},
-		{name: "request wins over max_new_tokens", requested: i(40), inputLen: 30, defaults: SamplingDefaults{MaxTokens: i(20)}, want: 40},
-		{name: "override caps the request", requested: i(40), inputLen: 30, defaults: SamplingDefaults{OverrideMaxTokens: i(25)}, want: 25},
-		{name: "truncation shortens the input", inputLen: 90, truncate: i(50), want: 50},
-		{name: "truncation -1 is the context", inputLen: 90, truncate: i(-1), want: 10},
+		{name: "request below the room", requested: new(10), inputLen: 30, want: 10},
+		{name: "request above the room", requested: new(500), inputLen: 30, want: 70},
+		{name: "generation config max_new_tokens when the request has none", inputLen: 30, defaults: SamplingDefaults{MaxTokens: new(20)}, want: 20},
+		{name: "request wins over max_new_tokens", requested: new(40), inputLen: 30, defaults: SamplingDefaults{MaxTokens: new(20)}, want: 40},
+		{name: "override caps the request", requested: new(40), inputLen: 30, defaults: SamplingDefaults{OverrideMaxTokens: new(25)}, want: 25},
+		{name: "truncation shortens the input", inputLen: 90, truncate: new(50), want: 50},
+		{name: "truncation -1 is the context", inputLen: 90, truncate: new(-1), want: 10},
 		{name: "input fills the context", inputLen: 100, want: 0},
 		{name: "input beyond the context", inputLen: 101, wantErr: "Input length (101) exceeds model's maximum context length (100)."},
 	}
@@ -122,7 +118,7 @@ func TestMaxTokens(t *testing.T) {
 const base = `"stop":[],"stop_token_ids":[],"max_tokens":50,"output_kind":2,"skip_clone":true,"bad_words":[],"skip_reading_prefix_cache":false`
 
 func TestChatSamplingParams(t *testing.T) {
-	qwen := SamplingDefaults{Temperature: ptrTo(0.6), TopK: ptrTo(20), TopP: ptrTo(0.95)}
+	qwen := SamplingDefaults{Temperature: new(0.6), TopK: new(20), TopP: new(0.95)}
 	tests := []struct {
 		name     string
 		body     string // fields besides messages
@@ -166,7 +162,7 @@ func TestChatSamplingParams(t *testing.T) {
 			wantErr: "logit_bias contains key(s) that cannot be converted to integer token IDs: ['a', 'x1'] (parameter=logit_bias, value=['a', 'x1'])"},
 		{name: "seed kept, -1 means none", body: `"seed":-1`, want: `{` + base + `}`},
 		{name: "seed", body: `"seed":42`, want: `{"seed":42,` + base + `}`},
-		{name: "greedy resets top_p, top_k and min_p", body: `"temperature":0`, defaults: SamplingDefaults{TopK: ptrTo(20), TopP: ptrTo(0.8), MinP: ptrTo(0.1)},
+		{name: "greedy resets top_p, top_k and min_p", body: `"temperature":0`, defaults: SamplingDefaults{TopK: new(20), TopP: new(0.8), MinP: new(0.1)},
 			want: `{"temperature":0.0,` + base + `}`},
 		{name: "tiny temperature is raised", body: `"temperature":0.001`,
 			want: `{"temperature":0.01,` + base + `}`},

@@ -8,10 +8,11 @@ import (
 	"net/http/httptest"
 	"runtime/metrics"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/vrender/vrender/internal/benchdata"
+	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 // benchText is mixed English prose with code and numbers, repeated to size.
@@ -41,7 +42,7 @@ func benchServe(b *testing.B, h http.Handler, path string, body []byte) {
 // (routing, middleware, body checks, validation, encode, JSON out) on
 // Qwen3's tokenizer.
 func BenchmarkTokenizeHTTP(b *testing.B) {
-	h := realServer(b, loadModel(b, "qwen3"))
+	h := realServer(b, testmodel.Load(b, "qwen3"))
 	for _, size := range []struct {
 		name  string
 		chars int
@@ -53,7 +54,7 @@ func BenchmarkTokenizeHTTP(b *testing.B) {
 
 // BenchmarkDetokenizeHTTP measures /detokenize of the tokens of 36KB of text.
 func BenchmarkDetokenizeHTTP(b *testing.B) {
-	m := loadModel(b, "qwen3")
+	m := testmodel.Load(b, "qwen3")
 	h := realServer(b, m)
 	body, _ := json.Marshal(map[string]any{"tokens": m.Tokenizer.Encode(benchText(36<<10), false)})
 	benchServe(b, h, "/detokenize", body)
@@ -70,7 +71,7 @@ func BenchmarkHTTPOverhead(b *testing.B) {
 // process on the conversations of `vrender bench render` (1k, and the
 // 9k-token one with 80 messages and tools).
 func BenchmarkChatRenderHTTPBench(b *testing.B) {
-	h := realServer(b, loadModel(b, "qwen3"))
+	h := realServer(b, testmodel.Load(b, "qwen3"))
 	for _, size := range benchdata.Sizes {
 		q := benchdata.Conversation(size)
 		body, err := json.Marshal(map[string]any{"model": "m", "messages": q.Messages, "tools": q.Tools,
@@ -86,7 +87,7 @@ func BenchmarkChatRenderHTTPBench(b *testing.B) {
 // earlier request had in every message, as `vrender bench render --http`'s
 // cold rows, so the tokenizer's segment cache cannot serve any of it.
 func BenchmarkChatRenderHTTPCold(b *testing.B) {
-	h := realServer(b, loadModel(b, "qwen3"))
+	h := realServer(b, testmodel.Load(b, "qwen3"))
 	for _, size := range benchdata.Sizes {
 		q := benchdata.Conversation(size)
 		b.Run(size.Name, func(b *testing.B) {
@@ -96,7 +97,7 @@ func BenchmarkChatRenderHTTPCold(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			start, gcStart := processCPU(), gcCPU()
+			start, gcStart := testenv.CPUTime(b), gcCPU()
 			for _, body := range bodies {
 				req := httptest.NewRequest("POST", "/v1/chat/completions/render", bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
@@ -106,7 +107,7 @@ func BenchmarkChatRenderHTTPCold(b *testing.B) {
 					b.Fatalf("status %d: %s", rec.Code, rec.Body)
 				}
 			}
-			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(testenv.CPUTime(b)-start)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric((gcCPU()-gcStart)*1e9/float64(b.N), "gc-cpu-ns/op")
 		})
 	}
@@ -131,16 +132,6 @@ func coldChatBody(b *testing.B, q benchdata.Request, i int) []byte {
 		b.Fatal(err)
 	}
 	return body
-}
-
-// processCPU is the process's user+system CPU time in ns: what a request
-// costs the machine, GC and all, whatever else shares it.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // gcCPU is the runtime's estimate of the CPU seconds spent in GC so far.

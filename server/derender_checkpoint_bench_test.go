@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/derender"
-	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/parsers"
 )
@@ -41,10 +40,7 @@ func ckptBenchOutput(m *model.Model, n int) []int {
 }
 
 func ckptBenchHandler(b *testing.B) (http.Handler, *model.Model) {
-	m, err := model.Load(context.Background(), testenv.ModelDir(b, "qwen3"), model.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := testmodel.Load(b, "qwen3")
 	d, err := derender.New(m, derender.Config{Parsers: parsers.Config{ReasoningParser: "qwen3", ToolParser: "hermes",
 		EnableAutoToolChoice: true}, MaxLogprobs: 20})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/fleet"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/parsers"
@@ -53,7 +54,7 @@ func newFaultEnv(t *testing.T, simCfg enginesim.Config) *faultEnv {
 // that ejects, for the isolation tests).
 func newFaultEnvPool(t *testing.T, simCfg enginesim.Config, health fleet.HealthConfig) *faultEnv {
 	t.Helper()
-	m := qwen(t)
+	m := testmodel.Load(t, "qwen3")
 	simCfg.ServedModelName, simCfg.Logger = "qwen", discardLogger()
 	sim, err := enginesim.New(m, simCfg)
 	if err != nil {

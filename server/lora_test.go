@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -41,7 +42,7 @@ func TestModelsListsLoRAAdapters(t *testing.T) {
 // GenerateRequest carries it (the engine resolves the adapter by it), the
 // derender answers echo it, and an unknown model is still vLLM's 404.
 func TestEndpointsAcceptLoRAAdapters(t *testing.T) {
-	m := loadModel(t, "qwen3")
+	m := testmodel.Load(t, "qwen3")
 	h, err := New(Config{Model: m, ServedModelNames: []string{"qwen"}, LoRAModules: loraModules[:1], Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/render"
 )
 
@@ -27,7 +28,7 @@ func postRender(h http.Handler, path, body string) *httptest.ResponseRecorder {
 
 func messagesRenderServer(t *testing.T) http.Handler {
 	t.Helper()
-	m := loadModel(t, "qwen3")
+	m := testmodel.Load(t, "qwen3")
 	r, err := render.New(m, render.Config{})
 	if err != nil {
 		t.Fatal(err)

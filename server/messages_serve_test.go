@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/orchestrator/engine"
 )
 
@@ -295,7 +296,7 @@ func TestMessagesErrors(t *testing.T) {
 			}
 		})
 	}
-	m := qwen(t)
+	m := testmodel.Load(t, "qwen3")
 	h, err := New(Config{Model: m, ServedModelNames: []string{"qwen"}, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +393,7 @@ func TestMessagesCountTokens(t *testing.T) {
 		t.Errorf("%d %s, want %s", status, got, want)
 	}
 	// A render-only server counts too (no tools: it has no tool parser).
-	h, err := New(Config{Model: qwen(t), ServedModelNames: []string{"qwen"}, Logger: discardLogger()})
+	h, err := New(Config{Model: testmodel.Load(t, "qwen3"), ServedModelNames: []string{"qwen"}, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

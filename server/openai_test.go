@@ -11,14 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/fleet"
-	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/parsers"
@@ -28,32 +27,6 @@ import (
 // The OpenAI endpoints end to end: vrender (server + orchestrator) in
 // front of the simulated engine, both on loopback, with the qwen3 model
 // and the qwen3 + hermes parsers.
-
-var (
-	qwenOnce  sync.Once
-	qwenModel *model.Model
-)
-
-func qwen(t *testing.T) *model.Model {
-	t.Helper()
-	dir := loadModelDir(t)
-	qwenOnce.Do(func() {
-		m, err := model.Load(context.Background(), dir, model.Options{})
-		if err == nil {
-			qwenModel = m
-		}
-	})
-	if qwenModel == nil {
-		t.Fatal("qwen3 model failed to load")
-	}
-	return qwenModel
-}
-
-func loadModelDir(t *testing.T) string {
-	t.Helper()
-	m := loadModel(t, "qwen3") // skips (or fails under CI) when absent
-	return m.Dir
-}
 
 // testScript is what the simulated engine answers, by prompt substring.
 const testScript = `{"match": "two cities", "text": "<think>\nTwo calls.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n</tool_call>"}
@@ -88,7 +61,7 @@ func newOpenAIEnv(t *testing.T, engineURL string) *openAIEnv {
 
 func newOpenAIEnvWith(t *testing.T, engineURL string, opts envOptions) *openAIEnv {
 	t.Helper()
-	m := qwen(t)
+	m := testmodel.Load(t, "qwen3")
 	path := filepath.Join(t.TempDir(), "script.jsonl")
 	if err := os.WriteFile(path, []byte(testScript), 0o644); err != nil {
 		t.Fatal(err)
@@ -616,7 +589,7 @@ func TestOpenAIErrors(t *testing.T) {
 }
 
 func TestOpenAINoEngine(t *testing.T) {
-	m := qwen(t)
+	m := testmodel.Load(t, "qwen3")
 	h, err := New(Config{Model: m, ServedModelNames: []string{"qwen"}, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/internal/telemetry"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/parsers"
@@ -36,7 +37,7 @@ type promptLimitFixture struct {
 
 func newPromptLimitFixture(t *testing.T) *promptLimitFixture {
 	t.Helper()
-	m := qwen(t)
+	m := testmodel.Load(t, "qwen3")
 	r, err := render.New(m, render.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +51,7 @@ func newPromptLimitFixture(t *testing.T) *promptLimitFixture {
 
 func (f *promptLimitFixture) env(t *testing.T, limit int) *promptLimitEnv {
 	t.Helper()
-	m := qwen(t)
+	m := testmodel.Load(t, "qwen3")
 	sim, err := enginesim.New(m, enginesim.Config{ServedModelName: "qwen", Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +168,7 @@ func promptTooLarge(n, limit int) string {
 // engine request is made). The serving routes render the prompt their
 // render route does, so that route tells its length.
 func TestMaxPromptBytes(t *testing.T) {
-	m := qwen(t)
+	m := testmodel.Load(t, "qwen3")
 	text := strings.Repeat("héllo wörld 你好 ", 40)
 	fix := newPromptLimitFixture(t)
 	open := fix.env(t, 0)
@@ -216,7 +217,7 @@ func TestMaxPromptBytes(t *testing.T) {
 // Where the prompt is also longer than vLLM's own character bound (the
 // context times the longest token), vLLM's error wins over the byte limit.
 func TestMaxPromptBytesVLLMErrorFirst(t *testing.T) {
-	m := qwen(t)
+	m := testmodel.Load(t, "qwen3")
 	env := newPromptLimitFixture(t).env(t, 1<<10)
 	maxChars := m.MaxModelLen * 128 // Qwen3's longest token is 128 characters
 	text := strings.Repeat("a", maxChars+1)

@@ -1,23 +1,13 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"testing"
 
-	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/model"
 )
-
-func loadModel(t testing.TB, name string) *model.Model {
-	t.Helper()
-	m, err := model.Load(context.Background(), testenv.ModelDir(t, name), model.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 func realServer(t testing.TB, m *model.Model) http.Handler {
 	t.Helper()
@@ -31,7 +21,7 @@ func realServer(t testing.TB, m *model.Model) http.Handler {
 // Expected IDs come from the HF reference binding (tokenizers 0.23.2, see
 // tools/reftok) on the same tokenizer.json files.
 func TestRealModelQwen3(t *testing.T) {
-	m := loadModel(t, "qwen3")
+	m := testmodel.Load(t, "qwen3")
 	h := realServer(t, m)
 	maxLen := strconv.Itoa(m.MaxModelLen)
 	cases := []httpCase{
@@ -58,7 +48,7 @@ func TestRealModelQwen3(t *testing.T) {
 // Llama 3.1 adds <|begin_of_text|> by default and asks transformers to
 // clean up spaces before punctuation when decoding.
 func TestRealModelLlama31(t *testing.T) {
-	m := loadModel(t, "llama3_1")
+	m := testmodel.Load(t, "llama3_1")
 	h := realServer(t, m)
 	maxLen := strconv.Itoa(m.MaxModelLen)
 	cases := []httpCase{

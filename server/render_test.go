@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/render"
 )
 
@@ -20,7 +21,7 @@ func regexpBody(body string) string {
 }
 
 func TestChatRenderEndpoint(t *testing.T) {
-	m := loadModel(t, "qwen3")
+	m := testmodel.Load(t, "qwen3")
 	d, err := render.LoadSamplingDefaults(m, render.GenerationConfigVLLM, []byte(`{"temperature":0.6,"top_k":20,"top_p":0.95}`))
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +175,7 @@ func TestChatRenderEndpoint(t *testing.T) {
 // request in process on Qwen3: decoding and validation, template, tokenize,
 // sampling params, JSON out.
 func BenchmarkChatRenderHTTP(b *testing.B) {
-	h := realServer(b, loadModel(b, "qwen3"))
+	h := realServer(b, testmodel.Load(b, "qwen3"))
 	for _, turns := range []int{1, 40} {
 		var msgs []string
 		for i := range turns {

@@ -3,6 +3,7 @@ package server
 import (
 	"testing"
 
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/render"
 )
 
@@ -10,7 +11,7 @@ import (
 // (gpt-oss) is a 400 saying the path is not built, on the render route and
 // the served one alike, never the chat template's error.
 func TestResponsesHarmonyRefused(t *testing.T) {
-	m := loadModel(t, "gptoss")
+	m := testmodel.Load(t, "gptoss")
 	if !m.UsesHarmony() {
 		t.Fatal("gptoss does not use Harmony")
 	}

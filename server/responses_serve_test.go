@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/orchestrator/engine"
 )
 
@@ -124,7 +125,7 @@ func TestResponsesFunctionCallAndToolResultTurn(t *testing.T) {
 		t.Errorf("tool-result turn %s", b)
 	}
 	reqs := env.sim.Requests()
-	prompt := qwen(t).Tokenizer.Decode(reqs[len(reqs)-1].TokenIDs, false)
+	prompt := testmodel.Load(t, "qwen3").Tokenizer.Decode(reqs[len(reqs)-1].TokenIDs, false)
 	if !strings.Contains(prompt, "22 degrees and sunny") || !strings.Contains(prompt, `"name": "get_weather"`) {
 		t.Errorf("the engine's prompt misses the tool turn: %q", prompt)
 	}
@@ -419,7 +420,7 @@ func TestResponsesAllowedToolsChoiceParsesNoCall(t *testing.T) {
 		t.Errorf("output %q, want the tool call's text and no call", r.summary())
 	}
 	reqs := env.sim.Requests()
-	prompt := qwen(t).Tokenizer.Decode(reqs[len(reqs)-1].TokenIDs, false)
+	prompt := testmodel.Load(t, "qwen3").Tokenizer.Decode(reqs[len(reqs)-1].TokenIDs, false)
 	if !strings.Contains(prompt, `"name": "get_weather"`) {
 		t.Errorf("the template got no tools: %q", prompt)
 	}

@@ -1,11 +1,12 @@
 package tokenizer
 
 import (
-	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 var whitespaceSplit = `{"type":"WhitespaceSplit"}`
@@ -79,7 +80,7 @@ func TestBPEModelErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			data := `{"version":"1.0","added_tokens":[],"normalizer":null,"pre_tokenizer":null,"post_processor":null,"decoder":null,"model":` +
-				mustJSON(t, tc.model) + `}`
+				testenv.MustJSON(t, tc.model) + `}`
 			_, err := Parse([]byte(data))
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
@@ -145,13 +146,4 @@ func TestCutWordsMatchWholeWords(t *testing.T) {
 			t.Fatalf("%q: cut %v, whole %v", word, got, want)
 		}
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

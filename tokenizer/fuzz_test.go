@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/tokenizer"
 )
 
@@ -63,7 +64,7 @@ func fuzzEncodeDecode(f *testing.F, name string) {
 		}
 		got := tok.Decode(ids, false)
 		if want := roundTripWant(name, added, s); got != want {
-			pos := firstDiff(got, want)
+			pos := testenv.FirstDiff([]byte(got), []byte(want))
 			t.Fatalf("%s: Decode(Encode(s)) differs at byte %d\n s:    %q\n got:  %s\n want: %s",
 				name, pos, s, trimForReport(got, pos), trimForReport(want, pos))
 		}
@@ -126,17 +127,6 @@ func nfcOutsideAddedTokens(s string, added []tokenizer.AddedToken) string {
 	}
 	flush()
 	return out.String()
-}
-
-// firstDiff returns the first byte offset where a and b differ.
-func firstDiff(a, b string) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }
 
 func TestNFCOutsideAddedTokens(t *testing.T) {

@@ -386,7 +386,7 @@ func buildPreTokenizer(raw json.RawMessage) ([]preTokenizer, error) {
 	case "ByteLevel":
 		p := &byteLevelPreTok{addPrefixSpace: boolOr(c.AddPrefixSpace, true)}
 		if boolOr(c.UseRegex, true) {
-			if p.re, err = compilePattern(patternJSON{Regex: ptr(gpt2Pattern)}); err != nil {
+			if p.re, err = compilePattern(patternJSON{Regex: new(gpt2Pattern)}); err != nil {
 				return nil, err
 			}
 		}
@@ -432,8 +432,6 @@ func buildPreTokenizer(raw json.RawMessage) ([]preTokenizer, error) {
 
 // gpt2Pattern is the regex of the ByteLevel pre-tokenizer when use_regex is set.
 const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
-
-func ptr[T any](v T) *T { return &v }
 
 // parsePrependScheme reads Metaspace's prepend_scheme, honouring the legacy
 // add_prefix_space field as HF does.

@@ -114,7 +114,7 @@ func testModelParity(t *testing.T, name string) {
 	for i, c := range cases {
 		log.total++
 		if want := roundTripWant(name, added, c.Text); decoded[i] != want {
-			pos := firstDiff(decoded[i], want)
+			pos := testenv.FirstDiff([]byte(decoded[i]), []byte(want))
 			log.add(c.Category, func() string {
 				return fmt.Sprintf("case %d [%s] text %s\n  reference decode: %s\n  invariant:        %s",
 					i, c.Category, trimForReport(c.Text, pos), trimForReport(decoded[i], pos), trimForReport(want, pos))
@@ -142,7 +142,7 @@ func compareDecode(log *mismatchLog, tok *tokenizer.Tokenizer, category, label s
 		if panicMsg != "" {
 			return fmt.Sprintf("%s ids %v: vrender panicked: %s", label, clipIDs(ids, 0), panicMsg)
 		}
-		pos := firstDiff(got, want)
+		pos := testenv.FirstDiff([]byte(got), []byte(want))
 		return fmt.Sprintf("%s ids %v\n  first difference at byte %d\n  vrender:   %s\n  reference: %s",
 			label, clipIDs(ids, 0), pos, trimForReport(got, pos), trimForReport(want, pos))
 	})

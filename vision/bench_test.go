@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/imaging"
-	"github.com/vrender/vrender/vision/internal/cputime"
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 // benchImage is a photo-like image: gradients, noise and hard edges.
@@ -42,7 +42,7 @@ func BenchmarkProcess(b *testing.B) {
 					b.ReportAllocs()
 					b.SetBytes(int64(len(img.Pix)))
 					var buf []byte
-					cpu0 := cputime.Process()
+					cpu0 := testenv.CPUTime(b)
 					for b.Loop() {
 						res, err := q.Process(buf, img, kw)
 						if err != nil {
@@ -50,7 +50,7 @@ func BenchmarkProcess(b *testing.B) {
 						}
 						buf = res.PixelValues.Data
 					}
-					b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+					b.ReportMetric(float64(testenv.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 				})
 			}
 		}

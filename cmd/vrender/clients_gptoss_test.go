@@ -17,7 +17,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/tokenizer"
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 // What engine-sim's Harmony answers parse to (enginesim/harmony.go).
@@ -210,10 +210,7 @@ func TestServeGptOssRenderRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := tokenizer.Load(filepath.Join(testenv.ModelDir(t, "gptoss"), "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := testmodel.Tokenizer(t, "gptoss")
 	post := func(path string, body []byte) (int, []byte) {
 		t.Helper()
 		res, err := http.Post(base+path, "application/json", bytes.NewReader(body))

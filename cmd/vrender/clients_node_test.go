@@ -193,7 +193,7 @@ func TestOpenAINodeClient(t *testing.T) {
 			}
 			got := chatOf(t, r)
 			got.Usage, got.Choices = 0, 0
-			if mustJSON(t, got) != mustJSON(t, want) {
+			if testenv.MustJSON(t, got) != testenv.MustJSON(t, want) {
 				t.Errorf("got  %+v\nwant %+v", got, want)
 			}
 		}

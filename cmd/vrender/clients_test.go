@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -12,7 +10,7 @@ import (
 
 	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 // The OpenAI endpoints driven by the official clients (openai-go here, the
@@ -57,10 +55,7 @@ type clientStack struct {
 func startClientStack(t *testing.T) *clientStack {
 	t.Helper()
 	dir := testenv.ModelDir(t, "qwen3")
-	m, err := model.Load(context.Background(), dir, model.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.Load(t, "qwen3")
 	path := filepath.Join(t.TempDir(), "script.jsonl")
 	if err := os.WriteFile(path, []byte(clientScript), 0o644); err != nil {
 		t.Fatal(err)
@@ -114,14 +109,5 @@ func (s *clientStack) lastStructuredOutputs(t *testing.T) string {
 	if len(reqs) == 0 {
 		t.Fatal("the engine received no request")
 	}
-	return mustJSON(t, reqs[len(reqs)-1].SamplingParams.StructuredOutputs)
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return testenv.MustJSON(t, reqs[len(reqs)-1].SamplingParams.StructuredOutputs)
 }

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	vparity "github.com/vrender/vrender/parity"
 	"github.com/vrender/vrender/parity/standin"
-	"github.com/vrender/vrender/tokenizer"
 )
 
 // gptossParityCases are gpt-oss cases for the stand-in vLLM, built from
@@ -23,10 +23,7 @@ import (
 // /tokenize's chat form renders the (absent) chat template in vLLM.
 func gptossParityCases(t *testing.T) []standin.Case {
 	t.Helper()
-	tok, err := tokenizer.Load(filepath.Join(testenv.ModelDir(t, "gptoss"), "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := testmodel.Tokenizer(t, "gptoss")
 	functions, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "render", "harmony", "testdata", "test_render_functions_with_parameters.txt"))
 	if err != nil {
 		t.Fatal(err)

@@ -10,15 +10,12 @@ import (
 
 	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 func TestPreflightCommand(t *testing.T) {
 	dir := testenv.ModelDir(t, "qwen3")
-	m, err := model.Load(context.Background(), dir, model.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.Load(t, "qwen3")
 	sim := func(t *testing.T, version string) string {
 		s, err := enginesim.New(m, enginesim.Config{ServedModelName: "q"})
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vrender/vrender/enginesim"
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 // zmtpFrame is one ZMTP 3 frame.
@@ -92,7 +93,7 @@ func hostilePublisher(t *testing.T) (endpoint string, conns *atomic.Int32) {
 // counted on /metrics and dialled again later; the heap stays bounded and
 // no panic reaches the log.
 func TestServeSurvivesHostileKVPublisher(t *testing.T) {
-	m := loadQwen(t)
+	m := testmodel.Load(t, "qwen3")
 	a := startLoRASim(t, m, enginesim.KVRoleBoth, nil, false)
 	ep, conns := hostilePublisher(t)
 	addr, logs, stop := startServe(t, m.Dir, "--host", "127.0.0.1", "--port", "0", "--served-model-name", "qwen",

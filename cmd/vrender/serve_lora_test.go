@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/kvevents"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/protocol"
@@ -65,15 +65,6 @@ func (s *loraSim) models() []string {
 		out = append(out, m)
 	}
 	return out
-}
-
-func loadQwen(t *testing.T) *model.Model {
-	t.Helper()
-	m, err := model.Load(context.Background(), testenv.ModelDir(t, "qwen3"), model.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // prefixHits is the sim's vllm:prefix_cache_hits (tokens).
@@ -154,7 +145,7 @@ func metricValue(t *testing.T, addr, name string) int {
 // request still reaches the engine exactly as before (model as the client
 // sent it), and an unknown model is vLLM's 404.
 func TestServeLoRAEndToEnd(t *testing.T) {
-	m := loadQwen(t)
+	m := testmodel.Load(t, "qwen3")
 	a := startLoRASim(t, m, enginesim.KVRoleBoth, nil, true)
 	b := startLoRASim(t, m, enginesim.KVRoleBoth, nil, true)
 	addr, logs, stop := startServe(t, m.Dir, "--host", "127.0.0.1", "--port", "0", "--served-model-name", "qwen",
@@ -236,7 +227,7 @@ func TestServeLoRAEndToEnd(t *testing.T) {
 // TestServeLoRAPrefillDecode: in a prefill/decode pool both legs carry the
 // adapter's name.
 func TestServeLoRAPrefillDecode(t *testing.T) {
-	m := loadQwen(t)
+	m := testmodel.Load(t, "qwen3")
 	reg := enginesim.NewKVRegistry()
 	p := startLoRASim(t, m, enginesim.KVRoleProducer, reg, false)
 	d := startLoRASim(t, m, enginesim.KVRoleConsumer, reg, false)

@@ -3,7 +3,6 @@ package jpeg
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/vrender/vrender/internal/testenv"
@@ -18,21 +17,13 @@ func BenchmarkDecode(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.SetBytes(int64(len(data)))
-			cpu0 := processCPU(b)
+			cpu0 := testenv.CPUTime(b)
 			for b.Loop() {
 				if _, err := Decode(data, 0); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(testenv.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-func processCPU(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -13,7 +13,7 @@ import (
 // heap allocations and GC cycles (what `vrender bench --http` reports per
 // request).
 func WriteProcess(w io.Writer, start time.Time) error {
-	if cpu, ok := processCPU(); ok {
+	if cpu, ok := ProcessCPU(); ok {
 		if err := WriteHeader(w, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds."); err != nil {
 			return err
 		}

@@ -4,5 +4,5 @@ package telemetry
 
 import "time"
 
-// processCPU is unavailable off unix; the metric is then omitted.
-func processCPU() (time.Duration, bool) { return 0, false }
+// ProcessCPU is unavailable off unix; the metric is then omitted.
+func ProcessCPU() (time.Duration, bool) { return 0, false }

@@ -6,6 +6,12 @@
 // is missing and how to get it (`make models`). Under CI=true a missing
 // fixture fails the test instead, so a misconfigured CI cannot pass by
 // skipping everything.
+//
+// It also holds the few helpers every package's tests would otherwise copy:
+// FirstDiff, MustJSON and CPUTime, the process CPU time benchmarks report
+// beside wall time. Loading the cached models once per test binary is
+// internal/testmodel's job: it imports model and tokenizer, whose own tests
+// use this package.
 package testenv
 
 import (

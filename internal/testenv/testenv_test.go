@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // recorder is a testing.TB whose Skip and Fatal record the outcome and stop
@@ -91,5 +92,45 @@ func TestPresentFixture(t *testing.T) {
 	}
 	if !isDir(want) && !r.skipped && !r.failed {
 		t.Fatalf("SharedDir accepted missing %s", want)
+	}
+}
+
+func TestFirstDiff(t *testing.T) {
+	cases := []struct {
+		name string
+		a, b string
+		want int
+	}{
+		{"equal", "abc", "abc", 3},
+		{"both empty", "", "", 0},
+		{"differ first", "xbc", "abc", 0},
+		{"differ middle", "abxd", "abyd", 2},
+		{"a prefix of b", "ab", "abc", 2},
+		{"b prefix of a", "abc", "a", 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := FirstDiff([]byte(c.a), []byte(c.b)); got != c.want {
+				t.Errorf("FirstDiff(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+			}
+		})
+	}
+}
+
+func TestMustJSON(t *testing.T) {
+	if got := MustJSON(t, map[string]any{"b": []int{1}, "a": "x"}); got != `{"a":"x","b":[1]}` {
+		t.Errorf("MustJSON = %s", got)
+	}
+	if r := run(t, func(tb testing.TB) { MustJSON(tb, func() {}) }); !r.failed {
+		t.Error("MustJSON of a func did not fail the test")
+	}
+}
+
+func TestCPUTimeAdvances(t *testing.T) {
+	start, deadline := CPUTime(t), time.Now().Add(5*time.Second)
+	for CPUTime(t) == start { // each read is a syscall, so spinning on it burns CPU
+		if time.Now().After(deadline) {
+			t.Fatal("process CPU time did not advance in 5s of spinning")
+		}
 	}
 }

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/vrender/vrender/internal/benchdata"
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 // benchBody is the /v1/chat/completions/render body of a benchmark
@@ -67,19 +67,11 @@ func benchIDs(n int) []int {
 // loop runs f b.N times and reports the process CPU time per call.
 func loop(b *testing.B, f func()) {
 	b.ReportAllocs()
-	start := cpuTime(b)
+	start := testenv.CPUTime(b)
 	for b.Loop() {
 		f()
 	}
-	b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
-}
-
-func cpuTime(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	b.ReportMetric(float64(testenv.CPUTime(b)-start)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkParse(b *testing.B) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -58,7 +59,7 @@ type cpuMeter struct {
 }
 
 func startCPU() cpuMeter {
-	d, ok := processCPUTime()
+	d, ok := telemetry.ProcessCPU()
 	return cpuMeter{d, ok}
 }
 
@@ -66,7 +67,7 @@ func (m cpuMeter) report(b *testing.B, events int) {
 	if s := b.Elapsed().Seconds(); s > 0 {
 		b.ReportMetric(float64(events)/s, "events/s")
 	}
-	if end, ok := processCPUTime(); ok && m.ok && end > m.start {
+	if end, ok := telemetry.ProcessCPU(); ok && m.ok && end > m.start {
 		b.ReportMetric(float64(events)/(end-m.start).Seconds(), "events/cpu-s")
 	}
 }

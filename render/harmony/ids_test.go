@@ -1,12 +1,10 @@
 package harmony
 
 import (
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/tokenizer"
+	"github.com/vrender/vrender/internal/testmodel"
 )
 
 // openai_harmony's formatting tokens in o200k_harmony (src/tiktoken_ext/
@@ -17,10 +15,7 @@ var harmonySpecial = map[string]int{
 }
 
 func TestPromptIDs(t *testing.T) {
-	tok, err := tokenizer.Load(filepath.Join(testenv.ModelDir(t, "gptoss"), "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := testmodel.Tokenizer(t, "gptoss")
 	for text, id := range harmonySpecial {
 		if got, ok := tok.TokenToID(text); !ok || got != id {
 			t.Errorf("%s: id %d (%v), want %d", text, got, ok, id)
@@ -66,10 +61,7 @@ var tiktokenRuns = [][]int{
 }
 
 func TestEncodeOrdinaryMatchesTiktoken(t *testing.T) {
-	tok, err := tokenizer.Load(filepath.Join(testenv.ModelDir(t, "gptoss"), "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := testmodel.Tokenizer(t, "gptoss")
 	for _, ids := range tiktokenRuns {
 		var run []int
 		flush := func() {

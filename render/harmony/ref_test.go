@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/internal/harmonyref"
-	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/tokenizer"
 )
 
@@ -237,10 +237,7 @@ func pieceIDs(t *testing.T, tok *tokenizer.Tokenizer, pieces []Piece) []int {
 // (render_conversation_for_completion, next turn assistant, auto_drop_analysis
 // off) and with RenderPieces, and compares text and token ids.
 func TestOpenAIHarmonyReference(t *testing.T) {
-	tok, err := tokenizer.Load(filepath.Join(testenv.ModelDir(t, "gptoss"), "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := testmodel.Tokenizer(t, "gptoss")
 	cases := refConversations(loadRefTools(t))
 	if len(cases) < 50 {
 		t.Fatalf("corpus has %d conversations, want at least 50", len(cases))

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -71,16 +70,6 @@ func BenchmarkRenderLongConversation(b *testing.B) {
 	}
 }
 
-// processCPU is the CPU time (user + system) this process has used.
-func processCPU(t *testing.T) time.Duration {
-	t.Helper()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // TestSpeedVsJinja2 measures the long-conversation render against Python
 // Jinja2 and requires vrender to be at least 20x faster. It is a timing
 // test, so it only runs when VRENDER_PERF=1.
@@ -105,13 +94,13 @@ func TestSpeedVsJinja2(t *testing.T) {
 	// CPU time, not wall time: the machine is shared, and both sides are
 	// measured the same way (Python uses time.process_time).
 	const n = 300
-	start := processCPU(t)
+	start := testenv.CPUTime(t)
 	for i := 0; i < n; i++ {
 		if _, err := tmpl.Render(context.Background(), vars, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	goPer := (processCPU(t) - start) / n
+	goPer := (testenv.CPUTime(t) - start) / n
 
 	script := filepath.Join(testenv.RepoRoot(t), "tools", "refrender", "render.py")
 	py := fmt.Sprintf(`

@@ -3,11 +3,9 @@
 package rendertest
 
 import (
-	"context"
 	"testing"
 
-	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/render"
 )
 
@@ -15,10 +13,7 @@ import (
 // choice and the hermes tool parser, as the render golden servers run.
 func Hermes(tb testing.TB) *render.Generator {
 	tb.Helper()
-	m, err := model.Load(context.Background(), testenv.ModelDir(tb, "qwen3"), model.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	m := testmodel.Load(tb, "qwen3")
 	r, err := render.New(m, render.Config{})
 	if err != nil {
 		tb.Fatal(err)

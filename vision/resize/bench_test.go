@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/vrender/vrender/vision/internal/cputime"
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 // BenchmarkRGB is the resize alone, at the sizes Qwen2.5-VL's smart_resize picks for common inputs.
@@ -28,11 +28,11 @@ func BenchmarkRGB(b *testing.B) {
 
 func benchRGB(b *testing.B, r *Resizer, dst []uint8, c sizeCase, src []uint8, m Method) {
 	b.ReportAllocs()
-	cpu0 := cputime.Process()
+	cpu0 := testenv.CPUTime(b)
 	for b.Loop() {
 		if err := r.RGB(dst, c.dw, c.dh, src, c.sw, c.sh, m); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(testenv.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }
