@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/imaging"
@@ -201,6 +202,68 @@ func imageError(err error) error {
 	return err
 }
 
+// maxParallelImages is how many images of one request load at once
+// (VLLM_MEDIA_LOADING_THREAD_COUNT's default).
+const maxParallelImages = 8
+
+// firstImageError is the error of the first image, in prompt order, that
+// failed on its own rather than because another failure canceled it.
+func firstImageError(ctx context.Context, errs []error) error {
+	var canceled error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case ctx.Err() == nil && errors.Is(err, context.Canceled):
+			canceled = err
+		default:
+			return err
+		}
+	}
+	return canceled
+}
+
+// load fetches one image and processes it (withKwargs) or reads its size
+// from the header, and hashes it: the image's features, its token count
+// and, when processed, the pixel_values row width.
+func (im *images) load(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, withKwargs bool) (features.Image, int, int, error) {
+	var img features.Image
+	data, err := im.cfg.Fetcher.Fetch(ctx, ref.url)
+	if err != nil {
+		return img, 0, 0, imageError(err)
+	}
+	var numTokens, cols int
+	if withKwargs {
+		rgb, err := imaging.Load(data, im.cfg.Load)
+		if err != nil {
+			return img, 0, 0, imageError(err)
+		}
+		res, err := im.proc.Process(nil, *rgb, kw)
+		if err != nil {
+			return img, 0, 0, imageError(err)
+		}
+		numTokens, cols = res.NumTokens, res.PixelValues.Shape[1]
+		img.Processed = features.QwenImage{
+			GridTHW:     [3]int64{int64(res.GridTHW[0]), int64(res.GridTHW[1]), int64(res.GridTHW[2])},
+			PixelValues: res.PixelValues.Data,
+			DType:       res.PixelValues.DType.String(),
+		}
+	} else {
+		info, err := imaging.Probe(data, im.cfg.Load)
+		if err != nil {
+			return img, 0, 0, imageError(err)
+		}
+		plan, err := im.proc.Plan(info.Width, info.Height, kw)
+		if err != nil {
+			return img, 0, 0, imageError(err)
+		}
+		numTokens = plan.NumTokens
+	}
+	if img.Hash, err = im.cfg.Hasher.ImageHash(data, ref.uuid, hashKwargs); err != nil {
+		return img, 0, 0, fmt.Errorf("render: hashing image: %w", err)
+	}
+	return img, numTokens, cols, nil
+}
+
 // expand fetches and processes the images, expands each image pad of ids
 // to its tokens and builds the features: pixels decoded and processed when
 // withKwargs, else sizes read from the headers alone (imaging.Probe and
@@ -219,43 +282,34 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 	}
 	imgs := make([]features.Image, len(refs))
 	numTokens := make([]int, len(refs))
-	cols := 0
+	rowWidths := make([]int, len(refs))
+	errs := make([]error, len(refs))
+	// Images load side by side, as vLLM's media thread pool loads them; the
+	// first failure stops the others.
+	loadCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, maxParallelImages)
+	var wg sync.WaitGroup
 	for i, ref := range refs {
-		data, err := im.cfg.Fetcher.Fetch(ctx, ref.url)
-		if err != nil {
-			return nil, nil, imageError(err)
-		}
-		if withKwargs {
-			rgb, err := imaging.Load(data, im.cfg.Load)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			img, n, c, err := im.load(loadCtx, ref, kw, hashKwargs, withKwargs)
 			if err != nil {
-				return nil, nil, imageError(err)
+				errs[i] = err
+				cancel()
+				return
 			}
-			res, err := im.proc.Process(nil, *rgb, kw)
-			if err != nil {
-				return nil, nil, imageError(err)
-			}
-			numTokens[i] = res.NumTokens
-			cols = res.PixelValues.Shape[1]
-			imgs[i].Processed = features.QwenImage{
-				GridTHW:     [3]int64{int64(res.GridTHW[0]), int64(res.GridTHW[1]), int64(res.GridTHW[2])},
-				PixelValues: res.PixelValues.Data,
-				DType:       res.PixelValues.DType.String(),
-			}
-		} else {
-			info, err := imaging.Probe(data, im.cfg.Load)
-			if err != nil {
-				return nil, nil, imageError(err)
-			}
-			plan, err := im.proc.Plan(info.Width, info.Height, kw)
-			if err != nil {
-				return nil, nil, imageError(err)
-			}
-			numTokens[i] = plan.NumTokens
-		}
-		if imgs[i].Hash, err = im.cfg.Hasher.ImageHash(data, ref.uuid, hashKwargs); err != nil {
-			return nil, nil, fmt.Errorf("render: hashing image %d: %w", i, err)
-		}
+			imgs[i], numTokens[i], rowWidths[i] = img, n, c
+		}()
 	}
+	wg.Wait()
+	if err := firstImageError(ctx, errs); err != nil {
+		return nil, nil, err
+	}
+	// Every image of a model has the same row width (0 when not processed).
+	cols := rowWidths[0]
 
 	total := len(ids)
 	for _, n := range numTokens {

@@ -252,3 +252,19 @@ func FuzzImageParts(f *testing.F) {
 		}
 	})
 }
+
+// TestRenderImageFirstError: images load in parallel, and the error
+// answered is the first failing image's in prompt order.
+func TestRenderImageFirstError(t *testing.T) {
+	r := imageRenderer(t, media.Config{})
+	part := func(name string) string {
+		return `{"type":"image_url","image_url":{"url":"` + imageDataURL(t, name) + `"}}`
+	}
+	in := ChatInput{Messages: []json.RawMessage{json.RawMessage(`{"role":"user","content":[` +
+		part("png_rgb_640x480.png") + `,` + part("png_rgb_3000x14_ratio214.png") + `,` + part("invalid_random.png") + `]}`)}}
+	_, err := r.RenderChat(context.Background(), in)
+	var ie *ImageError
+	if !errors.As(err, &ie) || ie.Status != 400 || !strings.HasPrefix(ie.Message, "absolute aspect ratio must be smaller than 200") {
+		t.Fatalf("err = %v, want the aspect ratio refusal of the second image", err)
+	}
+}
