@@ -63,15 +63,18 @@ type ChatCompletionRequest struct {
 	AllowedTokenIDs        []int
 	BadWords               []string // default []
 
-	Echo                      bool
-	AddGenerationPrompt       bool // default true
-	ContinueFinalMessage      bool
-	AddSpecialTokens          bool // default false
-	Documents                 json.RawMessage
-	ChatTemplate              *string
-	ChatTemplateKwargs        json.RawMessage
-	MediaIOKwargs             json.RawMessage
-	MMProcessorKwargs         json.RawMessage
+	Echo                 bool
+	AddGenerationPrompt  bool // default true
+	ContinueFinalMessage bool
+	AddSpecialTokens     bool // default false
+	Documents            json.RawMessage
+	ChatTemplate         *string
+	ChatTemplateKwargs   json.RawMessage
+	MediaIOKwargs        json.RawMessage
+	MMProcessorKwargs    json.RawMessage
+	// ReturnMMKwargs is the render route's return_mm_kwargs (default
+	// true): false answers features without the processed tensors.
+	ReturnMMKwargs            bool
 	StructuredOutputs         *StructuredOutputsParams
 	Priority                  int64
 	RequestID                 *string
@@ -192,6 +195,7 @@ func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r.ChatTemplateKwargs = obj.optionalDict("chat_template_kwargs")
 	r.MediaIOKwargs = obj.optionalDictOfDicts("media_io_kwargs")
 	r.MMProcessorKwargs = obj.optionalDict("mm_processor_kwargs")
+	r.ReturnMMKwargs = obj.boolean("return_mm_kwargs", true)
 	r.StructuredOutputs = obj.structuredOutputs("structured_outputs")
 	r.Priority = obj.int64Field("priority", 0)
 	r.RequestID = obj.optionalString("request_id")

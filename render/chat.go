@@ -37,6 +37,11 @@ type ChatInput struct {
 	// ToolsAsGiven passes Tools to the template unchanged: the Responses
 	// API hands the template its own tool dumps, not chat tool params.
 	ToolsAsGiven bool
+	// MMProcessorKwargs is the request's mm_processor_kwargs object.
+	MMProcessorKwargs json.RawMessage
+	// OmitMMKwargs is return_mm_kwargs false: the features carry hashes
+	// and placeholders only, and images are not decoded.
+	OmitMMKwargs bool
 	// CheckText, when set, vets the rendered prompt before it is
 	// tokenized: vLLM's length checks, and the server's byte limit, must
 	// refuse an oversized prompt before the tokenizer spends memory on it.
@@ -51,6 +56,9 @@ type ChatPrompt struct {
 	// ContentFormat is the content format the messages were given to the
 	// template in: "string" or "openai".
 	ContentFormat string
+	// Features is the GenerateRequest's features member (JSON) when the
+	// request has images, else nil.
+	Features json.RawMessage
 }
 
 // continueTag is transformers' marker for continue_final_message; the
@@ -91,9 +99,18 @@ func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, e
 	if format == FormatAuto {
 		format = tmpl.format
 	}
-	msgs, err := normalizeMessages(in.Messages, in.MessageTrees, format, tmpl.usesDeveloper)
+	var mm *imageParts
+	if r.images != nil {
+		mm = &imageParts{}
+	}
+	msgs, err := normalizeChat(in.Messages, in.MessageTrees, format, tmpl.usesDeveloper, mm)
 	if err != nil {
 		return nil, err
+	}
+	if mm != nil {
+		if err := r.images.checkLimit(len(mm.refs)); err != nil {
+			return nil, err
+		}
 	}
 
 	var documents *node
@@ -141,7 +158,13 @@ func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, e
 	if err != nil {
 		return nil, err
 	}
-	return &ChatPrompt{Text: text, TokenIDs: ids, ContentFormat: format}, nil
+	var feats json.RawMessage
+	if mm != nil && len(mm.refs) > 0 {
+		if ids, feats, err = r.images.expand(ctx, mm.refs, ids, in.MMProcessorKwargs, !in.OmitMMKwargs); err != nil {
+			return nil, err
+		}
+	}
+	return &ChatPrompt{Text: text, TokenIDs: ids, ContentFormat: format, Features: feats}, nil
 }
 
 // templateKwargs builds vLLM's chat_template_kwargs: the server defaults,

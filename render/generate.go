@@ -182,11 +182,15 @@ func (g *Generator) chatResult(req, adjusted *protocol.ChatCompletionRequest, pr
 		return nil, samplingError(err)
 	}
 	stream := req.Stream != nil && *req.Stream
-	return &ChatResult{
+	res := &ChatResult{
 		Request: newGenerateRequest("chatcmpl-", prompt.TokenIDs, params, req.Model, stream, req.StreamOptions,
 			req.CacheSalt, req.Priority),
 		Prompt: prompt,
-	}, nil
+	}
+	if prompt.Features != nil {
+		res.Request.Features = prompt.Features
+	}
+	return res, nil
 }
 
 // renderHarmonyChat is render_chat_request on vLLM's gpt-oss path: no
@@ -247,6 +251,8 @@ func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatComp
 		TruncatePromptTokens: limits.truncate,
 		TruncationSide:       side,
 		ToolsAsGiven:         toolsAsGiven,
+		MMProcessorKwargs:    req.MMProcessorKwargs,
+		OmitMMKwargs:         !req.ReturnMMKwargs,
 		CheckText: func(text string) error {
 			// vLLM's character bound first: where both refuse, vLLM's
 			// error is the one a client expects.

@@ -46,8 +46,8 @@ var textTypes = map[string]string{
 	"thinking":    "thinking",
 }
 
-// mediaTypes are the part types that carry media; vrender has no
-// multimodal support yet.
+// mediaTypes are the part types that carry media; of these only images
+// (image_url, input_image) are rendered, for models with an image processor.
 var mediaTypes = map[string]bool{
 	"image_url": true, "input_image": true, "image_embeds": true, "audio_embeds": true,
 	"prompt_embeds": true, "image_pil": true, "audio_url": true, "input_audio": true, "video_url": true,
@@ -75,6 +75,8 @@ type parsedPart struct {
 	// extra is the text part's unknown keys in request order (vLLM's
 	// _collect_extra_fields), kept by the "openai" content format.
 	extra *node
+	// image marks an image part (its reference went to the imageParts).
+	image bool
 }
 
 // extraPartFields collects the keys of p outside knownPartFields; nil when
@@ -94,7 +96,9 @@ func extraPartFields(p *node) *node {
 }
 
 // parsePart parses one content part; ok is false for parts vLLM skips.
-func parsePart(p *node) (parsedPart, bool, error) {
+// mm collects image parts; nil refuses them (a model without an image
+// processor).
+func parsePart(p *node, mm *imageParts) (parsedPart, bool, error) {
 	if s, isStr := p.Text(); isStr {
 		return parsedPart{text: s}, true, nil
 	}
@@ -120,6 +124,9 @@ func parsePart(p *node) (parsedPart, bool, error) {
 			return parsedPart{text: s, extra: extraPartFields(p)}, true, nil
 		}
 		if mediaTypes[t] {
+			if mm != nil && (t == "image_url" || t == "input_image") {
+				return mm.add(p)
+			}
 			return parsedPart{}, false, badRequest(errMultimodal)
 		}
 		if t == "tool_reference" {
@@ -129,6 +136,9 @@ func parsePart(p *node) (parsedPart, bool, error) {
 	}
 	for _, k := range untypedMediaKeys {
 		if _, ok := p.Get(k); ok {
+			if mm != nil && k == "image_url" {
+				return mm.add(p)
+			}
 			return parsedPart{}, false, badRequest(errMultimodal)
 		}
 	}
@@ -152,7 +162,7 @@ func toolReference(p *node) (parsedPart, bool, error) {
 // (tool_calls, reasoning, tool_call_id, name, task, tools), in that order.
 // The result is written to out, whose Keys and Vals have room for the
 // fields (msgFields).
-func parseMessage(raw json.RawMessage, tree *node, format string, out *node) error {
+func parseMessage(raw json.RawMessage, tree *node, format string, mm *imageParts, out *node) error {
 	msg, err := tree, error(nil)
 	if msg != nil {
 		err = checkDepth(msg)
@@ -182,7 +192,7 @@ func parseMessage(raw json.RawMessage, tree *node, format string, out *node) err
 		parsed = append(parsed, parsedPart{text: content.S})
 	case content.Kind == jArr:
 		for _, p := range content.Arr {
-			pp, keep, err := parsePart(p)
+			pp, keep, err := parsePart(p, mm)
 			if err != nil {
 				return err
 			}
@@ -203,7 +213,7 @@ func parseMessage(raw json.RawMessage, tree *node, format string, out *node) err
 	case !content.IsNull() && content.Kind == jStr:
 		out.Set("content", content)
 	default:
-		out.Set("content", strNode(joinTexts(parsed)))
+		out.Set("content", strNode(mm.withPlaceholders(parsed, joinTexts(parsed))))
 	}
 
 	switch role {
@@ -257,13 +267,20 @@ func joinTexts(parts []parsedPart) string {
 	case 0:
 		return ""
 	case 1:
-		return parts[0].text
+		if !parts[0].image {
+			return parts[0].text
+		}
 	}
 	var b strings.Builder
-	for i, p := range parts {
-		if i > 0 {
+	n := 0
+	for _, p := range parts {
+		if p.image {
+			continue
+		}
+		if n > 0 {
 			b.WriteByte('\n')
 		}
+		n++
 		b.WriteString(p.text)
 	}
 	return b.String()
@@ -272,9 +289,12 @@ func joinTexts(parts []parsedPart) string {
 func partsNode(parts []parsedPart) *node {
 	arr := make([]*node, len(parts))
 	for i, p := range parts {
-		if p.toolRef {
+		switch {
+		case p.image:
+			arr[i] = objNode(0, objMember{"type", strNode("image")})
+		case p.toolRef:
 			arr[i] = objNode(0, objMember{"type", strNode("tool_reference")}, objMember{"name", strNode(p.text)})
-		} else {
+		default:
 			extra := 0
 			if p.extra != nil {
 				extra = len(p.extra.Keys)
@@ -432,6 +452,12 @@ const msgFields = 7
 
 // normalizeMessages is vLLM's parse_chat_messages for text-only input.
 func normalizeMessages(raw []json.RawMessage, trees []*node, format string, templateUsesDeveloper bool) ([]*node, error) {
+	return normalizeChat(raw, trees, format, templateUsesDeveloper, nil)
+}
+
+// normalizeChat is vLLM's parse_chat_messages; image parts go to mm (nil:
+// refused).
+func normalizeChat(raw []json.RawMessage, trees []*node, format string, templateUsesDeveloper bool, mm *imageParts) ([]*node, error) {
 	if len(trees) != len(raw) {
 		trees = nil
 	}
@@ -448,7 +474,7 @@ func normalizeMessages(raw []json.RawMessage, trees []*node, format string, temp
 		m := &outs[i]
 		k := i * msgFields
 		*m = node{Kind: jObj, Keys: keys[k : k : k+msgFields], Vals: vals[k : k : k+msgFields]}
-		if err := parseMessage(r, tree, format, m); err != nil {
+		if err := parseMessage(r, tree, format, mm, m); err != nil {
 			if br, ok := err.(*BadRequestError); ok && br.Param == "messages" {
 				br.Param = fmt.Sprintf("messages.%d", i)
 			}

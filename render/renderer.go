@@ -38,6 +38,10 @@ type Config struct {
 	Harmony *HarmonyConfig
 	// Now is the clock strftime_now reads; nil means time.Now.
 	Now func() time.Time
+	// Images, when set, renders image parts for a model with an image
+	// processor (a preprocessor_config.json); text-only models and a nil
+	// Images refuse them.
+	Images *ImageConfig
 }
 
 // compiled is a template compiled once, with what vLLM derives from its
@@ -81,6 +85,8 @@ type Renderer struct {
 	// transformers' special_tokens_map order.
 	specials      []specialToken
 	defaultKwargs *node
+	// images renders image parts; nil refuses them.
+	images *images
 	// post, when set, replaces the tokenizer.json post-processor as
 	// transformers' Llama and Gemma tokenizers do.
 	post *specialsOverride
@@ -176,6 +182,10 @@ func New(m *model.Model, cfg Config) (*Renderer, error) {
 		r.defaultKwargs = n
 	}
 	r.post = postProcessorOverride(m)
+	var err error
+	if r.images, err = newImages(m, cfg.Images); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

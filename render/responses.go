@@ -40,6 +40,9 @@ func (g *Generator) RenderResponsesChat(ctx context.Context, r *protocol.Respons
 	gr := newGenerateRequest("", prompt.TokenIDs, params, r.Model, r.Stream, nil, r.CacheSalt, r.Priority)
 	gr.RequestID = id
 	gr.KVTransferParams = r.KVTransferParams
+	if prompt.Features != nil {
+		gr.Features = prompt.Features
+	}
 	return &gr, nil
 }
 

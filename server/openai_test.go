@@ -18,6 +18,7 @@ import (
 	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/internal/testmodel"
+	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/parsers"
@@ -52,6 +53,11 @@ type envOptions struct {
 	noServer bool
 	// logprobsShape is the simulated engine's Config.LogprobsShape.
 	logprobsShape string
+	// model is the served model; nil: qwen3.
+	model *model.Model
+	// plain runs the simulated engine without the test script: its
+	// built-in answers (which say what images arrived).
+	plain bool
 }
 
 func newOpenAIEnv(t *testing.T, engineURL string) *openAIEnv {
@@ -61,7 +67,10 @@ func newOpenAIEnv(t *testing.T, engineURL string) *openAIEnv {
 
 func newOpenAIEnvWith(t *testing.T, engineURL string, opts envOptions) *openAIEnv {
 	t.Helper()
-	m := testmodel.Load(t, "qwen3")
+	m := opts.model
+	if m == nil {
+		m = testmodel.Load(t, "qwen3")
+	}
 	path := filepath.Join(t.TempDir(), "script.jsonl")
 	if err := os.WriteFile(path, []byte(testScript), 0o644); err != nil {
 		t.Fatal(err)
@@ -71,6 +80,9 @@ func newOpenAIEnvWith(t *testing.T, engineURL string, opts envOptions) *openAIEn
 		script, err := enginesim.LoadScript(path, m.Tokenizer)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if opts.plain {
+			script = nil
 		}
 		sim, err := enginesim.New(m, enginesim.Config{ServedModelName: "qwen", Script: script, Logger: discardLogger(),
 			LogprobsShape: opts.logprobsShape})
@@ -86,7 +98,11 @@ func newOpenAIEnvWith(t *testing.T, engineURL string, opts envOptions) *openAIEn
 		env.sim, engineURL = sim, es.URL
 	}
 	pc := parsers.Config{ReasoningParser: "qwen3", ToolParser: "hermes", EnableAutoToolChoice: true}
-	r, err := render.New(m, render.Config{})
+	images, err := DefaultImageConfig(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := render.New(m, render.Config{Images: images})
 	if err != nil {
 		t.Fatal(err)
 	}

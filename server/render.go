@@ -69,7 +69,10 @@ func (s *server) tokenizeChat(ctx context.Context, req *protocol.TokenizeChatReq
 		AddGenerationPrompt:  req.AddGenerationPrompt,
 		ContinueFinalMessage: req.ContinueFinalMessage,
 		AddSpecialTokens:     req.AddSpecialTokens,
-		CheckText:            s.generator.CheckPromptBytes,
+		MMProcessorKwargs:    req.MMProcessorKwargs,
+		// /tokenize answers ids only: image sizes come from the headers.
+		OmitMMKwargs: true,
+		CheckText:    s.generator.CheckPromptBytes,
 	})
 	if err != nil {
 		return nil, err
@@ -81,17 +84,19 @@ func (s *server) tokenizeChat(ctx context.Context, req *protocol.TokenizeChatReq
 // refuses is a 400 BadRequestError with vLLM's message and parameter;
 // anything else is a logged 500.
 func (s *server) renderError(ctx context.Context, err error) *apiError {
+	var img *render.ImageError
+	if errors.As(err, &img) {
+		if img.Status >= 500 {
+			s.log.WarnContext(ctx, "image failed", "request_id", requestIDFrom(ctx), "err", err)
+		}
+		return &apiError{img.Status, protocol.NewErrorResponse(img.Status, img.Type, img.Message, optionalParam(img.Param))}
+	}
 	var bad *render.BadRequestError
 	if errors.As(err, &bad) {
 		if errors.Is(err, render.ErrPromptTooLarge) {
 			s.metrics.limited.Add(1)
 		}
-		var param *string
-		if bad.Param != "" {
-			p := bad.Param
-			param = &p
-		}
-		return badRequest(bad.Message, param)
+		return badRequest(bad.Message, optionalParam(bad.Param))
 	}
 	s.log.ErrorContext(ctx, "render failed", "request_id", requestIDFrom(ctx), "err", err)
 	return internalError()
@@ -139,4 +144,12 @@ func (s *server) readCompletionRequest(w http.ResponseWriter, r *http.Request) (
 		return nil, false
 	}
 	return req, true
+}
+
+// optionalParam is an error body's param: null when empty.
+func optionalParam(p string) *string {
+	if p == "" {
+		return nil
+	}
+	return &p
 }

@@ -81,12 +81,7 @@ const errHarmonyResponses = "The Responses API (/v1/responses, /v1/responses/ren
 func responsesError(err error) *apiError {
 	var pe *protocol.ResponsesParamError
 	if errors.As(err, &pe) {
-		var param *string
-		if pe.Param != "" {
-			p := pe.Param
-			param = &p
-		}
-		ae := badRequest(pe.Message, param)
+		ae := badRequest(pe.Message, optionalParam(pe.Param))
 		if pe.Type != "" {
 			ae.body.Error.Type = pe.Type
 		}

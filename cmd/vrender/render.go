@@ -34,6 +34,7 @@ type renderFlags struct {
 	// maxPromptBytes is serve's --max-prompt-bytes, resolved (0: none);
 	// `vrender render` reads local files and sets no limit.
 	maxPromptBytes int
+	media          mediaFlags
 }
 
 func (f *renderFlags) register(c *command) {
@@ -50,6 +51,7 @@ func (f *renderFlags) register(c *command) {
 	fs.StringVar(&f.generationConfig, "generation-config", render.GenerationConfigAuto, "where sampling defaults come from (`SOURCE`): auto (the model's generation_config.json), vllm (none) or a directory holding one")
 	fs.StringVar(&f.overrideGenerationConfig, "override-generation-config", "", "`JSON` object overriding generation config keys, e.g. {\"temperature\": 0.5}")
 	fs.IntVar(&f.maxLogprobs, "max-logprobs", 20, "largest number of logprobs per token (`N`; -1: vocabulary size); vLLM checks it when derendering, the render endpoints ignore it")
+	f.media.register(c)
 }
 
 // Parser names vLLM registers (vllm/tool_parsers and vllm/reasoning at
@@ -132,6 +134,10 @@ func (f *renderFlags) generator(m *model.Model) (*render.Generator, error) {
 			return nil, err
 		}
 	}
+	images, err := f.media.imageConfig(m)
+	if err != nil {
+		return nil, err
+	}
 	r, err := render.New(m, render.Config{
 		ChatTemplate:                   f.chatTemplate,
 		ContentFormat:                  f.contentFormat,
@@ -139,6 +145,7 @@ func (f *renderFlags) generator(m *model.Model) (*render.Generator, error) {
 		DefaultChatTemplateKwargs:      kwargs,
 		ExcludeToolsWhenToolChoiceNone: f.excludeToolsWhenToolChoiceNone,
 		Harmony:                        hm,
+		Images:                         images,
 	})
 	if err != nil {
 		return nil, err
@@ -293,6 +300,10 @@ func renderCLIError(err error) error {
 	var bad *render.BadRequestError
 	if errors.As(err, &bad) {
 		return fmt.Errorf("400 BadRequestError: %s", protocol.SanitizeMessage(bad.Message))
+	}
+	var img *render.ImageError
+	if errors.As(err, &img) {
+		return fmt.Errorf("%d %s: %s", img.Status, img.Type, protocol.SanitizeMessage(img.Message))
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -18,6 +19,14 @@ func TestRenderCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	const chat = `{"messages":[{"role":"user","content":"What is 2+2?"}],"max_tokens":64}`
+	vl := filepath.Join(testenv.SharedDir(t), "multimodal", "models", "qwen2_5_vl")
+	// An 8x8 PNG: scaled up to min_pixels, 56x56, four image tokens on Qwen2.5-VL.
+	pixel, err := os.ReadFile(filepath.Join(testenv.SharedDir(t), "multimodal", "images", "png_rgb_8x8.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	imageChat := `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":"data:image/png;base64,` +
+		base64.StdEncoding.EncodeToString(pixel) + `"}]}],"return_mm_kwargs":false}`
 	tests := []struct {
 		name   string
 		stdin  string
@@ -60,6 +69,19 @@ func TestRenderCommand(t *testing.T) {
 		{name: "bad content format", args: []string{"render", "--model", qwen, "--chat-template-content-format", "xml"}, code: 2,
 			stderr: "--chat-template-content-format must be auto, string or openai"},
 		{name: "help", args: []string{"help", "render"}, stdout: "Usage: vrender render --model MODEL", re: true},
+		{name: "image limit", stdin: imageChat, args: []string{"render", "--model", vl, "--limit-mm-per-prompt", "image=0"}, code: 1,
+			stderr: "vrender render: 400 BadRequestError: At most 0 image(s) may be provided in one prompt."},
+		{name: "image limit JSON", stdin: imageChat, args: []string{"render", "--model", vl, "--limit-mm-per-prompt", `{"image":1}`}, re: true,
+			stdout: `"token_ids":\[151644,8948,198,2610,525,264,10950,17847,13,151645,198,151644,872,198,151652,151655,151655,151655,151655,151653,151645,198,151644,77091,198\],` +
+				`"token_offsets":null,"features":\{"mm_hashes":\{"image":\["[0-9a-f]{64}"\]\},"mm_placeholders":\{"image":\[\{"offset":15,"length":4\}\]\},"kwargs_data":null`},
+		{name: "image fetch refused", stdin: `{"messages":[{"role":"user","content":[{"image_url":"http://127.0.0.1:9/a.png"}]}]}`,
+			args: []string{"render", "--model", vl}, code: 1,
+			stderr: "vrender render: 400 BadRequestError: The URL must not lead to a loopback"},
+		{name: "image domains", stdin: `{"messages":[{"role":"user","content":[{"image_url":"http://example.com/a.png"}]}]}`,
+			args: []string{"render", "--model", vl, "--allowed-media-domains", "a.test, b.test"}, code: 1,
+			stderr: "The URL must be from one of the allowed domains"},
+		{name: "bad mm processor kwargs", stdin: chat, args: []string{"render", "--model", vl, "--mm-processor-kwargs", `{"max_pixels":"x"}`}, code: 2,
+			stderr: "--mm-processor-kwargs:"},
 		{name: "serve validates render flags", args: []string{"serve", qwen, "--reasoning-parser", "nope"}, code: 2,
 			stderr: "invalid reasoning parser: nope"},
 	}

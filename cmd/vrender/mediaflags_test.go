@@ -1,0 +1,28 @@
+package main
+
+import "testing"
+
+func TestImageLimit(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		want    int
+		wantErr bool
+	}{
+		{"", -1, false},
+		{`{"image": 2}`, 2, false},
+		{`{"video": 1}`, -1, false},
+		{"image=0", 0, false},
+		{"image=3,video=1", 3, false},
+		{`{"image": -1}`, 0, true},
+		{`{"image": "x"}`, 0, true},
+		{"image", 0, true},
+		{"image=x", 0, true},
+		{"{bad", 0, true},
+	} {
+		f := mediaFlags{limitMMPerPrompt: tt.in}
+		got, err := f.imageLimit()
+		if (err != nil) != tt.wantErr || (!tt.wantErr && got != tt.want) {
+			t.Errorf("imageLimit(%q) = %d, %v; want %d (error %v)", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}

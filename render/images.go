@@ -1,0 +1,340 @@
+package render
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/vrender/vrender/features"
+	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/media"
+	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/vision"
+)
+
+// Qwen2-VL family prompt pieces: the string content format's placeholder
+// (get_placeholder_str) and the token one image's placeholder expands from.
+const (
+	qwenImagePlaceholder = "<|vision_start|><|image_pad|><|vision_end|>"
+	qwenImagePad         = "<|image_pad|>"
+)
+
+// ImageConfig holds the server flags that shape image rendering.
+type ImageConfig struct {
+	// Fetcher gets the bytes an image URL names (--allowed-media-domains,
+	// --allowed-local-media-path, --max-media-bytes, ...).
+	Fetcher *media.Fetcher
+	// Limit is --limit-mm-per-prompt's image count; negative: no limit.
+	Limit int
+	// Kwargs are --mm-processor-kwargs; a request's are merged over them.
+	Kwargs vision.Kwargs
+	// Load are the decoding options (VLLM_MAX_IMAGE_PIXELS, background).
+	Load imaging.Options
+	// Hasher computes mm_hashes (its ModelID is the --model value).
+	Hasher features.Hasher
+}
+
+// images is a renderer's image support: the model's processor and the
+// server's settings.
+type images struct {
+	cfg   ImageConfig
+	proc  vision.Processor
+	padID int
+}
+
+// newImages prepares image rendering for m, or returns nil when m has no
+// preprocessor_config.json (a text-only model).
+func newImages(m *model.Model, cfg *ImageConfig) (*images, error) {
+	if cfg == nil {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(filepath.Join(m.Dir, "preprocessor_config.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	dtype, err := modelDType(m.Config)
+	if err != nil {
+		return nil, err
+	}
+	proc, err := vision.New(raw, dtype)
+	if err != nil {
+		return nil, fmt.Errorf("render: %s: %w", filepath.Join(m.Dir, "preprocessor_config.json"), err)
+	}
+	pad := m.Tokenizer.Encode(qwenImagePad, false)
+	if len(pad) != 1 {
+		return nil, fmt.Errorf("render: the tokenizer has no %s token", qwenImagePad)
+	}
+	if cfg.Fetcher == nil {
+		return nil, errors.New("render: image rendering needs a media fetcher")
+	}
+	return &images{cfg: *cfg, proc: proc, padID: pad[0]}, nil
+}
+
+// modelDType is the dtype vLLM casts processor outputs to: config.json's
+// dtype (torch_dtype in older configs), float32 served as bfloat16 as
+// vLLM's --dtype auto does.
+func modelDType(cfg map[string]any) (vision.DType, error) {
+	name, _ := cfg["dtype"].(string)
+	if name == "" {
+		name, _ = cfg["torch_dtype"].(string)
+	}
+	if name == "" || name == "float32" {
+		return vision.BFloat16, nil
+	}
+	d, err := vision.ParseDType(name)
+	if err != nil {
+		return 0, fmt.Errorf("render: config.json dtype: %w", err)
+	}
+	return d, nil
+}
+
+// imageRef is one image part: its URL and the part's uuid.
+type imageRef struct {
+	url  string
+	uuid *string
+}
+
+// imageParts collects a request's image parts in prompt order.
+type imageParts struct {
+	refs []imageRef
+}
+
+// add parses an image part (typed image_url or input_image, or the
+// type-less {"image_url": ...}): image_url is a URL string or {"url", "detail"}.
+func (mm *imageParts) add(p *node) (parsedPart, bool, error) {
+	var uuid *string
+	if u, ok := p.Get("uuid"); ok && !u.IsNull() {
+		s, isStr := u.Text()
+		if !isStr {
+			return parsedPart{}, false, badParam("uuid", "uuid must be a string, got %s", pyType(u))
+		}
+		uuid = &s
+	}
+	v, _ := p.Get("image_url")
+	if v.IsNull() {
+		if uuid != nil {
+			// A uuid without data refers to the processor cache, which the
+			// render tier does not keep (skip_mm_cache).
+			return parsedPart{}, false, badParam("image_url",
+				"Image with uuid %s has no data and is not cached on this render server", pyStrRepr(*uuid))
+		}
+		return parsedPart{}, false, nil
+	}
+	if v.Kind == jObj {
+		if d, ok := v.Get("detail"); ok {
+			if s, _ := d.Text(); s != "auto" && !d.IsNull() {
+				slog.Warn("'detail' is ignored for image inputs", "detail", s)
+			}
+		}
+		v, _ = v.Get("url")
+	}
+	url, isStr := v.Text()
+	if !isStr {
+		return parsedPart{}, false, badParam("image_url", "image_url must be a URL string or an object with a string 'url'")
+	}
+	mm.refs = append(mm.refs, imageRef{url: url, uuid: uuid})
+	return parsedPart{image: true}, true, nil
+}
+
+// withPlaceholders is the string content format's text for a message:
+// vLLM's _get_full_multimodal_text_prompt prepends the placeholders the
+// text lacks, joined by "\n". mm may be nil.
+func (mm *imageParts) withPlaceholders(parts []parsedPart, text string) string {
+	n := 0
+	for _, p := range parts {
+		if p.image {
+			n++
+		}
+	}
+	if n == 0 {
+		return text
+	}
+	missing := n - strings.Count(text, qwenImagePlaceholder)
+	if missing <= 0 {
+		return text
+	}
+	return strings.Repeat(qwenImagePlaceholder+"\n", missing) + text
+}
+
+// checkLimit is vLLM's --limit-mm-per-prompt check on a request's images.
+func (im *images) checkLimit(n int) error {
+	if im.cfg.Limit >= 0 && n > im.cfg.Limit {
+		return badRequest("At most %d image(s) may be provided in one prompt.", im.cfg.Limit)
+	}
+	return nil
+}
+
+// ImageError is a request's image that could not be fetched, decoded or
+// processed, with the status and error type vLLM answers.
+type ImageError struct {
+	Status  int
+	Type    string
+	Param   string
+	Message string
+	Err     error
+}
+
+func (e *ImageError) Error() string { return e.Message }
+func (e *ImageError) Unwrap() error { return e.Err }
+
+// imageError maps a fetch, decode or processor failure to its answer.
+func imageError(err error) error {
+	if me, ok := media.AsError(err); ok {
+		return &ImageError{Status: me.Status, Type: me.Type, Param: me.Param, Message: me.Message, Err: err}
+	}
+	var ie *imaging.Error
+	if errors.As(err, &ie) {
+		return &ImageError{Status: 400, Type: "BadRequestError", Message: "Failed to load image: " + ie.Error(), Err: err}
+	}
+	var ve *vision.Error
+	if errors.As(err, &ve) {
+		return &ImageError{Status: 400, Type: "BadRequestError", Message: ve.Message, Err: err}
+	}
+	return err
+}
+
+// maxParallelImages is how many images of one request load at once
+// (VLLM_MEDIA_LOADING_THREAD_COUNT's default).
+const maxParallelImages = 8
+
+// firstImageError is the error of the first image, in prompt order, that
+// failed on its own rather than because another failure canceled it.
+func firstImageError(ctx context.Context, errs []error) error {
+	var canceled error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case ctx.Err() == nil && errors.Is(err, context.Canceled):
+			canceled = err
+		default:
+			return err
+		}
+	}
+	return canceled
+}
+
+// load fetches one image and processes it (withKwargs) or reads its size
+// from the header, and hashes it: the image's features, its token count
+// and, when processed, the pixel_values row width.
+func (im *images) load(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, withKwargs bool) (features.Image, int, int, error) {
+	var img features.Image
+	data, err := im.cfg.Fetcher.Fetch(ctx, ref.url)
+	if err != nil {
+		return img, 0, 0, imageError(err)
+	}
+	var numTokens, cols int
+	if withKwargs {
+		rgb, err := imaging.Load(data, im.cfg.Load)
+		if err != nil {
+			return img, 0, 0, imageError(err)
+		}
+		res, err := im.proc.Process(nil, *rgb, kw)
+		if err != nil {
+			return img, 0, 0, imageError(err)
+		}
+		numTokens, cols = res.NumTokens, res.PixelValues.Shape[1]
+		img.Processed = features.QwenImage{
+			GridTHW:     [3]int64{int64(res.GridTHW[0]), int64(res.GridTHW[1]), int64(res.GridTHW[2])},
+			PixelValues: res.PixelValues.Data,
+			DType:       res.PixelValues.DType.String(),
+		}
+	} else {
+		info, err := imaging.Probe(data, im.cfg.Load)
+		if err != nil {
+			return img, 0, 0, imageError(err)
+		}
+		plan, err := im.proc.Plan(info.Width, info.Height, kw)
+		if err != nil {
+			return img, 0, 0, imageError(err)
+		}
+		numTokens = plan.NumTokens
+	}
+	if img.Hash, err = im.cfg.Hasher.ImageHash(data, ref.uuid, hashKwargs); err != nil {
+		return img, 0, 0, fmt.Errorf("render: hashing image: %w", err)
+	}
+	return img, numTokens, cols, nil
+}
+
+// expand fetches and processes the images, expands each image pad of ids
+// to its tokens and builds the features: pixels decoded and processed when
+// withKwargs, else sizes read from the headers alone (imaging.Probe and
+// Processor.Plan give the same grid).
+func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwargs json.RawMessage, withKwargs bool) ([]int, json.RawMessage, error) {
+	kw, err := vision.ParseKwargs(reqKwargs)
+	if err != nil {
+		return nil, nil, imageError(err)
+	}
+	kw = kw.Over(im.cfg.Kwargs)
+	var hashKwargs *node
+	if len(reqKwargs) > 0 {
+		if hashKwargs, err = parseJSON(reqKwargs); err != nil {
+			return nil, nil, badParam("mm_processor_kwargs", "Invalid mm_processor_kwargs JSON: %v", err)
+		}
+	}
+	imgs := make([]features.Image, len(refs))
+	numTokens := make([]int, len(refs))
+	rowWidths := make([]int, len(refs))
+	errs := make([]error, len(refs))
+	// Images load side by side, as vLLM's media thread pool loads them; the
+	// first failure stops the others.
+	loadCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, maxParallelImages)
+	var wg sync.WaitGroup
+	for i, ref := range refs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			img, n, c, err := im.load(loadCtx, ref, kw, hashKwargs, withKwargs)
+			if err != nil {
+				errs[i] = err
+				cancel()
+				return
+			}
+			imgs[i], numTokens[i], rowWidths[i] = img, n, c
+		}()
+	}
+	wg.Wait()
+	if err := firstImageError(ctx, errs); err != nil {
+		return nil, nil, err
+	}
+	// Every image of a model has the same row width (0 when not processed).
+	cols := rowWidths[0]
+
+	total := len(ids)
+	for _, n := range numTokens {
+		total += n - 1
+	}
+	out := make([]int, 0, total)
+	k := 0
+	for _, id := range ids {
+		if id != im.padID || k == len(refs) {
+			out = append(out, id)
+			continue
+		}
+		imgs[k].Placeholder = features.Placeholder{Offset: len(out), Length: numTokens[k]}
+		for range numTokens[k] {
+			out = append(out, im.padID)
+		}
+		k++
+	}
+	if k < len(refs) {
+		// vLLM's _apply_prompt_updates finds no place for the image.
+		return nil, nil, badRequest("Failed to apply prompt replacement for mm_items['image'][%d].", k)
+	}
+	f, err := features.QwenImageFeatures(imgs, cols, features.Options{Kwargs: withKwargs})
+	if err != nil {
+		return nil, nil, fmt.Errorf("render: image features: %w", err)
+	}
+	return out, f.AppendJSON(nil), nil
+}
