@@ -45,6 +45,19 @@ type GenerateRequest struct {
 	Priority              int64           `json:"priority"`
 	KVTransferParams      json.RawMessage `json:"kv_transfer_params"`
 	ECTransferParams      json.RawMessage `json:"ec_transfer_params"`
+	// featuresCompact marks Features as written by vrender's own features
+	// writer (compact and valid by construction; SetFeatures), so AppendJSON
+	// copies it instead of compacting megabytes of kwargs_data again.
+	featuresCompact bool
+}
+
+// SetFeatures sets the features member to JSON that vrender's features
+// writer produced (features.(*Features).AppendJSON: compact, as json.dumps
+// writes it, and valid), which AppendJSON then writes as it is. Features
+// decoded from a body keep the compacting path.
+func (g *GenerateRequest) SetFeatures(b []byte) {
+	g.Features = b
+	g.featuresCompact = true
 }
 
 // AppendJSON appends the body with every key, as pydantic's model_dump
@@ -70,7 +83,11 @@ func (g *GenerateRequest) AppendJSON(dst []byte) ([]byte, error) {
 		}
 		w.b = append(w.b, ']')
 	}
-	w.raw(wire.AppendRaw(w.key("features"), g.Features))
+	if g.featuresCompact {
+		w.b = append(w.key("features"), g.Features...)
+	} else {
+		w.raw(wire.AppendRaw(w.key("features"), g.Features))
+	}
 	w.raw(wire.AppendRaw(w.key("content_parts"), g.ContentParts))
 	w.raw(g.SamplingParams.AppendJSON(w.key("sampling_params")))
 	w.optString("model", g.Model)

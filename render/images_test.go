@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/protocol"
 )
 
 // TestNormalizeImageParts is the template input vLLM builds from image
@@ -266,5 +268,46 @@ func TestRenderImageFirstError(t *testing.T) {
 	var ie *ImageError
 	if !errors.As(err, &ie) || ie.Status != 400 || !strings.HasPrefix(ie.Message, "absolute aspect ratio must be smaller than 200") {
 		t.Fatalf("err = %v, want the aspect ratio refusal of the second image", err)
+	}
+}
+
+// TestSetFeaturesWritesAsCompacting: the features JSON render hands to
+// GenerateRequest.SetFeatures is written byte for byte as the compacting
+// path (wire.AppendRaw) writes it, with and without tensors, and with a
+// client uuid holding characters the compacting path rewrites.
+func TestSetFeaturesWritesAsCompacting(t *testing.T) {
+	r := imageRenderer(t, media.Config{})
+	url := imageDataURL(t, "png_rgb_56x30.png")
+	for _, tc := range []struct {
+		name, uuid string
+		omit       bool
+	}{
+		{"kwargs", "", false},
+		{"no kwargs", "", true},
+		{"uuid", `,"uuid":"a\u2028b \"c\" é"`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := `{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + url + `"}` + tc.uuid + `}]}`
+			p, err := r.RenderChat(context.Background(), ChatInput{Messages: []json.RawMessage{json.RawMessage(msg)},
+				AddGenerationPrompt: true, OmitMMKwargs: tc.omit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fast, slow protocol.GenerateRequest
+			fast.SetFeatures(p.Features)
+			slow.Features = p.Features
+			a, err := protocol.AppendJSON(nil, &fast)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := protocol.AppendJSON(nil, &slow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a, b) {
+				i := testenv.FirstDiff(a, b)
+				t.Fatalf("SetFeatures writes %q, the compacting path %q (byte %d)", a[max(0, i-40):min(len(a), i+40)], b[max(0, i-40):min(len(b), i+40)], i)
+			}
+		})
 	}
 }
