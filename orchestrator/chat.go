@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
@@ -109,12 +110,16 @@ func (o *Orchestrator) chat(ctx context.Context, run ChatRun, sink Sink) (protoc
 	// tool JSON schema), so the engine gets what /render would give.
 	rctx, span := startSpan(ctx, "render")
 	req, g, err := run.Request, (*protocol.GenerateRequest)(nil), error(nil)
+	var mm []kvindex.MMItem // the images' block keys for prefix routing
 	if run.Render != nil {
 		req, g, err = run.Render(rctx)
 	} else {
 		var rendered *render.ChatResult
 		if rendered, err = o.cfg.Generator.RenderChat(rctx, req); err == nil {
 			g = &rendered.Request
+			if f := rendered.Prompt.Features; f != nil {
+				mm = kvindex.FeatureItems(f)
+			}
 		}
 	}
 	endSpan(span, err)
@@ -128,7 +133,7 @@ func (o *Orchestrator) chat(ctx context.Context, run ChatRun, sink Sink) (protoc
 	if id == "" {
 		id = g.RequestID
 	}
-	res, err := o.generateChat(ctx, req, *g, id, run, sink)
+	res, err := o.generateChat(ctx, req, *g, mm, id, run, sink)
 	if err != nil || res == nil {
 		return nil, err
 	}
@@ -144,7 +149,7 @@ func (o *Orchestrator) chat(ctx context.Context, run ChatRun, sink Sink) (protoc
 // /v1/messages and /v1/responses run their requests here with their own
 // stream writers, so every API shares one render → engine → derender
 // path; spec.API is the endpoint its tokens are counted under.
-func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompletionRequest, g protocol.GenerateRequest, id string, spec ChatRun, sink Sink) (*protocol.ServedChatResponse, error) {
+func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompletionRequest, g protocol.GenerateRequest, mm []kvindex.MMItem, id string, spec ChatRun, sink Sink) (*protocol.ServedChatResponse, error) {
 	ep := spec.API
 	stop := o.stopConfig(g.SamplingParams)
 	engineRequest(&g)
@@ -171,7 +176,7 @@ func (o *Orchestrator) generateChat(ctx context.Context, req *protocol.ChatCompl
 	// The engine knows the request by an id of its own: unique, so that
 	// clients reusing a request id never abort each other's requests.
 	engineID := engine.NewRequestID(run.id)
-	st, err := o.cfg.Engines.Start(ctx, &g, engineID)
+	st, err := o.cfg.Engines.StartMM(ctx, &g, engineID, mm)
 	if err != nil {
 		engErr = err
 		return nil, AsError(err)

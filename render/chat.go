@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
@@ -56,9 +57,10 @@ type ChatPrompt struct {
 	// ContentFormat is the content format the messages were given to the
 	// template in: "string" or "openai".
 	ContentFormat string
-	// Features is the GenerateRequest's features member (JSON) when the
-	// request has images, else nil.
-	Features json.RawMessage
+	// Features is what the GenerateRequest's features member says (its
+	// AppendJSON writes it) and what prefix routing keys image blocks by,
+	// when the request has images; else nil.
+	Features *features.Features
 }
 
 // continueTag is transformers' marker for continue_final_message; the
@@ -158,7 +160,7 @@ func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, e
 	if err != nil {
 		return nil, err
 	}
-	var feats json.RawMessage
+	var feats *features.Features
 	if mm != nil && len(mm.refs) > 0 {
 		if ids, feats, err = r.images.expand(ctx, mm.refs, ids, in.MMProcessorKwargs, !in.OmitMMKwargs); err != nil {
 			return nil, err

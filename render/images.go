@@ -268,7 +268,7 @@ func (im *images) load(ctx context.Context, ref imageRef, kw vision.Kwargs, hash
 // to its tokens and builds the features: pixels decoded and processed when
 // withKwargs, else sizes read from the headers alone (imaging.Probe and
 // Processor.Plan give the same grid).
-func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwargs json.RawMessage, withKwargs bool) ([]int, json.RawMessage, error) {
+func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwargs json.RawMessage, withKwargs bool) ([]int, *features.Features, error) {
 	kw, err := vision.ParseKwargs(reqKwargs)
 	if err != nil {
 		return nil, nil, imageError(err)
@@ -336,5 +336,5 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 	if err != nil {
 		return nil, nil, fmt.Errorf("render: image features: %w", err)
 	}
-	return out, f.AppendJSON(nil), nil
+	return out, &f, nil
 }

@@ -153,7 +153,7 @@ func imageDataURL(t testing.TB, name string) string {
 
 func renderedFeatures(t *testing.T, p *ChatPrompt) features.Modality {
 	t.Helper()
-	n, err := wire.Parse(p.Features)
+	n, err := wire.Parse(p.Features.AppendJSON(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,8 +294,8 @@ func TestSetFeaturesWritesAsCompacting(t *testing.T) {
 				t.Fatal(err)
 			}
 			var fast, slow protocol.GenerateRequest
-			fast.SetFeatures(p.Features)
-			slow.Features = p.Features
+			fast.SetFeatures(p.Features.AppendJSON(nil))
+			slow.Features = p.Features.AppendJSON(nil)
 			a, err := protocol.AppendJSON(nil, &fast)
 			if err != nil {
 				t.Fatal(err)

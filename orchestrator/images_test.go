@@ -1,0 +1,109 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/features"
+	"github.com/vrender/vrender/fleet"
+	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/wire"
+	"github.com/vrender/vrender/kvindex"
+	"github.com/vrender/vrender/media"
+	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/parsers"
+	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/render"
+)
+
+// recordingEngines is an Engines that records what StartMM was given and
+// refuses the call, so a test can read the routing input without an engine.
+type recordingEngines struct {
+	g  *protocol.GenerateRequest
+	mm []kvindex.MMItem
+}
+
+var errNoEngine = errors.New("recordingEngines: no engine")
+
+func (e *recordingEngines) Start(ctx context.Context, g *protocol.GenerateRequest, id string) (*fleet.Call, error) {
+	return e.StartMM(ctx, g, id, nil)
+}
+
+func (e *recordingEngines) StartMM(_ context.Context, g *protocol.GenerateRequest, _ string, mm []kvindex.MMItem) (*fleet.Call, error) {
+	e.g, e.mm = g, mm
+	return nil, errNoEngine
+}
+
+func (e *recordingEngines) Health() []fleet.EngineHealth { return nil }
+
+// TestChatRoutesByImage: a chat request with an image reaches the fleet with
+// the image's mm_hash and placeholder range, the same the engine's features
+// member carries, so prefix routing keys the image's blocks by it.
+func TestChatRoutesByImage(t *testing.T) {
+	dir := filepath.Join(testenv.SharedDir(t), "multimodal")
+	m, err := model.Load(context.Background(), filepath.Join(dir, "models", "qwen2_5_vl"), model.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetcher, err := media.New(media.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := render.New(m, render.Config{Images: &render.ImageConfig{Fetcher: fetcher, Limit: -1,
+		Load: imaging.DefaultOptions(), Hasher: features.Hasher{ModelID: m.Path}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := render.NewGenerator(r, m.MaxModelLen, render.GeneratorConfig{})
+	der, err := derender.New(m, derender.Config{MaxLogprobs: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := &recordingEngines{}
+	o, err := New(Config{Model: m, Generator: gen, Derender: der, Parsers: parsers.Config{}, Engines: eng,
+		ModelName: "qwen", Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := os.ReadFile(filepath.Join(dir, "images", "png_rgb_56x30.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "data:image/png;base64," + base64.StdEncoding.EncodeToString(img)
+	body := `{"model":"qwen","messages":[{"role":"user","content":[{"type":"text","text":"What is this?"},` +
+		`{"type":"image_url","image_url":{"url":"` + url + `"}}]}]}`
+	req, err := protocol.DecodeChatCompletionRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Chat(context.Background(), ChatRun{API: APIChat, Request: req}, nil); err == nil {
+		t.Fatal("Chat succeeded without an engine")
+	}
+	if eng.g == nil {
+		t.Fatal("the fleet was never called")
+	}
+	n, err := wire.Parse(eng.g.Features)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := features.Decode(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := kvindex.FeatureItems(&f)
+	if len(want) != 1 || !slices.Equal(eng.mm, want) {
+		got, _ := json.Marshal(eng.mm)
+		t.Fatalf("routing items %s, want the features' %v", got, want)
+	}
+	if p := want[0]; p.Length != 6 || eng.g.TokenIDs[p.Offset] != eng.g.TokenIDs[p.Offset+p.Length-1] {
+		t.Errorf("placeholder %+v does not cover the expanded pads", p)
+	}
+}
