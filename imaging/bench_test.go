@@ -95,7 +95,7 @@ func BenchmarkProbe(b *testing.B) {
 // BenchmarkPillowLoad times the same loads through Pillow 9.4 (testdata/pillow_bench.py, 20 loads
 // each after a warm-up) and reports them as ns/op (wall) and cpu-ns/op, for comparison in one run.
 func BenchmarkPillowLoad(b *testing.B) {
-	py := pillowPython(b)
+	py := testenv.PillowPython(b)
 	for _, name := range benchNames {
 		b.Run(name, func(b *testing.B) {
 			out, err := exec.Command(py, filepath.Join("testdata", "pillow_bench.py"), "20", benchFile(b, name)).Output()

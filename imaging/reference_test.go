@@ -24,25 +24,10 @@ type pillowResult struct {
 	Pix   []byte `json:"-"`
 }
 
-// pillowPython returns a python3 with the Pillow the goldens were made with, or skips (fails in CI).
-func pillowPython(t testing.TB) string {
-	t.Helper()
-	py := "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
-		py = testenv.Python3(t)
-	}
-	out, err := exec.Command(py, "-c", "import PIL; print(PIL.__version__)").Output()
-	if err != nil || strings.TrimSpace(string(out)) != "9.4.0" {
-		testenv.Missing(t, "Pillow 9.4.0 for "+py+fmt.Sprintf(" (have %q, %v)", strings.TrimSpace(string(out)), err),
-			"apt-get install -y python3-pil python3-numpy (Debian 12's Pillow 9.4.0, libjpeg-turbo 2.1.5, libwebp 1.2.4)")
-	}
-	return py
-}
-
 // pillowLoad runs the reference over files (env: extra environment such as BG=r,g,b).
 func pillowLoad(t testing.TB, files []string, env ...string) []pillowResult {
 	t.Helper()
-	py := pillowPython(t)
+	py := testenv.PillowPython(t)
 	dir := t.TempDir()
 	cmd := exec.Command(py, append([]string{filepath.Join("testdata", "pillow_load.py"), dir}, files...)...)
 	cmd.Env = append(os.Environ(), env...)
@@ -166,7 +151,7 @@ func TestLoadVariantsMatchPillow(t *testing.T) {
 // variants writes testdata/make_variants.py's images into a temporary directory and lists them.
 func variants(t testing.TB) []string {
 	t.Helper()
-	py := pillowPython(t)
+	py := testenv.PillowPython(t)
 	dir := t.TempDir()
 	out, err := exec.Command(py, filepath.Join("testdata", "make_variants.py"), dir).Output()
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -154,6 +155,30 @@ func Node(t testing.TB) string {
 func Python3(t testing.TB) string {
 	t.Helper()
 	return program(t, "python3", "install python3 (with Jinja2) for the reference template renderer")
+}
+
+// PillowPython returns a python3 that imports Pillow 9.4.0 (Debian 12's, with libjpeg-turbo 2.1.5 and
+// libwebp 1.2.4: what the image goldens were made with) and numpy, the live reference of the image tests.
+// The system interpreter comes first: Debian's python3-pil installs there, and a python3 earlier on PATH (a
+// virtualenv, pyenv) often lacks it.
+func PillowPython(t testing.TB) string {
+	t.Helper()
+	candidates := []string{"/usr/bin/python3"}
+	if py, err := exec.LookPath("python3"); err == nil {
+		candidates = append(candidates, py)
+	}
+	var tried []string
+	for _, py := range candidates {
+		out, err := exec.Command(py, "-c", "import PIL, numpy; print(PIL.__version__)").CombinedOutput()
+		v := strings.TrimSpace(string(out))
+		if err == nil && v == "9.4.0" {
+			return py
+		}
+		tried = append(tried, py+": "+v)
+	}
+	Missing(t, fmt.Sprintf("python3 with Pillow 9.4.0 and numpy (%q)", tried),
+		"apt-get install -y python3-pil python3-numpy (Debian 12's Pillow 9.4.0, libjpeg-turbo 2.1.5, libwebp 1.2.4)")
+	return ""
 }
 
 func program(t testing.TB, name, hint string) string {

@@ -31,28 +31,6 @@ while off < len(src):
 out.close()
 `
 
-// pillowPython returns a python3 that imports Pillow and numpy, or skips (fails under CI) without one.
-// The system interpreter comes first: Debian's python3-pil installs there, and a python3 earlier on
-// PATH (a virtualenv) often lacks it.
-func pillowPython(t *testing.T) string {
-	t.Helper()
-	candidates := []string{"/usr/bin/python3"}
-	if py, err := exec.LookPath("python3"); err == nil {
-		candidates = append(candidates, py)
-	}
-	var tried []string
-	for _, py := range candidates {
-		out, err := exec.Command(py, "-c", "import PIL, numpy").CombinedOutput()
-		if err == nil {
-			return py
-		}
-		tried = append(tried, py+": "+string(bytes.TrimSpace(out)))
-	}
-	testenv.Missing(t, fmt.Sprintf("python3 with Pillow and numpy (%q)", tried),
-		"apt-get install -y python3-pil python3-numpy")
-	return ""
-}
-
 type sizeCase struct{ sw, sh, dw, dh int }
 
 // liveCases covers up- and down-scaling on each axis, one-pixel edges, one axis unchanged, strong
@@ -104,7 +82,7 @@ func testImage(rng *rand.Rand, w, h int) []uint8 {
 }
 
 func TestPillowLive(t *testing.T) {
-	py := pillowPython(t)
+	py := testenv.PillowPython(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	cases := liveCases(rng)
 	var in bytes.Buffer
