@@ -13,7 +13,6 @@ import (
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/fleet"
-	"github.com/vrender/vrender/imaging"
 	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/kvindex"
@@ -53,12 +52,11 @@ func TestChatRoutesByImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := media.New(media.Config{})
+	images, err := render.DefaultImageConfig(m, media.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := render.New(m, render.Config{Images: &render.ImageConfig{Fetcher: fetcher, Limit: -1,
-		Load: imaging.DefaultOptions(), Hasher: features.Hasher{ModelID: m.Path}}})
+	r, err := render.New(m, render.Config{Images: images})
 	if err != nil {
 		t.Fatal(err)
 	}

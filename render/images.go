@@ -222,6 +222,17 @@ func firstImageError(ctx context.Context, errs []error) error {
 	return canceled
 }
 
+// DefaultImageConfig is vLLM's default image handling for m (used only when
+// m has an image processor): no per-prompt limit, fetching as mc says,
+// vLLM's loader defaults and the default hasher.
+func DefaultImageConfig(m *model.Model, mc media.Config) (*ImageConfig, error) {
+	fetcher, err := media.New(mc)
+	if err != nil {
+		return nil, err
+	}
+	return &ImageConfig{Fetcher: fetcher, Limit: -1, Load: imaging.DefaultOptions(), Hasher: features.Hasher{ModelID: m.Path}}, nil
+}
+
 // load fetches one image and processes it (withKwargs) or reads its size
 // from the header, and hashes it: the image's features, its token count
 // and, when processed, the pixel_values row width.

@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/features"
-	"github.com/vrender/vrender/imaging"
 	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/media"
@@ -130,12 +129,11 @@ func imageRenderer(t testing.TB, mc media.Config) *Renderer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := media.New(mc)
+	images, err := DefaultImageConfig(m, mc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(m, Config{Images: &ImageConfig{Fetcher: fetcher, Limit: -1, Load: imaging.DefaultOptions(),
-		Hasher: features.Hasher{ModelID: m.Path}}})
+	r, err := New(m, Config{Images: images})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/features"
-	"github.com/vrender/vrender/imaging"
 	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/media"
@@ -350,10 +349,6 @@ func TestChatRenderImageLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := media.New(media.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	data, err := os.ReadFile(filepath.Join(dir, "images", "png_rgb_28x28.png"))
 	if err != nil {
 		t.Fatal(err)
@@ -370,8 +365,12 @@ func TestChatRenderImageLimit(t *testing.T) {
 		{0, imageRequest(url, ""), 400, `{"error":{"message":"At most 0 image(s) may be provided in one prompt.","type":"BadRequestError","param":null,"code":400}}`},
 		{2, two, 200, ""},
 	} {
-		r, err := render.New(m, render.Config{Images: &render.ImageConfig{Fetcher: fetcher, Limit: c.limit,
-			Load: imaging.DefaultOptions(), Hasher: features.Hasher{ModelID: m.Path}}})
+		images, err := render.DefaultImageConfig(m, media.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		images.Limit = c.limit
+		r, err := render.New(m, render.Config{Images: images})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/fleet"
 	"github.com/vrender/vrender/internal/testmodel"
+	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/orchestrator/engine"
@@ -98,7 +99,7 @@ func newOpenAIEnvWith(t *testing.T, engineURL string, opts envOptions) *openAIEn
 		env.sim, engineURL = sim, es.URL
 	}
 	pc := parsers.Config{ReasoningParser: "qwen3", ToolParser: "hermes", EnableAutoToolChoice: true}
-	images, err := DefaultImageConfig(m)
+	images, err := render.DefaultImageConfig(m, media.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vrender/vrender/derender"
-	"github.com/vrender/vrender/features"
-	"github.com/vrender/vrender/imaging"
 	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
@@ -226,27 +224,11 @@ func (s *server) routes() http.Handler {
 	return r
 }
 
-// DefaultImageConfig is vLLM's default image handling for m (used only
-// when m has an image processor): no per-prompt limit, media's fetch
-// defaults, the default hasher.
-func DefaultImageConfig(m *model.Model) (*render.ImageConfig, error) {
-	fetcher, err := media.New(media.Config{})
-	if err != nil {
-		return nil, err
-	}
-	return &render.ImageConfig{
-		Fetcher: fetcher,
-		Limit:   -1,
-		Load:    imaging.DefaultOptions(),
-		Hasher:  features.Hasher{ModelID: m.Path},
-	}, nil
-}
-
 // DefaultGenerator is the generator for m with vLLM's default render flags:
 // the model's own template and generation_config.json, and images for a
 // model with an image processor, fetched with media's defaults.
 func DefaultGenerator(m *model.Model) (*render.Generator, error) {
-	images, err := DefaultImageConfig(m)
+	images, err := render.DefaultImageConfig(m, media.Config{})
 	if err != nil {
 		return nil, err
 	}
