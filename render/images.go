@@ -38,6 +38,8 @@ type ImageConfig struct {
 	Load imaging.Options
 	// Hasher computes mm_hashes (its ModelID is the --model value).
 	Hasher features.Hasher
+	// EnableMMEmbeds (--enable-mm-embeds) accepts image_embeds parts.
+	EnableMMEmbeds bool
 }
 
 // images is a renderer's image support: the model's processor and the
@@ -46,6 +48,9 @@ type images struct {
 	cfg   ImageConfig
 	proc  vision.Processor
 	padID int
+	// merge is the vision tower's spatial_merge_size: an image_embeds
+	// item's tokens are its grid's t·h·w // merge².
+	merge int
 }
 
 // newImages prepares image rendering for m, or returns nil when m has no
@@ -76,7 +81,26 @@ func newImages(m *model.Model, cfg *ImageConfig) (*images, error) {
 	if cfg.Fetcher == nil {
 		return nil, errors.New("render: image rendering needs a media fetcher")
 	}
-	return &images{cfg: *cfg, proc: proc, padID: pad[0]}, nil
+	merge, err := spatialMergeSize(m.Config)
+	if err != nil {
+		return nil, err
+	}
+	return &images{cfg: *cfg, proc: proc, padID: pad[0], merge: merge}, nil
+}
+
+// spatialMergeSize is config.json's vision_config.spatial_merge_size
+// (Qwen2VLVisionConfig's default, 2, when absent).
+func spatialMergeSize(cfg map[string]any) (int, error) {
+	vc, _ := cfg["vision_config"].(map[string]any)
+	v, ok := vc["spatial_merge_size"]
+	if !ok {
+		return 2, nil
+	}
+	f, isNum := v.(float64)
+	if !isNum || f < 1 || f > 64 || f != float64(int(f)) {
+		return 0, fmt.Errorf("render: config.json vision_config.spatial_merge_size %v", v)
+	}
+	return int(f), nil
 }
 
 // modelDType is the dtype vLLM casts processor outputs to: config.json's
@@ -103,21 +127,20 @@ type imageRef struct {
 	uuid *string
 }
 
-// imageParts collects a request's image parts in prompt order.
+// imageParts collects a request's image and image_embeds parts in prompt
+// order.
 type imageParts struct {
-	refs []imageRef
+	im     *images // nil in tests of parsing alone
+	refs   []imageRef
+	embeds []embedsPart
 }
 
 // add parses an image part (typed image_url or input_image, or the
 // type-less {"image_url": ...}): image_url is a URL string or {"url", "detail"}.
 func (mm *imageParts) add(p *node) (parsedPart, bool, error) {
-	var uuid *string
-	if u, ok := p.Get("uuid"); ok && !u.IsNull() {
-		s, isStr := u.Text()
-		if !isStr {
-			return parsedPart{}, false, badParam("uuid", "uuid must be a string, got %s", pyType(u))
-		}
-		uuid = &s
+	uuid, err := partUUID(p)
+	if err != nil {
+		return parsedPart{}, false, err
 	}
 	v, _ := p.Get("image_url")
 	if v.IsNull() {
@@ -143,6 +166,19 @@ func (mm *imageParts) add(p *node) (parsedPart, bool, error) {
 	}
 	mm.refs = append(mm.refs, imageRef{url: url, uuid: uuid})
 	return parsedPart{image: true}, true, nil
+}
+
+// partUUID is a media part's uuid: nil when absent or null.
+func partUUID(p *node) (*string, error) {
+	u, ok := p.Get("uuid")
+	if !ok || u.IsNull() {
+		return nil, nil
+	}
+	s, isStr := u.Text()
+	if !isStr {
+		return nil, badParam("uuid", "uuid must be a string, got %s", pyType(u))
+	}
+	return &s, nil
 }
 
 // withPlaceholders is the string content format's text for a message:
@@ -285,11 +321,9 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 		return nil, nil, imageError(err)
 	}
 	kw = kw.Over(im.cfg.Kwargs)
-	var hashKwargs *node
-	if len(reqKwargs) > 0 {
-		if hashKwargs, err = parseJSON(reqKwargs); err != nil {
-			return nil, nil, badParam("mm_processor_kwargs", "Invalid mm_processor_kwargs JSON: %v", err)
-		}
+	hashKwargs, err := im.hashKwargs(reqKwargs)
+	if err != nil {
+		return nil, nil, err
 	}
 	imgs := make([]features.Image, len(refs))
 	numTokens := make([]int, len(refs))
@@ -322,30 +356,57 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 	// Every image of a model has the same row width (0 when not processed).
 	cols := rowWidths[0]
 
-	total := len(ids)
-	for _, n := range numTokens {
-		total += n - 1
+	out, places, err := im.expandPads(ids, numTokens)
+	if err != nil {
+		return nil, nil, err
 	}
-	out := make([]int, 0, total)
-	k := 0
-	for _, id := range ids {
-		if id != im.padID || k == len(refs) {
-			out = append(out, id)
-			continue
-		}
-		imgs[k].Placeholder = features.Placeholder{Offset: len(out), Length: numTokens[k]}
-		for range numTokens[k] {
-			out = append(out, im.padID)
-		}
-		k++
-	}
-	if k < len(refs) {
-		// vLLM's _apply_prompt_updates finds no place for the image.
-		return nil, nil, badRequest("Failed to apply prompt replacement for mm_items['image'][%d].", k)
+	for k := range imgs {
+		imgs[k].Placeholder = places[k]
 	}
 	f, err := features.QwenImageFeatures(imgs, cols, features.Options{Kwargs: withKwargs})
 	if err != nil {
 		return nil, nil, fmt.Errorf("render: image features: %w", err)
 	}
 	return out, &f, nil
+}
+
+// hashKwargs is the request's mm_processor_kwargs as the hasher reads them
+// (nil when absent).
+func (im *images) hashKwargs(reqKwargs []byte) (*node, error) {
+	if len(reqKwargs) == 0 {
+		return nil, nil
+	}
+	n, err := parseJSON(reqKwargs)
+	if err != nil {
+		return nil, badParam("mm_processor_kwargs", "Invalid mm_processor_kwargs JSON: %v", err)
+	}
+	return n, nil
+}
+
+// expandPads expands the first len(numTokens) image pads of ids, the k-th
+// to numTokens[k] pads, and gives each item's placeholder.
+func (im *images) expandPads(ids, numTokens []int) ([]int, []features.Placeholder, error) {
+	total := len(ids)
+	for _, n := range numTokens {
+		total += n - 1
+	}
+	out := make([]int, 0, total)
+	places := make([]features.Placeholder, len(numTokens))
+	k := 0
+	for _, id := range ids {
+		if id != im.padID || k == len(numTokens) {
+			out = append(out, id)
+			continue
+		}
+		places[k] = features.Placeholder{Offset: len(out), Length: numTokens[k]}
+		for range numTokens[k] {
+			out = append(out, im.padID)
+		}
+		k++
+	}
+	if k < len(numTokens) {
+		// vLLM's _apply_prompt_updates finds no place for the image.
+		return nil, nil, badRequest("Failed to apply prompt replacement for mm_items['image'][%d].", k)
+	}
+	return out, places, nil
 }

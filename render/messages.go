@@ -127,6 +127,9 @@ func parsePart(p *node, mm *imageParts) (parsedPart, bool, error) {
 			if mm != nil && (t == "image_url" || t == "input_image") {
 				return mm.add(p)
 			}
+			if t == "image_embeds" {
+				return parseEmbedsPart(p, mm)
+			}
 			return parsedPart{}, false, badRequest(errMultimodal)
 		}
 		if t == "tool_reference" {
@@ -138,6 +141,9 @@ func parsePart(p *node, mm *imageParts) (parsedPart, bool, error) {
 		if _, ok := p.Get(k); ok {
 			if mm != nil && k == "image_url" {
 				return mm.add(p)
+			}
+			if k == "image_embeds" {
+				return parseEmbedsPart(p, mm)
 			}
 			return parsedPart{}, false, badRequest(errMultimodal)
 		}

@@ -121,22 +121,22 @@ func denseBytes(shape []int, size int, maxBytes int64) (int, error) {
 	total := uint64(size)
 	for _, d := range shape {
 		if d < 0 {
-			return 0, errorf("negative dimension %d in shape %s", d, pyTuple(shape))
+			return 0, errorf("negative dimension %d in shape %s", d, ShapeRepr(shape))
 		}
 		hi, lo := bits.Mul64(total, uint64(d))
 		if hi != 0 || lo > uint64(maxBytes) {
-			return 0, errorf("a tensor of shape %s and %d-byte elements is larger than the %d-byte limit", pyTuple(shape), size, maxBytes)
+			return 0, errorf("a tensor of shape %s and %d-byte elements is larger than the %d-byte limit", ShapeRepr(shape), size, maxBytes)
 		}
 		total = lo
 	}
 	if total > uint64(maxBytes) {
-		return 0, errorf("a tensor of shape %s and %d-byte elements is larger than the %d-byte limit", pyTuple(shape), size, maxBytes)
+		return 0, errorf("a tensor of shape %s and %d-byte elements is larger than the %d-byte limit", ShapeRepr(shape), size, maxBytes)
 	}
 	return int(total), nil
 }
 
-// pyTuple is Python's repr of a tuple of ints: (2, 3), (4,), ().
-func pyTuple(shape []int) string {
+// ShapeRepr is Python's repr of a tensor's shape tuple: (2, 3), (4,), ().
+func ShapeRepr(shape []int) string {
 	var b []byte
 	b = append(b, '(')
 	for i, d := range shape {

@@ -129,7 +129,8 @@ npy("scalar_f32.npy", np.float32(2.5).reshape(()))
 npy("empty_0x4.npy", np.zeros((0, 4), dtype=np.float32))
 npy("fortran_3x4.npy", np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4)))
 npy("fortran_2x3x2.npy", np.asfortranarray(np.arange(12, dtype=np.int64).reshape(2, 3, 2)))
-npy("embeds_6x8.npy", rng.standard_normal((6, 8)).astype(np.float32))
+E = rng.standard_normal((6, 8)).astype(np.float32)
+npy("embeds_6x8.npy", E)
 # Version 2 and 3 headers, written by numpy's own writer.
 for version, name in (((2, 0), "v2_f32_2x2.npy"), ((3, 0), "v3_f32_2x2.npy")):
     buf = io.BytesIO()
@@ -151,6 +152,8 @@ pt("pt_scalar.pt", "float64", [3.25], size=[], stride=[])
 pt("pt_big_endian_f32_3.pt", "float32", [1.5, -2, 1e-3], byteorder="big")
 pt("pt_prefix_f32_2.pt", "float32", [1, 2], prefix="embeds")
 pt("pt_deflated_f32_4.pt", "float32", [1, 2, 3, 4], compress=True)
+# The same embeddings as embeds_6x8.npy, for render's differential test.
+pt("pt_embeds_6x8.pt", "float32", E, size=[6, 8])
 
 with open(os.path.join(here, "golden.json"), "w") as f:
     json.dump(cases, f, indent=1)
