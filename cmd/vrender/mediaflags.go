@@ -23,6 +23,7 @@ type mediaFlags struct {
 	allowedLocalMediaPath string
 	maxMediaBytes         int64
 	allowPrivateMediaURLs bool
+	enableMMEmbeds        bool
 }
 
 func (f *mediaFlags) register(c *command) {
@@ -33,6 +34,7 @@ func (f *mediaFlags) register(c *command) {
 	fs.StringVar(&f.allowedLocalMediaPath, "allowed-local-media-path", "", "`DIR` file: image URLs may read below (default: file: URLs refused)")
 	fs.Int64Var(&f.maxMediaBytes, "max-media-bytes", media.DefaultMaxMediaBytes, "most bytes one image may have (`N`; vLLM has no cap)")
 	fs.BoolVar(&f.allowPrivateMediaURLs, "allow-private-media-urls", false, "let image fetches reach loopback, private and link-local addresses (vLLM always does)")
+	fs.BoolVar(&f.enableMMEmbeds, "enable-mm-embeds", false, "accept image_embeds content parts: base64 .npy or torch.save tensors (Qwen2-VL form: image_embeds + image_grid_thw); an image limit of 0 then still lets them through")
 }
 
 // imageLimit parses --limit-mm-per-prompt's image count: -1 when unset.
@@ -109,5 +111,7 @@ func (f *mediaFlags) imageConfig(m *model.Model) (*render.ImageConfig, error) {
 		Kwargs:  kw,
 		Load:    imaging.DefaultOptions(),
 		Hasher:  features.Hasher{ModelID: m.Path, Algorithm: alg},
+
+		EnableMMEmbeds: f.enableMMEmbeds,
 	}, nil
 }
