@@ -72,7 +72,7 @@ func (mm *imageParts) addEmbeds(p *node) (parsedPart, bool, error) {
 		for i, k := range v.Keys {
 			s, isStr := v.Vals[i].Text()
 			if !isStr {
-				return parsedPart{}, false, badParam("image_embeds",
+				return parsedPart{}, false, badRequest(
 					"argument should be a bytes-like object or ASCII string, not '%s'", pyType(v.Vals[i]))
 			}
 			t, err := mm.im.loadEmbeds(s)
@@ -147,7 +147,7 @@ func (im *images) checkEmbeds(mm *imageParts) ([]features.QwenEmbeds, error) {
 			// vLLM drops names its field factory does not know.
 		}
 		if !haveEmbeds || !haveGrid {
-			return nil, badParam("image_embeds", "The data should contain the fields: {'image_embeds', 'image_grid_thw'}, "+
+			return nil, badRequest("The data should contain the fields: {'image_embeds', 'image_grid_thw'}, "+
 				"but only found the following keys: %s", pySet(part.names))
 		}
 		if err := im.checkEmbedsItem(i, item, out[0]); err != nil {

@@ -59,6 +59,8 @@ type envOptions struct {
 	// plain runs the simulated engine without the test script: its
 	// built-in answers (which say what images arrived).
 	plain bool
+	// embeds serves with --enable-mm-embeds.
+	embeds bool
 }
 
 func newOpenAIEnv(t *testing.T, engineURL string) *openAIEnv {
@@ -103,6 +105,7 @@ func newOpenAIEnvWith(t *testing.T, engineURL string, opts envOptions) *openAIEn
 	if err != nil {
 		t.Fatal(err)
 	}
+	images.EnableMMEmbeds = opts.embeds
 	r, err := render.New(m, render.Config{Images: images})
 	if err != nil {
 		t.Fatal(err)
