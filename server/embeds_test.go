@@ -18,6 +18,11 @@ import (
 // embedsBody is a chat request with one Qwen2-VL image_embeds part: 6 rows
 // of 8 and the grid [1, 4, 6] (tensorfile's numpy goldens).
 func embedsBody(t *testing.T, modelName, extra string) string {
+	return embedsBodyOf(t, modelName, "embeds_6x8.npy", "i64_grid.npy", extra)
+}
+
+// embedsBodyOf is embedsBody with other tensors of tensorfile's goldens.
+func embedsBodyOf(t *testing.T, modelName, embeds, grid, extra string) string {
 	t.Helper()
 	b64 := func(name string) string {
 		b, err := os.ReadFile(filepath.Join("..", "tensorfile", "testdata", name))
@@ -27,7 +32,7 @@ func embedsBody(t *testing.T, modelName, extra string) string {
 		return base64.StdEncoding.EncodeToString(b)
 	}
 	return `{"model":"` + modelName + `","max_tokens":200,"messages":[{"role":"user","content":[{"type":"image_embeds","image_embeds":{"image_embeds":"` +
-		b64("embeds_6x8.npy") + `","image_grid_thw":"` + b64("i64_grid.npy") + `"}` + extra + `},{"type":"text","text":"What is it?"}]}]}`
+		b64(embeds) + `","image_grid_thw":"` + b64(grid) + `"}` + extra + `},{"type":"text","text":"What is it?"}]}]}`
 }
 
 func embedsModel(t *testing.T) *model.Model {
@@ -92,6 +97,11 @@ func TestChatCompletionsEmbedsEndToEnd(t *testing.T) {
 	env := newOpenAIEnvWith(t, "", envOptions{model: embedsModel(t), noServer: true, plain: true, embeds: true})
 	code, body := postImageRender(t, env.h, "/v1/chat/completions", []byte(embedsBody(t, "qwen", `,"uuid":"emb"`)))
 	if want := "I see 1 image: grid 1x4x6, mm_hash emb."; code != http.StatusOK || !strings.Contains(string(body), want) {
+		t.Fatalf("status %d: %s\nwant an answer containing %q", code, body, want)
+	}
+	// A float16 part with an int32 grid: both as sent, both accepted.
+	code, body = postImageRender(t, env.h, "/v1/chat/completions", []byte(embedsBodyOf(t, "qwen", "embeds_16x4_f16.npy", "i32_grid.npy", `,"uuid":"e32"`)))
+	if want := "I see 1 image: grid 1x8x8, mm_hash e32."; code != http.StatusOK || !strings.Contains(string(body), want) {
 		t.Fatalf("status %d: %s\nwant an answer containing %q", code, body, want)
 	}
 }

@@ -154,6 +154,8 @@ pt("pt_prefix_f32_2.pt", "float32", [1, 2], prefix="embeds")
 pt("pt_deflated_f32_4.pt", "float32", [1, 2, 3, 4], compress=True)
 # The same embeddings as embeds_6x8.npy, for render's differential test.
 pt("pt_embeds_6x8.pt", "float32", E, size=[6, 8])
+# 16 rows for i32_grid.npy's [1, 8, 8], in float16.
+npy("embeds_16x4_f16.npy", rng.standard_normal((16, 4)).astype(np.float16))
 
 with open(os.path.join(here, "golden.json"), "w") as f:
     json.dump(cases, f, indent=1)
