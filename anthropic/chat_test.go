@@ -8,6 +8,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 	"github.com/vrender/vrender/render/rendertest"
@@ -150,9 +151,9 @@ func FuzzAnthropicToChat(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, err := protocol.DecodeAnthropicMessagesRequest(data)
 		if err != nil {
-			var verr *protocol.ValidationError
+			var verr *pylax.ValidationError
 			if !errors.As(err, &verr) {
-				t.Fatalf("error is %T, want *protocol.ValidationError: %v", err, err)
+				t.Fatalf("error is %T, want *pylax.ValidationError: %v", err, err)
 			}
 			return
 		}

@@ -3,6 +3,8 @@ package protocol
 import (
 	"encoding/json"
 	"math/big"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // AnthropicMessagesRequest is the body of POST /v1/messages/render (and of
@@ -87,60 +89,60 @@ var anthropicBlockTypes = []string{"text", "image", "tool_use", "tool_result", "
 func DecodeAnthropicMessagesRequest(data []byte) (*AnthropicMessagesRequest, error) {
 	obj, fe := decodeBody(data, "AnthropicMessagesRequest")
 	if fe != nil {
-		return nil, &ValidationError{Errors: []FieldError{*fe}}
+		return nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
 	r := &AnthropicMessagesRequest{}
 	obj.anthropicModelMessages(r)
-	if raw, ok := obj.members["max_tokens"]; ok {
-		if n, ok := obj.checkedInt(obj.at("max_tokens"), raw, nil, nil); ok {
+	if raw, ok := obj.Members["max_tokens"]; ok {
+		if n, ok := obj.CheckedInt(obj.At("max_tokens"), raw, nil, nil); ok {
 			if n.Cmp(big.NewInt(0)) <= 0 {
 				obj.fieldValueError("max_tokens", "max_tokens must be positive", raw)
 			}
-			r.MaxTokens = clampInt(n)
+			r.MaxTokens = pylax.ClampInt(n)
 		}
 	} else {
-		obj.missing("max_tokens")
+		obj.Missing("max_tokens")
 	}
-	r.Metadata = obj.optionalDict("metadata")
+	r.Metadata = obj.OptionalDict("metadata")
 	r.OutputConfig = obj.anthropicOutputConfig("output_config")
-	if raw, ok := obj.members["stop_sequences"]; ok && !isNull(raw) {
-		r.StopSequences = obj.stringList("stop_sequences", nil)
+	if raw, ok := obj.Members["stop_sequences"]; ok && !pylax.IsNull(raw) {
+		r.StopSequences = obj.StringList("stop_sequences", nil)
 	}
-	if s := obj.optionalBool("stream", false); s != nil {
+	if s := obj.OptionalBool("stream", false); s != nil {
 		r.Stream = *s
 	}
 	obj.anthropicSystem(r)
-	if obj.optionalFloat("temperature", nil) != nil {
-		r.Temperature = obj.members["temperature"]
+	if obj.OptionalFloat("temperature", nil) != nil {
+		r.Temperature = obj.Members["temperature"]
 	}
 	obj.anthropicTools(r)
-	if obj.optionalInt("top_k", nil, nil, nil) != nil {
-		r.TopK = obj.members["top_k"]
+	if obj.OptionalInt("top_k", nil, nil, nil) != nil {
+		r.TopK = obj.Members["top_k"]
 	}
-	if obj.optionalFloat("top_p", nil) != nil {
-		r.TopP = obj.members["top_p"]
+	if obj.OptionalFloat("top_p", nil) != nil {
+		r.TopP = obj.Members["top_p"]
 	}
-	r.KVTransferParams = obj.optionalDict("kv_transfer_params")
-	r.ECTransferParams = obj.optionalDict("ec_transfer_params")
-	r.ChatTemplateArgs = obj.optionalDict("chat_template_kwargs")
-	r.VLLMXargs = obj.optionalDict("vllm_xargs")
-	if len(obj.errs) > 0 {
-		return nil, &ValidationError{Errors: obj.errs}
+	r.KVTransferParams = obj.OptionalDict("kv_transfer_params")
+	r.ECTransferParams = obj.OptionalDict("ec_transfer_params")
+	r.ChatTemplateArgs = obj.OptionalDict("chat_template_kwargs")
+	r.VLLMXargs = obj.OptionalDict("vllm_xargs")
+	if len(obj.Errs) > 0 {
+		return nil, &pylax.ValidationError{Errors: obj.Errs}
 	}
 	return r, nil
 }
 
 // anthropicModelMessages validates model (non-empty) and messages.
 func (o *object) anthropicModelMessages(r *AnthropicMessagesRequest) {
-	if raw, ok := o.members["model"]; ok {
-		r.Model = o.requiredString("model")
-		if len(o.errs) == 0 && r.Model == "" {
+	if raw, ok := o.Members["model"]; ok {
+		r.Model = o.RequiredString("model")
+		if len(o.Errs) == 0 && r.Model == "" {
 			o.fieldValueError("model", "Model is required", raw)
 		}
 	} else {
-		o.missing("model")
+		o.Missing("model")
 	}
-	if items, ok := o.list("messages", true); ok {
+	if items, ok := o.List("messages", true); ok {
 		for i, item := range items {
 			if m, ok := o.anthropicMessage(i, item); ok {
 				r.Messages = append(r.Messages, m)
@@ -151,10 +153,10 @@ func (o *object) anthropicModelMessages(r *AnthropicMessagesRequest) {
 
 // anthropicSystem validates system: a string or text blocks.
 func (o *object) anthropicSystem(r *AnthropicMessagesRequest) {
-	if raw, ok := o.members["system"]; ok && !isNull(raw) {
+	if raw, ok := o.Members["system"]; ok && !pylax.IsNull(raw) {
 		var list bool
 		if r.SystemText, list = o.strOrList("system", raw); list {
-			r.SystemBlocks = o.anthropicBlocks(o.at("system"), raw)
+			r.SystemBlocks = o.anthropicBlocks(o.At("system"), raw)
 		}
 	}
 }
@@ -162,7 +164,7 @@ func (o *object) anthropicSystem(r *AnthropicMessagesRequest) {
 // anthropicTools validates tool_choice and tools.
 func (o *object) anthropicTools(r *AnthropicMessagesRequest) {
 	r.ToolChoice = o.anthropicToolChoice("tool_choice")
-	if items, ok := o.list("tools", false); ok {
+	if items, ok := o.List("tools", false); ok {
 		r.HaveTools = true
 		for i, item := range items {
 			if t, ok := o.anthropicTool(i, item); ok {
@@ -175,43 +177,43 @@ func (o *object) anthropicTools(r *AnthropicMessagesRequest) {
 // fieldValueError is pydantic's error for a field validator that raised
 // ValueError(msg) on the value raw.
 func (o *object) fieldValueError(name, msg string, raw json.RawMessage) {
-	o.fail(o.at(name), "value_error", "Value error, "+msg, raw,
-		CtxEntry{Key: "error", Value: PyException{Class: "ValueError", Message: msg}})
+	o.Fail(o.At(name), "value_error", "Value error, "+msg, raw,
+		pylax.CtxEntry{Key: "error", Value: pylax.PyException{Class: "ValueError", Message: msg}})
 }
 
 // anthropicMessage validates messages[i]: role (Claude Code's "ctx" and
 // "msg" read as "user", as vLLM's before-validator maps them) and content.
 func (o *object) anthropicMessage(i int, raw json.RawMessage) (AnthropicMessage, bool) {
-	m := o.listItem(o.at("messages", i), raw, "AnthropicMessage")
+	m := o.listItem(o.At("messages", i), raw, "AnthropicMessage")
 	if m == nil {
 		return AnthropicMessage{}, false
 	}
-	before := len(o.errs)
+	before := len(o.Errs)
 	var msg AnthropicMessage
-	if rr, ok := m.members["role"]; ok {
-		if s, isStr := laxString(rr); isStr {
+	if rr, ok := m.Members["role"]; ok {
+		if s, isStr := pylax.LaxString(rr); isStr {
 			if s == "ctx" || s == "msg" {
 				s = "user"
-				m.members["role"] = json.RawMessage(`"user"`)
+				m.Members["role"] = json.RawMessage(`"user"`)
 			}
 			if s == "user" || s == "assistant" || s == "system" {
 				msg.Role = s
 			}
 		}
-		m.optionalLiteral("role", "user", "assistant", "system")
+		m.OptionalLiteral("role", "user", "assistant", "system")
 	} else {
-		m.missing("role")
+		m.Missing("role")
 	}
-	if cr, ok := m.members["content"]; ok {
+	if cr, ok := m.Members["content"]; ok {
 		var list bool
 		if msg.Text, list = m.strOrList("content", cr); list {
-			msg.Blocks = m.anthropicBlocks(m.at("content"), cr)
+			msg.Blocks = m.anthropicBlocks(m.At("content"), cr)
 		}
 	} else {
-		m.missing("content")
+		m.Missing("content")
 	}
-	o.errs = append(o.errs, m.errs...)
-	return msg, len(o.errs) == before
+	o.Errs = append(o.Errs, m.Errs...)
+	return msg, len(o.Errs) == before
 }
 
 // anthropicBlocks validates the list raw (at loc) as list[AnthropicContentBlock],
@@ -221,66 +223,66 @@ func (o *object) anthropicBlocks(loc []any, raw json.RawMessage) []AnthropicCont
 	var items []json.RawMessage
 	_ = json.Unmarshal(raw, &items)
 	blocks := make([]AnthropicContentBlock, 0, len(items))
-	var errs []FieldError
+	var errs []pylax.FieldError
 	for i, item := range items {
-		b := &object{raw: item, loc: append(append([]any{}, loc...), i)}
-		if jsonKind(item) != '{' {
-			errs = append(errs, FieldError{Type: "model_type", Loc: b.loc,
+		b := &object{&pylax.Object{Raw: item, Loc: append(append([]any{}, loc...), i)}}
+		if pylax.Kind(item) != '{' {
+			errs = append(errs, pylax.FieldError{Type: "model_type", Loc: b.Loc,
 				Msg:   "Input should be a valid dictionary or instance of AnthropicContentBlock",
-				Input: item, Ctx: []CtxEntry{{Key: "class_name", Value: "AnthropicContentBlock"}}})
+				Input: item, Ctx: []pylax.CtxEntry{{Key: "class_name", Value: "AnthropicContentBlock"}}})
 			continue
 		}
-		_ = json.Unmarshal(item, &b.members)
+		_ = json.Unmarshal(item, &b.Members)
 		var blk AnthropicContentBlock
-		if t, ok := b.members["type"]; ok {
-			if s := b.optionalLiteral("type", anthropicBlockTypes...); s != nil {
+		if t, ok := b.Members["type"]; ok {
+			if s := b.OptionalLiteral("type", anthropicBlockTypes...); s != nil {
 				blk.Type = *s
-			} else if isNull(t) {
+			} else if pylax.IsNull(t) {
 				b.literalNull("type", t)
 			}
 		} else {
-			b.missing("type")
+			b.Missing("type")
 		}
-		blk.Text = b.optionalString("text")
-		blk.Source = b.optionalDict("source")
-		blk.ID = b.optionalString("id")
-		blk.ToolUseID = b.optionalString("tool_use_id")
-		blk.Name = b.optionalString("name")
-		blk.Input = b.optionalDict("input")
-		if cr, ok := b.members["content"]; ok && !isNull(cr) {
+		blk.Text = b.OptionalString("text")
+		blk.Source = b.OptionalDict("source")
+		blk.ID = b.OptionalString("id")
+		blk.ToolUseID = b.OptionalString("tool_use_id")
+		blk.Name = b.OptionalString("name")
+		blk.Input = b.OptionalDict("input")
+		if cr, ok := b.Members["content"]; ok && !pylax.IsNull(cr) {
 			var list bool
 			if blk.ContentText, list = b.strOrList("content", cr); list {
 				var list []json.RawMessage
 				_ = json.Unmarshal(cr, &list)
 				var bad []int
 				for j, e := range list {
-					if jsonKind(e) != '{' {
+					if pylax.Kind(e) != '{' {
 						bad = append(bad, j)
 					}
 				}
 				if len(bad) > 0 {
-					b.fail(b.at("content"), "string_type", "Input should be a valid string", cr)
+					b.Fail(b.At("content"), "string_type", "Input should be a valid string", cr)
 					for _, j := range bad {
-						b.fail(b.at("content", j), "dict_type", "Input should be a valid dictionary", list[j])
+						b.Fail(b.At("content", j), "dict_type", "Input should be a valid dictionary", list[j])
 					}
 				} else {
 					blk.ContentList = list
 				}
 			}
 		}
-		if raw, ok := b.members["is_error"]; ok && !isNull(raw) {
-			b.optionalBool("is_error", false)
+		if raw, ok := b.Members["is_error"]; ok && !pylax.IsNull(raw) {
+			b.OptionalBool("is_error", false)
 		}
-		b.optionalString("tool_name")
-		blk.Thinking = b.optionalString("thinking")
-		b.optionalString("signature")
-		b.optionalString("data")
-		errs = append(errs, b.errs...)
+		b.OptionalString("tool_name")
+		blk.Thinking = b.OptionalString("thinking")
+		b.OptionalString("signature")
+		b.OptionalString("data")
+		errs = append(errs, b.Errs...)
 		blocks = append(blocks, blk)
 	}
 	if len(errs) > 0 {
-		o.fail(loc, "string_type", "Input should be a valid string", raw)
-		o.errs = append(o.errs, errs...)
+		o.Fail(loc, "string_type", "Input should be a valid string", raw)
+		o.Errs = append(o.Errs, errs...)
 		return nil
 	}
 	return blocks
@@ -289,64 +291,64 @@ func (o *object) anthropicBlocks(loc []any, raw json.RawMessage) []AnthropicCont
 // literalNull records the literal error pydantic gives a required Literal
 // field sent as null (optionalLiteral treats null as absent).
 func (o *object) literalNull(name string, raw json.RawMessage) {
-	o.members[name] = json.RawMessage(`0`)
-	o.optionalLiteral(name, anthropicBlockTypes...)
-	o.errs[len(o.errs)-1].Input = raw
+	o.Members[name] = json.RawMessage(`0`)
+	o.OptionalLiteral(name, anthropicBlockTypes...)
+	o.Errs[len(o.Errs)-1].Input = raw
 }
 
 // listItem is the list item raw at loc as an object of model class, or nil
 // after recording pydantic's error for a non-object.
 func (o *object) listItem(loc []any, raw json.RawMessage, class string) *object {
-	if jsonKind(raw) != '{' {
-		o.fail(loc, "model_type", "Input should be a valid dictionary or instance of "+class, raw,
-			CtxEntry{Key: "class_name", Value: class})
+	if pylax.Kind(raw) != '{' {
+		o.Fail(loc, "model_type", "Input should be a valid dictionary or instance of "+class, raw,
+			pylax.CtxEntry{Key: "class_name", Value: class})
 		return nil
 	}
-	item := &object{raw: raw, loc: loc}
-	_ = json.Unmarshal(raw, &item.members)
+	item := &object{&pylax.Object{Raw: raw, Loc: loc}}
+	_ = json.Unmarshal(raw, &item.Members)
 	return item
 }
 
 // strOrList reads a `str | list[...]` member: the string, or list true for
 // a list the caller validates; anything else records both members' errors.
 func (o *object) strOrList(name string, raw json.RawMessage) (text *string, list bool) {
-	if s, ok := laxString(raw); ok {
+	if s, ok := pylax.LaxString(raw); ok {
 		return &s, false
 	}
-	if jsonKind(raw) == '[' {
+	if pylax.Kind(raw) == '[' {
 		return nil, true
 	}
-	o.fail(o.at(name), "string_type", "Input should be a valid string", raw)
-	o.fail(o.at(name), "list_type", "Input should be a valid list", raw)
+	o.Fail(o.At(name), "string_type", "Input should be a valid string", raw)
+	o.Fail(o.At(name), "list_type", "Input should be a valid list", raw)
 	return nil, false
 }
 
 // anthropicTool validates tools[i].
 func (o *object) anthropicTool(i int, raw json.RawMessage) (AnthropicTool, bool) {
-	t := o.listItem(o.at("tools", i), raw, "AnthropicTool")
+	t := o.listItem(o.At("tools", i), raw, "AnthropicTool")
 	if t == nil {
 		return AnthropicTool{}, false
 	}
 	var tool AnthropicTool
-	tool.Name = t.requiredString("name")
-	tool.Description = t.optionalString("description")
-	if s, ok := t.members["input_schema"]; ok {
-		if jsonKind(s) != '{' {
-			t.fail(t.at("input_schema"), "dict_type", "Input should be a valid dictionary", s)
+	tool.Name = t.RequiredString("name")
+	tool.Description = t.OptionalString("description")
+	if s, ok := t.Members["input_schema"]; ok {
+		if pylax.Kind(s) != '{' {
+			t.Fail(t.At("input_schema"), "dict_type", "Input should be a valid dictionary", s)
 		} else {
 			tool.InputSchema = withDefaultType(s)
 		}
 	} else {
-		t.missing("input_schema")
+		t.Missing("input_schema")
 	}
-	if raw, ok := t.members["strict"]; ok && !isNull(raw) {
-		t.optionalBool("strict", false)
+	if raw, ok := t.Members["strict"]; ok && !pylax.IsNull(raw) {
+		t.OptionalBool("strict", false)
 	}
-	if raw, ok := t.members["defer_loading"]; ok && !isNull(raw) {
-		tool.DeferLoading = t.optionalBool("defer_loading", false)
+	if raw, ok := t.Members["defer_loading"]; ok && !pylax.IsNull(raw) {
+		tool.DeferLoading = t.OptionalBool("defer_loading", false)
 	}
-	o.errs = append(o.errs, t.errs...)
-	return tool, len(t.errs) == 0
+	o.Errs = append(o.Errs, t.Errs...)
+	return tool, len(t.Errs) == 0
 }
 
 // withDefaultType appends "type": "object" to a schema without "type", as
@@ -383,27 +385,27 @@ func trimSpace(b []byte) []byte {
 // anthropicToolChoice validates tool_choice, with vLLM's after-validator:
 // a "tool" choice needs a name.
 func (o *object) anthropicToolChoice(name string) *AnthropicToolChoice {
-	sub, raw := o.nested(name, false, "AnthropicToolChoice")
+	sub, raw := o.Nested(name, false, "AnthropicToolChoice")
 	if sub == nil {
 		return nil
 	}
 	tc := &AnthropicToolChoice{}
-	if _, ok := sub.members["type"]; ok {
-		if s := sub.optionalLiteral("type", "auto", "any", "tool", "none"); s != nil {
+	if _, ok := sub.Members["type"]; ok {
+		if s := sub.OptionalLiteral("type", "auto", "any", "tool", "none"); s != nil {
 			tc.Type = *s
 		}
 	} else {
-		sub.missing("type")
+		sub.Missing("type")
 	}
-	tc.Name = sub.optionalString("name")
-	if len(sub.errs) > 0 {
-		o.errs = append(o.errs, sub.errs...)
+	tc.Name = sub.OptionalString("name")
+	if len(sub.Errs) > 0 {
+		o.Errs = append(o.Errs, sub.Errs...)
 		return nil
 	}
 	if tc.Type == "tool" && (tc.Name == nil || *tc.Name == "") {
 		const msg = "tool_choice.name is required when type is 'tool'"
-		o.fail(o.at(name), "value_error", "Value error, "+msg, raw,
-			CtxEntry{Key: "error", Value: PyException{Class: "ValueError", Message: msg}})
+		o.Fail(o.At(name), "value_error", "Value error, "+msg, raw,
+			pylax.CtxEntry{Key: "error", Value: pylax.PyException{Class: "ValueError", Message: msg}})
 		return nil
 	}
 	return tc
@@ -411,17 +413,17 @@ func (o *object) anthropicToolChoice(name string) *AnthropicToolChoice {
 
 // anthropicOutputConfig validates output_config.
 func (o *object) anthropicOutputConfig(name string) *AnthropicOutputConfig {
-	sub, _ := o.nested(name, false, "AnthropicOutputConfig")
+	sub, _ := o.Nested(name, false, "AnthropicOutputConfig")
 	if sub == nil {
 		return nil
 	}
-	oc := &AnthropicOutputConfig{Effort: sub.optionalLiteral("effort", "low", "medium", "high", "xhigh", "max")}
-	if f, _ := sub.nested("format", false, "AnthropicJsonOutputFormat"); f != nil {
-		oc.Schema = f.optionalDict("schema")
+	oc := &AnthropicOutputConfig{Effort: sub.OptionalLiteral("effort", "low", "medium", "high", "xhigh", "max")}
+	if f, _ := sub.Nested("format", false, "AnthropicJsonOutputFormat"); f != nil {
+		oc.Schema = f.OptionalDict("schema")
 		oc.FormatType = "json_schema"
-		f.optionalLiteral("type", "json_schema")
-		sub.errs = append(sub.errs, f.errs...)
+		f.OptionalLiteral("type", "json_schema")
+		sub.Errs = append(sub.Errs, f.Errs...)
 	}
-	o.errs = append(o.errs, sub.errs...)
+	o.Errs = append(o.Errs, sub.Errs...)
 	return oc
 }

@@ -1,5 +1,7 @@
 package protocol
 
+import "github.com/vrender/vrender/internal/pylax"
+
 // DecodeAnthropicCountTokensRequest validates a POST /v1/messages/count_tokens
 // body as vLLM's AnthropicCountTokensRequest (vllm/entrypoints/anthropic/
 // protocol.py): model (non-empty), messages, system, tool_choice, tools and
@@ -10,15 +12,15 @@ package protocol
 func DecodeAnthropicCountTokensRequest(data []byte) (*AnthropicMessagesRequest, error) {
 	obj, fe := decodeBody(data, "AnthropicCountTokensRequest")
 	if fe != nil {
-		return nil, &ValidationError{Errors: []FieldError{*fe}}
+		return nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
 	r := &AnthropicMessagesRequest{}
 	obj.anthropicModelMessages(r)
 	obj.anthropicSystem(r)
 	obj.anthropicTools(r)
-	r.ChatTemplateArgs = obj.optionalDict("chat_template_kwargs")
-	if len(obj.errs) > 0 {
-		return nil, &ValidationError{Errors: obj.errs}
+	r.ChatTemplateArgs = obj.OptionalDict("chat_template_kwargs")
+	if len(obj.Errs) > 0 {
+		return nil, &pylax.ValidationError{Errors: obj.Errs}
 	}
 	return r, nil
 }

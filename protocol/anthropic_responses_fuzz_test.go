@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // The Messages, count_tokens and Responses decoders read untrusted bodies:
@@ -25,7 +27,7 @@ func FuzzDecodeAnthropicResponses(f *testing.F) {
 		if err == nil {
 			return
 		}
-		var verr *ValidationError
+		var verr *pylax.ValidationError
 		var perr *ResponsesParamError
 		switch {
 		case errors.As(err, &verr):

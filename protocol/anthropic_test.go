@@ -3,6 +3,8 @@ package protocol
 import (
 	"reflect"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // TestAnthropicRequestGolden checks Messages body validation against
@@ -21,7 +23,7 @@ func TestAnthropicRequestGolden(t *testing.T) {
 				}
 				return
 			}
-			verr, ok := err.(*ValidationError)
+			verr, ok := err.(*pylax.ValidationError)
 			if !ok {
 				t.Fatalf("err = %v, want a validation error", err)
 			}

@@ -3,6 +3,8 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // ResponsesRequest is the body of POST /v1/responses/render: the members of
@@ -102,95 +104,95 @@ func (r *ResponsesRequest) IncludesOutputLogprobs() bool {
 func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 	obj, fe := decodeBody(data, "ResponsesRequest")
 	if fe != nil {
-		return nil, &ValidationError{Errors: []FieldError{*fe}}
+		return nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
 	if fe := responsesModelValidators(obj); fe != nil {
-		return nil, &ValidationError{Errors: []FieldError{*fe}}
+		return nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
 	r := &ResponsesRequest{Truncation: "disabled", ParallelToolCalls: true}
 	// Declaration order: pydantic reports the errors in it.
-	obj.optionalBool("background", false)
+	obj.OptionalBool("background", false)
 	if obj.validateNode("include", responsesInclude) {
-		_ = json.Unmarshal(nullToNil(obj.members["include"]), &r.Include)
+		_ = json.Unmarshal(nullToNil(obj.Members["include"]), &r.Include)
 	}
 	obj.responsesInput(r)
-	r.Instructions = obj.optionalString("instructions")
-	r.MaxOutputTokens = obj.optionalInt("max_output_tokens", nil, nil, nil)
-	r.MaxToolCalls = obj.optionalInt("max_tool_calls", nil, nil, nil)
+	r.Instructions = obj.OptionalString("instructions")
+	r.MaxOutputTokens = obj.OptionalInt("max_output_tokens", nil, nil, nil)
+	r.MaxToolCalls = obj.OptionalInt("max_tool_calls", nil, nil, nil)
 	if obj.validateNode("metadata", nullable(openaiType("Metadata"))) {
-		r.Metadata = nullToNil(obj.members["metadata"])
+		r.Metadata = nullToNil(obj.Members["metadata"])
 	}
-	r.Model = obj.optionalString("model")
+	r.Model = obj.OptionalString("model")
 	obj.logitBias("logit_bias")
-	if p := obj.optionalBool("parallel_tool_calls", true); p != nil {
+	if p := obj.OptionalBool("parallel_tool_calls", true); p != nil {
 		r.ParallelToolCalls = *p
 	}
-	r.PreviousResponseID = obj.optionalString("previous_response_id")
+	r.PreviousResponseID = obj.OptionalString("previous_response_id")
 	if obj.validateNode("reasoning", nullable(openaiType("Reasoning"))) {
-		if raw := nullToNil(obj.members["reasoning"]); raw != nil {
+		if raw := nullToNil(obj.Members["reasoning"]); raw != nil {
 			r.Reasoning = &ResponsesReasoning{}
 			_ = json.Unmarshal(raw, r.Reasoning)
 		}
 	}
-	obj.boolean("include_reasoning", true)
+	obj.Bool("include_reasoning", true)
 	obj.validateNode("service_tier", responsesServiceTier)
-	obj.optionalBool("store", true)
-	if s := obj.optionalBool("stream", false); s != nil {
+	obj.OptionalBool("store", true)
+	if s := obj.OptionalBool("stream", false); s != nil {
 		r.Stream = *s
 	}
-	obj.optionalFloat("temperature", nil)
+	obj.OptionalFloat("temperature", nil)
 	if obj.validateNode("text", nullable(openaiType("ResponseTextConfig"))) {
-		if raw := nullToNil(obj.members["text"]); raw != nil {
+		if raw := nullToNil(obj.Members["text"]); raw != nil {
 			r.Text = &ResponsesText{}
 			_ = json.Unmarshal(raw, r.Text)
 		}
 	}
 	r.ToolChoice, r.ToolChoiceJSON = ToolChoice{Kind: ToolChoiceAuto}, json.RawMessage(`"auto"`)
-	if n, ok := obj.nodes["tool_choice"]; ok && obj.validateNode("tool_choice", openaiType("ToolChoice")) {
+	if n, ok := obj.Nodes["tool_choice"]; ok && obj.validateNode("tool_choice", openaiType("ToolChoice")) {
 		r.ToolChoice, r.ToolChoiceJSON = responsesToolChoiceOf(n), n.Raw
 	}
 	if obj.validateNode("tools", responsesTools()) {
-		r.Tools, _ = obj.list("tools", false)
+		r.Tools, _ = obj.List("tools", false)
 	}
-	r.TopLogprobs = obj.optionalInt("top_logprobs", new(0), nil, nil)
-	obj.optionalFloat("top_p", nil)
-	obj.optionalInt("top_k", nil, nil, nil)
-	if t := obj.optionalLiteral("truncation", "auto", "disabled"); t != nil {
+	r.TopLogprobs = obj.OptionalInt("top_logprobs", new(0), nil, nil)
+	obj.OptionalFloat("top_p", nil)
+	obj.OptionalInt("top_k", nil, nil, nil)
+	if t := obj.OptionalLiteral("truncation", "auto", "disabled"); t != nil {
 		r.Truncation = *t
 	}
-	r.User = obj.optionalString("user")
-	obj.boolean("skip_special_tokens", true)
-	obj.boolean("include_stop_str_in_output", false)
+	r.User = obj.OptionalString("user")
+	obj.Bool("skip_special_tokens", true)
+	obj.Bool("include_stop_str_in_output", false)
 	obj.penalty("presence_penalty")
 	obj.penalty("frequency_penalty")
-	obj.optionalString("prompt_cache_key")
-	if _, ok := obj.members["request_id"]; ok {
-		id := obj.requiredString("request_id")
+	obj.OptionalString("prompt_cache_key")
+	if _, ok := obj.Members["request_id"]; ok {
+		id := obj.RequiredString("request_id")
 		r.RequestID = &id
 	}
-	obj.optionalDictOfDicts("media_io_kwargs")
-	obj.optionalDict("mm_processor_kwargs")
-	r.Priority = obj.int64Field("priority", 0)
-	r.CacheSalt = obj.optionalString("cache_salt")
-	obj.boolean("enable_response_messages", false)
+	obj.OptionalDictOfDicts("media_io_kwargs")
+	obj.OptionalDict("mm_processor_kwargs")
+	r.Priority = obj.Int64("priority", 0)
+	r.CacheSalt = obj.OptionalString("cache_salt")
+	obj.Bool("enable_response_messages", false)
 	obj.structuredOutputs("structured_outputs")
-	obj.optionalFloat("repetition_penalty", nil)
-	obj.optionalInt64("seed")
-	obj.stopField("stop")
-	obj.boolean("ignore_eos", false)
+	obj.OptionalFloat("repetition_penalty", nil)
+	obj.OptionalInt64("seed")
+	obj.StopField("stop")
+	obj.Bool("ignore_eos", false)
 	obj.vllmXargs("vllm_xargs")
-	r.KVTransferParams = obj.optionalDict("kv_transfer_params")
-	r.ECTransferParams = obj.optionalDict("ec_transfer_params")
-	obj.optionalDict("chat_template_kwargs")
-	if len(obj.errs) > 0 {
-		return nil, &ValidationError{Errors: obj.errs, Omitted: obj.omitted}
+	r.KVTransferParams = obj.OptionalDict("kv_transfer_params")
+	r.ECTransferParams = obj.OptionalDict("ec_transfer_params")
+	obj.OptionalDict("chat_template_kwargs")
+	if len(obj.Errs) > 0 {
+		return nil, &pylax.ValidationError{Errors: obj.Errs, Omitted: obj.Omitted}
 	}
 	for _, k := range responsesPassthrough {
-		if v, ok := obj.members[k]; ok {
+		if v, ok := obj.Members[k]; ok {
 			r.Passthrough = append(r.Passthrough, RawMember{k, v})
 		}
 	}
-	if raw := obj.members["tool_choice"]; raw != nil && !isNull(raw) && len(r.Tools) == 0 {
+	if raw := obj.Members["tool_choice"]; raw != nil && !pylax.IsNull(raw) && len(r.Tools) == 0 {
 		// check_tool_usage turned "auto" into "none" before validation.
 		if r.ToolChoice.Kind == ToolChoiceAuto {
 			r.ToolChoice, r.ToolChoiceJSON = ToolChoice{Kind: ToolChoiceNone}, json.RawMessage(`"none"`)

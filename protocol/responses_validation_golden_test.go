@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // TestResponsesValidationMatchesPydanticGolden decodes every body of
@@ -30,7 +32,7 @@ func TestResponsesValidationMatchesPydanticGolden(t *testing.T) {
 				}
 				return
 			}
-			var verr *ValidationError
+			var verr *pylax.ValidationError
 			if !errors.As(err, &verr) {
 				t.Fatalf("body %s: got %v (%T), want a validation error\n%s", c.Body, err, err, c.Result.Error.Message)
 			}
@@ -54,7 +56,7 @@ func manyItems(item string, n int) []byte {
 // are built, the rest counted, so the total is right and memory stays flat.
 func TestResponsesManyBadItemsCounted(t *testing.T) {
 	_, err := DecodeResponsesRequest(manyItems(`{"role":"bogus","content":"x"}`, 1))
-	var verr *ValidationError
+	var verr *pylax.ValidationError
 	if !errors.As(err, &verr) {
 		t.Fatal(err)
 	}
@@ -64,14 +66,14 @@ func TestResponsesManyBadItemsCounted(t *testing.T) {
 	if !errors.As(err, &verr) {
 		t.Fatal(err)
 	}
-	if len(verr.Errors) != maxReportedErrors {
-		t.Errorf("%d errors built, want %d", len(verr.Errors), maxReportedErrors)
+	if len(verr.Errors) != pylax.MaxReportedErrors {
+		t.Errorf("%d errors built, want %d", len(verr.Errors), pylax.MaxReportedErrors)
 	}
 	if total := len(verr.Errors) + verr.Omitted; total != 1+n*perItem {
 		t.Errorf("%d errors, want %d", total, 1+n*perItem)
 	}
 	want := fmt.Sprintf("%d validation errors:\n", 1+n*perItem)
-	if msg := verr.Message(); !strings.HasPrefix(msg, want) || !strings.HasSuffix(msg, fmt.Sprintf("...and %d more errors", 1+n*perItem-maxReportedErrors)) {
+	if msg := verr.Message(); !strings.HasPrefix(msg, want) || !strings.HasSuffix(msg, fmt.Sprintf("...and %d more errors", 1+n*perItem-pylax.MaxReportedErrors)) {
 		t.Errorf("message %q...", msg[:min(len(msg), 200)])
 	}
 }

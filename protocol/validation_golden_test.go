@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // goldenCase is one line of testdata/validation_golden.jsonl, produced by
@@ -58,7 +60,7 @@ func decodeAs(endpoint, body string) (any, *ErrorResponse) {
 		parsed, err := ParseJSONBody(data)
 		var syn *JSONSyntaxError
 		if errors.As(err, &syn) {
-			resp := NewValidationErrorResponse(&ValidationError{Errors: []FieldError{syn.FieldError()}})
+			resp := NewValidationErrorResponse(&pylax.ValidationError{Errors: []pylax.FieldError{syn.FieldError()}})
 			return nil, &resp
 		}
 		if err != nil {
@@ -87,7 +89,7 @@ func decodeAs(endpoint, body string) (any, *ErrorResponse) {
 		v = &r
 	}
 	if err != nil {
-		var verr *ValidationError
+		var verr *pylax.ValidationError
 		if !errors.As(err, &verr) {
 			panic(err)
 		}

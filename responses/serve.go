@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/protocol"
@@ -46,7 +47,7 @@ func Serve(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.Respon
 }
 
 // prepare converts and renders r for Serve, and what its response
-// objects repeat; an error is a *protocol.ValidationError (pydantic's 400)
+// objects repeat; an error is a *pylax.ValidationError (pydantic's 400)
 // or an *orchestrator.Error.
 func prepare(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.ResponsesRequest) (*protocol.ChatCompletionRequest, *protocol.GenerateRequest, *responsesMeta, error) {
 	if r.PreviousResponseID != nil {
@@ -62,7 +63,7 @@ func prepare(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.Resp
 		gr, err = o.Generator().RenderResponsesChat(ctx, r, creq)
 	}
 	if err != nil {
-		var ve *protocol.ValidationError
+		var ve *pylax.ValidationError
 		if errors.As(err, &ve) {
 			return nil, nil, nil, err // the HTTP layer writes pydantic's 400
 		}
@@ -850,7 +851,7 @@ func (s *streamWriter) Fail(e *orchestrator.Error) {
 	s.ev.Begin("error")
 	s.ev.Key("code")
 	s.ev.Buf = append(s.ev.Buf, "null"...)
-	s.ev.String("message", protocol.SanitizeMessage(e.Message))
+	s.ev.String("message", pylax.SanitizeMessage(e.Message))
 	s.ev.Key("param")
 	s.ev.Buf = append(s.ev.Buf, "null"...)
 	s.ev.End(s.seq, "error")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/responses"
 )
@@ -87,7 +88,7 @@ func responsesError(err error) *apiError {
 		}
 		return ae
 	}
-	var verr *protocol.ValidationError
+	var verr *pylax.ValidationError
 	if errors.As(err, &verr) {
 		return validationError(verr)
 	}

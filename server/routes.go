@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/protocol"
 )
@@ -79,7 +80,7 @@ func serveEngine[R any](s *server, w http.ResponseWriter, r *http.Request,
 // before any stream frame. A client that went away, or a stream that
 // already carried its error, gets nothing more.
 func (s *server) finish(w http.ResponseWriter, r *http.Request, sink *sseSink, res protocol.Appender, err error, writeErr errWriter) {
-	var verr *protocol.ValidationError
+	var verr *pylax.ValidationError
 	switch {
 	case err == nil:
 		if !sink.started && res != nil {

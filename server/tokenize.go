@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/protocol"
 )
@@ -70,7 +71,7 @@ func (s *server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 
 // decodeError maps a request decoding failure to its error body.
 func decodeError(err error) *apiError {
-	var verr *protocol.ValidationError
+	var verr *pylax.ValidationError
 	if errors.As(err, &verr) {
 		return validationError(verr)
 	}
