@@ -57,7 +57,7 @@ func (s *server) handleMessagesCountTokens(w http.ResponseWriter, r *http.Reques
 		s.writeError(w, r, e)
 		return
 	}
-	areq, err := protocol.DecodeAnthropicCountTokensRequest(body)
+	areq, err := anthropic.DecodeCountTokensRequest(body)
 	if err != nil {
 		s.writeError(w, r, decodeError(err))
 		return

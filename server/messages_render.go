@@ -32,7 +32,7 @@ func (s *server) readMessagesRequest(w http.ResponseWriter, r *http.Request,
 		s.writeError(w, r, e)
 		return nil, false
 	}
-	areq, err := protocol.DecodeAnthropicMessagesRequest(body)
+	areq, err := anthropic.DecodeMessagesRequest(body)
 	if err != nil {
 		s.writeError(w, r, decodeError(err))
 		return nil, false

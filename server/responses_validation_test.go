@@ -89,6 +89,6 @@ func TestResponsesValidationBothRoutes(t *testing.T) {
 // /v1/messages: a body failing validation gets vLLM's OpenAI-shaped 400 on
 // both, before the route runs.
 func TestMessagesValidationBothRoutes(t *testing.T) {
-	replayValidationGolden(t, "../protocol/testdata/anthropic_validation_golden.jsonl",
+	replayValidationGolden(t, "../anthropic/testdata/anthropic_validation_golden.jsonl",
 		[]string{"/v1/messages/render", "/v1/messages"})
 }

@@ -1,4 +1,4 @@
-package protocol
+package anthropic
 
 import (
 	"encoding/json"
@@ -7,24 +7,24 @@ import (
 	"github.com/vrender/vrender/internal/pylax"
 )
 
-// AnthropicMessagesRequest is the body of POST /v1/messages/render (and of
+// MessagesRequest is the body of POST /v1/messages/render (and of
 // Anthropic's /v1/messages): vLLM's AnthropicMessagesRequest
 // (vllm/entrypoints/anthropic/protocol.py). Members that the conversion to
 // a chat request copies verbatim are kept as raw JSON, in request order.
-type AnthropicMessagesRequest struct {
+type MessagesRequest struct {
 	Model         string
-	Messages      []AnthropicMessage
+	Messages      []Message
 	MaxTokens     int
 	Metadata      json.RawMessage
-	OutputConfig  *AnthropicOutputConfig
+	OutputConfig  *OutputConfig
 	StopSequences []string // nil when absent or null
 	Stream        bool
 	// System is a string (SystemText) or a list of blocks (SystemBlocks).
 	SystemText       *string
-	SystemBlocks     []AnthropicContentBlock
+	SystemBlocks     []ContentBlock
 	Temperature      json.RawMessage // a float or nil
-	ToolChoice       *AnthropicToolChoice
-	Tools            []AnthropicTool
+	ToolChoice       *ToolChoice
+	Tools            []Tool
 	HaveTools        bool // tools was a list (possibly empty), not absent or null
 	TopK             json.RawMessage
 	TopP             json.RawMessage
@@ -34,17 +34,17 @@ type AnthropicMessagesRequest struct {
 	VLLMXargs        json.RawMessage // vllm_xargs, checked by the chat request
 }
 
-// AnthropicMessage is one input message; Content is a string (Text) or a
+// Message is one input message; Content is a string (Text) or a
 // list of blocks (Blocks).
-type AnthropicMessage struct {
+type Message struct {
 	Role   string // "user", "assistant" or "system" (after vLLM's role map)
 	Text   *string
-	Blocks []AnthropicContentBlock
+	Blocks []ContentBlock
 }
 
-// AnthropicContentBlock is vLLM's flat AnthropicContentBlock: one struct for
+// ContentBlock is vLLM's flat AnthropicContentBlock: one struct for
 // every block type, unset members nil.
-type AnthropicContentBlock struct {
+type ContentBlock struct {
 	Type      string
 	Text      *string
 	Source    json.RawMessage // an object or nil
@@ -58,24 +58,24 @@ type AnthropicContentBlock struct {
 	Thinking    *string
 }
 
-// AnthropicTool is a tool definition; InputSchema has "type": "object"
+// Tool is a tool definition; InputSchema has "type": "object"
 // appended when it had no "type", as vLLM's validator does.
-type AnthropicTool struct {
+type Tool struct {
 	Name         string
 	Description  *string
 	InputSchema  json.RawMessage
 	DeferLoading *bool
 }
 
-// AnthropicToolChoice is tool_choice: auto, any, tool (with Name) or none.
-type AnthropicToolChoice struct {
+// ToolChoice is tool_choice: auto, any, tool (with Name) or none.
+type ToolChoice struct {
 	Type string
 	Name *string
 }
 
-// AnthropicOutputConfig is output_config: the effort and a JSON schema
+// OutputConfig is output_config: the effort and a JSON schema
 // output format.
-type AnthropicOutputConfig struct {
+type OutputConfig struct {
 	Effort     *string
 	FormatType string          // "json_schema" when a format was given
 	Schema     json.RawMessage // format.schema, or nil
@@ -83,15 +83,15 @@ type AnthropicOutputConfig struct {
 
 var anthropicBlockTypes = []string{"text", "image", "tool_use", "tool_result", "tool_reference", "thinking", "redacted_thinking"}
 
-// DecodeAnthropicMessagesRequest validates a Messages body as vLLM's
+// DecodeMessagesRequest validates a Messages body as vLLM's
 // pydantic model does, fields in declaration order. Errors are
 // *ValidationError.
-func DecodeAnthropicMessagesRequest(data []byte) (*AnthropicMessagesRequest, error) {
+func DecodeMessagesRequest(data []byte) (*MessagesRequest, error) {
 	obj, fe := decodeBody(data, "AnthropicMessagesRequest")
 	if fe != nil {
 		return nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
-	r := &AnthropicMessagesRequest{}
+	r := &MessagesRequest{}
 	obj.anthropicModelMessages(r)
 	if raw, ok := obj.Members["max_tokens"]; ok {
 		if n, ok := obj.CheckedInt(obj.At("max_tokens"), raw, nil, nil); ok {
@@ -133,7 +133,7 @@ func DecodeAnthropicMessagesRequest(data []byte) (*AnthropicMessagesRequest, err
 }
 
 // anthropicModelMessages validates model (non-empty) and messages.
-func (o *object) anthropicModelMessages(r *AnthropicMessagesRequest) {
+func (o *object) anthropicModelMessages(r *MessagesRequest) {
 	if raw, ok := o.Members["model"]; ok {
 		r.Model = o.RequiredString("model")
 		if len(o.Errs) == 0 && r.Model == "" {
@@ -152,7 +152,7 @@ func (o *object) anthropicModelMessages(r *AnthropicMessagesRequest) {
 }
 
 // anthropicSystem validates system: a string or text blocks.
-func (o *object) anthropicSystem(r *AnthropicMessagesRequest) {
+func (o *object) anthropicSystem(r *MessagesRequest) {
 	if raw, ok := o.Members["system"]; ok && !pylax.IsNull(raw) {
 		var list bool
 		if r.SystemText, list = o.strOrList("system", raw); list {
@@ -162,7 +162,7 @@ func (o *object) anthropicSystem(r *AnthropicMessagesRequest) {
 }
 
 // anthropicTools validates tool_choice and tools.
-func (o *object) anthropicTools(r *AnthropicMessagesRequest) {
+func (o *object) anthropicTools(r *MessagesRequest) {
 	r.ToolChoice = o.anthropicToolChoice("tool_choice")
 	if items, ok := o.List("tools", false); ok {
 		r.HaveTools = true
@@ -183,13 +183,13 @@ func (o *object) fieldValueError(name, msg string, raw json.RawMessage) {
 
 // anthropicMessage validates messages[i]: role (Claude Code's "ctx" and
 // "msg" read as "user", as vLLM's before-validator maps them) and content.
-func (o *object) anthropicMessage(i int, raw json.RawMessage) (AnthropicMessage, bool) {
+func (o *object) anthropicMessage(i int, raw json.RawMessage) (Message, bool) {
 	m := o.listItem(o.At("messages", i), raw, "AnthropicMessage")
 	if m == nil {
-		return AnthropicMessage{}, false
+		return Message{}, false
 	}
 	before := len(o.Errs)
-	var msg AnthropicMessage
+	var msg Message
 	if rr, ok := m.Members["role"]; ok {
 		if s, isStr := pylax.LaxString(rr); isStr {
 			if s == "ctx" || s == "msg" {
@@ -219,10 +219,10 @@ func (o *object) anthropicMessage(i int, raw json.RawMessage) (AnthropicMessage,
 // anthropicBlocks validates the list raw (at loc) as list[AnthropicContentBlock],
 // the list member of a `str | list[AnthropicContentBlock]` union: when an
 // item fails, pydantic reports the str member's error too.
-func (o *object) anthropicBlocks(loc []any, raw json.RawMessage) []AnthropicContentBlock {
+func (o *object) anthropicBlocks(loc []any, raw json.RawMessage) []ContentBlock {
 	var items []json.RawMessage
 	_ = json.Unmarshal(raw, &items)
-	blocks := make([]AnthropicContentBlock, 0, len(items))
+	blocks := make([]ContentBlock, 0, len(items))
 	var errs []pylax.FieldError
 	for i, item := range items {
 		b := &object{&pylax.Object{Raw: item, Loc: append(append([]any{}, loc...), i)}}
@@ -233,7 +233,7 @@ func (o *object) anthropicBlocks(loc []any, raw json.RawMessage) []AnthropicCont
 			continue
 		}
 		_ = json.Unmarshal(item, &b.Members)
-		var blk AnthropicContentBlock
+		var blk ContentBlock
 		if t, ok := b.Members["type"]; ok {
 			if s := b.OptionalLiteral("type", anthropicBlockTypes...); s != nil {
 				blk.Type = *s
@@ -324,12 +324,12 @@ func (o *object) strOrList(name string, raw json.RawMessage) (text *string, list
 }
 
 // anthropicTool validates tools[i].
-func (o *object) anthropicTool(i int, raw json.RawMessage) (AnthropicTool, bool) {
+func (o *object) anthropicTool(i int, raw json.RawMessage) (Tool, bool) {
 	t := o.listItem(o.At("tools", i), raw, "AnthropicTool")
 	if t == nil {
-		return AnthropicTool{}, false
+		return Tool{}, false
 	}
-	var tool AnthropicTool
+	var tool Tool
 	tool.Name = t.RequiredString("name")
 	tool.Description = t.OptionalString("description")
 	if s, ok := t.Members["input_schema"]; ok {
@@ -384,12 +384,12 @@ func trimSpace(b []byte) []byte {
 
 // anthropicToolChoice validates tool_choice, with vLLM's after-validator:
 // a "tool" choice needs a name.
-func (o *object) anthropicToolChoice(name string) *AnthropicToolChoice {
+func (o *object) anthropicToolChoice(name string) *ToolChoice {
 	sub, raw := o.Nested(name, false, "AnthropicToolChoice")
 	if sub == nil {
 		return nil
 	}
-	tc := &AnthropicToolChoice{}
+	tc := &ToolChoice{}
 	if _, ok := sub.Members["type"]; ok {
 		if s := sub.OptionalLiteral("type", "auto", "any", "tool", "none"); s != nil {
 			tc.Type = *s
@@ -412,12 +412,12 @@ func (o *object) anthropicToolChoice(name string) *AnthropicToolChoice {
 }
 
 // anthropicOutputConfig validates output_config.
-func (o *object) anthropicOutputConfig(name string) *AnthropicOutputConfig {
+func (o *object) anthropicOutputConfig(name string) *OutputConfig {
 	sub, _ := o.Nested(name, false, "AnthropicOutputConfig")
 	if sub == nil {
 		return nil
 	}
-	oc := &AnthropicOutputConfig{Effort: sub.OptionalLiteral("effort", "low", "medium", "high", "xhigh", "max")}
+	oc := &OutputConfig{Effort: sub.OptionalLiteral("effort", "low", "medium", "high", "xhigh", "max")}
 	if f, _ := sub.Nested("format", false, "AnthropicJsonOutputFormat"); f != nil {
 		oc.Schema = f.OptionalDict("schema")
 		oc.FormatType = "json_schema"
@@ -426,4 +426,17 @@ func (o *object) anthropicOutputConfig(name string) *AnthropicOutputConfig {
 	}
 	o.Errs = append(o.Errs, sub.Errs...)
 	return oc
+}
+
+// object is a Messages body under validation: pylax's reader, with the
+// readers of Anthropic's own members as methods.
+type object struct{ *pylax.Object }
+
+// decodeBody is pylax.DecodeBody for the Messages models.
+func decodeBody(data []byte, className string) (*object, *pylax.FieldError) {
+	o, fe := pylax.DecodeBody(data, className)
+	if fe != nil {
+		return nil, fe
+	}
+	return &object{o}, nil
 }
