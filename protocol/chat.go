@@ -239,45 +239,13 @@ func chatModelValidators(obj *object) *pylax.FieldError {
 	return nil
 }
 
-// validatorError is the error pydantic reports when a model validator
-// raises VLLMValidationError (class "VLLMValidationError", param may be "")
-// or a plain ValueError (class "ValueError").
-func validatorError(obj *object, class, msg, param, value string) *pylax.FieldError {
-	ex := pylax.PyException{Class: class, Message: msg}
-	text := msg
-	var extras []string
-	if param != "" {
-		ex.Parameter = &param
-		extras = append(extras, "parameter="+param)
-	}
-	if value != "" {
-		extras = append(extras, "value="+value)
-	}
-	if len(extras) > 0 {
-		text += " ("
-		for i, x := range extras {
-			if i > 0 {
-				text += ", "
-			}
-			text += x
-		}
-		text += ")"
-	}
-	return &pylax.FieldError{
-		Type:  "value_error",
-		Msg:   "Value error, " + text,
-		Input: obj.Raw,
-		Ctx:   []pylax.CtxEntry{{Key: "error", Value: ex}},
-	}
-}
-
 func checkCacheSalt(obj *object) *pylax.FieldError {
 	raw, ok := obj.Members["cache_salt"]
 	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
 	if s, isStr := pylax.LaxString(raw); !isStr || s == "" {
-		return validatorError(obj, "VLLMValidationError",
+		return obj.ValidatorError("VLLMValidationError",
 			"Parameter 'cache_salt' must be a non-empty string if provided.", "cache_salt", "")
 	}
 	return nil
@@ -285,7 +253,7 @@ func checkCacheSalt(obj *object) *pylax.FieldError {
 
 func checkGenerationPrompt(obj *object) *pylax.FieldError {
 	if pylax.Truthy(obj.Members["continue_final_message"]) && pylax.Truthy(obj.Members["add_generation_prompt"]) {
-		return validatorError(obj, "VLLMValidationError", errBothPrompts, "", "")
+		return obj.ValidatorError("VLLMValidationError", errBothPrompts, "", "")
 	}
 	return nil
 }
@@ -299,7 +267,7 @@ func checkToolUsage(obj *object) *pylax.FieldError {
 	if hasTools && pylax.Kind(tools) == '[' {
 		// Members come from a parsed body, so tools is valid JSON.
 		if pylax.IsEmptyArray(tools) {
-			return validatorError(obj, "ValueError",
+			return obj.ValidatorError("ValueError",
 				"`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.", "", "")
 		}
 	}
@@ -313,7 +281,7 @@ func checkToolUsage(obj *object) *pylax.FieldError {
 		return nil
 	}
 	if !hasTools || pylax.IsNull(tools) {
-		return validatorError(obj, "VLLMValidationError", "When using `tool_choice`, `tools` must be set.", "tool_choice", "")
+		return obj.ValidatorError("VLLMValidationError", "When using `tool_choice`, `tools` must be set.", "tool_choice", "")
 	}
 	switch tc.Kind {
 	case ToolChoiceAuto, ToolChoiceRequired:
@@ -321,7 +289,7 @@ func checkToolUsage(obj *object) *pylax.FieldError {
 	case ToolChoiceBad:
 		return toolChoiceError(obj, node)
 	case ToolChoiceBadString:
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `tool_choice`: "+pylax.StrOfJSON(node.Raw)+
+		return obj.ValidatorError("VLLMValidationError", "Invalid value for `tool_choice`: "+pylax.StrOfJSON(node.Raw)+
 			"! Only named tools, \"none\", \"auto\" or \"required\" are supported.", "tool_choice", "")
 	}
 	name := tc.Name
@@ -333,7 +301,7 @@ func checkToolUsage(obj *object) *pylax.FieldError {
 			}
 		}
 	}
-	return validatorError(obj, "VLLMValidationError",
+	return obj.ValidatorError("VLLMValidationError",
 		"The tool specified in `tool_choice` does not match any of the specified `tools`", "tool_choice", "")
 }
 
@@ -342,7 +310,7 @@ func checkToolUsage(obj *object) *pylax.FieldError {
 // {"function": {"name": ...}} it finds missing or wrong.
 func toolChoiceError(obj *object, n *wire.Node) *pylax.FieldError {
 	if n.Kind != wire.Object {
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `tool_choice`: "+pylax.StrOfJSON(n.Raw)+
+		return obj.ValidatorError("VLLMValidationError", "Invalid value for `tool_choice`: "+pylax.StrOfJSON(n.Raw)+
 			"! Only named tools, \"none\", \"auto\" or \"required\" are supported.", "tool_choice", "")
 	}
 	function, ok := n.Get("function")
@@ -351,15 +319,15 @@ func toolChoiceError(obj *object, n *wire.Node) *pylax.FieldError {
 		if ok {
 			raw = function.Raw
 		}
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `function`: `"+pylax.StrOfJSON(raw)+
+		return obj.ValidatorError("VLLMValidationError", "Invalid value for `function`: `"+pylax.StrOfJSON(raw)+
 			"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function", "")
 	}
 	name, ok := function.Get("name")
 	if !ok {
-		return validatorError(obj, "VLLMValidationError", "Expected field `name` in `function` in `tool_choice`! "+
+		return obj.ValidatorError("VLLMValidationError", "Expected field `name` in `function` in `tool_choice`! "+
 			toolChoiceUsage, "tool_choice.function.name", "")
 	}
-	return validatorError(obj, "VLLMValidationError", "Invalid `name` in `function`: `"+pylax.StrOfJSON(name.Raw)+
+	return obj.ValidatorError("VLLMValidationError", "Invalid `name` in `function`: `"+pylax.StrOfJSON(name.Raw)+
 		"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function.name", "")
 }
 
@@ -382,7 +350,7 @@ func checkStructuredOutputsCount(withParam bool) func(*object) *pylax.FieldError
 			param = "structured_outputs"
 		}
 		if count > 1 {
-			return validatorError(obj, "VLLMValidationError",
+			return obj.ValidatorError("VLLMValidationError",
 				"You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').", param, "")
 		}
 		if withParam || count == 0 {
@@ -396,7 +364,7 @@ func checkStructuredOutputsCount(withParam bool) func(*object) *pylax.FieldError
 		case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired:
 			return nil
 		}
-		return validatorError(obj, "VLLMValidationError",
+		return obj.ValidatorError("VLLMValidationError",
 			"You can only either use constraints for structured outputs or tools, not both.", "", "")
 	}
 }
@@ -404,20 +372,20 @@ func checkStructuredOutputsCount(withParam bool) func(*object) *pylax.FieldError
 func checkChatLogprobs(obj *object) *pylax.FieldError {
 	m := obj.Members
 	if pylax.Truthy(m["logprob_token_ids"]) && pylax.Truthy(m["use_beam_search"]) {
-		return validatorError(obj, "VLLMValidationError", "`logprob_token_ids` is not supported with beam search.", "logprob_token_ids", "")
+		return obj.ValidatorError("VLLMValidationError", "`logprob_token_ids` is not supported with beam search.", "logprob_token_ids", "")
 	}
 	if pylax.Truthy(m["logprob_token_ids"]) && !pylax.Truthy(m["logprobs"]) {
-		return validatorError(obj, "VLLMValidationError", "when using `logprob_token_ids`, `logprobs` must be set to true.", "logprob_token_ids", "")
+		return obj.ValidatorError("VLLMValidationError", "when using `logprob_token_ids`, `logprobs` must be set to true.", "logprob_token_ids", "")
 	}
 	if fe := checkPromptLogprobs(obj); fe != nil {
 		return fe
 	}
 	if v, ok := pylax.RawNumber(m["top_logprobs"]); ok {
 		if v < 0 && v != -1 {
-			return validatorError(obj, "VLLMValidationError", "`top_logprobs` must be a positive value or -1.", "top_logprobs", pylax.NumberStr(string(m["top_logprobs"])))
+			return obj.ValidatorError("VLLMValidationError", "`top_logprobs` must be a positive value or -1.", "top_logprobs", pylax.NumberStr(string(m["top_logprobs"])))
 		}
 		if (v == -1 || v > 0) && !pylax.Truthy(m["logprobs"]) {
-			return validatorError(obj, "VLLMValidationError", "when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs", "")
+			return obj.ValidatorError("VLLMValidationError", "when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs", "")
 		}
 	}
 	return nil
@@ -430,17 +398,17 @@ func checkPromptLogprobs(obj *object) *pylax.FieldError {
 		return nil
 	}
 	if pylax.Truthy(m["stream"]) && (v > 0 || v == -1) {
-		return validatorError(obj, "VLLMValidationError", "`prompt_logprobs` are not available when `stream=True`.", "prompt_logprobs", "")
+		return obj.ValidatorError("VLLMValidationError", "`prompt_logprobs` are not available when `stream=True`.", "prompt_logprobs", "")
 	}
 	if v < 0 && v != -1 {
-		return validatorError(obj, "VLLMValidationError", "`prompt_logprobs` must be a positive value or -1.", "prompt_logprobs", pylax.NumberStr(string(m["prompt_logprobs"])))
+		return obj.ValidatorError("VLLMValidationError", "`prompt_logprobs` must be a positive value or -1.", "prompt_logprobs", pylax.NumberStr(string(m["prompt_logprobs"])))
 	}
 	return nil
 }
 
 func checkStreamOptions(obj *object) *pylax.FieldError {
 	if pylax.Truthy(obj.Members["stream_options"]) && !pylax.Truthy(obj.Members["stream"]) {
-		return validatorError(obj, "VLLMValidationError", "Stream options can only be defined when `stream=True`.", "stream_options", "")
+		return obj.ValidatorError("VLLMValidationError", "Stream options can only be defined when `stream=True`.", "stream_options", "")
 	}
 	return nil
 }
@@ -455,7 +423,7 @@ func checkResponseFormat(obj *object) *pylax.FieldError {
 	switch t, _ := pylax.LaxString(rf["type"]); t {
 	case "json_schema":
 		if js, ok := rf["json_schema"]; !ok || pylax.IsNull(js) {
-			return validatorError(obj, "VLLMValidationError",
+			return obj.ValidatorError("VLLMValidationError",
 				"When response_format type is 'json_schema', the 'json_schema' field must be provided.", "response_format", "")
 		}
 	case "structural_tag":
@@ -463,7 +431,7 @@ func checkResponseFormat(obj *object) *pylax.FieldError {
 		// only its shape.
 		sub := &object{&pylax.Object{Raw: raw, Members: rf}}
 		if len(structuralTagErrors(sub)) > 0 && len(legacyStructuralTagErrors(sub.fresh())) > 0 {
-			return validatorError(obj, "VLLMValidationError", "Invalid response_format structural_tag specification.", "response_format", "")
+			return obj.ValidatorError("VLLMValidationError", "Invalid response_format structural_tag specification.", "response_format", "")
 		}
 	}
 	return nil

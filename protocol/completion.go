@@ -185,7 +185,7 @@ func checkPromptPresent(obj *object) *pylax.FieldError {
 		if pe, ok := obj.Members["prompt_embeds"]; ok && !pylax.IsNull(pe) && pylax.Truthy(pe) {
 			return nil
 		}
-		return validatorError(obj, "VLLMValidationError",
+		return obj.ValidatorError("VLLMValidationError",
 			"Either prompt or prompt_embeds must be provided and non-empty.", "prompt", "")
 	}
 	return nil
@@ -210,29 +210,29 @@ func checkPromptListLength(obj *object) *pylax.FieldError {
 	if allInts {
 		return nil
 	}
-	return validatorError(obj, "VLLMValidationError", fmt.Sprintf("prompt list length %d exceeds the maximum allowed count of %d. "+
+	return obj.ValidatorError("VLLMValidationError", fmt.Sprintf("prompt list length %d exceeds the maximum allowed count of %d. "+
 		"To increase this limit, set the VLLM_MAX_COMPLETION_PROMPTS environment variable.", len(items), maxCompletionPrompts), "prompt", "")
 }
 
 func checkCompletionLogprobs(obj *object) *pylax.FieldError {
 	m := obj.Members
 	if pylax.Truthy(m["logprob_token_ids"]) && pylax.Truthy(m["use_beam_search"]) {
-		return validatorError(obj, "VLLMValidationError", "`logprob_token_ids` is not supported with beam search.", "logprob_token_ids", "")
+		return obj.ValidatorError("VLLMValidationError", "`logprob_token_ids` is not supported with beam search.", "logprob_token_ids", "")
 	}
 	if pylax.Truthy(m["logprob_token_ids"]) && pylax.Truthy(m["echo"]) {
 		if v, ok := pylax.RawNumber(m["max_tokens"]); ok && v == 0 {
-			return validatorError(obj, "VLLMValidationError", "`logprob_token_ids` is not supported when `echo=True` and "+
+			return obj.ValidatorError("VLLMValidationError", "`logprob_token_ids` is not supported when `echo=True` and "+
 				"`max_tokens=0` because no output tokens are generated.", "logprob_token_ids", "")
 		}
 	}
 	if lp, ok := m["logprobs"]; pylax.Truthy(m["logprob_token_ids"]) && (!ok || pylax.IsNull(lp)) {
-		return validatorError(obj, "VLLMValidationError", "when using `logprob_token_ids`, `logprobs` must be set.", "logprob_token_ids", "")
+		return obj.ValidatorError("VLLMValidationError", "when using `logprob_token_ids`, `logprobs` must be set.", "logprob_token_ids", "")
 	}
 	if fe := checkPromptLogprobs(obj); fe != nil {
 		return fe
 	}
 	if v, ok := pylax.RawNumber(m["logprobs"]); ok && v < 0 {
-		return validatorError(obj, "VLLMValidationError", "`logprobs` must be a positive value.", "logprobs", pylax.NumberStr(string(m["logprobs"])))
+		return obj.ValidatorError("VLLMValidationError", "`logprobs` must be a positive value.", "logprobs", pylax.NumberStr(string(m["logprobs"])))
 	}
 	return nil
 }

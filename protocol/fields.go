@@ -315,3 +315,20 @@ func (o *object) repetitionDetection(name string) json.RawMessage {
 	}
 	return json.RawMessage(fmt.Sprintf(`{"max_pattern_size":%d,"min_pattern_size":%d,"min_count":%d}`, maxSize, minSize, minCount))
 }
+
+// LogitBiasField, StructuredOutputsField and VLLMXargsField read members
+// another API's request shares with chat (Responses validates them in its
+// own declaration order, then hands them on raw to the chat request).
+func LogitBiasField(o *pylax.Object, name string) []LogitBiasEntry {
+	return (&object{o}).logitBias(name)
+}
+
+// StructuredOutputsField: see LogitBiasField.
+func StructuredOutputsField(o *pylax.Object, name string) *StructuredOutputsParams {
+	return (&object{o}).structuredOutputs(name)
+}
+
+// VLLMXargsField: see LogitBiasField.
+func VLLMXargsField(o *pylax.Object, name string) json.RawMessage {
+	return (&object{o}).vllmXargs(name)
+}

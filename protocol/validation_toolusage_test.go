@@ -16,7 +16,7 @@ func refCheckToolUsage(obj *object) *pylax.FieldError {
 	if hasTools && pylax.Kind(tools) == '[' {
 		// Members come from a parsed body, so tools is valid JSON.
 		if pylax.IsEmptyArray(tools) {
-			return validatorError(obj, "ValueError",
+			return obj.ValidatorError("ValueError",
 				"`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.", "", "")
 		}
 	}
@@ -31,32 +31,32 @@ func refCheckToolUsage(obj *object) *pylax.FieldError {
 		return nil
 	}
 	if !hasTools || pylax.IsNull(tools) {
-		return validatorError(obj, "VLLMValidationError", "When using `tool_choice`, `tools` must be set.", "tool_choice", "")
+		return obj.ValidatorError("VLLMValidationError", "When using `tool_choice`, `tools` must be set.", "tool_choice", "")
 	}
 	if s, ok := pylax.LaxString(tc); ok && (s == "auto" || s == "required") {
 		return nil
 	}
 	if pylax.Kind(tc) != '{' {
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `tool_choice`: "+pylax.StrOfJSON(tc)+
+		return obj.ValidatorError("VLLMValidationError", "Invalid value for `tool_choice`: "+pylax.StrOfJSON(tc)+
 			"! Only named tools, \"none\", \"auto\" or \"required\" are supported.", "tool_choice", "")
 	}
 	var choice map[string]json.RawMessage
 	_ = json.Unmarshal(tc, &choice)
 	function, ok := choice["function"]
 	if !ok || pylax.Kind(function) != '{' {
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `function`: `"+pylax.StrOfJSON(function)+
+		return obj.ValidatorError("VLLMValidationError", "Invalid value for `function`: `"+pylax.StrOfJSON(function)+
 			"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function", "")
 	}
 	var fn map[string]json.RawMessage
 	_ = json.Unmarshal(function, &fn)
 	nameRaw, ok := fn["name"]
 	if !ok {
-		return validatorError(obj, "VLLMValidationError", "Expected field `name` in `function` in `tool_choice`! "+
+		return obj.ValidatorError("VLLMValidationError", "Expected field `name` in `function` in `tool_choice`! "+
 			toolChoiceUsage, "tool_choice.function.name", "")
 	}
 	name, isStr := pylax.LaxString(nameRaw)
 	if !isStr || name == "" {
-		return validatorError(obj, "VLLMValidationError", "Invalid `name` in `function`: `"+pylax.StrOfJSON(nameRaw)+
+		return obj.ValidatorError("VLLMValidationError", "Invalid `name` in `function`: `"+pylax.StrOfJSON(nameRaw)+
 			"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function.name", "")
 	}
 	var toolList []struct {
@@ -70,7 +70,7 @@ func refCheckToolUsage(obj *object) *pylax.FieldError {
 			return nil
 		}
 	}
-	return validatorError(obj, "VLLMValidationError",
+	return obj.ValidatorError("VLLMValidationError",
 		"The tool specified in `tool_choice` does not match any of the specified `tools`", "tool_choice", "")
 }
 
@@ -154,7 +154,7 @@ func refCheckStructuredOutputsCount(withParam bool) func(*object) *pylax.FieldEr
 			param = "structured_outputs"
 		}
 		if count > 1 {
-			return validatorError(obj, "VLLMValidationError",
+			return obj.ValidatorError("VLLMValidationError",
 				"You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').", param, "")
 		}
 		if withParam || count == 0 {
@@ -168,7 +168,7 @@ func refCheckStructuredOutputsCount(withParam bool) func(*object) *pylax.FieldEr
 		case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired:
 			return nil
 		}
-		return validatorError(obj, "VLLMValidationError",
+		return obj.ValidatorError("VLLMValidationError",
 			"You can only either use constraints for structured outputs or tools, not both.", "", "")
 	}
 }

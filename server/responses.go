@@ -15,7 +15,7 @@ import (
 // The body is read and converted as /v1/responses/render reads it.
 func (s *server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	serveEngine(s, w, r, (*server).readResponsesRequest,
-		func(ctx context.Context, req *protocol.ResponsesRequest, sink orchestrator.Sink) (protocol.Appender, error) {
+		func(ctx context.Context, req *responses.Request, sink orchestrator.Sink) (protocol.Appender, error) {
 			return responses.Serve(ctx, s.orchestrator, req, sink)
 		}, (*server).writeError)
 }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/vrender/vrender/internal/pylax"
-	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/responses"
 )
 
@@ -38,13 +37,13 @@ func (s *server) handleResponsesRender(w http.ResponseWriter, r *http.Request) {
 // readResponsesRequest reads and validates a Responses body: JSON syntax,
 // vLLM's validators, the served model name and the input and tool limits.
 // On failure it has written the error and returns false.
-func (s *server) readResponsesRequest(w http.ResponseWriter, r *http.Request) (*protocol.ResponsesRequest, bool) {
+func (s *server) readResponsesRequest(w http.ResponseWriter, r *http.Request) (*responses.Request, bool) {
 	body, e := s.readJSONBody(w, r)
 	if e != nil {
 		s.writeError(w, r, e)
 		return nil, false
 	}
-	req, err := protocol.DecodeResponsesRequest(body)
+	req, err := responses.DecodeRequest(body)
 	if err != nil {
 		if ae := responsesError(err); ae != nil {
 			s.writeError(w, r, ae)
@@ -80,7 +79,7 @@ const errHarmonyResponses = "The Responses API (/v1/responses, /v1/responses/ren
 // validation of the converted request to their error bodies; nil for
 // other errors (JSON syntax, render failures), which the caller maps.
 func responsesError(err error) *apiError {
-	var pe *protocol.ResponsesParamError
+	var pe *responses.ParamError
 	if errors.As(err, &pe) {
 		ae := badRequest(pe.Message, optionalParam(pe.Param))
 		if pe.Type != "" {

@@ -80,7 +80,7 @@ func replayValidationGolden(t *testing.T, file string, routes []string) {
 // not a list as a ResponseReasoningItemParam, and vLLM then hands the item
 // to its chat parser as a message without a role.)
 func TestResponsesValidationBothRoutes(t *testing.T) {
-	replayValidationGolden(t, "../protocol/testdata/responses_validation_golden.jsonl",
+	replayValidationGolden(t, "../responses/testdata/responses_validation_golden.jsonl",
 		[]string{"/v1/responses/render", "/v1/responses"})
 }
 

@@ -154,3 +154,35 @@ func ctxValueRepr(v any) string {
 		return StrRepr(fmt.Sprint(v))
 	}
 }
+
+// ValidatorError is the error pydantic reports when a model validator
+// raises VLLMValidationError (class "VLLMValidationError", param may be "")
+// or a plain ValueError (class "ValueError").
+func (o *Object) ValidatorError(class, msg, param, value string) *FieldError {
+	ex := PyException{Class: class, Message: msg}
+	text := msg
+	var extras []string
+	if param != "" {
+		ex.Parameter = &param
+		extras = append(extras, "parameter="+param)
+	}
+	if value != "" {
+		extras = append(extras, "value="+value)
+	}
+	if len(extras) > 0 {
+		text += " ("
+		for i, x := range extras {
+			if i > 0 {
+				text += ", "
+			}
+			text += x
+		}
+		text += ")"
+	}
+	return &FieldError{
+		Type:  "value_error",
+		Msg:   "Value error, " + text,
+		Input: o.Raw,
+		Ctx:   []CtxEntry{{Key: "error", Value: ex}},
+	}
+}

@@ -1,4 +1,4 @@
-package protocol
+package responses
 
 import (
 	_ "embed"
@@ -63,7 +63,7 @@ var openaiTypes = sync.OnceValue(func() map[string]*schemaNode {
 		Roots map[string]*schemaNode `json:"roots"`
 	}
 	if err := json.Unmarshal(dictValuesRenamed(openaiTypesJSON), &file); err != nil {
-		panic(fmt.Sprintf("protocol: openai_types.json: %v", err))
+		panic(fmt.Sprintf("responses: openai_types.json: %v", err))
 	}
 	var resolve func(n *schemaNode) *schemaNode
 	seen := map[*schemaNode]bool{}
@@ -74,7 +74,7 @@ var openaiTypes = sync.OnceValue(func() map[string]*schemaNode {
 		if n.K == "ref" {
 			d, ok := file.Defs[n.Ref]
 			if !ok {
-				panic("protocol: openai_types.json: unknown ref " + n.Ref)
+				panic("responses: openai_types.json: unknown ref " + n.Ref)
 			}
 			return resolve(d)
 		}

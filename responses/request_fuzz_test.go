@@ -1,4 +1,4 @@
-package protocol
+package responses
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ func FuzzDecodeResponses(f *testing.F) {
 			return
 		}
 		var verr *pylax.ValidationError
-		var perr *ResponsesParamError
+		var perr *ParamError
 		switch {
 		case errors.As(err, &verr):
 			if len(verr.Errors) == 0 || verr.Message() == "" {
@@ -42,7 +42,7 @@ func FuzzDecodeResponses(f *testing.F) {
 		if !json.Valid(data) {
 			return
 		}
-		_, err := DecodeResponsesRequest(data)
+		_, err := DecodeRequest(data)
 		check(t, data, err)
 	})
 }

@@ -1,17 +1,18 @@
-package protocol
+package responses
 
 import (
 	"bytes"
 	"encoding/json"
 
 	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/protocol"
 )
 
 // ResponsesRequest is the body of POST /v1/responses/render: the members of
 // vLLM's ResponsesRequest (vllm/entrypoints/openai/responses/protocol.py)
 // that rendering reads. Input items, tools and tool_choice stay raw JSON in
 // request order; the conversion to chat messages reads them.
-type ResponsesRequest struct {
+type Request struct {
 	Model *string
 	// Input is a string (InputText) or a list of items (InputItems).
 	InputText          *string
@@ -19,15 +20,15 @@ type ResponsesRequest struct {
 	Instructions       *string
 	MaxOutputTokens    *int
 	PreviousResponseID *string
-	Reasoning          *ResponsesReasoning
+	Reasoning          *Reasoning
 	Stream             bool
 	TopLogprobs        *int
 	Include            []string
-	Text               *ResponsesText
+	Text               *Text
 	// ToolChoice is tool_choice in the chat request's terms: "auto" when
 	// absent, "none" for an absent or "auto" one without tools, a named
 	// function named, other objects ToolChoiceOther.
-	ToolChoice ToolChoice
+	ToolChoice protocol.ToolChoice
 	// ToolChoiceJSON is tool_choice as the response object echoes it: as
 	// sent, with the same defaults as ToolChoice.
 	ToolChoiceJSON   json.RawMessage
@@ -66,18 +67,18 @@ var responsesPassthrough = []string{
 }
 
 // ResponsesReasoning is the reasoning config (openai Reasoning).
-type ResponsesReasoning struct {
+type Reasoning struct {
 	Effort *string `json:"effort"`
 }
 
 // ResponsesText is the text config; Format.Schema is the json_schema
 // format's schema.
-type ResponsesText struct {
-	Format *ResponsesTextFormat `json:"format"`
+type Text struct {
+	Format *TextFormat `json:"format"`
 }
 
 // ResponsesTextFormat is text.format: "text", "json_schema" or "json_object".
-type ResponsesTextFormat struct {
+type TextFormat struct {
 	Type   string          `json:"type"`
 	Name   *string         `json:"name"`
 	Schema json.RawMessage `json:"schema"`
@@ -85,7 +86,7 @@ type ResponsesTextFormat struct {
 }
 
 // IncludesOutputLogprobs is ResponsesRequest.is_include_output_logprobs.
-func (r *ResponsesRequest) IncludesOutputLogprobs() bool {
+func (r *Request) IncludesOutputLogprobs() bool {
 	for _, s := range r.Include {
 		if s == "message.output_text.logprobs" {
 			return true
@@ -101,7 +102,7 @@ func (r *ResponsesRequest) IncludesOutputLogprobs() bool {
 // failure reported in pydantic's words. The sampling members shared with
 // chat are validated here too, in their place, then handed on raw
 // (Passthrough) to the chat request that reads them.
-func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
+func DecodeRequest(data []byte) (*Request, error) {
 	obj, fe := decodeBody(data, "ResponsesRequest")
 	if fe != nil {
 		return nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
@@ -109,7 +110,7 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 	if fe := responsesModelValidators(obj); fe != nil {
 		return nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
-	r := &ResponsesRequest{Truncation: "disabled", ParallelToolCalls: true}
+	r := &Request{Truncation: "disabled", ParallelToolCalls: true}
 	// Declaration order: pydantic reports the errors in it.
 	obj.OptionalBool("background", false)
 	if obj.validateNode("include", responsesInclude) {
@@ -123,14 +124,14 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 		r.Metadata = nullToNil(obj.Members["metadata"])
 	}
 	r.Model = obj.OptionalString("model")
-	obj.logitBias("logit_bias")
+	protocol.LogitBiasField(obj.Object, "logit_bias")
 	if p := obj.OptionalBool("parallel_tool_calls", true); p != nil {
 		r.ParallelToolCalls = *p
 	}
 	r.PreviousResponseID = obj.OptionalString("previous_response_id")
 	if obj.validateNode("reasoning", nullable(openaiType("Reasoning"))) {
 		if raw := nullToNil(obj.Members["reasoning"]); raw != nil {
-			r.Reasoning = &ResponsesReasoning{}
+			r.Reasoning = &Reasoning{}
 			_ = json.Unmarshal(raw, r.Reasoning)
 		}
 	}
@@ -143,15 +144,15 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 	obj.OptionalFloat("temperature", nil)
 	if obj.validateNode("text", nullable(openaiType("ResponseTextConfig"))) {
 		if raw := nullToNil(obj.Members["text"]); raw != nil {
-			r.Text = &ResponsesText{}
+			r.Text = &Text{}
 			_ = json.Unmarshal(raw, r.Text)
 		}
 	}
-	r.ToolChoice, r.ToolChoiceJSON = ToolChoice{Kind: ToolChoiceAuto}, json.RawMessage(`"auto"`)
+	r.ToolChoice, r.ToolChoiceJSON = protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}, json.RawMessage(`"auto"`)
 	if n, ok := obj.Nodes["tool_choice"]; ok && obj.validateNode("tool_choice", openaiType("ToolChoice")) {
-		r.ToolChoice, r.ToolChoiceJSON = responsesToolChoiceOf(n), n.Raw
+		r.ToolChoice, r.ToolChoiceJSON = protocol.ResponsesToolChoice(n), n.Raw
 	}
-	if obj.validateNode("tools", responsesTools()) {
+	if obj.validateNode("tools", toolsSchema()) {
 		r.Tools, _ = obj.List("tools", false)
 	}
 	r.TopLogprobs = obj.OptionalInt("top_logprobs", new(0), nil, nil)
@@ -175,12 +176,12 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 	r.Priority = obj.Int64("priority", 0)
 	r.CacheSalt = obj.OptionalString("cache_salt")
 	obj.Bool("enable_response_messages", false)
-	obj.structuredOutputs("structured_outputs")
+	protocol.StructuredOutputsField(obj.Object, "structured_outputs")
 	obj.OptionalFloat("repetition_penalty", nil)
 	obj.OptionalInt64("seed")
 	obj.StopField("stop")
 	obj.Bool("ignore_eos", false)
-	obj.vllmXargs("vllm_xargs")
+	protocol.VLLMXargsField(obj.Object, "vllm_xargs")
 	r.KVTransferParams = obj.OptionalDict("kv_transfer_params")
 	r.ECTransferParams = obj.OptionalDict("ec_transfer_params")
 	obj.OptionalDict("chat_template_kwargs")
@@ -194,11 +195,11 @@ func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
 	}
 	if raw := obj.Members["tool_choice"]; raw != nil && !pylax.IsNull(raw) && len(r.Tools) == 0 {
 		// check_tool_usage turned "auto" into "none" before validation.
-		if r.ToolChoice.Kind == ToolChoiceAuto {
-			r.ToolChoice, r.ToolChoiceJSON = ToolChoice{Kind: ToolChoiceNone}, json.RawMessage(`"none"`)
+		if r.ToolChoice.Kind == protocol.ToolChoiceAuto {
+			r.ToolChoice, r.ToolChoiceJSON = protocol.ToolChoice{Kind: protocol.ToolChoiceNone}, json.RawMessage(`"none"`)
 		}
 	} else if raw == nil && len(r.Tools) == 0 {
-		r.ToolChoice, r.ToolChoiceJSON = ToolChoice{Kind: ToolChoiceNone}, json.RawMessage(`"none"`)
+		r.ToolChoice, r.ToolChoiceJSON = protocol.ToolChoice{Kind: protocol.ToolChoiceNone}, json.RawMessage(`"none"`)
 	}
 	return r, nil
 }
@@ -213,11 +214,24 @@ func nullToNil(v json.RawMessage) json.RawMessage {
 
 // ResponsesParamError is a Responses body refused with a 400 naming the
 // offending member.
-type ResponsesParamError struct {
+type ParamError struct {
 	Message string
 	Param   string
 	// Type is the error type vLLM names ("" for BadRequestError).
 	Type string
 }
 
-func (e *ResponsesParamError) Error() string { return e.Message }
+func (e *ParamError) Error() string { return e.Message }
+
+// object is a Responses body under validation: pylax's reader, with the
+// schema walk over openai's types and the Responses validators as methods.
+type object struct{ *pylax.Object }
+
+// decodeBody is pylax.DecodeBody for the Responses model.
+func decodeBody(data []byte, className string) (*object, *pylax.FieldError) {
+	o, fe := pylax.DecodeBody(data, className)
+	if fe != nil {
+		return nil, fe
+	}
+	return &object{o}, nil
+}

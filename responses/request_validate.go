@@ -1,4 +1,4 @@
-package protocol
+package responses
 
 import (
 	"bytes"
@@ -16,10 +16,10 @@ var (
 	responsesServiceTier = literal("auto", "default", "flex", "scale", "priority")
 )
 
-// responsesTools is `tools: list[Tool]` with a default: null is not a list.
+// toolsSchema is `tools: list[Tool]` with a default: null is not a list.
 // Built on use, so that the OpenAI schemas are read on the first Responses
 // request rather than when the package loads.
-func responsesTools() *schemaNode { return &schemaNode{K: "list", Items: openaiType("Tool")} }
+func toolsSchema() *schemaNode { return &schemaNode{K: "list", Items: openaiType("Tool")} }
 
 func literal(values ...string) *schemaNode {
 	expected := literalExpected(values)
@@ -95,7 +95,7 @@ func (o *object) node(name string) *wire.Node {
 // responsesInput is `input: str | list[ResponseInputOutputItem]` after
 // input_item_parsing. The union fails as a whole: a list with a bad item
 // also reports that it is not a string.
-func (o *object) responsesInput(r *ResponsesRequest) {
+func (o *object) responsesInput(r *Request) {
 	v := o.node("input")
 	if v == nil {
 		o.Missing("input")
@@ -237,7 +237,7 @@ func stringNode(s string) *wire.Node {
 func responsesModelValidators(obj *object) *pylax.FieldError {
 	input := obj.Raw
 	vErr := func(msg, param string) *pylax.FieldError {
-		fe := validatorError(obj, "VLLMValidationError", msg, param, "")
+		fe := obj.ValidatorError("VLLMValidationError", msg, param, "")
 		fe.Input = input
 		return fe
 	}
