@@ -1,6 +1,12 @@
 package anthropic
 
-import "github.com/vrender/vrender/internal/pylax"
+import (
+	"context"
+
+	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/render"
+)
 
 // DecodeCountTokensRequest validates a POST /v1/messages/count_tokens
 // body as vLLM's AnthropicCountTokensRequest (vllm/entrypoints/anthropic/
@@ -23,4 +29,16 @@ func DecodeCountTokensRequest(data []byte) (*MessagesRequest, error) {
 		return nil, &pylax.ValidationError{Errors: obj.Errs}
 	}
 	return r, nil
+}
+
+// CountTokens answers a count_tokens request, converted to its chat
+// request, as vLLM's AnthropicServingMessages.count_tokens does: the chat
+// request rendered, the answer the prompt's token count.
+func CountTokens(ctx context.Context, g *render.Generator, req *protocol.ChatCompletionRequest) (int, protocol.Appender, error) {
+	res, err := g.RenderChat(ctx, req)
+	if err != nil {
+		return 0, nil, err
+	}
+	n := len(res.Request.TokenIDs)
+	return n, protocol.RawJSON(AppendCountTokens(nil, n)), nil
 }

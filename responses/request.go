@@ -3,6 +3,7 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 
 	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/protocol"
@@ -234,4 +235,18 @@ func decodeBody(data []byte, className string) (*object, *pylax.FieldError) {
 		return nil, fe
 	}
 	return &object{o}, nil
+}
+
+// Response is the 400 the error answers with.
+func (e *ParamError) Response() protocol.ErrorResponse {
+	typ := protocol.ErrorTypeBadRequest
+	if e.Type != "" {
+		typ = e.Type
+	}
+	var param *string
+	if e.Param != "" {
+		p := e.Param
+		param = &p
+	}
+	return protocol.NewErrorResponse(http.StatusBadRequest, typ, e.Message, param)
 }

@@ -1,10 +1,8 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 
-	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/protocol"
 )
@@ -71,9 +69,8 @@ func (s *server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 
 // decodeError maps a request decoding failure to its error body.
 func decodeError(err error) *apiError {
-	var verr *pylax.ValidationError
-	if errors.As(err, &verr) {
-		return validationError(verr)
+	if ae := frontEndError(err); ae != nil {
+		return ae
 	}
 	return badRequest(err.Error(), nil)
 }
