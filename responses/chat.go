@@ -387,7 +387,11 @@ func Render(ctx context.Context, g *render.Generator, r *Request) (*protocol.Gen
 	if err != nil {
 		return nil, err
 	}
-	return renderChat(ctx, g, r, req)
+	res, err := renderChat(ctx, g, r, req)
+	if err != nil {
+		return nil, err
+	}
+	return &res.Request, nil
 }
 
 func jsonOrNull(v json.RawMessage) json.RawMessage {

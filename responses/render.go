@@ -10,8 +10,9 @@ import (
 // renderChat renders r, already converted to the chat request req
 // (ToChat), as Render does (previous_response_id is the caller's to
 // refuse). req gets the structural tag the tool parser adds; the served
-// route derenders the answer with it.
-func renderChat(ctx context.Context, g *render.Generator, r *Request, req *protocol.ChatCompletionRequest) (*protocol.GenerateRequest, error) {
+// route derenders the answer with it. The result's Prompt carries the
+// typed features the served route routes images by.
+func renderChat(ctx context.Context, g *render.Generator, r *Request, req *protocol.ChatCompletionRequest) (*render.ChatResult, error) {
 	// build_tok_params: truncation "auto" truncates the prompt to fit.
 	var truncate *int
 	if r.Truncation != "disabled" {
@@ -35,7 +36,7 @@ func renderChat(ctx context.Context, g *render.Generator, r *Request, req *proto
 		id = *r.RequestID
 	}
 	stream := r.Stream
-	gr := protocol.GenerateRequest{
+	res := &render.ChatResult{Prompt: prompt, Request: protocol.GenerateRequest{
 		RequestID:        id,
 		TokenIDs:         prompt.TokenIDs,
 		SamplingParams:   params,
@@ -45,11 +46,11 @@ func renderChat(ctx context.Context, g *render.Generator, r *Request, req *proto
 		CacheSalt:        r.CacheSalt,
 		Priority:         r.Priority,
 		KVTransferParams: r.KVTransferParams,
-	}
+	}}
 	if prompt.Features != nil {
-		gr.SetFeatures(prompt.Features.AppendJSON(nil))
+		res.Request.SetFeatures(prompt.Features.AppendJSON(nil))
 	}
-	return &gr, nil
+	return res, nil
 }
 
 // adjustForTools is the parser's adjust_request, which vLLM's
