@@ -67,7 +67,7 @@ func (e *ValidationError) Message() string {
 	}
 	for _, fe := range reported {
 		b.WriteString("  ")
-		b.WriteString(TruncateChars(fe.Repr(), maxErrorChars, "...[truncated]"))
+		b.WriteString(truncateChars(fe.Repr(), maxErrorChars, "...[truncated]"))
 		b.WriteByte('\n')
 	}
 	if rest := total - len(reported); rest > 0 {
@@ -119,7 +119,7 @@ func (fe FieldError) Path() string {
 func (fe FieldError) Repr() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{'type': %s, 'loc': %s, 'msg': %s, 'input': %s",
-		StrRepr(fe.Type), StrRepr(fe.Path()), StrRepr(fe.Msg), StrRepr(SummarizeInput(fe.Input)))
+		StrRepr(fe.Type), StrRepr(fe.Path()), StrRepr(fe.Msg), StrRepr(summarizeInput(fe.Input)))
 	if len(fe.Ctx) > 0 {
 		b.WriteString(", 'ctx': {")
 		for i, c := range fe.Ctx {

@@ -359,11 +359,11 @@ func StrOfJSON(raw json.RawMessage) string {
 	if s, ok := LaxString(raw); ok {
 		return s
 	}
-	return ReprOfJSON(raw)
+	return reprOfJSON(raw)
 }
 
-// ReprOfJSON is Python's repr() of the value json.loads makes of raw.
-func ReprOfJSON(raw json.RawMessage) string {
+// reprOfJSON is Python's repr() of the value json.loads makes of raw.
+func reprOfJSON(raw json.RawMessage) string {
 	switch Kind(raw) {
 	case 0, 'n':
 		return "None"
@@ -383,7 +383,7 @@ func ReprOfJSON(raw json.RawMessage) string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(ReprOfJSON(it))
+			b.WriteString(reprOfJSON(it))
 		}
 		b.WriteByte(']')
 		return b.String()
@@ -398,7 +398,7 @@ func ReprOfJSON(raw json.RawMessage) string {
 			}
 			b.WriteString(StrRepr(k))
 			b.WriteString(": ")
-			b.WriteString(ReprOfJSON(members[k]))
+			b.WriteString(reprOfJSON(members[k]))
 		}
 		b.WriteByte('}')
 		return b.String()

@@ -41,10 +41,10 @@ const (
 	MaxReportedErrors  = 10
 )
 
-// SummarizeInput is vLLM's _summarize_error_input applied to the JSON value
+// summarizeInput is vLLM's _summarize_error_input applied to the JSON value
 // raw (nil meaning Python None): strings are cut at 200 characters,
 // containers are described by their size, scalars become their str().
-func SummarizeInput(raw json.RawMessage) string {
+func summarizeInput(raw json.RawMessage) string {
 	v := strings.TrimSpace(string(raw))
 	if v == "" || v == "null" {
 		return "None"
@@ -55,7 +55,7 @@ func SummarizeInput(raw json.RawMessage) string {
 		if err := json.Unmarshal([]byte(v), &s); err != nil {
 			return v
 		}
-		return TruncateChars(s, maxErrorInputChars, "...[truncated]")
+		return truncateChars(s, maxErrorInputChars, "...[truncated]")
 	case '[':
 		var items []json.RawMessage
 		if err := json.Unmarshal([]byte(v), &items); err != nil {
@@ -73,13 +73,13 @@ func SummarizeInput(raw json.RawMessage) string {
 	case 'f':
 		return "False"
 	default:
-		return TruncateChars(NumberStr(v), maxErrorInputChars, "...[truncated]")
+		return truncateChars(NumberStr(v), maxErrorInputChars, "...[truncated]")
 	}
 }
 
-// TruncateChars cuts s to max code points (Python's len) and appends suffix
+// truncateChars cuts s to max code points (Python's len) and appends suffix
 // when it had to cut.
-func TruncateChars(s string, max int, suffix string) string {
+func truncateChars(s string, max int, suffix string) string {
 	if utf8.RuneCountInString(s) <= max {
 		return s
 	}

@@ -81,7 +81,7 @@ func TestSummarizeInput(t *testing.T) {
 		if tt.raw != "" {
 			raw = json.RawMessage(tt.raw)
 		}
-		if got := SummarizeInput(raw); got != tt.want {
+		if got := summarizeInput(raw); got != tt.want {
 			t.Errorf("summarizeInput(%s) = %q, want %q", tt.raw, got, tt.want)
 		}
 	}
