@@ -219,3 +219,47 @@ func TestTextModelRefusesEmbeds(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEmbedsParts runs image_embeds parts through parsing and vLLM's
+// checks with --enable-mm-embeds: every refusal is a 400 (BadRequestError
+// or ImageError), and every accepted item has rows = t·h·w // 4.
+func FuzzEmbedsParts(f *testing.F) {
+	emb, grid := tensorB64(f, "embeds_6x8.npy"), tensorB64(f, "i64_grid.npy")
+	pt := tensorB64(f, "pt_embeds_6x8.pt")
+	f.Add(`[` + embedsPartJSON(emb, grid, "") + `]`)
+	f.Add(`[` + embedsPartJSON(pt, grid, `,"uuid":"x"`) + `,{"image_embeds":{"image_embeds":"` + emb + `"}}]`)
+	f.Add(`[{"type":"image_embeds","image_embeds":"` + emb + `"},{"type":"image_url","image_url":"u"}]`)
+	f.Add(`[{"type":"image_embeds","image_embeds":{"image_embeds":"k05VTVBZAQB2AHsnZGVzY3InOiAnPGY0JywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDYsIDgpLCB9","image_grid_thw":"` + grid + `"}}]`)
+	fetcher, err := media.New(media.Config{MaxMediaBytes: 1 << 16})
+	if err != nil {
+		f.Fatal(err)
+	}
+	im := &images{cfg: ImageConfig{Fetcher: fetcher, Limit: -1, EnableMMEmbeds: true}, merge: 2}
+	f.Fuzz(func(t *testing.T, content string) {
+		raw := json.RawMessage(`{"role":"user","content":` + content + `}`)
+		if !json.Valid(raw) {
+			return
+		}
+		mm := &imageParts{im: im}
+		_, err := normalizeChat([]json.RawMessage{raw}, nil, FormatOpenAI, false, mm)
+		var items []features.QwenEmbeds
+		if err == nil {
+			items, err = im.checkEmbeds(mm)
+		}
+		if err != nil {
+			if imageErrorMessage(err) == "" || strings.HasPrefix(imageErrorMessage(err), "not a BadRequestError") {
+				t.Fatalf("error is %T: %v", err, err)
+			}
+			return
+		}
+		for _, it := range items {
+			g, err := gridValues(it.GridTHW)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := gridTokens(g, 2); int64(it.Embeds.Shape[0]) != n {
+				t.Fatalf("%d rows for grid %v", it.Embeds.Shape[0], g)
+			}
+		}
+	})
+}
