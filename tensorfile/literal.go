@@ -1,6 +1,7 @@
 package tensorfile
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +40,9 @@ type literalParser struct {
 	i     int
 	depth int
 	longs bool // accept Python 2's "L" suffix on ints (_filter_header)
+	// nameLine is the line of the first bare name (a variable, which
+	// literal_eval refuses after the text parsed as Python); 0 when none.
+	nameLine int
 }
 
 // parse reads one literal covering the whole input (surrounding space
@@ -89,6 +93,16 @@ func (p *literalParser) value() (*literal, bool) {
 			l := w.lit
 			return &l, true
 		}
+	}
+	if c := p.s[p.i]; c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+		// A name parses as Python; literal_eval then refuses it.
+		if p.nameLine == 0 {
+			p.nameLine = 1 + bytes.Count(p.s[:p.i], []byte("\n"))
+		}
+		for p.i < len(p.s) && isNameByte(p.s[p.i]) {
+			p.i++
+		}
+		return &literal{kind: litNone}, true
 	}
 	return nil, false
 }

@@ -26,7 +26,6 @@ var npyTypes = map[string]DType{
 // its TypeError.
 var npyTypeNames = map[byte]string{
 	'U': "numpy.str_", 'S': "numpy.bytes_", 'V': "numpy.void", 'M': "numpy.datetime64", 'm': "numpy.timedelta64",
-	'f': "numpy.longdouble", 'c': "numpy.clongdouble",
 }
 
 const fromNumpyTypes = "The only supported types are: float64, float32, float16, complex64, complex128, " +
@@ -166,6 +165,11 @@ func parseHeader(raw []byte, py2Longs bool) (npyHeader, error) {
 	if !ok {
 		return npyHeader{}, errorf("Cannot parse header: %s", pyBytesAsStr(raw))
 	}
+	if p.nameLine > 0 {
+		// ast.literal_eval's ValueError, which numpy passes on; vLLM's
+		// sanitize_message drops the object's address.
+		return npyHeader{}, errorf("malformed node or string on line %d: <ast.Name object>", p.nameLine)
+	}
 	if v.kind != litDict {
 		return npyHeader{}, errorf("Header is not a dictionary: %s", v.repr())
 	}
@@ -235,7 +239,15 @@ func (h *npyHeader) setDescr(descr *literal) error {
 		h.bigEndian = order == '>' && d.Size() > 1
 		return nil
 	}
-	if len(s) >= 2 {
+	switch s {
+	case "f16":
+		h.typeErr, h.itemSize = "numpy.longdouble", 16
+		return nil
+	case "c32":
+		h.typeErr, h.itemSize = "numpy.clongdouble", 32
+		return nil
+	}
+	if len(s) >= 2 && s[0] != 'f' && s[0] != 'c' {
 		if name, ok := npyTypeNames[s[0]]; ok {
 			n := 0
 			for _, c := range s[1:] {
