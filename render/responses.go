@@ -41,7 +41,7 @@ func (g *Generator) RenderResponsesChat(ctx context.Context, r *protocol.Respons
 	gr.RequestID = id
 	gr.KVTransferParams = r.KVTransferParams
 	if prompt.Features != nil {
-		gr.SetFeatures(prompt.Features.AppendJSON(nil))
+		gr.SetFeatures(prompt.Features)
 	}
 	return &gr, nil
 }
