@@ -72,6 +72,16 @@ func (g *GenerateRequest) SetFeatures(f FeaturesWriter) {
 // values is not copied again for its last few hundred bytes.
 const bodyTailSlack = 64 << 10
 
+// BodySizeHint is about how long the body is when it carries features: 0
+// without them (a small body), else at least the features' MaxJSONLen. A
+// writer picks its buffer by it.
+func (g *GenerateRequest) BodySizeHint() int {
+	if g.features == nil {
+		return 0
+	}
+	return g.features.MaxJSONLen() + bodyTailSlack + 8*len(g.TokenIDs)
+}
+
 // AppendJSON appends the body with every key, as pydantic's model_dump
 // writes it: an absent raw member is null, token_ids always a list.
 func (g *GenerateRequest) AppendJSON(dst []byte) ([]byte, error) {
