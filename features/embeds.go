@@ -36,7 +36,7 @@ type EmbedsItem struct {
 // every part's row slice, as pixel_values' does — and image_grid_thw
 // batched, kept on the CPU. Like QwenItems, image_embeds is written first
 // (vLLM's order follows a set's).
-func QwenEmbedsItems(items []QwenEmbeds) ([][]byte, error) {
+func QwenEmbedsItems(items []QwenEmbeds) ([]Blob, error) {
 	rows := make([]int64, len(items))
 	for i, it := range items {
 		if len(it.Embeds.Shape) != 2 || len(it.GridTHW.Shape) != 1 || it.GridTHW.Shape[0] != 3 {
@@ -46,18 +46,19 @@ func QwenEmbedsItems(items []QwenEmbeds) ([][]byte, error) {
 		rows[i] = int64(it.Embeds.Shape[0])
 	}
 	slices := appendSlices(nil, rows)
-	out := make([][]byte, len(items))
+	out := make([]Blob, len(items))
 	for i, it := range items {
-		b := make([]byte, 0, len(it.Embeds.Data)+len(slices)+192)
-		b = appendMapHeader(b, 2)
-		b = appendStr(b, "image_embeds")
-		b = appendMapHeader(b, 2)
-		b = appendStr(b, "data")
-		b = appendTensor(b, it.Embeds)
-		b = appendFlatField(b, slices)
-		b = appendStr(b, "image_grid_thw")
-		b = appendEmbedsGrid(b, it.GridTHW)
-		out[i] = b
+		// The embeddings' bytes stay where the loader put them (a Blob
+		// piece), as pixel_values' do.
+		head := appendMapHeader(make([]byte, 0, 64), 2)
+		head = appendStr(head, "image_embeds")
+		head = appendMapHeader(head, 2)
+		head = appendStr(head, "data")
+		head = appendTensorHead(head, it.Embeds)
+		tail := appendFlatField(make([]byte, 0, len(slices)+128), slices)
+		tail = appendStr(tail, "image_grid_thw")
+		tail = appendEmbedsGrid(tail, it.GridTHW)
+		out[i] = Blob{head, it.Embeds.Data, tail}
 	}
 	return out, nil
 }
@@ -91,14 +92,18 @@ func appendBatchedCPUField(b []byte) []byte {
 // appendTensor writes serial_utils' tensor encoding: [dtype, shape, raw
 // view as ext 3].
 func appendTensor(b []byte, t tensorfile.Tensor) []byte {
+	return append(appendTensorHead(b, t), t.Data...)
+}
+
+// appendTensorHead writes a tensor's encoding up to its bytes, which follow.
+func appendTensorHead(b []byte, t tensorfile.Tensor) []byte {
 	b = appendArrayHeader(b, 3)
 	b = appendStr(b, t.DType.String())
 	b = appendArrayHeader(b, len(t.Shape))
 	for _, d := range t.Shape {
 		b = appendInt(b, int64(d))
 	}
-	b = appendExtHeader(b, extRawView, len(t.Data))
-	return append(b, t.Data...)
+	return appendExtHeader(b, extRawView, len(t.Data))
 }
 
 // appendFlatField writes a flat field along dim 0 with the given slices
@@ -138,7 +143,7 @@ func appendSlices(b []byte, rows []int64) []byte {
 func QwenEmbedsFeatures(items []EmbedsItem, opts Options) (Features, error) {
 	return newImageFeatures(len(items),
 		func(i int) (string, Placeholder) { return items[i].Hash, items[i].Placeholder },
-		func() ([][]byte, error) {
+		func() ([]Blob, error) {
 			embeds := make([]QwenEmbeds, len(items))
 			for i, it := range items {
 				embeds[i] = it.Embeds

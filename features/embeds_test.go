@@ -103,14 +103,14 @@ func TestQwenEmbedsItems(t *testing.T) {
 	}
 	for i, it := range fx.Items {
 		want, _ := base64.StdEncoding.DecodeString(it.Msgpack)
-		if !bytes.Equal(got[i], want) {
+		if !bytes.Equal(got[i].Bytes(), want) {
 			t.Errorf("item %d (%s) differs", i, it.Part)
 		}
 		meta, _ := base64.StdEncoding.DecodeString(it.Metadata)
 		if m := QwenEmbedsMetadata(items[i]); !bytes.Equal(m, meta) {
 			t.Errorf("metadata %d (%s) differs", i, it.Part)
 		}
-		d, err := DecodeItem(got[i])
+		d, err := DecodeItem(got[i].Bytes())
 		if err != nil {
 			t.Fatalf("DecodeItem: %v", err)
 		}

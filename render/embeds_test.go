@@ -78,7 +78,7 @@ func TestRenderEmbeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, err := features.DecodeItem(m.Kwargs[0])
+	it, err := features.DecodeItem(m.Kwargs[0].Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestChatRenderEmbeds(t *testing.T) {
 		if pads != 6 {
 			t.Fatalf("%d pads in %v", pads, ans.TokenIDs)
 		}
-		it, err := features.DecodeItem(mod.Kwargs[0])
+		it, err := features.DecodeItem(mod.Kwargs[0].Bytes())
 		if err != nil {
 			t.Fatal(err)
 		}
