@@ -13,6 +13,7 @@ import (
 
 	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/imgcache"
 	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/vision"
@@ -38,6 +39,9 @@ type ImageConfig struct {
 	Load imaging.Options
 	// Hasher computes mm_hashes (its ModelID is the --model value).
 	Hasher features.Hasher
+	// CacheBytes bounds the processed-image cache (--mm-processor-cache-gb
+	// in bytes); 0 turns it off.
+	CacheBytes int64
 }
 
 // images is a renderer's image support: the model's processor and the
@@ -46,6 +50,10 @@ type images struct {
 	cfg   ImageConfig
 	proc  vision.Processor
 	padID int
+	// cache keeps processed images by cacheKey (nil: off); procDigest
+	// names proc in that key.
+	cache      *imgcache.Cache[processedImage]
+	procDigest [32]byte
 }
 
 // newImages prepares image rendering for m, or returns nil when m has no
@@ -76,7 +84,8 @@ func newImages(m *model.Model, cfg *ImageConfig) (*images, error) {
 	if cfg.Fetcher == nil {
 		return nil, errors.New("render: image rendering needs a media fetcher")
 	}
-	return &images{cfg: *cfg, proc: proc, padID: pad[0]}, nil
+	return &images{cfg: *cfg, proc: proc, padID: pad[0],
+		cache: imgcache.New[processedImage](cfg.CacheBytes), procDigest: processorDigest(raw, dtype)}, nil
 }
 
 // modelDType is the dtype vLLM casts processor outputs to: config.json's
@@ -224,13 +233,14 @@ func firstImageError(ctx context.Context, errs []error) error {
 
 // DefaultImageConfig is vLLM's default image handling for m (used only when
 // m has an image processor): no per-prompt limit, fetching as mc says,
-// vLLM's loader defaults and the default hasher.
+// vLLM's loader defaults, the default hasher and vLLM's default cache size.
 func DefaultImageConfig(m *model.Model, mc media.Config) (*ImageConfig, error) {
 	fetcher, err := media.New(mc)
 	if err != nil {
 		return nil, err
 	}
-	return &ImageConfig{Fetcher: fetcher, Limit: -1, Load: imaging.DefaultOptions(), Hasher: features.Hasher{ModelID: m.Path}}, nil
+	return &ImageConfig{Fetcher: fetcher, Limit: -1, Load: imaging.DefaultOptions(), Hasher: features.Hasher{ModelID: m.Path},
+		CacheBytes: DefaultImageCacheBytes}, nil
 }
 
 // load fetches one image and processes it (withKwargs) or reads its size
@@ -244,20 +254,11 @@ func (im *images) load(ctx context.Context, ref imageRef, kw vision.Kwargs, hash
 	}
 	var numTokens, cols int
 	if withKwargs {
-		rgb, err := imaging.Load(data, im.cfg.Load)
+		p, err := im.process(ctx, data, kw, im.cfg.Load)
 		if err != nil {
-			return img, 0, 0, imageError(err)
+			return img, 0, 0, err
 		}
-		res, err := im.proc.Process(nil, *rgb, kw)
-		if err != nil {
-			return img, 0, 0, imageError(err)
-		}
-		numTokens, cols = res.NumTokens, res.PixelValues.Shape[1]
-		img.Processed = features.QwenImage{
-			GridTHW:     [3]int64{int64(res.GridTHW[0]), int64(res.GridTHW[1]), int64(res.GridTHW[2])},
-			PixelValues: res.PixelValues.Data,
-			DType:       res.PixelValues.DType.String(),
-		}
+		numTokens, cols, img.Processed = p.numTokens, p.cols, p.img
 	} else {
 		info, err := imaging.Probe(data, im.cfg.Load)
 		if err != nil {

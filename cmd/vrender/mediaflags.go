@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ type mediaFlags struct {
 	allowedLocalMediaPath string
 	maxMediaBytes         int64
 	allowPrivateMediaURLs bool
+	mmProcessorCacheGB    float64
 }
 
 func (f *mediaFlags) register(c *command) {
@@ -32,6 +34,7 @@ func (f *mediaFlags) register(c *command) {
 	fs.StringVar(&f.allowedMediaDomains, "allowed-media-domains", "", "comma-separated `HOSTS` image URLs may name (default: any)")
 	fs.StringVar(&f.allowedLocalMediaPath, "allowed-local-media-path", "", "`DIR` file: image URLs may read below (default: file: URLs refused)")
 	fs.Int64Var(&f.maxMediaBytes, "max-media-bytes", media.DefaultMaxMediaBytes, "most bytes one image may have (`N`; vLLM has no cap)")
+	fs.Float64Var(&f.mmProcessorCacheGB, "mm-processor-cache-gb", 4, "GiB of processed images kept by content and settings, so a re-sent image is decoded and processed once (`GB`; 0 turns the cache off)")
 	fs.BoolVar(&f.allowPrivateMediaURLs, "allow-private-media-urls", false, "let image fetches reach loopback, private and link-local addresses (vLLM always does)")
 }
 
@@ -99,15 +102,31 @@ func (f *mediaFlags) imageConfig(m *model.Model) (*render.ImageConfig, error) {
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
+	cacheBytes, err := cacheBytesFromGB(f.mmProcessorCacheGB)
+	if err != nil {
+		return nil, err
+	}
 	alg, err := features.ParseAlgorithm(os.Getenv("VLLM_MM_HASHER_ALGORITHM"))
 	if err != nil {
 		return nil, usagef("VLLM_MM_HASHER_ALGORITHM: %v", err)
 	}
 	return &render.ImageConfig{
-		Fetcher: fetcher,
-		Limit:   limit,
-		Kwargs:  kw,
-		Load:    imaging.DefaultOptions(),
-		Hasher:  features.Hasher{ModelID: m.Path, Algorithm: alg},
+		Fetcher:    fetcher,
+		Limit:      limit,
+		Kwargs:     kw,
+		Load:       imaging.DefaultOptions(),
+		Hasher:     features.Hasher{ModelID: m.Path, Algorithm: alg},
+		CacheBytes: cacheBytes,
 	}, nil
+}
+
+// cacheBytesFromGB is --mm-processor-cache-gb in bytes as vLLM computes it,
+// int(gb * GiB); vLLM's config refuses a negative value (ge=0) and NaN, and
+// cannot convert an infinite one.
+func cacheBytesFromGB(gb float64) (int64, error) {
+	b := gb * (1 << 30)
+	if !(gb >= 0) || math.IsInf(b, 0) || b >= math.MaxInt64 {
+		return 0, usagef("--mm-processor-cache-gb must be a finite number greater than or equal to 0, got %v", gb)
+	}
+	return int64(b), nil
 }

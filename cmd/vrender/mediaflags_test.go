@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestImageLimit(t *testing.T) {
 	for _, tt := range []struct {
@@ -23,6 +26,28 @@ func TestImageLimit(t *testing.T) {
 		got, err := f.imageLimit()
 		if (err != nil) != tt.wantErr || (!tt.wantErr && got != tt.want) {
 			t.Errorf("imageLimit(%q) = %d, %v; want %d (error %v)", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestCacheBytesFromGB(t *testing.T) {
+	for _, tt := range []struct {
+		gb      float64
+		want    int64
+		wantErr bool
+	}{
+		{4, 4 << 30, false},
+		{0, 0, false},
+		{0.5, 1 << 29, false},
+		{1e-9, 1, false},
+		{-1, 0, true},
+		{math.NaN(), 0, true},
+		{math.Inf(1), 0, true},
+		{1e10, 0, true},
+	} {
+		got, err := cacheBytesFromGB(tt.gb)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("cacheBytesFromGB(%v) = %d, %v; want %d (error %v)", tt.gb, got, err, tt.want, tt.wantErr)
 		}
 	}
 }
