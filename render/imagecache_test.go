@@ -42,6 +42,9 @@ func renderAnswer(t testing.TB, r *Renderer, in ChatInput) string {
 		return "error: " + err.Error()
 	}
 	ids, _ := json.Marshal(p.TokenIDs)
+	if p.Features == nil {
+		return string(ids)
+	}
 	return string(ids) + "\n" + string(p.Features.AppendJSON(nil))
 }
 

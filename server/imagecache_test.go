@@ -48,3 +48,37 @@ func TestMetricsImageCache(t *testing.T) {
 		t.Errorf("vrender_image_cache_bytes = %v after two processed images", metric(fams, "vrender_image_cache_bytes"))
 	}
 }
+
+// TestChatRenderMediaIOKwargs: a request's media_io_kwargs reach decoding
+// (a transparent image on black answers other pixels), and a bad
+// rgba_background_color is vLLM's 400.
+func TestChatRenderMediaIOKwargs(t *testing.T) {
+	h := imageServer(t, "qwen2_5_vl")
+	data, err := os.ReadFile(filepath.Join(multimodalDir(t), "images", "png_rgba_320x240.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := imageRequest("data:image/png;base64,"+base64.StdEncoding.EncodeToString(data), "")
+	var answers []renderAnswer
+	for _, bg := range []any{nil, []int{0, 0, 0}} {
+		body := plain
+		if bg != nil {
+			body = withModel(t, plain, map[string]any{"media_io_kwargs": map[string]any{"image": map[string]any{"rgba_background_color": bg}}})
+		}
+		code, out := postImageRender(t, h, "/v1/chat/completions/render", body)
+		var a renderAnswer
+		if code != 200 || json.Unmarshal(out, &a) != nil {
+			t.Fatalf("render: %d %.300s", code, out)
+		}
+		answers = append(answers, a)
+	}
+	if bytes.Equal(answers[0].Features, answers[1].Features) {
+		t.Error("rgba_background_color did not change the features")
+	}
+	body := withModel(t, plain, map[string]any{"media_io_kwargs": map[string]any{"image": map[string]any{"rgba_background_color": []any{0, 0, 0.5}}}})
+	code, out := postImageRender(t, h, "/v1/chat/completions/render", body)
+	want := `{"error":{"message":"rgba_background_color must be a list or tuple of 3 integers in the range [0, 255].","type":"BadRequestError","param":null,"code":400}}`
+	if code != 400 || string(bytes.TrimSpace(out)) != want {
+		t.Errorf("bad background: %d %s, want 400 %s", code, out, want)
+	}
+}

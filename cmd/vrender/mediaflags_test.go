@@ -51,3 +51,36 @@ func TestCacheBytesFromGB(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxImagePixels(t *testing.T) {
+	for _, tt := range []struct {
+		env     string
+		set     bool
+		want    int64
+		wantErr string
+	}{
+		{"", false, 178_956_970, ""},
+		{"1000000", true, 1_000_000, ""},
+		{" 1_000_000\n", true, 1_000_000, ""},
+		{"0", true, 0, ""},
+		{"-5", true, -5, ""},
+		{"99999999999999999999", true, math.MaxInt64, ""},
+		{"", true, 0, "VLLM_MAX_IMAGE_PIXELS: invalid literal for int() with base 10: ''"},
+		{"1e6", true, 0, "VLLM_MAX_IMAGE_PIXELS: invalid literal for int() with base 10: '1e6'"},
+		{"lots", true, 0, "VLLM_MAX_IMAGE_PIXELS: invalid literal for int() with base 10: 'lots'"},
+	} {
+		got, err := maxImagePixels(func(k string) (string, bool) {
+			if k != "VLLM_MAX_IMAGE_PIXELS" {
+				t.Fatalf("looked up %s", k)
+			}
+			return tt.env, tt.set
+		})
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		if got != tt.want || msg != tt.wantErr {
+			t.Errorf("VLLM_MAX_IMAGE_PIXELS=%q (set %v): %d, %q; want %d, %q", tt.env, tt.set, got, msg, tt.want, tt.wantErr)
+		}
+	}
+}
