@@ -201,3 +201,30 @@ func TestImageCacheConcurrentSameImage(t *testing.T) {
 		t.Fatalf("stats %+v, want 1 miss and %d hits", st, n-1)
 	}
 }
+
+// BenchmarkImageCache renders a two-screenshot request (what an agent
+// re-sends each turn) with the cache warm and with it off: the difference
+// is the decoding and processing a hit saves; what a hit still costs is the
+// fetch (here data: URLs), the hashes and the features.
+func BenchmarkImageCache(b *testing.B) {
+	in := imageRequest(b, "", "jpeg_444_1280x720.jpg", "png_rgb_640x480.png")
+	for _, bc := range []struct {
+		name  string
+		edits []func(*ImageConfig)
+	}{{"hit", nil}, {"off", []func(*ImageConfig){uncached}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			r := imageRenderer(b, media.Config{}, bc.edits...)
+			if _, err := r.RenderChat(context.Background(), in); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := r.RenderChat(context.Background(), in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.Features.AppendJSON(nil)
+			}
+		})
+	}
+}
