@@ -110,7 +110,11 @@ func FuzzResponsesToChat(f *testing.F) {
 		if err != nil {
 			return // refused, or the chat validation of the converted request
 		}
-		for _, raw := range append(append([]json.RawMessage{}, chat.Messages...), chat.Tools...) {
+		msgs, err := json.Marshal(chat.Messages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, raw := range append([]json.RawMessage{msgs}, chat.Tools...) {
 			if !json.Valid(raw) {
 				t.Fatalf("invalid JSON %q from %q", raw, data)
 			}
