@@ -162,7 +162,7 @@ func MessageOf(n *wire.Node) Message {
 				m.BadRole = v
 			}
 		case "content":
-			m.Content = contentOf(v)
+			m.Content = ContentOf(v)
 		case "name":
 			m.Name = stringOf(v)
 		case "task":
@@ -215,7 +215,8 @@ func stringOf(n *wire.Node) *string {
 	return nil
 }
 
-func contentOf(n *wire.Node) Content {
+// ContentOf reads a decoded content value (nil: absent).
+func ContentOf(n *wire.Node) Content {
 	switch n.Kind {
 	case wire.Null:
 		return Content{}
@@ -336,6 +337,29 @@ func extraPartFields(p *wire.Node) *wire.Node {
 		extra.Set(k, p.Vals[i])
 	}
 	return extra
+}
+
+// TextMessage is a message of role with a string content.
+func TextMessage(role, text string) Message {
+	return Message{Role: role, HasRole: true, Content: Content{Kind: ContentText, Text: text}}
+}
+
+// TextPart is the part {"type": "text", "text": text}.
+func TextPart(text string) ContentPart {
+	return ContentPart{Kind: PartText, Type: "text", Text: text,
+		TypeMember: wire.StringNode("text"), TextMember: wire.StringNode(text)}
+}
+
+// ImagePart is the part {"type": "image_url", "image_url": {"url": url}}.
+func ImagePart(url string) ContentPart {
+	return ContentPart{Kind: PartImage, Type: "image_url", Image: &ImageURL{URL: url, URLOK: true},
+		TypeMember: wire.StringNode("image_url")}
+}
+
+// ToolReferencePart is the part {"type": "tool_reference", "name": name}.
+func ToolReferencePart(name string) ContentPart {
+	return ContentPart{Kind: PartToolReference, Type: "tool_reference", Text: name,
+		TypeMember: wire.StringNode("tool_reference")}
 }
 
 // AppendJSON writes the message as vLLM reads it: its typed members in a
