@@ -1,8 +1,6 @@
 package anthropic
 
 import (
-	"context"
-	"encoding/json"
 	"regexp"
 	"testing"
 
@@ -37,18 +35,8 @@ func messagesDiff(t *testing.T, gen *render.Generator, data []byte) {
 	if err != nil {
 		t.Fatalf("%s: the JSON conversion %s does not decode: %v", data, raw, err)
 	}
-	g, _ := json.Marshal(append([]protocol.Message{}, got...))
-	w, _ := json.Marshal(append([]protocol.Message{}, old.Messages...))
-	if gs, ws := generatedID.ReplaceAllString(string(g), "call_N"), generatedID.ReplaceAllString(string(w), "call_N"); gs != ws {
-		t.Fatalf("%s:\n typed %s\n JSON  %s", data, gs, ws)
-	}
-	pNew, errNew := gen.Renderer().RenderChat(context.Background(), render.ChatInput{Messages: got, AddGenerationPrompt: true})
-	pOld, errOld := gen.Renderer().RenderChat(context.Background(), render.ChatInput{Messages: old.Messages, AddGenerationPrompt: true})
-	if (errNew == nil) != (errOld == nil) || errNew != nil && errNew.Error() != errOld.Error() {
-		t.Fatalf("%s: typed render error %v, JSON %v", data, errNew, errOld)
-	}
-	if errNew == nil && generatedID.ReplaceAllString(pNew.Text, "call_N") != generatedID.ReplaceAllString(pOld.Text, "call_N") {
-		t.Fatalf("%s:\n typed prompt %q\n JSON prompt  %q", data, pNew.Text, pOld.Text)
+	if err := rendertest.SameMessages(gen, got, old.Messages, func(s string) string { return generatedID.ReplaceAllString(s, "call_N") }); err != nil {
+		t.Fatalf("%s: typed against JSON: %v", data, err)
 	}
 }
 

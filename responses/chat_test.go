@@ -146,8 +146,8 @@ func TestResponsesNamespacedFunctionCall(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := m.get("tool_calls"); string(got) != tt.want {
-			t.Errorf("%s: tool_calls %s, want %s", tt.item, got, tt.want)
+		if got, _ := json.Marshal(m); string(got) != `{"role":"assistant","tool_calls":`+tt.want+`}` {
+			t.Errorf("%s: message %s, want tool_calls %s", tt.item, got, tt.want)
 		}
 	}
 }
