@@ -25,7 +25,7 @@ const billingHeader = "x-anthropic-billing-header"
 // constructor call does; stream, response_format, reasoning_effort,
 // tool_choice and tools are assigned afterwards, unvalidated, as vLLM
 // assigns them to the built model.
-func ToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
+func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) {
 		mt := strconv.Itoa(a.MaxTokens)
 		b.Raw("max_tokens", json.RawMessage(mt))
@@ -70,7 +70,7 @@ func ToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionReque
 // CountTokensToChat converts a count_tokens request as vLLM does
 // for AnthropicCountTokensRequest: the chat request has only model,
 // messages and chat_template_kwargs, then tool_choice and tools.
-func CountTokensToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
+func CountTokensToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) { b.Raw("chat_template_kwargs", a.ChatTemplateArgs) })
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func CountTokensToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatComp
 
 // anthropicBase is the chat request vLLM constructs (and so validates):
 // model, the converted messages, then the members fields adds.
-func anthropicBase(a *protocol.AnthropicMessagesRequest, fields func(*wire.ObjectBuilder)) (*protocol.ChatCompletionRequest, error) {
+func anthropicBase(a *MessagesRequest, fields func(*wire.ObjectBuilder)) (*protocol.ChatCompletionRequest, error) {
 	msgs, err := anthropicMessages(a)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func anthropicBase(a *protocol.AnthropicMessagesRequest, fields func(*wire.Objec
 
 // anthropicTools sets tool_choice and tools on the built chat request
 // (_convert_tool_choice, _convert_tools), unvalidated as vLLM assigns them.
-func anthropicTools(req *protocol.ChatCompletionRequest, a *protocol.AnthropicMessagesRequest) {
+func anthropicTools(req *protocol.ChatCompletionRequest, a *MessagesRequest) {
 	req.ToolChoice = anthropicToolChoice(a.ToolChoice)
 	if !a.HaveTools {
 		return
@@ -125,7 +125,7 @@ func anthropicTools(req *protocol.ChatCompletionRequest, a *protocol.AnthropicMe
 	}
 }
 
-func anthropicToolChoice(tc *protocol.AnthropicToolChoice) protocol.ToolChoice {
+func anthropicToolChoice(tc *ToolChoice) protocol.ToolChoice {
 	if tc == nil {
 		return protocol.ToolChoice{}
 	}
@@ -144,7 +144,7 @@ func anthropicToolChoice(tc *protocol.AnthropicToolChoice) protocol.ToolChoice {
 // anthropicMessages is the chat messages list: a system message with the
 // system field's text first, then the messages in order, their blocks
 // mapped to chat content parts, tool calls, reasoning and tool messages.
-func anthropicMessages(a *protocol.AnthropicMessagesRequest) ([]protocol.Message, error) {
+func anthropicMessages(a *MessagesRequest) ([]protocol.Message, error) {
 	var out []protocol.Message
 	var system []string
 	if a.SystemText != nil && *a.SystemText != "" {
@@ -184,7 +184,7 @@ func anthropicMessages(a *protocol.AnthropicMessagesRequest) ([]protocol.Message
 	return out, nil
 }
 
-func appendSystemBlocks(parts []string, blocks []protocol.AnthropicContentBlock) []string {
+func appendSystemBlocks(parts []string, blocks []ContentBlock) []string {
 	for _, b := range blocks {
 		if b.Type == "text" && b.Text != nil && *b.Text != "" && !strings.HasPrefix(*b.Text, billingHeader) {
 			parts = append(parts, *b.Text)
@@ -196,7 +196,7 @@ func appendSystemBlocks(parts []string, blocks []protocol.AnthropicContentBlock)
 // anthropicMessage converts one non-system message. extra holds the tool
 // messages its tool_result blocks produced, which vLLM appends before the
 // message itself; msg is nil for a user message left without content.
-func anthropicMessage(m protocol.AnthropicMessage) (msg *protocol.Message, extra []protocol.Message, err error) {
+func anthropicMessage(m Message) (msg *protocol.Message, extra []protocol.Message, err error) {
 	if m.Text != nil {
 		out := protocol.TextMessage(m.Role, *m.Text)
 		return &out, nil, nil
@@ -251,14 +251,14 @@ func anthropicMessage(m protocol.AnthropicMessage) (msg *protocol.Message, extra
 	return out, extra, nil
 }
 
-// object is a JSON object of the given members in order, built by code.
-func object(keys []string, vals ...*wire.Node) *wire.Node {
+// objectNode is a JSON object of the given members in order, built by code.
+func objectNode(keys []string, vals ...*wire.Node) *wire.Node {
 	return &wire.Node{Kind: wire.Object, Keys: keys, Vals: vals}
 }
 
 // toolUseCall is a tool_use block as a chat tool call; the arguments are
 // Python's json.dumps of the input, as vLLM writes them.
-func toolUseCall(blk protocol.AnthropicContentBlock) (*wire.Node, error) {
+func toolUseCall(blk ContentBlock) (*wire.Node, error) {
 	id := ""
 	if blk.ID != nil {
 		id = *blk.ID
@@ -278,14 +278,14 @@ func toolUseCall(blk protocol.AnthropicContentBlock) (*wire.Node, error) {
 	if blk.Name != nil {
 		name = *blk.Name
 	}
-	fn := object([]string{"name", "arguments"}, wire.StringNode(name), wire.StringNode(args))
-	return object([]string{"id", "type", "function"}, wire.StringNode(id), wire.StringNode("function"), fn), nil
+	fn := objectNode([]string{"name", "arguments"}, wire.StringNode(name), wire.StringNode(args))
+	return objectNode([]string{"id", "type", "function"}, wire.StringNode(id), wire.StringNode("function"), fn), nil
 }
 
 // userToolResult is a user tool_result block as vLLM converts it: a tool
 // message with the text (blocks joined by newlines), then a user message
 // with its images and a tool message with its tool references, if any.
-func userToolResult(blk protocol.AnthropicContentBlock) []protocol.Message {
+func userToolResult(blk ContentBlock) []protocol.Message {
 	text := ""
 	var images, refs []protocol.ContentPart
 	switch {
@@ -362,7 +362,7 @@ func imageSourceURL(src json.RawMessage) string {
 }
 
 // pyStrOfContent is Python's `str(block.content) if block.content else ""`.
-func pyStrOfContent(blk protocol.AnthropicContentBlock) string {
+func pyStrOfContent(blk ContentBlock) string {
 	switch {
 	case blk.ContentText != nil:
 		return *blk.ContentText

@@ -16,7 +16,7 @@ var generatedID = regexp.MustCompile(`call_[0-9]+`)
 // the JSON the conversion wrote before, read back by the chat decoder,
 // and compares the two as written and as rendered.
 func messagesDiff(t *testing.T, gen *render.Generator, data []byte) {
-	a, err := protocol.DecodeAnthropicMessagesRequest(data)
+	a, err := DecodeMessagesRequest(data)
 	if err != nil {
 		return
 	}

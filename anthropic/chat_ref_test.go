@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/vrender/vrender/internal/wire"
-	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
 
@@ -19,7 +18,7 @@ import (
 // anthropicMessages is the chat messages list: a system message with the
 // system field's text first, then the messages in order, their blocks
 // mapped to chat content parts, tool calls, reasoning and tool messages.
-func refAnthropicMessages(a *protocol.AnthropicMessagesRequest) (json.RawMessage, error) {
+func refAnthropicMessages(a *MessagesRequest) (json.RawMessage, error) {
 	var out [][]byte
 	var system []string
 	if a.SystemText != nil && *a.SystemText != "" {
@@ -69,7 +68,7 @@ func refSystemMessage(parts []string) []byte {
 // anthropicMessage converts one non-system message. extra holds the tool
 // messages its tool_result blocks produced, which vLLM appends before the
 // message itself; msg is nil for a user message left without content.
-func refAnthropicMessage(m protocol.AnthropicMessage) (msg []byte, extra [][]byte, err error) {
+func refAnthropicMessage(m Message) (msg []byte, extra [][]byte, err error) {
 	var b wire.ObjectBuilder
 	b.Str("role", m.Role)
 	if m.Text != nil {
@@ -134,7 +133,7 @@ func refAnthropicMessage(m protocol.AnthropicMessage) (msg []byte, extra [][]byt
 
 // toolUseCall is a tool_use block as a chat tool call; the arguments are
 // Python's json.dumps of the input, as vLLM writes them.
-func refToolUseCall(blk protocol.AnthropicContentBlock) ([]byte, error) {
+func refToolUseCall(blk ContentBlock) ([]byte, error) {
 	id := ""
 	if blk.ID != nil {
 		id = *blk.ID
@@ -167,7 +166,7 @@ func refToolUseCall(blk protocol.AnthropicContentBlock) ([]byte, error) {
 // userToolResult is a user tool_result block as vLLM converts it: a tool
 // message with the text (blocks joined by newlines), then a user message
 // with its images and a tool message with its tool references, if any.
-func refUserToolResult(blk protocol.AnthropicContentBlock) [][]byte {
+func refUserToolResult(blk ContentBlock) [][]byte {
 	text := ""
 	var images, refs [][]byte
 	switch {

@@ -22,7 +22,7 @@ import (
 type ChatInput struct {
 	Messages             []protocol.Message
 	Tools                []json.RawMessage // nil: no tools given
-	ToolTrees            []*wire.Node      // Tools decoded, as MessageTrees
+	ToolTrees            []*wire.Node      // Tools decoded in the same pass as the body
 	ToolChoice           protocol.ToolChoice
 	Documents            json.RawMessage
 	ChatTemplate         *string

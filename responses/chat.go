@@ -21,7 +21,7 @@ import (
 // tools are wrapped as {"type":"function","function":<FunctionTool dump>}.
 // The sampling members ResponsesRequest shares with chat go through the
 // chat request's validation.
-func ToChat(r *protocol.ResponsesRequest) (*protocol.ChatCompletionRequest, error) {
+func ToChat(r *Request) (*protocol.ChatCompletionRequest, error) {
 	msgs, err := responsesMessages(r)
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func msgFromObject(raw json.RawMessage) (*protocol.Message, error) {
 	return &m, nil
 }
 
-func responsesMessages(r *protocol.ResponsesRequest) ([]protocol.Message, error) {
+func responsesMessages(r *Request) ([]protocol.Message, error) {
 	var msgs []protocol.Message
 	if r.Instructions != nil && *r.Instructions != "" {
 		msgs = append(msgs, protocol.TextMessage("system", *r.Instructions))
@@ -103,7 +103,7 @@ func responsesMessages(r *protocol.ResponsesRequest) ([]protocol.Message, error)
 		}
 		m, err := responsesItem(raw, prev)
 		if err != nil {
-			if bad, ok := err.(*protocol.ResponsesParamError); ok && bad.Param == "" {
+			if bad, ok := err.(*ParamError); ok && bad.Param == "" {
 				bad.Param = fmt.Sprintf("input.%d", i)
 			}
 			return nil, err
@@ -115,8 +115,8 @@ func responsesMessages(r *protocol.ResponsesRequest) ([]protocol.Message, error)
 	return msgs, nil
 }
 
-// object is a JSON object of the given members in order, built by code.
-func object(keys []string, vals ...*wire.Node) *wire.Node {
+// objectNode is a JSON object of the given members in order, built by code.
+func objectNode(keys []string, vals ...*wire.Node) *wire.Node {
 	return &wire.Node{Kind: wire.Object, Keys: keys, Vals: vals}
 }
 
@@ -138,7 +138,7 @@ func responsesItem(raw json.RawMessage, prev *protocol.Message) (*protocol.Messa
 		Content          json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(raw, &it); err != nil {
-		return nil, &protocol.ResponsesParamError{Message: "Each input item must be an object"}
+		return nil, &ParamError{Message: "Each input item must be an object"}
 	}
 	if prev != nil && !(prev.HasRole && prev.Role == "assistant") {
 		prev = nil
@@ -150,7 +150,7 @@ func responsesItem(raw json.RawMessage, prev *protocol.Message) (*protocol.Messa
 	switch {
 	case typ == "function_call":
 		if it.CallID == nil || it.Name == nil || it.Arguments == nil {
-			return nil, &protocol.ResponsesParamError{Message: "function_call items need call_id, name and arguments strings"}
+			return nil, &ParamError{Message: "function_call items need call_id, name and arguments strings"}
 		}
 		name := *it.Name
 		if it.Namespace != nil && *it.Namespace != "" {
@@ -158,8 +158,8 @@ func responsesItem(raw json.RawMessage, prev *protocol.Message) (*protocol.Messa
 			// flattened (flat_namespace_tool_name).
 			name = *it.Namespace + "__" + name
 		}
-		fn := object([]string{"name", "arguments"}, wire.StringNode(name), wire.StringNode(*it.Arguments))
-		call := object([]string{"id", "function", "type"}, wire.StringNode(*it.CallID), fn, wire.StringNode("function"))
+		fn := objectNode([]string{"name", "arguments"}, wire.StringNode(name), wire.StringNode(*it.Arguments))
+		call := objectNode([]string{"id", "function", "type"}, wire.StringNode(*it.CallID), fn, wire.StringNode("function"))
 		if prev != nil {
 			switch calls := prev.ToolCalls; {
 			case calls.IsNull():
@@ -180,7 +180,7 @@ func responsesItem(raw json.RawMessage, prev *protocol.Message) (*protocol.Messa
 		// parser as a message without a role.
 		var summary []json.RawMessage
 		if json.Unmarshal(it.Summary, &summary) != nil || summary == nil {
-			return nil, &protocol.ResponsesParamError{Message: "reasoning items need a summary list"}
+			return nil, &ParamError{Message: "reasoning items need a summary list"}
 		}
 		if it.EncryptedContent != nil && *it.EncryptedContent != "" {
 			return nil, &render.BadRequestError{Message: "Encrypted content is not supported."}
@@ -204,7 +204,7 @@ func responsesItem(raw json.RawMessage, prev *protocol.Message) (*protocol.Messa
 		if len(it.Output) > 0 {
 			n, err := wire.Parse(it.Output)
 			if err != nil {
-				return nil, &protocol.ResponsesParamError{Message: "Each input item must be an object"}
+				return nil, &ParamError{Message: "Each input item must be an object"}
 			}
 			out = n
 		}
@@ -228,7 +228,7 @@ func responsesItem(raw json.RawMessage, prev *protocol.Message) (*protocol.Messa
 	// Other messages reach the chat parser as given.
 	m, err := msgFromObject(raw)
 	if err != nil {
-		return nil, &protocol.ResponsesParamError{Message: "Each input item must be an object"}
+		return nil, &ParamError{Message: "Each input item must be an object"}
 	}
 	return m, nil
 }
@@ -281,16 +281,16 @@ func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
 	for i, raw := range tools {
 		var t functionTool
 		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, &protocol.ResponsesParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
+			return nil, &ParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
 		}
 		if t.Type == nil {
-			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.type", i)}
+			return nil, &ParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.type", i)}
 		}
 		if *t.Type != "function" {
 			continue
 		}
 		if t.Name == nil {
-			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.name", i)}
+			return nil, &ParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.name", i)}
 		}
 		var fn wire.ObjectBuilder
 		fn.Str("name", *t.Name)
@@ -310,9 +310,9 @@ func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
 // the model check (vllm PR #50195): previous_response_id is refused, the
 // request is rendered through the chat pipeline, and the sampling params
 // are ResponsesRequest.to_sampling_params.
-func Render(ctx context.Context, g *render.Generator, r *protocol.ResponsesRequest) (*protocol.GenerateRequest, error) {
+func Render(ctx context.Context, g *render.Generator, r *Request) (*protocol.GenerateRequest, error) {
 	if r.PreviousResponseID != nil {
-		return nil, &protocol.ResponsesParamError{
+		return nil, &ParamError{
 			Message: "previous_response_id is not supported by the stateless render endpoint.",
 			Param:   "previous_response_id", Type: "invalid_request_error"}
 	}
@@ -320,7 +320,7 @@ func Render(ctx context.Context, g *render.Generator, r *protocol.ResponsesReque
 	if err != nil {
 		return nil, err
 	}
-	res, err := g.RenderResponsesChat(ctx, r, req)
+	res, err := renderChat(ctx, g, r, req)
 	if err != nil {
 		return nil, err
 	}

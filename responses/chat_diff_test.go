@@ -15,7 +15,7 @@ import (
 // the JSON the conversion wrote before, read back by the chat decoder,
 // and compares the two as written and as rendered.
 func messagesDiff(t *testing.T, gen *render.Generator, data []byte) {
-	r, err := protocol.DecodeResponsesRequest(data)
+	r, err := DecodeRequest(data)
 	if err != nil || escapedRole(data) {
 		return
 	}
@@ -60,7 +60,7 @@ func escapedRole(data []byte) bool {
 // message whose role is spelled with an escape joins that message, as in
 // vLLM, which compares the decoded role.
 func TestEscapedAssistantRoleMerges(t *testing.T) {
-	r, err := protocol.DecodeResponsesRequest([]byte(`{"input":[{"role":"\u0061ssistant","content":[]},{"type":"function_call","call_id":"b","name":"g","arguments":"1"}]}`))
+	r, err := DecodeRequest([]byte(`{"input":[{"role":"\u0061ssistant","content":[]},{"type":"function_call","call_id":"b","name":"g","arguments":"1"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

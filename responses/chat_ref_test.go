@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/vrender/vrender/internal/wire"
-	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
 
@@ -83,7 +82,7 @@ func refMsgFromObject(raw json.RawMessage) (*refChatMsg, error) {
 	return m, nil
 }
 
-func refResponsesMessages(r *protocol.ResponsesRequest) (json.RawMessage, error) {
+func refResponsesMessages(r *Request) (json.RawMessage, error) {
 	var msgs []*refChatMsg
 	if r.Instructions != nil && *r.Instructions != "" {
 		msgs = append(msgs, &refChatMsg{keys: []string{"role", "content"},
@@ -100,7 +99,7 @@ func refResponsesMessages(r *protocol.ResponsesRequest) (json.RawMessage, error)
 		}
 		m, err := refResponsesItem(raw, prev)
 		if err != nil {
-			if bad, ok := err.(*protocol.ResponsesParamError); ok && bad.Param == "" {
+			if bad, ok := err.(*ParamError); ok && bad.Param == "" {
 				bad.Param = fmt.Sprintf("input.%d", i)
 			}
 			return nil, err
@@ -134,7 +133,7 @@ func refResponsesItem(raw json.RawMessage, prev *refChatMsg) (*refChatMsg, error
 		Content          json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(raw, &it); err != nil {
-		return nil, &protocol.ResponsesParamError{Message: "Each input item must be an object"}
+		return nil, &ParamError{Message: "Each input item must be an object"}
 	}
 	if prev != nil {
 		if role, _ := prev.get("role"); string(role) != `"assistant"` {
@@ -148,7 +147,7 @@ func refResponsesItem(raw json.RawMessage, prev *refChatMsg) (*refChatMsg, error
 	switch {
 	case typ == "function_call":
 		if it.CallID == nil || it.Name == nil || it.Arguments == nil {
-			return nil, &protocol.ResponsesParamError{Message: "function_call items need call_id, name and arguments strings"}
+			return nil, &ParamError{Message: "function_call items need call_id, name and arguments strings"}
 		}
 		name := *it.Name
 		if it.Namespace != nil && *it.Namespace != "" {
@@ -183,7 +182,7 @@ func refResponsesItem(raw json.RawMessage, prev *refChatMsg) (*refChatMsg, error
 		// parser as a message without a role.
 		var summary []json.RawMessage
 		if json.Unmarshal(it.Summary, &summary) != nil || summary == nil {
-			return nil, &protocol.ResponsesParamError{Message: "reasoning items need a summary list"}
+			return nil, &ParamError{Message: "reasoning items need a summary list"}
 		}
 		if it.EncryptedContent != nil && *it.EncryptedContent != "" {
 			return nil, &render.BadRequestError{Message: "Encrypted content is not supported."}
@@ -226,7 +225,7 @@ func refResponsesItem(raw json.RawMessage, prev *refChatMsg) (*refChatMsg, error
 	// Other messages reach the chat parser as given.
 	m, err := refMsgFromObject(raw)
 	if err != nil {
-		return nil, &protocol.ResponsesParamError{Message: "Each input item must be an object"}
+		return nil, &ParamError{Message: "Each input item must be an object"}
 	}
 	return m, nil
 }
