@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/vrender/vrender/internal/wire"
@@ -193,7 +192,7 @@ func MessagesOf(items []*wire.Node) []Message {
 
 // ParseMessages decodes chat messages given as JSON objects, for callers
 // that hold them as text (tests, benchmarks, fixtures).
-func ParseMessages(raw []json.RawMessage) ([]Message, error) {
+func ParseMessages[T ~[]byte](raw []T) ([]Message, error) {
 	out := make([]Message, len(raw))
 	for i, r := range raw {
 		n, err := wire.Parse(r)

@@ -85,8 +85,8 @@ func parsePart(p *protocol.ContentPart, mm *imageParts) (parsedPart, bool, error
 // message holding role and normalised content, then the fields vLLM copies
 // (tool_calls, reasoning, tool_call_id, name, task, tools), in that order.
 // The result is written to out, whose Keys and Vals have room for the
-// fields (msgFields).
-func parseMessage(msg *protocol.Message, format string, mm *imageParts, out *node) error {
+// fields (msgFields); strs holds room for its role and content strings.
+func parseMessage(msg *protocol.Message, format string, mm *imageParts, out *node, strs *[2]node) error {
 	if msg.Depth > maxJSONDepth {
 		return badParam("messages", "Invalid message JSON: %v", errJSONTooDeep)
 	}
@@ -118,12 +118,14 @@ func parseMessage(msg *protocol.Message, format string, mm *imageParts, out *nod
 		return badParam("messages", "Message content must be a string, a list of parts or null, got %s", pyType(content.Bad))
 	}
 
-	out.Set("role", strNode(role))
+	strs[0] = node{Kind: jStr, S: role}
+	out.Set("role", &strs[0])
 	switch {
 	case format == FormatOpenAI:
 		out.Set("content", partsNode(parsed))
 	case content.Kind == protocol.ContentText:
-		out.Set("content", strNode(content.Text))
+		strs[1] = node{Kind: jStr, S: content.Text}
+		out.Set("content", &strs[1])
 	default:
 		out.Set("content", strNode(mm.withPlaceholders(parsed, joinTexts(parsed))))
 	}
@@ -371,15 +373,17 @@ func normalizeMessages(in []protocol.Message, format string, templateUsesDevelop
 // refused).
 func normalizeChat(in []protocol.Message, format string, templateUsesDeveloper bool, mm *imageParts) ([]*node, error) {
 	msgs := make([]*node, 0, len(in))
-	// The messages' objects and their members come out of three slabs.
+	// The messages' objects, their members and their role and content
+	// strings come out of four slabs.
 	outs := make([]node, len(in))
 	keys := make([]string, msgFields*len(in))
 	vals := make([]*node, msgFields*len(in))
+	strs := make([][2]node, len(in))
 	for i := range in {
 		m := &outs[i]
 		k := i * msgFields
 		*m = node{Kind: jObj, Keys: keys[k : k : k+msgFields], Vals: vals[k : k : k+msgFields]}
-		if err := parseMessage(&in[i], format, mm, m); err != nil {
+		if err := parseMessage(&in[i], format, mm, m, &strs[i]); err != nil {
 			if br, ok := err.(*BadRequestError); ok && br.Param == "messages" {
 				br.Param = fmt.Sprintf("messages.%d", i)
 			}

@@ -4,7 +4,6 @@ package rendertest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -33,15 +32,7 @@ func SameMessages(g *render.Generator, got, want []protocol.Message, norm func(s
 	if norm == nil {
 		norm = func(s string) string { return s }
 	}
-	gj, err := json.Marshal(append([]protocol.Message{}, got...))
-	if err != nil {
-		return err
-	}
-	wj, err := json.Marshal(append([]protocol.Message{}, want...))
-	if err != nil {
-		return err
-	}
-	if g, w := norm(string(gj)), norm(string(wj)); g != w {
+	if g, w := norm(messagesJSON(got)), norm(messagesJSON(want)); g != w {
 		return fmt.Errorf("messages\n got  %s\n want %s", g, w)
 	}
 	ctx := context.Background()
@@ -54,4 +45,15 @@ func SameMessages(g *render.Generator, got, want []protocol.Message, norm func(s
 		return fmt.Errorf("prompt\n got  %q\n want %q", pg.Text, pw.Text)
 	}
 	return nil
+}
+
+func messagesJSON(msgs []protocol.Message) string {
+	b := []byte{'['}
+	for i := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b, _ = msgs[i].AppendJSON(b)
+	}
+	return string(append(b, ']'))
 }
