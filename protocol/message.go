@@ -363,7 +363,9 @@ func ToolReferencePart(name string) ContentPart {
 
 // AppendJSON writes the message as vLLM reads it: its typed members in a
 // fixed order, the members kept as JSON as they were sent. Members vLLM
-// does not read are not kept, so they are not written.
+// does not read are not kept, so they are not written; a part render
+// refuses is written as far as its refusal reads it (for tests and logs:
+// no request is built from this text).
 func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
 	var b wire.ObjectBuilder
 	switch {
