@@ -105,7 +105,7 @@ func messagesDiff(t *testing.T, messages []byte) {
 				old, errOld := refNormalizeChat(raws, trees, format, dev, mmOld)
 				got, errNew := normalizeChat(req.Messages, format, dev, mmNew)
 				where := fmt.Sprintf("%s (format %s, developer %v, images %v)", messages, format, dev, images)
-				if e1, e2 := errText(errOld), errText(errNew); e1 != e2 {
+				if e1, e2 := clientErr(errOld), clientErr(errNew); e1 != e2 {
 					t.Fatalf("%s:\n typed error %s\n trees error %s", where, e2, e1)
 				}
 				if d1, d2 := dumpNodes(old), dumpNodes(got); d1 != d2 {
@@ -128,11 +128,11 @@ func messagesDiff(t *testing.T, messages []byte) {
 		// is refused, with the same parameter.
 		var b1, b2 *BadRequestError
 		if !errors.As(errOld, &b1) || !errors.As(errNew, &b2) || b1.Param != b2.Param {
-			t.Fatalf("%s Harmony:\n typed error %s\n json error  %s", messages, errText(errNew), errText(errOld))
+			t.Fatalf("%s Harmony:\n typed error %s\n json error  %s", messages, clientErr(errNew), clientErr(errOld))
 		}
 		return
 	}
-	if e1, e2 := errText(errOld), errText(errNew); e1 != e2 {
+	if e1, e2 := clientErr(errOld), clientErr(errNew); e1 != e2 {
 		t.Fatalf("%s Harmony:\n typed error %s\n json error  %s", messages, e2, e1)
 	}
 	if errOld == nil && !reflect.DeepEqual(old, got) {
@@ -140,8 +140,8 @@ func messagesDiff(t *testing.T, messages []byte) {
 	}
 }
 
-// errText is an error with the fields a client sees.
-func errText(err error) string {
+// clientErr is an error with the fields a client sees.
+func clientErr(err error) string {
 	if err == nil {
 		return "<nil>"
 	}
