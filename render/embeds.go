@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vrender/vrender/features"
+	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/tensorfile"
 )
 
@@ -43,15 +44,14 @@ type embedsPart struct {
 // image_embeds key): the --enable-mm-embeds gate, then each base64 payload
 // decoded and loaded as vLLM's ImageEmbeddingMediaIO does. The part
 // takes an image's place in the prompt.
-func (mm *imageParts) addEmbeds(p *node) (parsedPart, bool, error) {
+func (mm *imageParts) addEmbeds(p *protocol.ContentPart) (parsedPart, bool, error) {
 	if mm.im == nil || !mm.im.cfg.EnableMMEmbeds {
 		return parsedPart{}, false, badRequest(errEmbedsGate)
 	}
-	uuid, err := partUUID(p)
-	if err != nil {
-		return parsedPart{}, false, err
+	if p.BadUUID != nil {
+		return parsedPart{}, false, badParam("uuid", "uuid must be a string, got %s", pyType(p.BadUUID))
 	}
-	v, _ := p.Get("image_embeds")
+	uuid, v := p.UUID, p.Media
 	part := embedsPart{uuid: uuid}
 	switch {
 	case v.IsNull():
@@ -290,7 +290,7 @@ func pySet(names []string) string {
 
 // parseEmbedsPart parses an image_embeds part; a model without an image
 // processor answers vLLM's get_multimodal_config refusal.
-func parseEmbedsPart(p *node, mm *imageParts) (parsedPart, bool, error) {
+func parseEmbedsPart(p *protocol.ContentPart, mm *imageParts) (parsedPart, bool, error) {
 	if mm == nil {
 		return parsedPart{}, false, badRequest(errNotMultimodal)
 	}

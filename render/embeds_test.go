@@ -12,6 +12,7 @@ import (
 
 	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/media"
+	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/tensorfile"
 )
 
@@ -41,8 +42,8 @@ func embedsPartJSON(embeds, grid, extra string) string {
 	return `{"type":"image_embeds","image_embeds":{"image_embeds":"` + embeds + `","image_grid_thw":"` + grid + `"}` + extra + `}`
 }
 
-func embedsMessage(parts ...string) []json.RawMessage {
-	return []json.RawMessage{json.RawMessage(`{"role":"user","content":[` + strings.Join(parts, ",") + `,{"type":"text","text":"what is it?"}]}`)}
+func embedsMessage(parts ...string) []protocol.Message {
+	return typedMessages([]json.RawMessage{json.RawMessage(`{"role":"user","content":[` + strings.Join(parts, ",") + `,{"type":"text","text":"what is it?"}]}`)})
 }
 
 // TestRenderEmbeds: a Qwen2-VL dict part's pad expands to t·h·w // 4 ids;
@@ -213,7 +214,7 @@ func TestTextModelRefusesEmbeds(t *testing.T) {
 		`[{"role":"user","content":[{"type":"image_embeds","image_embeds":"x"}]}]`,
 		`[{"role":"user","content":[{"image_embeds":{"image_embeds":"x"}}]}]`,
 	} {
-		_, err := normalizeMessages(rawMessages(t, in), nil, FormatOpenAI, false)
+		_, err := normalizeMessages(testMessages(t, in), FormatOpenAI, false)
 		if badRequestMessage(err) != errNotMultimodal {
 			t.Errorf("%s: err = %v, want %q", in, err, errNotMultimodal)
 		}
@@ -241,7 +242,7 @@ func FuzzEmbedsParts(f *testing.F) {
 			return
 		}
 		mm := &imageParts{im: im}
-		_, err := normalizeChat([]json.RawMessage{raw}, nil, FormatOpenAI, false, mm)
+		_, err := normalizeChat(typedMessages([]json.RawMessage{raw}), FormatOpenAI, false, mm)
 		var items []features.QwenEmbeds
 		if err == nil {
 			items, err = im.checkEmbeds(mm)
