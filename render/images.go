@@ -13,6 +13,7 @@ import (
 
 	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/internal/membudget"
 	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/vision"
@@ -38,6 +39,10 @@ type ImageConfig struct {
 	Load imaging.Options
 	// Hasher computes mm_hashes (its ModelID is the --model value).
 	Hasher features.Hasher
+	// Budget, when set, bounds the bytes concurrent requests' images hold
+	// (--image-memory-budget): a request reserves its images' cost, sized
+	// from their headers, before decoding them (imagebudget.go).
+	Budget *membudget.Budget
 }
 
 // images is a renderer's image support: the model's processor and the
@@ -45,6 +50,7 @@ type ImageConfig struct {
 type images struct {
 	cfg   ImageConfig
 	proc  vision.Processor
+	dtype vision.DType
 	padID int
 }
 
@@ -76,7 +82,7 @@ func newImages(m *model.Model, cfg *ImageConfig) (*images, error) {
 	if cfg.Fetcher == nil {
 		return nil, errors.New("render: image rendering needs a media fetcher")
 	}
-	return &images{cfg: *cfg, proc: proc, padID: pad[0]}, nil
+	return &images{cfg: *cfg, proc: proc, dtype: dtype, padID: pad[0]}, nil
 }
 
 // modelDType is the dtype vLLM casts processor outputs to: config.json's
@@ -233,46 +239,84 @@ func DefaultImageConfig(m *model.Model, mc media.Config) (*ImageConfig, error) {
 	return &ImageConfig{Fetcher: fetcher, Limit: -1, Load: imaging.DefaultOptions(), Hasher: features.Hasher{ModelID: m.Path}}, nil
 }
 
-// load fetches one image and processes it (withKwargs) or reads its size
-// from the header, and hashes it: the image's features, its token count
-// and, when processed, the pixel_values row width.
-func (im *images) load(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, withKwargs bool) (features.Image, int, int, error) {
-	var img features.Image
+// sizedImage is one fetched image sized from its header: what its
+// placeholder needs, and its budget before any pixel is decoded.
+type sizedImage struct {
+	data []byte
+	plan vision.Plan
+	hash string
+	cost int64 // bytes its decoding and processing hold (imageCost)
+}
+
+// size fetches one image, reads its size from the header, plans the
+// processor's resize and hashes the bytes: everything but the pixels.
+func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node) (sizedImage, error) {
 	data, err := im.cfg.Fetcher.Fetch(ctx, ref.url)
 	if err != nil {
-		return img, 0, 0, imageError(err)
+		return sizedImage{}, imageError(err)
 	}
-	var numTokens, cols int
-	if withKwargs {
-		rgb, err := imaging.Load(data, im.cfg.Load)
-		if err != nil {
-			return img, 0, 0, imageError(err)
-		}
-		res, err := im.proc.Process(nil, *rgb, kw)
-		if err != nil {
-			return img, 0, 0, imageError(err)
-		}
-		numTokens, cols = res.NumTokens, res.PixelValues.Shape[1]
-		img.Processed = features.QwenImage{
-			GridTHW:     [3]int64{int64(res.GridTHW[0]), int64(res.GridTHW[1]), int64(res.GridTHW[2])},
-			PixelValues: res.PixelValues.Data,
-			DType:       res.PixelValues.DType.String(),
-		}
-	} else {
-		info, err := imaging.Probe(data, im.cfg.Load)
-		if err != nil {
-			return img, 0, 0, imageError(err)
-		}
-		plan, err := im.proc.Plan(info.Width, info.Height, kw)
-		if err != nil {
-			return img, 0, 0, imageError(err)
-		}
-		numTokens = plan.NumTokens
+	info, err := imaging.Probe(data, im.cfg.Load)
+	if err != nil {
+		return sizedImage{}, imageError(err)
 	}
-	if img.Hash, err = im.cfg.Hasher.ImageHash(data, ref.uuid, hashKwargs); err != nil {
-		return img, 0, 0, fmt.Errorf("render: hashing image: %w", err)
+	plan, err := im.proc.Plan(info.Width, info.Height, kw)
+	if err != nil {
+		return sizedImage{}, imageError(err)
 	}
-	return img, numTokens, cols, nil
+	hash, err := im.cfg.Hasher.ImageHash(data, ref.uuid, hashKwargs)
+	if err != nil {
+		return sizedImage{}, fmt.Errorf("render: hashing image: %w", err)
+	}
+	return sizedImage{data: data, plan: plan, hash: hash, cost: im.imageCost(len(data), info, plan)}, nil
+}
+
+// process decodes a sized image and runs the processor: its features
+// and the pixel_values row width. ctx is checked between the stages, so a
+// client that went away stops the work at the next one.
+func (im *images) process(ctx context.Context, s sizedImage, kw vision.Kwargs) (features.QwenImage, int, error) {
+	if err := ctx.Err(); err != nil {
+		return features.QwenImage{}, 0, err
+	}
+	rgb, err := imaging.Load(s.data, im.cfg.Load)
+	if err != nil {
+		return features.QwenImage{}, 0, imageError(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return features.QwenImage{}, 0, err
+	}
+	res, err := im.proc.Process(nil, *rgb, kw)
+	if err != nil {
+		return features.QwenImage{}, 0, imageError(err)
+	}
+	return features.QwenImage{
+		GridTHW:     [3]int64{int64(res.GridTHW[0]), int64(res.GridTHW[1]), int64(res.GridTHW[2])},
+		PixelValues: res.PixelValues.Data,
+		DType:       res.PixelValues.DType.String(),
+	}, res.PixelValues.Shape[1], nil
+}
+
+// eachImage runs f for images 0..n-1 side by side, as vLLM's media thread
+// pool loads them (at most maxParallelImages at once); the first failure
+// stops the others and the first in prompt order is returned.
+func eachImage(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
+	errs := make([]error, n)
+	loadCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, maxParallelImages)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := f(loadCtx, i); err != nil {
+				errs[i] = err
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	return firstImageError(ctx, errs)
 }
 
 // expand fetches and processes the images, expands each image pad of ids
@@ -291,33 +335,31 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 			return nil, nil, badParam("mm_processor_kwargs", "Invalid mm_processor_kwargs JSON: %v", err)
 		}
 	}
+	sized := make([]sizedImage, len(refs))
+	if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) (err error) {
+		sized[i], err = im.size(ctx, refs[i], kw, hashKwargs)
+		return err
+	}); err != nil {
+		return nil, nil, err
+	}
 	imgs := make([]features.Image, len(refs))
 	numTokens := make([]int, len(refs))
 	rowWidths := make([]int, len(refs))
-	errs := make([]error, len(refs))
-	// Images load side by side, as vLLM's media thread pool loads them; the
-	// first failure stops the others.
-	loadCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sem := make(chan struct{}, maxParallelImages)
-	var wg sync.WaitGroup
-	for i, ref := range refs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			img, n, c, err := im.load(loadCtx, ref, kw, hashKwargs, withKwargs)
-			if err != nil {
-				errs[i] = err
-				cancel()
-				return
-			}
-			imgs[i], numTokens[i], rowWidths[i] = img, n, c
-		}()
+	for i, s := range sized {
+		imgs[i].Hash, numTokens[i] = s.hash, s.plan.NumTokens
 	}
-	wg.Wait()
-	if err := firstImageError(ctx, errs); err != nil {
-		return nil, nil, err
+	if withKwargs {
+		release, err := im.reserve(ctx, sized)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer release()
+		if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) (err error) {
+			imgs[i].Processed, rowWidths[i], err = im.process(ctx, sized[i], kw)
+			return err
+		}); err != nil {
+			return nil, nil, err
+		}
 	}
 	// Every image of a model has the same row width (0 when not processed).
 	cols := rowWidths[0]

@@ -121,6 +121,13 @@ func TestTextModelRefusesImages(t *testing.T) {
 // imageRenderer is a renderer of the shared Qwen2.5-VL fixture model.
 func imageRenderer(t testing.TB, mc media.Config) *Renderer {
 	t.Helper()
+	return imageRendererWith(t, mc, nil)
+}
+
+// imageRendererWith is imageRenderer with edit applied to its image
+// config (when not nil).
+func imageRendererWith(t testing.TB, mc media.Config, edit func(*ImageConfig)) *Renderer {
+	t.Helper()
 	dir := filepath.Join(testenv.SharedDir(t), "multimodal", "models", "qwen2_5_vl")
 	if _, err := os.Stat(dir); err != nil {
 		testenv.Missing(t, dir, "the multimodal fixtures of ../shared")
@@ -132,6 +139,9 @@ func imageRenderer(t testing.TB, mc media.Config) *Renderer {
 	images, err := DefaultImageConfig(m, mc)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(images)
 	}
 	r, err := New(m, Config{Images: images})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/internal/membudget"
 	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/render"
@@ -23,6 +24,7 @@ type mediaFlags struct {
 	allowedLocalMediaPath string
 	maxMediaBytes         int64
 	allowPrivateMediaURLs bool
+	imageMemoryBudget     int64
 }
 
 func (f *mediaFlags) register(c *command) {
@@ -33,6 +35,8 @@ func (f *mediaFlags) register(c *command) {
 	fs.StringVar(&f.allowedLocalMediaPath, "allowed-local-media-path", "", "`DIR` file: image URLs may read below (default: file: URLs refused)")
 	fs.Int64Var(&f.maxMediaBytes, "max-media-bytes", media.DefaultMaxMediaBytes, "most bytes one image may have (`N`; vLLM has no cap)")
 	fs.BoolVar(&f.allowPrivateMediaURLs, "allow-private-media-urls", false, "let image fetches reach loopback, private and link-local addresses (vLLM always does)")
+	fs.Int64Var(&f.imageMemoryBudget, "image-memory-budget", 0, "most bytes the images of concurrent requests may hold decoded and processed (`N`); "+
+		"a request waits until its images fit (0: a quarter of the memory limit or RAM; -1: no limit)")
 }
 
 // imageLimit parses --limit-mm-per-prompt's image count: -1 when unset.
@@ -109,5 +113,27 @@ func (f *mediaFlags) imageConfig(m *model.Model) (*render.ImageConfig, error) {
 		Kwargs:  kw,
 		Load:    imaging.DefaultOptions(),
 		Hasher:  features.Hasher{ModelID: m.Path, Algorithm: alg},
+		Budget:  f.budget(),
 	}, nil
+}
+
+// fallbackMemory stands for the machine's memory where it cannot be read.
+const fallbackMemory = 8 << 30
+
+// budget is --image-memory-budget's budget: nil for -1; for 0 a quarter
+// of what the process may use, leaving the rest to the tokenizer, the
+// request bodies and the garbage collector's headroom (the heap may grow to
+// twice the live bytes at GOGC=100 before a collection).
+func (f *mediaFlags) budget() *membudget.Budget {
+	switch n := f.imageMemoryBudget; {
+	case n < 0:
+		return nil
+	case n > 0:
+		return membudget.New(n)
+	}
+	mem, ok := membudget.SystemMemory()
+	if !ok {
+		mem = fallbackMemory
+	}
+	return membudget.New(mem / 4)
 }
