@@ -186,3 +186,20 @@ func TestImageBudgetQueues(t *testing.T) {
 		t.Fatalf("wait histogram counted %d, want %d", got, before+1)
 	}
 }
+
+// TestProcessStopsWhenCanceled: a request that ended before its image is
+// decoded or processed does neither.
+func TestProcessStopsWhenCanceled(t *testing.T) {
+	r, _ := budgetRenderer(t, 1<<40)
+	s, err := r.images.size(context.Background(), imageRef{url: imageDataURL(t, "jpeg_420_1920x1080.jpg")}, r.images.cfg.Kwargs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bytes no decoder takes: decoding them would answer an image error.
+	s.data = []byte("not an image")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := r.images.process(ctx, s, r.images.cfg.Kwargs); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled before decoding", err)
+	}
+}
