@@ -136,10 +136,9 @@ func TestImageBudgetScope(t *testing.T) {
 // on when the budget is freed; one that goes away while waiting holds
 // nothing.
 func TestImageBudgetQueues(t *testing.T) {
-	r, b := budgetRenderer(t, 0)
+	sizer, _ := budgetRenderer(t, 0)
 	name := "png_rgb_640x480.png"
-	cost := costOf(t, r, name)
-	r, b = budgetRenderer(t, cost)
+	r, b := budgetRenderer(t, costOf(t, sizer, name))
 	hold, err := b.Acquire(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
