@@ -23,7 +23,7 @@ const qwenTemporalPatch = 2
 // pixel_values); and the features JSON (base64: 4/3 of the item) four
 // times: render's copy, and the body written to the engine or the client,
 // which grows by appending, so while it doubles its old and new arrays
-// (up to three times the JSON) live together. Measured on a served
+// (up to three times the JSON) live together. Measured on a render
 // request with four 1080p images: 762 MB of peak RSS above the idle
 // process, this cost 790 MB (docs/reliability.md).
 func (im *images) imageCost(fileBytes int, info imaging.Info, plan vision.Plan) int64 {
