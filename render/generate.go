@@ -188,7 +188,7 @@ func (g *Generator) chatResult(req, adjusted *protocol.ChatCompletionRequest, pr
 		Prompt: prompt,
 	}
 	if prompt.Features != nil {
-		res.Request.SetFeatures(prompt.Features.AppendJSON(nil))
+		res.Request.SetFeatures(prompt.Features)
 	}
 	return res, nil
 }

@@ -302,7 +302,7 @@ func TestSetFeaturesWritesAsCompacting(t *testing.T) {
 				t.Fatal(err)
 			}
 			var fast, slow protocol.GenerateRequest
-			fast.SetFeatures(p.Features.AppendJSON(nil))
+			fast.SetFeatures(p.Features)
 			slow.Features = p.Features.AppendJSON(nil)
 			a, err := protocol.AppendJSON(nil, &fast)
 			if err != nil {
