@@ -252,6 +252,7 @@ func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatComp
 		TruncationSide:       side,
 		ToolsAsGiven:         toolsAsGiven,
 		MMProcessorKwargs:    req.MMProcessorKwargs,
+		MediaIOKwargs:        req.MediaIOKwargs,
 		OmitMMKwargs:         !req.ReturnMMKwargs,
 		CheckText: func(text string) error {
 			// vLLM's character bound first: where both refuse, vLLM's

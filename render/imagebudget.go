@@ -19,13 +19,12 @@ const qwenTemporalPatch = 2
 // from its header alone: the fetched file; the decoded RGB pixels (RGB
 // decodes in place, every other mode through a 4-byte-per-pixel image
 // first, and an EXIF rotation makes a copy); the resized pixels;
-// pixel_values in the model's dtype; the msgpack item (a copy of
-// pixel_values); and the features JSON (base64: 4/3 of the item) four
-// times: render's copy, and the body written to the engine or the client,
-// which grows by appending, so while it doubles its old and new arrays
-// (up to three times the JSON) live together. Measured on a render
-// request with four 1080p images: 762 MB of peak RSS above the idle
-// process, this cost 790 MB (docs/reliability.md).
+// pixel_values in the model's dtype (the msgpack item aliases them); and
+// their base64 in the body written to the engine or the client, three
+// times: a body that grows by appending holds its old and new arrays (up to
+// three times the JSON) while it doubles. Measured on a render request with
+// four 1080p images: 512 MiB of peak RSS above the idle process, this cost
+// 558 MB (docs/reliability.md).
 func (im *images) imageCost(fileBytes int, info imaging.Info, plan vision.Plan) int64 {
 	src := int64(info.Width) * int64(info.Height)
 	perSrc := int64(3)
@@ -37,8 +36,8 @@ func (im *images) imageCost(fileBytes int, info imaging.Info, plan vision.Plan) 
 	}
 	resized := int64(plan.ResizedWidth) * int64(plan.ResizedHeight)
 	pv := resized * 3 * qwenTemporalPatch * int64(im.dtype.Size())
-	features := pv + 4*(pv*4/3)
-	return int64(fileBytes) + src*perSrc + resized*3 + pv + features
+	body := 3 * (pv * 4 / 3)
+	return int64(fileBytes) + src*perSrc + resized*3 + pv + body
 }
 
 // reserve takes the request's images' cost from the budget, all at once

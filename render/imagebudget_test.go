@@ -19,7 +19,7 @@ import (
 func budgetRenderer(t *testing.T, capacity int64) (*Renderer, *membudget.Budget) {
 	t.Helper()
 	b := membudget.New(capacity)
-	r := imageRendererWith(t, media.Config{}, func(c *ImageConfig) { c.Budget = b })
+	r := imageRenderer(t, media.Config{}, func(c *ImageConfig) { c.Budget = b })
 	if r.ImageBudget() != b {
 		t.Fatal("ImageBudget is not the configured budget")
 	}
@@ -42,7 +42,7 @@ func costOf(t *testing.T, r *Renderer, names ...string) int64 {
 	t.Helper()
 	var sum int64
 	for _, n := range names {
-		s, err := r.images.size(context.Background(), imageRef{url: imageDataURL(t, n)}, r.images.cfg.Kwargs, nil)
+		s, err := r.images.size(context.Background(), imageRef{url: imageDataURL(t, n)}, r.images.cfg.Kwargs, nil, r.images.cfg.Load)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,8 +53,8 @@ func costOf(t *testing.T, r *Renderer, names ...string) int64 {
 
 // TestImageCostCoversWhatTheImageHolds: the cost sized from the header is
 // at least the bytes the rendered image is made of: the file, the decoded
-// RGB pixels, pixel_values, the msgpack item and the features JSON twice
-// (render's and the body's copy).
+// RGB pixels, pixel_values and the features JSON twice (the body, and the
+// smaller array a growing body still holds while it doubles).
 func TestImageCostCoversWhatTheImageHolds(t *testing.T) {
 	r, _ := budgetRenderer(t, 1<<40)
 	for _, name := range []string{"jpeg_420_1920x1080.jpg", "png_rgba_320x240.png", "jpeg_exif_orient6_320x240.jpg",
@@ -65,7 +65,7 @@ func TestImageCostCoversWhatTheImageHolds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := r.images.size(context.Background(), imageRef{url: imageDataURL(t, name)}, r.images.cfg.Kwargs, nil)
+			s, err := r.images.size(context.Background(), imageRef{url: imageDataURL(t, name)}, r.images.cfg.Kwargs, nil, r.images.cfg.Load)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,13 +73,12 @@ func TestImageCostCoversWhatTheImageHolds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mod := p.Features.Modalities[0]
 			jsonLen := len(p.Features.AppendJSON(nil))
 			pvLen := int64(s.plan.ResizedWidth*s.plan.ResizedHeight) * 3 * qwenTemporalPatch * int64(r.images.dtype.Size())
-			held := int64(len(s.data)) + int64(len(rgb.Pix)) + pvLen + int64(len(mod.Kwargs[0])) + 2*int64(jsonLen)
+			held := int64(len(s.data)) + int64(len(rgb.Pix)) + pvLen + 2*int64(jsonLen)
 			if s.cost < held {
-				t.Errorf("cost %d < %d bytes held (file %d, rgb %d, pixel_values %d, item %d, features JSON %d)",
-					s.cost, held, len(s.data), len(rgb.Pix), pvLen, len(mod.Kwargs[0]), jsonLen)
+				t.Errorf("cost %d < %d bytes held (file %d, rgb %d, pixel_values %d, features JSON %d)",
+					s.cost, held, len(s.data), len(rgb.Pix), pvLen, jsonLen)
 			}
 			if s.cost > 2*held {
 				t.Errorf("cost %d is more than twice the %d bytes held: the budget would idle", s.cost, held)
@@ -187,18 +186,15 @@ func TestImageBudgetQueues(t *testing.T) {
 }
 
 // TestProcessStopsWhenCanceled: a request that ended before its image is
-// decoded or processed does neither.
+// decoded does not decode it, with the processed-image cache on and off.
 func TestProcessStopsWhenCanceled(t *testing.T) {
-	r, _ := budgetRenderer(t, 1<<40)
-	s, err := r.images.size(context.Background(), imageRef{url: imageDataURL(t, "jpeg_420_1920x1080.jpg")}, r.images.cfg.Kwargs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Bytes no decoder takes: decoding them would answer an image error.
-	s.data = []byte("not an image")
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, _, err := r.images.process(ctx, s, r.images.cfg.Kwargs); !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled before decoding", err)
+	for _, cacheBytes := range []int64{0, DefaultImageCacheBytes} {
+		r := imageRenderer(t, media.Config{}, func(c *ImageConfig) { c.CacheBytes = cacheBytes })
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		// Bytes no decoder takes: decoding them would answer an image error.
+		if _, err := r.images.process(ctx, []byte("not an image"), r.images.cfg.Kwargs, r.images.cfg.Load); !errors.Is(err, context.Canceled) {
+			t.Fatalf("cache %d: err = %v, want context.Canceled before decoding", cacheBytes, err)
+		}
 	}
 }

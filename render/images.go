@@ -13,6 +13,7 @@ import (
 
 	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/imgcache"
 	"github.com/vrender/vrender/internal/membudget"
 	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
@@ -37,8 +38,16 @@ type ImageConfig struct {
 	Kwargs vision.Kwargs
 	// Load are the decoding options (VLLM_MAX_IMAGE_PIXELS, background).
 	Load imaging.Options
+	// MediaIOKwargs is --media-io-kwargs (a JSON object of objects by
+	// modality; nil when not given): its image rgba_background_color
+	// replaces Load's background, and a request's media_io_kwargs are
+	// merged over it.
+	MediaIOKwargs json.RawMessage
 	// Hasher computes mm_hashes (its ModelID is the --model value).
 	Hasher features.Hasher
+	// CacheBytes bounds the processed-image cache (--mm-processor-cache-gb
+	// in bytes); 0 turns it off.
+	CacheBytes int64
 	// Budget, when set, bounds the bytes concurrent requests' images hold
 	// (--image-memory-budget): a request reserves its images' cost, sized
 	// from their headers, before decoding them (imagebudget.go).
@@ -52,6 +61,12 @@ type images struct {
 	proc  vision.Processor
 	dtype vision.DType
 	padID int
+	// cache keeps processed images by cacheKey (nil: off); procDigest
+	// names proc in that key.
+	cache      *imgcache.Cache[processedImage]
+	procDigest [32]byte
+	// mediaIO is cfg.MediaIOKwargs decoded (nil when not given).
+	mediaIO *node
 }
 
 // newImages prepares image rendering for m, or returns nil when m has no
@@ -82,7 +97,12 @@ func newImages(m *model.Model, cfg *ImageConfig) (*images, error) {
 	if cfg.Fetcher == nil {
 		return nil, errors.New("render: image rendering needs a media fetcher")
 	}
-	return &images{cfg: *cfg, proc: proc, dtype: dtype, padID: pad[0]}, nil
+	mediaIO, err := parseServerMediaIO(cfg.MediaIOKwargs)
+	if err != nil {
+		return nil, err
+	}
+	return &images{cfg: *cfg, proc: proc, dtype: dtype, padID: pad[0], mediaIO: mediaIO,
+		cache: imgcache.New[processedImage](cfg.CacheBytes), procDigest: processorDigest(raw, dtype)}, nil
 }
 
 // modelDType is the dtype vLLM casts processor outputs to: config.json's
@@ -197,6 +217,10 @@ func imageError(err error) error {
 	if me, ok := media.AsError(err); ok {
 		return &ImageError{Status: me.Status, Type: me.Type, Param: me.Param, Message: me.Message, Err: err}
 	}
+	var le *imaging.LimitError
+	if errors.As(err, &le) {
+		return &ImageError{Status: 400, Type: "BadRequestError", Message: le.Error(), Err: err}
+	}
 	var ie *imaging.Error
 	if errors.As(err, &ie) {
 		return &ImageError{Status: 400, Type: "BadRequestError", Message: "Failed to load image: " + ie.Error(), Err: err}
@@ -230,13 +254,14 @@ func firstImageError(ctx context.Context, errs []error) error {
 
 // DefaultImageConfig is vLLM's default image handling for m (used only when
 // m has an image processor): no per-prompt limit, fetching as mc says,
-// vLLM's loader defaults and the default hasher.
+// vLLM's loader defaults, the default hasher and vLLM's default cache size.
 func DefaultImageConfig(m *model.Model, mc media.Config) (*ImageConfig, error) {
 	fetcher, err := media.New(mc)
 	if err != nil {
 		return nil, err
 	}
-	return &ImageConfig{Fetcher: fetcher, Limit: -1, Load: imaging.DefaultOptions(), Hasher: features.Hasher{ModelID: m.Path}}, nil
+	return &ImageConfig{Fetcher: fetcher, Limit: -1, Load: imaging.DefaultOptions(), Hasher: features.Hasher{ModelID: m.Path},
+		CacheBytes: DefaultImageCacheBytes}, nil
 }
 
 // sizedImage is one fetched image sized from its header: what its
@@ -250,12 +275,12 @@ type sizedImage struct {
 
 // size fetches one image, reads its size from the header, plans the
 // processor's resize and hashes the bytes: everything but the pixels.
-func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node) (sizedImage, error) {
+func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, opts imaging.Options) (sizedImage, error) {
 	data, err := im.cfg.Fetcher.Fetch(ctx, ref.url)
 	if err != nil {
 		return sizedImage{}, imageError(err)
 	}
-	info, err := imaging.Probe(data, im.cfg.Load)
+	info, err := imaging.Probe(data, opts)
 	if err != nil {
 		return sizedImage{}, imageError(err)
 	}
@@ -268,31 +293,6 @@ func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hash
 		return sizedImage{}, fmt.Errorf("render: hashing image: %w", err)
 	}
 	return sizedImage{data: data, plan: plan, hash: hash, cost: im.imageCost(len(data), info, plan)}, nil
-}
-
-// process decodes a sized image and runs the processor: its features
-// and the pixel_values row width. ctx is checked between the stages, so a
-// client that went away stops the work at the next one.
-func (im *images) process(ctx context.Context, s sizedImage, kw vision.Kwargs) (features.QwenImage, int, error) {
-	if err := ctx.Err(); err != nil {
-		return features.QwenImage{}, 0, err
-	}
-	rgb, err := imaging.Load(s.data, im.cfg.Load)
-	if err != nil {
-		return features.QwenImage{}, 0, imageError(err)
-	}
-	if err := ctx.Err(); err != nil {
-		return features.QwenImage{}, 0, err
-	}
-	res, err := im.proc.Process(nil, *rgb, kw)
-	if err != nil {
-		return features.QwenImage{}, 0, imageError(err)
-	}
-	return features.QwenImage{
-		GridTHW:     [3]int64{int64(res.GridTHW[0]), int64(res.GridTHW[1]), int64(res.GridTHW[2])},
-		PixelValues: res.PixelValues.Data,
-		DType:       res.PixelValues.DType.String(),
-	}, res.PixelValues.Shape[1], nil
 }
 
 // eachImage runs f for images 0..n-1 side by side, as vLLM's media thread
@@ -322,8 +322,15 @@ func eachImage(ctx context.Context, n int, f func(ctx context.Context, i int) er
 // expand fetches and processes the images, expands each image pad of ids
 // to its tokens and builds the features: pixels decoded and processed when
 // withKwargs, else sizes read from the headers alone (imaging.Probe and
-// Processor.Plan give the same grid).
-func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwargs json.RawMessage, withKwargs bool) ([]int, *features.Features, error) {
+// Processor.Plan give the same grid). reqMediaIO is the request's
+// media_io_kwargs.
+func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwargs, reqMediaIO json.RawMessage, withKwargs bool) ([]int, *features.Features, error) {
+	// vLLM builds the image loader, which checks media_io_kwargs, before
+	// it fetches.
+	opts, err := im.loadOptions(reqMediaIO)
+	if err != nil {
+		return nil, nil, err
+	}
 	kw, err := vision.ParseKwargs(reqKwargs)
 	if err != nil {
 		return nil, nil, imageError(err)
@@ -337,7 +344,7 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 	}
 	sized := make([]sizedImage, len(refs))
 	if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) (err error) {
-		sized[i], err = im.size(ctx, refs[i], kw, hashKwargs)
+		sized[i], err = im.size(ctx, refs[i], kw, hashKwargs, opts)
 		return err
 	}); err != nil {
 		return nil, nil, err
@@ -354,8 +361,9 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 			return nil, nil, err
 		}
 		defer release()
-		if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) (err error) {
-			imgs[i].Processed, rowWidths[i], err = im.process(ctx, sized[i], kw)
+		if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) error {
+			p, err := im.process(ctx, sized[i].data, kw, opts)
+			imgs[i].Processed, rowWidths[i] = p.img, p.cols
 			return err
 		}); err != nil {
 			return nil, nil, err

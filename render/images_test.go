@@ -118,15 +118,9 @@ func TestTextModelRefusesImages(t *testing.T) {
 	}
 }
 
-// imageRenderer is a renderer of the shared Qwen2.5-VL fixture model.
-func imageRenderer(t testing.TB, mc media.Config) *Renderer {
-	t.Helper()
-	return imageRendererWith(t, mc, nil)
-}
-
-// imageRendererWith is imageRenderer with edit applied to its image
-// config (when not nil).
-func imageRendererWith(t testing.TB, mc media.Config, edit func(*ImageConfig)) *Renderer {
+// imageRenderer is a renderer of the shared Qwen2.5-VL fixture model;
+// edits change its image settings.
+func imageRenderer(t testing.TB, mc media.Config, edits ...func(*ImageConfig)) *Renderer {
 	t.Helper()
 	dir := filepath.Join(testenv.SharedDir(t), "multimodal", "models", "qwen2_5_vl")
 	if _, err := os.Stat(dir); err != nil {
@@ -140,7 +134,7 @@ func imageRendererWith(t testing.TB, mc media.Config, edit func(*ImageConfig)) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	if edit != nil {
+	for _, edit := range edits {
 		edit(images)
 	}
 	r, err := New(m, Config{Images: images})

@@ -20,7 +20,7 @@ import (
 )
 
 // imageBudget is the --image-memory-budget of TestImageMemoryBounded: one
-// request of four 1080p images (costed 790 MB) at a time.
+// request of four 1080p images (costed 558 MB) at a time.
 const imageBudget = 1 << 30
 
 // TestImageMemoryBounded sends 8 concurrent render requests of four 1080p
@@ -28,7 +28,7 @@ const imageBudget = 1 << 30
 // image memory budget, and checks that its peak RSS (VmHWM) grew by no
 // more than the budget, that requests queued for it (the waiting gauge,
 // the wait histogram) and that everything is returned at the end. Without
-// the budget the same load peaks at 4.8 GB (docs/reliability.md).
+// the budget the same load peaks at 2.2 GB (docs/reliability.md).
 func TestImageMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server process and renders 32 1080p images; skipped with -short")
