@@ -33,7 +33,7 @@ func imagesInput(t *testing.T, names ...string) ChatInput {
 	for _, n := range names {
 		parts = append(parts, `{"type":"image_url","image_url":{"url":"`+imageDataURL(t, n)+`"}}`)
 	}
-	return ChatInput{Messages: []json.RawMessage{json.RawMessage(`{"role":"user","content":[` + strings.Join(parts, ",") + `]}`)},
+	return ChatInput{Messages: typedMessages([]json.RawMessage{json.RawMessage(`{"role":"user","content":[` + strings.Join(parts, ",") + `]}`)}),
 		AddGenerationPrompt: true}
 }
 
