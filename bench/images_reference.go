@@ -40,6 +40,9 @@ type imageRefResult struct {
 	ResizedHW [2]int `json:"resized_hw"`
 	GridTHW   [3]int `json:"grid_thw"`
 	Process   Timing `json:"process"`
+	// BF16SHA256 is the sha256 of its bf16 pixel_values: the reference
+	// test holds it to the PIL goldens, so the timed work is the real one.
+	BF16SHA256 string `json:"bf16_sha256"`
 }
 
 // parseImageReference reads bench.py's output for files.

@@ -21,13 +21,15 @@ Usage:
 Output (stdout, one JSON object):
   {"python": "3.x.y", "pillow": "9.4.0", "numpy": "1.24.2",
    "images": [{"file": ..., "size_wh": [w, h], "resized_hw": [h, w],
-     "grid_thw": [t, h, w], "process": {"iterations": N, "min_ns": ..., "median_ns": ...}}]}
+     "grid_thw": [t, h, w], "process": {"iterations": N, "min_ns": ..., "median_ns": ...},
+     "bf16_sha256": sha256 of the bf16 pixel_values, little-endian (the goldens' sha256_bf16le)}]}
 """
 
 import argparse
-import io
+import hashlib
 import json
 import math
+import os
 import platform
 import statistics
 import sys
@@ -35,7 +37,12 @@ import time
 
 import numpy as np
 import PIL
-from PIL import Image, ImageOps
+from PIL import Image
+
+# vLLM's image load (ImageMediaIO.load_bytes, image mode RGB) as imaging's
+# tests run it against Pillow: one copy of those rules in the repository.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "imaging", "testdata"))
+from pillow_load import load as load_vllm  # noqa: E402
 
 MAX_ITERATIONS = 100_000
 
@@ -57,25 +64,6 @@ def smart_resize(height, width, factor, min_pixels, max_pixels):
     return h_bar, w_bar
 
 
-def load_rgb(data):
-    """vLLM's ImageMediaIO.load_bytes with image_mode RGB."""
-    im = Image.open(io.BytesIO(data))
-    try:
-        im = ImageOps.exif_transpose(im)
-    except Exception:
-        pass
-    im.load()
-    if im.mode != "RGB":
-        if im.mode in ("RGBA", "LA", "PA") or "transparency" in im.info:
-            rgba = im.convert("RGBA")
-            bg = Image.new("RGB", rgba.size, (255, 255, 255))
-            bg.paste(rgba, mask=rgba.getchannel("A"))
-            im = bg
-        else:
-            im = im.convert("RGB")
-    return im
-
-
 class Processor:
     def __init__(self, cfg):
         self.patch = cfg["patch_size"]
@@ -90,7 +78,7 @@ class Processor:
         return smart_resize(h, w, self.patch * self.merge, self.min_pixels, self.max_pixels)
 
     def process(self, data):
-        im = load_rgb(data)
+        im, _ = load_vllm(data)
         w, h = im.size
         rh, rw = self.plan(w, h)
         if (rw, rh) != (w, h):
@@ -134,10 +122,11 @@ def main():
     for path in args.files:
         with open(path, "rb") as f:
             data = f.read()
-        size, resized, grid, _ = proc.process(data)
+        size, resized, grid, bf16 = proc.process(data)
         timing = time_file(proc, data, args.warmup, args.iterations, int(args.min_time * 1e9))
         out["images"].append({"file": path, "size_wh": list(size), "resized_hw": list(resized),
-                              "grid_thw": list(grid), "process": timing})
+                              "grid_thw": list(grid), "process": timing,
+                              "bf16_sha256": hashlib.sha256(bf16.astype("<u2").tobytes()).hexdigest()})
     json.dump(out, sys.stdout)
     sys.stdout.write("\n")
 
