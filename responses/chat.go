@@ -387,7 +387,11 @@ func Render(ctx context.Context, g *render.Generator, r *protocol.ResponsesReque
 	if err != nil {
 		return nil, err
 	}
-	return g.RenderResponsesChat(ctx, r, req)
+	res, err := g.RenderResponsesChat(ctx, r, req)
+	if err != nil {
+		return nil, err
+	}
+	return &res.Request, nil
 }
 
 func jsonOrNull(v json.RawMessage) json.RawMessage {
