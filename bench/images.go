@@ -195,7 +195,7 @@ func Images(ctx context.Context, opts ImagesOptions) (*ImagesReport, error) {
 
 	workloads := make([]Workload, 0, len(shapes)+1)
 	for _, s := range shapes {
-		workloads = append(workloads, s.workload())
+		workloads = append(workloads, s.workload(false))
 	}
 	var conv *imageInput
 	if opts.Turns > 0 {
@@ -346,8 +346,12 @@ func (s *imageShape) bodyOf(i int) []byte {
 // share one; the warm-up (-1) takes the first 16.
 func imageTag(i, k int) int { return (i+1)*16 + k }
 
-func (s *imageShape) workload() Workload {
-	return Workload{Name: s.name(), Kind: s.mode, Independent: true, Next: func(i int) ([]Call, error) {
+// workload sends the shape's requests. The matrix sends them one after
+// another (independent false): a request of eight 1080p images costs the
+// server seconds, and a concurrent driver's units made ahead would all be
+// run at the end. The scaling load is independent, to be sent at once.
+func (s *imageShape) workload(independent bool) Workload {
+	return Workload{Name: s.name(), Kind: s.mode, Independent: independent, Next: func(i int) ([]Call, error) {
 		return []Call{{Method: "POST", Path: imageRenderPath, Body: s.bodyOf(i)}}, nil
 	}}
 }
@@ -552,7 +556,7 @@ func imageScaling(ctx context.Context, opts ImagesOptions, inputs map[imageKey]*
 		// The server's CPU target grows with its cores, so each section
 		// lasts about as long in wall time.
 		h, err := RunHTTP(ctx, HTTPOptions{Server: srvOpts, MinCPU: time.Duration(cores) * opts.MinTime, Conns: []int{conns},
-			MinUnits: max(opts.MinUnits, conns)}, []Workload{shape.workload()})
+			MinUnits: max(opts.MinUnits, conns)}, []Workload{shape.workload(true)})
 		if err != nil {
 			return err
 		}
