@@ -256,9 +256,9 @@ func TestImagesReportTable(t *testing.T) {
 			ReferenceNs: 110e6, Ratio: 55, UncachedNs: 20e6, Target: TargetImageConversationRatio},
 		Scaling: []ScalingRow{
 			{Cores: 1, Workload: "jpeg 1920x1080 x1 full", HTTP: HTTPResult{Requests: 40, CPUPerReqNs: 9e6, BusyPct: 99}, ReqPerSec: 110,
-				PerCore: 110, RefPerSec: 9, BaseRSS: 70 << 20, ScalingLoad: "8 clients at once"},
+				PerCore: 110, CPUBoundPerSec: 111.11, RefPerSec: 9, BaseRSS: 70 << 20, ScalingLoad: "8 clients at once"},
 			{Cores: 2, Workload: "jpeg 1920x1080 x1 full", HTTP: HTTPResult{Requests: 80, CPUPerReqNs: 9.5e6, BusyPct: 190}, ReqPerSec: 210,
-				PerCore: 105, RefPerSec: 9, BaseRSS: 72 << 20, ScalingLoad: "8 clients at once"},
+				PerCore: 105, CPUBoundPerSec: 210.53, RefPerSec: 9, BaseRSS: 72 << 20, ScalingLoad: "8 clients at once"},
 		},
 	}
 	var b strings.Builder
@@ -277,8 +277,8 @@ func TestImagesReportTable(t *testing.T) {
 		"10 turns, 2 screenshots      3           2.00                  20.00",
 		"55.0x ≥30x met",
 		"(jpeg 1920x1080 x1 full, 8 clients at once)",
-		"    1        40           9.00     110.00     110.00   99%          9.00             9.00             70",
-		"    2        80           9.50     210.00     105.00  190%          9.00             4.50             72",
+		"    1        40           9.00     110.00     110.00   99%           111.11          9.00             9.00             70",
+		"    2        80           9.50     210.00     105.00  190%           210.53          9.00             4.50             72",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
