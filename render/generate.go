@@ -154,7 +154,7 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 	if maxOutput == nil {
 		maxOutput, maxOutputParam = req.MaxTokens, "max_tokens"
 	}
-	prompt, err := g.renderChatPrompt(ctx, req, promptLimits{maxOutput, maxOutputParam, req.TruncatePromptTokens}, false)
+	prompt, err := g.renderChatPrompt(ctx, req, PromptLimits{maxOutput, maxOutputParam, req.TruncatePromptTokens}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -214,20 +214,20 @@ func (g *Generator) renderHarmonyChat(ctx context.Context, req *protocol.ChatCom
 	return g.chatResult(req, req, prompt)
 }
 
-// promptLimits are the members of a request its TokenizeParams are built
+// PromptLimits are the members of a request its TokenizeParams are built
 // from: the output tokens it reserves (and the member naming them in
 // errors) and its truncate_prompt_tokens.
-type promptLimits struct {
-	maxOutput      *int
-	maxOutputParam string
-	truncate       *int
+type PromptLimits struct {
+	MaxOutput      *int
+	MaxOutputParam string
+	Truncate       *int
 }
 
 // renderChatPrompt applies the chat template to req and tokenizes it with
 // the length checks of lim; toolsAsGiven passes req.Tools to the template
 // as they are instead of as ChatCompletionToolsParam dumps.
-func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatCompletionRequest, lim promptLimits, toolsAsGiven bool) (*ChatPrompt, error) {
-	limits, err := g.tokenLimits(lim.maxOutput, lim.maxOutputParam, lim.truncate)
+func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatCompletionRequest, lim PromptLimits, toolsAsGiven bool) (*ChatPrompt, error) {
+	limits, err := g.tokenLimits(lim.MaxOutput, lim.MaxOutputParam, lim.Truncate)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 // tools are wrapped as {"type":"function","function":<FunctionTool dump>}.
 // The sampling members ResponsesRequest shares with chat go through the
 // chat request's validation.
-func ToChat(r *protocol.ResponsesRequest) (*protocol.ChatCompletionRequest, error) {
+func ToChat(r *Request) (*protocol.ChatCompletionRequest, error) {
 	msgs, err := responsesMessages(r)
 	if err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ func msgFromObject(raw json.RawMessage) (*chatMsg, error) {
 	return m, nil
 }
 
-func responsesMessages(r *protocol.ResponsesRequest) (json.RawMessage, error) {
+func responsesMessages(r *Request) (json.RawMessage, error) {
 	var msgs []*chatMsg
 	if r.Instructions != nil && *r.Instructions != "" {
 		msgs = append(msgs, &chatMsg{keys: []string{"role", "content"},
@@ -159,7 +159,7 @@ func responsesMessages(r *protocol.ResponsesRequest) (json.RawMessage, error) {
 		}
 		m, err := responsesItem(raw, prev)
 		if err != nil {
-			if bad, ok := err.(*protocol.ResponsesParamError); ok && bad.Param == "" {
+			if bad, ok := err.(*ParamError); ok && bad.Param == "" {
 				bad.Param = fmt.Sprintf("input.%d", i)
 			}
 			return nil, err
@@ -193,7 +193,7 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 		Content          json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(raw, &it); err != nil {
-		return nil, &protocol.ResponsesParamError{Message: "Each input item must be an object"}
+		return nil, &ParamError{Message: "Each input item must be an object"}
 	}
 	if prev != nil {
 		if role, _ := prev.get("role"); string(role) != `"assistant"` {
@@ -207,7 +207,7 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 	switch {
 	case typ == "function_call":
 		if it.CallID == nil || it.Name == nil || it.Arguments == nil {
-			return nil, &protocol.ResponsesParamError{Message: "function_call items need call_id, name and arguments strings"}
+			return nil, &ParamError{Message: "function_call items need call_id, name and arguments strings"}
 		}
 		name := *it.Name
 		if it.Namespace != nil && *it.Namespace != "" {
@@ -242,7 +242,7 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 		// parser as a message without a role.
 		var summary []json.RawMessage
 		if json.Unmarshal(it.Summary, &summary) != nil || summary == nil {
-			return nil, &protocol.ResponsesParamError{Message: "reasoning items need a summary list"}
+			return nil, &ParamError{Message: "reasoning items need a summary list"}
 		}
 		if it.EncryptedContent != nil && *it.EncryptedContent != "" {
 			return nil, &render.BadRequestError{Message: "Encrypted content is not supported."}
@@ -285,7 +285,7 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 	// Other messages reach the chat parser as given.
 	m, err := msgFromObject(raw)
 	if err != nil {
-		return nil, &protocol.ResponsesParamError{Message: "Each input item must be an object"}
+		return nil, &ParamError{Message: "Each input item must be an object"}
 	}
 	return m, nil
 }
@@ -348,16 +348,16 @@ func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
 	for i, raw := range tools {
 		var t functionTool
 		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, &protocol.ResponsesParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
+			return nil, &ParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
 		}
 		if t.Type == nil {
-			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.type", i)}
+			return nil, &ParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.type", i)}
 		}
 		if *t.Type != "function" {
 			continue
 		}
 		if t.Name == nil {
-			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.name", i)}
+			return nil, &ParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.name", i)}
 		}
 		var fn wire.ObjectBuilder
 		fn.Str("name", *t.Name)
@@ -377,9 +377,9 @@ func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
 // the model check (vllm PR #50195): previous_response_id is refused, the
 // request is rendered through the chat pipeline, and the sampling params
 // are ResponsesRequest.to_sampling_params.
-func Render(ctx context.Context, g *render.Generator, r *protocol.ResponsesRequest) (*protocol.GenerateRequest, error) {
+func Render(ctx context.Context, g *render.Generator, r *Request) (*protocol.GenerateRequest, error) {
 	if r.PreviousResponseID != nil {
-		return nil, &protocol.ResponsesParamError{
+		return nil, &ParamError{
 			Message: "previous_response_id is not supported by the stateless render endpoint.",
 			Param:   "previous_response_id", Type: "invalid_request_error"}
 	}
@@ -387,7 +387,7 @@ func Render(ctx context.Context, g *render.Generator, r *protocol.ResponsesReque
 	if err != nil {
 		return nil, err
 	}
-	res, err := g.RenderResponsesChat(ctx, r, req)
+	res, err := renderChat(ctx, g, r, req)
 	if err != nil {
 		return nil, err
 	}

@@ -63,7 +63,7 @@ func TestResponsesTools(t *testing.T) {
 		{name: "tool without type", body: `{"input":"x","tools":[{"name":"f"}]}`, wantErr: "24 validation errors:\n  {'type': 'missing', 'loc': 'body.tools.0.FunctionTool.type'"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := protocol.DecodeResponsesRequest([]byte(c.body))
+			r, err := DecodeRequest([]byte(c.body))
 			if c.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), c.wantErr) {
 					t.Fatalf("error %v, want %q...", err, c.wantErr)
@@ -102,7 +102,7 @@ func FuzzResponsesToChat(f *testing.F) {
 	f.Add([]byte(`{"input":[],"tools":[{"type":"function","name":"f","parameters":[1]}],"tool_choice":{"type":"function","name":"f"}}`))
 	gen := rendertest.Hermes(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		req, err := protocol.DecodeResponsesRequest(data)
+		req, err := DecodeRequest(data)
 		if err != nil {
 			return // a JSON or validation error
 		}
@@ -117,7 +117,7 @@ func FuzzResponsesToChat(f *testing.F) {
 		}
 		if _, err := Render(context.Background(), gen, req); err != nil {
 			var br *render.BadRequestError
-			var pe *protocol.ResponsesParamError
+			var pe *ParamError
 			if !errors.As(err, &br) && !errors.As(err, &pe) {
 				t.Fatalf("render error is %T, want a bad request: %v", err, err)
 			}
@@ -157,7 +157,7 @@ func TestResponsesTransferParamsInExtraArgs(t *testing.T) {
 		{`"ec_transfer_params":{"b":2},"vllm_xargs":{"x":1}`, `"extra_args":{"x":1,"ec_transfer_params":{"b":2}}`},
 		{`"ec_transfer_params":{}`, ""},
 	} {
-		r, err := protocol.DecodeResponsesRequest([]byte(`{"input":"hi",` + tt.body + `}`))
+		r, err := DecodeRequest([]byte(`{"input":"hi",` + tt.body + `}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func TestResponsesTransferParamsInExtraArgs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := render.ResponsesSamplingParams(r, req, 50, render.SamplingDefaults{})
+		p, err := SamplingParams(r, req, 50, render.SamplingDefaults{})
 		if err != nil {
 			t.Fatal(err)
 		}

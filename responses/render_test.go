@@ -1,14 +1,12 @@
-package render_test
+package responses
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 	"github.com/vrender/vrender/render/rendertest"
-	"github.com/vrender/vrender/responses"
 )
 
 // TestRenderResponsesToolsReachTemplate renders a request with a function
@@ -17,20 +15,20 @@ import (
 // produce since it dumps ChatCompletionToolsParam.
 func TestRenderResponsesToolsReachTemplate(t *testing.T) {
 	gen := rendertest.Hermes(t)
-	req, err := protocol.DecodeResponsesRequest([]byte(`{"input":"x","tools":[{"type":"function","name":"f","parameters":{"type":"object"}}]}`))
+	req, err := DecodeRequest([]byte(`{"input":"x","tools":[{"type":"function","name":"f","parameters":{"type":"object"}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	chat, err := responses.ToChat(req)
+	chat, err := ToChat(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt, err := render.ChatPromptText(context.Background(), gen, chat)
+	prompt, _, err := gen.RenderConverted(context.Background(), chat, render.PromptLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const want = `{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}, "strict": null, "type": "function", "description": null}}`
-	if !strings.Contains(prompt, want) {
-		t.Errorf("prompt lacks %s:\n%s", want, prompt)
+	if !strings.Contains(prompt.Text, want) {
+		t.Errorf("prompt lacks %s:\n%s", want, prompt.Text)
 	}
 }
