@@ -150,3 +150,19 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeStrictBase64 holds the decoder's fast path to the checking one:
+// the same bytes for what either accepts, the same error for the rest.
+func FuzzDecodeStrictBase64(f *testing.F) {
+	for _, s := range []string{"", "QUJD", "QR==", "QUI=", "Q===", "QQ==QQ==", "QUJD\n", "QU\r\nJD", "QUJ", "QU JD", "QUJD=",
+		"=QUJ", "QR=A", "QUJD\x00", "QUJE", "QR=="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := decodeStrictBase64(s)
+		want, wantErr := decodeStrictBase64Checked(s)
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() || !bytes.Equal(got, want) {
+			t.Fatalf("%q: fast %q, %v; checked %q, %v", s, got, err, want, wantErr)
+		}
+	})
+}
