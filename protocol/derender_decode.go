@@ -73,35 +73,31 @@ func goInt(dst *int) func(*wire.Reader) error {
 }
 
 func goBool(dst *bool) func(*wire.Reader) error {
-	return func(r *wire.Reader) error {
-		if r.Null() {
-			return nil
-		}
-		if k, _ := r.Kind(); k != wire.Bool {
-			return errGoJSONType
-		}
-		b, err := r.Bool()
-		if err != nil {
-			return err
-		}
-		*dst = b
-		return nil
-	}
+	return goScalar(dst, wire.Bool, (*wire.Reader).Bool)
 }
 
 func goString(dst *string) func(*wire.Reader) error {
+	return goScalar(dst, wire.String, func(r *wire.Reader) (string, error) {
+		s, err := r.String()
+		return strings.Clone(s), err
+	})
+}
+
+// goScalar reads a bool or string: null leaves it as it was, a value of
+// another kind is wrong.
+func goScalar[T any](dst *T, kind wire.Kind, read func(*wire.Reader) (T, error)) func(*wire.Reader) error {
 	return func(r *wire.Reader) error {
 		if r.Null() {
 			return nil
 		}
-		if k, _ := r.Kind(); k != wire.String {
+		if k, _ := r.Kind(); k != kind {
 			return errGoJSONType
 		}
-		s, err := r.String()
+		v, err := read(r)
 		if err != nil {
 			return err
 		}
-		*dst = strings.Clone(s)
+		*dst = v
 		return nil
 	}
 }
