@@ -160,9 +160,14 @@ func FuzzAnthropicToChat(f *testing.F) {
 		if err != nil {
 			return // a chat validation error, or an unencodable tool input
 		}
-		for _, raw := range append(append([]json.RawMessage{}, req.Messages...), req.Tools...) {
+		for _, raw := range req.Messages {
 			if !json.Valid(raw) {
 				t.Fatalf("invalid JSON %q from %q", raw, data)
+			}
+		}
+		for i := range req.Tools {
+			if raw := req.Tools[i].AppendJSON(nil); !json.Valid(raw) {
+				t.Fatalf("invalid tool JSON %q from %q", raw, data)
 			}
 		}
 		if _, err := gen.RenderChat(context.Background(), req); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vrender/vrender/internal/benchdata"
 	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
 
@@ -169,7 +170,11 @@ func Render(ctx context.Context, opts RenderOptions) (*RenderReport, error) {
 
 	var mismatch error
 	for i, s := range sizes {
-		in := render.ChatInput{Messages: requests[i].Messages, Tools: requests[i].Tools,
+		tools, err := decodeTools(requests[i].Tools)
+		if err != nil {
+			return nil, fmt.Errorf("bench render %s: %w", s.Name, err)
+		}
+		in := render.ChatInput{Messages: requests[i].Messages, Tools: tools,
 			AddGenerationPrompt: requests[i].AddGenerationPrompt}
 		res, p, err := measureRender(ctx, r, in, opts.Iterations, opts.Warmup, opts.MinTime)
 		if err != nil {
@@ -400,3 +405,16 @@ func (r *RenderReport) WriteTable(w io.Writer) error {
 }
 
 func fmtKiB(b float64) string { return fmt.Sprintf("%.1f KiB", b/(1<<10)) }
+
+// decodeTools decodes a benchmark request's tools as the server decodes a
+// request's (nil for none).
+func decodeTools(raws []json.RawMessage) ([]protocol.Tool, error) {
+	if raws == nil {
+		return nil, nil
+	}
+	list, err := json.Marshal(raws)
+	if err != nil {
+		return nil, err
+	}
+	return protocol.DecodeTools(list)
+}

@@ -88,9 +88,13 @@ func renderSessionNs(ctx context.Context, r *render.Renderer, base benchdata.Req
 		if err != nil {
 			return 0, err
 		}
+		tools, err := decodeTools(q.Tools)
+		if err != nil {
+			return 0, err
+		}
 		start := cpuTime()
 		for t := range MultiTurnTurns {
-			in := render.ChatInput{Messages: q.Messages[:TurnMessages(t, len(q.Messages))], Tools: q.Tools,
+			in := render.ChatInput{Messages: q.Messages[:TurnMessages(t, len(q.Messages))], Tools: tools,
 				AddGenerationPrompt: q.AddGenerationPrompt}
 			if _, err := r.RenderChat(ctx, in); err != nil {
 				return 0, fmt.Errorf("bench render: session turn %d: %w", t, err)

@@ -131,7 +131,11 @@ func TestRenderSizes(t *testing.T) {
 	}
 	for _, s := range benchdata.Sizes {
 		q := benchdata.Conversation(s)
-		p, err := r.RenderChat(context.Background(), render.ChatInput{Messages: q.Messages, Tools: q.Tools, AddGenerationPrompt: true})
+		tools, err := decodeTools(q.Tools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := r.RenderChat(context.Background(), render.ChatInput{Messages: q.Messages, Tools: tools, AddGenerationPrompt: true})
 		if err != nil {
 			t.Fatalf("%s: %v", s.Name, err)
 		}

@@ -9,8 +9,9 @@ import (
 // ChatCompletionRequest is vLLM's ChatCompletionRequest (the body of
 // /v1/chat/completions and /v1/chat/completions/render) as far as the render
 // tier reads it. Field defaults are vLLM's; a nil pointer is Python's None.
-// Messages, tools and the kwargs stay raw JSON: the render package
-// interprets them, and their key order reaches the chat template. Unknown
+// Messages and the kwargs stay raw JSON: the render package interprets
+// them, and their key order reaches the chat template; tools are typed,
+// their schemas kept as trees. Unknown
 // fields are ignored (vLLM's OpenAIBaseModel allows extras).
 type ChatCompletionRequest struct {
 	Messages []json.RawMessage
@@ -34,8 +35,7 @@ type ChatCompletionRequest struct {
 	StreamOptions       *StreamOptions
 	Temperature         *float64
 	TopP                *float64
-	Tools               []json.RawMessage // nil when absent or null
-	ToolTrees           []*wire.Node      // Tools decoded, as MessageTrees
+	Tools               []Tool // nil when absent or null
 	// ToolChoice is tool_choice; an absent one is "none", or "auto" when
 	// tools are given (vLLM's check_tool_usage), a null one unset.
 	ToolChoice          ToolChoice
@@ -156,10 +156,7 @@ func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r.StreamOptions = obj.streamOptions("stream_options")
 	r.Temperature = obj.optionalFloat("temperature", nil)
 	r.TopP = obj.optionalFloat("top_p", nil)
-	r.Tools = obj.dictList("tools")
-	if r.Tools != nil {
-		r.ToolTrees = obj.trees("tools")
-	}
+	r.Tools = obj.tools("tools")
 	r.ToolChoice = obj.toolChoice("tool_choice", len(r.Tools) > 0)
 	r.ReasoningEffort = obj.optionalLiteral("reasoning_effort",
 		"none", "minimal", "low", "medium", "high", "xhigh", "max")

@@ -29,7 +29,7 @@ type TokenizeChatRequest struct {
 	ChatTemplateKwargs   json.RawMessage   `json:"chat_template_kwargs"` // object or nil
 	MediaIOKwargs        json.RawMessage   `json:"media_io_kwargs"`      // object of objects or nil
 	MMProcessorKwargs    json.RawMessage   `json:"mm_processor_kwargs"`  // object or nil
-	Tools                []json.RawMessage `json:"tools"`                // nil when absent or null
+	Tools                []Tool            `json:"tools"`                // nil when absent or null
 	// MessageTrees are Messages decoded, when the request was decoded from
 	// a tree (see ChatCompletionRequest.MessageTrees).
 	MessageTrees []*wire.Node `json:"-"`
@@ -184,9 +184,7 @@ func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []FieldError) {
 	r.ChatTemplateKwargs = obj.optionalDict("chat_template_kwargs")
 	r.MediaIOKwargs = obj.optionalDictOfDicts("media_io_kwargs")
 	r.MMProcessorKwargs = obj.optionalDict("mm_processor_kwargs")
-	if tools, ok := obj.list("tools", false); ok {
-		r.Tools = tools
-	}
+	r.Tools = obj.tools("tools")
 	if len(obj.errs) > 0 {
 		return nil, obj.errs
 	}

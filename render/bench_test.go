@@ -19,9 +19,9 @@ import (
 // words words each, built by internal/benchdata, the generator
 // `vrender bench render` uses too: a system prompt, user and assistant
 // turns with reasoning, every third turn a tool call and its result.
-func benchConversation(n, words int) testRequest {
+func benchConversation(tb testing.TB, n, words int) testRequest {
 	q := benchdata.Conversation(benchdata.Size{Messages: n, Words: words})
-	return testRequest{Messages: q.Messages, Tools: q.Tools, AddGenerationPrompt: q.AddGenerationPrompt}
+	return testRequest{Messages: q.Messages, Tools: decodeTools(tb, q.Tools...), AddGenerationPrompt: q.AddGenerationPrompt}
 }
 
 // reportCPU reports the process CPU time per op since start.
@@ -41,7 +41,7 @@ func benchRenderer(b *testing.B) *Renderer {
 func BenchmarkRenderChat(b *testing.B) {
 	r := benchRenderer(b)
 	for _, size := range benchdata.Sizes {
-		in := benchConversation(size.Messages, size.Words).input()
+		in := benchConversation(b, size.Messages, size.Words).input()
 		b.Run(size.Name, func(b *testing.B) {
 			p, err := r.RenderChat(context.Background(), in)
 			if err != nil {
@@ -74,7 +74,7 @@ func BenchmarkRenderChatReference(b *testing.B) {
 	node := startLineProc(b, testenv.Node(b), filepath.Join(root, "tools", "reftok", "reftok.js"),
 		"--node-modules", testenv.RefNodeModules(b))
 	for _, size := range benchdata.Sizes {
-		q := benchConversation(size.Messages, size.Words)
+		q := benchConversation(b, size.Messages, size.Words)
 		body, err := json.Marshal(q)
 		if err != nil {
 			b.Fatal(err)
@@ -139,7 +139,7 @@ func taggedConversation(b *testing.B, q testRequest, tag string) testRequest {
 // agent's traffic costs the render tier.
 func BenchmarkRenderChatSession(b *testing.B) {
 	r := benchRenderer(b)
-	base := benchConversation(benchdata.Sizes[1].Messages, benchdata.Sizes[1].Words)
+	base := benchConversation(b, benchdata.Sizes[1].Messages, benchdata.Sizes[1].Words)
 	b.ReportAllocs()
 	n := 0
 	var setup time.Duration // CPU spent with the timer stopped
@@ -152,13 +152,12 @@ func BenchmarkRenderChatSession(b *testing.B) {
 		// The server hands render the trees it decoded with the body;
 		// decoding is internal/wire's cost, measured there.
 		msgTrees := parseTrees(b, q.Messages)
-		toolTrees := parseTrees(b, q.Tools)
 		setup += testenv.CPUTime(b) - t0
 		b.StartTimer()
 		for t := range sessionTurns {
 			in := q.input()
 			k := min(len(q.Messages), 2*t+1)
-			in.Messages, in.MessageTrees, in.ToolTrees = q.Messages[:k], msgTrees[:k], toolTrees
+			in.Messages, in.MessageTrees = q.Messages[:k], msgTrees[:k]
 			if _, err := r.RenderChat(context.Background(), in); err != nil {
 				b.Fatal(err)
 			}
@@ -184,7 +183,7 @@ func parseTrees(b *testing.B, raws []json.RawMessage) []*wire.Node {
 func BenchmarkRenderTemplate(b *testing.B) {
 	r := benchRenderer(b)
 	for _, size := range benchdata.Sizes {
-		in := benchConversation(size.Messages, size.Words).input()
+		in := benchConversation(b, size.Messages, size.Words).input()
 		tools, err := r.toolsNode(in)
 		if err != nil {
 			b.Fatal(err)

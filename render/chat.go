@@ -3,7 +3,6 @@ package render
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -23,8 +22,7 @@ type ChatInput struct {
 	// decoded (protocol decodes them with the body); render reads them
 	// instead of parsing Messages, and never modifies them.
 	MessageTrees         []*wire.Node
-	Tools                []json.RawMessage // nil: no tools given
-	ToolTrees            []*wire.Node      // Tools decoded, as MessageTrees
+	Tools                []protocol.Tool // nil: no tools given
 	ToolChoice           protocol.ToolChoice
 	Documents            json.RawMessage
 	ChatTemplate         *string
@@ -35,9 +33,9 @@ type ChatInput struct {
 	AddSpecialTokens     bool
 	TruncatePromptTokens *int
 	TruncationSide       string
-	// ToolsAsGiven passes Tools to the template unchanged: the Responses
-	// API hands the template its own tool dumps, not chat tool params.
-	ToolsAsGiven bool
+	// ResponsesTools says Tools are a Responses request's function tools:
+	// the template gets construct_tool_dicts' dicts, not chat tool dumps.
+	ResponsesTools bool
 	// MMProcessorKwargs is the request's mm_processor_kwargs object.
 	MMProcessorKwargs json.RawMessage
 	// OmitMMKwargs is return_mm_kwargs false: the features carry hashes
@@ -235,77 +233,81 @@ func (r *Renderer) toolsNode(in ChatInput) (*node, error) {
 		return nil, nil
 	}
 	out := &node{Kind: jArr, Arr: make([]*node, 0, len(in.Tools))}
-	trees := in.ToolTrees
-	if len(trees) != len(in.Tools) {
-		trees = nil
-	}
-	for i, raw := range in.Tools {
-		var t *node
-		var err error
-		if trees != nil {
-			t, err = trees[i], checkDepth(trees[i])
-		} else {
-			t, err = parseJSON(raw)
-		}
-		if errors.Is(err, errJSONTooDeep) {
+	for i := range in.Tools {
+		t := &in.Tools[i]
+		if toolDepth(t) > maxJSONDepth {
 			// Valid JSON (the request decoded), only too deep to render.
 			return nil, badParam(fmt.Sprintf("tools.%d", i), "tools.%d is nested more than %d levels deep", i, maxJSONDepth)
 		}
-		if err != nil || t.Kind != jObj {
-			return nil, badParam(fmt.Sprintf("tools.%d", i), "Each tool must be an object")
-		}
-		if in.ToolsAsGiven {
-			out.Arr = append(out.Arr, t)
+		if in.ResponsesTools {
+			out.Arr = append(out.Arr, responsesToolDict(t))
 			continue
 		}
-		dumped, berr := dumpTool(t)
-		if berr != nil {
-			berr.Param = fmt.Sprintf("tools.%d.%s", i, berr.Param)
-			return nil, berr
-		}
-		out.Arr = append(out.Arr, dumped)
+		out.Arr = append(out.Arr, dumpTool(t))
 	}
 	return out, nil
 }
 
+// toolDepth is the nesting of the tool's object as the client sent it
+// (wire.Node's Depth of its tree).
+func toolDepth(t *protocol.Tool) int {
+	fn := 1 // name
+	if t.Function.Parameters != nil {
+		fn = max(fn, t.Function.Parameters.Depth+1)
+	}
+	for _, m := range t.Function.Extra {
+		fn = max(fn, m.Value.Depth+1)
+	}
+	d := fn + 1
+	for _, m := range t.Extra {
+		d = max(d, m.Value.Depth+1)
+	}
+	return d
+}
+
 // dumpTool is pydantic's model_dump of ChatCompletionToolsParam: declared
 // fields first, defaults filled in, then extra fields in request order.
-func dumpTool(t *node) (*node, *BadRequestError) {
-	typ, ok := t.Get("type")
-	if !ok {
-		typ = strNode("function")
+func dumpTool(t *protocol.Tool) *node {
+	f := &t.Function
+	dfn := objNode(len(f.Extra), objMember{"name", strNode(f.Name)},
+		objMember{"description", optStrNode(f.Description)}, objMember{"parameters", orNull(f.Parameters)})
+	appendMembers(dfn, f.Extra)
+	out := objNode(len(t.Extra), objMember{"type", strNode(t.Type)}, objMember{"function", dfn})
+	appendMembers(out, t.Extra)
+	return out
+}
+
+// responsesToolDict is construct_tool_dicts' dict for a Responses function
+// tool: {"type": "function", "function": FunctionTool.model_dump()}, whose
+// members are openai's FunctionTool fields in declaration order, defaults
+// filled in.
+func responsesToolDict(t *protocol.Tool) *node {
+	f := &t.Function
+	fn := objNode(0, objMember{"name", strNode(f.Name)}, objMember{"parameters", orNull(f.Parameters)},
+		objMember{"strict", orNull(f.Get("strict"))}, objMember{"type", strNode("function")},
+		objMember{"description", optStrNode(f.Description)})
+	return objNode(0, objMember{"type", strNode("function")}, objMember{"function", fn})
+}
+
+func appendMembers(n *node, ms []protocol.Member) {
+	for _, m := range ms {
+		n.Keys = append(n.Keys, m.Key)
+		n.Vals = append(n.Vals, m.Value)
 	}
-	if s, _ := typ.Text(); s != "function" {
-		return nil, badParam("type", "Input should be 'function'")
+}
+
+func optStrNode(s *string) *node {
+	if s == nil {
+		return wire.NullNode
 	}
-	fn, ok := t.Get("function")
-	if !ok || fn.Kind != jObj {
-		return nil, badParam("function", "Field required: function must be an object")
+	return strNode(*s)
+}
+
+func orNull(n *node) *node {
+	if n == nil {
+		return wire.NullNode
 	}
-	name, _ := fn.Get("name")
-	if _, isStr := name.Text(); !isStr {
-		return nil, badParam("function.name", "Field required: function.name must be a string")
-	}
-	dfn := objNode(len(fn.Keys)+2, objMember{"name", name})
-	for _, k := range []string{"description", "parameters"} {
-		v, ok := fn.Get(k)
-		if !ok {
-			v = wire.NullNode
-		}
-		dfn.Set(k, v)
-	}
-	for i, k := range fn.Keys {
-		if k != "name" && k != "description" && k != "parameters" {
-			dfn.Set(k, fn.Vals[i])
-		}
-	}
-	out := objNode(len(t.Keys), objMember{"type", typ}, objMember{"function", dfn})
-	for i, k := range t.Keys {
-		if k != "type" && k != "function" {
-			out.Set(k, t.Vals[i])
-		}
-	}
-	return out, nil
+	return n
 }
 
 // checkDocuments is transformers' check that documents are dicts.

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -14,4 +15,14 @@ func ChatPromptText(ctx context.Context, g *Generator, req *protocol.ChatComplet
 		return "", err
 	}
 	return p.Text, nil
+}
+
+// ResponsesToolDicts are the dicts the template gets for the tools of a
+// converted Responses request, as compact JSON.
+func ResponsesToolDicts(req *protocol.ChatCompletionRequest) []string {
+	out := make([]string, len(req.Tools))
+	for i := range req.Tools {
+		out[i] = string(wire.AppendNode(nil, responsesToolDict(&req.Tools[i])))
+	}
+	return out
 }

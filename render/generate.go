@@ -224,9 +224,10 @@ type promptLimits struct {
 }
 
 // renderChatPrompt applies the chat template to req and tokenizes it with
-// the length checks of lim; toolsAsGiven passes req.Tools to the template
-// as they are instead of as ChatCompletionToolsParam dumps.
-func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatCompletionRequest, lim promptLimits, toolsAsGiven bool) (*ChatPrompt, error) {
+// the length checks of lim; responsesTools hands req.Tools to the template
+// as the Responses API's tool dicts instead of ChatCompletionToolsParam
+// dumps.
+func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatCompletionRequest, lim promptLimits, responsesTools bool) (*ChatPrompt, error) {
 	limits, err := g.tokenLimits(lim.maxOutput, lim.maxOutputParam, lim.truncate)
 	if err != nil {
 		return nil, err
@@ -239,7 +240,6 @@ func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatComp
 		Messages:             req.Messages,
 		MessageTrees:         req.MessageTrees,
 		Tools:                req.Tools,
-		ToolTrees:            req.ToolTrees,
 		ToolChoice:           req.ToolChoice,
 		Documents:            req.Documents,
 		ChatTemplate:         req.ChatTemplate,
@@ -250,7 +250,7 @@ func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatComp
 		AddSpecialTokens:     req.AddSpecialTokens,
 		TruncatePromptTokens: limits.truncate,
 		TruncationSide:       side,
-		ToolsAsGiven:         toolsAsGiven,
+		ResponsesTools:       responsesTools,
 		MMProcessorKwargs:    req.MMProcessorKwargs,
 		OmitMMKwargs:         !req.ReturnMMKwargs,
 		CheckText: func(text string) error {

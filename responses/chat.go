@@ -337,38 +337,49 @@ type functionTool struct {
 	Description json.RawMessage `json:"description"`
 }
 
-// responsesTools is construct_tool_dicts: each function tool becomes
-// openai's FunctionTool.model_dump() (name, parameters, strict, type,
-// description, defaults filled) wrapped as a chat tool. Other tool types
-// (web_search, file_search, code_interpreter, mcp, ...) are not given to
-// the template, as vLLM's non-Harmony path iterates only the function
-// tools (iter_response_function_tool_dicts); they are accepted, not refused.
-func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
-	out := make([]json.RawMessage, 0, len(tools))
+// responsesTools reads the function tools construct_tool_dicts gives the
+// template (render writes each as {"type": "function", "function":
+// FunctionTool.model_dump()}, and the parsers read them as chat tools):
+// name, parameters, description, and strict kept as given. Other tool
+// types (web_search, file_search, code_interpreter, mcp, ...) are not given
+// to the template, as vLLM's non-Harmony path iterates only the function
+// tools (iter_response_function_tool_dicts); they are accepted, not
+// refused.
+func responsesTools(tools []json.RawMessage) ([]protocol.Tool, error) {
+	out := make([]protocol.Tool, 0, len(tools))
 	for i, raw := range tools {
-		var t functionTool
-		if err := json.Unmarshal(raw, &t); err != nil {
+		n, err := wire.Parse(raw)
+		if err != nil || n.Kind != wire.Object {
 			return nil, &protocol.ResponsesParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
 		}
-		if t.Type == nil {
+		typ, ok := n.Get("type")
+		if !ok {
 			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.type", i)}
 		}
-		if *t.Type != "function" {
+		if typ.Kind != wire.String {
+			return nil, &protocol.ResponsesParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
+		}
+		if typ.S != "function" {
 			continue
 		}
-		if t.Name == nil {
+		name, ok := n.Get("name")
+		if !ok {
 			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.name", i)}
 		}
-		var fn wire.ObjectBuilder
-		fn.Str("name", *t.Name)
-		fn.Raw("parameters", jsonOrNull(t.Parameters))
-		fn.Raw("strict", jsonOrNull(t.Strict))
-		fn.Str("type", "function")
-		fn.Raw("description", jsonOrNull(t.Description))
-		var w wire.ObjectBuilder
-		w.Str("type", "function")
-		w.Raw("function", fn.Bytes())
-		out = append(out, w.Bytes())
+		if name.Kind != wire.String {
+			return nil, &protocol.ResponsesParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
+		}
+		fn := protocol.FunctionDefinition{Name: name.S}
+		if p, _ := n.Get("parameters"); p != nil && p.Kind == wire.Object {
+			fn.Parameters = p
+		}
+		if d, _ := n.Get("description"); d != nil && d.Kind == wire.String {
+			fn.Description = &d.S
+		}
+		if s, ok := n.Get("strict"); ok {
+			fn.Extra = []protocol.Member{{Key: "strict", Value: s}}
+		}
+		out = append(out, protocol.Tool{Type: "function", Function: fn})
 	}
 	return out, nil
 }
@@ -388,11 +399,4 @@ func Render(ctx context.Context, g *render.Generator, r *protocol.ResponsesReque
 		return nil, err
 	}
 	return g.RenderResponsesChat(ctx, r, req)
-}
-
-func jsonOrNull(v json.RawMessage) json.RawMessage {
-	if len(v) == 0 {
-		return json.RawMessage("null")
-	}
-	return v
 }
