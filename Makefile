@@ -20,13 +20,21 @@ MODELS := qwen3 llama3_1 deepseek_v3 gptoss gemma3
 BENCH_MODELS := $(MODELS)
 
 PORT ?= 8000
-# RUN_MODEL is a model of the cache by name (qwen3, gptoss, ...) or a model directory; the parser flags and the
-# served name follow the model (gpt-oss: vLLM's recipe, --tool-call-parser openai --enable-auto-tool-choice with
-# the openai_gptoss reasoning parser).
+# The vision models by name: the tokenizer-only Qwen-VL directories of the shared specs beside the repository
+# (../shared/multimodal/models; their tokenizer is Qwen3's, so the default parsers below fit them too).
+VISION_MODELS := qwen2_5_vl qwen3_vl
+VISION_DIR := $(abspath $(CURDIR)/../shared/multimodal)
+# RUN_MODEL is a model of the cache by name (qwen3, gptoss, ...), a vision model by name (qwen2_5_vl, qwen3_vl)
+# or a model directory; the parser flags and the served name follow the model (gpt-oss: vLLM's recipe,
+# --tool-call-parser openai --enable-auto-tool-choice with the openai_gptoss reasoning parser).
 RUN_MODEL ?= qwen3
-RUN_DIR = $(if $(filter $(RUN_MODEL),$(MODELS)),$(MODELS_DIR)/$(RUN_MODEL),$(RUN_MODEL))
+RUN_DIR = $(if $(filter $(RUN_MODEL),$(MODELS)),$(MODELS_DIR)/$(RUN_MODEL),$(if $(filter $(RUN_MODEL),$(VISION_MODELS)),$(VISION_DIR)/models/$(RUN_MODEL),$(RUN_MODEL)))
 RUN_NAME_gptoss := openai/gpt-oss-20b
 RUN_PARSERS_gptoss := --reasoning-parser openai_gptoss --tool-call-parser openai --enable-auto-tool-choice
+RUN_NAME_qwen2_5_vl := Qwen/Qwen2.5-VL-7B-Instruct
+RUN_NAME_qwen3_vl := Qwen/Qwen3-VL-8B-Instruct
+# A vision model may also read pictures by file: URL from the shared images (the demo's curl sends one).
+RUN_MEDIA_FLAGS = $(if $(filter $(RUN_MODEL),$(VISION_MODELS)),--allowed-local-media-path $(VISION_DIR)/images)
 RUN_NAME ?= $(or $(RUN_NAME_$(notdir $(RUN_DIR))),Qwen/Qwen3-8B)
 RUN_PARSERS ?= $(or $(RUN_PARSERS_$(notdir $(RUN_DIR))),--reasoning-parser qwen3 --tool-call-parser hermes --enable-auto-tool-choice)
 # sim: the built-in simulated engine; a URL points at a real tokens-only vLLM engine.
@@ -58,8 +66,10 @@ help: ## List the targets.
 models: ## Fetch the five test tokenizers, the reference binding and openai_harmony (wasm) into .cache (offline once cached).
 	@scripts/fetch-models.sh
 
-run-models: ## Fetch only RUN_MODEL's tokenizer (what `make run` needs: 11 MB for qwen3).
+run-models: ## Fetch only RUN_MODEL's tokenizer (what `make run` needs: 11 MB for qwen3; vision models are in ../shared).
 	@$(if $(filter $(RUN_MODEL),$(MODELS)),scripts/fetch-models.sh $(RUN_MODEL),true)
+	@$(if $(filter $(RUN_MODEL),$(VISION_MODELS)),test -f $(RUN_DIR)/preprocessor_config.json || \
+		{ echo "make run: $(RUN_DIR) is missing: the vision models live in ../shared/multimodal/models beside the repository"; exit 1; },true)
 
 # JPEG decoding goes through the system's libjpeg-turbo (Pillow's own decoder: ~1.4x the pure-Go decoder's speed,
 # and corrupt data repaired as Pillow repairs it; docs/compatibility.md "Image decoding") when cgo works and its
@@ -72,7 +82,7 @@ build: ## Build bin/vrender (with libjpeg-turbo for JPEG when its header is inst
 	$(GO) build -tags '$(JPEG_TAGS)' -ldflags '$(if $(VERSION),-X main.version=$(VERSION))' -o $(BIN) ./cmd/vrender
 
 # A fresh checkpoint-signing key per run unless VRENDER_STATE_KEY is set: one replica needs no shared key.
-run: run-models build ## Serve Qwen3 on :8000 over the in-process simulated engine (PORT=, RUN_MODEL=qwen3|gptoss|DIR, RUN_NAME=, ENGINE=, SIM_TOKEN_LATENCY= override).
+run: run-models build ## Serve Qwen3 on :8000 over the in-process simulated engine (PORT=, RUN_MODEL=qwen3|gptoss|qwen2_5_vl|qwen3_vl|DIR, RUN_NAME=, ENGINE=, SIM_TOKEN_LATENCY= override).
 	@echo "vrender: serving $(RUN_MODEL) as $(RUN_NAME) on http://127.0.0.1:$(PORT) (engine: $(ENGINE)); try from another shell:"
 	@echo "  curl -s http://127.0.0.1:$(PORT)/v1/chat/completions -H 'Content-Type: application/json' \\"
 	@echo "       -d '{\"model\": \"$(RUN_NAME)\", \"messages\": [{\"role\": \"user\", \"content\": \"What is 2+2?\"}]}'"
@@ -80,9 +90,14 @@ run: run-models build ## Serve Qwen3 on :8000 over the in-process simulated engi
 	@echo "       -d '{\"model\": \"$(RUN_NAME)\", \"stream\": true, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}'"
 	@echo "  curl -s http://127.0.0.1:$(PORT)/v1/chat/completions/render -H 'Content-Type: application/json' \\"
 	@echo "       -d '{\"model\": \"$(RUN_NAME)\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}'"
-	@echo "  (README.md: the openai SDK, tools, streaming; Ctrl-C stops it.)"
+	@if [ -n "$(RUN_MEDIA_FLAGS)" ]; then \
+		echo "  curl -s http://127.0.0.1:$(PORT)/v1/chat/completions -H 'Content-Type: application/json' -d '{\"model\": \"$(RUN_NAME)\","; \
+		echo "       \"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"What is in this picture?\"},"; \
+		echo "       {\"type\": \"image_url\", \"image_url\": {\"url\": \"file://$(VISION_DIR)/images/jpeg_444_1280x720.jpg\"}}]}]}'"; \
+	fi
+	@echo "  (README.md: the openai SDK, tools, streaming, pictures; Ctrl-C stops it.)"
 	VRENDER_STATE_KEY=$${VRENDER_STATE_KEY:-$$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')} \
-	$(BIN) serve $(RUN_DIR) --port $(PORT) --served-model-name $(RUN_NAME) --engine $(ENGINE) $(RUN_PARSERS) $(RUN_SIM_FLAGS)
+	$(BIN) serve $(RUN_DIR) --port $(PORT) --served-model-name $(RUN_NAME) --engine $(ENGINE) $(RUN_PARSERS) $(RUN_SIM_FLAGS) $(RUN_MEDIA_FLAGS)
 
 test: models vet staticcheck fmt-check unit-test fuzz-short ## Everything CI runs: vet, staticcheck, gofmt, all tests, every fuzz target for FUZZTIME (1s).
 

@@ -33,7 +33,8 @@ type ChatRun struct {
 	// instead (Responses renders with its own prompt limits and sampling
 	// params), inside the render span: the chat request and its render.
 	// Its errors are returned as they are, for the front end to shape.
-	Render func(ctx context.Context) (*protocol.ChatCompletionRequest, *protocol.GenerateRequest, error)
+	// Its Prompt's features are what the images are routed by.
+	Render func(ctx context.Context) (*protocol.ChatCompletionRequest, *render.ChatResult, error)
 	// ID is the answer's id; empty takes the render's request_id.
 	ID string
 	// Stream asks for the answer as server-sent events written to the sink.
@@ -109,18 +110,11 @@ func (o *Orchestrator) chat(ctx context.Context, run ChatRun, sink Sink) (protoc
 	// Render applies the tool parser's adjust_request (structural tag or
 	// tool JSON schema), so the engine gets what /render would give.
 	rctx, span := startSpan(ctx, "render")
-	req, g, err := run.Request, (*protocol.GenerateRequest)(nil), error(nil)
-	var mm []kvindex.MMItem // the images' block keys for prefix routing
+	req, rendered, err := run.Request, (*render.ChatResult)(nil), error(nil)
 	if run.Render != nil {
-		req, g, err = run.Render(rctx)
+		req, rendered, err = run.Render(rctx)
 	} else {
-		var rendered *render.ChatResult
-		if rendered, err = o.cfg.Generator.RenderChat(rctx, req); err == nil {
-			g = &rendered.Request
-			if f := rendered.Prompt.Features; f != nil {
-				mm = kvindex.FeatureItems(f)
-			}
-		}
+		rendered, err = o.cfg.Generator.RenderChat(rctx, req)
 	}
 	endSpan(span, err)
 	if err != nil && run.Render != nil {
@@ -128,6 +122,11 @@ func (o *Orchestrator) chat(ctx context.Context, run ChatRun, sink Sink) (protoc
 	}
 	if err != nil {
 		return nil, AsError(err)
+	}
+	g := &rendered.Request
+	var mm []kvindex.MMItem // the images' block keys for prefix routing
+	if f := rendered.Prompt.Features; f != nil {
+		mm = kvindex.FeatureItems(f)
 	}
 	id := run.ID
 	if id == "" {

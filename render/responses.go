@@ -10,8 +10,9 @@ import (
 // RenderResponsesChat renders r, already converted to the chat request req
 // (ResponsesToChat), as RenderResponses does (previous_response_id is the
 // caller's to refuse). req gets the structural tag the tool parser adds;
-// the served route derenders the answer with it.
-func (g *Generator) RenderResponsesChat(ctx context.Context, r *protocol.ResponsesRequest, req *protocol.ChatCompletionRequest) (*protocol.GenerateRequest, error) {
+// the served route derenders the answer with it. The result's Prompt
+// carries the typed features the served route routes images by.
+func (g *Generator) RenderResponsesChat(ctx context.Context, r *protocol.ResponsesRequest, req *protocol.ChatCompletionRequest) (*ChatResult, error) {
 	// build_tok_params: truncation "auto" truncates the prompt to fit.
 	var truncate *int
 	if r.Truncation != "disabled" {
@@ -37,13 +38,14 @@ func (g *Generator) RenderResponsesChat(ctx context.Context, r *protocol.Respons
 	if r.RequestID != nil {
 		id = *r.RequestID
 	}
-	gr := newGenerateRequest("", prompt.TokenIDs, params, r.Model, r.Stream, nil, r.CacheSalt, r.Priority)
-	gr.RequestID = id
-	gr.KVTransferParams = r.KVTransferParams
+	res := &ChatResult{Request: newGenerateRequest("", prompt.TokenIDs, params, r.Model, r.Stream, nil, r.CacheSalt, r.Priority),
+		Prompt: prompt}
+	res.Request.RequestID = id
+	res.Request.KVTransferParams = r.KVTransferParams
 	if prompt.Features != nil {
-		gr.SetFeatures(prompt.Features.AppendJSON(nil))
+		res.Request.SetFeatures(prompt.Features.AppendJSON(nil))
 	}
-	return &gr, nil
+	return res, nil
 }
 
 // adjustResponsesForTools is the parser's adjust_request, which vLLM's

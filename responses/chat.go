@@ -398,5 +398,9 @@ func Render(ctx context.Context, g *render.Generator, r *protocol.ResponsesReque
 	if err != nil {
 		return nil, err
 	}
-	return g.RenderResponsesChat(ctx, r, req)
+	res, err := g.RenderResponsesChat(ctx, r, req)
+	if err != nil {
+		return nil, err
+	}
+	return &res.Request, nil
 }

@@ -30,7 +30,7 @@ func Serve(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.Respon
 	parsers := o.Parsers()
 	return o.Chat(ctx, orchestrator.ChatRun{
 		API: orchestrator.APIResponses, Stream: r.Stream,
-		Render: func(ctx context.Context) (*protocol.ChatCompletionRequest, *protocol.GenerateRequest, error) {
+		Render: func(ctx context.Context) (*protocol.ChatCompletionRequest, *render.ChatResult, error) {
 			creq, g, m, err := prepare(ctx, o, r)
 			meta = m
 			return creq, g, err
@@ -48,7 +48,7 @@ func Serve(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.Respon
 // prepare converts and renders r for Serve, and what its response
 // objects repeat; an error is a *protocol.ValidationError (pydantic's 400)
 // or an *orchestrator.Error.
-func prepare(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.ResponsesRequest) (*protocol.ChatCompletionRequest, *protocol.GenerateRequest, *responsesMeta, error) {
+func prepare(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.ResponsesRequest) (*protocol.ChatCompletionRequest, *render.ChatResult, *responsesMeta, error) {
 	if r.PreviousResponseID != nil {
 		// vLLM keeps no responses unless VLLM_ENABLE_RESPONSES_API_STORE is
 		// set, so every previous response is unknown (_make_not_found_error).
@@ -57,9 +57,9 @@ func prepare(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.Resp
 			Message: fmt.Sprintf("Response with id '%s' not found.", *r.PreviousResponseID), Param: &p}
 	}
 	creq, err := ToChat(r)
-	var gr *protocol.GenerateRequest
+	var res *render.ChatResult
 	if err == nil {
-		gr, err = o.Generator().RenderResponsesChat(ctx, r, creq)
+		res, err = o.Generator().RenderResponsesChat(ctx, r, creq)
 	}
 	if err != nil {
 		var ve *protocol.ValidationError
@@ -68,11 +68,11 @@ func prepare(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.Resp
 		}
 		return nil, nil, nil, responsesError(err)
 	}
-	meta, err := newMeta(o.ResponseModel(r.Model), r, gr)
+	meta, err := newMeta(o.ResponseModel(r.Model), r, &res.Request)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return creq, gr, meta, nil
+	return creq, res, meta, nil
 }
 
 // answer is the response object of a non-streaming answer.
