@@ -25,7 +25,7 @@ const billingHeader = "x-anthropic-billing-header"
 // constructor call does; stream, response_format, reasoning_effort,
 // tool_choice and tools are assigned afterwards, unvalidated, as vLLM
 // assigns them to the built model.
-func ToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
+func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) {
 		mt := strconv.Itoa(a.MaxTokens)
 		b.Raw("max_tokens", json.RawMessage(mt))
@@ -72,7 +72,7 @@ func ToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionReque
 // CountTokensToChat converts a count_tokens request as vLLM does
 // for AnthropicCountTokensRequest: the chat request has only model,
 // messages and chat_template_kwargs, then tool_choice and tools.
-func CountTokensToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatCompletionRequest, error) {
+func CountTokensToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) { b.Raw("chat_template_kwargs", a.ChatTemplateArgs) })
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func CountTokensToChat(a *protocol.AnthropicMessagesRequest) (*protocol.ChatComp
 
 // anthropicBase is the chat request vLLM constructs (and so validates):
 // model, the converted messages, then the members fields adds.
-func anthropicBase(a *protocol.AnthropicMessagesRequest, fields func(*wire.ObjectBuilder)) (*protocol.ChatCompletionRequest, error) {
+func anthropicBase(a *MessagesRequest, fields func(*wire.ObjectBuilder)) (*protocol.ChatCompletionRequest, error) {
 	msgs, err := anthropicMessages(a)
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func anthropicBase(a *protocol.AnthropicMessagesRequest, fields func(*wire.Objec
 
 // anthropicTools sets tool_choice and tools on the built chat request
 // (_convert_tool_choice, _convert_tools), unvalidated as vLLM assigns them.
-func anthropicTools(req *protocol.ChatCompletionRequest, a *protocol.AnthropicMessagesRequest) error {
+func anthropicTools(req *protocol.ChatCompletionRequest, a *MessagesRequest) error {
 	req.ToolChoice = anthropicToolChoice(a.ToolChoice)
 	if !a.HaveTools {
 		return nil
@@ -132,7 +132,7 @@ func boolOrNull(b *bool) *wire.Node {
 	return &wire.Node{Kind: wire.Bool, B: *b}
 }
 
-func anthropicToolChoice(tc *protocol.AnthropicToolChoice) protocol.ToolChoice {
+func anthropicToolChoice(tc *ToolChoice) protocol.ToolChoice {
 	if tc == nil {
 		return protocol.ToolChoice{}
 	}
@@ -151,7 +151,7 @@ func anthropicToolChoice(tc *protocol.AnthropicToolChoice) protocol.ToolChoice {
 // anthropicMessages is the chat messages list: a system message with the
 // system field's text first, then the messages in order, their blocks
 // mapped to chat content parts, tool calls, reasoning and tool messages.
-func anthropicMessages(a *protocol.AnthropicMessagesRequest) (json.RawMessage, error) {
+func anthropicMessages(a *MessagesRequest) (json.RawMessage, error) {
 	var out [][]byte
 	var system []string
 	if a.SystemText != nil && *a.SystemText != "" {
@@ -198,7 +198,7 @@ func systemMessage(parts []string) []byte {
 	return b.Bytes()
 }
 
-func appendSystemBlocks(parts []string, blocks []protocol.AnthropicContentBlock) []string {
+func appendSystemBlocks(parts []string, blocks []ContentBlock) []string {
 	for _, b := range blocks {
 		if b.Type == "text" && b.Text != nil && *b.Text != "" && !strings.HasPrefix(*b.Text, billingHeader) {
 			parts = append(parts, *b.Text)
@@ -210,7 +210,7 @@ func appendSystemBlocks(parts []string, blocks []protocol.AnthropicContentBlock)
 // anthropicMessage converts one non-system message. extra holds the tool
 // messages its tool_result blocks produced, which vLLM appends before the
 // message itself; msg is nil for a user message left without content.
-func anthropicMessage(m protocol.AnthropicMessage) (msg []byte, extra [][]byte, err error) {
+func anthropicMessage(m Message) (msg []byte, extra [][]byte, err error) {
 	var b wire.ObjectBuilder
 	b.Str("role", m.Role)
 	if m.Text != nil {
@@ -275,7 +275,7 @@ func anthropicMessage(m protocol.AnthropicMessage) (msg []byte, extra [][]byte, 
 
 // toolUseCall is a tool_use block as a chat tool call; the arguments are
 // Python's json.dumps of the input, as vLLM writes them.
-func toolUseCall(blk protocol.AnthropicContentBlock) ([]byte, error) {
+func toolUseCall(blk ContentBlock) ([]byte, error) {
 	id := ""
 	if blk.ID != nil {
 		id = *blk.ID
@@ -308,7 +308,7 @@ func toolUseCall(blk protocol.AnthropicContentBlock) ([]byte, error) {
 // userToolResult is a user tool_result block as vLLM converts it: a tool
 // message with the text (blocks joined by newlines), then a user message
 // with its images and a tool message with its tool references, if any.
-func userToolResult(blk protocol.AnthropicContentBlock) [][]byte {
+func userToolResult(blk ContentBlock) [][]byte {
 	text := ""
 	var images, refs [][]byte
 	switch {
@@ -395,7 +395,7 @@ func imageSourceURL(src json.RawMessage) string {
 }
 
 // pyStrOfContent is Python's `str(block.content) if block.content else ""`.
-func pyStrOfContent(blk protocol.AnthropicContentBlock) string {
+func pyStrOfContent(blk ContentBlock) string {
 	switch {
 	case blk.ContentText != nil:
 		return *blk.ContentText

@@ -8,7 +8,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/render"
 	"github.com/vrender/vrender/render/rendertest"
 )
@@ -64,7 +64,7 @@ func TestAnthropicToChatGolden(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			a, err := protocol.DecodeAnthropicMessagesRequest(c.Anthropic)
+			a, err := DecodeMessagesRequest(c.Anthropic)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +119,7 @@ func TestAnthropicToChatEdges(t *testing.T) {
 			`[{"role":"tool","tool_call_id":"t","content":""},{"role":"tool","tool_call_id":"t","content":[{"type":"tool_reference","name":"g"}]},{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := protocol.DecodeAnthropicMessagesRequest([]byte(tc.body))
+			a, err := DecodeMessagesRequest([]byte(tc.body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,11 +148,11 @@ func FuzzAnthropicToChat(f *testing.F) {
 	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[],"tools":[{"name":"f","input_schema":{"type":null}}],"tool_choice":{"type":"tool","name":"f"}}`))
 	gen := rendertest.Hermes(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		a, err := protocol.DecodeAnthropicMessagesRequest(data)
+		a, err := DecodeMessagesRequest(data)
 		if err != nil {
-			var verr *protocol.ValidationError
+			var verr *pylax.ValidationError
 			if !errors.As(err, &verr) {
-				t.Fatalf("error is %T, want *protocol.ValidationError: %v", err, err)
+				t.Fatalf("error is %T, want *pylax.ValidationError: %v", err, err)
 			}
 			return
 		}
@@ -183,7 +183,7 @@ func FuzzAnthropicToChat(f *testing.F) {
 // AnthropicServingMessages: kv_transfer_params and ec_transfer_params are
 // handed to the chat request, hence to extra_args.
 func TestAnthropicTransferParams(t *testing.T) {
-	a, err := protocol.DecodeAnthropicMessagesRequest([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}],` +
+	a, err := DecodeMessagesRequest([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}],` +
 		`"kv_transfer_params":{"a":1},"ec_transfer_params":{"b":2}}`))
 	if err != nil {
 		t.Fatal(err)

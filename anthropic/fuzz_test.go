@@ -30,10 +30,10 @@ func FuzzMessagesToChat(f *testing.F) {
 				t.Fatalf("%s: no request and no error", data)
 			}
 		}
-		if a, err := protocol.DecodeAnthropicMessagesRequest(data); err == nil {
+		if a, err := DecodeMessagesRequest(data); err == nil {
 			convert(ToChat(a))
 		}
-		if a, err := protocol.DecodeAnthropicCountTokensRequest(data); err == nil {
+		if a, err := DecodeCountTokensRequest(data); err == nil {
 			convert(CountTokensToChat(a))
 		}
 	})

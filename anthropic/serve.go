@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
@@ -257,6 +258,6 @@ func (a *streamWriter) Finish(completion int) error {
 func (a *streamWriter) Fail(e *orchestrator.Error) {
 	a.run.Failed(e)
 	_ = a.event("error", func(b []byte) []byte {
-		return AppendError(b, "internal_error", protocol.SanitizeMessage(e.Message))
+		return AppendError(b, "internal_error", pylax.SanitizeMessage(e.Message))
 	})
 }

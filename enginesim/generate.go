@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
@@ -90,7 +91,7 @@ func (s *Sim) handleGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	req, info, err := protocol.DecodeGenerateRequest(body)
 	if err != nil {
-		var ve *protocol.ValidationError
+		var ve *pylax.ValidationError
 		if errors.As(err, &ve) {
 			writeError(w, http.StatusBadRequest, protocol.NewValidationErrorResponse(ve))
 			return

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -68,7 +69,7 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 		var syn *protocol.JSONSyntaxError
 		switch {
 		case errors.As(err, &syn):
-			ve := &protocol.ValidationError{Errors: []protocol.FieldError{syn.FieldError()}}
+			ve := &pylax.ValidationError{Errors: []pylax.FieldError{syn.FieldError()}}
 			return nil, &apiError{http.StatusBadRequest, protocol.NewValidationErrorResponse(ve)}
 		case err != nil:
 			return nil, httpError(http.StatusBadRequest, err.Error())

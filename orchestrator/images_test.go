@@ -92,7 +92,7 @@ func TestFrontEndsRouteByImage(t *testing.T) {
 			return err
 		}},
 		{"anthropic", func(ctx context.Context, o *orchestrator.Orchestrator) error {
-			a, err := protocol.DecodeAnthropicMessagesRequest([]byte(`{"model":"qwen","max_tokens":50,"messages":[{"role":"user","content":[` +
+			a, err := anthropic.DecodeMessagesRequest([]byte(`{"model":"qwen","max_tokens":50,"messages":[{"role":"user","content":[` +
 				`{"type":"text","text":"What is this?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + b64 + `"}}]}]}`))
 			if err != nil {
 				return err
@@ -105,7 +105,7 @@ func TestFrontEndsRouteByImage(t *testing.T) {
 			return err
 		}},
 		{"responses", func(ctx context.Context, o *orchestrator.Orchestrator) error {
-			req, err := protocol.DecodeResponsesRequest([]byte(`{"model":"qwen","input":[{"role":"user","content":[` +
+			req, err := responses.DecodeRequest([]byte(`{"model":"qwen","input":[{"role":"user","content":[` +
 				`{"type":"input_text","text":"What is this?"},{"type":"input_image","detail":"auto","image_url":"` + url + `"}]}]}`))
 			if err != nil {
 				return err

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/fleet"
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/parsers"
@@ -135,7 +136,7 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Typ
 
 // Info is the error body.
 func (e *Error) Info() protocol.ErrorInfo {
-	return protocol.ErrorInfo{Message: protocol.SanitizeMessage(e.Message), Type: e.Type, Param: e.Param, Code: e.Status}
+	return protocol.ErrorInfo{Message: pylax.SanitizeMessage(e.Message), Type: e.Type, Param: e.Param, Code: e.Status}
 }
 
 // AsError classifies err as the OpenAI error a client gets.

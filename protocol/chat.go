@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -123,16 +124,16 @@ func DecodeChatCompletionTree(body []byte, root *wire.Node) (*ChatCompletionRequ
 	return decodeChat(obj, fe)
 }
 
-func decodeChat(obj *object, fe *FieldError) (*ChatCompletionRequest, error) {
+func decodeChat(obj *object, fe *pylax.FieldError) (*ChatCompletionRequest, error) {
 	if fe != nil {
-		return nil, &ValidationError{Errors: []FieldError{*fe}}
+		return nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
 	if fe := chatModelValidators(obj); fe != nil {
-		return nil, &ValidationError{Errors: []FieldError{*fe}}
+		return nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
 	r := decodeChatFields(obj)
-	if len(obj.errs) > 0 {
-		return nil, &ValidationError{Errors: obj.errs}
+	if len(obj.Errs) > 0 {
+		return nil, &pylax.ValidationError{Errors: obj.Errs}
 	}
 	return r, nil
 }
@@ -140,75 +141,75 @@ func decodeChat(obj *object, fe *FieldError) (*ChatCompletionRequest, error) {
 func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r := &ChatCompletionRequest{}
 	r.Messages, r.MessageTrees = obj.messages("messages")
-	r.Model = obj.optionalString("model")
-	r.FrequencyPenalty = obj.optionalFloat("frequency_penalty", new(0.0))
+	r.Model = obj.OptionalString("model")
+	r.FrequencyPenalty = obj.OptionalFloat("frequency_penalty", new(0.0))
 	r.LogitBias = obj.logitBias("logit_bias")
-	r.Logprobs = obj.optionalBool("logprobs", false)
-	r.TopLogprobs = obj.optionalInt("top_logprobs", new(0), nil, nil)
-	r.MaxTokens = obj.optionalInt("max_tokens", nil, nil, nil)
-	r.MaxCompletionTokens = obj.optionalInt("max_completion_tokens", nil, nil, nil)
-	r.N = obj.optionalInt("n", new(1), nil, nil)
-	r.PresencePenalty = obj.optionalFloat("presence_penalty", new(0.0))
+	r.Logprobs = obj.OptionalBool("logprobs", false)
+	r.TopLogprobs = obj.OptionalInt("top_logprobs", new(0), nil, nil)
+	r.MaxTokens = obj.OptionalInt("max_tokens", nil, nil, nil)
+	r.MaxCompletionTokens = obj.OptionalInt("max_completion_tokens", nil, nil, nil)
+	r.N = obj.OptionalInt("n", new(1), nil, nil)
+	r.PresencePenalty = obj.OptionalFloat("presence_penalty", new(0.0))
 	r.ResponseFormat = obj.responseFormat("response_format")
-	r.Seed = obj.optionalInt64("seed")
-	r.Stop = obj.stopField("stop")
-	r.Stream = obj.optionalBool("stream", false)
+	r.Seed = obj.OptionalInt64("seed")
+	r.Stop = obj.StopField("stop")
+	r.Stream = obj.OptionalBool("stream", false)
 	r.StreamOptions = obj.streamOptions("stream_options")
-	r.Temperature = obj.optionalFloat("temperature", nil)
-	r.TopP = obj.optionalFloat("top_p", nil)
+	r.Temperature = obj.OptionalFloat("temperature", nil)
+	r.TopP = obj.OptionalFloat("top_p", nil)
 	r.Tools = obj.tools("tools")
 	r.ToolChoice = obj.toolChoice("tool_choice", len(r.Tools) > 0)
-	r.ReasoningEffort = obj.optionalLiteral("reasoning_effort",
+	r.ReasoningEffort = obj.OptionalLiteral("reasoning_effort",
 		"none", "minimal", "low", "medium", "high", "xhigh", "max")
 	r.ThinkingTokenBudget = obj.thinkingTokenBudget("thinking_token_budget")
-	r.IncludeReasoning = obj.boolean("include_reasoning", true)
-	r.ParallelToolCalls = obj.optionalBool("parallel_tool_calls", true)
-	r.User = obj.optionalString("user")
+	r.IncludeReasoning = obj.Bool("include_reasoning", true)
+	r.ParallelToolCalls = obj.OptionalBool("parallel_tool_calls", true)
+	r.User = obj.OptionalString("user")
 
-	r.UseBeamSearch = obj.boolean("use_beam_search", false)
-	r.TopK = obj.optionalInt("top_k", nil, nil, nil)
-	r.MinP = obj.optionalFloat("min_p", nil)
-	r.RepetitionPenalty = obj.optionalFloat("repetition_penalty", nil)
-	r.LengthPenalty = obj.float("length_penalty", 1.0)
-	r.StopTokenIDs = obj.optionalIntList("stop_token_ids", []int{})
-	r.IncludeStopStrInOutput = obj.boolean("include_stop_str_in_output", false)
-	r.IgnoreEOS = obj.boolean("ignore_eos", false)
-	r.MinTokens = obj.integer("min_tokens", 0)
-	r.SkipSpecialTokens = obj.boolean("skip_special_tokens", true)
-	r.SpacesBetweenSpecial = obj.boolean("spaces_between_special_tokens", true)
-	r.TruncatePromptTokens = obj.optionalInt("truncate_prompt_tokens", nil, new(-1), nil)
-	r.TruncationSide = obj.optionalLiteral("truncation_side", "left", "right")
-	r.PromptLogprobs = obj.optionalInt("prompt_logprobs", nil, nil, nil)
-	r.LogprobTokenIDs = obj.optionalIntList("logprob_token_ids", nil)
-	r.AllowedTokenIDs = obj.optionalIntList("allowed_token_ids", nil)
-	r.BadWords = obj.stringList("bad_words", []string{})
+	r.UseBeamSearch = obj.Bool("use_beam_search", false)
+	r.TopK = obj.OptionalInt("top_k", nil, nil, nil)
+	r.MinP = obj.OptionalFloat("min_p", nil)
+	r.RepetitionPenalty = obj.OptionalFloat("repetition_penalty", nil)
+	r.LengthPenalty = obj.Float("length_penalty", 1.0)
+	r.StopTokenIDs = obj.OptionalIntList("stop_token_ids", []int{})
+	r.IncludeStopStrInOutput = obj.Bool("include_stop_str_in_output", false)
+	r.IgnoreEOS = obj.Bool("ignore_eos", false)
+	r.MinTokens = obj.Int("min_tokens", 0)
+	r.SkipSpecialTokens = obj.Bool("skip_special_tokens", true)
+	r.SpacesBetweenSpecial = obj.Bool("spaces_between_special_tokens", true)
+	r.TruncatePromptTokens = obj.OptionalInt("truncate_prompt_tokens", nil, new(-1), nil)
+	r.TruncationSide = obj.OptionalLiteral("truncation_side", "left", "right")
+	r.PromptLogprobs = obj.OptionalInt("prompt_logprobs", nil, nil, nil)
+	r.LogprobTokenIDs = obj.OptionalIntList("logprob_token_ids", nil)
+	r.AllowedTokenIDs = obj.OptionalIntList("allowed_token_ids", nil)
+	r.BadWords = obj.StringList("bad_words", []string{})
 
-	r.Echo = obj.boolean("echo", false)
-	r.AddGenerationPrompt = obj.boolean("add_generation_prompt", true)
-	r.ContinueFinalMessage = obj.boolean("continue_final_message", false)
-	r.AddSpecialTokens = obj.boolean("add_special_tokens", false)
+	r.Echo = obj.Bool("echo", false)
+	r.AddGenerationPrompt = obj.Bool("add_generation_prompt", true)
+	r.ContinueFinalMessage = obj.Bool("continue_final_message", false)
+	r.AddSpecialTokens = obj.Bool("add_special_tokens", false)
 	r.Documents = obj.documents("documents")
-	r.ChatTemplate = obj.optionalString("chat_template")
-	r.ChatTemplateKwargs = obj.optionalDict("chat_template_kwargs")
-	r.MediaIOKwargs = obj.optionalDictOfDicts("media_io_kwargs")
-	r.MMProcessorKwargs = obj.optionalDict("mm_processor_kwargs")
-	r.ReturnMMKwargs = obj.boolean("return_mm_kwargs", true)
+	r.ChatTemplate = obj.OptionalString("chat_template")
+	r.ChatTemplateKwargs = obj.OptionalDict("chat_template_kwargs")
+	r.MediaIOKwargs = obj.OptionalDictOfDicts("media_io_kwargs")
+	r.MMProcessorKwargs = obj.OptionalDict("mm_processor_kwargs")
+	r.ReturnMMKwargs = obj.Bool("return_mm_kwargs", true)
 	r.StructuredOutputs = obj.structuredOutputs("structured_outputs")
-	r.Priority = obj.int64Field("priority", 0)
-	r.RequestID = obj.optionalString("request_id")
-	r.ReturnTokensAsTokenIDs = obj.optionalBool("return_tokens_as_token_ids", false)
-	r.ReturnTokenIDs = obj.optionalNullableBool("return_token_ids")
-	r.ReturnTokenOffsets = obj.optionalBool("return_token_offsets", false)
-	r.ReturnPromptText = obj.optionalNullableBool("return_prompt_text")
-	r.ReturnAssistantTokensMask = obj.boolean("return_assistant_tokens_mask", false)
-	r.CacheSalt = obj.optionalString("cache_salt")
-	r.KVTransferParams = obj.optionalDict("kv_transfer_params")
-	r.ECTransferParams = obj.optionalDict("ec_transfer_params")
+	r.Priority = obj.Int64("priority", 0)
+	r.RequestID = obj.OptionalString("request_id")
+	r.ReturnTokensAsTokenIDs = obj.OptionalBool("return_tokens_as_token_ids", false)
+	r.ReturnTokenIDs = obj.OptionalNullableBool("return_token_ids")
+	r.ReturnTokenOffsets = obj.OptionalBool("return_token_offsets", false)
+	r.ReturnPromptText = obj.OptionalNullableBool("return_prompt_text")
+	r.ReturnAssistantTokensMask = obj.Bool("return_assistant_tokens_mask", false)
+	r.CacheSalt = obj.OptionalString("cache_salt")
+	r.KVTransferParams = obj.OptionalDict("kv_transfer_params")
+	r.ECTransferParams = obj.OptionalDict("ec_transfer_params")
 	r.VLLMXargs = obj.vllmXargs("vllm_xargs")
 	r.RepetitionDetection = obj.repetitionDetection("repetition_detection")
 	if r.ReturnTokensAsTokenIDs != nil && !*r.ReturnTokensAsTokenIDs {
 		// Declared `bool | None = None`: absent is None, not false.
-		if _, ok := obj.members["return_tokens_as_token_ids"]; !ok {
+		if _, ok := obj.Members["return_tokens_as_token_ids"]; !ok {
 			r.ReturnTokensAsTokenIDs = nil
 		}
 	}
@@ -217,8 +218,8 @@ func decodeChatFields(obj *object) *ChatCompletionRequest {
 
 // chatModelValidators runs ChatCompletionRequest's "before" model
 // validators in pydantic's order and returns the first failure.
-func chatModelValidators(obj *object) *FieldError {
-	checks := []func(*object) *FieldError{
+func chatModelValidators(obj *object) *pylax.FieldError {
+	checks := []func(*object) *pylax.FieldError{
 		checkCacheSalt,
 		checkGenerationPrompt,
 		checkToolUsage,
@@ -235,53 +236,21 @@ func chatModelValidators(obj *object) *FieldError {
 	return nil
 }
 
-// validatorError is the error pydantic reports when a model validator
-// raises VLLMValidationError (class "VLLMValidationError", param may be "")
-// or a plain ValueError (class "ValueError").
-func validatorError(obj *object, class, msg, param, value string) *FieldError {
-	ex := PyException{Class: class, Message: msg}
-	text := msg
-	var extras []string
-	if param != "" {
-		ex.Parameter = &param
-		extras = append(extras, "parameter="+param)
-	}
-	if value != "" {
-		extras = append(extras, "value="+value)
-	}
-	if len(extras) > 0 {
-		text += " ("
-		for i, x := range extras {
-			if i > 0 {
-				text += ", "
-			}
-			text += x
-		}
-		text += ")"
-	}
-	return &FieldError{
-		Type:  "value_error",
-		Msg:   "Value error, " + text,
-		Input: obj.raw,
-		Ctx:   []CtxEntry{{Key: "error", Value: ex}},
-	}
-}
-
-func checkCacheSalt(obj *object) *FieldError {
-	raw, ok := obj.members["cache_salt"]
-	if !ok || isNull(raw) {
+func checkCacheSalt(obj *object) *pylax.FieldError {
+	raw, ok := obj.Members["cache_salt"]
+	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
-	if s, isStr := laxString(raw); !isStr || s == "" {
-		return validatorError(obj, "VLLMValidationError",
+	if s, isStr := pylax.LaxString(raw); !isStr || s == "" {
+		return obj.ValidatorError("VLLMValidationError",
 			"Parameter 'cache_salt' must be a non-empty string if provided.", "cache_salt", "")
 	}
 	return nil
 }
 
-func checkGenerationPrompt(obj *object) *FieldError {
-	if pyTruthy(obj.members["continue_final_message"]) && pyTruthy(obj.members["add_generation_prompt"]) {
-		return validatorError(obj, "VLLMValidationError", errBothPrompts, "", "")
+func checkGenerationPrompt(obj *object) *pylax.FieldError {
+	if pylax.Truthy(obj.Members["continue_final_message"]) && pylax.Truthy(obj.Members["add_generation_prompt"]) {
+		return obj.ValidatorError("VLLMValidationError", errBothPrompts, "", "")
 	}
 	return nil
 }
@@ -290,16 +259,16 @@ const toolChoiceUsage = "Correct usage: `{\"type\": \"function\", \"function\": 
 
 // checkToolUsage is vLLM's check_tool_usage. Its defaulting of an absent
 // tool_choice to "auto" is applied by the tool_choice field decoder.
-func checkToolUsage(obj *object) *FieldError {
-	tools, hasTools := obj.members["tools"]
-	if hasTools && jsonKind(tools) == '[' {
+func checkToolUsage(obj *object) *pylax.FieldError {
+	tools, hasTools := obj.Members["tools"]
+	if hasTools && pylax.Kind(tools) == '[' {
 		// Members come from a parsed body, so tools is valid JSON.
-		if isEmptyArray(tools) {
-			return validatorError(obj, "ValueError",
+		if pylax.IsEmptyArray(tools) {
+			return obj.ValidatorError("ValueError",
 				"`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.", "", "")
 		}
 	}
-	node, hasTC := obj.nodes["tool_choice"]
+	node, hasTC := obj.Nodes["tool_choice"]
 	if !hasTC {
 		return nil
 	}
@@ -308,8 +277,8 @@ func checkToolUsage(obj *object) *FieldError {
 	case ToolChoiceNone, ToolChoiceUnset:
 		return nil
 	}
-	if !hasTools || isNull(tools) {
-		return validatorError(obj, "VLLMValidationError", "When using `tool_choice`, `tools` must be set.", "tool_choice", "")
+	if !hasTools || pylax.IsNull(tools) {
+		return obj.ValidatorError("VLLMValidationError", "When using `tool_choice`, `tools` must be set.", "tool_choice", "")
 	}
 	switch tc.Kind {
 	case ToolChoiceAuto, ToolChoiceRequired:
@@ -317,11 +286,11 @@ func checkToolUsage(obj *object) *FieldError {
 	case ToolChoiceBad:
 		return toolChoiceError(obj, node)
 	case ToolChoiceBadString:
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `tool_choice`: "+pyStrOfJSON(node.Raw)+
+		return obj.ValidatorError("VLLMValidationError", "Invalid value for `tool_choice`: "+pylax.StrOfJSON(node.Raw)+
 			"! Only named tools, \"none\", \"auto\" or \"required\" are supported.", "tool_choice", "")
 	}
 	name := tc.Name
-	if list := obj.nodes["tools"]; list.Kind == wire.Array {
+	if list := obj.Nodes["tools"]; list.Kind == wire.Array {
 		for _, t := range list.Arr {
 			fn, _ := t.Get("function")
 			if n, ok := fn.Get("name"); ok && n.Kind == wire.String && n.S == name {
@@ -329,16 +298,16 @@ func checkToolUsage(obj *object) *FieldError {
 			}
 		}
 	}
-	return validatorError(obj, "VLLMValidationError",
+	return obj.ValidatorError("VLLMValidationError",
 		"The tool specified in `tool_choice` does not match any of the specified `tools`", "tool_choice", "")
 }
 
 // toolChoiceError is check_tool_usage's error for a tool_choice that is
 // neither one of the strings nor a named function: the first part of
 // {"function": {"name": ...}} it finds missing or wrong.
-func toolChoiceError(obj *object, n *wire.Node) *FieldError {
+func toolChoiceError(obj *object, n *wire.Node) *pylax.FieldError {
 	if n.Kind != wire.Object {
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `tool_choice`: "+pyStrOfJSON(n.Raw)+
+		return obj.ValidatorError("VLLMValidationError", "Invalid value for `tool_choice`: "+pylax.StrOfJSON(n.Raw)+
 			"! Only named tools, \"none\", \"auto\" or \"required\" are supported.", "tool_choice", "")
 	}
 	function, ok := n.Get("function")
@@ -347,23 +316,23 @@ func toolChoiceError(obj *object, n *wire.Node) *FieldError {
 		if ok {
 			raw = function.Raw
 		}
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `function`: `"+pyStrOfJSON(raw)+
+		return obj.ValidatorError("VLLMValidationError", "Invalid value for `function`: `"+pylax.StrOfJSON(raw)+
 			"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function", "")
 	}
 	name, ok := function.Get("name")
 	if !ok {
-		return validatorError(obj, "VLLMValidationError", "Expected field `name` in `function` in `tool_choice`! "+
+		return obj.ValidatorError("VLLMValidationError", "Expected field `name` in `function` in `tool_choice`! "+
 			toolChoiceUsage, "tool_choice.function.name", "")
 	}
-	return validatorError(obj, "VLLMValidationError", "Invalid `name` in `function`: `"+pyStrOfJSON(name.Raw)+
+	return obj.ValidatorError("VLLMValidationError", "Invalid `name` in `function`: `"+pylax.StrOfJSON(name.Raw)+
 		"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function.name", "")
 }
 
 // checkStructuredOutputsCount is check_structured_outputs_count; the
 // completion form names the parameter, the chat form does not.
-func checkStructuredOutputsCount(withParam bool) func(*object) *FieldError {
-	return func(obj *object) *FieldError {
-		so := obj.nodes["structured_outputs"]
+func checkStructuredOutputsCount(withParam bool) func(*object) *pylax.FieldError {
+	return func(obj *object) *pylax.FieldError {
+		so := obj.Nodes["structured_outputs"]
 		if so == nil || so.Kind != wire.Object {
 			return nil
 		}
@@ -378,13 +347,13 @@ func checkStructuredOutputsCount(withParam bool) func(*object) *FieldError {
 			param = "structured_outputs"
 		}
 		if count > 1 {
-			return validatorError(obj, "VLLMValidationError",
+			return obj.ValidatorError("VLLMValidationError",
 				"You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').", param, "")
 		}
 		if withParam || count == 0 {
 			return nil
 		}
-		tc, hasTC := obj.nodes["tool_choice"]
+		tc, hasTC := obj.Nodes["tool_choice"]
 		if !hasTC {
 			return nil // "none", or "auto" once check_tool_usage has run
 		}
@@ -392,74 +361,74 @@ func checkStructuredOutputsCount(withParam bool) func(*object) *FieldError {
 		case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired:
 			return nil
 		}
-		return validatorError(obj, "VLLMValidationError",
+		return obj.ValidatorError("VLLMValidationError",
 			"You can only either use constraints for structured outputs or tools, not both.", "", "")
 	}
 }
 
-func checkChatLogprobs(obj *object) *FieldError {
-	m := obj.members
-	if pyTruthy(m["logprob_token_ids"]) && pyTruthy(m["use_beam_search"]) {
-		return validatorError(obj, "VLLMValidationError", "`logprob_token_ids` is not supported with beam search.", "logprob_token_ids", "")
+func checkChatLogprobs(obj *object) *pylax.FieldError {
+	m := obj.Members
+	if pylax.Truthy(m["logprob_token_ids"]) && pylax.Truthy(m["use_beam_search"]) {
+		return obj.ValidatorError("VLLMValidationError", "`logprob_token_ids` is not supported with beam search.", "logprob_token_ids", "")
 	}
-	if pyTruthy(m["logprob_token_ids"]) && !pyTruthy(m["logprobs"]) {
-		return validatorError(obj, "VLLMValidationError", "when using `logprob_token_ids`, `logprobs` must be set to true.", "logprob_token_ids", "")
+	if pylax.Truthy(m["logprob_token_ids"]) && !pylax.Truthy(m["logprobs"]) {
+		return obj.ValidatorError("VLLMValidationError", "when using `logprob_token_ids`, `logprobs` must be set to true.", "logprob_token_ids", "")
 	}
 	if fe := checkPromptLogprobs(obj); fe != nil {
 		return fe
 	}
-	if v, ok := rawNumber(m["top_logprobs"]); ok {
+	if v, ok := pylax.RawNumber(m["top_logprobs"]); ok {
 		if v < 0 && v != -1 {
-			return validatorError(obj, "VLLMValidationError", "`top_logprobs` must be a positive value or -1.", "top_logprobs", pyNumberStr(string(m["top_logprobs"])))
+			return obj.ValidatorError("VLLMValidationError", "`top_logprobs` must be a positive value or -1.", "top_logprobs", pylax.NumberStr(string(m["top_logprobs"])))
 		}
-		if (v == -1 || v > 0) && !pyTruthy(m["logprobs"]) {
-			return validatorError(obj, "VLLMValidationError", "when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs", "")
+		if (v == -1 || v > 0) && !pylax.Truthy(m["logprobs"]) {
+			return obj.ValidatorError("VLLMValidationError", "when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs", "")
 		}
 	}
 	return nil
 }
 
-func checkPromptLogprobs(obj *object) *FieldError {
-	m := obj.members
-	v, ok := rawNumber(m["prompt_logprobs"])
+func checkPromptLogprobs(obj *object) *pylax.FieldError {
+	m := obj.Members
+	v, ok := pylax.RawNumber(m["prompt_logprobs"])
 	if !ok {
 		return nil
 	}
-	if pyTruthy(m["stream"]) && (v > 0 || v == -1) {
-		return validatorError(obj, "VLLMValidationError", "`prompt_logprobs` are not available when `stream=True`.", "prompt_logprobs", "")
+	if pylax.Truthy(m["stream"]) && (v > 0 || v == -1) {
+		return obj.ValidatorError("VLLMValidationError", "`prompt_logprobs` are not available when `stream=True`.", "prompt_logprobs", "")
 	}
 	if v < 0 && v != -1 {
-		return validatorError(obj, "VLLMValidationError", "`prompt_logprobs` must be a positive value or -1.", "prompt_logprobs", pyNumberStr(string(m["prompt_logprobs"])))
+		return obj.ValidatorError("VLLMValidationError", "`prompt_logprobs` must be a positive value or -1.", "prompt_logprobs", pylax.NumberStr(string(m["prompt_logprobs"])))
 	}
 	return nil
 }
 
-func checkStreamOptions(obj *object) *FieldError {
-	if pyTruthy(obj.members["stream_options"]) && !pyTruthy(obj.members["stream"]) {
-		return validatorError(obj, "VLLMValidationError", "Stream options can only be defined when `stream=True`.", "stream_options", "")
+func checkStreamOptions(obj *object) *pylax.FieldError {
+	if pylax.Truthy(obj.Members["stream_options"]) && !pylax.Truthy(obj.Members["stream"]) {
+		return obj.ValidatorError("VLLMValidationError", "Stream options can only be defined when `stream=True`.", "stream_options", "")
 	}
 	return nil
 }
 
-func checkResponseFormat(obj *object) *FieldError {
-	raw, ok := obj.members["response_format"]
-	if !ok || jsonKind(raw) != '{' {
+func checkResponseFormat(obj *object) *pylax.FieldError {
+	raw, ok := obj.Members["response_format"]
+	if !ok || pylax.Kind(raw) != '{' {
 		return nil
 	}
 	var rf map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &rf)
-	switch t, _ := laxString(rf["type"]); t {
+	switch t, _ := pylax.LaxString(rf["type"]); t {
 	case "json_schema":
-		if js, ok := rf["json_schema"]; !ok || isNull(js) {
-			return validatorError(obj, "VLLMValidationError",
+		if js, ok := rf["json_schema"]; !ok || pylax.IsNull(js) {
+			return obj.ValidatorError("VLLMValidationError",
 				"When response_format type is 'json_schema', the 'json_schema' field must be provided.", "response_format", "")
 		}
 	case "structural_tag":
 		// vLLM also compiles the tag with xgrammar here; vrender checks
 		// only its shape.
-		sub := &object{raw: raw, members: rf}
+		sub := &object{&pylax.Object{Raw: raw, Members: rf}}
 		if len(structuralTagErrors(sub)) > 0 && len(legacyStructuralTagErrors(sub.fresh())) > 0 {
-			return validatorError(obj, "VLLMValidationError", "Invalid response_format structural_tag specification.", "response_format", "")
+			return obj.ValidatorError("VLLMValidationError", "Invalid response_format structural_tag specification.", "response_format", "")
 		}
 	}
 	return nil
@@ -469,14 +438,14 @@ func checkResponseFormat(obj *object) *FieldError {
 // StructuralTagResponseFormat | LegacyStructuralTagResponseFormat | None`,
 // kept raw. When no member matches, every member's errors are reported.
 func (o *object) responseFormat(name string) json.RawMessage {
-	raw, ok := o.members[name]
-	if !ok || isNull(raw) {
+	raw, ok := o.Members[name]
+	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
-	if jsonKind(raw) != '{' {
+	if pylax.Kind(raw) != '{' {
 		for _, class := range []string{"ResponseFormat", "StructuralTagResponseFormat", "LegacyStructuralTagResponseFormat"} {
-			o.fail(o.at(name), "model_type", "Input should be a valid dictionary or instance of "+class, raw,
-				CtxEntry{Key: "class_name", Value: class})
+			o.Fail(o.At(name), "model_type", "Input should be a valid dictionary or instance of "+class, raw,
+				pylax.CtxEntry{Key: "class_name", Value: class})
 		}
 		return nil
 	}
@@ -487,77 +456,77 @@ func (o *object) responseFormat(name string) json.RawMessage {
 	if len(e1) == 0 || len(e2) == 0 || len(e3) == 0 {
 		return raw
 	}
-	o.errs = append(o.errs, e1...)
-	o.errs = append(o.errs, e2...)
-	o.errs = append(o.errs, e3...)
+	o.Errs = append(o.Errs, e1...)
+	o.Errs = append(o.Errs, e2...)
+	o.Errs = append(o.Errs, e3...)
 	return nil
 }
 
 // literalField checks a required `name: Literal[values...]` field.
 func (o *object) literalField(name string, values ...string) {
-	if _, ok := o.members[name]; !ok {
-		o.missing(name)
+	if _, ok := o.Members[name]; !ok {
+		o.Missing(name)
 		return
 	}
-	o.optionalLiteral(name, values...)
+	o.OptionalLiteral(name, values...)
 }
 
 // plainResponseFormatErrors validates ResponseFormat: type text,
 // json_object or json_schema, and an optional JsonSchemaResponseFormat.
-func plainResponseFormatErrors(o *object) []FieldError {
+func plainResponseFormatErrors(o *object) []pylax.FieldError {
 	o.literalField("type", "text", "json_object", "json_schema")
-	if js, ok := o.members["json_schema"]; ok && !isNull(js) {
-		if jsonKind(js) != '{' {
-			o.fail(o.at("json_schema"), "model_type", "Input should be a valid dictionary or instance of JsonSchemaResponseFormat", js,
-				CtxEntry{Key: "class_name", Value: "JsonSchemaResponseFormat"})
+	if js, ok := o.Members["json_schema"]; ok && !pylax.IsNull(js) {
+		if pylax.Kind(js) != '{' {
+			o.Fail(o.At("json_schema"), "model_type", "Input should be a valid dictionary or instance of JsonSchemaResponseFormat", js,
+				pylax.CtxEntry{Key: "class_name", Value: "JsonSchemaResponseFormat"})
 		} else {
 			var members map[string]json.RawMessage
 			_ = json.Unmarshal(js, &members)
-			sub := &object{raw: js, members: members, loc: o.at("json_schema")}
-			sub.requiredString("name")
-			sub.optionalString("description")
-			sub.optionalDict("schema")
-			sub.optionalNullableBool("strict")
-			o.errs = append(o.errs, sub.errs...)
+			sub := &object{&pylax.Object{Raw: js, Members: members, Loc: o.At("json_schema")}}
+			sub.RequiredString("name")
+			sub.OptionalString("description")
+			sub.OptionalDict("schema")
+			sub.OptionalNullableBool("strict")
+			o.Errs = append(o.Errs, sub.Errs...)
 		}
 	}
-	return o.errs
+	return o.Errs
 }
 
 // structuralTagErrors validates StructuralTagResponseFormat.
-func structuralTagErrors(o *object) []FieldError {
+func structuralTagErrors(o *object) []pylax.FieldError {
 	o.literalField("type", "structural_tag")
-	if _, ok := o.members["format"]; !ok {
-		o.missing("format")
+	if _, ok := o.Members["format"]; !ok {
+		o.Missing("format")
 	}
-	return o.errs
+	return o.Errs
 }
 
 // legacyStructuralTagErrors validates LegacyStructuralTagResponseFormat.
-func legacyStructuralTagErrors(o *object) []FieldError {
+func legacyStructuralTagErrors(o *object) []pylax.FieldError {
 	o.literalField("type", "structural_tag")
-	if items, ok := o.list("structures", true); ok {
+	if items, ok := o.List("structures", true); ok {
 		for i, item := range items {
-			if jsonKind(item) != '{' {
-				o.fail(o.at("structures", i), "model_type", "Input should be a valid dictionary or instance of LegacyStructuralTag", item,
-					CtxEntry{Key: "class_name", Value: "LegacyStructuralTag"})
+			if pylax.Kind(item) != '{' {
+				o.Fail(o.At("structures", i), "model_type", "Input should be a valid dictionary or instance of LegacyStructuralTag", item,
+					pylax.CtxEntry{Key: "class_name", Value: "LegacyStructuralTag"})
 				continue
 			}
 			var members map[string]json.RawMessage
 			_ = json.Unmarshal(item, &members)
-			sub := &object{raw: item, members: members, loc: o.at("structures", i)}
-			sub.requiredString("begin")
-			sub.optionalDict("schema")
-			sub.requiredString("end")
-			o.errs = append(o.errs, sub.errs...)
+			sub := &object{&pylax.Object{Raw: item, Members: members, Loc: o.At("structures", i)}}
+			sub.RequiredString("begin")
+			sub.OptionalDict("schema")
+			sub.RequiredString("end")
+			o.Errs = append(o.Errs, sub.Errs...)
 		}
 	}
-	if raw, ok := o.members["triggers"]; !ok {
-		o.missing("triggers")
-	} else if isNull(raw) {
-		o.fail(o.at("triggers"), "list_type", "Input should be a valid list", raw)
+	if raw, ok := o.Members["triggers"]; !ok {
+		o.Missing("triggers")
+	} else if pylax.IsNull(raw) {
+		o.Fail(o.At("triggers"), "list_type", "Input should be a valid list", raw)
 	} else {
-		o.stringList("triggers", nil)
+		o.StringList("triggers", nil)
 	}
-	return o.errs
+	return o.Errs
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // Decoding a chat or completion body never panics, and either succeeds or
@@ -33,7 +35,7 @@ func FuzzChatCompletionRequest(f *testing.F) {
 			if err == nil {
 				continue
 			}
-			var verr *ValidationError
+			var verr *pylax.ValidationError
 			if !errors.As(err, &verr) || len(verr.Errors) == 0 {
 				t.Fatalf("%q: err = %#v, want a *ValidationError", data, err)
 			}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // Prompt is one prompt of a completion request: text, or token IDs.
@@ -93,9 +95,9 @@ func (r *CompletionRequest) UnmarshalJSON(data []byte) error {
 func DecodeCompletionRequest(data []byte) (*CompletionRequest, error) {
 	obj, fe := decodeBody(data, "CompletionRequest")
 	if fe != nil {
-		return nil, &ValidationError{Errors: []FieldError{*fe}}
+		return nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
-	checks := []func(*object) *FieldError{
+	checks := []func(*object) *pylax.FieldError{
 		checkCacheSalt,
 		checkPromptListLength,
 		checkPromptPresent,
@@ -106,92 +108,92 @@ func DecodeCompletionRequest(data []byte) (*CompletionRequest, error) {
 	}
 	for _, check := range checks {
 		if fe := check(obj); fe != nil {
-			return nil, &ValidationError{Errors: []FieldError{*fe}}
+			return nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 		}
 	}
 	r := &CompletionRequest{}
-	r.Model = obj.optionalString("model")
+	r.Model = obj.OptionalString("model")
 	r.Prompts = obj.prompts("prompt")
-	r.Echo = obj.optionalBool("echo", false)
-	r.FrequencyPenalty = obj.optionalFloat("frequency_penalty", new(0.0))
+	r.Echo = obj.OptionalBool("echo", false)
+	r.FrequencyPenalty = obj.OptionalFloat("frequency_penalty", new(0.0))
 	r.LogitBias = obj.logitBias("logit_bias")
-	r.Logprobs = obj.optionalInt("logprobs", nil, nil, nil)
-	r.MaxTokens = obj.optionalInt("max_tokens", new(16), nil, nil)
+	r.Logprobs = obj.OptionalInt("logprobs", nil, nil, nil)
+	r.MaxTokens = obj.OptionalInt("max_tokens", new(16), nil, nil)
 	if r.MaxTokens == nil { // normalize_null_max_tokens
 		r.MaxTokens = new(16)
 	}
-	r.N = obj.integer("n", 1)
-	r.PresencePenalty = obj.optionalFloat("presence_penalty", new(0.0))
-	r.Seed = obj.optionalInt64("seed")
-	r.Stop = obj.stopField("stop")
-	r.Stream = obj.optionalBool("stream", false)
+	r.N = obj.Int("n", 1)
+	r.PresencePenalty = obj.OptionalFloat("presence_penalty", new(0.0))
+	r.Seed = obj.OptionalInt64("seed")
+	r.Stop = obj.StopField("stop")
+	r.Stream = obj.OptionalBool("stream", false)
 	r.StreamOptions = obj.streamOptions("stream_options")
-	r.Suffix = obj.optionalString("suffix")
-	if pe, ok := obj.members["prompt_embeds"]; ok && !isNull(pe) {
+	r.Suffix = obj.OptionalString("suffix")
+	if pe, ok := obj.Members["prompt_embeds"]; ok && !pylax.IsNull(pe) {
 		r.HasPromptEmbeds = true
 	}
-	r.Temperature = obj.optionalFloat("temperature", nil)
-	r.TopP = obj.optionalFloat("top_p", nil)
-	r.User = obj.optionalString("user")
+	r.Temperature = obj.OptionalFloat("temperature", nil)
+	r.TopP = obj.OptionalFloat("top_p", nil)
+	r.User = obj.OptionalString("user")
 
-	r.UseBeamSearch = obj.boolean("use_beam_search", false)
-	r.TopK = obj.optionalInt("top_k", nil, nil, nil)
-	r.MinP = obj.optionalFloat("min_p", nil)
-	r.RepetitionPenalty = obj.optionalFloat("repetition_penalty", nil)
-	r.LengthPenalty = obj.float("length_penalty", 1.0)
-	r.StopTokenIDs = obj.optionalIntList("stop_token_ids", []int{})
-	r.IncludeStopStrInOutput = obj.boolean("include_stop_str_in_output", false)
-	r.IgnoreEOS = obj.boolean("ignore_eos", false)
-	r.MinTokens = obj.integer("min_tokens", 0)
-	r.SkipSpecialTokens = obj.boolean("skip_special_tokens", true)
-	r.SpacesBetweenSpecial = obj.boolean("spaces_between_special_tokens", true)
-	r.TruncatePromptTokens = obj.optionalInt("truncate_prompt_tokens", nil, new(-1), nil)
-	r.TruncationSide = obj.optionalLiteral("truncation_side", "left", "right")
-	r.AllowedTokenIDs = obj.optionalIntList("allowed_token_ids", nil)
-	r.PromptLogprobs = obj.optionalInt("prompt_logprobs", nil, nil, nil)
-	r.LogprobTokenIDs = obj.optionalIntList("logprob_token_ids", nil)
-	r.BadWords = obj.stringList("bad_words", []string{})
+	r.UseBeamSearch = obj.Bool("use_beam_search", false)
+	r.TopK = obj.OptionalInt("top_k", nil, nil, nil)
+	r.MinP = obj.OptionalFloat("min_p", nil)
+	r.RepetitionPenalty = obj.OptionalFloat("repetition_penalty", nil)
+	r.LengthPenalty = obj.Float("length_penalty", 1.0)
+	r.StopTokenIDs = obj.OptionalIntList("stop_token_ids", []int{})
+	r.IncludeStopStrInOutput = obj.Bool("include_stop_str_in_output", false)
+	r.IgnoreEOS = obj.Bool("ignore_eos", false)
+	r.MinTokens = obj.Int("min_tokens", 0)
+	r.SkipSpecialTokens = obj.Bool("skip_special_tokens", true)
+	r.SpacesBetweenSpecial = obj.Bool("spaces_between_special_tokens", true)
+	r.TruncatePromptTokens = obj.OptionalInt("truncate_prompt_tokens", nil, new(-1), nil)
+	r.TruncationSide = obj.OptionalLiteral("truncation_side", "left", "right")
+	r.AllowedTokenIDs = obj.OptionalIntList("allowed_token_ids", nil)
+	r.PromptLogprobs = obj.OptionalInt("prompt_logprobs", nil, nil, nil)
+	r.LogprobTokenIDs = obj.OptionalIntList("logprob_token_ids", nil)
+	r.BadWords = obj.StringList("bad_words", []string{})
 
-	r.AddSpecialTokens = obj.boolean("add_special_tokens", true)
+	r.AddSpecialTokens = obj.Bool("add_special_tokens", true)
 	r.ResponseFormat = obj.responseFormat("response_format")
 	r.StructuredOutputs = obj.structuredOutputs("structured_outputs")
-	r.Priority = obj.int64Field("priority", 0)
-	r.RequestID = obj.optionalString("request_id")
-	r.ReturnTokensAsTokenIDs = obj.optionalNullableBool("return_tokens_as_token_ids")
-	r.ReturnTokenIDs = obj.optionalNullableBool("return_token_ids")
-	r.ReturnTokenOffsets = obj.optionalBool("return_token_offsets", false)
-	r.CacheSalt = obj.optionalString("cache_salt")
-	r.KVTransferParams = obj.optionalDict("kv_transfer_params")
-	r.ECTransferParams = obj.optionalDict("ec_transfer_params")
+	r.Priority = obj.Int64("priority", 0)
+	r.RequestID = obj.OptionalString("request_id")
+	r.ReturnTokensAsTokenIDs = obj.OptionalNullableBool("return_tokens_as_token_ids")
+	r.ReturnTokenIDs = obj.OptionalNullableBool("return_token_ids")
+	r.ReturnTokenOffsets = obj.OptionalBool("return_token_offsets", false)
+	r.CacheSalt = obj.OptionalString("cache_salt")
+	r.KVTransferParams = obj.OptionalDict("kv_transfer_params")
+	r.ECTransferParams = obj.OptionalDict("ec_transfer_params")
 	r.VLLMXargs = obj.vllmXargs("vllm_xargs")
 	r.RepetitionDetection = obj.repetitionDetection("repetition_detection")
 	r.ThinkingTokenBudget = obj.thinkingTokenBudget("thinking_token_budget")
-	if len(obj.errs) > 0 {
-		return nil, &ValidationError{Errors: obj.errs}
+	if len(obj.Errs) > 0 {
+		return nil, &pylax.ValidationError{Errors: obj.Errs}
 	}
 	return r, nil
 }
 
-func checkPromptPresent(obj *object) *FieldError {
-	raw, ok := obj.members["prompt"]
-	empty := !ok || isNull(raw)
-	if s, isStr := laxString(raw); isStr && s == "" {
+func checkPromptPresent(obj *object) *pylax.FieldError {
+	raw, ok := obj.Members["prompt"]
+	empty := !ok || pylax.IsNull(raw)
+	if s, isStr := pylax.LaxString(raw); isStr && s == "" {
 		empty = true
 	}
 	if empty {
 		// prompt_embeds are not supported, so only a prompt can satisfy this.
-		if pe, ok := obj.members["prompt_embeds"]; ok && !isNull(pe) && pyTruthy(pe) {
+		if pe, ok := obj.Members["prompt_embeds"]; ok && !pylax.IsNull(pe) && pylax.Truthy(pe) {
 			return nil
 		}
-		return validatorError(obj, "VLLMValidationError",
+		return obj.ValidatorError("VLLMValidationError",
 			"Either prompt or prompt_embeds must be provided and non-empty.", "prompt", "")
 	}
 	return nil
 }
 
-func checkPromptListLength(obj *object) *FieldError {
-	raw := obj.members["prompt"]
-	if jsonKind(raw) != '[' {
+func checkPromptListLength(obj *object) *pylax.FieldError {
+	raw := obj.Members["prompt"]
+	if pylax.Kind(raw) != '[' {
 		return nil
 	}
 	var items []json.RawMessage
@@ -200,7 +202,7 @@ func checkPromptListLength(obj *object) *FieldError {
 	}
 	allInts := true
 	for _, it := range items {
-		if k := jsonKind(it); k != '-' && !isDigit(k) {
+		if k := pylax.Kind(it); k != '-' && !pylax.IsDigit(k) {
 			allInts = false
 			break
 		}
@@ -208,29 +210,29 @@ func checkPromptListLength(obj *object) *FieldError {
 	if allInts {
 		return nil
 	}
-	return validatorError(obj, "VLLMValidationError", fmt.Sprintf("prompt list length %d exceeds the maximum allowed count of %d. "+
+	return obj.ValidatorError("VLLMValidationError", fmt.Sprintf("prompt list length %d exceeds the maximum allowed count of %d. "+
 		"To increase this limit, set the VLLM_MAX_COMPLETION_PROMPTS environment variable.", len(items), maxCompletionPrompts), "prompt", "")
 }
 
-func checkCompletionLogprobs(obj *object) *FieldError {
-	m := obj.members
-	if pyTruthy(m["logprob_token_ids"]) && pyTruthy(m["use_beam_search"]) {
-		return validatorError(obj, "VLLMValidationError", "`logprob_token_ids` is not supported with beam search.", "logprob_token_ids", "")
+func checkCompletionLogprobs(obj *object) *pylax.FieldError {
+	m := obj.Members
+	if pylax.Truthy(m["logprob_token_ids"]) && pylax.Truthy(m["use_beam_search"]) {
+		return obj.ValidatorError("VLLMValidationError", "`logprob_token_ids` is not supported with beam search.", "logprob_token_ids", "")
 	}
-	if pyTruthy(m["logprob_token_ids"]) && pyTruthy(m["echo"]) {
-		if v, ok := rawNumber(m["max_tokens"]); ok && v == 0 {
-			return validatorError(obj, "VLLMValidationError", "`logprob_token_ids` is not supported when `echo=True` and "+
+	if pylax.Truthy(m["logprob_token_ids"]) && pylax.Truthy(m["echo"]) {
+		if v, ok := pylax.RawNumber(m["max_tokens"]); ok && v == 0 {
+			return obj.ValidatorError("VLLMValidationError", "`logprob_token_ids` is not supported when `echo=True` and "+
 				"`max_tokens=0` because no output tokens are generated.", "logprob_token_ids", "")
 		}
 	}
-	if lp, ok := m["logprobs"]; pyTruthy(m["logprob_token_ids"]) && (!ok || isNull(lp)) {
-		return validatorError(obj, "VLLMValidationError", "when using `logprob_token_ids`, `logprobs` must be set.", "logprob_token_ids", "")
+	if lp, ok := m["logprobs"]; pylax.Truthy(m["logprob_token_ids"]) && (!ok || pylax.IsNull(lp)) {
+		return obj.ValidatorError("VLLMValidationError", "when using `logprob_token_ids`, `logprobs` must be set.", "logprob_token_ids", "")
 	}
 	if fe := checkPromptLogprobs(obj); fe != nil {
 		return fe
 	}
-	if v, ok := rawNumber(m["logprobs"]); ok && v < 0 {
-		return validatorError(obj, "VLLMValidationError", "`logprobs` must be a positive value.", "logprobs", pyNumberStr(string(m["logprobs"])))
+	if v, ok := pylax.RawNumber(m["logprobs"]); ok && v < 0 {
+		return obj.ValidatorError("VLLMValidationError", "`logprobs` must be a positive value.", "logprobs", pylax.NumberStr(string(m["logprobs"])))
 	}
 	return nil
 }
@@ -240,33 +242,33 @@ func checkCompletionLogprobs(obj *object) *FieldError {
 // matches strictly wins, else the first that matches in lax mode; when none
 // matches, every member's errors are reported in member order.
 func (o *object) prompts(name string) []Prompt {
-	raw, ok := o.members[name]
-	if !ok || isNull(raw) {
+	raw, ok := o.Members[name]
+	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
-	if s, ok := laxString(raw); ok {
+	if s, ok := pylax.LaxString(raw); ok {
 		return []Prompt{{Text: &s}}
 	}
 	var items []json.RawMessage
-	if jsonKind(raw) == '[' {
+	if pylax.Kind(raw) == '[' {
 		_ = json.Unmarshal(raw, &items)
 	}
-	isList := jsonKind(raw) == '['
+	isList := pylax.Kind(raw) == '['
 	for _, strict := range []bool{true, false} {
 		if !isList {
 			break
 		}
-		if ids, errs := promptIDs(o.at(name), items, strict); errs == nil {
+		if ids, errs := promptIDs(o.At(name), items, strict); errs == nil {
 			return []Prompt{{TokenIDs: ids}}
 		}
-		if lists, errs := promptIDLists(o.at(name), items, strict); errs == nil {
+		if lists, errs := promptIDLists(o.At(name), items, strict); errs == nil {
 			out := make([]Prompt, len(lists))
 			for i, ids := range lists {
 				out[i] = Prompt{TokenIDs: ids}
 			}
 			return out
 		}
-		if texts, errs := promptTexts(o.at(name), items); errs == nil {
+		if texts, errs := promptTexts(o.At(name), items); errs == nil {
 			out := make([]Prompt, len(texts))
 			for i := range texts {
 				out[i] = Prompt{Text: &texts[i]}
@@ -274,19 +276,19 @@ func (o *object) prompts(name string) []Prompt {
 			return out
 		}
 	}
-	listErr := FieldError{Type: "list_type", Loc: o.at(name), Msg: "Input should be a valid list", Input: raw}
+	listErr := pylax.FieldError{Type: "list_type", Loc: o.At(name), Msg: "Input should be a valid list", Input: raw}
 	if !isList {
-		o.errs = append(o.errs, listErr, listErr,
-			FieldError{Type: "string_type", Loc: o.at(name), Msg: "Input should be a valid string", Input: raw}, listErr)
+		o.Errs = append(o.Errs, listErr, listErr,
+			pylax.FieldError{Type: "string_type", Loc: o.At(name), Msg: "Input should be a valid string", Input: raw}, listErr)
 		return nil
 	}
-	_, e1 := promptIDs(o.at(name), items, false)
-	_, e2 := promptIDLists(o.at(name), items, false)
-	_, e4 := promptTexts(o.at(name), items)
-	o.errs = append(o.errs, e1...)
-	o.errs = append(o.errs, e2...)
-	o.errs = append(o.errs, FieldError{Type: "string_type", Loc: o.at(name), Msg: "Input should be a valid string", Input: raw})
-	o.errs = append(o.errs, e4...)
+	_, e1 := promptIDs(o.At(name), items, false)
+	_, e2 := promptIDLists(o.At(name), items, false)
+	_, e4 := promptTexts(o.At(name), items)
+	o.Errs = append(o.Errs, e1...)
+	o.Errs = append(o.Errs, e2...)
+	o.Errs = append(o.Errs, pylax.FieldError{Type: "string_type", Loc: o.At(name), Msg: "Input should be a valid string", Input: raw})
+	o.Errs = append(o.Errs, e4...)
 	return nil
 }
 
@@ -294,30 +296,30 @@ var bigZero = big.NewInt(0)
 
 // promptIDs validates items as list[int>=0]. Strict mode takes only JSON
 // integers.
-func promptIDs(loc []any, items []json.RawMessage, strict bool) ([]int, []FieldError) {
-	sub := &object{}
+func promptIDs(loc []any, items []json.RawMessage, strict bool) ([]int, []pylax.FieldError) {
+	sub := &object{&pylax.Object{}}
 	ids := make([]int, 0, len(items))
 	for i, it := range items {
 		at := append(append([]any{}, loc...), i)
 		if strict && !isPlainInt(it) {
-			sub.fail(at, "int_type", "Input should be a valid integer", it)
+			sub.Fail(at, "int_type", "Input should be a valid integer", it)
 			continue
 		}
-		n, ok := sub.checkedInt(at, it, bigZero, nil)
+		n, ok := sub.CheckedInt(at, it, bigZero, nil)
 		if ok {
-			ids = append(ids, clampInt(n))
+			ids = append(ids, pylax.ClampInt(n))
 		}
 	}
-	return ids, sub.errs
+	return ids, sub.Errs
 }
 
-func promptIDLists(loc []any, items []json.RawMessage, strict bool) ([][]int, []FieldError) {
-	var errs []FieldError
+func promptIDLists(loc []any, items []json.RawMessage, strict bool) ([][]int, []pylax.FieldError) {
+	var errs []pylax.FieldError
 	lists := make([][]int, 0, len(items))
 	for i, it := range items {
 		at := append(append([]any{}, loc...), i)
-		if jsonKind(it) != '[' {
-			errs = append(errs, FieldError{Type: "list_type", Loc: at, Msg: "Input should be a valid list", Input: it})
+		if pylax.Kind(it) != '[' {
+			errs = append(errs, pylax.FieldError{Type: "list_type", Loc: at, Msg: "Input should be a valid list", Input: it})
 			continue
 		}
 		var inner []json.RawMessage
@@ -329,14 +331,14 @@ func promptIDLists(loc []any, items []json.RawMessage, strict bool) ([][]int, []
 	return lists, errs
 }
 
-func promptTexts(loc []any, items []json.RawMessage) ([]string, []FieldError) {
-	var errs []FieldError
+func promptTexts(loc []any, items []json.RawMessage) ([]string, []pylax.FieldError) {
+	var errs []pylax.FieldError
 	texts := make([]string, 0, len(items))
 	for i, it := range items {
-		s, ok := laxString(it)
+		s, ok := pylax.LaxString(it)
 		if !ok {
 			at := append(append([]any{}, loc...), i)
-			errs = append(errs, FieldError{Type: "string_type", Loc: at, Msg: "Input should be a valid string", Input: it})
+			errs = append(errs, pylax.FieldError{Type: "string_type", Loc: at, Msg: "Input should be a valid string", Input: it})
 			continue
 		}
 		texts = append(texts, s)
@@ -347,8 +349,8 @@ func promptTexts(loc []any, items []json.RawMessage) ([]string, []FieldError) {
 // isPlainInt reports whether raw is a JSON integer literal (what strict
 // int validation accepts from JSON).
 func isPlainInt(raw json.RawMessage) bool {
-	k := jsonKind(raw)
-	if k != '-' && !isDigit(k) {
+	k := pylax.Kind(raw)
+	if k != '-' && !pylax.IsDigit(k) {
 		return false
 	}
 	for _, c := range raw {

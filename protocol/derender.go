@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // The derender request bodies (vLLM's token_in_token_out/protocol.py):
@@ -79,7 +81,7 @@ type GenerateChoice struct {
 // choice defaults it to "stop", a stream choice to null.
 func (c *GenerateChoice) UnmarshalJSON(data []byte) error {
 	type plain GenerateChoice
-	members, ok := wireMembers(data)
+	members, ok := pylax.Members(data)
 	if !ok {
 		if err := json.Unmarshal(data, &members); err != nil {
 			return err
@@ -200,34 +202,34 @@ func DecodeDerenderChat(data []byte) (*DerenderChatRequest, *DerenderChatStreamR
 	return derenderChatOf(obj, fe, nil)
 }
 
-func derenderChatOf(obj *object, fe *FieldError, cache ChatRequestCache) (*DerenderChatRequest, *DerenderChatStreamRequest, error) {
+func derenderChatOf(obj *object, fe *pylax.FieldError, cache ChatRequestCache) (*DerenderChatRequest, *DerenderChatStreamRequest, error) {
 	if fe != nil {
-		return nil, nil, &ValidationError{Errors: []FieldError{*fe}}
+		return nil, nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
 	b := derenderBody{object: obj, cache: cache}
 	if b.isStream() {
 		r := &DerenderChatStreamRequest{
-			Model:          b.optionalString("model"),
+			Model:          b.OptionalString("model"),
 			GenerateChunk:  b.generate("generate_chunk", true),
 			StreamState:    b.state(),
 			PromptTokens:   b.optInt("prompt_tokens"),
 			PromptTokenIDs: b.optIDs("prompt_token_ids"),
 			ChatRequest:    b.chatRequest(),
 		}
-		if len(obj.errs) > 0 {
-			return nil, nil, &ValidationError{Errors: obj.errs}
+		if len(obj.Errs) > 0 {
+			return nil, nil, &pylax.ValidationError{Errors: obj.Errs}
 		}
 		return nil, r, nil
 	}
 	r := &DerenderChatRequest{
-		Model:            b.optionalString("model"),
+		Model:            b.OptionalString("model"),
 		GenerateResponse: b.generate("generate_response", false),
 		PromptTokens:     b.optInt("prompt_tokens"),
 		PromptTokenIDs:   b.optIDs("prompt_token_ids"),
 		ChatRequest:      b.chatRequest(),
 	}
-	if len(obj.errs) > 0 {
-		return nil, nil, &ValidationError{Errors: obj.errs}
+	if len(obj.Errs) > 0 {
+		return nil, nil, &pylax.ValidationError{Errors: obj.Errs}
 	}
 	return r, nil, nil
 }
@@ -236,57 +238,57 @@ func derenderChatOf(obj *object, fe *FieldError, cache ChatRequestCache) (*Deren
 func DecodeDerenderCompletion(data []byte) (*DerenderCompletionRequest, *DerenderCompletionStreamRequest, error) {
 	obj, fe := decodeDerenderBody(data, "DerenderCompletionRequest")
 	if fe != nil {
-		return nil, nil, &ValidationError{Errors: []FieldError{*fe}}
+		return nil, nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
 	b := derenderBody{object: obj}
 	if b.isStream() {
 		r := &DerenderCompletionStreamRequest{
-			Model:             b.optionalString("model"),
+			Model:             b.OptionalString("model"),
 			GenerateChunk:     b.generate("generate_chunk", true),
 			StreamState:       b.state(),
 			PromptTokens:      b.optInt("prompt_tokens"),
 			PromptTokenIDs:    b.optIDs("prompt_token_ids"),
 			CompletionRequest: b.completionParams(),
 		}
-		if len(obj.errs) > 0 {
-			return nil, nil, &ValidationError{Errors: obj.errs}
+		if len(obj.Errs) > 0 {
+			return nil, nil, &pylax.ValidationError{Errors: obj.Errs}
 		}
 		return nil, r, nil
 	}
-	r := &DerenderCompletionRequest{Model: b.optionalString("model")}
-	items, ok := b.list("generate_responses", true)
+	r := &DerenderCompletionRequest{Model: b.OptionalString("model")}
+	items, ok := b.List("generate_responses", true)
 	if ok {
 		for i, item := range items {
-			r.GenerateResponses = append(r.GenerateResponses, b.generateRaw(b.at("generate_responses", i), item, false))
+			r.GenerateResponses = append(r.GenerateResponses, b.generateRaw(b.At("generate_responses", i), item, false))
 		}
 	}
-	if raw, ok := obj.members["prompt_tokens"]; ok && !isNull(raw) {
+	if raw, ok := obj.Members["prompt_tokens"]; ok && !pylax.IsNull(raw) {
 		if err := json.Unmarshal(raw, &r.PromptTokens); err != nil {
-			b.fail(b.at("prompt_tokens"), "list_type", "Input should be a valid list", raw)
+			b.Fail(b.At("prompt_tokens"), "list_type", "Input should be a valid list", raw)
 		}
 	}
-	if raw, ok := obj.members["prompt_token_ids"]; ok && !isNull(raw) {
+	if raw, ok := obj.Members["prompt_token_ids"]; ok && !pylax.IsNull(raw) {
 		if err := json.Unmarshal(raw, &r.PromptTokenIDs); err != nil {
-			b.fail(b.at("prompt_token_ids"), "list_type", "Input should be a valid list", raw)
+			b.Fail(b.At("prompt_token_ids"), "list_type", "Input should be a valid list", raw)
 		}
 	}
 	r.CompletionRequest = b.completionParams()
-	if len(obj.errs) > 0 {
-		return nil, nil, &ValidationError{Errors: obj.errs}
+	if len(obj.Errs) > 0 {
+		return nil, nil, &pylax.ValidationError{Errors: obj.Errs}
 	}
 	if r.PromptTokens != nil && len(r.PromptTokens) != len(r.GenerateResponses) {
-		return nil, nil, &ValidationError{Errors: []FieldError{{Type: "value_error", Loc: []any{},
+		return nil, nil, &pylax.ValidationError{Errors: []pylax.FieldError{{Type: "value_error", Loc: []any{},
 			Msg: fmt.Sprintf("Value error, prompt_tokens length (%d) must equal generate_responses length (%d)",
-				len(r.PromptTokens), len(r.GenerateResponses)), Input: obj.raw,
-			Ctx: []CtxEntry{{Key: "error", Value: PyException{Class: "ValueError",
+				len(r.PromptTokens), len(r.GenerateResponses)), Input: obj.Raw,
+			Ctx: []pylax.CtxEntry{{Key: "error", Value: pylax.PyException{Class: "ValueError",
 				Message: fmt.Sprintf("prompt_tokens length (%d) must equal generate_responses length (%d)",
 					len(r.PromptTokens), len(r.GenerateResponses))}}}}}}
 	}
 	if r.PromptTokenIDs != nil && len(r.PromptTokenIDs) != len(r.GenerateResponses) {
-		return nil, nil, &ValidationError{Errors: []FieldError{{Type: "value_error", Loc: []any{},
+		return nil, nil, &pylax.ValidationError{Errors: []pylax.FieldError{{Type: "value_error", Loc: []any{},
 			Msg: fmt.Sprintf("Value error, prompt_token_ids length (%d) must equal generate_responses length (%d)",
-				len(r.PromptTokenIDs), len(r.GenerateResponses)), Input: obj.raw,
-			Ctx: []CtxEntry{{Key: "error", Value: PyException{Class: "ValueError",
+				len(r.PromptTokenIDs), len(r.GenerateResponses)), Input: obj.Raw,
+			Ctx: []pylax.CtxEntry{{Key: "error", Value: pylax.PyException{Class: "ValueError",
 				Message: fmt.Sprintf("prompt_token_ids length (%d) must equal generate_responses length (%d)",
 					len(r.PromptTokenIDs), len(r.GenerateResponses))}}}}}}
 	}
@@ -296,22 +298,22 @@ func DecodeDerenderCompletion(data []byte) (*DerenderCompletionRequest, *Derende
 // isStream is the union discriminator: a body whose stream is true is the
 // streaming shape; absent, null or false is the non-streaming one.
 func (b derenderBody) isStream() bool {
-	raw, ok := b.members["stream"]
-	if !ok || isNull(raw) {
+	raw, ok := b.Members["stream"]
+	if !ok || pylax.IsNull(raw) {
 		return false
 	}
-	v, typ, _ := laxBool(raw)
+	v, typ, _ := pylax.LaxBool(raw)
 	return typ == "" && v
 }
 
 func (b derenderBody) optInt(name string) *int {
-	raw, ok := b.members[name]
-	if !ok || isNull(raw) {
+	raw, ok := b.Members[name]
+	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
-	n, typ, msg := laxInt(raw)
+	n, typ, msg := pylax.LaxInt(raw)
 	if typ != "" {
-		b.fail(b.at(name), typ, msg, raw)
+		b.Fail(b.At(name), typ, msg, raw)
 		return nil
 	}
 	v := int(n.Int64())
@@ -319,28 +321,28 @@ func (b derenderBody) optInt(name string) *int {
 }
 
 func (b derenderBody) optIDs(name string) []int {
-	raw, ok := b.members[name]
-	if !ok || isNull(raw) {
+	raw, ok := b.Members[name]
+	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
-	return b.tokenIDs(name)
+	return b.TokenIDs(name)
 }
 
 func (b derenderBody) generate(name string, stream bool) GenerateResponse {
-	raw, ok := b.members[name]
+	raw, ok := b.Members[name]
 	if !ok {
-		b.missing(name)
+		b.Missing(name)
 		return GenerateResponse{}
 	}
-	return b.generateRaw(b.at(name), raw, stream)
+	return b.generateRaw(b.At(name), raw, stream)
 }
 
 // generateRaw decodes one generate response; negative token ids are
 // rejected as vLLM's validator does.
 func (b derenderBody) generateRaw(loc []any, raw json.RawMessage, stream bool) GenerateResponse {
 	var g GenerateResponse
-	if jsonKind(raw) != '{' {
-		b.fail(loc, "model_type", "Input should be a valid dictionary or instance of GenerateResponse", raw)
+	if pylax.Kind(raw) != '{' {
+		b.Fail(loc, "model_type", "Input should be a valid dictionary or instance of GenerateResponse", raw)
 		return g
 	}
 	var dec GenerateDecoder
@@ -352,15 +354,15 @@ func (b derenderBody) generateRaw(loc []any, raw json.RawMessage, stream bool) G
 	} else {
 		g = GenerateResponse{}
 		if err := json.Unmarshal(raw, &g); err != nil {
-			b.fail(loc, "value_error", "Value error, "+err.Error(), raw)
+			b.Fail(loc, "value_error", "Value error, "+err.Error(), raw)
 			return g
 		}
-		members := membersOf(raw)
+		members := pylax.MembersOf(raw)
 		_, hasChoices = members["choices"]
 		_, hasRequestID = members["request_id"]
 	}
 	if !hasChoices {
-		b.fail(append(loc, "choices"), "missing", "Field required", raw)
+		b.Fail(append(loc, "choices"), "missing", "Field required", raw)
 	}
 	if g.RequestID == "" && !hasRequestID {
 		g.RequestID = RandomUUID()
@@ -373,7 +375,7 @@ func (b derenderBody) generateRaw(loc []any, raw json.RawMessage, stream bool) G
 		}
 		for _, id := range c.TokenIDs {
 			if id < 0 {
-				b.fail(append(loc, "choices", i, "token_ids"), "value_error",
+				b.Fail(append(loc, "choices", i, "token_ids"), "value_error",
 					"Value error, token_ids must not contain negative values", raw)
 				break
 			}
@@ -383,8 +385,8 @@ func (b derenderBody) generateRaw(loc []any, raw json.RawMessage, stream bool) G
 }
 
 func (b derenderBody) state() *DerenderStreamState {
-	raw, ok := b.members["stream_state"]
-	if !ok || isNull(raw) {
+	raw, ok := b.Members["stream_state"]
+	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
 	if ck, ok := checkpointOnly(raw); ok {
@@ -392,34 +394,34 @@ func (b derenderBody) state() *DerenderStreamState {
 		return &DerenderStreamState{VrenderCheckpoint: ck}
 	}
 	var s DerenderStreamState
-	if jsonKind(raw) != '{' || json.Unmarshal(raw, &s) != nil {
-		b.fail(b.at("stream_state"), "model_type", "Input should be a valid dictionary or instance of DerenderStreamState", raw)
+	if pylax.Kind(raw) != '{' || json.Unmarshal(raw, &s) != nil {
+		b.Fail(b.At("stream_state"), "model_type", "Input should be a valid dictionary or instance of DerenderStreamState", raw)
 		return nil
 	}
-	loc := func(f string) []any { return b.at("stream_state", f) }
+	loc := func(f string) []any { return b.At("stream_state", f) }
 	switch {
 	case len(s.PrevTokens) > MaxStatePrevTokens:
-		b.fail(loc("prev_tokens"), "value_error", fmt.Sprintf("Value error, prev_tokens length (%d) exceeds maximum (%d)",
+		b.Fail(loc("prev_tokens"), "value_error", fmt.Sprintf("Value error, prev_tokens length (%d) exceeds maximum (%d)",
 			len(s.PrevTokens), MaxStatePrevTokens), raw)
 	case s.PrefixOffset < 0:
-		b.fail(loc("prefix_offset"), "greater_than_equal", "Input should be greater than or equal to 0", raw, CtxEntry{Key: "ge", Value: 0})
+		b.Fail(loc("prefix_offset"), "greater_than_equal", "Input should be greater than or equal to 0", raw, pylax.CtxEntry{Key: "ge", Value: 0})
 	case s.ReadOffset < 0:
-		b.fail(loc("read_offset"), "greater_than_equal", "Input should be greater than or equal to 0", raw, CtxEntry{Key: "ge", Value: 0})
+		b.Fail(loc("read_offset"), "greater_than_equal", "Input should be greater than or equal to 0", raw, pylax.CtxEntry{Key: "ge", Value: 0})
 	case len(s.LogprobContextTokenIDs) > MaxLogprobContext:
-		b.fail(loc("logprob_context_token_ids"), "too_long",
+		b.Fail(loc("logprob_context_token_ids"), "too_long",
 			fmt.Sprintf("List should have at most %d items after validation, not %d", MaxLogprobContext, len(s.LogprobContextTokenIDs)), raw)
 	case s.LogprobTextOffset < 0:
-		b.fail(loc("logprob_text_offset"), "greater_than_equal", "Input should be greater than or equal to 0", raw, CtxEntry{Key: "ge", Value: 0})
+		b.Fail(loc("logprob_text_offset"), "greater_than_equal", "Input should be greater than or equal to 0", raw, pylax.CtxEntry{Key: "ge", Value: 0})
 	}
 	for i, n := range s.OutputChunkLens {
 		if n <= 0 {
-			b.fail(b.at("stream_state", "output_chunk_lens", i), "greater_than", "Input should be greater than 0", raw, CtxEntry{Key: "gt", Value: 0})
+			b.Fail(b.At("stream_state", "output_chunk_lens", i), "greater_than", "Input should be greater than 0", raw, pylax.CtxEntry{Key: "gt", Value: 0})
 			break
 		}
 	}
 	for i, id := range s.OutputTokenIDs {
 		if id < 0 {
-			b.fail(b.at("stream_state", "output_token_ids", i), "greater_than_equal", "Input should be greater than or equal to 0", raw, CtxEntry{Key: "ge", Value: 0})
+			b.Fail(b.At("stream_state", "output_token_ids", i), "greater_than_equal", "Input should be greater than or equal to 0", raw, pylax.CtxEntry{Key: "ge", Value: 0})
 			break
 		}
 	}
@@ -434,39 +436,39 @@ func checkpointOnly(raw []byte) (string, bool) {
 	if len(raw) < len(head)+len(tail) || string(raw[:len(head)]) != head || string(raw[len(raw)-len(tail):]) != tail {
 		return "", false
 	}
-	return plainString(raw[len(head) : len(raw)-len(tail)])
+	return pylax.PlainString(raw[len(head) : len(raw)-len(tail)])
 }
 
 // chatRequest validates chat_request as a ChatCompletionRequest, its
 // errors located under chat_request.
 func (b derenderBody) chatRequest() *ChatCompletionRequest {
-	raw, ok := b.members["chat_request"]
-	if !ok || isNull(raw) {
+	raw, ok := b.Members["chat_request"]
+	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
 	r, err := decodeChatRequestCached(raw, b.cache)
 	if err != nil {
-		if verr, ok := err.(*ValidationError); ok {
+		if verr, ok := err.(*pylax.ValidationError); ok {
 			for _, fe := range verr.Errors {
-				fe.Loc = append(b.at("chat_request"), fe.Loc...)
-				b.errs = append(b.errs, fe)
+				fe.Loc = append(b.At("chat_request"), fe.Loc...)
+				b.Errs = append(b.Errs, fe)
 			}
 			return nil
 		}
-		b.fail(b.at("chat_request"), "value_error", "Value error, "+err.Error(), raw)
+		b.Fail(b.At("chat_request"), "value_error", "Value error, "+err.Error(), raw)
 		return nil
 	}
 	return r
 }
 
 func (b derenderBody) completionParams() *CompletionDecodeParams {
-	raw, ok := b.members["completion_request"]
-	if !ok || isNull(raw) {
+	raw, ok := b.Members["completion_request"]
+	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
 	var p CompletionDecodeParams
-	if jsonKind(raw) != '{' || json.Unmarshal(raw, &p) != nil {
-		b.fail(b.at("completion_request"), "model_type", "Input should be a valid dictionary or instance of CompletionRequest", raw)
+	if pylax.Kind(raw) != '{' || json.Unmarshal(raw, &p) != nil {
+		b.Fail(b.At("completion_request"), "model_type", "Input should be a valid dictionary or instance of CompletionRequest", raw)
 		return nil
 	}
 	return &p

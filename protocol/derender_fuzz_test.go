@@ -3,6 +3,8 @@ package protocol
 import (
 	"errors"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // FuzzDecodeDerender feeds arbitrary bodies to the derender decoders: they
@@ -20,7 +22,7 @@ func FuzzDecodeDerender(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		check := func(a, b bool, err error) {
-			var verr *ValidationError
+			var verr *pylax.ValidationError
 			switch {
 			case err != nil && !errors.As(err, &verr):
 				t.Fatalf("error is %T, not *ValidationError: %v", err, err)

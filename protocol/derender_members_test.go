@@ -3,6 +3,7 @@ package protocol
 import (
 	"errors"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 
 	"bytes"
@@ -27,7 +28,7 @@ var membersSeeds = []string{
 // fast splitter that fell back to it whenever unsure) and so the reference.
 func checkMembers(t *testing.T, data []byte) {
 	t.Helper()
-	got, ok := wireMembers(data)
+	got, ok := pylax.Members(data)
 	var want map[string]json.RawMessage
 	err := json.Unmarshal(data, &want)
 	if !ok && err == nil {
@@ -58,7 +59,7 @@ func TestFastMembers(t *testing.T) {
 		checkMembers(t, []byte(s))
 	}
 	for _, s := range []string{`{}`, `{"a":1,"a":2}`, membersSeeds[4], membersSeeds[5]} {
-		if _, ok := wireMembers([]byte(s)); !ok {
+		if _, ok := pylax.Members([]byte(s)); !ok {
 			t.Errorf("wireMembers declined the plain body %q", s)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 func TestDecodeGenerateRequest(t *testing.T) {
@@ -54,7 +56,7 @@ func TestDecodeGenerateRequest(t *testing.T) {
 				tc.check(t, r, info)
 				return
 			}
-			var ve *ValidationError
+			var ve *pylax.ValidationError
 			if !errors.As(err, &ve) || !strings.Contains(ve.Message(), tc.wantErr) {
 				t.Fatalf("error %v, want a validation error containing %q", err, tc.wantErr)
 			}
@@ -79,7 +81,7 @@ func FuzzDecodeGenerateRequest(f *testing.F) {
 		}
 		r, _, err := DecodeGenerateRequest(body)
 		if err != nil {
-			var ve *ValidationError
+			var ve *pylax.ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("non-validation error %T: %v", err, err)
 			}

@@ -1,6 +1,10 @@
 package protocol
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/vrender/vrender/internal/pylax"
+)
 
 // ErrorInfo is the "error" member of every error body.
 type ErrorInfo struct {
@@ -27,7 +31,7 @@ const (
 // sanitises every error message.
 func NewErrorResponse(code int, errType, message string, param *string) ErrorResponse {
 	return ErrorResponse{Error: ErrorInfo{
-		Message: SanitizeMessage(message),
+		Message: pylax.SanitizeMessage(message),
 		Type:    errType,
 		Param:   param,
 		Code:    code,
@@ -43,7 +47,7 @@ func NewHTTPErrorResponse(code int, detail string) ErrorResponse {
 
 // NewValidationErrorResponse is the 400 body vLLM's validation handler
 // writes for a request body that failed validation.
-func NewValidationErrorResponse(err *ValidationError) ErrorResponse {
+func NewValidationErrorResponse(err *pylax.ValidationError) ErrorResponse {
 	return ErrorResponse{Error: ErrorInfo{
 		Message: err.Message(),
 		Type:    http.StatusText(http.StatusBadRequest),

@@ -1,577 +1,334 @@
 package protocol
 
-import (
-	"bytes"
-	"encoding/json"
-	"math"
-	"math/big"
-	"strconv"
-	"strings"
-	"unicode"
+// The readers of the request fields whose types are protocol's own
+// (logit_bias, stream_options, tools, tool_choice, structured_outputs,
+// vllm_xargs, ...), written over internal/pylax's generic readers; the
+// wire types are in chat.go, completion.go and sampling.go.
 
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
-// Request bodies are checked field by field with pydantic's lax ("python")
-// mode rules, because vLLM validates the result of json.loads with them:
-// true, 1, "yes" and 1.0 are all valid bools; 7, 7.0 and "7" valid ints.
-// Members are kept as raw JSON so that pass-through values (chat messages,
-// tools, kwargs) keep their key order, which chat templates can observe.
-
-// object is one JSON object under validation. Errors accumulate in errs in
-// the order pydantic reports them: fields in declaration order.
-type object struct {
-	raw     json.RawMessage // the whole object: the input of "missing" errors
-	members map[string]json.RawMessage
-	// nodes are the members decoded, when the object came from a tree
-	// (internal/wire): lists and messages are read from them instead of
-	// being scanned again.
-	nodes map[string]*wire.Node
-	loc   []any
-	errs  []FieldError
-	// omitted counts the errors an errSink counted without building them
-	// (see ValidationError.Omitted).
-	omitted int
-}
-
-// decodeBody reads a request body as the JSON object for model className.
-// It returns the error FastAPI gives for an absent body (empty or JSON
-// null: "missing") or pydantic for one that is not an object. The object
-// decodes a copy of data, so the request never aliases the caller's
-// buffer.
-func decodeBody(data []byte, className string) (*object, *FieldError) {
-	if bodyAbsent(data) {
-		return nil, &FieldError{Type: "missing", Msg: "Field required"}
-	}
-	var root *wire.Node
-	if jsonKind(data) == '{' {
-		root, _ = wire.Parse(bytes.Clone(data))
-	}
-	if root == nil {
-		fe := modelTypeError(data, className)
-		return nil, &fe
-	}
-	o := objectOf(root)
-	o.raw = data
-	return o, nil
-}
-
-// decodeTree is decodeBody for a body already decoded by ParseJSONTree
-// from data (root nil for an empty body). The object aliases data.
-func decodeTree(root *wire.Node, data []byte, className string) (*object, *FieldError) {
-	if root == nil || root.Kind == wire.Null {
-		return nil, &FieldError{Type: "missing", Msg: "Field required"}
-	}
-	if root.Kind != wire.Object {
-		fe := modelTypeError(data, className)
-		return nil, &fe
-	}
-	o := objectOf(root)
-	o.raw = data
-	return o, nil
-}
-
-func objectOf(root *wire.Node) *object {
-	members := make(map[string]json.RawMessage, len(root.Keys))
-	nodes := make(map[string]*wire.Node, len(root.Keys))
-	for i, k := range root.Keys {
-		members[k] = root.Vals[i].Raw
-		nodes[k] = root.Vals[i]
-	}
-	return &object{raw: root.Raw, members: members, nodes: nodes}
-}
-
-// modelTypeError is pydantic's error for a model given something other
-// than an object.
-func modelTypeError(data []byte, className string) FieldError {
-	return FieldError{
-		Type:  "model_type",
-		Msg:   "Input should be a valid dictionary or instance of " + className,
-		Input: json.RawMessage(data),
-		Ctx:   []CtxEntry{{Key: "class_name", Value: className}},
-	}
-}
-
-// fresh returns the object with no errors recorded, for validating the
-// same members against another model (a union member).
-func (o *object) fresh() *object {
-	c := *o
-	c.errs = nil
-	return &c
-}
-
-// bodyAbsent reports whether FastAPI treats data as no body at all.
-func bodyAbsent(data []byte) bool {
-	k := jsonKind(data)
-	return k == 0 || k == 'n'
-}
-
-// jsonKind is the first byte of a JSON value: one of { [ " t f n, or a digit
-// or '-' for numbers; 0 for empty input.
-func jsonKind(raw []byte) byte {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return 0
-	}
-	return raw[0]
-}
-
-func isNull(raw json.RawMessage) bool { return jsonKind(raw) == 'n' }
-
-func (o *object) at(name string, rest ...any) []any {
-	loc := make([]any, 0, len(o.loc)+1+len(rest))
-	loc = append(loc, o.loc...)
-	loc = append(loc, name)
-	return append(loc, rest...)
-}
-
-func (o *object) fail(loc []any, typ, msg string, input json.RawMessage, ctx ...CtxEntry) {
-	o.errs = append(o.errs, FieldError{Type: typ, Loc: loc, Msg: msg, Input: input, Ctx: ctx})
-}
-
-func (o *object) missing(name string) {
-	o.fail(o.at(name), "missing", "Field required", o.raw)
-}
-
-// requiredString is a `name: str` field.
-func (o *object) requiredString(name string) string {
-	raw, ok := o.members[name]
-	if !ok {
-		o.missing(name)
-		return ""
-	}
-	s, ok := o.laxString(name, raw)
-	if !ok {
-		o.fail(o.at(name), "string_type", "Input should be a valid string", raw)
-	}
-	return s
-}
-
-// optionalString is a `name: str | None = None` field: absent and null are nil.
-func (o *object) optionalString(name string) *string {
-	raw, ok := o.members[name]
-	if !ok || isNull(raw) {
-		return nil
-	}
-	s, ok := o.laxString(name, raw)
-	if !ok {
-		o.fail(o.at(name), "string_type", "Input should be a valid string", raw)
-		return nil
-	}
-	return &s
-}
-
-// boolean is a `name: bool = def` field; null is invalid.
-func (o *object) boolean(name string, def bool) bool {
-	raw, ok := o.members[name]
-	if !ok {
-		return def
-	}
-	v, typ, msg := laxBool(raw)
-	if typ != "" {
-		o.fail(o.at(name), typ, msg, raw)
-	}
-	return v
-}
-
-// optionalBool is a `name: bool | None = def` field: absent gives def, null
-// gives nil.
-func (o *object) optionalBool(name string, def bool) *bool {
-	raw, ok := o.members[name]
-	if !ok {
-		return &def
-	}
-	if isNull(raw) {
-		return nil
-	}
-	v, typ, msg := laxBool(raw)
-	if typ != "" {
-		o.fail(o.at(name), typ, msg, raw)
-		return nil
-	}
-	return &v
-}
-
-// list returns the items of a list field; present reports whether the key
-// was there and not null. A wrong type is recorded as list_type.
-func (o *object) list(name string, required bool) (items []json.RawMessage, present bool) {
-	raw, ok := o.members[name]
-	if !ok {
-		if required {
-			o.missing(name)
-		}
-		return nil, false
-	}
-	if !required && isNull(raw) {
-		return nil, false
-	}
-	if n := o.nodes[name]; n != nil && n.Kind == wire.Array {
-		items = make([]json.RawMessage, len(n.Arr))
-		for i, c := range n.Arr {
-			items[i] = c.Raw
-		}
-		return items, true
-	}
-	if jsonKind(raw) != '[' || json.Unmarshal(raw, &items) != nil {
-		o.fail(o.at(name), "list_type", "Input should be a valid list", raw)
-		return nil, false
-	}
-	if items == nil {
-		items = []json.RawMessage{}
-	}
-	return items, true
-}
-
-// optionalDict is a `name: dict[str, Any] | None = None` field, returned as
-// raw JSON (nil when absent or null).
-func (o *object) optionalDict(name string) json.RawMessage {
-	raw, ok := o.members[name]
-	if !ok || isNull(raw) {
-		return nil
-	}
-	if jsonKind(raw) != '{' {
-		o.fail(o.at(name), "dict_type", "Input should be a valid dictionary", raw)
-		return nil
-	}
-	return raw
-}
-
-// optionalDictOfDicts is a `name: dict[str, dict[str, Any]] | None` field.
-func (o *object) optionalDictOfDicts(name string) json.RawMessage {
-	raw := o.optionalDict(name)
+// logitBias is `logit_bias: dict[str, float] | None`, kept in key order.
+func (o *object) logitBias(name string) []LogitBiasEntry {
+	raw := o.OptionalDict(name)
 	if raw == nil {
 		return nil
 	}
 	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil {
-		o.fail(o.at(name), "dict_type", "Input should be a valid dictionary", raw)
+	if json.Unmarshal(raw, &members) != nil {
 		return nil
 	}
-	ok := true
-	for _, key := range keysInOrder(raw, members) {
-		if v := members[key]; jsonKind(v) != '{' {
-			o.fail(o.at(name, key), "dict_type", "Input should be a valid dictionary", v)
-			ok = false
-		}
-	}
-	if !ok {
-		return nil
-	}
-	return raw
-}
-
-// keysInOrder lists the keys of the JSON object raw in document order
-// (the order pydantic walks a dict in), each once.
-func keysInOrder(raw json.RawMessage, members map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(members))
-	seen := make(map[string]bool, len(members))
-	r := wire.NewReader(raw)
-	_ = r.Object(func(key string) error { // on an error, the keys before it
-		if err := r.Skip(); err != nil {
-			return err
-		}
-		if !seen[key] {
-			seen[key] = true
-			keys = append(keys, strings.Clone(key))
-		}
-		return nil
-	})
-	return keys
-}
-
-// laxString is laxString(raw) for member name, read from its tree when
-// the object has one.
-func (o *object) laxString(name string, raw json.RawMessage) (string, bool) {
-	if n := o.nodes[name]; n != nil {
-		return n.S, n.Kind == wire.String
-	}
-	return laxString(raw)
-}
-
-func laxString(raw json.RawMessage) (string, bool) {
-	if jsonKind(raw) != '"' {
-		return "", false
-	}
-	if s, ok := plainString(raw); ok {
-		return s, true
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// plainString reads a JSON string literal of printable ASCII without
-// escapes (surrounding whitespace allowed), which decodes to its own bytes;
-// anything else is for encoding/json.
-func plainString(raw []byte) (string, bool) {
-	raw = bytes.Trim(raw, " \t\r\n")
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
-	}
-	body := raw[1 : len(raw)-1]
-	for _, c := range body {
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			return "", false
-		}
-	}
-	return string(body), true
-}
-
-// isEmptyArray reports whether valid JSON raw is [] (with any whitespace).
-func isEmptyArray(raw []byte) bool {
-	raw = bytes.Trim(raw, " \t\r\n")
-	if len(raw) < 2 || raw[0] != '[' {
-		return false
-	}
-	rest := bytes.TrimLeft(raw[1:], " \t\r\n")
-	return len(rest) == 1 && rest[0] == ']'
-}
-
-// laxBool applies pydantic's lax bool rules; typ is "" on success.
-func laxBool(raw json.RawMessage) (v bool, typ, msg string) {
-	const (
-		typeMsg  = "Input should be a valid boolean"
-		parseMsg = "Input should be a valid boolean, unable to interpret input"
-	)
-	text := strings.TrimSpace(string(raw))
-	switch k := jsonKind(raw); {
-	case k == 't':
-		return true, "", ""
-	case k == 'f':
-		return false, "", ""
-	case k == '"':
-		s, _ := laxString(raw)
-		switch strings.ToLower(s) {
-		case "0", "off", "f", "false", "n", "no":
-			return false, "", ""
-		case "1", "on", "t", "true", "y", "yes":
-			return true, "", ""
-		}
-		return false, "bool_parsing", parseMsg
-	case k == '-' || isDigit(k):
-		f, err := strconv.ParseFloat(text, 64)
-		if err == nil && (f == 0 || f == 1) {
-			return f == 1, "", ""
-		}
-		if strings.ContainsAny(text, ".eE") {
-			return false, "bool_type", typeMsg // floats other than 0.0 and 1.0
-		}
-		return false, "bool_parsing", parseMsg
-	default:
-		return false, "bool_type", typeMsg
-	}
-}
-
-// laxInt applies pydantic's lax int rules; typ is "" on success. Values
-// are arbitrary precision, as Python's ints are, so that range checks see
-// the real number.
-func laxInt(raw json.RawMessage) (n *big.Int, typ, msg string) {
-	const (
-		typeMsg     = "Input should be a valid integer"
-		parseMsg    = "Input should be a valid integer, unable to parse string as an integer"
-		fractionMsg = "Input should be a valid integer, got a number with a fractional part"
-	)
-	text := strings.TrimSpace(string(raw))
-	switch k := jsonKind(raw); {
-	case k == 't':
-		return big.NewInt(1), "", ""
-	case k == 'f':
-		return big.NewInt(0), "", ""
-	case k == '"':
-		s, _ := laxString(raw)
-		if n, ok := parseIntString(s); ok {
-			return n, "", ""
-		}
-		return nil, "int_parsing", parseMsg
-	case k == '-' || isDigit(k):
-		if !strings.ContainsAny(text, ".eE") {
-			if n, ok := new(big.Int).SetString(text, 10); ok {
-				return n, "", ""
-			}
-			return nil, "int_type", typeMsg
-		}
-		f, err := strconv.ParseFloat(text, 64)
-		if math.IsInf(f, 0) {
-			return nil, "finite_number", "Input should be a finite number"
-		}
-		if err != nil {
-			return nil, "int_type", typeMsg
-		}
-		if f != math.Trunc(f) {
-			return nil, "int_from_float", fractionMsg
-		}
-		// pydantic converts floats through a 64-bit integer.
-		if math.Abs(f) >= 1<<63 {
-			return nil, "int_parsing_size", "Unable to parse input string as an integer, exceeded maximum size"
-		}
-		return big.NewInt(int64(f)), "", ""
-	default:
-		return nil, "int_type", typeMsg
-	}
-}
-
-// parseIntString is pydantic's str-to-int: surrounding whitespace, a sign,
-// single underscores between digits and a fractional part of zeros
-// ("7.00") are allowed.
-func parseIntString(s string) (*big.Int, bool) {
-	s = strings.TrimFunc(s, unicode.IsSpace)
-	if whole, frac, ok := strings.Cut(s, "."); ok {
-		if frac == "" || strings.Trim(frac, "0") != "" {
-			return nil, false
-		}
-		s = whole
-	}
-	sign := ""
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		sign, s = s[:1], s[1:]
-	}
-	if s == "" || s[0] == '_' || s[len(s)-1] == '_' || strings.Contains(s, "__") {
-		return nil, false
-	}
-	digits := strings.ReplaceAll(s, "_", "")
-	if strings.Trim(digits, "0123456789") != "" {
-		return nil, false
-	}
-	return new(big.Int).SetString(sign+digits, 10)
-}
-
-// pyTruthy is Python's truth value of the JSON value raw, for validators
-// that test raw request data (`data.get(x) and data.get(y)`).
-func pyTruthy(raw json.RawMessage) bool {
-	text := strings.TrimSpace(string(raw))
-	switch jsonKind(raw) {
-	case 0, 'n', 'f':
-		return false
-	case 't':
-		return true
-	case '"':
-		return text != `""`
-	case '[':
-		var items []json.RawMessage
-		return json.Unmarshal(raw, &items) == nil && len(items) > 0
-	case '{':
-		var members map[string]json.RawMessage
-		return json.Unmarshal(raw, &members) == nil && len(members) > 0
-	default:
-		f, err := strconv.ParseFloat(text, 64)
-		return err != nil || f != 0
-	}
-}
-
-// Range limits of a token id, as pydantic's ge/le constraints report them.
-var (
-	tokenIDMin = big.NewInt(0)
-	tokenIDMax = big.NewInt(math.MaxInt64)
-)
-
-// tokenIDs is a `name: list[Annotated[int, Field(ge=0, le=2**63-1)]]` field.
-func (o *object) tokenIDs(name string) []int {
-	if ids, ok := fastTokenIDs(o.members[name]); ok {
-		return ids
-	}
-	items, ok := o.list(name, true)
-	if !ok {
-		return nil
-	}
-	ids := make([]int, 0, len(items))
+	out := make([]LogitBiasEntry, 0, len(members))
 	valid := true
-	for i, item := range items {
-		n, typ, msg := laxInt(item)
-		switch {
-		case typ != "":
-			o.fail(o.at(name, i), typ, msg, item)
-		case n.Cmp(tokenIDMin) < 0:
-			o.fail(o.at(name, i), "greater_than_equal", "Input should be greater than or equal to 0", item,
-				CtxEntry{Key: "ge", Value: 0})
-		case n.Cmp(tokenIDMax) > 0:
-			o.fail(o.at(name, i), "less_than_equal", "Input should be less than or equal to 9223372036854775807", item,
-				CtxEntry{Key: "le", Value: tokenIDMax})
-		default:
-			ids = append(ids, int(n.Int64()))
+	for _, key := range pylax.KeysInOrder(raw, members) {
+		v, typ, msg := pylax.LaxFloat(members[key])
+		if typ != "" {
+			o.Fail(o.At(name, key), typ, msg, members[key])
+			valid = false
 			continue
 		}
+		out = append(out, LogitBiasEntry{Key: key, Bias: v})
+	}
+	if !valid {
+		return nil
+	}
+	return out
+}
+
+// thinkingTokenBudget is vLLM's ThinkingTokenBudget: a non-negative int, or
+// -1 (unlimited, stored as None); bools and floats are refused by its
+// before-validator.
+func (o *object) thinkingTokenBudget(name string) *int {
+	raw, ok := o.Members[name]
+	if !ok || pylax.IsNull(raw) {
+		return nil
+	}
+	const msg = "`thinking_token_budget` must be a non-negative integer or -1 for unlimited."
+	k := pylax.Kind(raw)
+	text := strings.TrimSpace(string(raw))
+	fail := func() *int {
+		o.Fail(o.At(name), "value_error", "Value error, "+msg+" (parameter=thinking_token_budget, value="+pylax.StrOfJSON(raw)+")", raw,
+			pylax.CtxEntry{Key: "error", Value: pylax.PyException{Class: "VLLMValidationError", Message: msg, Parameter: new(name)}})
+		return nil
+	}
+	if k != '-' && !pylax.IsDigit(k) || strings.ContainsAny(text, ".eE") {
+		return fail()
+	}
+	n, ok := new(big.Int).SetString(text, 10)
+	if !ok || n.Cmp(big.NewInt(-1)) < 0 {
+		return fail()
+	}
+	if n.Sign() < 0 {
+		return nil
+	}
+	v := pylax.ClampInt(n)
+	return &v
+}
+
+// streamOptions is `stream_options: StreamOptions | None`.
+func (o *object) streamOptions(name string) *StreamOptions {
+	sub, _ := o.Nested(name, false, "StreamOptions")
+	if sub == nil {
+		return nil
+	}
+	so := &StreamOptions{
+		IncludeUsage:         sub.OptionalBool("include_usage", false),
+		ContinuousUsageStats: sub.OptionalBool("continuous_usage_stats", false),
+	}
+	o.Errs = append(o.Errs, sub.Errs...)
+	return so
+}
+
+// dictList is a `name: list[dict] | None` field whose items are objects
+// carrying a "function" object with a string "name" (OpenAI tools).
+func (o *object) dictList(name string) []json.RawMessage {
+	items, ok := o.List(name, false)
+	if !ok {
+		return nil
+	}
+	valid := true
+	for i, item := range items {
+		if pylax.Kind(item) != '{' {
+			o.Fail(o.At(name, i), "model_type", "Input should be a valid dictionary or instance of ChatCompletionToolsParam", item,
+				pylax.CtxEntry{Key: "class_name", Value: "ChatCompletionToolsParam"})
+			valid = false
+			continue
+		}
+		toolNode := o.Item(name, i)
+		tool := pylax.MembersOfTree(item, toolNode)
+		if t, ok := tool["type"]; ok {
+			if s, _ := pylax.LaxString(t); s != "function" {
+				o.Fail(o.At(name, i, "type"), "literal_error", "Input should be 'function'", t,
+					pylax.CtxEntry{Key: "expected", Value: "'function'"})
+				valid = false
+			}
+		}
+		fn, ok := tool["function"]
+		switch {
+		case !ok:
+			o.Fail(o.At(name, i, "function"), "missing", "Field required", item)
+			valid = false
+			continue
+		case pylax.Kind(fn) != '{':
+			o.Fail(o.At(name, i, "function"), "model_type", "Input should be a valid dictionary or instance of FunctionDefinition", fn,
+				pylax.CtxEntry{Key: "class_name", Value: "FunctionDefinition"})
+			valid = false
+			continue
+		}
+		var fnNode *wire.Node
+		if toolNode != nil {
+			fnNode, _ = toolNode.Get("function")
+		}
+		def := pylax.MembersOfTree(fn, fnNode)
+		if n, ok := def["name"]; !ok {
+			o.Fail(o.At(name, i, "function", "name"), "missing", "Field required", fn)
+			valid = false
+		} else if _, isStr := pylax.LaxString(n); !isStr {
+			o.Fail(o.At(name, i, "function", "name"), "string_type", "Input should be a valid string", n)
+			valid = false
+		}
+		// FunctionDefinition's optional fields: description: str | None,
+		// parameters: dict[str, Any] | None.
+		if d, ok := def["description"]; ok && !pylax.IsNull(d) {
+			if _, isStr := pylax.LaxString(d); !isStr {
+				o.Fail(o.At(name, i, "function", "description"), "string_type", "Input should be a valid string", d)
+				valid = false
+			}
+		}
+		if p, ok := def["parameters"]; ok && !pylax.IsNull(p) && pylax.Kind(p) != '{' {
+			o.Fail(o.At(name, i, "function", "parameters"), "dict_type", "Input should be a valid dictionary", p)
+			valid = false
+		}
+	}
+	if !valid {
+		return nil
+	}
+	return items
+}
+
+// toolChoice reads tool_choice, defaulting an absent one to "none", or
+// "auto" when tools are given (check_tool_usage). The model validator has
+// already refused every other invalid form.
+func (o *object) toolChoice(name string, haveTools bool) ToolChoice {
+	n, ok := o.Nodes[name]
+	switch {
+	case !ok && haveTools:
+		return ToolChoice{Kind: ToolChoiceAuto}
+	case !ok:
+		return ToolChoice{Kind: ToolChoiceNone}
+	}
+	o.namedToolChoiceType(name, n)
+	return toolChoiceOf(n)
+}
+
+// documents is `documents: list[dict[str, str]] | None`.
+func (o *object) documents(name string) json.RawMessage {
+	items, ok := o.List(name, false)
+	if !ok {
+		return nil
+	}
+	valid := true
+	for i, item := range items {
+		if pylax.Kind(item) != '{' {
+			o.Fail(o.At(name, i), "dict_type", "Input should be a valid dictionary", item)
+			valid = false
+			continue
+		}
+		var doc map[string]json.RawMessage
+		_ = json.Unmarshal(item, &doc)
+		for _, key := range pylax.KeysInOrder(item, doc) {
+			if _, ok := pylax.LaxString(doc[key]); !ok {
+				o.Fail(o.At(name, i, key), "string_type", "Input should be a valid string", doc[key])
+				valid = false
+			}
+		}
+	}
+	if !valid {
+		return nil
+	}
+	return o.Members[name]
+}
+
+// structuredOutputs is `structured_outputs: StructuredOutputsParams | None`.
+func (o *object) structuredOutputs(name string) *StructuredOutputsParams {
+	sub, raw := o.Nested(name, true, "StructuredOutputsParams")
+	if sub == nil {
+		return nil
+	}
+	so := &StructuredOutputsParams{}
+	if j, ok := sub.Members["json"]; ok && !pylax.IsNull(j) {
+		if k := pylax.Kind(j); k != '"' && k != '{' {
+			sub.Fail(sub.At("json", "str"), "string_type", "Input should be a valid string", j)
+			sub.Fail(sub.At("json", "dict[any,any]"), "dict_type", "Input should be a valid dictionary", j)
+		} else {
+			so.JSON = j
+		}
+	}
+	so.Regex = sub.OptionalString("regex")
+	if items, ok := sub.List("choice", false); ok {
+		so.Choice = make([]string, 0, len(items))
+		for i, item := range items {
+			s, ok := pylax.LaxString(item)
+			if !ok {
+				sub.Fail(sub.At("choice", i), "string_type", "Input should be a valid string", item)
+			}
+			so.Choice = append(so.Choice, s)
+		}
+	}
+	so.Grammar = sub.OptionalString("grammar")
+	if _, ok := sub.Members["json_object"]; ok {
+		so.JSONObject = sub.OptionalBool("json_object", false)
+	}
+	so.DisableAnyWhitespace = sub.Bool("disable_any_whitespace", false)
+	so.DisableAdditionalProperties = sub.Bool("disable_additional_properties", false)
+	so.WhitespacePattern = sub.OptionalString("whitespace_pattern")
+	so.StructuralTag = sub.OptionalString("structural_tag")
+	if len(sub.Errs) > 0 {
+		o.Errs = append(o.Errs, sub.Errs...)
+		return nil
+	}
+	if n := so.constraintCount(); n != 1 {
+		msg := "You must use one kind of structured outputs constraint but none are specified: " + so.dictRepr()
+		if n > 1 {
+			msg = "You can only use one kind of structured outputs constraint but multiple are specified: " + so.dictRepr()
+		}
+		o.Fail(o.At(name), "value_error", "Value error, "+msg, raw,
+			pylax.CtxEntry{Key: "error", Value: pylax.PyException{Class: "ValueError", Message: msg}})
+		return nil
+	}
+	return so
+}
+
+// vllmXargs is `vllm_xargs: dict[str, str | int | float | list[str | int |
+// float]] | None`, kept raw.
+func (o *object) vllmXargs(name string) json.RawMessage {
+	raw := o.OptionalDict(name)
+	if raw == nil {
+		return nil
+	}
+	var members map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &members)
+	scalar := func(v json.RawMessage) bool {
+		k := pylax.Kind(v)
+		return k == '"' || k == '-' || pylax.IsDigit(k)
+	}
+	valid := true
+	for _, key := range pylax.KeysInOrder(raw, members) {
+		v := members[key]
+		if scalar(v) {
+			continue
+		}
+		if pylax.Kind(v) == '[' {
+			var items []json.RawMessage
+			_ = json.Unmarshal(v, &items)
+			ok := true
+			for _, it := range items {
+				ok = ok && scalar(it)
+			}
+			if ok {
+				continue
+			}
+		}
+		o.Fail(o.At(name, key), "union_type", "Input should be a valid string, integer, number or list", v)
 		valid = false
 	}
 	if !valid {
 		return nil
 	}
-	return ids
+	return raw
 }
 
-// fastTokenIDs parses raw when it is an array of plain non-negative integer
-// literals of at most 18 digits, the form every real client sends, without
-// an allocation per item. Anything else (absent, other types, signs,
-// fractions, exponents, huge numbers) reports ok=false and takes the
-// general path, which applies pydantic's rules. raw is valid JSON.
-func fastTokenIDs(raw json.RawMessage) (ids []int, ok bool) {
-	i, n := 0, len(raw)
-	skip := func() {
-		for i < n && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
-			i++
-		}
+// repetitionDetection is `repetition_detection: RepetitionDetectionParams |
+// None`, returned as the dataclass serialises: all three fields.
+func (o *object) repetitionDetection(name string) json.RawMessage {
+	sub, raw := o.Nested(name, true, "RepetitionDetectionParams")
+	if sub == nil {
+		return nil
 	}
-	skip()
-	if i >= n || raw[i] != '[' {
-		return nil, false
+	maxSize := sub.Int("max_pattern_size", 0)
+	minSize := sub.Int("min_pattern_size", 0)
+	minCount := sub.Int("min_count", 0)
+	if len(sub.Errs) > 0 {
+		o.Errs = append(o.Errs, sub.Errs...)
+		return nil
 	}
-	i++
-	ids = make([]int, 0, len(raw)/7)
-	for {
-		skip()
-		if i < n && raw[i] == ']' && len(ids) == 0 {
-			return ids, true
-		}
-		start, v := i, 0
-		for i < n && isDigit(raw[i]) {
-			v = v*10 + int(raw[i]-'0')
-			i++
-		}
-		if i == start || i-start > 18 || (i < n && (raw[i] == '.' || raw[i] == 'e' || raw[i] == 'E')) {
-			return nil, false
-		}
-		ids = append(ids, v)
-		skip()
-		switch {
-		case i < n && raw[i] == ',':
-			i++
-		case i < n && raw[i] == ']':
-			return ids, true
-		default:
-			return nil, false
-		}
+	var msg string
+	switch {
+	case maxSize < 0 || minSize < 0 || minSize > maxSize:
+		msg = "max_pattern_size, min_pattern_size must be >=0, with min_pattern_size <= max_pattern_size. " +
+			"Set both to 0 to disable repetitive pattern detection."
+	case maxSize > 0 && minCount < 2:
+		msg = "min_count must be >= 2 to detect repetitive patterns in engine output. " +
+			"If you do not wish to detect repetitive patterns, set max_pattern_size to 0."
 	}
+	if msg != "" {
+		o.Fail(o.At(name), "value_error", "Value error, "+msg, raw,
+			pylax.CtxEntry{Key: "error", Value: pylax.PyException{Class: "ValueError", Message: msg}})
+		return nil
+	}
+	return json.RawMessage(fmt.Sprintf(`{"max_pattern_size":%d,"min_pattern_size":%d,"min_count":%d}`, maxSize, minSize, minCount))
 }
 
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// item is the tree of item i of list member name, when the object came
-// from a tree.
-func (o *object) item(name string, i int) *wire.Node {
-	if n := o.nodes[name]; n != nil && n.Kind == wire.Array && i < len(n.Arr) {
-		return n.Arr[i]
-	}
-	return nil
+// LogitBiasField, StructuredOutputsField and VLLMXargsField read members
+// another API's request shares with chat (Responses validates them in its
+// own declaration order, then hands them on raw to the chat request).
+func LogitBiasField(o *pylax.Object, name string) []LogitBiasEntry {
+	return (&object{o}).logitBias(name)
 }
 
-// membersOfTree is membersOf(raw), read from raw's tree when there is one.
-func membersOfTree(raw json.RawMessage, n *wire.Node) map[string]json.RawMessage {
-	if n == nil || n.Kind != wire.Object {
-		return membersOf(raw)
-	}
-	m := make(map[string]json.RawMessage, len(n.Keys))
-	for i, k := range n.Keys {
-		m[k] = n.Vals[i].Raw
-	}
-	return m
+// StructuredOutputsField: see LogitBiasField.
+func StructuredOutputsField(o *pylax.Object, name string) *StructuredOutputsParams {
+	return (&object{o}).structuredOutputs(name)
 }
 
-// trees is the trees of list member name's items, when the object came
-// from a tree.
-func (o *object) trees(name string) []*wire.Node {
-	if n := o.nodes[name]; n != nil && n.Kind == wire.Array {
-		return n.Arr
-	}
-	return nil
+// VLLMXargsField: see LogitBiasField.
+func VLLMXargsField(o *pylax.Object, name string) json.RawMessage {
+	return (&object{o}).vllmXargs(name)
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // ParseJSONBody must accept exactly what a JSON parser accepts (our one
@@ -59,7 +61,7 @@ func FuzzDecodeTokenizeRequest(f *testing.F) {
 		}
 		r, err := DecodeTokenizeRequest(data)
 		if err != nil {
-			var verr *ValidationError
+			var verr *pylax.ValidationError
 			if !errors.As(err, &verr) || len(verr.Errors) == 0 || verr.Message() == "" || verr.Param() == nil {
 				t.Fatalf("%s: bad error %#v", data, err)
 			}
@@ -92,7 +94,7 @@ func FuzzDecodeDetokenizeRequest(f *testing.F) {
 		}
 		r, err := DecodeDetokenizeRequest(data)
 		if err != nil {
-			var verr *ValidationError
+			var verr *pylax.ValidationError
 			if !errors.As(err, &verr) || len(verr.Errors) == 0 {
 				t.Fatalf("%s: bad error %#v", data, err)
 			}

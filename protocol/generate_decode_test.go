@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // Whatever GenerateDecoder.Fast reads, json.Unmarshal reads the same —
@@ -46,7 +48,7 @@ func checkGenerateDecoder(t *testing.T, in string) {
 		t.Fatalf("%q:\nfast %+v\njson %+v", in, fast, want)
 	}
 	// The members Fast saw are the body's, as generateRaw takes them.
-	members := membersOf([]byte(in))
+	members := pylax.MembersOf([]byte(in))
 	for _, m := range []struct {
 		name string
 		bit  int

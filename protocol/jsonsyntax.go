@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/vrender/vrender/internal/pyfmt"
 	"unicode/utf8"
+
+	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/pylax"
 
 	"github.com/vrender/vrender/internal/wire"
 )
@@ -26,13 +28,13 @@ type JSONSyntaxError struct {
 func (e *JSONSyntaxError) Error() string { return fmt.Sprintf("%s (char %d)", e.Msg, e.Pos) }
 
 // FieldError is the error as FastAPI reports a body that is not JSON.
-func (e *JSONSyntaxError) FieldError() FieldError {
-	return FieldError{
+func (e *JSONSyntaxError) FieldError() pylax.FieldError {
+	return pylax.FieldError{
 		Type:  "json_invalid",
 		Loc:   []any{e.Pos},
 		Msg:   "JSON decode error",
 		Input: json.RawMessage("{}"),
-		Ctx:   []CtxEntry{{Key: "error", Value: e.Msg}},
+		Ctx:   []pylax.CtxEntry{{Key: "error", Value: e.Msg}},
 	}
 }
 

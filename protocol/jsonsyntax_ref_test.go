@@ -3,6 +3,8 @@ package protocol
 import (
 	"bytes"
 	"unicode/utf8"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // refParseJSONBody is ParseJSONBody as it was before internal/wire took
@@ -113,7 +115,7 @@ func (p *pyScanner) number(start int) (int, *scanError) {
 	switch {
 	case s[i] >= '1' && s[i] <= '9':
 		i++
-		for i < len(s) && isDigit(s[i]) {
+		for i < len(s) && pylax.IsDigit(s[i]) {
 			i++
 		}
 	case s[i] == '0':
@@ -121,9 +123,9 @@ func (p *pyScanner) number(start int) (int, *scanError) {
 	default:
 		return 0, p.fail(start, "Expecting value")
 	}
-	if i < len(s)-1 && s[i] == '.' && isDigit(s[i+1]) {
+	if i < len(s)-1 && s[i] == '.' && pylax.IsDigit(s[i+1]) {
 		i += 2
-		for i < len(s) && isDigit(s[i]) {
+		for i < len(s) && pylax.IsDigit(s[i]) {
 			i++
 		}
 	}
@@ -133,10 +135,10 @@ func (p *pyScanner) number(start int) (int, *scanError) {
 		if i < len(s)-1 && (s[i] == '-' || s[i] == '+') {
 			i++
 		}
-		for i < len(s) && isDigit(s[i]) {
+		for i < len(s) && pylax.IsDigit(s[i]) {
 			i++
 		}
-		if !isDigit(s[i-1]) {
+		if !pylax.IsDigit(s[i-1]) {
 			i = e // "1e" is the number 1 followed by junk
 		}
 	}

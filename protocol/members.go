@@ -3,47 +3,55 @@ package protocol
 import (
 	"encoding/json"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
-// wireMembers splits a JSON object into its members in one pass of
-// internal/wire (values alias data), with the result json.Unmarshal into
-// map[string]json.RawMessage gives: the last value of a repeated key. ok is
-// false for anything that is not one valid JSON object.
-func wireMembers(data []byte) (map[string]json.RawMessage, bool) {
-	if jsonKind(data) != '{' {
-		return nil, false
+// object is a request body under validation: pylax's reader, with the
+// readers of protocol's own field types (tool_choice, structured_outputs,
+// ...) as methods beside the generic ones.
+type object struct{ *pylax.Object }
+
+// decodeBody is pylax.DecodeBody for protocol's models.
+func decodeBody(data []byte, className string) (*object, *pylax.FieldError) {
+	o, fe := pylax.DecodeBody(data, className)
+	if fe != nil {
+		return nil, fe
 	}
-	root, err := wire.Parse(data)
-	if err != nil {
-		return nil, false
+	return &object{o}, nil
+}
+
+// decodeTree is pylax.DecodeTree for protocol's models.
+func decodeTree(root *wire.Node, data []byte, className string) (*object, *pylax.FieldError) {
+	o, fe := pylax.DecodeTree(root, data, className)
+	if fe != nil {
+		return nil, fe
 	}
-	return objectOf(root).members, true
+	return &object{o}, nil
 }
 
 // decodeDerenderBody is decodeBody without the copy: the streaming derender
 // endpoint decodes one small body per generated token, and its requests do
 // not outlive the body.
-func decodeDerenderBody(data []byte, className string) (*object, *FieldError) {
-	if jsonKind(data) == '{' {
+func decodeDerenderBody(data []byte, className string) (*object, *pylax.FieldError) {
+	if pylax.Kind(data) == '{' {
 		if root, err := wire.Parse(data); err == nil {
-			return objectOf(root), nil
+			return &object{pylax.ObjectOf(root)}, nil
 		}
 	}
 	return decodeBody(data, className)
 }
 
 // derenderTree is decodeDerenderBody for a body ParseJSONTree decoded.
-func derenderTree(root *wire.Node, data []byte, className string) (*object, *FieldError) {
+func derenderTree(root *wire.Node, data []byte, className string) (*object, *pylax.FieldError) {
 	if root != nil && root.Kind == wire.Object {
-		return objectOf(root), nil
+		return &object{pylax.ObjectOf(root)}, nil
 	}
 	return decodeTree(root, data, className)
 }
 
-// membersOf is json.Unmarshal into a member map (nil if raw is not a JSON
-// object).
-func membersOf(raw []byte) map[string]json.RawMessage {
-	m, _ := wireMembers(raw)
-	return m
-}
+// fresh is pylax's Fresh for protocol's models.
+func (o *object) fresh() *object { return &object{o.Fresh()} }
+
+// sub is pylax's Sub for protocol's models.
+func (o *object) sub(name string, raw json.RawMessage) *object { return &object{o.Sub(name, raw)} }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // TestRenderRequestGolden checks chat and completion request validation
@@ -33,7 +35,7 @@ func TestRenderRequestGolden(t *testing.T) {
 				t.Fatalf("unknown endpoint %q", c.Endpoint)
 			}
 			if c.Result.Error != nil {
-				verr, ok := err.(*ValidationError)
+				verr, ok := err.(*pylax.ValidationError)
 				if !ok {
 					t.Fatalf("err = %v, want a validation error", err)
 				}

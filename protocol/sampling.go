@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -107,7 +108,7 @@ type StructuredOutputsParams struct {
 // __post_init__ requires exactly one.
 func (s *StructuredOutputsParams) constraintCount() int {
 	n := 0
-	for _, set := range []bool{s.JSON != nil && !isNull(s.JSON), s.Regex != nil, s.Choice != nil,
+	for _, set := range []bool{s.JSON != nil && !pylax.IsNull(s.JSON), s.Regex != nil, s.Choice != nil,
 		s.Grammar != nil, s.JSONObject != nil, s.StructuralTag != nil} {
 		if set {
 			n++
@@ -240,7 +241,7 @@ func vllmErr(param, value string, format string, args ...any) error {
 
 // verify is SamplingParams._verify_args, in vLLM's order.
 func (p *SamplingParams) verify(maxN int) error {
-	f := pyFloatStr
+	f := pylax.FloatStr
 	switch {
 	case p.N < 1:
 		return valueErr("n must be at least 1, got %d.", p.N)
@@ -425,7 +426,7 @@ func pyJSONFloat(f float64) string {
 	case math.IsNaN(f):
 		return "NaN"
 	}
-	return pyFloatStr(f)
+	return pylax.FloatStr(f)
 }
 
 // objectWriter appends a JSON object member by member; the first error
@@ -507,7 +508,7 @@ func (s *StructuredOutputsParams) dictRepr() string {
 		if p == nil {
 			return "None"
 		}
-		return pyStrRepr(*p)
+		return pylax.StrRepr(*p)
 	}
 	optBool := func(p *bool) string {
 		if p == nil {
@@ -521,7 +522,7 @@ func (s *StructuredOutputsParams) dictRepr() string {
 	}
 	js := "None"
 	if s.JSON != nil {
-		js = pyStrOfJSON(s.JSON)
+		js = pylax.StrOfJSON(s.JSON)
 	}
 	return fmt.Sprintf("{'json': %s, 'regex': %s, 'choice': %s, 'grammar': %s, 'json_object': %s, "+
 		"'disable_any_whitespace': %s, 'disable_additional_properties': %s, 'whitespace_pattern': %s, "+

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 func TestStopTokenIDsBeyondInt64(t *testing.T) {
@@ -25,7 +27,7 @@ func TestStopTokenIDsBeyondInt64(t *testing.T) {
 			}
 			continue
 		}
-		var ve *ValidationError
+		var ve *pylax.ValidationError
 		if !errors.As(err, &ve) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.ids, err, tc.want)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -81,19 +82,19 @@ func DecodeTokenizeTree(body []byte, root *wire.Node) (TokenizeRequest, error) {
 	return decodeTokenize(obj, fe, body)
 }
 
-func decodeTokenize(obj *object, fe *FieldError, data []byte) (TokenizeRequest, error) {
+func decodeTokenize(obj *object, fe *pylax.FieldError, data []byte) (TokenizeRequest, error) {
 	switch {
 	case fe != nil && fe.Type == "missing":
 		// An absent body fails before the union is tried.
-		return TokenizeRequest{}, &ValidationError{Errors: []FieldError{*fe}}
+		return TokenizeRequest{}, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	case fe != nil:
-		return TokenizeRequest{}, &ValidationError{Errors: []FieldError{*fe, modelTypeError(data, "TokenizeChatRequest")}}
+		return TokenizeRequest{}, &pylax.ValidationError{Errors: []pylax.FieldError{*fe, pylax.ModelTypeError(data, "TokenizeChatRequest")}}
 	}
 	completion, errsC := decodeTokenizeCompletion(obj.fresh())
 	chat, errsChat := decodeTokenizeChat(obj.fresh())
 	switch {
 	case len(errsC) == 0 && len(errsChat) == 0:
-		if preferChatForm(obj.members) {
+		if preferChatForm(obj.Members) {
 			return TokenizeRequest{Chat: chat}, nil
 		}
 		return TokenizeRequest{Completion: completion}, nil
@@ -102,7 +103,7 @@ func decodeTokenize(obj *object, fe *FieldError, data []byte) (TokenizeRequest, 
 	case len(errsChat) == 0:
 		return TokenizeRequest{Chat: chat}, nil
 	}
-	return TokenizeRequest{}, &ValidationError{Errors: append(errsC, errsChat...)}
+	return TokenizeRequest{}, &pylax.ValidationError{Errors: append(errsC, errsChat...)}
 }
 
 // Fields only one form declares; the fields both declare count for both.
@@ -135,25 +136,25 @@ func preferChatForm(members map[string]json.RawMessage) bool {
 func (r *TokenizeChatRequest) UnmarshalJSON(data []byte) error {
 	obj, fe := decodeBody(data, "TokenizeChatRequest")
 	if fe != nil {
-		return &ValidationError{Errors: []FieldError{*fe}}
+		return &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
 	v, errs := decodeTokenizeChat(obj)
 	if len(errs) > 0 {
-		return &ValidationError{Errors: errs}
+		return &pylax.ValidationError{Errors: errs}
 	}
 	*r = *v
 	return nil
 }
 
-func decodeTokenizeCompletion(obj *object) (*TokenizeCompletionRequest, []FieldError) {
+func decodeTokenizeCompletion(obj *object) (*TokenizeCompletionRequest, []pylax.FieldError) {
 	r := &TokenizeCompletionRequest{
-		Model:            obj.optionalString("model"),
-		Prompt:           obj.requiredString("prompt"),
-		AddSpecialTokens: obj.boolean("add_special_tokens", true),
-		ReturnTokenStrs:  obj.optionalBool("return_token_strs", false),
+		Model:            obj.OptionalString("model"),
+		Prompt:           obj.RequiredString("prompt"),
+		AddSpecialTokens: obj.Bool("add_special_tokens", true),
+		ReturnTokenStrs:  obj.OptionalBool("return_token_strs", false),
 	}
-	if len(obj.errs) > 0 {
-		return nil, obj.errs
+	if len(obj.Errs) > 0 {
+		return nil, obj.Errs
 	}
 	return r, nil
 }
@@ -161,32 +162,32 @@ func decodeTokenizeCompletion(obj *object) (*TokenizeCompletionRequest, []FieldE
 // errBothPrompts is vLLM's check_generation_prompt model validator error.
 const errBothPrompts = "Cannot set both `continue_final_message` and `add_generation_prompt` to True."
 
-func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []FieldError) {
+func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []pylax.FieldError) {
 	// vLLM's "before" validator tests the raw values' truthiness, so
 	// {"continue_final_message": "yes", "add_generation_prompt": 1} fails
 	// while an absent add_generation_prompt (default true) does not.
-	if pyTruthy(obj.members["continue_final_message"]) && pyTruthy(obj.members["add_generation_prompt"]) {
-		return nil, []FieldError{{
+	if pylax.Truthy(obj.Members["continue_final_message"]) && pylax.Truthy(obj.Members["add_generation_prompt"]) {
+		return nil, []pylax.FieldError{{
 			Type:  "value_error",
 			Loc:   nil,
 			Msg:   "Value error, " + errBothPrompts,
-			Input: obj.raw,
-			Ctx:   []CtxEntry{{Key: "error", Value: PyException{Class: "VLLMValidationError", Message: errBothPrompts}}},
+			Input: obj.Raw,
+			Ctx:   []pylax.CtxEntry{{Key: "error", Value: pylax.PyException{Class: "VLLMValidationError", Message: errBothPrompts}}},
 		}}
 	}
-	r := &TokenizeChatRequest{Model: obj.optionalString("model")}
+	r := &TokenizeChatRequest{Model: obj.OptionalString("model")}
 	r.Messages, r.MessageTrees = obj.messages("messages")
-	r.AddGenerationPrompt = obj.boolean("add_generation_prompt", true)
-	r.ReturnTokenStrs = obj.optionalBool("return_token_strs", false)
-	r.ContinueFinalMessage = obj.boolean("continue_final_message", false)
-	r.AddSpecialTokens = obj.boolean("add_special_tokens", false)
-	r.ChatTemplate = obj.optionalString("chat_template")
-	r.ChatTemplateKwargs = obj.optionalDict("chat_template_kwargs")
-	r.MediaIOKwargs = obj.optionalDictOfDicts("media_io_kwargs")
-	r.MMProcessorKwargs = obj.optionalDict("mm_processor_kwargs")
+	r.AddGenerationPrompt = obj.Bool("add_generation_prompt", true)
+	r.ReturnTokenStrs = obj.OptionalBool("return_token_strs", false)
+	r.ContinueFinalMessage = obj.Bool("continue_final_message", false)
+	r.AddSpecialTokens = obj.Bool("add_special_tokens", false)
+	r.ChatTemplate = obj.OptionalString("chat_template")
+	r.ChatTemplateKwargs = obj.OptionalDict("chat_template_kwargs")
+	r.MediaIOKwargs = obj.OptionalDictOfDicts("media_io_kwargs")
+	r.MMProcessorKwargs = obj.OptionalDict("mm_processor_kwargs")
 	r.Tools = obj.tools("tools")
-	if len(obj.errs) > 0 {
-		return nil, obj.errs
+	if len(obj.Errs) > 0 {
+		return nil, obj.Errs
 	}
 	return r, nil
 }
@@ -194,14 +195,14 @@ func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []FieldError) {
 // messages is a required list of chat messages. Only the shape is checked
 // here (a list of objects); the render tier validates message contents.
 func (o *object) messages(name string) ([]json.RawMessage, []*wire.Node) {
-	items, ok := o.list(name, true)
+	items, ok := o.List(name, true)
 	if !ok {
 		return nil, nil
 	}
 	valid := true
 	for i, item := range items {
-		if jsonKind(item) != '{' {
-			o.fail(o.at(name, i), "dict_type", "Input should be a valid dictionary", item)
+		if pylax.Kind(item) != '{' {
+			o.Fail(o.At(name, i), "dict_type", "Input should be a valid dictionary", item)
 			valid = false
 		}
 	}
@@ -209,7 +210,7 @@ func (o *object) messages(name string) ([]json.RawMessage, []*wire.Node) {
 		return nil, nil
 	}
 	var trees []*wire.Node
-	if n := o.nodes[name]; n != nil && n.Kind == wire.Array {
+	if n := o.Nodes[name]; n != nil && n.Kind == wire.Array {
 		trees = n.Arr
 	}
 	return items, trees
@@ -252,14 +253,14 @@ type DetokenizeRequest struct {
 func DecodeDetokenizeRequest(data []byte) (DetokenizeRequest, error) {
 	obj, fe := decodeBody(data, "DetokenizeRequest")
 	if fe != nil {
-		return DetokenizeRequest{}, &ValidationError{Errors: []FieldError{*fe}}
+		return DetokenizeRequest{}, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
 	r := DetokenizeRequest{
-		Model:  obj.optionalString("model"),
-		Tokens: obj.tokenIDs("tokens"),
+		Model:  obj.OptionalString("model"),
+		Tokens: obj.TokenIDs("tokens"),
 	}
-	if len(obj.errs) > 0 {
-		return DetokenizeRequest{}, &ValidationError{Errors: obj.errs}
+	if len(obj.Errs) > 0 {
+		return DetokenizeRequest{}, &pylax.ValidationError{Errors: obj.Errs}
 	}
 	return r, nil
 }

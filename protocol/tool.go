@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -50,7 +51,7 @@ func (o *object) tools(name string) []Tool {
 	if o.dictList(name) == nil {
 		return nil
 	}
-	items := o.trees(name)
+	items := o.Trees(name)
 	out := make([]Tool, len(items))
 	for i, n := range items {
 		out[i] = toolOf(n)
@@ -106,10 +107,10 @@ func DecodeTools(data []byte) ([]Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &object{members: map[string]json.RawMessage{"tools": root.Raw}, nodes: map[string]*wire.Node{"tools": root}}
+	o := &object{&pylax.Object{Members: map[string]json.RawMessage{"tools": root.Raw}, Nodes: map[string]*wire.Node{"tools": root}}}
 	tools := o.tools("tools")
-	if len(o.errs) > 0 {
-		return nil, &ValidationError{Errors: o.errs}
+	if len(o.Errs) > 0 {
+		return nil, &pylax.ValidationError{Errors: o.Errs}
 	}
 	return tools, nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // FunctionDefinition's optional fields are typed: description is str |
@@ -30,7 +32,7 @@ func TestToolFunctionDefinitionTypes(t *testing.T) {
 				}
 				return
 			}
-			var verr *ValidationError
+			var verr *pylax.ValidationError
 			if !errors.As(err, &verr) {
 				t.Fatalf("error %v, want a *ValidationError", err)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -67,7 +68,7 @@ func checkToolsDecode(t *testing.T, list []byte) {
 	req, err := DecodeChatCompletionRequest(body)
 	tools, terr := DecodeTools(list)
 	if err != nil {
-		var ve *ValidationError
+		var ve *pylax.ValidationError
 		if !errors.As(err, &ve) {
 			t.Fatalf("%s: error %T %v", list, err, err)
 		}

@@ -89,12 +89,12 @@ func toolChoiceOf(n *wire.Node) ToolChoice {
 	return ToolChoice{Kind: ToolChoiceBad, bad: bytes.Clone(n.Raw)}
 }
 
-// responsesToolChoiceOf reads a Responses tool_choice (already validated
+// ResponsesToolChoice reads a Responses tool_choice (already validated
 // against openai's ToolChoice union) in the chat request's terms: a named
 // function ({"type":"function","name":N}, openai's ToolChoiceFunction) is
 // a named choice, the other objects ToolChoiceOther; strings are the same
 // in both APIs.
-func responsesToolChoiceOf(n *wire.Node) ToolChoice {
+func ResponsesToolChoice(n *wire.Node) ToolChoice {
 	if n.Kind != wire.Object {
 		return toolChoiceOf(n)
 	}

@@ -1,13 +1,14 @@
 package protocol
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 // goldenCase is one line of testdata/validation_golden.jsonl, produced by
@@ -27,26 +28,7 @@ type goldenCase struct {
 
 // loadGolden reads the goldenCase lines of a testdata/*.jsonl file.
 func loadGolden(t *testing.T, path string) []goldenCase {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var cases []goldenCase
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var c goldenCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("golden line: %v", err)
-		}
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return cases
+	return testenv.ReadJSONL[goldenCase](t, path)
 }
 
 // decodeAs runs the body through the same steps the server takes: Python's
@@ -58,7 +40,7 @@ func decodeAs(endpoint, body string) (any, *ErrorResponse) {
 		parsed, err := ParseJSONBody(data)
 		var syn *JSONSyntaxError
 		if errors.As(err, &syn) {
-			resp := NewValidationErrorResponse(&ValidationError{Errors: []FieldError{syn.FieldError()}})
+			resp := NewValidationErrorResponse(&pylax.ValidationError{Errors: []pylax.FieldError{syn.FieldError()}})
 			return nil, &resp
 		}
 		if err != nil {
@@ -87,7 +69,7 @@ func decodeAs(endpoint, body string) (any, *ErrorResponse) {
 		v = &r
 	}
 	if err != nil {
-		var verr *ValidationError
+		var verr *pylax.ValidationError
 		if !errors.As(err, &verr) {
 			panic(err)
 		}

@@ -1,6 +1,9 @@
 package protocol
 
-import "github.com/vrender/vrender/internal/wire"
+import (
+	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/internal/wire"
+)
 
 // toolChoiceLiterals are the string members of tool_choice's union, in
 // declaration order: pydantic reports one error per member.
@@ -22,8 +25,8 @@ func (o *object) namedToolChoiceType(name string, n *wire.Node) {
 	}
 	raw, typRaw := n.Raw, typ.Raw
 	for _, lit := range toolChoiceLiterals {
-		expected := pyStrRepr(lit)
-		o.fail(o.at(name), "literal_error", "Input should be "+expected, raw, CtxEntry{Key: "expected", Value: expected})
+		expected := pylax.StrRepr(lit)
+		o.Fail(o.At(name), "literal_error", "Input should be "+expected, raw, pylax.CtxEntry{Key: "expected", Value: expected})
 	}
-	o.fail(o.at(name, "type"), "literal_error", "Input should be 'function'", typRaw, CtxEntry{Key: "expected", Value: "'function'"})
+	o.Fail(o.At(name, "type"), "literal_error", "Input should be 'function'", typRaw, pylax.CtxEntry{Key: "expected", Value: "'function'"})
 }

@@ -3,6 +3,8 @@ package protocol
 import (
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // TestToolChoiceValidation walks vLLM's check_tool_usage rules and the
@@ -75,7 +77,7 @@ func checkToolChoiceErr(t *testing.T, err error, want, param string) {
 		}
 		return
 	}
-	verr, ok := err.(*ValidationError)
+	verr, ok := err.(*pylax.ValidationError)
 	if !ok {
 		t.Fatalf("err = %v, want a validation error containing %q", err, want)
 	}
@@ -104,7 +106,7 @@ func TestDerenderChatRequestGolden(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			wrapped := `{"generate_response":{"request_id":"r","choices":[{"index":0,"token_ids":[1],"finish_reason":"stop"}]},"chat_request":` + c.Body + `}`
 			_, _, err := DecodeDerenderChat([]byte(wrapped))
-			verr, ok := err.(*ValidationError)
+			verr, ok := err.(*pylax.ValidationError)
 			if !ok {
 				t.Fatalf("err = %v, want a validation error", err)
 			}

@@ -4,57 +4,59 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 // refCheckToolUsage is checkToolUsage as it read tool_choice over
 // encoding/json, before the choice was decoded once (toolChoiceOf); kept to
 // hold the tree reading to the same errors.
-func refCheckToolUsage(obj *object) *FieldError {
-	tools, hasTools := obj.members["tools"]
-	if hasTools && jsonKind(tools) == '[' {
+func refCheckToolUsage(obj *object) *pylax.FieldError {
+	tools, hasTools := obj.Members["tools"]
+	if hasTools && pylax.Kind(tools) == '[' {
 		// Members come from a parsed body, so tools is valid JSON.
-		if isEmptyArray(tools) {
-			return validatorError(obj, "ValueError",
+		if pylax.IsEmptyArray(tools) {
+			return obj.ValidatorError("ValueError",
 				"`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.", "", "")
 		}
 	}
-	tc, hasTC := obj.members["tool_choice"]
+	tc, hasTC := obj.Members["tool_choice"]
 	if !hasTC {
 		return nil
 	}
-	if s, ok := laxString(tc); ok && s == "none" {
+	if s, ok := pylax.LaxString(tc); ok && s == "none" {
 		return nil
 	}
-	if isNull(tc) {
+	if pylax.IsNull(tc) {
 		return nil
 	}
-	if !hasTools || isNull(tools) {
-		return validatorError(obj, "VLLMValidationError", "When using `tool_choice`, `tools` must be set.", "tool_choice", "")
+	if !hasTools || pylax.IsNull(tools) {
+		return obj.ValidatorError("VLLMValidationError", "When using `tool_choice`, `tools` must be set.", "tool_choice", "")
 	}
-	if s, ok := laxString(tc); ok && (s == "auto" || s == "required") {
+	if s, ok := pylax.LaxString(tc); ok && (s == "auto" || s == "required") {
 		return nil
 	}
-	if jsonKind(tc) != '{' {
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `tool_choice`: "+pyStrOfJSON(tc)+
+	if pylax.Kind(tc) != '{' {
+		return obj.ValidatorError("VLLMValidationError", "Invalid value for `tool_choice`: "+pylax.StrOfJSON(tc)+
 			"! Only named tools, \"none\", \"auto\" or \"required\" are supported.", "tool_choice", "")
 	}
 	var choice map[string]json.RawMessage
 	_ = json.Unmarshal(tc, &choice)
 	function, ok := choice["function"]
-	if !ok || jsonKind(function) != '{' {
-		return validatorError(obj, "VLLMValidationError", "Invalid value for `function`: `"+pyStrOfJSON(function)+
+	if !ok || pylax.Kind(function) != '{' {
+		return obj.ValidatorError("VLLMValidationError", "Invalid value for `function`: `"+pylax.StrOfJSON(function)+
 			"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function", "")
 	}
 	var fn map[string]json.RawMessage
 	_ = json.Unmarshal(function, &fn)
 	nameRaw, ok := fn["name"]
 	if !ok {
-		return validatorError(obj, "VLLMValidationError", "Expected field `name` in `function` in `tool_choice`! "+
+		return obj.ValidatorError("VLLMValidationError", "Expected field `name` in `function` in `tool_choice`! "+
 			toolChoiceUsage, "tool_choice.function.name", "")
 	}
-	name, isStr := laxString(nameRaw)
+	name, isStr := pylax.LaxString(nameRaw)
 	if !isStr || name == "" {
-		return validatorError(obj, "VLLMValidationError", "Invalid `name` in `function`: `"+pyStrOfJSON(nameRaw)+
+		return obj.ValidatorError("VLLMValidationError", "Invalid `name` in `function`: `"+pylax.StrOfJSON(nameRaw)+
 			"` in `tool_choice`! "+toolChoiceUsage, "tool_choice.function.name", "")
 	}
 	var toolList []struct {
@@ -68,7 +70,7 @@ func refCheckToolUsage(obj *object) *FieldError {
 			return nil
 		}
 	}
-	return validatorError(obj, "VLLMValidationError",
+	return obj.ValidatorError("VLLMValidationError",
 		"The tool specified in `tool_choice` does not match any of the specified `tools`", "tool_choice", "")
 }
 
@@ -133,17 +135,17 @@ func FuzzCheckToolUsage(f *testing.F) {
 
 // refCheckStructuredOutputsCount is checkStructuredOutputsCount as it read
 // structured_outputs and tool_choice over encoding/json.
-func refCheckStructuredOutputsCount(withParam bool) func(*object) *FieldError {
-	return func(obj *object) *FieldError {
-		raw, ok := obj.members["structured_outputs"]
-		if !ok || isNull(raw) || jsonKind(raw) != '{' {
+func refCheckStructuredOutputsCount(withParam bool) func(*object) *pylax.FieldError {
+	return func(obj *object) *pylax.FieldError {
+		raw, ok := obj.Members["structured_outputs"]
+		if !ok || pylax.IsNull(raw) || pylax.Kind(raw) != '{' {
 			return nil
 		}
 		var so map[string]json.RawMessage
 		_ = json.Unmarshal(raw, &so)
 		count := 0
 		for _, k := range []string{"json", "regex", "choice"} {
-			if v, ok := so[k]; ok && !isNull(v) {
+			if v, ok := so[k]; ok && !pylax.IsNull(v) {
 				count++
 			}
 		}
@@ -152,13 +154,13 @@ func refCheckStructuredOutputsCount(withParam bool) func(*object) *FieldError {
 			param = "structured_outputs"
 		}
 		if count > 1 {
-			return validatorError(obj, "VLLMValidationError",
+			return obj.ValidatorError("VLLMValidationError",
 				"You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').", param, "")
 		}
 		if withParam || count == 0 {
 			return nil
 		}
-		tc, hasTC := obj.nodes["tool_choice"]
+		tc, hasTC := obj.Nodes["tool_choice"]
 		if !hasTC {
 			return nil // "none", or "auto" once check_tool_usage has run
 		}
@@ -166,7 +168,7 @@ func refCheckStructuredOutputsCount(withParam bool) func(*object) *FieldError {
 		case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired:
 			return nil
 		}
-		return validatorError(obj, "VLLMValidationError",
+		return obj.ValidatorError("VLLMValidationError",
 			"You can only either use constraints for structured outputs or tools, not both.", "", "")
 	}
 }

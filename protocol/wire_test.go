@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
 func marshal(t *testing.T, v any) string {
@@ -156,7 +158,7 @@ func tokenizeJSON(r TokenizeRequest) ([]byte, error) {
 
 func TestUnmarshalReportsValidationError(t *testing.T) {
 	_, err := DecodeDetokenizeRequest([]byte(`{"tokens":[-3]}`))
-	var verr *ValidationError
+	var verr *pylax.ValidationError
 	if !errors.As(err, &verr) {
 		t.Fatalf("DecodeDetokenizeRequest error = %v (%T), want *ValidationError", err, err)
 	}

@@ -33,9 +33,10 @@ type ChatInput struct {
 	AddSpecialTokens     bool
 	TruncatePromptTokens *int
 	TruncationSide       string
-	// ResponsesTools says Tools are a Responses request's function tools:
-	// the template gets construct_tool_dicts' dicts, not chat tool dumps.
-	ResponsesTools bool
+	// ToolDicts, when not nil, are what the template gets as tools instead
+	// of Tools' ChatCompletionToolsParam dumps: a front end's own tool
+	// dumps (the Responses API's construct_tool_dicts).
+	ToolDicts []*wire.Node
 	// MMProcessorKwargs is the request's mm_processor_kwargs object.
 	MMProcessorKwargs json.RawMessage
 	// OmitMMKwargs is return_mm_kwargs false: the features carry hashes
@@ -224,43 +225,43 @@ func (r *Renderer) templateKwargs(in ChatInput) (*node, *string, error) {
 }
 
 // toolsNode returns the tools as vLLM passes them to the template
-// (tool.model_dump() of each), or nil when the template gets None.
+// (tool.model_dump() of each, or the front end's ToolDicts), or nil when
+// the template gets None.
 func (r *Renderer) toolsNode(in ChatInput) (*node, error) {
-	if in.Tools == nil {
-		return nil, nil
+	dicts := in.ToolDicts
+	if dicts == nil {
+		if in.Tools == nil {
+			return nil, nil
+		}
+		dicts = make([]*node, len(in.Tools))
+		for i := range in.Tools {
+			dicts[i] = dumpTool(&in.Tools[i])
+		}
 	}
 	if r.cfg.ExcludeToolsWhenToolChoiceNone && in.ToolChoice.Kind == protocol.ToolChoiceNone {
 		return nil, nil
 	}
-	out := &node{Kind: jArr, Arr: make([]*node, 0, len(in.Tools))}
-	for i := range in.Tools {
-		t := &in.Tools[i]
-		if toolDepth(t) > maxJSONDepth {
+	for i, d := range dicts {
+		if nodeDepth(d) > maxJSONDepth {
 			// Valid JSON (the request decoded), only too deep to render.
 			return nil, badParam(fmt.Sprintf("tools.%d", i), "tools.%d is nested more than %d levels deep", i, maxJSONDepth)
 		}
-		if in.ResponsesTools {
-			out.Arr = append(out.Arr, responsesToolDict(t))
-			continue
-		}
-		out.Arr = append(out.Arr, dumpTool(t))
 	}
-	return out, nil
+	return &node{Kind: jArr, Arr: dicts}, nil
 }
 
-// toolDepth is the nesting of the tool's object as the client sent it
-// (wire.Node's Depth of its tree).
-func toolDepth(t *protocol.Tool) int {
-	fn := 1 // name
-	if t.Function.Parameters != nil {
-		fn = max(fn, t.Function.Parameters.Depth+1)
+// nodeDepth is wire.Node's Depth for a tree built by code around parsed
+// ones: the longest chain of nested values below n.
+func nodeDepth(n *node) int {
+	if n.Raw != nil {
+		return n.Depth
 	}
-	for _, m := range t.Function.Extra {
-		fn = max(fn, m.Value.Depth+1)
+	d := 0
+	for _, v := range n.Arr {
+		d = max(d, nodeDepth(v)+1)
 	}
-	d := fn + 1
-	for _, m := range t.Extra {
-		d = max(d, m.Value.Depth+1)
+	for _, v := range n.Vals {
+		d = max(d, nodeDepth(v)+1)
 	}
 	return d
 }
@@ -275,18 +276,6 @@ func dumpTool(t *protocol.Tool) *node {
 	out := objNode(len(t.Extra), objMember{"type", strNode(t.Type)}, objMember{"function", dfn})
 	appendMembers(out, t.Extra)
 	return out
-}
-
-// responsesToolDict is construct_tool_dicts' dict for a Responses function
-// tool: {"type": "function", "function": FunctionTool.model_dump()}, whose
-// members are openai's FunctionTool fields in declaration order, defaults
-// filled in.
-func responsesToolDict(t *protocol.Tool) *node {
-	f := &t.Function
-	fn := objNode(0, objMember{"name", strNode(f.Name)}, objMember{"parameters", orNull(f.Parameters)},
-		objMember{"strict", orNull(f.Get("strict"))}, objMember{"type", strNode("function")},
-		objMember{"description", optStrNode(f.Description)})
-	return objNode(0, objMember{"type", strNode("function")}, objMember{"function", fn})
 }
 
 func appendMembers(n *node, ms []protocol.Member) {

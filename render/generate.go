@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 )
@@ -154,7 +155,7 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 	if maxOutput == nil {
 		maxOutput, maxOutputParam = req.MaxTokens, "max_tokens"
 	}
-	prompt, err := g.renderChatPrompt(ctx, req, promptLimits{maxOutput, maxOutputParam, req.TruncatePromptTokens}, false)
+	prompt, err := g.renderChatPrompt(ctx, req, PromptLimits{maxOutput, maxOutputParam, req.TruncatePromptTokens}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -214,21 +215,20 @@ func (g *Generator) renderHarmonyChat(ctx context.Context, req *protocol.ChatCom
 	return g.chatResult(req, req, prompt)
 }
 
-// promptLimits are the members of a request its TokenizeParams are built
+// PromptLimits are the members of a request its TokenizeParams are built
 // from: the output tokens it reserves (and the member naming them in
 // errors) and its truncate_prompt_tokens.
-type promptLimits struct {
-	maxOutput      *int
-	maxOutputParam string
-	truncate       *int
+type PromptLimits struct {
+	MaxOutput      *int
+	MaxOutputParam string
+	Truncate       *int
 }
 
 // renderChatPrompt applies the chat template to req and tokenizes it with
-// the length checks of lim; responsesTools hands req.Tools to the template
-// as the Responses API's tool dicts instead of ChatCompletionToolsParam
-// dumps.
-func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatCompletionRequest, lim promptLimits, responsesTools bool) (*ChatPrompt, error) {
-	limits, err := g.tokenLimits(lim.maxOutput, lim.maxOutputParam, lim.truncate)
+// the length checks of lim; toolDicts, when not nil, are the template's
+// tools instead of req.Tools' ChatCompletionToolsParam dumps.
+func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatCompletionRequest, lim PromptLimits, toolDicts []*wire.Node) (*ChatPrompt, error) {
+	limits, err := g.tokenLimits(lim.MaxOutput, lim.MaxOutputParam, lim.Truncate)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatComp
 		AddSpecialTokens:     req.AddSpecialTokens,
 		TruncatePromptTokens: limits.truncate,
 		TruncationSide:       side,
-		ResponsesTools:       responsesTools,
+		ToolDicts:            toolDicts,
 		MMProcessorKwargs:    req.MMProcessorKwargs,
 		OmitMMKwargs:         !req.ReturnMMKwargs,
 		CheckText: func(text string) error {

@@ -174,9 +174,9 @@ func MaxTokens(maxModelLen int, requested *int, inputLen int, d SamplingDefaults
 	return n, nil
 }
 
-// samplingFields are the request fields to_sampling_params reads; chat and
+// SamplingFields are the request fields to_sampling_params reads; chat and
 // completion requests fill them from their own fields.
-type samplingFields struct {
+type SamplingFields struct {
 	N                      *int
 	PresencePenalty        *float64
 	FrequencyPenalty       *float64
@@ -219,7 +219,7 @@ func ChatSamplingParams(req *protocol.ChatCompletionRequest, maxTokens int, d Sa
 	if promptLogprobs == nil && req.Echo {
 		promptLogprobs = req.TopLogprobs
 	}
-	return buildSamplingParams(samplingFields{
+	return buildSamplingParams(SamplingFields{
 		N: req.N, PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty,
 		RepetitionPenalty: req.RepetitionPenalty, Temperature: req.Temperature, TopP: req.TopP, TopK: req.TopK,
 		MinP: req.MinP, Seed: req.Seed, Stop: req.Stop, StopTokenIDs: req.StopTokenIDs,
@@ -249,7 +249,7 @@ func CompletionSamplingParams(req *protocol.CompletionRequest, maxTokens int, d 
 		maxTokens = 1 // echo without generation
 	}
 	n := req.N
-	return buildSamplingParams(samplingFields{
+	return buildSamplingParams(SamplingFields{
 		N: &n, PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty,
 		RepetitionPenalty: req.RepetitionPenalty, Temperature: req.Temperature, TopP: req.TopP, TopK: req.TopK,
 		MinP: req.MinP, Seed: req.Seed, Stop: req.Stop, StopTokenIDs: req.StopTokenIDs,
@@ -266,7 +266,7 @@ func CompletionSamplingParams(req *protocol.CompletionRequest, maxTokens int, d 
 
 // buildSamplingParams is the shared body of to_sampling_params followed by
 // SamplingParams.from_optional and __post_init__.
-func buildSamplingParams(f samplingFields, maxTokens int, d SamplingDefaults) (protocol.SamplingParams, error) {
+func buildSamplingParams(f SamplingFields, maxTokens int, d SamplingDefaults) (protocol.SamplingParams, error) {
 	p := protocol.NewSamplingParams()
 	pick := func(req, def *float64, openai float64) float64 {
 		switch {

@@ -21,7 +21,7 @@ import (
 // tools are wrapped as {"type":"function","function":<FunctionTool dump>}.
 // The sampling members ResponsesRequest shares with chat go through the
 // chat request's validation.
-func ToChat(r *protocol.ResponsesRequest) (*protocol.ChatCompletionRequest, error) {
+func ToChat(r *Request) (*protocol.ChatCompletionRequest, error) {
 	msgs, err := responsesMessages(r)
 	if err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ func msgFromObject(raw json.RawMessage) (*chatMsg, error) {
 	return m, nil
 }
 
-func responsesMessages(r *protocol.ResponsesRequest) (json.RawMessage, error) {
+func responsesMessages(r *Request) (json.RawMessage, error) {
 	var msgs []*chatMsg
 	if r.Instructions != nil && *r.Instructions != "" {
 		msgs = append(msgs, &chatMsg{keys: []string{"role", "content"},
@@ -159,7 +159,7 @@ func responsesMessages(r *protocol.ResponsesRequest) (json.RawMessage, error) {
 		}
 		m, err := responsesItem(raw, prev)
 		if err != nil {
-			if bad, ok := err.(*protocol.ResponsesParamError); ok && bad.Param == "" {
+			if bad, ok := err.(*ParamError); ok && bad.Param == "" {
 				bad.Param = fmt.Sprintf("input.%d", i)
 			}
 			return nil, err
@@ -193,7 +193,7 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 		Content          json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(raw, &it); err != nil {
-		return nil, &protocol.ResponsesParamError{Message: "Each input item must be an object"}
+		return nil, &ParamError{Message: "Each input item must be an object"}
 	}
 	if prev != nil {
 		if role, _ := prev.get("role"); string(role) != `"assistant"` {
@@ -207,7 +207,7 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 	switch {
 	case typ == "function_call":
 		if it.CallID == nil || it.Name == nil || it.Arguments == nil {
-			return nil, &protocol.ResponsesParamError{Message: "function_call items need call_id, name and arguments strings"}
+			return nil, &ParamError{Message: "function_call items need call_id, name and arguments strings"}
 		}
 		name := *it.Name
 		if it.Namespace != nil && *it.Namespace != "" {
@@ -242,7 +242,7 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 		// parser as a message without a role.
 		var summary []json.RawMessage
 		if json.Unmarshal(it.Summary, &summary) != nil || summary == nil {
-			return nil, &protocol.ResponsesParamError{Message: "reasoning items need a summary list"}
+			return nil, &ParamError{Message: "reasoning items need a summary list"}
 		}
 		if it.EncryptedContent != nil && *it.EncryptedContent != "" {
 			return nil, &render.BadRequestError{Message: "Encrypted content is not supported."}
@@ -285,7 +285,7 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 	// Other messages reach the chat parser as given.
 	m, err := msgFromObject(raw)
 	if err != nil {
-		return nil, &protocol.ResponsesParamError{Message: "Each input item must be an object"}
+		return nil, &ParamError{Message: "Each input item must be an object"}
 	}
 	return m, nil
 }
@@ -338,36 +338,35 @@ type functionTool struct {
 }
 
 // responsesTools reads the function tools construct_tool_dicts gives the
-// template (render writes each as {"type": "function", "function":
-// FunctionTool.model_dump()}, and the parsers read them as chat tools):
-// name, parameters, description, and strict kept as given. Other tool
-// types (web_search, file_search, code_interpreter, mcp, ...) are not given
-// to the template, as vLLM's non-Harmony path iterates only the function
-// tools (iter_response_function_tool_dicts); they are accepted, not
-// refused.
+// template (toolDicts writes them as it does) and the parsers read as chat
+// tools: name, parameters, description, and strict kept as given. Other
+// tool types (web_search, file_search, code_interpreter, mcp, ...) are not
+// given to the template, as vLLM's non-Harmony path iterates only the
+// function tools (iter_response_function_tool_dicts); they are accepted,
+// not refused.
 func responsesTools(tools []json.RawMessage) ([]protocol.Tool, error) {
 	out := make([]protocol.Tool, 0, len(tools))
 	for i, raw := range tools {
 		n, err := wire.Parse(raw)
 		if err != nil || n.Kind != wire.Object {
-			return nil, &protocol.ResponsesParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
+			return nil, &ParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
 		}
 		typ, ok := n.Get("type")
 		if !ok {
-			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.type", i)}
+			return nil, &ParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.type", i)}
 		}
 		if typ.Kind != wire.String {
-			return nil, &protocol.ResponsesParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
+			return nil, &ParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
 		}
 		if typ.S != "function" {
 			continue
 		}
 		name, ok := n.Get("name")
 		if !ok {
-			return nil, &protocol.ResponsesParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.name", i)}
+			return nil, &ParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.name", i)}
 		}
 		if name.Kind != wire.String {
-			return nil, &protocol.ResponsesParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
+			return nil, &ParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
 		}
 		fn := protocol.FunctionDefinition{Name: name.S}
 		if p, _ := n.Get("parameters"); p != nil && p.Kind == wire.Object {
@@ -384,13 +383,44 @@ func responsesTools(tools []json.RawMessage) ([]protocol.Tool, error) {
 	return out, nil
 }
 
+// toolDicts are construct_tool_dicts' dicts, what the template gets as
+// tools: {"type": "function", "function": FunctionTool.model_dump()}, the
+// function's members openai's FunctionTool fields in declaration order,
+// defaults filled in. nil (None) without tools.
+func toolDicts(tools []protocol.Tool) []*wire.Node {
+	if tools == nil {
+		return nil
+	}
+	out := make([]*wire.Node, len(tools))
+	for i := range tools {
+		f := &tools[i].Function
+		fn := &wire.Node{Kind: wire.Object,
+			Keys: []string{"name", "parameters", "strict", "type", "description"},
+			Vals: []*wire.Node{strNode(f.Name), orNull(f.Parameters), orNull(f.Get("strict")), strNode("function"), wire.NullNode}}
+		if f.Description != nil {
+			fn.Vals[4] = strNode(*f.Description)
+		}
+		out[i] = &wire.Node{Kind: wire.Object, Keys: []string{"type", "function"}, Vals: []*wire.Node{strNode("function"), fn}}
+	}
+	return out
+}
+
+func strNode(s string) *wire.Node { return &wire.Node{Kind: wire.String, S: s} }
+
+func orNull(n *wire.Node) *wire.Node {
+	if n == nil {
+		return wire.NullNode
+	}
+	return n
+}
+
 // Render is the render server's render_responses_request after
 // the model check (vllm PR #50195): previous_response_id is refused, the
 // request is rendered through the chat pipeline, and the sampling params
 // are ResponsesRequest.to_sampling_params.
-func Render(ctx context.Context, g *render.Generator, r *protocol.ResponsesRequest) (*protocol.GenerateRequest, error) {
+func Render(ctx context.Context, g *render.Generator, r *Request) (*protocol.GenerateRequest, error) {
 	if r.PreviousResponseID != nil {
-		return nil, &protocol.ResponsesParamError{
+		return nil, &ParamError{
 			Message: "previous_response_id is not supported by the stateless render endpoint.",
 			Param:   "previous_response_id", Type: "invalid_request_error"}
 	}
@@ -398,7 +428,7 @@ func Render(ctx context.Context, g *render.Generator, r *protocol.ResponsesReque
 	if err != nil {
 		return nil, err
 	}
-	res, err := g.RenderResponsesChat(ctx, r, req)
+	res, err := renderChat(ctx, g, r, req)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 	"github.com/vrender/vrender/render/rendertest"
@@ -36,6 +37,64 @@ func loadResponsesGolden(t testing.TB) []json.RawMessage {
 	return out
 }
 
+// TestResponsesTools checks construct_tool_dicts: each function tool is
+// openai's FunctionTool.model_dump() (declared members in declaration
+// order, defaults filled) under "function" (test_responses_utils.py
+// test_convert_tool_responses_to_completions_format), tool_choice "none"
+// or an empty list gives the template None, and built-in tools reach no
+// template.
+func TestResponsesTools(t *testing.T) {
+	const weather = `{"type":"function","name":"get_weather","description":"Get the current weather in a given location","parameters":{"type":"object","properties":{"location":{"type":"string"},"unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["location","unit"]}}`
+	for _, c := range []struct {
+		name, body string
+		want       []string // nil: tools is None
+		wantErr    string
+	}{
+		{name: "function tool", body: `{"input":"x","tools":[` + weather + `]}`,
+			want: []string{`{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"location":{"type":"string"},"unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["location","unit"]},"strict":null,"type":"function","description":"Get the current weather in a given location"}}`}},
+		{name: "defaults filled", body: `{"input":"x","tools":[{"type":"function","name":"f"}]}`,
+			want: []string{`{"type":"function","function":{"name":"f","parameters":null,"strict":null,"type":"function","description":null}}`}},
+		{name: "tool_choice none", body: `{"input":"x","tools":[` + weather + `],"tool_choice":"none"}`},
+		{name: "no tools", body: `{"input":"x","tools":[]}`},
+		// Built-in tools reach no template: only function tools are dumped.
+		{name: "web search dropped", body: `{"input":"x","tools":[{"type":"web_search"},` + weather + `,{"type":"mcp","server_label":"s"}]}`,
+			want: []string{`{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"location":{"type":"string"},"unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["location","unit"]},"strict":null,"type":"function","description":"Get the current weather in a given location"}}`}},
+		{name: "only built-in tools", body: `{"input":"x","tools":[{"type":"file_search","vector_store_ids":["vs"]}]}`, want: []string{}},
+		// A tool without type fits no member of openai's Tool union.
+		{name: "tool without type", body: `{"input":"x","tools":[{"name":"f"}]}`, wantErr: "24 validation errors:\n  {'type': 'missing', 'loc': 'body.tools.0.FunctionTool.type'"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := DecodeRequest([]byte(c.body))
+			if c.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), c.wantErr) {
+					t.Fatalf("error %v, want %q...", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := ToChat(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dicts := toolDicts(req.Tools)
+			got := make([]string, len(dicts))
+			for i, d := range dicts {
+				got[i] = string(wire.AppendNode(nil, d))
+			}
+			if (dicts == nil) != (c.want == nil) || len(got) != len(c.want) {
+				t.Fatalf("tools %q, want %q", got, c.want)
+			}
+			for i := range c.want {
+				if got[i] != c.want[i] {
+					t.Errorf("tool %d\n got: %s\nwant: %s", i, got[i], c.want[i])
+				}
+			}
+		})
+	}
+}
+
 // FuzzResponsesToChat feeds arbitrary Responses bodies through decoding,
 // the conversion and a render: a body is refused with a typed error or
 // converts to a chat request whose messages and tools are valid JSON and
@@ -49,7 +108,7 @@ func FuzzResponsesToChat(f *testing.F) {
 	f.Add([]byte(`{"input":[],"tools":[{"type":"function","name":"f","parameters":[1]}],"tool_choice":{"type":"function","name":"f"}}`))
 	gen := rendertest.Hermes(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		req, err := protocol.DecodeResponsesRequest(data)
+		req, err := DecodeRequest(data)
 		if err != nil {
 			return // a JSON or validation error
 		}
@@ -69,7 +128,7 @@ func FuzzResponsesToChat(f *testing.F) {
 		}
 		if _, err := Render(context.Background(), gen, req); err != nil {
 			var br *render.BadRequestError
-			var pe *protocol.ResponsesParamError
+			var pe *ParamError
 			if !errors.As(err, &br) && !errors.As(err, &pe) {
 				t.Fatalf("render error is %T, want a bad request: %v", err, err)
 			}
@@ -109,7 +168,7 @@ func TestResponsesTransferParamsInExtraArgs(t *testing.T) {
 		{`"ec_transfer_params":{"b":2},"vllm_xargs":{"x":1}`, `"extra_args":{"x":1,"ec_transfer_params":{"b":2}}`},
 		{`"ec_transfer_params":{}`, ""},
 	} {
-		r, err := protocol.DecodeResponsesRequest([]byte(`{"input":"hi",` + tt.body + `}`))
+		r, err := DecodeRequest([]byte(`{"input":"hi",` + tt.body + `}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +176,7 @@ func TestResponsesTransferParamsInExtraArgs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := render.ResponsesSamplingParams(r, req, 50, render.SamplingDefaults{})
+		p, err := SamplingParams(r, req, 50, render.SamplingDefaults{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ func FuzzConvertToChat(f *testing.F) {
 				t.Fatalf("%s: no request and no error", data)
 			}
 		}
-		if r, err := protocol.DecodeResponsesRequest(data); err == nil {
+		if r, err := DecodeRequest(data); err == nil {
 			convert(ToChat(r))
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/protocol"
@@ -25,7 +26,7 @@ import (
 // sequence-numbered and closed by response.completed with the whole
 // response. A streaming request returns (nil, nil) once written, or an
 // error when it failed before anything was written.
-func Serve(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.ResponsesRequest, sink orchestrator.Sink) (protocol.Appender, error) {
+func Serve(ctx context.Context, o *orchestrator.Orchestrator, r *Request, sink orchestrator.Sink) (protocol.Appender, error) {
 	var meta *responsesMeta
 	parsers := o.Parsers()
 	return o.Chat(ctx, orchestrator.ChatRun{
@@ -46,9 +47,9 @@ func Serve(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.Respon
 }
 
 // prepare converts and renders r for Serve, and what its response
-// objects repeat; an error is a *protocol.ValidationError (pydantic's 400)
+// objects repeat; an error is a *pylax.ValidationError (pydantic's 400)
 // or an *orchestrator.Error.
-func prepare(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.ResponsesRequest) (*protocol.ChatCompletionRequest, *render.ChatResult, *responsesMeta, error) {
+func prepare(ctx context.Context, o *orchestrator.Orchestrator, r *Request) (*protocol.ChatCompletionRequest, *render.ChatResult, *responsesMeta, error) {
 	if r.PreviousResponseID != nil {
 		// vLLM keeps no responses unless VLLM_ENABLE_RESPONSES_API_STORE is
 		// set, so every previous response is unknown (_make_not_found_error).
@@ -59,10 +60,10 @@ func prepare(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.Resp
 	creq, err := ToChat(r)
 	var res *render.ChatResult
 	if err == nil {
-		res, err = o.Generator().RenderResponsesChat(ctx, r, creq)
+		res, err = renderChat(ctx, o.Generator(), r, creq)
 	}
 	if err != nil {
-		var ve *protocol.ValidationError
+		var ve *pylax.ValidationError
 		if errors.As(err, &ve) {
 			return nil, nil, nil, err // the HTTP layer writes pydantic's 400
 		}
@@ -76,7 +77,7 @@ func prepare(ctx context.Context, o *orchestrator.Orchestrator, r *protocol.Resp
 }
 
 // answer is the response object of a non-streaming answer.
-func (m *responsesMeta) answer(r *protocol.ResponsesRequest, res *protocol.ServedChatResponse) []byte {
+func (m *responsesMeta) answer(r *Request, res *protocol.ServedChatResponse) []byte {
 	c := res.Choices[0]
 	var reasoning, content string
 	if c.Message.Reasoning != nil {
@@ -103,7 +104,7 @@ func (m *responsesMeta) answer(r *protocol.ResponsesRequest, res *protocol.Serve
 // responsesError maps the Responses conversion's own 400s; others are
 // classified by orchestrator.AsError.
 func responsesError(err error) *orchestrator.Error {
-	var pe *protocol.ResponsesParamError
+	var pe *ParamError
 	if errors.As(err, &pe) {
 		e := &orchestrator.Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest, Message: pe.Message}
 		if pe.Type != "" {
@@ -124,7 +125,7 @@ type responsesMeta struct {
 	base Response
 }
 
-func newMeta(model string, r *protocol.ResponsesRequest, g *protocol.GenerateRequest) (*responsesMeta, error) {
+func newMeta(model string, r *Request, g *protocol.GenerateRequest) (*responsesMeta, error) {
 	b := Response{ID: g.RequestID, Instructions: r.Instructions, Model: model,
 		ParallelToolCalls: r.ParallelToolCalls, Temperature: g.SamplingParams.Temperature, TopP: g.SamplingParams.TopP,
 		MaxToolCalls: r.MaxToolCalls, TopLogprobs: g.SamplingParams.Logprobs, Truncation: r.Truncation, User: r.User}
@@ -224,7 +225,7 @@ func responsesToolDumps(tools []json.RawMessage) (json.RawMessage, error) {
 
 // responsesTextDump is ResponseTextConfig.model_dump(): the format by its
 // type's model, and verbosity.
-func responsesTextDump(t *protocol.ResponsesText) json.RawMessage {
+func responsesTextDump(t *Text) json.RawMessage {
 	out := []byte(`{"format":`)
 	switch f := t.Format; {
 	case f == nil:
@@ -850,7 +851,7 @@ func (s *streamWriter) Fail(e *orchestrator.Error) {
 	s.ev.Begin("error")
 	s.ev.Key("code")
 	s.ev.Buf = append(s.ev.Buf, "null"...)
-	s.ev.String("message", protocol.SanitizeMessage(e.Message))
+	s.ev.String("message", pylax.SanitizeMessage(e.Message))
 	s.ev.Key("param")
 	s.ev.Buf = append(s.ev.Buf, "null"...)
 	s.ev.End(s.seq, "error")

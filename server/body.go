@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
@@ -57,7 +58,7 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request, decode bool) (
 		var syn *protocol.JSONSyntaxError
 		switch {
 		case errors.As(err, &syn):
-			return nil, nil, validationError(&protocol.ValidationError{Errors: []protocol.FieldError{syn.FieldError()}})
+			return nil, nil, validationError(&pylax.ValidationError{Errors: []pylax.FieldError{syn.FieldError()}})
 		case err != nil:
 			return nil, nil, httpError(http.StatusBadRequest, err.Error())
 		}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -44,7 +45,7 @@ func httpError(status int, detail string) *apiError {
 }
 
 // validationError is vLLM's 400 for a body that failed validation.
-func validationError(err *protocol.ValidationError) *apiError {
+func validationError(err *pylax.ValidationError) *apiError {
 	return &apiError{http.StatusBadRequest, protocol.NewValidationErrorResponse(err)}
 }
 

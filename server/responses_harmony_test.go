@@ -24,7 +24,9 @@ func TestResponsesHarmonyRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"error":{"message":"` + errHarmonyResponses + `","type":"BadRequestError","param":null,"code":400}}`
+	const msg = "The Responses API (/v1/responses, /v1/responses/render) is not implemented for Harmony models " +
+		"(gpt-oss) in vrender yet; /v1/chat/completions, /v1/completions and /v1/messages serve them."
+	want := `{"error":{"message":"` + msg + `","type":"BadRequestError","param":null,"code":400}}`
 	for _, path := range []string{"/v1/responses/render", "/v1/responses"} {
 		t.Run(path, func(t *testing.T) {
 			httpCase{method: "POST", path: path, body: `{"model": "m", "input": "Hi"}`, wantStatus: 400, wantBody: want}.run(t, h)

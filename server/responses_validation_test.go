@@ -80,7 +80,7 @@ func replayValidationGolden(t *testing.T, file string, routes []string) {
 // not a list as a ResponseReasoningItemParam, and vLLM then hands the item
 // to its chat parser as a message without a role.)
 func TestResponsesValidationBothRoutes(t *testing.T) {
-	replayValidationGolden(t, "../protocol/testdata/responses_validation_golden.jsonl",
+	replayValidationGolden(t, "../responses/testdata/responses_validation_golden.jsonl",
 		[]string{"/v1/responses/render", "/v1/responses"})
 }
 
@@ -89,6 +89,6 @@ func TestResponsesValidationBothRoutes(t *testing.T) {
 // /v1/messages: a body failing validation gets vLLM's OpenAI-shaped 400 on
 // both, before the route runs.
 func TestMessagesValidationBothRoutes(t *testing.T) {
-	replayValidationGolden(t, "../protocol/testdata/anthropic_validation_golden.jsonl",
+	replayValidationGolden(t, "../anthropic/testdata/anthropic_validation_golden.jsonl",
 		[]string{"/v1/messages/render", "/v1/messages"})
 }

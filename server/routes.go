@@ -5,8 +5,11 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/vrender/vrender/anthropic"
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/orchestrator"
 	"github.com/vrender/vrender/protocol"
+	"github.com/vrender/vrender/responses"
 )
 
 // route is one endpoint the server answers: its method, its path (also
@@ -34,15 +37,15 @@ func init() {
 		{http.MethodPost, "/detokenize", epDetokenize, (*server).handleDetokenize},
 		{http.MethodPost, "/v1/chat/completions/render", epChatRender, (*server).handleChatRender},
 		{http.MethodPost, "/v1/completions/render", epCompletionRender, (*server).handleCompletionRender},
-		{http.MethodPost, "/v1/messages/render", epMessagesRender, (*server).handleMessagesRender},
-		{http.MethodPost, "/v1/responses/render", epResponsesRender, (*server).handleResponsesRender},
+		{http.MethodPost, "/v1/messages/render", epMessagesRender, messagesAPI.renderRoute(epMessagesRender, nil)},
+		{http.MethodPost, "/v1/responses/render", epResponsesRender, responsesAPI.renderRoute(epResponsesRender, nil)},
 		{http.MethodPost, "/v1/chat/completions/derender", epChatDerender, (*server).handleChatDerender},
 		{http.MethodPost, "/v1/completions/derender", epCompletionDerender, (*server).handleCompletionDerender},
 		{http.MethodPost, "/v1/chat/completions", epChat, (*server).handleChatCompletions},
 		{http.MethodPost, "/v1/completions", epCompletion, (*server).handleCompletions},
-		{http.MethodPost, "/v1/messages", epMessages, (*server).handleMessages},
-		{http.MethodPost, "/v1/messages/count_tokens", epMessagesCountTokens, (*server).handleMessagesCountTokens},
-		{http.MethodPost, "/v1/responses", epResponses, (*server).handleResponses},
+		{http.MethodPost, "/v1/messages", epMessages, messagesAPI.serveRoute(anthropic.AppendError)},
+		{http.MethodPost, "/v1/messages/count_tokens", epMessagesCountTokens, countTokensAPI.renderRoute(epMessagesCountTokens, anthropic.AppendError)},
+		{http.MethodPost, "/v1/responses", epResponses, responsesAPI.serveRoute(nil)},
 		{http.MethodGet, "/metrics", epMetrics, (*server).handleMetrics},
 	}
 	for _, rt := range routeTable {
@@ -50,6 +53,40 @@ func init() {
 		endpointByPath[rt.path] = rt.ep
 	}
 }
+
+// The front ends served from their own packages. A body failing the
+// request model's validation gets vLLM's app-wide validation answer
+// (OpenAI-shaped, as FastAPI raises it before the route runs) on every
+// route; later errors are in the route's shape: Anthropic's on /v1/messages
+// and /v1/messages/count_tokens (vLLM's translate_error_response), OpenAI's
+// on the render routes and the Responses routes.
+var (
+	// messagesAPI: Anthropic Messages, converted to the chat request vLLM
+	// builds from it and rendered or served as that chat request.
+	messagesAPI = &frontEnd[*anthropic.MessagesRequest, *protocol.ChatCompletionRequest]{
+		decode: anthropic.DecodeMessagesRequest, convert: anthropic.ToChat, limits: chatLimits, render: renderChat,
+		serve: func(ctx context.Context, o *orchestrator.Orchestrator, req *protocol.ChatCompletionRequest,
+			baseID func(*string) string, sink orchestrator.Sink) (protocol.Appender, error) {
+			return anthropic.Serve(ctx, o, req, baseID(req.RequestID), sink)
+		},
+	}
+	// countTokensAPI: vLLM's AnthropicServingMessages.count_tokens; it
+	// needs no engine.
+	countTokensAPI = &frontEnd[*anthropic.MessagesRequest, *protocol.ChatCompletionRequest]{
+		decode: anthropic.DecodeCountTokensRequest, convert: anthropic.CountTokensToChat, limits: chatLimits,
+		render: anthropic.CountTokens,
+	}
+	// responsesAPI: OpenAI Responses (non-Harmony), converted to chat
+	// messages as it is rendered or served.
+	responsesAPI = &frontEnd[*responses.Request, *responses.Request]{
+		decode: responses.DecodeRequest, convert: func(r *responses.Request) (*responses.Request, error) { return r, nil },
+		check: responses.CheckGenerator, limits: responses.Limits, render: responses.RenderAnswer,
+		serve: func(ctx context.Context, o *orchestrator.Orchestrator, req *responses.Request,
+			_ func(*string) string, sink orchestrator.Sink) (protocol.Appender, error) {
+			return responses.Serve(ctx, o, req, sink)
+		},
+	}
+)
 
 // errWriter writes an error answer in one front end's shape.
 type errWriter func(*server, http.ResponseWriter, *http.Request, *apiError)
@@ -79,7 +116,7 @@ func serveEngine[R any](s *server, w http.ResponseWriter, r *http.Request,
 // before any stream frame. A client that went away, or a stream that
 // already carried its error, gets nothing more.
 func (s *server) finish(w http.ResponseWriter, r *http.Request, sink *sseSink, res protocol.Appender, err error, writeErr errWriter) {
-	var verr *protocol.ValidationError
+	var verr *pylax.ValidationError
 	switch {
 	case err == nil:
 		if !sink.started && res != nil {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/vrender/vrender/internal/telemetry"
@@ -70,9 +69,8 @@ func (s *server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 
 // decodeError maps a request decoding failure to its error body.
 func decodeError(err error) *apiError {
-	var verr *protocol.ValidationError
-	if errors.As(err, &verr) {
-		return validationError(verr)
+	if ae := frontEndError(err); ae != nil {
+		return ae
 	}
 	return badRequest(err.Error(), nil)
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
@@ -299,11 +300,11 @@ func runRender(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 func renderCLIError(err error) error {
 	var bad *render.BadRequestError
 	if errors.As(err, &bad) {
-		return fmt.Errorf("400 BadRequestError: %s", protocol.SanitizeMessage(bad.Message))
+		return fmt.Errorf("400 BadRequestError: %s", pylax.SanitizeMessage(bad.Message))
 	}
 	var img *render.ImageError
 	if errors.As(err, &img) {
-		return fmt.Errorf("%d %s: %s", img.Status, img.Type, protocol.SanitizeMessage(img.Message))
+		return fmt.Errorf("%d %s: %s", img.Status, img.Type, pylax.SanitizeMessage(img.Message))
 	}
 	return err
 }

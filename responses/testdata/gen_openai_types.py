@@ -3,7 +3,7 @@
 vLLM's ResponsesRequest declares members with (Reasoning, ResponseTextConfig,
 ToolChoice, Tool, the input item union ResponseInputItemParam |
 ResponseOutputItem), reduced to what validation reads, for
-protocol/openaischema.go to validate request members with.
+responses/openaischema.go to validate request members with.
 
 Source: openai-python's src/openai/types at commit e43b4224 (version 3.3.1),
 imported with its three runtime helpers replaced (BaseModel: extra="allow" as

@@ -1,4 +1,4 @@
-package protocol
+package pylax
 
 import (
 	"encoding/json"
@@ -13,21 +13,21 @@ import (
 // reproducing them byte for byte needs Python's repr of strings, ints and
 // floats. These helpers implement exactly the subset those messages use.
 
-// pyStrRepr returns Python's repr(s). Python strings cannot hold undecoded
+// StrRepr returns Python's repr(s). Python strings cannot hold undecoded
 // bytes; JSON decoding has already replaced them, so the \ufffd spelling
 // only guards direct callers.
-func pyStrRepr(s string) string {
+func StrRepr(s string) string {
 	return string(pyfmt.AppendStrRepr(make([]byte, 0, len(s)+2), s, `\ufffd`))
 }
 
-// pyFloatStr returns Python's str(f).
-func pyFloatStr(f float64) string {
+// FloatStr returns Python's str(f).
+func FloatStr(f float64) string {
 	return string(pyfmt.AppendFloatRepr(nil, f))
 }
 
-// pyNumberStr returns Python's str() of the value json.loads makes of a JSON
+// NumberStr returns Python's str() of the value json.loads makes of a JSON
 // number literal, or lit itself when it does not parse.
-func pyNumberStr(lit string) string {
+func NumberStr(lit string) string {
 	if b, ok := pyfmt.AppendNumberLiteral(nil, lit); ok {
 		return string(b)
 	}
@@ -38,7 +38,7 @@ func pyNumberStr(lit string) string {
 const (
 	maxErrorInputChars = 200
 	maxErrorChars      = 1000
-	maxReportedErrors  = 10
+	MaxReportedErrors  = 10
 )
 
 // summarizeInput is vLLM's _summarize_error_input applied to the JSON value
@@ -73,7 +73,7 @@ func summarizeInput(raw json.RawMessage) string {
 	case 'f':
 		return "False"
 	default:
-		return truncateChars(pyNumberStr(v), maxErrorInputChars, "...[truncated]")
+		return truncateChars(NumberStr(v), maxErrorInputChars, "...[truncated]")
 	}
 }
 

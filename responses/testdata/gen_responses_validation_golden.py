@@ -13,12 +13,13 @@ validation exception handler (gen_validation_golden.py's handle).
 Run: PYTHONPATH=<shim>/src python3 gen_responses_validation_golden.py > responses_validation_golden.jsonl
 """
 import json
+import os
 import sys
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0] or ".")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "protocol", "testdata"))
 from gen_validation_golden import OpenAIBaseModel, VLLMValidationError, handle  # noqa: E402
 
 from openai.types.responses import (ResponseFunctionToolCall, ResponseInputItemParam,  # noqa: E402

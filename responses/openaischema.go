@@ -1,4 +1,4 @@
-package protocol
+package responses
 
 import (
 	_ "embed"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -62,7 +63,7 @@ var openaiTypes = sync.OnceValue(func() map[string]*schemaNode {
 		Roots map[string]*schemaNode `json:"roots"`
 	}
 	if err := json.Unmarshal(dictValuesRenamed(openaiTypesJSON), &file); err != nil {
-		panic(fmt.Sprintf("protocol: openai_types.json: %v", err))
+		panic(fmt.Sprintf("responses: openai_types.json: %v", err))
 	}
 	var resolve func(n *schemaNode) *schemaNode
 	seen := map[*schemaNode]bool{}
@@ -73,7 +74,7 @@ var openaiTypes = sync.OnceValue(func() map[string]*schemaNode {
 		if n.K == "ref" {
 			d, ok := file.Defs[n.Ref]
 			if !ok {
-				panic("protocol: openai_types.json: unknown ref " + n.Ref)
+				panic("responses: openai_types.json: unknown ref " + n.Ref)
 			}
 			return resolve(d)
 		}
@@ -109,7 +110,7 @@ func dictValuesRenamed(data []byte) []byte {
 func literalExpected(values []string) string {
 	quoted := make([]string, len(values))
 	for i, v := range values {
-		quoted[i] = pyStrRepr(v)
+		quoted[i] = pylax.StrRepr(v)
 	}
 	if len(quoted) == 1 {
 		return quoted[0]
@@ -130,18 +131,18 @@ func openaiType(name string) *schemaNode {
 // the rest only counted. vLLM's message shows ten errors and the total, and
 // a list of unfitting union members can have hundreds of errors per item.
 type errSink struct {
-	errs    []FieldError
+	errs    []pylax.FieldError
 	keep    int
 	omitted int
 }
 
-func (s *errSink) add(typ, msg string, loc *locPath, input json.RawMessage, ctx ...CtxEntry) {
+func (s *errSink) add(typ, msg string, loc *locPath, input json.RawMessage, ctx ...pylax.CtxEntry) {
 	if len(s.errs) >= s.keep {
 		s.omitted++
 		return
 	}
 	// ctx is copied so that the callers' variadic slices stay on the stack.
-	s.errs = append(s.errs, FieldError{Type: typ, Loc: loc.slice(), Msg: msg, Input: input, Ctx: slices.Clone(ctx)})
+	s.errs = append(s.errs, pylax.FieldError{Type: typ, Loc: loc.slice(), Msg: msg, Input: input, Ctx: slices.Clone(ctx)})
 }
 
 // locPath is an error location built only for the errors kept: each
@@ -188,7 +189,7 @@ func (l *locPath) slice() []any {
 // validate checks the JSON value v against schema n as pydantic's lax mode
 // does, adding each failure at loc to s.
 func (n *schemaNode) validate(v *wire.Node, loc *locPath, s *errSink) {
-	fail := func(typ, msg string, ctx ...CtxEntry) { s.add(typ, msg, loc, v.Raw, ctx...) }
+	fail := func(typ, msg string, ctx ...pylax.CtxEntry) { s.add(typ, msg, loc, v.Raw, ctx...) }
 	switch n.K {
 	case "any":
 	case "nullable":
@@ -205,7 +206,7 @@ func (n *schemaNode) validate(v *wire.Node, loc *locPath, s *errSink) {
 		}
 	case "literal":
 		if v.Kind != wire.String || !slices.Contains(n.Values, v.S) {
-			fail("literal_error", n.literalMsg, CtxEntry{Key: "expected", Value: n.expected})
+			fail("literal_error", n.literalMsg, pylax.CtxEntry{Key: "expected", Value: n.expected})
 		}
 	case "list":
 		if v.Kind != wire.Array {
@@ -219,11 +220,11 @@ func (n *schemaNode) validate(v *wire.Node, loc *locPath, s *errSink) {
 		switch v.Kind {
 		case wire.String:
 			fail("sequence_str", "'str' instances are not allowed as a Sequence value",
-				CtxEntry{Key: "type_name", Value: "str"})
+				pylax.CtxEntry{Key: "type_name", Value: "str"})
 		case wire.Array:
 			n.validateItems(v, loc, s)
 		default:
-			fail("is_instance_of", "Input should be an instance of Sequence", CtxEntry{Key: "class", Value: "Sequence"})
+			fail("is_instance_of", "Input should be an instance of Sequence", pylax.CtxEntry{Key: "class", Value: "Sequence"})
 		}
 	case "iterable":
 		// Iterable[X] validates its items lazily, when iterated: only
@@ -246,7 +247,7 @@ func (n *schemaNode) validate(v *wire.Node, loc *locPath, s *errSink) {
 				fail("dict_type", "Input should be a valid dictionary")
 			} else {
 				fail("model_type", "Input should be a valid dictionary or instance of "+n.Name,
-					CtxEntry{Key: "class_name", Value: n.Name})
+					pylax.CtxEntry{Key: "class_name", Value: n.Name})
 			}
 			return
 		}
@@ -343,11 +344,11 @@ func (n *schemaNode) valid(v *wire.Node) bool {
 func laxScalar(kind string, raw json.RawMessage) (typ, msg string) {
 	switch kind {
 	case "int":
-		_, typ, msg = laxInt(raw)
+		_, typ, msg = pylax.LaxInt(raw)
 	case "float":
-		_, typ, msg = laxFloat(raw)
+		_, typ, msg = pylax.LaxFloat(raw)
 	default:
-		_, typ, msg = laxBool(raw)
+		_, typ, msg = pylax.LaxBool(raw)
 	}
 	return typ, msg
 }

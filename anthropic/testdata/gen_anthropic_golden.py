@@ -5,15 +5,16 @@ AnthropicMessagesRequest, AnthropicMessage, AnthropicContentBlock,
 AnthropicTool, AnthropicToolChoice and AnthropicOutputConfig
 (vllm/entrypoints/anthropic/protocol.py as stored at vllm-project/vllm
 00589e5). Error bodies go through the same emulation of vLLM's validation
-handler as gen_validation_golden.py.
+handler as protocol/testdata/gen_validation_golden.py.
 Run: python3 gen_anthropic_golden.py > anthropic_validation_golden.jsonl"""
 import json
+import os
 import sys
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0] if "/" in __file__ else ".")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "protocol", "testdata"))
 from gen_validation_golden import handle  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-package protocol
+package pylax
 
 import (
 	"encoding/json"
@@ -30,7 +30,7 @@ func TestFastTokenIDs(t *testing.T) {
 		{`{"a":1}`, nil, false},
 	}
 	for _, tt := range tests {
-		got, ok := fastTokenIDs(json.RawMessage(tt.raw))
+		got, ok := FastTokenIDs(json.RawMessage(tt.raw))
 		if ok != tt.ok || (ok && !slices.Equal(got, tt.want)) {
 			t.Errorf("fastTokenIDs(%s) = %v, %v; want %v, %v", tt.raw, got, ok, tt.want, tt.ok)
 		}
@@ -40,15 +40,15 @@ func TestFastTokenIDs(t *testing.T) {
 // The fast path must agree with the general one wherever it applies.
 func TestTokenIDsFastAndGeneralAgree(t *testing.T) {
 	for _, raw := range []string{`[]`, `[0]`, `[5,6,7]`, `[151643,151644,151645]`, `[999999999999999999]`} {
-		fast, ok := fastTokenIDs(json.RawMessage(raw))
+		fast, ok := FastTokenIDs(json.RawMessage(raw))
 		if !ok {
 			t.Fatalf("%s did not take the fast path", raw)
 		}
-		o := &object{members: map[string]json.RawMessage{"tokens": json.RawMessage(raw)}}
-		items, _ := o.list("tokens", true)
+		o := &Object{Members: map[string]json.RawMessage{"tokens": json.RawMessage(raw)}}
+		items, _ := o.List("tokens", true)
 		var general []int
 		for _, it := range items {
-			n, typ, _ := laxInt(it)
+			n, typ, _ := LaxInt(it)
 			if typ != "" {
 				t.Fatalf("%s: %s", raw, typ)
 			}

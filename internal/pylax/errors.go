@@ -1,4 +1,4 @@
-package protocol
+package pylax
 
 import (
 	"encoding/json"
@@ -62,12 +62,12 @@ func (e *ValidationError) Message() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d validation %s:\n", total, label)
 	reported := e.Errors
-	if len(reported) > maxReportedErrors {
-		reported = reported[:maxReportedErrors]
+	if len(reported) > MaxReportedErrors {
+		reported = reported[:MaxReportedErrors]
 	}
 	for _, fe := range reported {
 		b.WriteString("  ")
-		b.WriteString(truncateChars(fe.repr(), maxErrorChars, "...[truncated]"))
+		b.WriteString(truncateChars(fe.Repr(), maxErrorChars, "...[truncated]"))
 		b.WriteByte('\n')
 	}
 	if rest := total - len(reported); rest > 0 {
@@ -114,19 +114,19 @@ func (fe FieldError) Path() string {
 	return strings.Join(parts, ".")
 }
 
-// repr is Python's str() of the error dict after vLLM's clean-up: keys in
+// Repr is Python's str() of the error dict after vLLM's clean-up: keys in
 // pydantic's order, input summarised, loc replaced by the dotted path.
-func (fe FieldError) repr() string {
+func (fe FieldError) Repr() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{'type': %s, 'loc': %s, 'msg': %s, 'input': %s",
-		pyStrRepr(fe.Type), pyStrRepr(fe.Path()), pyStrRepr(fe.Msg), pyStrRepr(summarizeInput(fe.Input)))
+		StrRepr(fe.Type), StrRepr(fe.Path()), StrRepr(fe.Msg), StrRepr(summarizeInput(fe.Input)))
 	if len(fe.Ctx) > 0 {
 		b.WriteString(", 'ctx': {")
 		for i, c := range fe.Ctx {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(pyStrRepr(c.Key))
+			b.WriteString(StrRepr(c.Key))
 			b.WriteString(": ")
 			b.WriteString(ctxValueRepr(c.Value))
 		}
@@ -139,7 +139,7 @@ func (fe FieldError) repr() string {
 func ctxValueRepr(v any) string {
 	switch v := v.(type) {
 	case string:
-		return pyStrRepr(v)
+		return StrRepr(v)
 	case int:
 		return strconv.Itoa(v)
 	case int64:
@@ -147,10 +147,42 @@ func ctxValueRepr(v any) string {
 	case *big.Int:
 		return v.String()
 	case float64:
-		return pyFloatStr(v)
+		return FloatStr(v)
 	case PyException:
-		return v.Class + "(" + pyStrRepr(v.Message) + ")"
+		return v.Class + "(" + StrRepr(v.Message) + ")"
 	default:
-		return pyStrRepr(fmt.Sprint(v))
+		return StrRepr(fmt.Sprint(v))
+	}
+}
+
+// ValidatorError is the error pydantic reports when a model validator
+// raises VLLMValidationError (class "VLLMValidationError", param may be "")
+// or a plain ValueError (class "ValueError").
+func (o *Object) ValidatorError(class, msg, param, value string) *FieldError {
+	ex := PyException{Class: class, Message: msg}
+	text := msg
+	var extras []string
+	if param != "" {
+		ex.Parameter = &param
+		extras = append(extras, "parameter="+param)
+	}
+	if value != "" {
+		extras = append(extras, "value="+value)
+	}
+	if len(extras) > 0 {
+		text += " ("
+		for i, x := range extras {
+			if i > 0 {
+				text += ", "
+			}
+			text += x
+		}
+		text += ")"
+	}
+	return &FieldError{
+		Type:  "value_error",
+		Msg:   "Value error, " + text,
+		Input: o.Raw,
+		Ctx:   []CtxEntry{{Key: "error", Value: ex}},
 	}
 }

@@ -1,4 +1,4 @@
-package protocol
+package pylax
 
 import (
 	"encoding/json"
@@ -27,7 +27,7 @@ func TestPyStrRepr(t *testing.T) {
 		{"private\U000F0000", `'private\U000f0000'`},
 	}
 	for _, tt := range tests {
-		if got := pyStrRepr(tt.in); got != tt.want {
+		if got := StrRepr(tt.in); got != tt.want {
 			t.Errorf("pyStrRepr(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
@@ -53,7 +53,7 @@ func TestPyFloatStr(t *testing.T) {
 		{0.30000000000000004, "0.30000000000000004"},
 	}
 	for _, tt := range tests {
-		if got := pyFloatStr(tt.in); got != tt.want {
+		if got := FloatStr(tt.in); got != tt.want {
 			t.Errorf("pyFloatStr(%v) = %s, want %s", tt.in, got, tt.want)
 		}
 	}

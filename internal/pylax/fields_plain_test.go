@@ -1,4 +1,4 @@
-package protocol
+package pylax
 
 import (
 	"encoding/json"
@@ -21,13 +21,13 @@ func FuzzPlainJSONShortcuts(f *testing.F) {
 }
 
 func checkPlainJSON(t *testing.T, raw []byte) {
-	if s, ok := plainString(raw); ok {
+	if s, ok := PlainString(raw); ok {
 		var want string
 		if err := json.Unmarshal(raw, &want); err != nil || want != s {
 			t.Fatalf("plainString(%q) = %q; json.Unmarshal %q, %v", raw, s, want, err)
 		}
 	}
-	if isEmptyArray(raw) {
+	if IsEmptyArray(raw) {
 		var items []json.RawMessage
 		if err := json.Unmarshal(raw, &items); err != nil || len(items) != 0 {
 			t.Fatalf("isEmptyArray(%q); json.Unmarshal %d items, %v", raw, len(items), err)

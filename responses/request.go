@@ -1,15 +1,19 @@
-package protocol
+package responses
 
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+
+	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/protocol"
 )
 
 // ResponsesRequest is the body of POST /v1/responses/render: the members of
 // vLLM's ResponsesRequest (vllm/entrypoints/openai/responses/protocol.py)
 // that rendering reads. Input items, tools and tool_choice stay raw JSON in
 // request order; the conversion to chat messages reads them.
-type ResponsesRequest struct {
+type Request struct {
 	Model *string
 	// Input is a string (InputText) or a list of items (InputItems).
 	InputText          *string
@@ -17,15 +21,15 @@ type ResponsesRequest struct {
 	Instructions       *string
 	MaxOutputTokens    *int
 	PreviousResponseID *string
-	Reasoning          *ResponsesReasoning
+	Reasoning          *Reasoning
 	Stream             bool
 	TopLogprobs        *int
 	Include            []string
-	Text               *ResponsesText
+	Text               *Text
 	// ToolChoice is tool_choice in the chat request's terms: "auto" when
 	// absent, "none" for an absent or "auto" one without tools, a named
 	// function named, other objects ToolChoiceOther.
-	ToolChoice ToolChoice
+	ToolChoice protocol.ToolChoice
 	// ToolChoiceJSON is tool_choice as the response object echoes it: as
 	// sent, with the same defaults as ToolChoice.
 	ToolChoiceJSON   json.RawMessage
@@ -64,18 +68,18 @@ var responsesPassthrough = []string{
 }
 
 // ResponsesReasoning is the reasoning config (openai Reasoning).
-type ResponsesReasoning struct {
+type Reasoning struct {
 	Effort *string `json:"effort"`
 }
 
 // ResponsesText is the text config; Format.Schema is the json_schema
 // format's schema.
-type ResponsesText struct {
-	Format *ResponsesTextFormat `json:"format"`
+type Text struct {
+	Format *TextFormat `json:"format"`
 }
 
 // ResponsesTextFormat is text.format: "text", "json_schema" or "json_object".
-type ResponsesTextFormat struct {
+type TextFormat struct {
 	Type   string          `json:"type"`
 	Name   *string         `json:"name"`
 	Schema json.RawMessage `json:"schema"`
@@ -83,7 +87,7 @@ type ResponsesTextFormat struct {
 }
 
 // IncludesOutputLogprobs is ResponsesRequest.is_include_output_logprobs.
-func (r *ResponsesRequest) IncludesOutputLogprobs() bool {
+func (r *Request) IncludesOutputLogprobs() bool {
 	for _, s := range r.Include {
 		if s == "message.output_text.logprobs" {
 			return true
@@ -99,104 +103,104 @@ func (r *ResponsesRequest) IncludesOutputLogprobs() bool {
 // failure reported in pydantic's words. The sampling members shared with
 // chat are validated here too, in their place, then handed on raw
 // (Passthrough) to the chat request that reads them.
-func DecodeResponsesRequest(data []byte) (*ResponsesRequest, error) {
+func DecodeRequest(data []byte) (*Request, error) {
 	obj, fe := decodeBody(data, "ResponsesRequest")
 	if fe != nil {
-		return nil, &ValidationError{Errors: []FieldError{*fe}}
+		return nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
 	if fe := responsesModelValidators(obj); fe != nil {
-		return nil, &ValidationError{Errors: []FieldError{*fe}}
+		return nil, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
-	r := &ResponsesRequest{Truncation: "disabled", ParallelToolCalls: true}
+	r := &Request{Truncation: "disabled", ParallelToolCalls: true}
 	// Declaration order: pydantic reports the errors in it.
-	obj.optionalBool("background", false)
+	obj.OptionalBool("background", false)
 	if obj.validateNode("include", responsesInclude) {
-		_ = json.Unmarshal(nullToNil(obj.members["include"]), &r.Include)
+		_ = json.Unmarshal(nullToNil(obj.Members["include"]), &r.Include)
 	}
 	obj.responsesInput(r)
-	r.Instructions = obj.optionalString("instructions")
-	r.MaxOutputTokens = obj.optionalInt("max_output_tokens", nil, nil, nil)
-	r.MaxToolCalls = obj.optionalInt("max_tool_calls", nil, nil, nil)
+	r.Instructions = obj.OptionalString("instructions")
+	r.MaxOutputTokens = obj.OptionalInt("max_output_tokens", nil, nil, nil)
+	r.MaxToolCalls = obj.OptionalInt("max_tool_calls", nil, nil, nil)
 	if obj.validateNode("metadata", nullable(openaiType("Metadata"))) {
-		r.Metadata = nullToNil(obj.members["metadata"])
+		r.Metadata = nullToNil(obj.Members["metadata"])
 	}
-	r.Model = obj.optionalString("model")
-	obj.logitBias("logit_bias")
-	if p := obj.optionalBool("parallel_tool_calls", true); p != nil {
+	r.Model = obj.OptionalString("model")
+	protocol.LogitBiasField(obj.Object, "logit_bias")
+	if p := obj.OptionalBool("parallel_tool_calls", true); p != nil {
 		r.ParallelToolCalls = *p
 	}
-	r.PreviousResponseID = obj.optionalString("previous_response_id")
+	r.PreviousResponseID = obj.OptionalString("previous_response_id")
 	if obj.validateNode("reasoning", nullable(openaiType("Reasoning"))) {
-		if raw := nullToNil(obj.members["reasoning"]); raw != nil {
-			r.Reasoning = &ResponsesReasoning{}
+		if raw := nullToNil(obj.Members["reasoning"]); raw != nil {
+			r.Reasoning = &Reasoning{}
 			_ = json.Unmarshal(raw, r.Reasoning)
 		}
 	}
-	obj.boolean("include_reasoning", true)
+	obj.Bool("include_reasoning", true)
 	obj.validateNode("service_tier", responsesServiceTier)
-	obj.optionalBool("store", true)
-	if s := obj.optionalBool("stream", false); s != nil {
+	obj.OptionalBool("store", true)
+	if s := obj.OptionalBool("stream", false); s != nil {
 		r.Stream = *s
 	}
-	obj.optionalFloat("temperature", nil)
+	obj.OptionalFloat("temperature", nil)
 	if obj.validateNode("text", nullable(openaiType("ResponseTextConfig"))) {
-		if raw := nullToNil(obj.members["text"]); raw != nil {
-			r.Text = &ResponsesText{}
+		if raw := nullToNil(obj.Members["text"]); raw != nil {
+			r.Text = &Text{}
 			_ = json.Unmarshal(raw, r.Text)
 		}
 	}
-	r.ToolChoice, r.ToolChoiceJSON = ToolChoice{Kind: ToolChoiceAuto}, json.RawMessage(`"auto"`)
-	if n, ok := obj.nodes["tool_choice"]; ok && obj.validateNode("tool_choice", openaiType("ToolChoice")) {
-		r.ToolChoice, r.ToolChoiceJSON = responsesToolChoiceOf(n), n.Raw
+	r.ToolChoice, r.ToolChoiceJSON = protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}, json.RawMessage(`"auto"`)
+	if n, ok := obj.Nodes["tool_choice"]; ok && obj.validateNode("tool_choice", openaiType("ToolChoice")) {
+		r.ToolChoice, r.ToolChoiceJSON = protocol.ResponsesToolChoice(n), n.Raw
 	}
-	if obj.validateNode("tools", responsesTools()) {
-		r.Tools, _ = obj.list("tools", false)
+	if obj.validateNode("tools", toolsSchema()) {
+		r.Tools, _ = obj.List("tools", false)
 	}
-	r.TopLogprobs = obj.optionalInt("top_logprobs", new(0), nil, nil)
-	obj.optionalFloat("top_p", nil)
-	obj.optionalInt("top_k", nil, nil, nil)
-	if t := obj.optionalLiteral("truncation", "auto", "disabled"); t != nil {
+	r.TopLogprobs = obj.OptionalInt("top_logprobs", new(0), nil, nil)
+	obj.OptionalFloat("top_p", nil)
+	obj.OptionalInt("top_k", nil, nil, nil)
+	if t := obj.OptionalLiteral("truncation", "auto", "disabled"); t != nil {
 		r.Truncation = *t
 	}
-	r.User = obj.optionalString("user")
-	obj.boolean("skip_special_tokens", true)
-	obj.boolean("include_stop_str_in_output", false)
+	r.User = obj.OptionalString("user")
+	obj.Bool("skip_special_tokens", true)
+	obj.Bool("include_stop_str_in_output", false)
 	obj.penalty("presence_penalty")
 	obj.penalty("frequency_penalty")
-	obj.optionalString("prompt_cache_key")
-	if _, ok := obj.members["request_id"]; ok {
-		id := obj.requiredString("request_id")
+	obj.OptionalString("prompt_cache_key")
+	if _, ok := obj.Members["request_id"]; ok {
+		id := obj.RequiredString("request_id")
 		r.RequestID = &id
 	}
-	obj.optionalDictOfDicts("media_io_kwargs")
-	obj.optionalDict("mm_processor_kwargs")
-	r.Priority = obj.int64Field("priority", 0)
-	r.CacheSalt = obj.optionalString("cache_salt")
-	obj.boolean("enable_response_messages", false)
-	obj.structuredOutputs("structured_outputs")
-	obj.optionalFloat("repetition_penalty", nil)
-	obj.optionalInt64("seed")
-	obj.stopField("stop")
-	obj.boolean("ignore_eos", false)
-	obj.vllmXargs("vllm_xargs")
-	r.KVTransferParams = obj.optionalDict("kv_transfer_params")
-	r.ECTransferParams = obj.optionalDict("ec_transfer_params")
-	obj.optionalDict("chat_template_kwargs")
-	if len(obj.errs) > 0 {
-		return nil, &ValidationError{Errors: obj.errs, Omitted: obj.omitted}
+	obj.OptionalDictOfDicts("media_io_kwargs")
+	obj.OptionalDict("mm_processor_kwargs")
+	r.Priority = obj.Int64("priority", 0)
+	r.CacheSalt = obj.OptionalString("cache_salt")
+	obj.Bool("enable_response_messages", false)
+	protocol.StructuredOutputsField(obj.Object, "structured_outputs")
+	obj.OptionalFloat("repetition_penalty", nil)
+	obj.OptionalInt64("seed")
+	obj.StopField("stop")
+	obj.Bool("ignore_eos", false)
+	protocol.VLLMXargsField(obj.Object, "vllm_xargs")
+	r.KVTransferParams = obj.OptionalDict("kv_transfer_params")
+	r.ECTransferParams = obj.OptionalDict("ec_transfer_params")
+	obj.OptionalDict("chat_template_kwargs")
+	if len(obj.Errs) > 0 {
+		return nil, &pylax.ValidationError{Errors: obj.Errs, Omitted: obj.Omitted}
 	}
 	for _, k := range responsesPassthrough {
-		if v, ok := obj.members[k]; ok {
+		if v, ok := obj.Members[k]; ok {
 			r.Passthrough = append(r.Passthrough, RawMember{k, v})
 		}
 	}
-	if raw := obj.members["tool_choice"]; raw != nil && !isNull(raw) && len(r.Tools) == 0 {
+	if raw := obj.Members["tool_choice"]; raw != nil && !pylax.IsNull(raw) && len(r.Tools) == 0 {
 		// check_tool_usage turned "auto" into "none" before validation.
-		if r.ToolChoice.Kind == ToolChoiceAuto {
-			r.ToolChoice, r.ToolChoiceJSON = ToolChoice{Kind: ToolChoiceNone}, json.RawMessage(`"none"`)
+		if r.ToolChoice.Kind == protocol.ToolChoiceAuto {
+			r.ToolChoice, r.ToolChoiceJSON = protocol.ToolChoice{Kind: protocol.ToolChoiceNone}, json.RawMessage(`"none"`)
 		}
 	} else if raw == nil && len(r.Tools) == 0 {
-		r.ToolChoice, r.ToolChoiceJSON = ToolChoice{Kind: ToolChoiceNone}, json.RawMessage(`"none"`)
+		r.ToolChoice, r.ToolChoiceJSON = protocol.ToolChoice{Kind: protocol.ToolChoiceNone}, json.RawMessage(`"none"`)
 	}
 	return r, nil
 }
@@ -211,11 +215,38 @@ func nullToNil(v json.RawMessage) json.RawMessage {
 
 // ResponsesParamError is a Responses body refused with a 400 naming the
 // offending member.
-type ResponsesParamError struct {
+type ParamError struct {
 	Message string
 	Param   string
 	// Type is the error type vLLM names ("" for BadRequestError).
 	Type string
 }
 
-func (e *ResponsesParamError) Error() string { return e.Message }
+func (e *ParamError) Error() string { return e.Message }
+
+// object is a Responses body under validation: pylax's reader, with the
+// schema walk over openai's types and the Responses validators as methods.
+type object struct{ *pylax.Object }
+
+// decodeBody is pylax.DecodeBody for the Responses model.
+func decodeBody(data []byte, className string) (*object, *pylax.FieldError) {
+	o, fe := pylax.DecodeBody(data, className)
+	if fe != nil {
+		return nil, fe
+	}
+	return &object{o}, nil
+}
+
+// Response is the 400 the error answers with.
+func (e *ParamError) Response() protocol.ErrorResponse {
+	typ := protocol.ErrorTypeBadRequest
+	if e.Type != "" {
+		typ = e.Type
+	}
+	var param *string
+	if e.Param != "" {
+		p := e.Param
+		param = &p
+	}
+	return protocol.NewErrorResponse(http.StatusBadRequest, typ, e.Message, param)
+}

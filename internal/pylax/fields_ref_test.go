@@ -1,4 +1,4 @@
-package protocol
+package pylax
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ func checkKeysInOrderMatchesRef(t *testing.T, raw []byte) {
 	if wire.Valid(raw) != nil || json.Unmarshal(raw, &members) != nil {
 		return
 	}
-	if got, want := keysInOrder(raw, members), refKeysInOrder(raw, members); !slices.Equal(got, want) {
+	if got, want := KeysInOrder(raw, members), refKeysInOrder(raw, members); !slices.Equal(got, want) {
 		t.Fatalf("%q: keys %q, reference %q", raw, got, want)
 	}
 }
@@ -57,7 +57,7 @@ func TestKeysInOrderMatchesRef(t *testing.T) {
 	for _, s := range keysSeeds {
 		checkKeysInOrderMatchesRef(t, []byte(s))
 	}
-	if got := keysInOrder([]byte(`{"b":1,"a":2,"b":3}`), nil); !slices.Equal(got, []string{"b", "a"}) {
+	if got := KeysInOrder([]byte(`{"b":1,"a":2,"b":3}`), nil); !slices.Equal(got, []string{"b", "a"}) {
 		t.Errorf("keys %q", got)
 	}
 }

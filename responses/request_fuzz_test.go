@@ -1,19 +1,17 @@
-package protocol
+package responses
 
 import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
 )
 
-// The Messages, count_tokens and Responses decoders read untrusted bodies:
-// they never panic, and a refusal is a validation or parameter error with
-// a message.
-func FuzzDecodeAnthropicResponses(f *testing.F) {
+// The Responses decoder reads untrusted bodies: it never panics, and a
+// refusal is a validation or parameter error with a message.
+func FuzzDecodeResponses(f *testing.F) {
 	for _, s := range []string{
-		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`,
-		`{"model":"m","max_tokens":5,"messages":[{"role":"ctx","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"x"}]}]}],"tools":[{"name":"f","input_schema":{}}],"tool_choice":{"type":"tool"}}`,
-		`{"model":"","messages":[],"system":[{"type":"text","text":"s"}]}`,
 		`{"input":"hi","tools":[{"type":"web_search"},{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"g"}}`,
 		`{"input":[{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"}]}`,
 		`{"input":[],"text":{"format":{"type":"json_schema","schema":{}}},"reasoning":{"effort":"low"},"metadata":{"a":"b"}}`,
@@ -25,8 +23,8 @@ func FuzzDecodeAnthropicResponses(f *testing.F) {
 		if err == nil {
 			return
 		}
-		var verr *ValidationError
-		var perr *ResponsesParamError
+		var verr *pylax.ValidationError
+		var perr *ParamError
 		switch {
 		case errors.As(err, &verr):
 			if len(verr.Errors) == 0 || verr.Message() == "" {
@@ -44,11 +42,7 @@ func FuzzDecodeAnthropicResponses(f *testing.F) {
 		if !json.Valid(data) {
 			return
 		}
-		_, err := DecodeAnthropicMessagesRequest(data)
-		check(t, data, err)
-		_, err = DecodeAnthropicCountTokensRequest(data)
-		check(t, data, err)
-		_, err = DecodeResponsesRequest(data)
+		_, err := DecodeRequest(data)
 		check(t, data, err)
 	})
 }

@@ -1,9 +1,10 @@
-package protocol
+package responses
 
 import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -15,10 +16,10 @@ var (
 	responsesServiceTier = literal("auto", "default", "flex", "scale", "priority")
 )
 
-// responsesTools is `tools: list[Tool]` with a default: null is not a list.
+// toolsSchema is `tools: list[Tool]` with a default: null is not a list.
 // Built on use, so that the OpenAI schemas are read on the first Responses
 // request rather than when the package loads.
-func responsesTools() *schemaNode { return &schemaNode{K: "list", Items: openaiType("Tool")} }
+func toolsSchema() *schemaNode { return &schemaNode{K: "list", Items: openaiType("Tool")} }
 
 func literal(values ...string) *schemaNode {
 	expected := literalExpected(values)
@@ -31,15 +32,15 @@ func nullable(n *schemaNode) *schemaNode { return &schemaNode{K: "nullable", S: 
 // ResponsesRequest declares presence_penalty and frequency_penalty (chat
 // leaves their range to SamplingParams).
 func (o *object) penalty(name string) {
-	v := o.optionalFloat(name, nil)
+	v := o.OptionalFloat(name, nil)
 	switch {
 	case v == nil:
 	case *v < -2:
-		o.fail(o.at(name), "greater_than_equal", "Input should be greater than or equal to -2", o.members[name],
-			CtxEntry{Key: "ge", Value: -2.0})
+		o.Fail(o.At(name), "greater_than_equal", "Input should be greater than or equal to -2", o.Members[name],
+			pylax.CtxEntry{Key: "ge", Value: -2.0})
 	case *v > 2:
-		o.fail(o.at(name), "less_than_equal", "Input should be less than or equal to 2", o.members[name],
-			CtxEntry{Key: "le", Value: 2.0})
+		o.Fail(o.At(name), "less_than_equal", "Input should be less than or equal to 2", o.Members[name],
+			pylax.CtxEntry{Key: "le", Value: 2.0})
 	}
 }
 
@@ -58,8 +59,8 @@ func (o *object) validateNode(name string, n *schemaNode) bool {
 // sink is an errSink that builds as many errors as vLLM's message can
 // still show after o's.
 func (o *object) sink() *errSink {
-	keep := maxReportedErrors - len(o.errs)
-	if o.omitted > 0 || keep < 0 {
+	keep := pylax.MaxReportedErrors - len(o.Errs)
+	if o.Omitted > 0 || keep < 0 {
 		keep = 0
 	}
 	return &errSink{keep: keep}
@@ -67,20 +68,20 @@ func (o *object) sink() *errSink {
 
 // absorb adds s's errors to o's; ok is false when there were any.
 func (o *object) absorb(s *errSink) bool {
-	o.errs = append(o.errs, s.errs...)
-	o.omitted += s.omitted
+	o.Errs = append(o.Errs, s.errs...)
+	o.Omitted += s.omitted
 	return len(s.errs) == 0 && s.omitted == 0
 }
 
 // locOf is member name's location as a locPath root.
-func (o *object) locOf(name string) *locPath { return &locPath{base: o.at(name)} }
+func (o *object) locOf(name string) *locPath { return &locPath{base: o.At(name)} }
 
 // node is member name's tree (nil when absent).
 func (o *object) node(name string) *wire.Node {
-	if n := o.nodes[name]; n != nil {
+	if n := o.Nodes[name]; n != nil {
 		return n
 	}
-	raw, ok := o.members[name]
+	raw, ok := o.Members[name]
 	if !ok {
 		return nil
 	}
@@ -94,13 +95,13 @@ func (o *object) node(name string) *wire.Node {
 // responsesInput is `input: str | list[ResponseInputOutputItem]` after
 // input_item_parsing. The union fails as a whole: a list with a bad item
 // also reports that it is not a string.
-func (o *object) responsesInput(r *ResponsesRequest) {
+func (o *object) responsesInput(r *Request) {
 	v := o.node("input")
 	if v == nil {
-		o.missing("input")
+		o.Missing("input")
 		return
 	}
-	loc := o.at("input")
+	loc := o.At("input")
 	switch v.Kind {
 	case wire.String:
 		s := v.S
@@ -122,7 +123,7 @@ func (o *object) responsesInput(r *ResponsesRequest) {
 			r.InputItems = items
 			return
 		}
-		o.fail(loc, "string_type", "Input should be a valid string", v.Raw)
+		o.Fail(loc, "string_type", "Input should be a valid string", v.Raw)
 		s := o.sink()
 		for i, p := range prepared {
 			if p != nil {
@@ -132,8 +133,8 @@ func (o *object) responsesInput(r *ResponsesRequest) {
 		o.absorb(s)
 		return
 	}
-	o.fail(loc, "string_type", "Input should be a valid string", v.Raw)
-	o.fail(loc, "list_type", "Input should be a valid list", v.Raw)
+	o.Fail(loc, "string_type", "Input should be a valid string", v.Raw)
+	o.Fail(loc, "list_type", "Input should be a valid list", v.Raw)
 }
 
 // prepareInputItem is one input item as it reaches pydantic's validation of
@@ -233,35 +234,35 @@ func stringNode(s string) *wire.Node {
 // input_item_parsing only prepares items, see validateInputItem), and
 // returns the first failure. When they pass, obj.raw is the body as they
 // left it, which the fields' "missing" errors show.
-func responsesModelValidators(obj *object) *FieldError {
-	input := obj.raw
-	vErr := func(msg, param string) *FieldError {
-		fe := validatorError(obj, "VLLMValidationError", msg, param, "")
+func responsesModelValidators(obj *object) *pylax.FieldError {
+	input := obj.Raw
+	vErr := func(msg, param string) *pylax.FieldError {
+		fe := obj.ValidatorError("VLLMValidationError", msg, param, "")
 		fe.Input = input
 		return fe
 	}
 	if fe := checkResponsesToolUsage(obj, vErr); fe != nil {
 		return fe
 	}
-	if _, ok := obj.members["tool_choice"]; !ok && !responsesHasTools(obj) {
+	if _, ok := obj.Members["tool_choice"]; !ok && !responsesHasTools(obj) {
 		// check_tool_usage stored tool_choice "none": the later
 		// validators' errors show a body with one more member.
-		input = withToolChoiceNone(obj.raw)
+		input = withToolChoiceNone(obj.Raw)
 	}
-	if cs, ok := obj.members["cache_salt"]; ok && !isNull(cs) {
-		if s, isStr := laxString(cs); !isStr || s == "" {
+	if cs, ok := obj.Members["cache_salt"]; ok && !pylax.IsNull(cs) {
+		if s, isStr := pylax.LaxString(cs); !isStr || s == "" {
 			return vErr("Parameter 'cache_salt' must be a non-empty string if provided.", "cache_salt")
 		}
 	}
-	if p, ok := obj.members["prompt"]; ok && !isNull(p) {
+	if p, ok := obj.Members["prompt"]; ok && !pylax.IsNull(p) {
 		return vErr("prompt template is not supported", "prompt")
 	}
-	if bg, ok := obj.members["background"]; ok && pyTruthy(bg) {
-		if st, ok := obj.members["store"]; ok && !pyTruthy(st) {
+	if bg, ok := obj.Members["background"]; ok && pylax.Truthy(bg) {
+		if st, ok := obj.Members["store"]; ok && !pylax.Truthy(st) {
 			return vErr("background can only be used when `store` is true", "background")
 		}
 	}
-	obj.raw = input
+	obj.Raw = input
 	return nil
 }
 
@@ -279,15 +280,15 @@ func withToolChoiceNone(raw json.RawMessage) json.RawMessage {
 // responsesHasTools is check_tool_usage's has_tools: tools present, not
 // null and not empty.
 func responsesHasTools(obj *object) bool {
-	tools, ok := obj.members["tools"]
-	return ok && !isNull(tools) && pyTruthy(tools)
+	tools, ok := obj.Members["tools"]
+	return ok && !pylax.IsNull(tools) && pylax.Truthy(tools)
 }
 
 // checkResponsesToolUsage is ResponsesRequest.check_tool_usage on the raw
 // body: without tools, "required" or a named function is refused; a named
 // function must name one of the tools (a namespace tool's members count
 // bare and as "namespace__name").
-func checkResponsesToolUsage(obj *object, vErr func(msg, param string) *FieldError) *FieldError {
+func checkResponsesToolUsage(obj *object, vErr func(msg, param string) *pylax.FieldError) *pylax.FieldError {
 	tools := obj.node("tools")
 	hasTools := responsesHasTools(obj)
 	choice := obj.node("tool_choice")

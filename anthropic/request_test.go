@@ -1,9 +1,23 @@
-package protocol
+package anthropic
 
 import (
 	"reflect"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/protocol"
 )
+
+// validationCase is one line of testdata/anthropic_validation_golden.jsonl:
+// a body and the error vLLM answers it with (nil when it accepts it).
+type validationCase struct {
+	Name   string `json:"name"`
+	Body   string `json:"body"`
+	Result struct {
+		Error *protocol.ErrorInfo `json:"error"`
+	} `json:"result"`
+}
 
 // TestAnthropicRequestGolden checks Messages body validation against
 // testdata/anthropic_validation_golden.jsonl, produced with pydantic by
@@ -11,26 +25,26 @@ import (
 // AnthropicMessagesRequest: the exact 400 body for refused bodies.
 func TestAnthropicRequestGolden(t *testing.T) {
 	n := 0
-	for _, c := range loadGolden(t, "testdata/anthropic_validation_golden.jsonl") {
+	for _, c := range testenv.ReadJSONL[validationCase](t, "testdata/anthropic_validation_golden.jsonl") {
 		n++
 		t.Run(c.Name, func(t *testing.T) {
-			_, err := DecodeAnthropicMessagesRequest([]byte(c.Body))
+			_, err := DecodeMessagesRequest([]byte(c.Body))
 			if c.Result.Error == nil {
 				if err != nil {
 					t.Fatalf("refused a body vLLM accepts: %v", err)
 				}
 				return
 			}
-			verr, ok := err.(*ValidationError)
+			verr, ok := err.(*pylax.ValidationError)
 			if !ok {
 				t.Fatalf("err = %v, want a validation error", err)
 			}
-			got := NewValidationErrorResponse(verr).Error
+			got := protocol.NewValidationErrorResponse(verr).Error
 			if got.Message != c.Result.Error.Message {
 				t.Errorf("message\n got: %s\nwant: %s", got.Message, c.Result.Error.Message)
 			}
 			if !reflect.DeepEqual(got.Param, c.Result.Error.Param) {
-				t.Errorf("param = %v, want %v", deref(got.Param), deref(c.Result.Error.Param))
+				t.Errorf("param = %s, want %s", testenv.MustJSON(t, got.Param), testenv.MustJSON(t, c.Result.Error.Param))
 			}
 		})
 	}
@@ -40,7 +54,7 @@ func TestAnthropicRequestGolden(t *testing.T) {
 }
 
 func TestAnthropicDecodeValues(t *testing.T) {
-	r, err := DecodeAnthropicMessagesRequest([]byte(`{"model":"m","max_tokens":"8","messages":[{"role":"ctx","content":"a"}],` +
+	r, err := DecodeMessagesRequest([]byte(`{"model":"m","max_tokens":"8","messages":[{"role":"ctx","content":"a"}],` +
 		`"tools":[{"name":"f","input_schema":{"properties":{}}},{"name":"g","input_schema":{}},{"name":"h","input_schema":{"type":"object","a":1}}],` +
 		`"stop_sequences":null,"stream":1,"temperature":0.5}`))
 	if err != nil {

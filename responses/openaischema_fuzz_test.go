@@ -1,4 +1,4 @@
-package protocol
+package responses
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -61,15 +62,15 @@ func FuzzOpenAISchema(f *testing.F) {
 				}
 			}
 			// The capped sink keeps the same first errors and counts the rest.
-			for _, keep := range []int{0, 3, maxReportedErrors} {
+			for _, keep := range []int{0, 3, pylax.MaxReportedErrors} {
 				capped := run(n, keep)
 				if len(capped.errs)+capped.omitted != len(all.errs) || len(capped.errs) > keep {
 					t.Fatalf("%s %s: keep %d: %d kept + %d omitted, want %d", name, data, keep,
 						len(capped.errs), capped.omitted, len(all.errs))
 				}
 				for i, fe := range capped.errs {
-					if fe.repr() != all.errs[i].repr() {
-						t.Fatalf("%s %s: error %d is %s, then %s", name, data, i, fe.repr(), all.errs[i].repr())
+					if fe.Repr() != all.errs[i].Repr() {
+						t.Fatalf("%s %s: error %d is %s, then %s", name, data, i, fe.Repr(), all.errs[i].Repr())
 					}
 				}
 			}
