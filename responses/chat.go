@@ -328,15 +328,6 @@ func appendToArray(arr, elem []byte) []byte {
 	return append(out, ']')
 }
 
-// functionTool is the members of openai's FunctionTool a tool is read by.
-type functionTool struct {
-	Type        *string         `json:"type"`
-	Name        *string         `json:"name"`
-	Parameters  json.RawMessage `json:"parameters"`
-	Strict      json.RawMessage `json:"strict"`
-	Description json.RawMessage `json:"description"`
-}
-
 // responsesTools reads the function tools construct_tool_dicts gives the
 // template (toolDicts writes them as it does) and the parsers read as chat
 // tools: name, parameters, description, and strict kept as given. Other
@@ -344,11 +335,10 @@ type functionTool struct {
 // given to the template, as vLLM's non-Harmony path iterates only the
 // function tools (iter_response_function_tool_dicts); they are accepted,
 // not refused.
-func responsesTools(tools []json.RawMessage) ([]protocol.Tool, error) {
+func responsesTools(tools []*wire.Node) ([]protocol.Tool, error) {
 	out := make([]protocol.Tool, 0, len(tools))
-	for i, raw := range tools {
-		n, err := wire.Parse(raw)
-		if err != nil || n.Kind != wire.Object {
+	for i, n := range tools {
+		if n.Kind != wire.Object {
 			return nil, &ParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
 		}
 		typ, ok := n.Get("type")
