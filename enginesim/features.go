@@ -162,9 +162,9 @@ func (s *Sim) acceptFeatures(req *protocol.GenerateRequest) (mmInput, *apiError)
 	return in, nil
 }
 
-func itemAt(items [][]byte, j int) []byte {
+func itemAt(items []features.Blob, j int) []byte {
 	if j < len(items) {
-		return items[j]
+		return items[j].Bytes()
 	}
 	return nil
 }

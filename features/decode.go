@@ -358,12 +358,12 @@ func Decode(n *wire.Node) (Features, error) {
 		f.Modalities[mi].Placeholders = ps
 	}
 	var err error
-	if f.KwargsData, err = decodeItems(n, "kwargs_data", index, f.Modalities, func(m *Modality, b [][]byte) {
+	if f.KwargsData, err = decodeItems(n, "kwargs_data", index, f.Modalities, func(m *Modality, b []Blob) {
 		m.Kwargs = b
 	}); err != nil {
 		return f, err
 	}
-	if f.MetadataData, err = decodeItems(n, "mm_metadata", index, f.Modalities, func(m *Modality, b [][]byte) {
+	if f.MetadataData, err = decodeItems(n, "mm_metadata", index, f.Modalities, func(m *Modality, b []Blob) {
 		m.Metadata = b
 	}); err != nil {
 		return f, err
@@ -436,7 +436,7 @@ func strictInt(obj *wire.Node, key, at string) (int, error) {
 
 // decodeItems reads kwargs_data or mm_metadata: absent or null, or an
 // object of lists of base64 strings or nulls.
-func decodeItems(n *wire.Node, key string, index map[string]int, ms []Modality, set func(*Modality, [][]byte)) (bool, error) {
+func decodeItems(n *wire.Node, key string, index map[string]int, ms []Modality, set func(*Modality, []Blob)) (bool, error) {
 	v, ok := n.Get(key)
 	if !ok || v.Kind == wire.Null {
 		return false, nil
@@ -456,7 +456,7 @@ func decodeItems(n *wire.Node, key string, index map[string]int, ms []Modality, 
 		if list.Kind != wire.Array {
 			return false, fmt.Errorf("features.%s.%s: not a list", key, name)
 		}
-		items := make([][]byte, len(list.Arr))
+		items := make([]Blob, len(list.Arr))
 		for j, e := range list.Arr {
 			switch e.Kind {
 			case wire.Null:
@@ -465,7 +465,7 @@ func decodeItems(n *wire.Node, key string, index map[string]int, ms []Modality, 
 				if err != nil {
 					return false, fmt.Errorf("features.%s.%s.%d: not base64", key, name, j)
 				}
-				items[j] = b
+				items[j] = Blob{b}
 			default:
 				return false, fmt.Errorf("features.%s.%s.%d: not a string or null", key, name, j)
 			}
@@ -511,10 +511,10 @@ func (f *Features) CheckPrompt(numTokens int, ecTransfer bool) error {
 		for j := range m.Hashes {
 			var item, meta []byte
 			if j < len(m.Kwargs) {
-				item = m.Kwargs[j]
+				item = m.Kwargs[j].Bytes()
 			}
 			if j < len(m.Metadata) {
-				meta = m.Metadata[j]
+				meta = m.Metadata[j].Bytes()
 			}
 			if item == nil && !ecTransfer && !f.RequiresKV {
 				return fmt.Errorf("%s item %d has no kwargs_data and the request has no ec_transfer_params", m.Name, j)
@@ -544,7 +544,7 @@ func (f *Features) QwenImages(cols, merge int) ([]QwenImage, error) {
 			if j >= len(m.Kwargs) || m.Kwargs[j] == nil {
 				return nil, fmt.Errorf("image item %d: no kwargs_data", j)
 			}
-			it, err := DecodeItem(m.Kwargs[j])
+			it, err := DecodeItem(m.Kwargs[j].Bytes())
 			if err != nil {
 				return nil, fmt.Errorf("image item %d: %w", j, err)
 			}

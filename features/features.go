@@ -28,9 +28,9 @@ type Modality struct {
 	Placeholders []Placeholder
 	// Kwargs holds each item's msgpack (written as base64); a nil entry is
 	// null, "resolve from the engine's cache".
-	Kwargs [][]byte
+	Kwargs []Blob
 	// Metadata holds each item's metadata-only msgpack (nil entry: null).
-	Metadata [][]byte
+	Metadata []Blob
 }
 
 // Features is MultiModalFeatures.
@@ -94,9 +94,9 @@ func QwenImageFeatures(images []Image, cols int, opts Options) (Features, error)
 		}
 		m.Kwargs = items
 		if opts.Metadata {
-			m.Metadata = make([][]byte, len(images))
+			m.Metadata = make([]Blob, len(images))
 			for i, img := range images {
-				m.Metadata[i] = QwenMetadata(img.Processed)
+				m.Metadata[i] = Blob{QwenMetadata(img.Processed)}
 			}
 		}
 	}
@@ -109,8 +109,10 @@ func QwenImageFeatures(images []Image, cols int, opts Options) (Features, error)
 }
 
 // AppendJSON writes f as the render server's JSONResponse(model_dump())
-// does: members in model order, compact, is_embed left out when nil.
+// does: members in model order, compact, is_embed left out when nil. dst
+// grows once, by MaxJSONLen.
 func (f *Features) AppendJSON(dst []byte) []byte {
+	dst = slices.Grow(dst, f.MaxJSONLen())
 	dst = append(dst, `{"mm_hashes":{`...)
 	for i, m := range f.Modalities {
 		dst = appendKey(dst, i, m.Name)
@@ -143,10 +145,10 @@ func (f *Features) AppendJSON(dst []byte) []byte {
 		dst = append(dst, ']')
 	}
 	dst = append(dst, `},"kwargs_data":`...)
-	dst = f.appendItems(dst, f.KwargsData, func(m *Modality) [][]byte { return m.Kwargs })
+	dst = f.appendItems(dst, f.KwargsData, func(m *Modality) []Blob { return m.Kwargs })
 	if f.MetadataMember {
 		dst = append(dst, `,"mm_metadata":`...)
-		dst = f.appendItems(dst, f.MetadataData, func(m *Modality) [][]byte { return m.Metadata })
+		dst = f.appendItems(dst, f.MetadataData, func(m *Modality) []Blob { return m.Metadata })
 	}
 	if f.RequiresKV {
 		dst = append(dst, `,"requires_kv":true`...)
@@ -163,6 +165,35 @@ func (f *Features) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
+// MaxJSONLen bounds the length of AppendJSON's output, so that a body
+// holding megabytes of kwargs_data is allocated once: strings at six bytes
+// a byte (the longest escape), numbers at twenty digits, items at their
+// base64 length.
+func (f *Features) MaxJSONLen() int {
+	const fixed = 128 // member names, braces, requires_kv, kv_handoff's keys
+	const number = 20
+	n := fixed
+	for _, m := range f.Modalities {
+		n += 4 * (6*len(m.Name) + 4) // a key in each of the four maps
+		for _, h := range m.Hashes {
+			n += 6*len(h) + 3
+		}
+		for _, p := range m.Placeholders {
+			n += len(`{"offset":,"length":,"is_embed":[]},`) + 2*number + len("false,")*len(p.IsEmbed)
+		}
+		for _, items := range [][]Blob{m.Kwargs, m.Metadata} {
+			n += len("null,") * (len(m.Hashes) + 1)
+			for _, it := range items {
+				n += base64.StdEncoding.EncodedLen(it.Len()) + 3
+			}
+		}
+	}
+	if h := f.KVHandoff; h != nil {
+		n += number + 6*len(h.ModelFingerprint) + 6*len(h.PositionState) + 4
+	}
+	return n
+}
+
 func appendKey(dst []byte, i int, k string) []byte {
 	if i > 0 {
 		dst = append(dst, ',')
@@ -172,7 +203,7 @@ func appendKey(dst []byte, i int, k string) []byte {
 }
 
 // appendItems writes {modality: [base64 | null, …]} or null.
-func (f *Features) appendItems(dst []byte, present bool, items func(*Modality) [][]byte) []byte {
+func (f *Features) appendItems(dst []byte, present bool, items func(*Modality) []Blob) []byte {
 	if !present {
 		return append(dst, "null"...)
 	}
@@ -191,7 +222,7 @@ func (f *Features) appendItems(dst []byte, present bool, items func(*Modality) [
 				continue
 			}
 			dst = append(dst, '"')
-			dst = base64.StdEncoding.AppendEncode(dst, list[j])
+			dst = appendBase64(dst, list[j])
 			dst = append(dst, '"')
 		}
 		dst = append(dst, ']')

@@ -107,7 +107,7 @@ func TestFeaturesMetadataAndEmbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta, err := DecodeItem(d.Modalities[0].Metadata[1])
+	meta, err := DecodeItem(d.Modalities[0].Metadata[1].Bytes())
 	if err != nil || len(meta.Keys) != 1 || meta.Keys[0] != "image_grid_thw" {
 		t.Fatalf("%v %v", meta.Keys, err)
 	}
@@ -135,7 +135,7 @@ func TestItemsReadByMsgpackLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := msgpack.NewDecoder(bytes.NewReader(items[1]))
+	dec := msgpack.NewDecoder(bytes.NewReader(items[1].Bytes()))
 	msgpack.RegisterExt(3, (*rawView)(nil))
 	var v map[string]map[string]any
 	if err := dec.Decode(&v); err != nil {
@@ -201,7 +201,7 @@ func TestDecodeRefuses(t *testing.T) {
 	if err := f.CheckPrompt(22, false); err != nil {
 		t.Error(err)
 	}
-	f.Modalities[0].Kwargs[0] = []byte{0x81, 0xa1, 'x', 0xc0}
+	f.Modalities[0].Kwargs[0] = Blob{{0x81, 0xa1, 'x', 0xc0}}
 	if err := f.CheckPrompt(22, false); err == nil {
 		t.Error("an undecodable item was accepted")
 	}
@@ -222,10 +222,11 @@ func mustFeatures(t *testing.T) Features {
 }
 
 func TestDecodeItemRefuses(t *testing.T) {
-	good, err := QwenItems(synthImages([][3]int64{{1, 2, 2}}, 1176), 1176)
+	items, err := QwenItems(synthImages([][3]int64{{1, 2, 2}}, 1176), 1176)
 	if err != nil {
 		t.Fatal(err)
 	}
+	good := [][]byte{items[0].Bytes()}
 	if _, err := DecodeItem(good[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -278,6 +279,9 @@ func FuzzDecode(f *testing.F) {
 		_ = d.CheckPrompt(1<<20, true)
 		_, _ = d.QwenImages(1176, 2)
 		out := d.AppendJSON(nil)
+		if len(out) > d.MaxJSONLen() {
+			t.Fatalf("wrote %d bytes, more than MaxJSONLen's %d: %s", len(out), d.MaxJSONLen(), out)
+		}
 		n2, err := wire.Parse(out)
 		if err != nil {
 			t.Fatalf("wrote invalid JSON %s: %v", out, err)
@@ -294,7 +298,7 @@ func FuzzDecode(f *testing.F) {
 
 func FuzzDecodeItem(f *testing.F) {
 	items, _ := QwenItems(synthImages([][3]int64{{1, 2, 2}, {1, 2, 4}}, 1176), 1176)
-	f.Add(items[1])
+	f.Add(items[1].Bytes())
 	f.Add(QwenMetadata(QwenImage{GridTHW: [3]int64{1, 2, 2}}))
 	f.Add([]byte{0x81, 0xa1, 'k', 0x82, 0xa4, 'd', 'a', 't', 'a', 0x92, 0x01, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -312,8 +316,28 @@ func FuzzDecodeItem(f *testing.F) {
 		if err != nil {
 			t.Fatalf("decoded image does not encode: %v", err)
 		}
-		if _, err := DecodeItem(again[0]); err != nil {
+		if _, err := DecodeItem(again[0].Bytes()); err != nil {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestAppendJSONGrowsOnce: the features of a request's images are written
+// into the buffer AppendJSON grew once, MaxJSONLen long, hashes with
+// escapes included.
+func TestAppendJSONGrowsOnce(t *testing.T) {
+	for _, opts := range []Options{{Kwargs: true}, {Kwargs: true, Metadata: true}, {}, {Metadata: true}} {
+		imgs := twoImages()
+		imgs[0].Hash = "\x00\x01\"\\\u2028é\xff"
+		f, err := QwenImageFeatures(imgs, 1176, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.KVHandoff = &KVHandoff{Version: 1, ModelFingerprint: "\x1f\x1f", PositionState: "sequence"}
+		dst := append(make([]byte, 0, 1+f.MaxJSONLen()), '{')
+		out := f.AppendJSON(dst)
+		if len(out) > 1+f.MaxJSONLen() || &out[0] != &dst[0] {
+			t.Fatalf("%+v: %d bytes, MaxJSONLen %d; moved: %v", opts, len(out), f.MaxJSONLen(), &out[0] != &dst[0])
+		}
+	}
 }

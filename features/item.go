@@ -36,7 +36,9 @@ func (q QwenImage) Rows() int64 { return q.GridTHW[0] * q.GridTHW[1] * q.GridTHW
 // QwenItems encodes the kwargs items of the images one processor call made
 // (a request's images, in prompt order), as vLLM's MsgpackEncoder encodes
 // MultiModalKwargsItem (serial_utils._encode_mm_item). cols is the row
-// width, 3·2·P² (1176 for patch 14, 1536 for patch 16).
+// width, 3·2·P² (1176 for patch 14, 1536 for patch 16). Each item is three
+// pieces: the msgpack before the pixel values, the pixel values themselves
+// (img.PixelValues, shared, not copied), and the rest.
 //
 // Each item is a map of two fields, from _create_qwen2vl_field_factory:
 // pixel_values, flat_from_sizes("image", grid.prod(-1)) — its field lists
@@ -44,20 +46,21 @@ func (q QwenImage) Rows() int64 { return q.GridTHW[0] * q.GridTHW[1] * q.GridTHW
 // batched("image", keep_on_cpu=True). vLLM builds the item from a set of
 // keys, so its key order varies with Python's string hashing from process
 // to process; this writes pixel_values first, and readers accept any order.
-func QwenItems(images []QwenImage, cols int) ([][]byte, error) {
+func QwenItems(images []QwenImage, cols int) ([]Blob, error) {
 	slices, err := qwenSlices(images, cols)
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]byte, len(images))
+	out := make([]Blob, len(images))
 	for i, img := range images {
-		b := make([]byte, 0, len(img.PixelValues)+len(slices)+192)
-		b = appendMapHeader(b, 2)
-		b = appendStr(b, "pixel_values")
-		b = appendPixelValues(b, img, cols, slices)
-		b = appendStr(b, "image_grid_thw")
-		b = appendGridTHW(b, img)
-		out[i] = b
+		head := appendMapHeader(make([]byte, 0, 64), 2)
+		head = appendStr(head, "pixel_values")
+		head = appendPixelValuesHead(head, img, cols)
+		tail := make([]byte, 0, len(slices)+192)
+		tail = appendPixelValuesField(tail, slices)
+		tail = appendStr(tail, "image_grid_thw")
+		tail = appendGridTHW(tail, img)
+		out[i] = Blob{head, img.PixelValues, tail}
 	}
 	return out, nil
 }
@@ -108,7 +111,9 @@ func qwenSlices(images []QwenImage, cols int) ([]byte, error) {
 	return b, nil
 }
 
-func appendPixelValues(b []byte, img QwenImage, cols int, slices []byte) []byte {
+// appendPixelValuesHead writes the pixel_values element up to its tensor's
+// bytes, which follow it; appendPixelValuesField writes the rest.
+func appendPixelValuesHead(b []byte, img QwenImage, cols int) []byte {
 	b = appendMapHeader(b, 2)
 	b = appendStr(b, "data")
 	b = appendArrayHeader(b, 3)
@@ -116,8 +121,10 @@ func appendPixelValues(b []byte, img QwenImage, cols int, slices []byte) []byte 
 	b = appendArrayHeader(b, 2)
 	b = appendInt(b, img.Rows())
 	b = appendInt(b, int64(cols))
-	b = appendExtHeader(b, extRawView, len(img.PixelValues))
-	b = append(b, img.PixelValues...)
+	return appendExtHeader(b, extRawView, len(img.PixelValues))
+}
+
+func appendPixelValuesField(b []byte, slices []byte) []byte {
 	b = appendStr(b, "field")
 	b = appendArrayHeader(b, 2)
 	b = appendStr(b, "flat")

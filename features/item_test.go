@@ -52,19 +52,20 @@ func TestQwenItemsFixtures(t *testing.T) {
 				dtype = ""
 			}
 			imgs := synthImagesOf(m.Grids, m.Cols, dtype)
-			items, err := QwenItems(imgs, m.Cols)
+			blobs, err := QwenItems(imgs, m.Cols)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := readFile(t, m.File); !bytes.Equal(items[m.Image], want) {
+			item := blobs[m.Image].Bytes()
+			if want := readFile(t, m.File); !bytes.Equal(item, want) {
 				t.Fatalf("item differs from the fixture: %d bytes, want %d; first difference at %d",
-					len(items[m.Image]), len(want), testenv.FirstDiff(items[m.Image], want))
+					len(item), len(want), testenv.FirstDiff(item, want))
 			}
 			if want := readFile(t, m.Metadata); !bytes.Equal(QwenMetadata(imgs[m.Image]), want) {
 				t.Fatalf("metadata differs: %x, want %x", QwenMetadata(imgs[m.Image]), want)
 			}
 			// The decoder reads back what was written.
-			it, err := DecodeItem(items[m.Image])
+			it, err := DecodeItem(item)
 			if err != nil {
 				t.Fatal(err)
 			}

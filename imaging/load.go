@@ -8,14 +8,18 @@ import (
 	"github.com/vrender/vrender/imaging/jpeg"
 )
 
-// DefaultMaxPixels is VLLM_MAX_IMAGE_PIXELS's default, which is also Pillow's own decompression-bomb
-// limit (2 * Image.MAX_IMAGE_PIXELS).
-const DefaultMaxPixels = 178_956_970
+// PillowMaxPixels is Pillow's own decompression-bomb limit (2 * Image.MAX_IMAGE_PIXELS), which
+// Image.open applies before vLLM's VLLM_MAX_IMAGE_PIXELS check, whatever that is set to.
+const PillowMaxPixels = 178_956_970
+
+// DefaultMaxPixels is VLLM_MAX_IMAGE_PIXELS's default, Pillow's limit.
+const DefaultMaxPixels = PillowMaxPixels
 
 // Options are the media_io_kwargs and environment settings that change how an image loads.
 type Options struct {
-	// MaxPixels refuses images with more pixels (width*height, from the header, before decoding).
-	// 0 disables the limit, as VLLM_MAX_IMAGE_PIXELS=0 does.
+	// MaxPixels is VLLM_MAX_IMAGE_PIXELS: images with more pixels (width*height, from the header,
+	// before decoding) are refused with a *LimitError. 0 or less disables it, as in vLLM; Pillow's
+	// own limit, PillowMaxPixels, still applies.
 	MaxPixels int64
 	// Background is the colour transparency is composited on: media_io_kwargs.image.rgba_background_color,
 	// white by default.
@@ -135,11 +139,29 @@ func Load(data []byte, opt Options) (*RGB, error) {
 	return orient(img, h.orientation), nil
 }
 
+// checkPixels is Image.open's decompression-bomb check, then vLLM's VLLM_MAX_IMAGE_PIXELS one.
 func checkPixels(w, h int, opt Options) error {
-	if opt.MaxPixels > 0 && int64(w)*int64(h) > opt.MaxPixels {
-		return tooManyPixels(w, h, opt.MaxPixels)
+	n := int64(w) * int64(h)
+	if n > PillowMaxPixels {
+		return tooManyPixels(w, h, PillowMaxPixels)
+	}
+	if opt.MaxPixels > 0 && n > opt.MaxPixels {
+		return &LimitError{Width: w, Height: h, Max: opt.MaxPixels}
 	}
 	return nil
+}
+
+// LimitError is an image over VLLM_MAX_IMAGE_PIXELS. vLLM raises it as a ValueError of its own,
+// outside Pillow's errors, so its text is answered as it is (400), without "Failed to load image: ".
+type LimitError struct {
+	// Width and Height are the size the header gives, before EXIF orientation.
+	Width, Height int
+	Max           int64
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("Image dimensions %dx%d (%d pixels) exceed the maximum of %d pixels. Set VLLM_MAX_IMAGE_PIXELS to increase this limit.",
+		e.Width, e.Height, int64(e.Width)*int64(e.Height), e.Max)
 }
 
 // header is one format's parsed header plus the decoder that goes with it.
@@ -188,7 +210,7 @@ func jpegHeader(data []byte) (header, error) {
 	h := header{format: JPEG, width: jh.Width, height: jh.Height, orientation: exifOrientation(jh.Exif)}
 	h.mode = [...]string{1: "L", 3: "RGB", 4: "CMYK"}[jh.Components]
 	h.decode = func(data []byte, opt Options) (*RGB, error) {
-		img, err := jpeg.Decode(data, opt.MaxPixels)
+		img, err := jpeg.Decode(data, PillowMaxPixels)
 		if err != nil {
 			var te *jpeg.TruncatedError
 			if errors.As(err, &te) {

@@ -4,7 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 func pngWithIHDR(w, h uint32) []byte {
@@ -77,11 +82,45 @@ func TestHeaderRefusals(t *testing.T) {
 	}
 }
 
-// TestMaxPixelsZeroDisables: VLLM_MAX_IMAGE_PIXELS=0 turns the limit off.
-func TestMaxPixelsZeroDisables(t *testing.T) {
-	data := pngWithIHDR(20000, 10000)
-	info, err := Probe(data, Options{})
-	if err != nil || info.Width != 20000 || info.Height != 10000 {
-		t.Fatalf("Probe = %+v, %v", info, err)
+// TestMaxPixels: VLLM_MAX_IMAGE_PIXELS refuses with vLLM's own message (the header's size, before
+// EXIF orientation) and 0 or less turns it off, but not Pillow's decompression-bomb limit, which
+// Image.open applies first.
+func TestMaxPixels(t *testing.T) {
+	const bomb = "Image size (200000000 pixels) exceeds limit of 178956970 pixels, could be decompression bomb DOS attack."
+	for _, tt := range []struct {
+		name      string
+		w, h      uint32
+		max       int64
+		want      string
+		wantLimit bool
+	}{
+		{"off: large image loads", 15000, 10000, 0, "", false},
+		{"negative is off", 15000, 10000, -1, "", false},
+		{"off: Pillow's limit stays", 20000, 10000, 0, bomb, false},
+		{"above Pillow's: Pillow's first", 20000, 10000, 1 << 40, bomb, false},
+		{"below Pillow's: vLLM's message", 300, 200, 59_999, "Image dimensions 300x200 (60000 pixels) exceed the maximum of 59999 pixels. Set VLLM_MAX_IMAGE_PIXELS to increase this limit.", true},
+		{"at the limit", 300, 200, 60_000, "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Probe(pngWithIHDR(tt.w, tt.h), Options{MaxPixels: tt.max})
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			var le *LimitError
+			if got != tt.want || errors.As(err, &le) != tt.wantLimit {
+				t.Fatalf("Probe: %v (%T), want %q", err, err, tt.want)
+			}
+		})
+	}
+	// Load refuses from the header too, before decoding, with the size as stored.
+	data, err := os.ReadFile(filepath.Join(testenv.SharedDir(t), "multimodal", "images", "jpeg_exif_orient6_320x240.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(data, Options{MaxPixels: 1000})
+	var le *LimitError
+	if !errors.As(err, &le) || !strings.HasPrefix(err.Error(), "Image dimensions 320x240 (76800 pixels)") {
+		t.Fatalf("Load: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package media
 import (
 	"bytes"
 	"encoding/base64"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
@@ -149,4 +150,78 @@ func FuzzClassify(f *testing.F) {
 			t.Fatalf("%q: host %q not lowercased", raw, c.host)
 		}
 	})
+}
+
+// checkFastBase64 is the differential check of the vector decoder: where it
+// vouches for s, the checked decoder accepts s with the same bytes.
+func checkFastBase64(t *testing.T, s string) {
+	t.Helper()
+	fast, ok := decodeBase64Fast(s)
+	want, err := decodeBase64Checked(s)
+	if ok && (err != nil || !bytes.Equal(fast, want)) {
+		t.Fatalf("%.80q: fast decoder gave %d bytes, checked: %d bytes, %v", s, len(fast), len(want), err)
+	}
+	if err == nil && len(s) >= 64 && !ok {
+		// Not wrong, but the fast path must not leave valid photos to the slow one.
+		t.Fatalf("%.80q: valid, yet the fast decoder declined it", s)
+	}
+}
+
+func TestDecodeBase64FastAgrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	valid := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	// Every kind of byte at every offset of a string long enough for the
+	// vector loop, and the padding and trailing-bit edges.
+	for _, n := range []int{0, 1, 2, 3, 45, 46, 47, 48, 96, 97, 98, 1000, 1001, 1002} {
+		s := valid(n)
+		checkFastBase64(t, s)
+		if len(s) == 0 {
+			continue
+		}
+		for _, pos := range []int{0, len(s) / 3, len(s) / 2, len(s) - 3, len(s) - 2, len(s) - 1} {
+			for _, c := range []byte{'\n', '\r', '=', ' ', '-', '_', 0, 0x80, 0xff, '.'} {
+				b := []byte(s)
+				b[pos] = c
+				checkFastBase64(t, string(b))
+				checkFastBase64(t, s[:pos]+string(c)+s[pos:])
+				checkFastBase64(t, s[:pos]+"\r\n"+s[pos:]+"\r\n")
+			}
+		}
+		// Non-zero bits after the last digit, which pybase64 accepts.
+		if strings.HasSuffix(s, "=") {
+			b := []byte(s)
+			i := strings.IndexByte(s, '=') - 1
+			b[i] = 'Z'
+			checkFastBase64(t, string(b))
+		}
+	}
+}
+
+func FuzzDecodeBase64Fast(f *testing.F) {
+	for _, s := range []string{"QUJD", "QR==", "Q===", "QUJD\n", strings.Repeat("QUJD", 20), strings.Repeat("QUJD", 20) + "QR==",
+		strings.Repeat("QUJD", 12) + "\r\n" + strings.Repeat("QUJD", 12) + "QQ=="} {
+		f.Add(s)
+	}
+	f.Fuzz(checkFastBase64)
+}
+
+// BenchmarkParseDataURL decodes the data URL of a 180 KB photo.
+func BenchmarkParseDataURL(b *testing.B) {
+	raw := make([]byte, 180<<10)
+	for i := range raw {
+		raw[i] = byte(i * 7919 >> 3)
+	}
+	url := "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(raw)
+	b.SetBytes(int64(len(url)))
+	for b.Loop() {
+		if _, err := ParseDataURL(url, 1<<30); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

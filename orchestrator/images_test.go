@@ -129,11 +129,17 @@ func TestFrontEndsRouteByImage(t *testing.T) {
 			if err == nil {
 				t.Fatal("served without an engine")
 			}
-			n, err := wire.Parse(eng.g.Features)
+			// The features member as the engine receives it.
+			sent, err := protocol.AppendJSON(nil, eng.g)
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, err := features.Decode(n)
+			n, err := wire.Parse(sent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fn, _ := n.Get("features")
+			f, err := features.Decode(fn)
 			if err != nil {
 				t.Fatal(err)
 			}

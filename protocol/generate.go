@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/vrender/vrender/internal/wire"
@@ -45,19 +46,40 @@ type GenerateRequest struct {
 	Priority              int64           `json:"priority"`
 	KVTransferParams      json.RawMessage `json:"kv_transfer_params"`
 	ECTransferParams      json.RawMessage `json:"ec_transfer_params"`
-	// featuresCompact marks Features as written by vrender's own features
-	// writer (compact and valid by construction; SetFeatures), so AppendJSON
-	// copies it instead of compacting megabytes of kwargs_data again.
-	featuresCompact bool
+	// features, when set (SetFeatures), writes the features member in
+	// place of Features.
+	features FeaturesWriter
 }
 
-// SetFeatures sets the features member to JSON that vrender's features
-// writer produced (features.(*Features).AppendJSON: compact, as json.dumps
-// writes it, and valid), which AppendJSON then writes as it is. Features
-// decoded from a body keep the compacting path.
-func (g *GenerateRequest) SetFeatures(b []byte) {
-	g.Features = b
-	g.featuresCompact = true
+// FeaturesWriter is vrender's own features writer (*features.Features):
+// its JSON is compact, as json.dumps writes it, and valid by construction,
+// so a body takes it as it is instead of compacting megabytes of
+// kwargs_data again, and MaxJSONLen bounds it so that the body grows once.
+type FeaturesWriter interface {
+	AppendJSON(dst []byte) []byte
+	MaxJSONLen() int
+}
+
+// SetFeatures makes f write the features member, straight into the body.
+// Features decoded from a body keep the compacting path.
+func (g *GenerateRequest) SetFeatures(f FeaturesWriter) {
+	g.Features = nil
+	g.features = f
+}
+
+// bodyTailSlack is room kept after the features member for the members
+// after it (sampling params, ...), so that a body of megabytes of pixel
+// values is not copied again for its last few hundred bytes.
+const bodyTailSlack = 64 << 10
+
+// BodySizeHint is about how long the body is when it carries features: 0
+// without them (a small body), else at least the features' MaxJSONLen. A
+// writer picks its buffer by it.
+func (g *GenerateRequest) BodySizeHint() int {
+	if g.features == nil {
+		return 0
+	}
+	return g.features.MaxJSONLen() + bodyTailSlack + 8*len(g.TokenIDs)
 }
 
 // AppendJSON appends the body with every key, as pydantic's model_dump
@@ -83,8 +105,11 @@ func (g *GenerateRequest) AppendJSON(dst []byte) ([]byte, error) {
 		}
 		w.b = append(w.b, ']')
 	}
-	if g.featuresCompact {
-		w.b = append(w.key("features"), g.Features...)
+	if g.features != nil {
+		w.key("features")
+		w.b = slices.Grow(w.b, g.features.MaxJSONLen()+bodyTailSlack+len(g.ContentParts)+
+			len(g.ReasoningParserKwargs)+len(g.KVTransferParams)+len(g.ECTransferParams))
+		w.b = g.features.AppendJSON(w.b)
 	} else {
 		w.raw(wire.AppendRaw(w.key("features"), g.Features))
 	}

@@ -39,6 +39,8 @@ type ChatInput struct {
 	ToolDicts []*wire.Node
 	// MMProcessorKwargs is the request's mm_processor_kwargs object.
 	MMProcessorKwargs json.RawMessage
+	// MediaIOKwargs is the request's media_io_kwargs object of objects.
+	MediaIOKwargs json.RawMessage
 	// OmitMMKwargs is return_mm_kwargs false: the features carry hashes
 	// and placeholders only, and images are not decoded.
 	OmitMMKwargs bool
@@ -161,7 +163,7 @@ func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, e
 	}
 	var feats *features.Features
 	if mm != nil && len(mm.refs) > 0 {
-		if ids, feats, err = r.images.expand(ctx, mm.refs, ids, in.MMProcessorKwargs, !in.OmitMMKwargs); err != nil {
+		if ids, feats, err = r.images.expand(ctx, mm.refs, ids, in.MMProcessorKwargs, in.MediaIOKwargs, !in.OmitMMKwargs); err != nil {
 			return nil, err
 		}
 	}

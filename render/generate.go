@@ -189,7 +189,7 @@ func (g *Generator) chatResult(req, adjusted *protocol.ChatCompletionRequest, pr
 		Prompt: prompt,
 	}
 	if prompt.Features != nil {
-		res.Request.SetFeatures(prompt.Features.AppendJSON(nil))
+		res.Request.SetFeatures(prompt.Features)
 	}
 	return res, nil
 }
@@ -252,6 +252,7 @@ func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatComp
 		TruncationSide:       side,
 		ToolDicts:            toolDicts,
 		MMProcessorKwargs:    req.MMProcessorKwargs,
+		MediaIOKwargs:        req.MediaIOKwargs,
 		OmitMMKwargs:         !req.ReturnMMKwargs,
 		CheckText: func(text string) error {
 			// vLLM's character bound first: where both refuse, vLLM's

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/imgcache"
 	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/vision"
@@ -36,8 +37,16 @@ type ImageConfig struct {
 	Kwargs vision.Kwargs
 	// Load are the decoding options (VLLM_MAX_IMAGE_PIXELS, background).
 	Load imaging.Options
+	// MediaIOKwargs is --media-io-kwargs (a JSON object of objects by
+	// modality; nil when not given): its image rgba_background_color
+	// replaces Load's background, and a request's media_io_kwargs are
+	// merged over it.
+	MediaIOKwargs json.RawMessage
 	// Hasher computes mm_hashes (its ModelID is the --model value).
 	Hasher features.Hasher
+	// CacheBytes bounds the processed-image cache (--mm-processor-cache-gb
+	// in bytes); 0 turns it off.
+	CacheBytes int64
 }
 
 // images is a renderer's image support: the model's processor and the
@@ -46,6 +55,12 @@ type images struct {
 	cfg   ImageConfig
 	proc  vision.Processor
 	padID int
+	// cache keeps processed images by cacheKey (nil: off); procDigest
+	// names proc in that key.
+	cache      *imgcache.Cache[processedImage]
+	procDigest [32]byte
+	// mediaIO is cfg.MediaIOKwargs decoded (nil when not given).
+	mediaIO *node
 }
 
 // newImages prepares image rendering for m, or returns nil when m has no
@@ -76,7 +91,12 @@ func newImages(m *model.Model, cfg *ImageConfig) (*images, error) {
 	if cfg.Fetcher == nil {
 		return nil, errors.New("render: image rendering needs a media fetcher")
 	}
-	return &images{cfg: *cfg, proc: proc, padID: pad[0]}, nil
+	mediaIO, err := parseServerMediaIO(cfg.MediaIOKwargs)
+	if err != nil {
+		return nil, err
+	}
+	return &images{cfg: *cfg, proc: proc, padID: pad[0], mediaIO: mediaIO,
+		cache: imgcache.New[processedImage](cfg.CacheBytes), procDigest: processorDigest(raw, dtype)}, nil
 }
 
 // modelDType is the dtype vLLM casts processor outputs to: config.json's
@@ -191,6 +211,10 @@ func imageError(err error) error {
 	if me, ok := media.AsError(err); ok {
 		return &ImageError{Status: me.Status, Type: me.Type, Param: me.Param, Message: me.Message, Err: err}
 	}
+	var le *imaging.LimitError
+	if errors.As(err, &le) {
+		return &ImageError{Status: 400, Type: "BadRequestError", Message: le.Error(), Err: err}
+	}
 	var ie *imaging.Error
 	if errors.As(err, &ie) {
 		return &ImageError{Status: 400, Type: "BadRequestError", Message: "Failed to load image: " + ie.Error(), Err: err}
@@ -224,19 +248,20 @@ func firstImageError(ctx context.Context, errs []error) error {
 
 // DefaultImageConfig is vLLM's default image handling for m (used only when
 // m has an image processor): no per-prompt limit, fetching as mc says,
-// vLLM's loader defaults and the default hasher.
+// vLLM's loader defaults, the default hasher and vLLM's default cache size.
 func DefaultImageConfig(m *model.Model, mc media.Config) (*ImageConfig, error) {
 	fetcher, err := media.New(mc)
 	if err != nil {
 		return nil, err
 	}
-	return &ImageConfig{Fetcher: fetcher, Limit: -1, Load: imaging.DefaultOptions(), Hasher: features.Hasher{ModelID: m.Path}}, nil
+	return &ImageConfig{Fetcher: fetcher, Limit: -1, Load: imaging.DefaultOptions(), Hasher: features.Hasher{ModelID: m.Path},
+		CacheBytes: DefaultImageCacheBytes}, nil
 }
 
 // load fetches one image and processes it (withKwargs) or reads its size
 // from the header, and hashes it: the image's features, its token count
 // and, when processed, the pixel_values row width.
-func (im *images) load(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, withKwargs bool) (features.Image, int, int, error) {
+func (im *images) load(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, opts imaging.Options, withKwargs bool) (features.Image, int, int, error) {
 	var img features.Image
 	data, err := im.cfg.Fetcher.Fetch(ctx, ref.url)
 	if err != nil {
@@ -244,22 +269,13 @@ func (im *images) load(ctx context.Context, ref imageRef, kw vision.Kwargs, hash
 	}
 	var numTokens, cols int
 	if withKwargs {
-		rgb, err := imaging.Load(data, im.cfg.Load)
+		p, err := im.process(ctx, data, kw, opts)
 		if err != nil {
-			return img, 0, 0, imageError(err)
+			return img, 0, 0, err
 		}
-		res, err := im.proc.Process(nil, *rgb, kw)
-		if err != nil {
-			return img, 0, 0, imageError(err)
-		}
-		numTokens, cols = res.NumTokens, res.PixelValues.Shape[1]
-		img.Processed = features.QwenImage{
-			GridTHW:     [3]int64{int64(res.GridTHW[0]), int64(res.GridTHW[1]), int64(res.GridTHW[2])},
-			PixelValues: res.PixelValues.Data,
-			DType:       res.PixelValues.DType.String(),
-		}
+		numTokens, cols, img.Processed = p.numTokens, p.cols, p.img
 	} else {
-		info, err := imaging.Probe(data, im.cfg.Load)
+		info, err := imaging.Probe(data, opts)
 		if err != nil {
 			return img, 0, 0, imageError(err)
 		}
@@ -278,8 +294,15 @@ func (im *images) load(ctx context.Context, ref imageRef, kw vision.Kwargs, hash
 // expand fetches and processes the images, expands each image pad of ids
 // to its tokens and builds the features: pixels decoded and processed when
 // withKwargs, else sizes read from the headers alone (imaging.Probe and
-// Processor.Plan give the same grid).
-func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwargs json.RawMessage, withKwargs bool) ([]int, *features.Features, error) {
+// Processor.Plan give the same grid). reqMediaIO is the request's
+// media_io_kwargs.
+func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwargs, reqMediaIO json.RawMessage, withKwargs bool) ([]int, *features.Features, error) {
+	// vLLM builds the image loader, which checks media_io_kwargs, before
+	// it fetches.
+	opts, err := im.loadOptions(reqMediaIO)
+	if err != nil {
+		return nil, nil, err
+	}
 	kw, err := vision.ParseKwargs(reqKwargs)
 	if err != nil {
 		return nil, nil, imageError(err)
@@ -306,7 +329,7 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			img, n, c, err := im.load(loadCtx, ref, kw, hashKwargs, withKwargs)
+			img, n, c, err := im.load(loadCtx, ref, kw, hashKwargs, opts, withKwargs)
 			if err != nil {
 				errs[i] = err
 				cancel()

@@ -118,8 +118,9 @@ func TestTextModelRefusesImages(t *testing.T) {
 	}
 }
 
-// imageRenderer is a renderer of the shared Qwen2.5-VL fixture model.
-func imageRenderer(t testing.TB, mc media.Config) *Renderer {
+// imageRenderer is a renderer of the shared Qwen2.5-VL fixture model;
+// edits change its image settings.
+func imageRenderer(t testing.TB, mc media.Config, edits ...func(*ImageConfig)) *Renderer {
 	t.Helper()
 	dir := filepath.Join(testenv.SharedDir(t), "multimodal", "models", "qwen2_5_vl")
 	if _, err := os.Stat(dir); err != nil {
@@ -132,6 +133,9 @@ func imageRenderer(t testing.TB, mc media.Config) *Renderer {
 	images, err := DefaultImageConfig(m, mc)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, edit := range edits {
+		edit(images)
 	}
 	r, err := New(m, Config{Images: images})
 	if err != nil {
@@ -292,7 +296,7 @@ func TestSetFeaturesWritesAsCompacting(t *testing.T) {
 				t.Fatal(err)
 			}
 			var fast, slow protocol.GenerateRequest
-			fast.SetFeatures(p.Features.AppendJSON(nil))
+			fast.SetFeatures(p.Features)
 			slow.Features = p.Features.AppendJSON(nil)
 			a, err := protocol.AppendJSON(nil, &fast)
 			if err != nil {

@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 
+	"github.com/vrender/vrender/internal/pyfmt"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/protocol"
 )
@@ -377,8 +377,8 @@ func convertLogitBias(entries []protocol.LogitBiasEntry) ([]protocol.LogitBias, 
 	var invalid []string
 	index := map[int64]int{}
 	for _, e := range entries {
-		id, ok := pyInt(e.Key)
-		if !ok {
+		id, err := pyfmt.ParseInt(e.Key)
+		if err != nil {
 			invalid = append(invalid, e.Key)
 			continue
 		}
@@ -406,40 +406,6 @@ func convertLogitBias(entries []protocol.LogitBiasEntry) ([]protocol.LogitBias, 
 		}
 	}
 	return out, nil
-}
-
-// pyInt is Python's int(str): surrounding whitespace, a sign and single
-// underscores between digits are allowed.
-func pyInt(s string) (int64, bool) {
-	t := []byte(s)
-	// Trim Python whitespace.
-	start, end := 0, len(t)
-	for start < end && isPySpaceByte(t[start]) {
-		start++
-	}
-	for end > start && isPySpaceByte(t[end-1]) {
-		end--
-	}
-	t = t[start:end]
-	sign := ""
-	if len(t) > 0 && (t[0] == '+' || t[0] == '-') {
-		sign, t = string(t[:1]), t[1:]
-	}
-	if len(t) == 0 || t[0] == '_' || t[len(t)-1] == '_' || bytes.Contains(t, []byte("__")) {
-		return 0, false
-	}
-	digits := bytes.ReplaceAll(t, []byte("_"), nil)
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseInt(sign+string(digits), 10, 64)
-	return n, err == nil
-}
-
-func isPySpaceByte(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || (c >= 0x1c && c <= 0x1f)
 }
 
 // extraArgs is vLLM's extra_args: vllm_xargs with kv_transfer_params and

@@ -48,7 +48,7 @@ func renderChat(ctx context.Context, g *render.Generator, r *Request, req *proto
 		KVTransferParams: r.KVTransferParams,
 	}}
 	if prompt.Features != nil {
-		res.Request.SetFeatures(prompt.Features.AppendJSON(nil))
+		res.Request.SetFeatures(prompt.Features)
 	}
 	return res, nil
 }

@@ -62,7 +62,11 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, e *apiError)
 // UTF-8, no HTML escaping. The body is appended into a pooled buffer and
 // written once.
 func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	bp := s.bodies.get()
+	hint := 0
+	if h, ok := v.(interface{ BodySizeHint() int }); ok {
+		hint = h.BodySizeHint()
+	}
+	bp := s.bodies.get(hint)
 	defer s.bodies.put(bp)
 	b, err := protocol.AppendJSON((*bp)[:0], v)
 	if err != nil {
@@ -83,15 +87,32 @@ func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 }
 
 // bodyPool holds response buffers between requests; a 9k-token render
-// body is about 60 KB. The zero value is ready to use.
-type bodyPool struct{ pool sync.Pool }
+// body is about 60 KB. Bodies of pixel values (15 MB for a 1280x720 image)
+// have a pool of their own: a fresh one costs its zeroing and page faults
+// (a tenth of an image render's CPU), and keeping them apart means a text
+// request never holds one, so they are dropped two garbage collections
+// after image traffic stops. The zero value is ready to use.
+type bodyPool struct{ small, large sync.Pool }
 
-// maxPooledBody bounds what the pool keeps, so one huge response does not
-// pin its buffer for the life of the process.
-const maxPooledBody = 1 << 20
+// maxPooledBody bounds what the small pool keeps, so that one huge
+// response does not pin its buffer for the life of the process;
+// maxPooledLargeBody bounds the large pool (a few 1080p images' pixel
+// values).
+const (
+	maxPooledBody      = 1 << 20
+	maxPooledLargeBody = 128 << 20
+)
 
-func (p *bodyPool) get() *[]byte {
-	if bp, ok := p.pool.Get().(*[]byte); ok {
+// get returns an empty buffer for a body of about hint bytes (0: small).
+func (p *bodyPool) get(hint int) *[]byte {
+	if hint > maxPooledBody {
+		if bp, ok := p.large.Get().(*[]byte); ok {
+			return bp
+		}
+		b := make([]byte, 0, hint)
+		return &b
+	}
+	if bp, ok := p.small.Get().(*[]byte); ok {
 		return bp
 	}
 	b := make([]byte, 0, 4<<10)
@@ -99,8 +120,11 @@ func (p *bodyPool) get() *[]byte {
 }
 
 func (p *bodyPool) put(bp *[]byte) {
-	if cap(*bp) <= maxPooledBody {
-		*bp = (*bp)[:0]
-		p.pool.Put(bp)
+	*bp = (*bp)[:0]
+	switch c := cap(*bp); {
+	case c <= maxPooledBody:
+		p.small.Put(bp)
+	case c <= maxPooledLargeBody:
+		p.large.Put(bp)
 	}
 }

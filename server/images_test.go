@@ -190,7 +190,7 @@ func TestChatRenderImageGoldens(t *testing.T) {
 				if got := mod.Placeholders[i]; got.Offset != p.Offset || got.Length != p.Length {
 					t.Errorf("placeholder %d = %d+%d, want %d+%d", i, got.Offset, got.Length, p.Offset, p.Length)
 				}
-				item, err := features.DecodeItem(mod.Kwargs[i])
+				item, err := features.DecodeItem(mod.Kwargs[i].Bytes())
 				if err != nil {
 					t.Fatalf("item %d: %v", i, err)
 				}

@@ -106,6 +106,13 @@ func (s *server) writeMetrics(w io.Writer) error {
 	tHits, tMisses := s.generator.Renderer().TemplateCacheStats()
 	m.single("vrender_template_cache_hits_total", "counter", "Request-supplied chat templates found compiled in the cache.", tHits)
 	m.single("vrender_template_cache_misses_total", "counter", "Request-supplied chat templates compiled.", tMisses)
+	ic := s.generator.Renderer().ImageCacheStats()
+	m.single("vrender_image_cache_hits_total", "counter",
+		"Images whose processed output was found in the processed-image cache (or shared with a concurrent identical miss).", ic.Hits)
+	m.single("vrender_image_cache_misses_total", "counter", "Images decoded and processed with the processed-image cache on.", ic.Misses)
+	m.single("vrender_image_cache_evictions_total", "counter", "Processed images dropped to keep the cache within --mm-processor-cache-gb.", ic.Evictions)
+	m.single("vrender_image_cache_bytes", "gauge", "Bytes the processed-image cache holds (pixel values plus a fixed overhead per entry).", ic.Bytes)
+	m.single("vrender_image_cache_entries", "gauge", "Processed images the cache holds.", ic.Entries)
 	tc := s.model.Tokenizer.SegmentCacheStats()
 	m.single("vrender_tokenizer_cache_hits_total", "counter",
 		"Text segments between special tokens whose token ids were found in the tokenizer cache.", tc.Hits)

@@ -70,6 +70,7 @@ func (s *server) tokenizeChat(ctx context.Context, req *protocol.TokenizeChatReq
 		ContinueFinalMessage: req.ContinueFinalMessage,
 		AddSpecialTokens:     req.AddSpecialTokens,
 		MMProcessorKwargs:    req.MMProcessorKwargs,
+		MediaIOKwargs:        req.MediaIOKwargs,
 		// /tokenize answers ids only: image sizes come from the headers.
 		OmitMMKwargs: true,
 		CheckText:    s.generator.CheckPromptBytes,

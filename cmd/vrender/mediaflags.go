@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/internal/pyfmt"
 	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/render"
@@ -23,15 +26,19 @@ type mediaFlags struct {
 	allowedLocalMediaPath string
 	maxMediaBytes         int64
 	allowPrivateMediaURLs bool
+	mmProcessorCacheGB    float64
+	mediaIOKwargs         string
 }
 
 func (f *mediaFlags) register(c *command) {
 	fs := c.fs
 	fs.StringVar(&f.limitMMPerPrompt, "limit-mm-per-prompt", "", "most images one prompt may carry: `JSON` {\"image\": N} or image=N (0 refuses images; default: no limit)")
 	fs.StringVar(&f.mmProcessorKwargs, "mm-processor-kwargs", "", "`JSON` object of image processor kwargs (min_pixels, max_pixels, size, use_fast); request kwargs win key by key")
+	fs.StringVar(&f.mediaIOKwargs, "media-io-kwargs", "", "`JSON` object of media loading kwargs by modality, e.g. {\"image\": {\"rgba_background_color\": [0, 0, 0]}}; a request's media_io_kwargs win key by key")
 	fs.StringVar(&f.allowedMediaDomains, "allowed-media-domains", "", "comma-separated `HOSTS` image URLs may name (default: any)")
 	fs.StringVar(&f.allowedLocalMediaPath, "allowed-local-media-path", "", "`DIR` file: image URLs may read below (default: file: URLs refused)")
 	fs.Int64Var(&f.maxMediaBytes, "max-media-bytes", media.DefaultMaxMediaBytes, "most bytes one image may have (`N`; vLLM has no cap)")
+	fs.Float64Var(&f.mmProcessorCacheGB, "mm-processor-cache-gb", 4, "GiB of processed images kept by content and settings, so a re-sent image is decoded and processed once (`GB`; 0 turns the cache off)")
 	fs.BoolVar(&f.allowPrivateMediaURLs, "allow-private-media-urls", false, "let image fetches reach loopback, private and link-local addresses (vLLM always does)")
 }
 
@@ -99,15 +106,63 @@ func (f *mediaFlags) imageConfig(m *model.Model) (*render.ImageConfig, error) {
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
+	cacheBytes, err := cacheBytesFromGB(f.mmProcessorCacheGB)
+	if err != nil {
+		return nil, err
+	}
+	load := imaging.DefaultOptions()
+	if load.MaxPixels, err = maxImagePixels(os.LookupEnv); err != nil {
+		return nil, err
+	}
+	var mediaIO json.RawMessage
+	if f.mediaIOKwargs != "" {
+		if !json.Valid([]byte(f.mediaIOKwargs)) {
+			return nil, usagef("--media-io-kwargs must be a JSON object, got %q", f.mediaIOKwargs)
+		}
+		mediaIO = json.RawMessage(f.mediaIOKwargs)
+		if err := render.CheckMediaIOKwargs(mediaIO); err != nil {
+			return nil, usagef("%v", err)
+		}
+	}
 	alg, err := features.ParseAlgorithm(os.Getenv("VLLM_MM_HASHER_ALGORITHM"))
 	if err != nil {
 		return nil, usagef("VLLM_MM_HASHER_ALGORITHM: %v", err)
 	}
 	return &render.ImageConfig{
-		Fetcher: fetcher,
-		Limit:   limit,
-		Kwargs:  kw,
-		Load:    imaging.DefaultOptions(),
-		Hasher:  features.Hasher{ModelID: m.Path, Algorithm: alg},
+		Fetcher:       fetcher,
+		Limit:         limit,
+		Kwargs:        kw,
+		Load:          load,
+		Hasher:        features.Hasher{ModelID: m.Path, Algorithm: alg},
+		CacheBytes:    cacheBytes,
+		MediaIOKwargs: mediaIO,
 	}, nil
+}
+
+// maxImagePixels is VLLM_MAX_IMAGE_PIXELS read as vLLM reads it,
+// int(os.getenv(...)): Python's int() text (a value beyond int64 is as
+// good as no limit, or off when negative); 0 or less turns the limit off.
+// vLLM fails on the first image with int()'s ValueError; vrender refuses
+// to start.
+func maxImagePixels(lookup func(string) (string, bool)) (int64, error) {
+	v, ok := lookup("VLLM_MAX_IMAGE_PIXELS")
+	if !ok {
+		return imaging.DefaultMaxPixels, nil
+	}
+	n, err := pyfmt.ParseInt(v)
+	if errors.Is(err, strconv.ErrSyntax) {
+		return 0, usagef("VLLM_MAX_IMAGE_PIXELS: invalid literal for int() with base 10: %s", pyfmt.AppendStrRepr(nil, v, `\ufffd`))
+	}
+	return n, nil
+}
+
+// cacheBytesFromGB is --mm-processor-cache-gb in bytes as vLLM computes it,
+// int(gb * GiB); vLLM's config refuses a negative value (ge=0) and NaN, and
+// cannot convert an infinite one.
+func cacheBytesFromGB(gb float64) (int64, error) {
+	b := gb * (1 << 30)
+	if !(gb >= 0) || math.IsInf(b, 0) || b >= math.MaxInt64 {
+		return 0, usagef("--mm-processor-cache-gb must be a finite number greater than or equal to 0, got %v", gb)
+	}
+	return int64(b), nil
 }

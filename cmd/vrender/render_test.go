@@ -82,6 +82,12 @@ func TestRenderCommand(t *testing.T) {
 			stderr: "The URL must be from one of the allowed domains"},
 		{name: "bad mm processor kwargs", stdin: chat, args: []string{"render", "--model", vl, "--mm-processor-kwargs", `{"max_pixels":"x"}`}, code: 2,
 			stderr: "--mm-processor-kwargs:"},
+		{name: "media io kwargs not JSON", stdin: chat, args: []string{"render", "--model", vl, "--media-io-kwargs", `{image`}, code: 2,
+			stderr: `--media-io-kwargs must be a JSON object, got "{image"`},
+		{name: "media io kwargs background", stdin: chat, args: []string{"render", "--model", vl, "--media-io-kwargs", `{"image":{"rgba_background_color":[0,0]}}`}, code: 2,
+			stderr: "--media-io-kwargs: rgba_background_color must be a list or tuple of 3 integers in the range [0, 255]."},
+		{name: "media io kwargs background on an image", stdin: imageChat, args: []string{"render", "--model", vl, "--media-io-kwargs", `{"image":{"rgba_background_color":[0,0,0]},"video":{}}`}, re: true,
+			stdout: `"mm_placeholders":\{"image":\[\{"offset":15,"length":4\}\]\}`},
 		{name: "serve validates render flags", args: []string{"serve", qwen, "--reasoning-parser", "nope"}, code: 2,
 			stderr: "invalid reasoning parser: nope"},
 	}

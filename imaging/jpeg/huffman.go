@@ -4,6 +4,8 @@
 
 package jpeg
 
+import "encoding/binary"
+
 // maxCodeLength is the maximum (inclusive) number of bits in a Huffman code.
 const maxCodeLength = 16
 
@@ -32,7 +34,16 @@ type huffman struct {
 	maxCodes [maxCodeLength]int32
 	// valsIndices[i] is the index into vals of minCodes[i].
 	valsIndices [maxCodeLength]int32
+	// fastAC decodes a whole AC coefficient from the next fastACBits bits
+	// when its code and extra bits fit in them (stb_image's fast_ac): the
+	// coefficient << 16 | run << 8 | bits used, or 0 for the general path.
+	// It is derived from decode, so it cannot disagree with it.
+	fastAC [1 << fastACBits]int32
 }
+
+// fastACBits is the look-ahead of huffman.fastAC: most AC coefficients of
+// photos take at most nine bits, code and extra bits together.
+const fastACBits = 9
 
 // errShortHuffmanData means that an unexpected EOF occurred while decoding
 // Huffman data.
@@ -42,6 +53,19 @@ var errShortHuffmanData = FormatError("short Huffman data")
 // become FF, a marker is never consumed, and past a marker or the end of the
 // data zero bits are fed in (counted in d.bits.fake), as libjpeg does.
 func (d *decoder) fillBits() {
+	if d.bits.fake == 0 && d.bits.n <= 56 && d.pos+8 <= len(d.data) {
+		// The common case in one step: the next eight bytes hold no 0xFF
+		// (SWAR zero-byte test of their complement), so as many of them as
+		// fit are plain data bytes.
+		w := binary.BigEndian.Uint64(d.data[d.pos:])
+		if (^w-0x0101010101010101)&w&0x8080808080808080 == 0 {
+			k := (64 - d.bits.n) / 8
+			d.bits.a = d.bits.a<<uint32(8*k) | w>>uint32(64-8*k)
+			d.bits.n += 8 * k
+			d.pos += int(k)
+			return
+		}
+	}
 	for d.bits.n <= 56 {
 		var c byte
 		if d.bits.fake == 0 && d.pos < len(d.data) {
@@ -172,8 +196,27 @@ func (d *decoder) processDHT(n int) error {
 			}
 			c <<= 1
 		}
+		h.deriveFastAC()
 	}
 	return nil
+}
+
+// deriveFastAC fills h.fastAC by running decode on every fastACBits-bit
+// prefix: a code of l <= fastACBits bits depends on those l bits alone
+// (decode looks at no more to find it), and a coefficient of s extra bits
+// with l+s <= fastACBits is then fixed by the prefix too.
+func (h *huffman) deriveFastAC() {
+	for p := range uint32(1 << fastACBits) {
+		h.fastAC[p] = 0
+		sym, l, ok := h.decode(p << (maxCodeLength - fastACBits))
+		run, size := int32(sym>>4), sym&0x0f
+		if !ok || size == 0 || l+int32(size) > fastACBits {
+			continue
+		}
+		rest := fastACBits - l - int32(size)
+		v := extend(p>>uint32(rest), size)
+		h.fastAC[p] = v<<16 | run<<8 | (l + int32(size))
+	}
 }
 
 // decodeHuffman returns the next Huffman-coded value from the bit-stream,

@@ -37,6 +37,16 @@ func (d *decoder) decodeSequential(b *block, dcH, acH *huffman, dc *int32) error
 			d.fillBits()
 			a, n = d.bits.a, d.bits.n
 		}
+		if e := acH.fastAC[(a>>uint32(n-fastACBits))&(1<<fastACBits-1)]; e != 0 {
+			// A whole coefficient in one look-up, unless its run leaves the
+			// block: that case consumes the code alone, as below.
+			if z := zig + (e>>8)&0x0f; z < blockSize {
+				zig = z
+				n -= e & 0xff
+				b[unzig[zig]] = e >> 16
+				continue
+			}
+		}
 		sym, l, ok := acH.decode(uint32(a >> uint32(n-maxCodeLength)))
 		if !ok {
 			d.bits.a, d.bits.n = a, n-maxCodeLength

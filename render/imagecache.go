@@ -1,0 +1,135 @@
+package render
+
+import (
+	"context"
+	"encoding/binary"
+
+	"github.com/zeebo/blake3"
+
+	"github.com/vrender/vrender/features"
+	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/imgcache"
+	"github.com/vrender/vrender/vision"
+)
+
+// DefaultImageCacheBytes is --mm-processor-cache-gb's default, vLLM's 4 GiB.
+const DefaultImageCacheBytes = 4 << 30
+
+// processedImage is one image's processor output as the cache keeps it:
+// read-only once stored, shared by every request that hits it.
+type processedImage struct {
+	img       features.QwenImage
+	numTokens int
+	cols      int
+}
+
+// imageCacheKeyVersion changes whenever the key's layout or what a cached
+// value holds changes.
+const imageCacheKeyVersion = "vrender processed image v1"
+
+// processorDigest names a processor for the cache key: its
+// preprocessor_config.json and the dtype pixel_values are cast to.
+func processorDigest(preprocessorConfig []byte, dtype vision.DType) [32]byte {
+	h := blake3.New()
+	writeField(h, []byte(imageCacheKeyVersion))
+	writeField(h, preprocessorConfig)
+	writeField(h, []byte(dtype.String()))
+	var d [32]byte
+	h.Sum(d[:0])
+	return d
+}
+
+// cacheKey is the digest of everything that decides an image's processed
+// output: the processor, the image's bytes, the merged processor kwargs and
+// the load options. It is not the mm_hash: with a uuid the mm_hash is the
+// uuid alone, its byte stream is not length-prefixed (a file's tail can
+// pose as a kwarg), and neither --mm-processor-kwargs nor media_io_kwargs
+// enter it, so two different outputs could share one.
+func (im *images) cacheKey(data []byte, kw vision.Kwargs, opts imaging.Options) imgcache.Key {
+	h := blake3.New()
+	h.Write(im.procDigest[:])
+	var b []byte
+	for _, p := range []*int{kw.MinPixels, kw.MaxPixels} {
+		b = appendOptInt(b, p)
+	}
+	if kw.Size != nil {
+		b = append(b, 1)
+		b = binary.LittleEndian.AppendUint64(b, uint64(kw.Size.ShortestEdge))
+		b = binary.LittleEndian.AppendUint64(b, uint64(kw.Size.LongestEdge))
+	} else {
+		b = append(b, 0)
+	}
+	switch {
+	case kw.UseFast == nil:
+		b = append(b, 0)
+	case *kw.UseFast:
+		b = append(b, 1)
+	default:
+		b = append(b, 2)
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(opts.MaxPixels))
+	b = append(b, opts.Background[:]...)
+	writeField(h, b)
+	writeField(h, data)
+	var k imgcache.Key
+	h.Sum(k[:0])
+	return k
+}
+
+func appendOptInt(b []byte, p *int) []byte {
+	if p == nil {
+		return append(b, 0)
+	}
+	return binary.LittleEndian.AppendUint64(append(b, 1), uint64(*p))
+}
+
+// writeField writes b length-prefixed, so that no two field lists share a
+// byte stream.
+func writeField(h *blake3.Hasher, b []byte) {
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
+	h.Write(n[:])
+	h.Write(b)
+}
+
+// process decodes and processes one image's bytes, or finds the result in
+// the cache. Failures are the answers imageError gives, the same for every
+// request that waited on the same fill.
+func (im *images) process(ctx context.Context, data []byte, kw vision.Kwargs, opts imaging.Options) (processedImage, error) {
+	fill := func() (processedImage, int64, error) {
+		rgb, err := imaging.Load(data, opts)
+		if err != nil {
+			return processedImage{}, 0, imageError(err)
+		}
+		// A fresh buffer: a cached value must never alias one reused later.
+		res, err := im.proc.Process(nil, *rgb, kw)
+		if err != nil {
+			return processedImage{}, 0, imageError(err)
+		}
+		p := processedImage{
+			img: features.QwenImage{
+				GridTHW:     [3]int64{int64(res.GridTHW[0]), int64(res.GridTHW[1]), int64(res.GridTHW[2])},
+				PixelValues: res.PixelValues.Data,
+				DType:       res.PixelValues.DType.String(),
+			},
+			numTokens: res.NumTokens,
+			cols:      res.PixelValues.Shape[1],
+		}
+		return p, int64(len(p.img.PixelValues)), nil
+	}
+	if im.cache == nil {
+		p, _, err := fill()
+		return p, err
+	}
+	p, _, err := im.cache.Do(ctx, im.cacheKey(data, kw, opts), fill)
+	return p, err
+}
+
+// ImageCacheStats reports the processed-image cache's counters (zero when
+// the model takes no images or the cache is off).
+func (r *Renderer) ImageCacheStats() imgcache.Stats {
+	if r.images == nil {
+		return imgcache.Stats{}
+	}
+	return r.images.cache.Stats()
+}
