@@ -170,11 +170,16 @@ func Render(ctx context.Context, opts RenderOptions) (*RenderReport, error) {
 
 	var mismatch error
 	for i, s := range sizes {
+		// The reference renders from decoded dicts; so does this side.
+		msgs, err := protocol.ParseMessages(requests[i].Messages)
+		if err != nil {
+			return nil, fmt.Errorf("bench render %s: %w", s.Name, err)
+		}
 		tools, err := decodeTools(requests[i].Tools)
 		if err != nil {
 			return nil, fmt.Errorf("bench render %s: %w", s.Name, err)
 		}
-		in := render.ChatInput{Messages: requests[i].Messages, Tools: tools,
+		in := render.ChatInput{Messages: msgs, Tools: tools,
 			AddGenerationPrompt: requests[i].AddGenerationPrompt}
 		res, p, err := measureRender(ctx, r, in, opts.Iterations, opts.Warmup, opts.MinTime)
 		if err != nil {

@@ -10,16 +10,12 @@ import (
 // ChatCompletionRequest is vLLM's ChatCompletionRequest (the body of
 // /v1/chat/completions and /v1/chat/completions/render) as far as the render
 // tier reads it. Field defaults are vLLM's; a nil pointer is Python's None.
-// Messages and the kwargs stay raw JSON: the render package interprets
-// them, and their key order reaches the chat template; tools are typed,
-// their schemas kept as trees. Unknown
-// fields are ignored (vLLM's OpenAIBaseModel allows extras).
+// Messages are typed (render applies vLLM's message rules to them), and
+// tools (their schemas kept as trees); the kwargs stay raw JSON: the render
+// package interprets them, and their key order reaches the chat template.
+// Unknown fields are ignored (vLLM's OpenAIBaseModel allows extras).
 type ChatCompletionRequest struct {
-	Messages []json.RawMessage
-	// MessageTrees are Messages decoded in the same pass as the body, when
-	// it was (nil otherwise); render reads them instead of parsing
-	// Messages again. Code that edits Messages must reset them to nil.
-	MessageTrees        []*wire.Node
+	Messages            []Message
 	Model               *string
 	FrequencyPenalty    *float64 // default 0.0
 	LogitBias           []LogitBiasEntry
@@ -140,7 +136,7 @@ func decodeChat(obj *object, fe *pylax.FieldError) (*ChatCompletionRequest, erro
 
 func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r := &ChatCompletionRequest{}
-	r.Messages, r.MessageTrees = obj.messages("messages")
+	r.Messages = obj.messages("messages")
 	r.Model = obj.OptionalString("model")
 	r.FrequencyPenalty = obj.OptionalFloat("frequency_penalty", new(0.0))
 	r.LogitBias = obj.logitBias("logit_bias")

@@ -12,7 +12,6 @@ import (
 	"github.com/vrender/vrender/internal/benchdata"
 	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/internal/testmodel"
-	"github.com/vrender/vrender/internal/wire"
 )
 
 // benchConversation is the benchmark conversation of n messages with
@@ -149,33 +148,21 @@ func BenchmarkRenderChatSession(b *testing.B) {
 		t0 := testenv.CPUTime(b)
 		q := taggedConversation(b, base, fmt.Sprintf("[s%07d] ", n))
 		n++
-		// The server hands render the trees it decoded with the body;
-		// decoding is internal/wire's cost, measured there.
-		msgTrees := parseTrees(b, q.Messages)
+		// The server hands render the messages and tools it decoded with
+		// the body; decoding is protocol's cost, measured there.
+		msgs := typedMessages(q.Messages)
 		setup += testenv.CPUTime(b) - t0
 		b.StartTimer()
 		for t := range sessionTurns {
 			in := q.input()
 			k := min(len(q.Messages), 2*t+1)
-			in.Messages, in.MessageTrees = q.Messages[:k], msgTrees[:k]
+			in.Messages = msgs[:k]
 			if _, err := r.RenderChat(context.Background(), in); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
 	reportCPU(b, cpu+setup)
-}
-
-func parseTrees(b *testing.B, raws []json.RawMessage) []*wire.Node {
-	out := make([]*wire.Node, len(raws))
-	for i, raw := range raws {
-		n, err := wire.Parse(raw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		out[i] = n
-	}
-	return out
 }
 
 // BenchmarkRenderTemplate times the template alone on the benchmark
@@ -192,7 +179,7 @@ func BenchmarkRenderTemplate(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		msgs, err := normalizeMessages(in.Messages, nil, tmpl.format, tmpl.usesDeveloper)
+		msgs, err := normalizeMessages(in.Messages, tmpl.format, tmpl.usesDeveloper)
 		if err != nil {
 			b.Fatal(err)
 		}
