@@ -134,7 +134,7 @@ fuzz-short:
 fuzz: models ## Run every fuzz target for 60s (FUZZTIME= overrides).
 	@FUZZTIME=$(if $(filter command line environment,$(origin FUZZTIME)),$(FUZZTIME),60s) scripts/fuzz.sh
 
-bench: models build ## Go benchmarks, then every `vrender bench` tool (tokenize per model, render, derender, images, serve).
+bench: models build ## Go benchmarks, then every `vrender bench` tool (tokenize per model, render, derender, images, serve, prefix routing with text and images).
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 	@for m in $(BENCH_MODELS); do \
 		echo "== bench tokenize $$m"; \
@@ -151,6 +151,8 @@ bench: models build ## Go benchmarks, then every `vrender bench` tool (tokenize 
 	@echo "== bench serve (vrender + engine-sim, 500 concurrent streams)"; BIN=$(BIN) scripts/bench-serve.sh
 	@echo "== bench serve: collocated pool vs prefill/decode pool (goodput)"; BIN=$(BIN) scripts/bench-pd.sh
 	@echo "== bench serve: prefix-cache routing vs least-outstanding (multi-turn, 4 engines)"; BIN=$(BIN) scripts/bench-prefix.sh
+	@echo "== bench serve: prefix-cache routing vs least-outstanding, image conversations (a 224x224 picture per session, 4 engines)"; \
+		BIN=$(BIN) IMAGE_SIZE=224x224 POLICIES="least-outstanding prefix prefix-noevents prefix-shared-image" scripts/bench-prefix.sh
 
 soak: models build ## Load and soak: 1,000 streams for 60s against engine-sim, one replica then three behind haproxy.
 	@BIN=$(BIN) scripts/soak.sh
