@@ -63,7 +63,9 @@ func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 			req.ReasoningEffort = oc.Effort
 		}
 	}
-	anthropicTools(req, a)
+	if err := anthropicTools(req, a); err != nil {
+		return nil, err
+	}
 	return req, nil
 }
 
@@ -75,7 +77,9 @@ func CountTokensToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, err
 	if err != nil {
 		return nil, err
 	}
-	anthropicTools(req, a)
+	if err := anthropicTools(req, a); err != nil {
+		return nil, err
+	}
 	return req, nil
 }
 
@@ -103,26 +107,37 @@ func anthropicBase(a *MessagesRequest, fields func(*wire.ObjectBuilder)) (*proto
 
 // anthropicTools sets tool_choice and tools on the built chat request
 // (_convert_tool_choice, _convert_tools), unvalidated as vLLM assigns them.
-func anthropicTools(req *protocol.ChatCompletionRequest, a *MessagesRequest) {
+func anthropicTools(req *protocol.ChatCompletionRequest, a *MessagesRequest) error {
 	req.ToolChoice = anthropicToolChoice(a.ToolChoice)
 	if !a.HaveTools {
-		return
+		return nil
 	}
-	req.Tools = make([]json.RawMessage, 0, len(a.Tools))
+	req.Tools = make([]protocol.Tool, 0, len(a.Tools))
 	for _, t := range a.Tools {
-		var fn wire.ObjectBuilder
-		fn.Str("name", t.Name)
-		fn.Value("description", t.Description)
-		fn.Raw("parameters", t.InputSchema)
-		fn.Value("defer_loading", t.DeferLoading)
-		var tool wire.ObjectBuilder
-		tool.Str("type", "function")
-		tool.Raw("function", fn.Bytes())
-		req.Tools = append(req.Tools, tool.Bytes())
+		fn := protocol.FunctionDefinition{Name: t.Name, Description: t.Description,
+			Extra: []protocol.Member{{Key: "defer_loading", Value: boolOrNull(t.DeferLoading)}}}
+		if t.InputSchema != nil {
+			// A validated object: its parse cannot fail.
+			schema, err := wire.Parse(t.InputSchema)
+			if err != nil {
+				return fmt.Errorf("anthropic: input_schema: %w", err)
+			}
+			fn.Parameters = schema
+		}
+		req.Tools = append(req.Tools, protocol.Tool{Type: "function", Function: fn})
 	}
 	if req.ToolChoice.Kind == protocol.ToolChoiceUnset {
 		req.ToolChoice = protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}
 	}
+	return nil
+}
+
+// boolOrNull is an optional bool as a JSON value.
+func boolOrNull(b *bool) *wire.Node {
+	if b == nil {
+		return wire.NullNode
+	}
+	return &wire.Node{Kind: wire.Bool, B: *b}
 }
 
 func anthropicToolChoice(tc *ToolChoice) protocol.ToolChoice {

@@ -186,9 +186,14 @@ func FuzzAnthropicToChat(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, raw := range append([]json.RawMessage{msgs}, req.Tools...) {
+		for _, raw := range []json.RawMessage{msgs} {
 			if !json.Valid(raw) {
 				t.Fatalf("invalid JSON %q from %q", raw, data)
+			}
+		}
+		for i := range req.Tools {
+			if raw := req.Tools[i].AppendJSON(nil); !json.Valid(raw) {
+				t.Fatalf("invalid tool JSON %q from %q", raw, data)
 			}
 		}
 		if _, err := gen.RenderChat(context.Background(), req); err != nil {

@@ -175,7 +175,11 @@ func Render(ctx context.Context, opts RenderOptions) (*RenderReport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench render %s: %w", s.Name, err)
 		}
-		in := render.ChatInput{Messages: msgs, Tools: requests[i].Tools,
+		tools, err := decodeTools(requests[i].Tools)
+		if err != nil {
+			return nil, fmt.Errorf("bench render %s: %w", s.Name, err)
+		}
+		in := render.ChatInput{Messages: msgs, Tools: tools,
 			AddGenerationPrompt: requests[i].AddGenerationPrompt}
 		res, p, err := measureRender(ctx, r, in, opts.Iterations, opts.Warmup, opts.MinTime)
 		if err != nil {
@@ -406,3 +410,16 @@ func (r *RenderReport) WriteTable(w io.Writer) error {
 }
 
 func fmtKiB(b float64) string { return fmt.Sprintf("%.1f KiB", b/(1<<10)) }
+
+// decodeTools decodes a benchmark request's tools as the server decodes a
+// request's (nil for none).
+func decodeTools(raws []json.RawMessage) ([]protocol.Tool, error) {
+	if raws == nil {
+		return nil, nil
+	}
+	list, err := json.Marshal(raws)
+	if err != nil {
+		return nil, err
+	}
+	return protocol.DecodeTools(list)
+}

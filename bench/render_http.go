@@ -89,15 +89,19 @@ func renderSessionNs(ctx context.Context, r *render.Renderer, base benchdata.Req
 		if err != nil {
 			return 0, err
 		}
-		// The messages are decoded as the server decodes them with the
-		// body, outside the render being timed.
+		// The messages and tools are decoded as the server decodes them
+		// with the body, outside the render being timed.
 		msgs, err := protocol.ParseMessages(q.Messages)
+		if err != nil {
+			return 0, err
+		}
+		tools, err := decodeTools(q.Tools)
 		if err != nil {
 			return 0, err
 		}
 		start := cpuTime()
 		for t := range MultiTurnTurns {
-			in := render.ChatInput{Messages: msgs[:TurnMessages(t, len(msgs))], Tools: q.Tools,
+			in := render.ChatInput{Messages: msgs[:TurnMessages(t, len(msgs))], Tools: tools,
 				AddGenerationPrompt: q.AddGenerationPrompt}
 			if _, err := r.RenderChat(ctx, in); err != nil {
 				return 0, fmt.Errorf("bench render: session turn %d: %w", t, err)

@@ -136,7 +136,11 @@ func TestRenderSizes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := r.RenderChat(context.Background(), render.ChatInput{Messages: msgs, Tools: q.Tools, AddGenerationPrompt: true})
+		tools, err := decodeTools(q.Tools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := r.RenderChat(context.Background(), render.ChatInput{Messages: msgs, Tools: tools, AddGenerationPrompt: true})
 		if err != nil {
 			t.Fatalf("%s: %v", s.Name, err)
 		}

@@ -29,6 +29,14 @@ type MultiTurnOptions struct {
 	ThinkTime       time.Duration
 	Seed            uint64
 	RequestIDPrefix string
+	// ImageWidth and ImageHeight (both 0: none) give each session a
+	// picture of that size before its first message's text, which every
+	// later turn sends again with the history: an image conversation.
+	// Each session's picture differs (random content) unless ImageShared.
+	ImageWidth, ImageHeight int
+	// ImageShared sends every session the same picture: a control under
+	// which sessions do share the image's blocks.
+	ImageShared bool
 }
 
 // MultiTurn is a generated multi-turn workload.
@@ -36,6 +44,8 @@ type MultiTurn struct {
 	Options  MultiTurnOptions
 	System   string
 	Sessions [][]SampleRequest // per session, the user message of each turn
+	// Images are the sessions' pictures as data: URLs (nil: none).
+	Images []string
 }
 
 // MultiTurnDataset generates the sessions' messages with RandomDataset's
@@ -49,6 +59,8 @@ func MultiTurnDataset(tok *tokenizer.Tokenizer, o MultiTurnOptions) (*MultiTurn,
 		return nil, errors.New("multi-turn dataset: message and output lengths must be positive")
 	case o.ThinkTime < 0:
 		return nil, errors.New("multi-turn dataset: think time must not be negative")
+	case o.ImageWidth < 0 || o.ImageHeight < 0 || (o.ImageWidth == 0) != (o.ImageHeight == 0):
+		return nil, fmt.Errorf("multi-turn dataset: image size %dx%d must be positive", o.ImageWidth, o.ImageHeight)
 	}
 	mt := &MultiTurn{Options: o, Sessions: make([][]SampleRequest, o.Sessions)}
 	if o.SystemLen > 0 {
@@ -81,13 +93,37 @@ func MultiTurnDataset(tok *tokenizer.Tokenizer, o MultiTurnOptions) (*MultiTurn,
 		}
 		mt.Sessions[s] = turns
 	}
+	if o.ImageWidth > 0 {
+		mt.Images = make([]string, o.Sessions)
+		for s := range o.Sessions {
+			seed := o.Seed + 1000 + uint64(s)
+			if o.ImageShared {
+				seed = o.Seed + 1000
+			}
+			if mt.Images[s], err = pictureDataURL(o.ImageWidth, o.ImageHeight, seed); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return mt, nil
 }
 
-// chatMessage is one message of a multi-turn request.
+// chatMessage is one message of a multi-turn request: Content is a
+// string, or parts for a message with a picture.
 type chatMessage struct {
 	Role    string `json:"role"`
-	Content string `json:"content"`
+	Content any    `json:"content"`
+}
+
+// userMessage is a session's user message: the first one carries the
+// session's picture, when it has one, before the text.
+func (mt *MultiTurn) userMessage(session, turn int, text string) chatMessage {
+	if turn > 0 || mt.Images == nil {
+		return chatMessage{Role: "user", Content: text}
+	}
+	return chatMessage{Role: "user", Content: []map[string]any{
+		{"type": "image_url", "image_url": map[string]string{"url": mt.Images[session]}},
+		{"type": "text", "text": text}}}
 }
 
 // turnBody is the chat request of a session's turn: the system prompt,
@@ -137,7 +173,7 @@ func runMultiTurn(ctx context.Context, c *streamClient, o ServeOptions, offsets 
 				if t > 0 && !sleepCtx(ctx, mt.Options.ThinkTime) {
 					return
 				}
-				history = append(history, chatMessage{Role: "user", Content: turn.Prompt})
+				history = append(history, mt.userMessage(s, t, turn.Prompt))
 				body, err := mt.turnBody(o.Model, history, o.IgnoreEOS, o.ExtraBody)
 				if err != nil {
 					errs[s] = err

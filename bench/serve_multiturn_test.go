@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image/jpeg"
 	"io"
 	"math"
 	"net/http"
@@ -16,15 +19,12 @@ import (
 	"github.com/vrender/vrender/internal/testmodel"
 )
 
-// TestMultiTurnConversationGrows runs sessions against a fake chat server
-// that answers "answer-<turn>" and reports 100 prompt tokens per message:
-// each turn must carry the system prompt, every earlier message and
-// answer, and the new message.
-func TestMultiTurnConversationGrows(t *testing.T) {
-	tok := testmodel.Tokenizer(t, "qwen3")
+// fakeChatServer answers "answer-<turn>" and reports 100 prompt tokens
+// per message; seen gives the messages of a request id.
+func fakeChatServer(t *testing.T) (srv *httptest.Server, seen func(id string) []chatMessage) {
 	var mu sync.Mutex
-	seen := map[string][]chatMessage{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	byID := map[string][]chatMessage{}
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Messages []chatMessage `json:"messages"`
 		}
@@ -34,7 +34,7 @@ func TestMultiTurnConversationGrows(t *testing.T) {
 			return
 		}
 		mu.Lock()
-		seen[r.Header.Get("X-Request-Id")] = body.Messages
+		byID[r.Header.Get("X-Request-Id")] = body.Messages
 		mu.Unlock()
 		turn := (len(body.Messages) - 1) / 2
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -42,12 +42,17 @@ func TestMultiTurnConversationGrows(t *testing.T) {
 		fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":1}}\n\n", 100*len(body.Messages))
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}))
-	defer srv.Close()
-	mt, err := MultiTurnDataset(tok, MultiTurnOptions{Sessions: 3, Turns: 4, SystemLen: 16, FirstLen: 32, TurnLen: 8,
-		OutputLen: 4, ThinkTime: time.Millisecond, RequestIDPrefix: "mt-"})
-	if err != nil {
-		t.Fatal(err)
+	t.Cleanup(srv.Close)
+	return srv, func(id string) []chatMessage {
+		mu.Lock()
+		defer mu.Unlock()
+		return byID[id]
 	}
+}
+
+// runSessions runs mt's sessions against srv.
+func runSessions(t *testing.T, srv *httptest.Server, mt *MultiTurn) *ServeResult {
+	t.Helper()
 	var first []SampleRequest
 	for _, s := range mt.Sessions {
 		first = append(first, s[0])
@@ -57,12 +62,27 @@ func TestMultiTurnConversationGrows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// TestMultiTurnConversationGrows runs sessions against a fake chat server:
+// each turn must carry the system prompt, every earlier message and
+// answer, and the new message.
+func TestMultiTurnConversationGrows(t *testing.T) {
+	tok := testmodel.Tokenizer(t, "qwen3")
+	srv, seenID := fakeChatServer(t)
+	mt, err := MultiTurnDataset(tok, MultiTurnOptions{Sessions: 3, Turns: 4, SystemLen: 16, FirstLen: 32, TurnLen: 8,
+		OutputLen: 4, ThinkTime: time.Millisecond, RequestIDPrefix: "mt-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runSessions(t, srv, mt)
 	if res.Metrics.Completed != 12 || res.Metrics.Failed != 0 {
 		t.Fatalf("completed %d failed %d, want 12 and 0", res.Metrics.Completed, res.Metrics.Failed)
 	}
 	for s, sess := range mt.Sessions {
 		for turn, req := range sess {
-			msgs := seen[req.RequestID]
+			msgs := seenID(req.RequestID)
 			if len(msgs) != 2+2*turn || msgs[0].Role != "system" || msgs[0].Content != mt.System {
 				t.Fatalf("session %d turn %d: %d messages %+v", s, turn, len(msgs), msgs)
 			}
@@ -78,6 +98,64 @@ func TestMultiTurnConversationGrows(t *testing.T) {
 	}
 	if got := res.Metrics.TotalInput; got != 3*(200+400+600+800) {
 		t.Errorf("total input %d: prompt lengths come from the server's usage", got)
+	}
+}
+
+// TestMultiTurnImages: with an image size, every session's first user
+// message starts with its picture, which each later turn sends again;
+// sessions' pictures have one size and differ, unless shared.
+func TestMultiTurnImages(t *testing.T) {
+	tok := testmodel.Tokenizer(t, "qwen3")
+	for _, shared := range []bool{false, true} {
+		srv, seenID := fakeChatServer(t)
+		mt, err := MultiTurnDataset(tok, MultiTurnOptions{Sessions: 3, Turns: 3, FirstLen: 16, TurnLen: 8, OutputLen: 4,
+			ImageWidth: 64, ImageHeight: 48, ImageShared: shared, RequestIDPrefix: "img-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := runSessions(t, srv, mt); res.Metrics.Completed != 9 {
+			t.Fatalf("shared=%v: completed %d, want 9", shared, res.Metrics.Completed)
+		}
+		urls := map[string]bool{}
+		for s, sess := range mt.Sessions {
+			var url string
+			for turn, req := range sess {
+				msgs := seenID(req.RequestID)
+				parts, ok := msgs[0].Content.([]any)
+				if !ok || len(parts) != 2 {
+					t.Fatalf("session %d turn %d: first message %+v, want an image and text", s, turn, msgs[0])
+				}
+				img, _ := parts[0].(map[string]any)["image_url"].(map[string]any)
+				text, _ := parts[1].(map[string]any)["text"].(string)
+				u, _ := img["url"].(string)
+				if text != sess[0].Prompt || (turn > 0 && u != url) {
+					t.Errorf("session %d turn %d: the first message changed", s, turn)
+				}
+				url = u
+				if turn > 0 && msgs[len(msgs)-1].Content != req.Prompt {
+					t.Errorf("session %d turn %d: later messages are text", s, turn)
+				}
+			}
+			b64, ok := strings.CutPrefix(url, "data:image/jpeg;base64,")
+			if !ok {
+				t.Fatalf("session %d: url %.40q is not a JPEG data URL", s, url)
+			}
+			data, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
+			if err != nil || cfg.Width != 64 || cfg.Height != 48 {
+				t.Errorf("session %d: picture %dx%d (%v), want 64x48", s, cfg.Width, cfg.Height, err)
+			}
+			urls[url] = true
+		}
+		if want := map[bool]int{false: 3, true: 1}[shared]; len(urls) != want {
+			t.Errorf("shared=%v: %d different pictures over 3 sessions, want %d", shared, len(urls), want)
+		}
+	}
+	if _, err := MultiTurnDataset(tok, MultiTurnOptions{Sessions: 1, Turns: 1, FirstLen: 4, OutputLen: 1, ImageWidth: 10}); err == nil {
+		t.Error("an image width without a height was accepted")
 	}
 }
 

@@ -18,7 +18,8 @@ const chatRequestCacheSize = 512
 
 // requestCache is the engine's protocol.ChatRequestCache. For the
 // requests it holds it also keeps what the parsers read of them (their
-// tools decoded), so a stream's calls decode the tools once, not per token.
+// chat_template_kwargs decoded), so a stream's calls build it once, not
+// per token.
 type requestCache struct {
 	c            *lru.Cache[[sha256.Size]byte, *protocol.ChatCompletionRequest]
 	hits, misses atomic.Int64

@@ -62,7 +62,7 @@ func TestRequestCacheParserRequest(t *testing.T) {
 		t.Fatalf("derived %d entries, cache %d", len(rc.derived), rc.c.Len())
 	}
 	// Decoded requests are validated; one built by hand can still fail.
-	bad := &protocol.ChatCompletionRequest{Tools: []json.RawMessage{json.RawMessage(`{"type":5}`)}}
+	bad := &protocol.ChatCompletionRequest{ChatTemplateKwargs: json.RawMessage(`[1]`)}
 	rc.Add(sha256.Sum256([]byte("bad")), bad)
 	_, err1 := rc.parserRequest(bad)
 	_, err2 := rc.parserRequest(bad)

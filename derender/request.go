@@ -11,16 +11,9 @@ import (
 
 // parserRequest extracts the fields of a chat request that parsing reads.
 func parserRequest(cr *protocol.ChatCompletionRequest) (*parsers.Request, error) {
-	req := &parsers.Request{ToolChoice: cr.ToolChoice, ParallelToolCalls: cr.ParallelToolCalls}
+	req := &parsers.Request{Tools: cr.Tools, ToolChoice: cr.ToolChoice, ParallelToolCalls: cr.ParallelToolCalls}
 	inc, skip := cr.IncludeReasoning, cr.SkipSpecialTokens
 	req.IncludeReasoning, req.SkipSpecialTokens = &inc, &skip
-	for i, raw := range cr.Tools {
-		var t parsers.Tool
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, badRequest("chat_request.tools[%d]: %v", i, err)
-		}
-		req.Tools = append(req.Tools, t)
-	}
 	if len(cr.ChatTemplateKwargs) > 0 && string(cr.ChatTemplateKwargs) != "null" {
 		if err := json.Unmarshal(cr.ChatTemplateKwargs, &req.ChatTemplateKwargs); err != nil {
 			return nil, badRequest("chat_request.chat_template_kwargs: %v", err)
@@ -34,11 +27,9 @@ func parserRequest(cr *protocol.ChatCompletionRequest) (*parsers.Request, error)
 
 // NeedsSpecialTokens is parsers.NeedsSpecialTokens for a chat request: the
 // parser's adjust_request turns skip_special_tokens off when its markers
-// are special tokens. It reads the number of tools and tool_choice only,
-// so neither a cache hit nor the orchestrator decodes the tools for it.
+// are special tokens. It reads the number of tools and tool_choice only.
 func NeedsSpecialTokens(cfg parsers.Config, cr *protocol.ChatCompletionRequest) bool {
-	lite := &parsers.Request{Tools: make([]parsers.Tool, len(cr.Tools)), ToolChoice: cr.ToolChoice}
-	return parsers.NeedsSpecialTokens(cfg, lite)
+	return parsers.NeedsSpecialTokens(cfg, &parsers.Request{Tools: cr.Tools, ToolChoice: cr.ToolChoice})
 }
 
 // parseSetup is what a parsed chat choice needs: the chat request, the
@@ -51,7 +42,7 @@ type parseSetup struct {
 	stops  map[int]bool
 }
 
-// newParseSetup reads only raw fields: a cache hit never decodes the tools.
+// newParseSetup reads the request as protocol decoded it.
 func (e *Engine) newParseSetup(cr *protocol.ChatCompletionRequest, prompt []int) (*parseSetup, error) {
 	if _, err := cr.ToolChoice.Resolve(len(cr.Tools) > 0); err != nil {
 		return nil, badRequest("%v", err)
@@ -77,15 +68,17 @@ func (e *Engine) newParseSetup(cr *protocol.ChatCompletionRequest, prompt []int)
 		prompt: prompt, stops: stops}, nil
 }
 
-// appendRequestKey appends the parsing-relevant fields of a chat request,
-// raw.
+// appendRequestKey appends the parsing-relevant fields of a chat request:
+// each tool as its JSON dump, the others raw.
 func appendRequestKey(key []byte, cr *protocol.ChatCompletionRequest) []byte {
 	field := func(raw []byte) {
 		key = binary.AppendUvarint(key, uint64(len(raw)))
 		key = append(key, raw...)
 	}
-	for _, t := range cr.Tools {
-		field(t)
+	var tool []byte
+	for i := range cr.Tools {
+		tool = cr.Tools[i].AppendJSON(tool[:0])
+		field(tool)
 	}
 	field([]byte{'|'})
 	field(cr.ToolChoice.AppendJSON(nil))

@@ -1,7 +1,6 @@
 package derender
 
 import (
-	"encoding/json"
 	"regexp"
 	"testing"
 
@@ -35,13 +34,17 @@ func TestToolCallIDs(t *testing.T) {
 		{"hermes", "hermes", `"auto"`, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>", vllmID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var req parsers.Request
-			if err := json.Unmarshal([]byte(`{"tools": `+tools+`, "tool_choice": `+tc.choice+`}`), &req); err != nil {
+			cr, err := protocol.DecodeChatCompletionRequest([]byte(`{"messages": [{"role": "user", "content": "x"}], "tools": ` + tools + `, "tool_choice": ` + tc.choice + `}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := parserRequest(cr)
+			if err != nil {
 				t.Fatal(err)
 			}
 			cfg := parsers.Config{ToolParser: tc.tool, EnableAutoToolChoice: true}
 			for _, split := range []int{len(tc.text), 3} {
-				p, err := parsers.New(cfg, vocab, &req, nil)
+				p, err := parsers.New(cfg, vocab, req, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,8 +1,6 @@
 package parsers
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 
 	"github.com/vrender/vrender/internal/wire"
@@ -18,7 +16,7 @@ import (
 //
 // Known deviation: JSON wire.Parse rejects but Python accepts (NaN,
 // Infinity) leaves args unchanged.
-func engineFixArgTypes(args string, props map[string]json.RawMessage) string {
+func engineFixArgTypes(args string, props map[string]*wire.Node) string {
 	if len(props) == 0 {
 		return args
 	}
@@ -116,11 +114,11 @@ func (n *jnode) write(b *strings.Builder) {
 }
 
 // coerceJObject is ParserEngine._coerce_dict.
-func coerceJObject(n *jnode, props map[string]json.RawMessage) bool {
+func coerceJObject(n *jnode, props map[string]*wire.Node) bool {
 	changed := false
 	for i, k := range n.keys {
 		prop, ok := props[k]
-		if !ok || !isJSONObjectText(prop) {
+		if !ok || prop.Kind != wire.Object {
 			continue
 		}
 		if coerceJValue(&n.vals[i], prop) {
@@ -132,12 +130,8 @@ func coerceJObject(n *jnode, props map[string]json.RawMessage) bool {
 
 // coerceJValue is ParserEngine._coerce_value; it replaces *v when the
 // value changes.
-func coerceJValue(v **jnode, schema json.RawMessage) bool {
+func coerceJValue(v **jnode, schema *wire.Node) bool {
 	n := *v
-	var sub struct {
-		Properties json.RawMessage `json:"properties"`
-		Items      json.RawMessage `json:"items"`
-	}
 	switch n.kind {
 	case 's':
 		c := coerceCanonical(n.str, schemaTypes(schema))
@@ -147,21 +141,19 @@ func coerceJValue(v **jnode, schema json.RawMessage) bool {
 		*v = &jnode{kind: 'c', canon: c}
 		return true
 	case 'o':
-		if json.Unmarshal(schema, &sub) != nil || !isJSONObjectText(sub.Properties) {
-			return false
-		}
-		var props map[string]json.RawMessage
-		if json.Unmarshal(sub.Properties, &props) != nil {
+		props := propertiesOf(schema)
+		if props == nil {
 			return false
 		}
 		return coerceJObject(n, props)
 	case 'a':
-		if json.Unmarshal(schema, &sub) != nil || !isJSONObjectText(sub.Items) {
+		items, ok := schema.Get("items")
+		if !ok || items.Kind != wire.Object {
 			return false
 		}
 		changed := false
 		for i := range n.vals {
-			if coerceJValue(&n.vals[i], sub.Items) {
+			if coerceJValue(&n.vals[i], items) {
 				changed = true
 			}
 		}
@@ -173,9 +165,4 @@ func coerceJValue(v **jnode, schema json.RawMessage) bool {
 	}
 	*v = &jnode{kind: 'c', canon: c}
 	return true
-}
-
-func isJSONObjectText(raw json.RawMessage) bool {
-	t := bytes.TrimLeft(raw, " \t\r\n")
-	return len(t) > 0 && t[0] == '{'
 }

@@ -1,12 +1,13 @@
 package parsers
 
 import (
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/vrender/vrender/internal/statecodec"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/parsers/pyjson"
+	"github.com/vrender/vrender/protocol"
 )
 
 // What vLLM's engine-grammar tool parsers (the declarative ParserEngine:
@@ -40,7 +41,7 @@ func newEngineMode(req *Request) engineMode {
 // terminals, states and their transitions, and the argument reader.
 type engineCalls struct {
 	mode  engineMode
-	tools []Tool
+	tools []protocol.Tool
 	gate  engineGate
 	// named is set once a call counts (vLLM's tools_called); nCalls
 	// counts the calls emitted.
@@ -115,7 +116,7 @@ func (e *engineCalls) knownTool(name string) bool {
 		return true
 	}
 	for _, t := range e.tools {
-		if (t.Type == "" || t.Type == "function") && t.Function.Name == name {
+		if t.Function.Name == name {
 			return true
 		}
 	}
@@ -184,7 +185,7 @@ type engineCall struct {
 	emitted  bool
 	closed   bool
 	index    int
-	props    map[string]json.RawMessage
+	props    map[string]*wire.Node
 	args     argsObject
 }
 
@@ -362,7 +363,7 @@ func (e *engineCall) codec(c *statecodec.Codec, params stateMachine) {
 	c.Bool(&e.emitted)
 	c.Bool(&e.closed)
 	c.Int(&e.index)
-	statecodec.Map(c, &e.props, (*statecodec.Codec).String, codecRaw)
+	statecodec.Map(c, &e.props, (*statecodec.Codec).String, codecSchema)
 	params.codec(c)
 	e.args.codec(c)
 }

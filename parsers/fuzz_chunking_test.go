@@ -1,7 +1,6 @@
 package parsers
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -42,7 +41,9 @@ func loadGoldenFuzzCases(f *testing.F) []goldenFuzzCase {
 				toks[c.Tokenizer] = tok
 			}
 			gc := goldenFuzzCase{c: c, tok: tok}
-			if err := json.Unmarshal(c.ChatRequest, &gc.req); err != nil {
+			req, err := decodeRequest(c.ChatRequest)
+			gc.req = req
+			if err != nil {
 				f.Fatalf("%s/%s: chat_request: %v", file, c.ID, err)
 			}
 			gc.pieces, gc.ids = detokPieces(tok, c, &gc.req)

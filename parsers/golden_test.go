@@ -101,8 +101,8 @@ func TestGolden(t *testing.T) {
 			t.Run(file+"/"+c.ID, func(t *testing.T) {
 				defer tally.Record(file, t)
 				parity.RequireParsers(t, cfg.ReasoningParser, cfg.ToolParser, HasReasoning, HasTool)
-				var req Request
-				if err := json.Unmarshal(c.ChatRequest, &req); err != nil {
+				req, err := decodeRequest(c.ChatRequest)
+				if err != nil {
 					t.Fatalf("chat_request: %v", err)
 				}
 				tok := goldenTokenizer(t, toks, c.Tokenizer)

@@ -1,11 +1,13 @@
 package parsers
 
 import (
-	"encoding/json"
-	"github.com/vrender/vrender/internal/statecodec"
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vrender/vrender/internal/statecodec"
+	"github.com/vrender/vrender/internal/wire"
+	"github.com/vrender/vrender/protocol"
 )
 
 // Kimi K2 tool calls, as vLLM's KimiK2ToolParser: a ParserEngine adapter
@@ -65,7 +67,7 @@ type kimiK2 struct {
 	mode  engineMode
 	state kimiState
 	scan  markerScan
-	tools []Tool
+	tools []protocol.Tool
 	// diverged is set once a "</think>" was dropped from content; E and R
 	// then hold the content with calls and the raw text without. InTools
 	// is set once the section opened (R collects everything); Decided
@@ -106,7 +108,7 @@ type kimiSlot struct {
 	lead  bool
 	trail []byte
 	out   bool
-	props map[string]json.RawMessage
+	props map[string]*wire.Node
 }
 
 func newKimiK2(v Vocab, req *Request) (toolMachine, error) {
@@ -494,5 +496,5 @@ func (k *kimiSlot) codec(c *statecodec.Codec) {
 	c.Bool(&k.lead)
 	c.ByteSlice(&k.trail)
 	c.Bool(&k.out)
-	statecodec.Map(c, &k.props, (*statecodec.Codec).String, codecRaw)
+	statecodec.Map(c, &k.props, (*statecodec.Codec).String, codecSchema)
 }

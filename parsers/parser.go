@@ -21,8 +21,6 @@
 package parsers
 
 import (
-	"encoding/json"
-
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -74,27 +72,16 @@ type toolMachine interface {
 	Called() bool
 }
 
-// Request holds the fields of a ChatCompletionRequest that parsing reads.
+// Request holds the fields of a ChatCompletionRequest that parsing reads,
+// taken from the request protocol decoded (derender builds it; it is never
+// decoded from JSON itself).
 type Request struct {
-	Tools              []Tool              `json:"tools,omitempty"`
-	ToolChoice         protocol.ToolChoice `json:"tool_choice"`
-	ParallelToolCalls  *bool               `json:"parallel_tool_calls,omitempty"`
-	IncludeReasoning   *bool               `json:"include_reasoning,omitempty"`
-	SkipSpecialTokens  *bool               `json:"skip_special_tokens,omitempty"`
-	ChatTemplateKwargs map[string]any      `json:"chat_template_kwargs,omitempty"`
-}
-
-// Tool is one entry of a request's tools.
-type Tool struct {
-	Type     string       `json:"type"`
-	Function ToolFunction `json:"function"`
-}
-
-// ToolFunction is a tool's function definition.
-type ToolFunction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Tools              []protocol.Tool
+	ToolChoice         protocol.ToolChoice
+	ParallelToolCalls  *bool
+	IncludeReasoning   *bool
+	SkipSpecialTokens  *bool
+	ChatTemplateKwargs map[string]any
 }
 
 // The tool_choice values vLLM distinguishes; protocol owns the decoding.

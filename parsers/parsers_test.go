@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/protocol"
 )
 
 // fakeVocab knows the qwen3 think tokens.
@@ -18,11 +20,41 @@ var testVocab = fakeVocab{"<think>": 151667, "</think>": 151668, "<tool_call>": 
 const weatherTools = `{"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}]}`
 
 func mustRequest(t testing.TB, s string) *Request {
-	var r Request
-	if err := json.Unmarshal([]byte(s), &r); err != nil {
+	t.Helper()
+	r, err := decodeRequest([]byte(s))
+	if err != nil {
 		t.Fatal(err)
 	}
 	return &r
+}
+
+// decodeRequest reads a test's chat request as the server does: decoded
+// and validated by protocol (with a user message when the test gives
+// none), then the fields parsing reads, as derender takes them.
+func decodeRequest(data []byte) (Request, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil {
+		return Request{}, err
+	}
+	if _, ok := members["messages"]; !ok {
+		members["messages"] = json.RawMessage(`[{"role":"user","content":"x"}]`)
+	}
+	body, err := json.Marshal(members)
+	if err != nil {
+		return Request{}, err
+	}
+	cr, err := protocol.DecodeChatCompletionRequest(body)
+	if err != nil {
+		return Request{}, err
+	}
+	r := Request{Tools: cr.Tools, ToolChoice: cr.ToolChoice, ParallelToolCalls: cr.ParallelToolCalls,
+		IncludeReasoning: &cr.IncludeReasoning, SkipSpecialTokens: &cr.SkipSpecialTokens}
+	if len(cr.ChatTemplateKwargs) > 0 && string(cr.ChatTemplateKwargs) != "null" {
+		if err := json.Unmarshal(cr.ChatTemplateKwargs, &r.ChatTemplateKwargs); err != nil {
+			return Request{}, err
+		}
+	}
+	return r, nil
 }
 
 // runSplits parses text fed at the given byte cuts, alternating a fresh

@@ -1,14 +1,15 @@
 package parsers
 
 import (
-	"encoding/json"
-	"github.com/vrender/vrender/internal/pyfmt"
 	"math"
 	"math/big"
 	"strings"
 	"unicode"
 
+	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/parsers/pyjson"
+	"github.com/vrender/vrender/protocol"
 )
 
 // Schema-driven value coercion, as vLLM's tool_parsers/utils.py
@@ -17,28 +18,38 @@ import (
 // as the canonical JSON text json.dumps(ensure_ascii=False) writes.
 
 // toolProperties is find_tool_properties: the "properties" of the first
-// function tool named name, as raw JSON per key; nil when there are none.
-func toolProperties(tools []Tool, name string) map[string]json.RawMessage {
+// function tool named name, one schema per key; nil when there are none.
+func toolProperties(tools []protocol.Tool, name string) map[string]*wire.Node {
 	for _, t := range tools {
-		if t.Type != "" && t.Type != "function" || t.Function.Name != name {
+		if t.Function.Name != name {
 			continue
 		}
-		var params struct {
-			Properties map[string]json.RawMessage `json:"properties"`
-		}
-		if len(t.Function.Parameters) == 0 || json.Unmarshal(t.Function.Parameters, &params) != nil {
-			return nil
-		}
-		return params.Properties
+		return propertiesOf(t.Function.Parameters)
 	}
 	return nil
 }
 
+// propertiesOf is a schema's "properties" object by key, nil when the
+// schema or its properties are not an object.
+func propertiesOf(schema *wire.Node) map[string]*wire.Node {
+	if schema == nil || schema.Kind != wire.Object {
+		return nil
+	}
+	p, ok := schema.Get("properties")
+	if !ok || p.Kind != wire.Object {
+		return nil
+	}
+	props := make(map[string]*wire.Node, len(p.Keys))
+	for i, k := range p.Keys {
+		props[k] = p.Vals[i]
+	}
+	return props
+}
+
 // schemaTypes is extract_types_from_schema for one property schema, nil
 // when the schema is not a JSON object (vLLM then skips the key).
-func schemaTypes(raw json.RawMessage) map[string]bool {
-	var schema map[string]json.RawMessage
-	if json.Unmarshal(raw, &schema) != nil || schema == nil {
+func schemaTypes(schema *wire.Node) map[string]bool {
+	if schema.Kind != wire.Object {
 		return nil
 	}
 	types := map[string]bool{}
@@ -49,35 +60,36 @@ func schemaTypes(raw json.RawMessage) map[string]bool {
 	return types
 }
 
-func collectSchemaTypes(schema map[string]json.RawMessage, types map[string]bool) {
-	if t, ok := schema["type"]; ok {
-		var one string
-		var many []json.RawMessage
-		if json.Unmarshal(t, &one) == nil {
-			types[one] = true
-		} else if json.Unmarshal(t, &many) == nil {
-			for _, m := range many {
-				if json.Unmarshal(m, &one) == nil {
-					types[one] = true
+// collectSchemaTypes adds the types a schema names: "type" as a string or
+// the strings of a list, the kinds of "enum" values, and the types of
+// each anyOf, oneOf and allOf choice (a choice that is not an object
+// reads as ["string"]).
+func collectSchemaTypes(schema *wire.Node, types map[string]bool) {
+	if t, ok := schema.Get("type"); ok {
+		switch t.Kind {
+		case wire.String:
+			types[t.S] = true
+		case wire.Array:
+			for _, m := range t.Arr {
+				if m.Kind == wire.String {
+					types[m.S] = true
 				}
 			}
 		}
 	}
-	var enum []json.RawMessage
-	if e, ok := schema["enum"]; ok && json.Unmarshal(e, &enum) == nil {
-		for _, v := range enum {
+	if e, ok := schema.Get("enum"); ok && e.Kind == wire.Array {
+		for _, v := range e.Arr {
 			types[enumType(v)] = true
 		}
 	}
 	for _, field := range []string{"anyOf", "oneOf", "allOf"} {
-		var choices []json.RawMessage
-		if c, ok := schema[field]; !ok || json.Unmarshal(c, &choices) != nil {
+		c, ok := schema.Get(field)
+		if !ok || c.Kind != wire.Array {
 			continue
 		}
-		for _, c := range choices {
-			var sub map[string]json.RawMessage
-			if json.Unmarshal(c, &sub) != nil || sub == nil {
-				types["string"] = true // a non-dict choice reads as ["string"]
+		for _, sub := range c.Arr {
+			if sub.Kind != wire.Object {
+				types["string"] = true
 				continue
 			}
 			inner := map[string]bool{}
@@ -93,20 +105,20 @@ func collectSchemaTypes(schema map[string]json.RawMessage, types map[string]bool
 }
 
 // enumType is the JSON-schema type Python infers from an enum value.
-func enumType(v json.RawMessage) string {
-	s := strings.TrimSpace(string(v))
-	switch {
-	case s == "null":
+func enumType(v *wire.Node) string {
+	switch v.Kind {
+	case wire.Null:
 		return "null"
-	case s == "true" || s == "false":
+	case wire.Bool:
 		return "boolean"
-	case strings.HasPrefix(s, `"`):
+	case wire.String:
 		return "string"
-	case strings.HasPrefix(s, "["):
+	case wire.Array:
 		return "array"
-	case strings.HasPrefix(s, "{"):
+	case wire.Object:
 		return "object"
-	case strings.ContainsAny(s, ".eE"):
+	}
+	if v.IsFloat() || v.S == "NaN" || v.S == "Infinity" || v.S == "-Infinity" {
 		return "number"
 	}
 	return "integer"
@@ -300,7 +312,7 @@ func coerceNumber(value string) (string, bool) {
 // paramJSON is a parameter's value as vLLM's engine writes it into the
 // arguments: coerced by the type the tool's schema gives the parameter,
 // else (no schema, no type, or not coercible) a JSON string.
-func paramJSON(props map[string]json.RawMessage, name, raw string) string {
+func paramJSON(props map[string]*wire.Node, name, raw string) string {
 	if schema, ok := props[name]; ok {
 		if types := schemaTypes(schema); types != nil {
 			if v := coerceCanonical(raw, types); v != "" {

@@ -1,7 +1,6 @@
 package parsers
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -26,8 +25,8 @@ func boundedProse(n int) string {
 // only when no call follows); the call families those whose fallback or
 // grammar reads the whole output.
 func TestStreamingStateBounded(t *testing.T) {
-	var req Request
-	if err := json.Unmarshal([]byte(stateTools), &req); err != nil {
+	req, err := decodeRequest([]byte(stateTools))
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -85,8 +84,8 @@ func boundedCalls(n int, long bool, one func(i int, q string) string, sep string
 }
 
 func TestStreamingCallStateBounded(t *testing.T) {
-	var req Request
-	if err := json.Unmarshal([]byte(stateTools), &req); err != nil {
+	req, err := decodeRequest([]byte(stateTools))
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

@@ -1,7 +1,6 @@
 package parsers
 
 import (
-	"encoding/json"
 	"fmt"
 	"github.com/vrender/vrender/internal/parity"
 	"hash/fnv"
@@ -183,8 +182,8 @@ func TestStateRoundTripGolden(t *testing.T) {
 		for i := range cases {
 			c := &cases[i]
 			t.Run(file+"/"+c.ID, func(t *testing.T) {
-				var req Request
-				if err := json.Unmarshal(c.ChatRequest, &req); err != nil {
+				req, err := decodeRequest(c.ChatRequest)
+				if err != nil {
 					t.Fatal(err)
 				}
 				tok := goldenTokenizer(t, toks, c.Tokenizer)
@@ -226,8 +225,8 @@ func firstDiff(got, want stateRun) string {
 // raw call text once a call went out, so its state stays flat inside a
 // long argument; the batch machine keeps it for vLLM's failed-call answer.
 func TestHermesStreamingState(t *testing.T) {
-	var req Request
-	if err := json.Unmarshal([]byte(stateTools), &req); err != nil {
+	req, err := decodeRequest([]byte(stateTools))
+	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := Config{ToolParser: "hermes", EnableAutoToolChoice: true}

@@ -1,10 +1,10 @@
 package parsers
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/vrender/vrender/internal/statecodec"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/parsers/pyjson"
 )
 
@@ -69,7 +69,7 @@ type glmCall struct {
 	resolved, valid, emit, closed bool
 	hasArgs                       bool
 	index                         int
-	props                         map[string]json.RawMessage
+	props                         map[string]*wire.Node
 	pairs                         glmPairs
 	args                          argsObject
 	// raw keeps the argument text while the name may still come from it.
@@ -247,7 +247,7 @@ func (g *glm47) param(p glmPair) {
 		return
 	}
 	value := ""
-	if schema, ok := c.props[p.key]; ok && isJSONObjectText(schema) {
+	if schema, ok := c.props[p.key]; ok && schema.Kind == wire.Object {
 		value = coerceCanonical(p.value, schemaTypes(schema))
 	}
 	if value == "" {
@@ -374,7 +374,7 @@ func (g *glmCall) codec(c *statecodec.Codec) {
 	c.Bool(&g.closed)
 	c.Bool(&g.hasArgs)
 	c.Int(&g.index)
-	statecodec.Map(c, &g.props, (*statecodec.Codec).String, codecRaw)
+	statecodec.Map(c, &g.props, (*statecodec.Codec).String, codecSchema)
 	g.pairs.codec(c)
 	g.args.codec(c)
 	c.ByteSlice(&g.raw)

@@ -1,14 +1,15 @@
 package parsers
 
 import (
-	"encoding/json"
 	"errors"
-	"github.com/vrender/vrender/internal/statecodec"
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/vrender/vrender/internal/statecodec"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/parsers/pyjson"
+	"github.com/vrender/vrender/protocol"
 )
 
 // Step3 tool calls, as vLLM's Step3ToolParser.extract_tool_calls:
@@ -62,7 +63,7 @@ const (
 type step3 struct {
 	phase s3Phase
 	scan  markerScan
-	tools []Tool
+	tools []protocol.Tool
 	gate  stripGate
 	// block is the raw text from calls-begin on.
 	block []byte
@@ -221,23 +222,15 @@ func s3Arguments(s string, types map[string]string) string {
 
 // s3PropTypes maps the first tool named name's properties to their
 // "type" when it is a string.
-func s3PropTypes(tools []Tool, name string) map[string]string {
+func s3PropTypes(tools []protocol.Tool, name string) map[string]string {
 	types := map[string]string{}
-	for _, t := range tools {
-		if t.Function.Name != name {
+	for k, schema := range toolProperties(tools, name) {
+		if schema.Kind != wire.Object {
 			continue
 		}
-		for k, raw := range toolProperties([]Tool{{Function: t.Function}}, name) {
-			var p struct {
-				Type any `json:"type"`
-			}
-			if json.Unmarshal(raw, &p) == nil {
-				if s, ok := p.Type.(string); ok {
-					types[k] = s
-				}
-			}
+		if t, ok := schema.Get("type"); ok && t.Kind == wire.String {
+			types[k] = t.S
 		}
-		break
 	}
 	return types
 }

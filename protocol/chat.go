@@ -10,10 +10,10 @@ import (
 // ChatCompletionRequest is vLLM's ChatCompletionRequest (the body of
 // /v1/chat/completions and /v1/chat/completions/render) as far as the render
 // tier reads it. Field defaults are vLLM's; a nil pointer is Python's None.
-// Messages are typed (render applies vLLM's message rules to them); tools
-// and the kwargs stay raw JSON: the render package interprets them, and
-// their key order reaches the chat template. Unknown fields are ignored
-// (vLLM's OpenAIBaseModel allows extras).
+// Messages are typed (render applies vLLM's message rules to them), and
+// tools (their schemas kept as trees); the kwargs stay raw JSON: the render
+// package interprets them, and their key order reaches the chat template.
+// Unknown fields are ignored (vLLM's OpenAIBaseModel allows extras).
 type ChatCompletionRequest struct {
 	Messages            []Message
 	Model               *string
@@ -32,8 +32,7 @@ type ChatCompletionRequest struct {
 	StreamOptions       *StreamOptions
 	Temperature         *float64
 	TopP                *float64
-	Tools               []json.RawMessage // nil when absent or null
-	ToolTrees           []*wire.Node      // Tools decoded in the same pass; code editing Tools resets them
+	Tools               []Tool // nil when absent or null
 	// ToolChoice is tool_choice; an absent one is "none", or "auto" when
 	// tools are given (vLLM's check_tool_usage), a null one unset.
 	ToolChoice          ToolChoice
@@ -154,10 +153,7 @@ func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r.StreamOptions = obj.streamOptions("stream_options")
 	r.Temperature = obj.OptionalFloat("temperature", nil)
 	r.TopP = obj.OptionalFloat("top_p", nil)
-	r.Tools = obj.dictList("tools")
-	if r.Tools != nil {
-		r.ToolTrees = obj.Trees("tools")
-	}
+	r.Tools = obj.tools("tools")
 	r.ToolChoice = obj.toolChoice("tool_choice", len(r.Tools) > 0)
 	r.ReasoningEffort = obj.OptionalLiteral("reasoning_effort",
 		"none", "minimal", "low", "medium", "high", "xhigh", "max")

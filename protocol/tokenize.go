@@ -16,21 +16,21 @@ type TokenizeCompletionRequest struct {
 	ReturnTokenStrs  *bool   `json:"return_token_strs"`  // default false; null allowed
 }
 
-// TokenizeChatRequest is the chat form of POST /tokenize. Messages are
-// typed; tools and the kwargs stay raw JSON: the render tier interprets
+// TokenizeChatRequest is the chat form of POST /tokenize. Messages and
+// tools are typed; the kwargs stay raw JSON: the render tier interprets
 // them, and their key order reaches the chat template.
 type TokenizeChatRequest struct {
-	Model                *string           `json:"model"`
-	Messages             []Message         `json:"messages"`
-	AddGenerationPrompt  bool              `json:"add_generation_prompt"` // default true
-	ReturnTokenStrs      *bool             `json:"return_token_strs"`     // default false; null allowed
-	ContinueFinalMessage bool              `json:"continue_final_message"`
-	AddSpecialTokens     bool              `json:"add_special_tokens"` // default false
-	ChatTemplate         *string           `json:"chat_template"`
-	ChatTemplateKwargs   json.RawMessage   `json:"chat_template_kwargs"` // object or nil
-	MediaIOKwargs        json.RawMessage   `json:"media_io_kwargs"`      // object of objects or nil
-	MMProcessorKwargs    json.RawMessage   `json:"mm_processor_kwargs"`  // object or nil
-	Tools                []json.RawMessage `json:"tools"`                // nil when absent or null
+	Model                *string         `json:"model"`
+	Messages             []Message       `json:"messages"`
+	AddGenerationPrompt  bool            `json:"add_generation_prompt"` // default true
+	ReturnTokenStrs      *bool           `json:"return_token_strs"`     // default false; null allowed
+	ContinueFinalMessage bool            `json:"continue_final_message"`
+	AddSpecialTokens     bool            `json:"add_special_tokens"` // default false
+	ChatTemplate         *string         `json:"chat_template"`
+	ChatTemplateKwargs   json.RawMessage `json:"chat_template_kwargs"` // object or nil
+	MediaIOKwargs        json.RawMessage `json:"media_io_kwargs"`      // object of objects or nil
+	MMProcessorKwargs    json.RawMessage `json:"mm_processor_kwargs"`  // object or nil
+	Tools                []Tool          `json:"tools"`                // nil when absent or null
 }
 
 // TokenizeRequest is vLLM's TokenizeRequest union: exactly one of
@@ -182,9 +182,7 @@ func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []pylax.FieldError) 
 	r.ChatTemplateKwargs = obj.OptionalDict("chat_template_kwargs")
 	r.MediaIOKwargs = obj.OptionalDictOfDicts("media_io_kwargs")
 	r.MMProcessorKwargs = obj.OptionalDict("mm_processor_kwargs")
-	if tools, ok := obj.List("tools", false); ok {
-		r.Tools = tools
-	}
+	r.Tools = obj.tools("tools")
 	if len(obj.Errs) > 0 {
 		return nil, obj.Errs
 	}

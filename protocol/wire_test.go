@@ -178,7 +178,7 @@ func TestChatKwargsKeepKeyOrder(t *testing.T) {
 	if got := string(r.Chat.ChatTemplateKwargs); got != `{"z":1,"a":2}` {
 		t.Errorf("chat_template_kwargs = %s", got)
 	}
-	if got := string(r.Chat.Tools[0]); !strings.Contains(got, `{"b":1,"a":2}`) {
+	if got := string(r.Chat.Tools[0].Function.Parameters.Raw); got != `{"b":1,"a":2}` {
 		t.Errorf("tools[0] = %s", got)
 	}
 }

@@ -12,16 +12,15 @@ import (
 	"github.com/vrender/vrender/internal/benchdata"
 	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/internal/testmodel"
-	"github.com/vrender/vrender/internal/wire"
 )
 
 // benchConversation is the benchmark conversation of n messages with
 // words words each, built by internal/benchdata, the generator
 // `vrender bench render` uses too: a system prompt, user and assistant
 // turns with reasoning, every third turn a tool call and its result.
-func benchConversation(n, words int) testRequest {
+func benchConversation(tb testing.TB, n, words int) testRequest {
 	q := benchdata.Conversation(benchdata.Size{Messages: n, Words: words})
-	return testRequest{Messages: q.Messages, Tools: q.Tools, AddGenerationPrompt: q.AddGenerationPrompt}
+	return testRequest{Messages: q.Messages, Tools: decodeTools(tb, q.Tools...), AddGenerationPrompt: q.AddGenerationPrompt}
 }
 
 // reportCPU reports the process CPU time per op since start.
@@ -41,7 +40,7 @@ func benchRenderer(b *testing.B) *Renderer {
 func BenchmarkRenderChat(b *testing.B) {
 	r := benchRenderer(b)
 	for _, size := range benchdata.Sizes {
-		in := benchConversation(size.Messages, size.Words).input()
+		in := benchConversation(b, size.Messages, size.Words).input()
 		b.Run(size.Name, func(b *testing.B) {
 			p, err := r.RenderChat(context.Background(), in)
 			if err != nil {
@@ -74,7 +73,7 @@ func BenchmarkRenderChatReference(b *testing.B) {
 	node := startLineProc(b, testenv.Node(b), filepath.Join(root, "tools", "reftok", "reftok.js"),
 		"--node-modules", testenv.RefNodeModules(b))
 	for _, size := range benchdata.Sizes {
-		q := benchConversation(size.Messages, size.Words)
+		q := benchConversation(b, size.Messages, size.Words)
 		body, err := json.Marshal(q)
 		if err != nil {
 			b.Fatal(err)
@@ -139,7 +138,7 @@ func taggedConversation(b *testing.B, q testRequest, tag string) testRequest {
 // agent's traffic costs the render tier.
 func BenchmarkRenderChatSession(b *testing.B) {
 	r := benchRenderer(b)
-	base := benchConversation(benchdata.Sizes[1].Messages, benchdata.Sizes[1].Words)
+	base := benchConversation(b, benchdata.Sizes[1].Messages, benchdata.Sizes[1].Words)
 	b.ReportAllocs()
 	n := 0
 	var setup time.Duration // CPU spent with the timer stopped
@@ -149,16 +148,15 @@ func BenchmarkRenderChatSession(b *testing.B) {
 		t0 := testenv.CPUTime(b)
 		q := taggedConversation(b, base, fmt.Sprintf("[s%07d] ", n))
 		n++
-		// The server hands render the messages and tool trees it decoded
-		// with the body; decoding is protocol's cost, measured there.
+		// The server hands render the messages and tools it decoded with
+		// the body; decoding is protocol's cost, measured there.
 		msgs := typedMessages(q.Messages)
-		toolTrees := parseTrees(b, q.Tools)
 		setup += testenv.CPUTime(b) - t0
 		b.StartTimer()
 		for t := range sessionTurns {
 			in := q.input()
 			k := min(len(q.Messages), 2*t+1)
-			in.Messages, in.ToolTrees = msgs[:k], toolTrees
+			in.Messages = msgs[:k]
 			if _, err := r.RenderChat(context.Background(), in); err != nil {
 				b.Fatal(err)
 			}
@@ -167,24 +165,12 @@ func BenchmarkRenderChatSession(b *testing.B) {
 	reportCPU(b, cpu+setup)
 }
 
-func parseTrees(b *testing.B, raws []json.RawMessage) []*wire.Node {
-	out := make([]*wire.Node, len(raws))
-	for i, raw := range raws {
-		n, err := wire.Parse(raw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		out[i] = n
-	}
-	return out
-}
-
 // BenchmarkRenderTemplate times the template alone on the benchmark
 // conversations: the context built once, Render per op.
 func BenchmarkRenderTemplate(b *testing.B) {
 	r := benchRenderer(b)
 	for _, size := range benchdata.Sizes {
-		in := benchConversation(size.Messages, size.Words).input()
+		in := benchConversation(b, size.Messages, size.Words).input()
 		tools, err := r.toolsNode(in)
 		if err != nil {
 			b.Fatal(err)

@@ -3,7 +3,6 @@ package render
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -21,8 +20,7 @@ import (
 // request can be rendered again or concurrently.
 type ChatInput struct {
 	Messages             []protocol.Message
-	Tools                []json.RawMessage // nil: no tools given
-	ToolTrees            []*wire.Node      // Tools decoded in the same pass as the body
+	Tools                []protocol.Tool // nil: no tools given
 	ToolChoice           protocol.ToolChoice
 	Documents            json.RawMessage
 	ChatTemplate         *string
@@ -33,9 +31,10 @@ type ChatInput struct {
 	AddSpecialTokens     bool
 	TruncatePromptTokens *int
 	TruncationSide       string
-	// ToolsAsGiven passes Tools to the template unchanged: the Responses
-	// API hands the template its own tool dumps, not chat tool params.
-	ToolsAsGiven bool
+	// ToolDicts, when not nil, are what the template gets as tools instead
+	// of Tools' ChatCompletionToolsParam dumps: a front end's own tool
+	// dumps (the Responses API's construct_tool_dicts).
+	ToolDicts []*wire.Node
 	// MMProcessorKwargs is the request's mm_processor_kwargs object.
 	MMProcessorKwargs json.RawMessage
 	// MediaIOKwargs is the request's media_io_kwargs object of objects.
@@ -235,86 +234,78 @@ func (r *Renderer) templateKwargs(in ChatInput) (*node, *string, error) {
 }
 
 // toolsNode returns the tools as vLLM passes them to the template
-// (tool.model_dump() of each), or nil when the template gets None.
+// (tool.model_dump() of each, or the front end's ToolDicts), or nil when
+// the template gets None.
 func (r *Renderer) toolsNode(in ChatInput) (*node, error) {
-	if in.Tools == nil {
-		return nil, nil
+	dicts := in.ToolDicts
+	if dicts == nil {
+		if in.Tools == nil {
+			return nil, nil
+		}
+		dicts = make([]*node, len(in.Tools))
+		for i := range in.Tools {
+			dicts[i] = dumpTool(&in.Tools[i])
+		}
 	}
 	if r.cfg.ExcludeToolsWhenToolChoiceNone && in.ToolChoice.Kind == protocol.ToolChoiceNone {
 		return nil, nil
 	}
-	out := &node{Kind: jArr, Arr: make([]*node, 0, len(in.Tools))}
-	trees := in.ToolTrees
-	if len(trees) != len(in.Tools) {
-		trees = nil
-	}
-	for i, raw := range in.Tools {
-		var t *node
-		var err error
-		if trees != nil {
-			t, err = trees[i], checkDepth(trees[i])
-		} else {
-			t, err = parseJSON(raw)
-		}
-		if errors.Is(err, errJSONTooDeep) {
+	for i, d := range dicts {
+		if nodeDepth(d) > maxJSONDepth {
 			// Valid JSON (the request decoded), only too deep to render.
 			return nil, badParam(fmt.Sprintf("tools.%d", i), "tools.%d is nested more than %d levels deep", i, maxJSONDepth)
 		}
-		if err != nil || t.Kind != jObj {
-			return nil, badParam(fmt.Sprintf("tools.%d", i), "Each tool must be an object")
-		}
-		if in.ToolsAsGiven {
-			out.Arr = append(out.Arr, t)
-			continue
-		}
-		dumped, berr := dumpTool(t)
-		if berr != nil {
-			berr.Param = fmt.Sprintf("tools.%d.%s", i, berr.Param)
-			return nil, berr
-		}
-		out.Arr = append(out.Arr, dumped)
 	}
-	return out, nil
+	return &node{Kind: jArr, Arr: dicts}, nil
+}
+
+// nodeDepth is wire.Node's Depth for a tree built by code around parsed
+// ones: the longest chain of nested values below n.
+func nodeDepth(n *node) int {
+	if n.Raw != nil {
+		return n.Depth
+	}
+	d := 0
+	for _, v := range n.Arr {
+		d = max(d, nodeDepth(v)+1)
+	}
+	for _, v := range n.Vals {
+		d = max(d, nodeDepth(v)+1)
+	}
+	return d
 }
 
 // dumpTool is pydantic's model_dump of ChatCompletionToolsParam: declared
 // fields first, defaults filled in, then extra fields in request order.
-func dumpTool(t *node) (*node, *BadRequestError) {
-	typ, ok := t.Get("type")
-	if !ok {
-		typ = strNode("function")
+func dumpTool(t *protocol.Tool) *node {
+	f := &t.Function
+	dfn := objNode(len(f.Extra), objMember{"name", strNode(f.Name)},
+		objMember{"description", optStrNode(f.Description)}, objMember{"parameters", orNull(f.Parameters)})
+	appendMembers(dfn, f.Extra)
+	out := objNode(len(t.Extra), objMember{"type", strNode(t.Type)}, objMember{"function", dfn})
+	appendMembers(out, t.Extra)
+	return out
+}
+
+func appendMembers(n *node, ms []protocol.Member) {
+	for _, m := range ms {
+		n.Keys = append(n.Keys, m.Key)
+		n.Vals = append(n.Vals, m.Value)
 	}
-	if s, _ := typ.Text(); s != "function" {
-		return nil, badParam("type", "Input should be 'function'")
+}
+
+func optStrNode(s *string) *node {
+	if s == nil {
+		return wire.NullNode
 	}
-	fn, ok := t.Get("function")
-	if !ok || fn.Kind != jObj {
-		return nil, badParam("function", "Field required: function must be an object")
+	return strNode(*s)
+}
+
+func orNull(n *node) *node {
+	if n == nil {
+		return wire.NullNode
 	}
-	name, _ := fn.Get("name")
-	if _, isStr := name.Text(); !isStr {
-		return nil, badParam("function.name", "Field required: function.name must be a string")
-	}
-	dfn := objNode(len(fn.Keys)+2, objMember{"name", name})
-	for _, k := range []string{"description", "parameters"} {
-		v, ok := fn.Get(k)
-		if !ok {
-			v = wire.NullNode
-		}
-		dfn.Set(k, v)
-	}
-	for i, k := range fn.Keys {
-		if k != "name" && k != "description" && k != "parameters" {
-			dfn.Set(k, fn.Vals[i])
-		}
-	}
-	out := objNode(len(t.Keys), objMember{"type", typ}, objMember{"function", dfn})
-	for i, k := range t.Keys {
-		if k != "type" && k != "function" {
-			out.Set(k, t.Vals[i])
-		}
-	}
-	return out, nil
+	return n
 }
 
 // checkDocuments is transformers' check that documents are dicts.

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 )
@@ -13,11 +14,11 @@ import (
 // serving classes share with the chat path, without render knowing the API.
 
 // RenderConverted renders req, the chat request a front end converted its
-// own request to, within lim, passing req.Tools to the template as given
-// (the API's own tool dumps). maxTokens is the output tokens left
-// (get_max_tokens over lim.MaxOutput and the model's defaults).
-func (g *Generator) RenderConverted(ctx context.Context, req *protocol.ChatCompletionRequest, lim PromptLimits) (prompt *ChatPrompt, maxTokens int, err error) {
-	prompt, err = g.renderChatPrompt(ctx, req, lim, true)
+// own request to, within lim, the template getting toolDicts (the API's
+// own tool dumps; nil: None) as its tools. maxTokens is the output tokens
+// left (get_max_tokens over lim.MaxOutput and the model's defaults).
+func (g *Generator) RenderConverted(ctx context.Context, req *protocol.ChatCompletionRequest, toolDicts []*wire.Node, lim PromptLimits) (prompt *ChatPrompt, maxTokens int, err error) {
+	prompt, err = g.renderChatPrompt(ctx, req, lim, toolDicts)
 	if err != nil {
 		return nil, 0, err
 	}

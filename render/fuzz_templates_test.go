@@ -133,7 +133,7 @@ var convTools = `[{"type":"function","function":{"name":"get_weather","descripti
 // recipeInput turns a recipe into a chat input: the first byte sets the
 // flags (tools, generation prompt, continue, thinking off, documents), the
 // rest pick messages.
-func recipeInput(recipe []byte) ChatInput {
+func recipeInput(tb testing.TB, recipe []byte) ChatInput {
 	var in ChatInput
 	if len(recipe) == 0 {
 		return in
@@ -142,7 +142,7 @@ func recipeInput(recipe []byte) ChatInput {
 	if flags&1 != 0 {
 		var tools []json.RawMessage
 		_ = json.Unmarshal([]byte(convTools), &tools)
-		in.Tools = tools
+		in.Tools = decodeTools(tb, tools...)
 		in.ToolChoice = protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}
 	}
 	in.AddGenerationPrompt = flags&2 != 0
@@ -176,7 +176,7 @@ func FuzzSharedTemplatesRecipe(f *testing.F) {
 	f.Add([]byte{0}, uint8(7))
 	f.Fuzz(func(t *testing.T, recipe []byte, which uint8) {
 		st := templates[int(which)%len(templates)]
-		checkRender(t, st.name, st.r, recipeInput(recipe))
+		checkRender(t, st.name, st.r, recipeInput(t, recipe))
 	})
 }
 
@@ -215,7 +215,7 @@ func FuzzRequestChatTemplate(f *testing.F) {
 		// decodes invalid UTF-8 to U+FFFD; raw bytes would only test that
 		// the engine copies template text verbatim.
 		src = strings.ToValidUTF8(src, "\uFFFD")
-		in := recipeInput(recipe)
+		in := recipeInput(t, recipe)
 		in.ChatTemplate = &src
 		checkRender(t, "request template", r, in)
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
 )
@@ -154,7 +155,7 @@ func (g *Generator) RenderChat(ctx context.Context, req *protocol.ChatCompletion
 	if maxOutput == nil {
 		maxOutput, maxOutputParam = req.MaxTokens, "max_tokens"
 	}
-	prompt, err := g.renderChatPrompt(ctx, req, PromptLimits{maxOutput, maxOutputParam, req.TruncatePromptTokens}, false)
+	prompt, err := g.renderChatPrompt(ctx, req, PromptLimits{maxOutput, maxOutputParam, req.TruncatePromptTokens}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -224,9 +225,9 @@ type PromptLimits struct {
 }
 
 // renderChatPrompt applies the chat template to req and tokenizes it with
-// the length checks of lim; toolsAsGiven passes req.Tools to the template
-// as they are instead of as ChatCompletionToolsParam dumps.
-func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatCompletionRequest, lim PromptLimits, toolsAsGiven bool) (*ChatPrompt, error) {
+// the length checks of lim; toolDicts, when not nil, are the template's
+// tools instead of req.Tools' ChatCompletionToolsParam dumps.
+func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatCompletionRequest, lim PromptLimits, toolDicts []*wire.Node) (*ChatPrompt, error) {
 	limits, err := g.tokenLimits(lim.MaxOutput, lim.MaxOutputParam, lim.Truncate)
 	if err != nil {
 		return nil, err
@@ -238,7 +239,6 @@ func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatComp
 	prompt, err := g.r.RenderChat(ctx, ChatInput{
 		Messages:             req.Messages,
 		Tools:                req.Tools,
-		ToolTrees:            req.ToolTrees,
 		ToolChoice:           req.ToolChoice,
 		Documents:            req.Documents,
 		ChatTemplate:         req.ChatTemplate,
@@ -249,7 +249,7 @@ func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatComp
 		AddSpecialTokens:     req.AddSpecialTokens,
 		TruncatePromptTokens: limits.truncate,
 		TruncationSide:       side,
-		ToolsAsGiven:         toolsAsGiven,
+		ToolDicts:            toolDicts,
 		MMProcessorKwargs:    req.MMProcessorKwargs,
 		MediaIOKwargs:        req.MediaIOKwargs,
 		OmitMMKwargs:         !req.ReturnMMKwargs,

@@ -2,7 +2,6 @@ package render
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -42,9 +41,7 @@ func (r *Renderer) RenderHarmony(ctx context.Context, in ChatInput) (*ChatPrompt
 	var tools []harmony.Tool
 	if in.Tools != nil && !(r.cfg.ExcludeToolsWhenToolChoiceNone &&
 		in.ToolChoice.Kind == protocol.ToolChoiceNone) {
-		if tools, err = harmonyTools(in.Tools); err != nil {
-			return nil, err
-		}
+		tools = harmonyTools(in.Tools)
 	}
 	opts := harmony.Options{StartDate: r.cfg.Harmony.StartDate, SystemInstructions: r.cfg.Harmony.SystemInstructions}
 	if opts.StartDate == "" {
@@ -242,31 +239,14 @@ func harmonyContent(c *protocol.Content, cm *harmony.ChatMessage) error {
 }
 
 // harmonyTools is create_tool_definition for each function tool.
-func harmonyTools(raw []json.RawMessage) ([]harmony.Tool, error) {
-	var out []harmony.Tool
-	for i, r := range raw {
-		var t struct {
-			Type     string `json:"type"`
-			Function struct {
-				Name        string          `json:"name"`
-				Description *string         `json:"description"`
-				Parameters  json.RawMessage `json:"parameters"`
-			} `json:"function"`
-		}
-		if err := json.Unmarshal(r, &t); err != nil {
-			return nil, badParam(fmt.Sprintf("tools.%d", i), "Each tool must be an object")
-		}
-		if t.Type != "" && t.Type != "function" {
-			return nil, badRequest("tool type %s not supported", t.Type)
-		}
-		ht := harmony.Tool{Name: t.Function.Name}
+func harmonyTools(tools []protocol.Tool) []harmony.Tool {
+	out := make([]harmony.Tool, 0, len(tools))
+	for _, t := range tools {
+		ht := harmony.Tool{Name: t.Function.Name, Parameters: t.Function.Parameters}
 		if t.Function.Description != nil {
 			ht.Description = *t.Function.Description
 		}
-		if p := strings.TrimSpace(string(t.Function.Parameters)); p != "" && p != "null" {
-			ht.Parameters = t.Function.Parameters
-		}
 		out = append(out, ht)
 	}
-	return out, nil
+	return out
 }

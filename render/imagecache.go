@@ -97,9 +97,17 @@ func writeField(h *blake3.Hasher, b []byte) {
 // request that waited on the same fill.
 func (im *images) process(ctx context.Context, data []byte, kw vision.Kwargs, opts imaging.Options) (processedImage, error) {
 	fill := func() (processedImage, int64, error) {
+		// A client that went away stops the work here or between decoding
+		// and processing (the decoders themselves run to the end).
+		if err := ctx.Err(); err != nil {
+			return processedImage{}, 0, err
+		}
 		rgb, err := imaging.Load(data, opts)
 		if err != nil {
 			return processedImage{}, 0, imageError(err)
+		}
+		if err := ctx.Err(); err != nil {
+			return processedImage{}, 0, err
 		}
 		// A fresh buffer: a cached value must never alias one reused later.
 		res, err := im.proc.Process(nil, *rgb, kw)

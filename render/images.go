@@ -14,6 +14,7 @@ import (
 	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/imaging"
 	"github.com/vrender/vrender/imgcache"
+	"github.com/vrender/vrender/internal/membudget"
 	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/protocol"
@@ -48,6 +49,10 @@ type ImageConfig struct {
 	// CacheBytes bounds the processed-image cache (--mm-processor-cache-gb
 	// in bytes); 0 turns it off.
 	CacheBytes int64
+	// Budget, when set, bounds the bytes concurrent requests' images hold
+	// (--image-memory-budget): a request reserves its images' cost, sized
+	// from their headers, before decoding them (imagebudget.go).
+	Budget *membudget.Budget
 	// EnableMMEmbeds (--enable-mm-embeds) accepts image_embeds parts.
 	EnableMMEmbeds bool
 }
@@ -57,6 +62,7 @@ type ImageConfig struct {
 type images struct {
 	cfg   ImageConfig
 	proc  vision.Processor
+	dtype vision.DType
 	padID int
 	// merge is the vision tower's spatial_merge_size: an image_embeds
 	// item's tokens are its grid's t·h·w // merge².
@@ -105,7 +111,7 @@ func newImages(m *model.Model, cfg *ImageConfig) (*images, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &images{cfg: *cfg, proc: proc, padID: pad[0], merge: merge, mediaIO: mediaIO,
+	return &images{cfg: *cfg, proc: proc, dtype: dtype, padID: pad[0], merge: merge, mediaIO: mediaIO,
 		cache: imgcache.New[processedImage](cfg.CacheBytes), procDigest: processorDigest(raw, dtype)}, nil
 }
 
@@ -275,37 +281,59 @@ func DefaultImageConfig(m *model.Model, mc media.Config) (*ImageConfig, error) {
 		CacheBytes: DefaultImageCacheBytes}, nil
 }
 
-// load fetches one image and processes it (withKwargs) or reads its size
-// from the header, and hashes it: the image's features, its token count
-// and, when processed, the pixel_values row width.
-func (im *images) load(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, opts imaging.Options, withKwargs bool) (features.Image, int, int, error) {
-	var img features.Image
+// sizedImage is one fetched image sized from its header: what its
+// placeholder needs, and its budget before any pixel is decoded.
+type sizedImage struct {
+	data []byte
+	plan vision.Plan
+	hash string
+	cost int64 // bytes its decoding and processing hold (imageCost)
+}
+
+// size fetches one image, reads its size from the header, plans the
+// processor's resize and hashes the bytes: everything but the pixels.
+func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, opts imaging.Options) (sizedImage, error) {
 	data, err := im.cfg.Fetcher.Fetch(ctx, ref.url)
 	if err != nil {
-		return img, 0, 0, imageError(err)
+		return sizedImage{}, imageError(err)
 	}
-	var numTokens, cols int
-	if withKwargs {
-		p, err := im.process(ctx, data, kw, opts)
-		if err != nil {
-			return img, 0, 0, err
-		}
-		numTokens, cols, img.Processed = p.numTokens, p.cols, p.img
-	} else {
-		info, err := imaging.Probe(data, opts)
-		if err != nil {
-			return img, 0, 0, imageError(err)
-		}
-		plan, err := im.proc.Plan(info.Width, info.Height, kw)
-		if err != nil {
-			return img, 0, 0, imageError(err)
-		}
-		numTokens = plan.NumTokens
+	info, err := imaging.Probe(data, opts)
+	if err != nil {
+		return sizedImage{}, imageError(err)
 	}
-	if img.Hash, err = im.cfg.Hasher.ImageHash(data, ref.uuid, hashKwargs); err != nil {
-		return img, 0, 0, fmt.Errorf("render: hashing image: %w", err)
+	plan, err := im.proc.Plan(info.Width, info.Height, kw)
+	if err != nil {
+		return sizedImage{}, imageError(err)
 	}
-	return img, numTokens, cols, nil
+	hash, err := im.cfg.Hasher.ImageHash(data, ref.uuid, hashKwargs)
+	if err != nil {
+		return sizedImage{}, fmt.Errorf("render: hashing image: %w", err)
+	}
+	return sizedImage{data: data, plan: plan, hash: hash, cost: im.imageCost(len(data), info, plan)}, nil
+}
+
+// eachImage runs f for images 0..n-1 side by side, as vLLM's media thread
+// pool loads them (at most maxParallelImages at once); the first failure
+// stops the others and the first in prompt order is returned.
+func eachImage(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
+	errs := make([]error, n)
+	loadCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, maxParallelImages)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := f(loadCtx, i); err != nil {
+				errs[i] = err
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	return firstImageError(ctx, errs)
 }
 
 // expand fetches and processes the images, expands each image pad of ids
@@ -329,33 +357,32 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 	if err != nil {
 		return nil, nil, err
 	}
+	sized := make([]sizedImage, len(refs))
+	if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) (err error) {
+		sized[i], err = im.size(ctx, refs[i], kw, hashKwargs, opts)
+		return err
+	}); err != nil {
+		return nil, nil, err
+	}
 	imgs := make([]features.Image, len(refs))
 	numTokens := make([]int, len(refs))
 	rowWidths := make([]int, len(refs))
-	errs := make([]error, len(refs))
-	// Images load side by side, as vLLM's media thread pool loads them; the
-	// first failure stops the others.
-	loadCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sem := make(chan struct{}, maxParallelImages)
-	var wg sync.WaitGroup
-	for i, ref := range refs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			img, n, c, err := im.load(loadCtx, ref, kw, hashKwargs, opts, withKwargs)
-			if err != nil {
-				errs[i] = err
-				cancel()
-				return
-			}
-			imgs[i], numTokens[i], rowWidths[i] = img, n, c
-		}()
+	for i, s := range sized {
+		imgs[i].Hash, numTokens[i] = s.hash, s.plan.NumTokens
 	}
-	wg.Wait()
-	if err := firstImageError(ctx, errs); err != nil {
-		return nil, nil, err
+	if withKwargs {
+		release, err := im.reserve(ctx, sized)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer release()
+		if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) error {
+			p, err := im.process(ctx, sized[i].data, kw, opts)
+			imgs[i].Processed, rowWidths[i] = p.img, p.cols
+			return err
+		}); err != nil {
+			return nil, nil, err
+		}
 	}
 	// Every image of a model has the same row width (0 when not processed).
 	cols := rowWidths[0]

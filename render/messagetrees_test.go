@@ -41,15 +41,14 @@ func TestRenderLeavesMessagesUnchanged(t *testing.T) {
 	if len(req.Messages) != len(msgs) {
 		t.Fatalf("%d messages decoded from %d", len(req.Messages), len(msgs))
 	}
-	before := fmt.Sprint(messagesDump(t, req.Messages), treeDump(req.ToolTrees))
+	before := fmt.Sprint(messagesDump(t, req.Messages), toolsDump(req.Tools))
 	in := ChatInput{Messages: req.Messages, Tools: req.Tools, AddGenerationPrompt: true}
 	want, err := r.RenderChat(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in.ToolTrees = req.ToolTrees
-	if len(req.ToolTrees) != len(req.Tools) || len(req.Tools) == 0 {
-		t.Fatalf("%d tool trees for %d tools", len(req.ToolTrees), len(req.Tools))
+	if len(req.Tools) == 0 {
+		t.Fatal("no tools")
 	}
 	for range 2 {
 		got, err := r.RenderChat(context.Background(), in)
@@ -60,8 +59,8 @@ func TestRenderLeavesMessagesUnchanged(t *testing.T) {
 			t.Fatalf("again:\n%s\nfirst:\n%s", got.Text, want.Text)
 		}
 	}
-	if after := fmt.Sprint(messagesDump(t, req.Messages), treeDump(req.ToolTrees)); after != before {
-		t.Fatalf("rendering changed the request's messages:\n%s\nwas\n%s", after, before)
+	if after := fmt.Sprint(messagesDump(t, req.Messages), toolsDump(req.Tools)); after != before {
+		t.Fatalf("rendering changed the request's messages or tools:\n%s\nwas\n%s", after, before)
 	}
 }
 
@@ -105,10 +104,12 @@ func decodeWithTrees(t *testing.T, body []byte) *protocol.ChatCompletionRequest 
 	return req
 }
 
-func treeDump(trees []*node) []string {
-	out := make([]string, len(trees))
-	for i, n := range trees {
-		out[i] = nodeJSON(n)
+// toolsDump is the template's view of the tools, to show rendering left
+// the trees they hold alone.
+func toolsDump(tools []protocol.Tool) []string {
+	out := make([]string, len(tools))
+	for i := range tools {
+		out[i] = nodeJSON(dumpTool(&tools[i]))
 	}
 	return out
 }

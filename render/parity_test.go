@@ -73,13 +73,44 @@ var sharedTemplateTokens = map[string][2]string{
 // testRequest is the part of a chat request the parity corpus varies.
 type testRequest struct {
 	Messages             []json.RawMessage   `json:"messages"`
-	Tools                []json.RawMessage   `json:"tools"`
+	Tools                testTools           `json:"tools"`
 	ToolChoice           protocol.ToolChoice `json:"tool_choice"`
 	Documents            json.RawMessage     `json:"documents"`
 	ChatTemplateKwargs   json.RawMessage     `json:"chat_template_kwargs"`
 	ReasoningEffort      *string             `json:"reasoning_effort"`
 	AddGenerationPrompt  bool                `json:"add_generation_prompt"`
 	ContinueFinalMessage bool                `json:"continue_final_message"`
+}
+
+// testTools are a test request's tools, decoded as protocol decodes a
+// request's tools (a fixture with invalid tools fails to decode).
+type testTools []protocol.Tool
+
+func (t *testTools) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*t = nil
+		return nil
+	}
+	tools, err := protocol.DecodeTools(data)
+	*t = tools
+	return err
+}
+
+// decodeTools is protocol.DecodeTools of raw tools, nil for nil.
+func decodeTools(tb testing.TB, raws ...json.RawMessage) []protocol.Tool {
+	tb.Helper()
+	if raws == nil {
+		return nil
+	}
+	list, err := json.Marshal(raws)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tools, err := protocol.DecodeTools(list)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tools
 }
 
 func (q testRequest) input() ChatInput {

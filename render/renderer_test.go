@@ -29,7 +29,7 @@ func TestRenderChatTemplateChoice(t *testing.T) {
 	none.ChatTemplates = nil
 	multi := *base
 	multi.ChatTemplates = map[string]string{"a": "A", "b": "B"}
-	tool := []json.RawMessage{json.RawMessage(`{"type":"function","function":{"name":"f"}}`)}
+	tool := decodeTools(t, json.RawMessage(`{"type":"function","function":{"name":"f"}}`))
 
 	tests := []struct {
 		name    string
@@ -68,7 +68,7 @@ func TestRenderChatTemplateChoice(t *testing.T) {
 		{"tools and documents default to None", &named, Config{ChatTemplate: "{{ tools is none }}{{ documents is none }}{{ bos_token is defined }}{{ eos_token }}"},
 			ChatInput{Messages: userMessage("x")}, "TrueTrueFalse<|im_end|>", ""},
 		{"tool dump fills defaults", &named, Config{ChatTemplate: "{{ tools | tojson }}"},
-			ChatInput{Messages: userMessage("x"), Tools: []json.RawMessage{json.RawMessage(`{"function":{"x":1,"name":"f"},"y":2}`)}},
+			ChatInput{Messages: userMessage("x"), Tools: decodeTools(t, json.RawMessage(`{"function":{"x":1,"name":"f"},"y":2}`))},
 			`[{"type": "function", "function": {"name": "f", "description": null, "parameters": null, "x": 1}, "y": 2}]`, ""},
 		{"strftime_now reads the clock", &named, Config{ChatTemplate: "{{ strftime_now('%Y-%m-%d') }}", Now: func() time.Time { return time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC) }},
 			ChatInput{Messages: userMessage("x")}, "2024-02-29", ""},
@@ -144,7 +144,7 @@ func TestRenderChatConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := benchConversation(12, 20).input()
+	in := benchConversation(t, 12, 20).input()
 	in.ContinueFinalMessage, in.AddGenerationPrompt = false, false
 	want, err := r.RenderChat(context.Background(), in)
 	if err != nil {

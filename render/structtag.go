@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -21,34 +22,45 @@ import (
 // stTool is one function tool as xgrammar's FunctionToolParam sees it.
 type stTool struct {
 	name   string
-	params json.RawMessage // nil: absent or null
+	params *wire.Node // nil: absent or null
 	strict *bool
 }
 
 // schema is _get_function_parameters: true for strict false or no
 // parameters, else the parameters.
 func (t stTool) schema() json.RawMessage {
-	if (t.strict != nil && !*t.strict) || isNullJSON(t.params) {
+	if (t.strict != nil && !*t.strict) || t.params == nil {
 		return json.RawMessage("true")
 	}
-	return t.params
+	return wire.AppendNode(nil, t.params)
 }
 
-// mayBeStrict reports whether any tool's text could give encoding/json a
-// "strict" member: it matches names case-insensitively (folding some
-// non-ASCII letters too) after unescaping, so any backslash or non-ASCII
-// byte counts as maybe. Auto tool choice needs a strict tool to constrain
-// anything, and most requests have none, so they skip decoding every tool.
-// (Decoded requests' tools are validated, so decoding them cannot fail.)
-func mayBeStrict(tools []json.RawMessage) bool {
-	for _, raw := range tools {
-		for i, c := range raw {
-			if c == '\\' || c >= 0x80 || ((c == 's' || c == 'S') && i+6 <= len(raw) && strings.EqualFold(string(raw[i:i+6]), "strict")) {
-				return true
-			}
+// stTools are the function tools as xgrammar reads them, and whether one
+// is strict.
+func stTools(tools []protocol.Tool) ([]stTool, bool, error) {
+	out := make([]stTool, 0, len(tools))
+	anyStrict := false
+	for i := range tools {
+		t := &tools[i]
+		strict, err := toolStrict(t)
+		if err != nil {
+			return nil, false, err
 		}
+		out = append(out, stTool{name: t.Function.Name, params: t.Function.Parameters, strict: strict})
+		anyStrict = anyStrict || (strict != nil && *strict)
 	}
-	return false
+	return out, anyStrict, nil
+}
+
+// toolStrict is the tool's strict member: nil when absent or null.
+func toolStrict(t *protocol.Tool) (*bool, error) {
+	switch n := t.Function.Get("strict"); {
+	case n.IsNull():
+		return nil, nil
+	case n.Kind == wire.Bool:
+		return &n.B, nil
+	}
+	return nil, &BadRequestError{Message: "invalid tool: function.strict must be a boolean", Param: "tools"}
 }
 
 // structuralTagFor returns the structural_tag string vLLM's
@@ -64,28 +76,9 @@ func structuralTagFor(model string, req *protocol.ChatCompletionRequest) (string
 	if mode != protocol.ToolChoiceAuto && mode != protocol.ToolChoiceRequired && mode != protocol.ToolChoiceNamed {
 		return "", false, nil
 	}
-	if mode == protocol.ToolChoiceAuto && !mayBeStrict(req.Tools) {
-		return "", false, nil // what the loop below finds: no strict tool
-	}
-	var tools []stTool
-	anyStrict := false
-	for _, raw := range req.Tools {
-		var t struct {
-			Type     string `json:"type"`
-			Function *struct {
-				Name       string          `json:"name"`
-				Parameters json.RawMessage `json:"parameters"`
-				Strict     *bool           `json:"strict"`
-			} `json:"function"`
-		}
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return "", false, &BadRequestError{Message: "invalid tool: " + err.Error(), Param: "tools"}
-		}
-		if t.Function == nil || (t.Type != "" && t.Type != "function") {
-			continue
-		}
-		tools = append(tools, stTool{name: t.Function.Name, params: t.Function.Parameters, strict: t.Function.Strict})
-		anyStrict = anyStrict || (t.Function.Strict != nil && *t.Function.Strict)
+	tools, anyStrict, err := stTools(req.Tools)
+	if err != nil {
+		return "", false, err
 	}
 	if mode == protocol.ToolChoiceAuto && !anyStrict {
 		return "", false, nil

@@ -20,7 +20,7 @@ func TestStructuralTagGolden(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range golden.Cases {
 		seen[c.Model] = true
-		req := &protocol.ChatCompletionRequest{Tools: golden.Tools[c.Tools], ToolChoice: toolChoice(c.ToolChoice)}
+		req := &protocol.ChatCompletionRequest{Tools: decodeTools(t, golden.Tools[c.Tools]...), ToolChoice: toolChoice(c.ToolChoice)}
 		got, ok, err := structuralTagFor(c.Model, req)
 		if err != nil {
 			t.Errorf("%s/%s/%s: %v", c.Model, c.Tools, c.ToolChoice, err)
@@ -49,7 +49,7 @@ func TestStructuralTagGolden(t *testing.T) {
 }
 
 func TestStructuralTagNoneChoice(t *testing.T) {
-	tools := []json.RawMessage{json.RawMessage(`{"type":"function","function":{"name":"a","strict":true}}`)}
+	tools := decodeTools(t, json.RawMessage(`{"type":"function","function":{"name":"a","strict":true}}`))
 	for _, choice := range []string{`"none"`, ``} {
 		req := &protocol.ChatCompletionRequest{Tools: tools, ToolChoice: toolChoice([]byte(choice))}
 		if choice == "" {

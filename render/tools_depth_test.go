@@ -26,10 +26,9 @@ func TestToolsNestingError(t *testing.T) {
 		{name: "shallow", tool: deepTool(10)},
 		{name: "at limit", tool: deepTool(250)},
 		{name: "too deep", tool: deepTool(300), want: "tools.0 is nested more than 512 levels deep"},
-		{name: "not an object", tool: json.RawMessage(`[1]`), want: "Each tool must be an object"},
 	}
 	for _, tc := range cases {
-		_, err := (&Renderer{}).toolsNode(ChatInput{Tools: []json.RawMessage{tc.tool}})
+		_, err := (&Renderer{}).toolsNode(ChatInput{Tools: decodeTools(t, tc.tool)})
 		if tc.want == "" {
 			if err != nil {
 				t.Errorf("%s: %v", tc.name, err)

@@ -1,10 +1,13 @@
 package render
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/big"
+	"strconv"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -21,141 +24,160 @@ func toolChoiceSchema(req *protocol.ChatCompletionRequest) (json.RawMessage, err
 	}
 	tc := req.ToolChoice
 	if tc.Kind == protocol.ToolChoiceNamed {
-		name := tc.Name
-		for _, raw := range req.Tools {
-			t, err := readTool(raw)
-			if err != nil {
-				return nil, err
-			}
-			if t.function && t.name == name {
-				if isNullJSON(t.params) {
+		for _, t := range req.Tools {
+			if t.Function.Name == tc.Name {
+				if t.Function.Parameters == nil {
 					return nil, nil
 				}
-				return t.params, nil
+				return wire.AppendNode(nil, t.Function.Parameters), nil
 			}
 		}
-		return nil, badRequestf("Tool '%s' has not been passed in `tools`.", name)
+		return nil, badRequestf("Tool '%s' has not been passed in `tools`.", tc.Name)
 	}
 	if tc.Kind != protocol.ToolChoiceRequired {
 		return nil, nil
 	}
-	var b bytes.Buffer
-	b.WriteString(`{"type":"array","minItems":1,"items":{"type":"object","anyOf":[`)
-	var defs []member
-	n := 0
-	for _, raw := range req.Tools {
-		t, err := readTool(raw)
-		if err != nil {
-			return nil, err
-		}
-		if !t.function {
-			continue
-		}
-		params := t.params
-		if members, err := objectMembers(params); err == nil {
-			kept := members[:0:0]
-			for _, m := range members {
-				if m.key != "$defs" {
-					kept = append(kept, m)
+	b := []byte(`{"type":"array","minItems":1,"items":{"type":"object","anyOf":[`)
+	var defs []protocol.Member
+	for i, t := range req.Tools {
+		var kept []protocol.Member
+		if p := t.Function.Parameters; p != nil {
+			for j, k := range p.Keys {
+				if k != "$defs" {
+					kept = append(kept, protocol.Member{Key: k, Value: p.Vals[j]})
 					continue
 				}
-				d, _ := objectMembers(m.value) // not an object: no defs
-				for _, def := range d {
-					if prev, dup := findMember(defs, def.key); dup {
-						if !sameJSON(prev, def.value) {
-							return nil, badRequestf("Tool definition '%s' has multiple schemas, which is not supported.", def.key)
+				d := p.Vals[j]
+				if d.Kind != wire.Object {
+					continue // not an object: no defs
+				}
+				for l, name := range d.Keys {
+					if prev := findMember(defs, name); prev != nil {
+						if !pyEqualJSON(prev, d.Vals[l]) {
+							return nil, badRequestf("Tool definition '%s' has multiple schemas, which is not supported.", name)
 						}
 						continue
 					}
-					defs = append(defs, def)
+					defs = append(defs, protocol.Member{Key: name, Value: d.Vals[l]})
 				}
 			}
-			params = writeObject(kept)
 		}
-		if isNullJSON(params) || string(params) == "{}" {
-			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		if i > 0 {
+			b = append(b, ',')
 		}
-		if n > 0 {
-			b.WriteByte(',')
+		b = append(b, `{"properties":{"name":{"type":"string","enum":[`...)
+		b = wire.AppendString(b, t.Function.Name)
+		b = append(b, `]},"parameters":`...)
+		if len(kept) == 0 {
+			b = append(b, `{"type":"object","properties":{}}`...)
+		} else {
+			b = appendObject(b, kept)
 		}
-		n++
-		b.WriteString(`{"properties":{"name":{"type":"string","enum":[`)
-		name, _ := protocol.MarshalJSON(t.name)
-		b.Write(name)
-		b.WriteString(`]},"parameters":`)
-		b.Write(params)
-		b.WriteString(`},"required":["name","parameters"]}`)
+		b = append(b, `},"required":["name","parameters"]}`...)
 	}
-	b.WriteString("]}")
+	b = append(b, "]}"...)
 	if len(defs) > 0 {
-		b.WriteString(`,"$defs":`)
-		b.Write(writeObject(defs))
+		b = append(b, `,"$defs":`...)
+		b = appendObject(b, defs)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
 }
 
-type toolInfo struct {
-	function bool
-	name     string
-	params   json.RawMessage
-}
-
-func readTool(raw json.RawMessage) (toolInfo, error) {
-	var t struct {
-		Type     string `json:"type"`
-		Function *struct {
-			Name       string          `json:"name"`
-			Parameters json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	}
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return toolInfo{}, &BadRequestError{Message: "invalid tool: " + err.Error(), Param: "tools"}
-	}
-	if t.Function == nil || (t.Type != "" && t.Type != "function") {
-		return toolInfo{}, nil
-	}
-	return toolInfo{function: true, name: t.Function.Name, params: t.Function.Parameters}, nil
-}
-
-func writeObject(ms []member) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
+// appendObject writes members compactly, each value as the request gave
+// it.
+func appendObject(b []byte, ms []protocol.Member) []byte {
+	b = append(b, '{')
 	for i, m := range ms {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		k, _ := protocol.MarshalJSON(m.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(m.value)
+		b = append(wire.AppendString(b, m.Key), ':')
+		b = wire.AppendNode(b, m.Value)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
 }
 
-func findMember(ms []member, key string) (json.RawMessage, bool) {
+func findMember(ms []protocol.Member, key string) *wire.Node {
 	for _, m := range ms {
-		if m.key == key {
-			return m.value, true
+		if m.Key == key {
+			return m.Value
 		}
 	}
-	return nil, false
+	return nil
 }
 
-// sameJSON compares two values as Python compares the dicts they load to.
-func sameJSON(a, b json.RawMessage) bool {
-	var va, vb any
-	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
-		return bytes.Equal(a, b)
+// pyEqualJSON is Python's == between the values json.loads makes of a and
+// b: dicts equal whatever their key order, and numbers (bools among them)
+// compared by value across int and float, exactly.
+func pyEqualJSON(a, b *wire.Node) bool {
+	if an, ok := jsonNumberValue(a); ok {
+		bn, ok := jsonNumberValue(b)
+		return ok && an != nil && bn != nil && an.Cmp(bn) == 0
 	}
-	ca, _ := json.Marshal(va)
-	cb, _ := json.Marshal(vb)
-	return bytes.Equal(ca, cb)
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case wire.Null:
+		return true
+	case wire.String:
+		return a.S == b.S
+	case wire.Array:
+		if len(a.Arr) != len(b.Arr) {
+			return false
+		}
+		for i := range a.Arr {
+			if !pyEqualJSON(a.Arr[i], b.Arr[i]) {
+				return false
+			}
+		}
+		return true
+	case wire.Object:
+		if len(a.Keys) != len(b.Keys) {
+			return false
+		}
+		for i, k := range a.Keys {
+			v, ok := b.Get(k)
+			if !ok || !pyEqualJSON(a.Vals[i], v) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
-func isNullJSON(raw json.RawMessage) bool {
-	return len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null"
+// jsonNumberValue is a bool or number as an exact value, ok false for other
+// kinds; nil (with ok) for NaN, which equals nothing. Infinities compare
+// as the largest finite magnitudes past any float, which only they reach.
+func jsonNumberValue(n *wire.Node) (*big.Rat, bool) {
+	switch n.Kind {
+	case wire.Bool:
+		if n.B {
+			return big.NewRat(1, 1), true
+		}
+		return new(big.Rat), true
+	case wire.Number:
+	default:
+		return nil, false
+	}
+	if !n.IsFloat() && n.S != "NaN" && n.S != "Infinity" && n.S != "-Infinity" {
+		r, ok := new(big.Rat).SetString(n.S)
+		return r, ok
+	}
+	f, _ := strconv.ParseFloat(n.S, 64) // NaN and ±Infinity parse too; out of range is ±Inf
+	switch {
+	case math.IsNaN(f):
+		return nil, true
+	case math.IsInf(f, 0):
+		// Beyond every finite float (and every int a request can hold).
+		huge := new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), 1<<20))
+		if f < 0 {
+			huge.Neg(huge)
+		}
+		return huge, true
+	}
+	return new(big.Rat).SetFloat64(f), true
 }
 
 func badRequestf(format string, args ...any) *BadRequestError {

@@ -9,10 +9,10 @@ import (
 )
 
 func TestToolChoiceSchema(t *testing.T) {
-	tools := []json.RawMessage{
+	tools := decodeTools(t,
 		json.RawMessage(`{"type":"function","function":{"name":"a","parameters":{"type":"object","$defs":{"D":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/D"}}}}}`),
 		json.RawMessage(`{"type":"function","function":{"name":"b"}}`),
-	}
+	)
 	cases := []struct {
 		name, choice, want, wantErr string
 	}{
@@ -46,10 +46,10 @@ func TestToolChoiceSchema(t *testing.T) {
 }
 
 func TestToolChoiceSchemaConflictingDefs(t *testing.T) {
-	req := &protocol.ChatCompletionRequest{ToolChoice: protocol.ToolChoice{Kind: protocol.ToolChoiceRequired}, Tools: []json.RawMessage{
+	req := &protocol.ChatCompletionRequest{ToolChoice: protocol.ToolChoice{Kind: protocol.ToolChoiceRequired}, Tools: decodeTools(t,
 		json.RawMessage(`{"type":"function","function":{"name":"a","parameters":{"$defs":{"D":{"type":"string"}}}}}`),
 		json.RawMessage(`{"type":"function","function":{"name":"b","parameters":{"$defs":{"D":{"type":"integer"}}}}}`),
-	}}
+	)}
 	if _, err := toolChoiceSchema(req); err == nil || !strings.Contains(err.Error(), "multiple schemas") {
 		t.Errorf("err %v", err)
 	}

@@ -261,49 +261,80 @@ func partText(raw json.RawMessage) string {
 	return p.Text
 }
 
-// functionTool is the members of openai's FunctionTool a tool is read by.
-type functionTool struct {
-	Type        *string         `json:"type"`
-	Name        *string         `json:"name"`
-	Parameters  json.RawMessage `json:"parameters"`
-	Strict      json.RawMessage `json:"strict"`
-	Description json.RawMessage `json:"description"`
-}
-
-// responsesTools is construct_tool_dicts: each function tool becomes
-// openai's FunctionTool.model_dump() (name, parameters, strict, type,
-// description, defaults filled) wrapped as a chat tool. Other tool types
-// (web_search, file_search, code_interpreter, mcp, ...) are not given to
-// the template, as vLLM's non-Harmony path iterates only the function
-// tools (iter_response_function_tool_dicts); they are accepted, not refused.
-func responsesTools(tools []json.RawMessage) ([]json.RawMessage, error) {
-	out := make([]json.RawMessage, 0, len(tools))
-	for i, raw := range tools {
-		var t functionTool
-		if err := json.Unmarshal(raw, &t); err != nil {
+// responsesTools reads the function tools construct_tool_dicts gives the
+// template (toolDicts writes them as it does) and the parsers read as chat
+// tools: name, parameters, description, and strict kept as given. Other
+// tool types (web_search, file_search, code_interpreter, mcp, ...) are not
+// given to the template, as vLLM's non-Harmony path iterates only the
+// function tools (iter_response_function_tool_dicts); they are accepted,
+// not refused.
+func responsesTools(tools []*wire.Node) ([]protocol.Tool, error) {
+	out := make([]protocol.Tool, 0, len(tools))
+	for i, n := range tools {
+		if n.Kind != wire.Object {
 			return nil, &ParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
 		}
-		if t.Type == nil {
+		typ, ok := n.Get("type")
+		if !ok {
 			return nil, &ParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.type", i)}
 		}
-		if *t.Type != "function" {
+		if typ.Kind != wire.String {
+			return nil, &ParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
+		}
+		if typ.S != "function" {
 			continue
 		}
-		if t.Name == nil {
+		name, ok := n.Get("name")
+		if !ok {
 			return nil, &ParamError{Message: "Field required", Param: fmt.Sprintf("tools.%d.name", i)}
 		}
-		var fn wire.ObjectBuilder
-		fn.Str("name", *t.Name)
-		fn.Raw("parameters", jsonOrNull(t.Parameters))
-		fn.Raw("strict", jsonOrNull(t.Strict))
-		fn.Str("type", "function")
-		fn.Raw("description", jsonOrNull(t.Description))
-		var w wire.ObjectBuilder
-		w.Str("type", "function")
-		w.Raw("function", fn.Bytes())
-		out = append(out, w.Bytes())
+		if name.Kind != wire.String {
+			return nil, &ParamError{Message: "Each tool must be an object", Param: fmt.Sprintf("tools.%d", i)}
+		}
+		fn := protocol.FunctionDefinition{Name: name.S}
+		if p, _ := n.Get("parameters"); p != nil && p.Kind == wire.Object {
+			fn.Parameters = p
+		}
+		if d, _ := n.Get("description"); d != nil && d.Kind == wire.String {
+			fn.Description = &d.S
+		}
+		if s, ok := n.Get("strict"); ok {
+			fn.Extra = []protocol.Member{{Key: "strict", Value: s}}
+		}
+		out = append(out, protocol.Tool{Type: "function", Function: fn})
 	}
 	return out, nil
+}
+
+// toolDicts are construct_tool_dicts' dicts, what the template gets as
+// tools: {"type": "function", "function": FunctionTool.model_dump()}, the
+// function's members openai's FunctionTool fields in declaration order,
+// defaults filled in. nil (None) without tools.
+func toolDicts(tools []protocol.Tool) []*wire.Node {
+	if tools == nil {
+		return nil
+	}
+	out := make([]*wire.Node, len(tools))
+	for i := range tools {
+		f := &tools[i].Function
+		fn := &wire.Node{Kind: wire.Object,
+			Keys: []string{"name", "parameters", "strict", "type", "description"},
+			Vals: []*wire.Node{strNode(f.Name), orNull(f.Parameters), orNull(f.Get("strict")), strNode("function"), wire.NullNode}}
+		if f.Description != nil {
+			fn.Vals[4] = strNode(*f.Description)
+		}
+		out[i] = &wire.Node{Kind: wire.Object, Keys: []string{"type", "function"}, Vals: []*wire.Node{strNode("function"), fn}}
+	}
+	return out
+}
+
+func strNode(s string) *wire.Node { return &wire.Node{Kind: wire.String, S: s} }
+
+func orNull(n *wire.Node) *wire.Node {
+	if n == nil {
+		return wire.NullNode
+	}
+	return n
 }
 
 // Render is the render server's render_responses_request after
@@ -325,11 +356,4 @@ func Render(ctx context.Context, g *render.Generator, r *Request) (*protocol.Gen
 		return nil, err
 	}
 	return &res.Request, nil
-}
-
-func jsonOrNull(v json.RawMessage) json.RawMessage {
-	if len(v) == 0 {
-		return json.RawMessage("null")
-	}
-	return v
 }

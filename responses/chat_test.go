@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 	"github.com/vrender/vrender/render/rendertest"
@@ -77,12 +78,17 @@ func TestResponsesTools(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (req.Tools == nil) != (c.want == nil) || len(req.Tools) != len(c.want) {
-				t.Fatalf("tools %q, want %q", req.Tools, c.want)
+			dicts := toolDicts(req.Tools)
+			got := make([]string, len(dicts))
+			for i, d := range dicts {
+				got[i] = string(wire.AppendNode(nil, d))
+			}
+			if (dicts == nil) != (c.want == nil) || len(got) != len(c.want) {
+				t.Fatalf("tools %q, want %q", got, c.want)
 			}
 			for i := range c.want {
-				if string(req.Tools[i]) != c.want[i] {
-					t.Errorf("tool %d\n got: %s\nwant: %s", i, req.Tools[i], c.want[i])
+				if got[i] != c.want[i] {
+					t.Errorf("tool %d\n got: %s\nwant: %s", i, got[i], c.want[i])
 				}
 			}
 		})
@@ -114,9 +120,14 @@ func FuzzResponsesToChat(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, raw := range append([]json.RawMessage{msgs}, chat.Tools...) {
+		for _, raw := range []json.RawMessage{msgs} {
 			if !json.Valid(raw) {
 				t.Fatalf("invalid JSON %q from %q", raw, data)
+			}
+		}
+		for i := range chat.Tools {
+			if raw := chat.Tools[i].AppendJSON(nil); !json.Valid(raw) {
+				t.Fatalf("invalid tool JSON %q from %q", raw, data)
 			}
 		}
 		if _, err := Render(context.Background(), gen, req); err != nil {

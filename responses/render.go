@@ -19,7 +19,7 @@ func renderChat(ctx context.Context, g *render.Generator, r *Request, req *proto
 		all := -1
 		truncate = &all
 	}
-	prompt, maxTokens, err := g.RenderConverted(ctx, req, render.PromptLimits{
+	prompt, maxTokens, err := g.RenderConverted(ctx, req, toolDicts(req.Tools), render.PromptLimits{
 		MaxOutput: r.MaxOutputTokens, MaxOutputParam: "max_output_tokens", Truncate: truncate})
 	if err != nil {
 		return nil, err

@@ -23,7 +23,7 @@ func TestRenderResponsesToolsReachTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt, _, err := gen.RenderConverted(context.Background(), chat, render.PromptLimits{})
+	prompt, _, err := gen.RenderConverted(context.Background(), chat, toolDicts(chat.Tools), render.PromptLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}

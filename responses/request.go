@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -33,7 +34,7 @@ type Request struct {
 	// ToolChoiceJSON is tool_choice as the response object echoes it: as
 	// sent, with the same defaults as ToolChoice.
 	ToolChoiceJSON   json.RawMessage
-	Tools            []json.RawMessage
+	Tools            []*wire.Node // the tools' trees, decoded with the body
 	Truncation       string
 	RequestID        *string
 	CacheSalt        *string
@@ -154,7 +155,7 @@ func DecodeRequest(data []byte) (*Request, error) {
 		r.ToolChoice, r.ToolChoiceJSON = protocol.ResponsesToolChoice(n), n.Raw
 	}
 	if obj.validateNode("tools", toolsSchema()) {
-		r.Tools, _ = obj.List("tools", false)
+		r.Tools = obj.Trees("tools")
 	}
 	r.TopLogprobs = obj.OptionalInt("top_logprobs", new(0), nil, nil)
 	obj.OptionalFloat("top_p", nil)

@@ -176,15 +176,17 @@ func pyCompactOrNil(raw json.RawMessage) (json.RawMessage, error) {
 // responsesToolDumps are the request's tools as the response object dumps
 // them: a function tool as openai's FunctionTool (name, parameters, strict,
 // type, description), other tools as sent.
-func responsesToolDumps(tools []json.RawMessage) (json.RawMessage, error) {
+func responsesToolDumps(tools []*wire.Node) (json.RawMessage, error) {
 	out := []byte{'['}
-	for i, raw := range tools {
+	for i, n := range tools {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		var t functionTool
-		if json.Unmarshal(raw, &t) != nil || t.Type == nil || *t.Type != "function" || t.Name == nil {
-			v, err := pyCompactOrNil(raw)
+		typ, _ := n.Get("type")
+		name, _ := n.Get("name")
+		if n.Kind != wire.Object || typ == nil || typ.Kind != wire.String || typ.S != "function" ||
+			name == nil || name.Kind != wire.String {
+			v, err := pyCompactOrNil(n.Raw)
 			if err != nil {
 				return nil, err
 			}
@@ -192,35 +194,34 @@ func responsesToolDumps(tools []json.RawMessage) (json.RawMessage, error) {
 			continue
 		}
 		out = append(out, `{"name":`...)
-		out = wire.AppendString(out, *t.Name)
-		for _, m := range []struct {
-			k string
-			v json.RawMessage
-		}{{"parameters", t.Parameters}, {"strict", t.Strict}} {
+		out = wire.AppendString(out, name.S)
+		for _, k := range []string{"parameters", "strict", "type", "description"} {
 			out = append(out, ',')
-			out = wire.AppendString(out, m.k)
+			out = wire.AppendString(out, k)
 			out = append(out, ':')
-			v, err := pyCompactOrNil(m.v)
+			if k == "type" {
+				out = append(out, `"function"`...)
+				continue
+			}
+			v, err := memberPyCompact(n, k)
 			if err != nil {
 				return nil, err
 			}
-			if v == nil {
-				v = json.RawMessage("null")
-			}
 			out = append(out, v...)
 		}
-		out = append(out, `,"type":"function","description":`...)
-		d, err := pyCompactOrNil(t.Description)
-		if err != nil {
-			return nil, err
-		}
-		if d == nil {
-			d = json.RawMessage("null")
-		}
-		out = append(out, d...)
 		out = append(out, '}')
 	}
 	return append(out, ']'), nil
+}
+
+// memberPyCompact is an object's member as json.dumps writes it, null
+// when absent.
+func memberPyCompact(n *wire.Node, key string) (json.RawMessage, error) {
+	m, ok := n.Get(key)
+	if !ok {
+		return json.RawMessage("null"), nil
+	}
+	return pyCompactOrNil(m.Raw)
 }
 
 // responsesTextDump is ResponseTextConfig.model_dump(): the format by its

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/vrender/vrender/internal/membudget"
 	"github.com/vrender/vrender/internal/telemetry"
 )
 
@@ -119,6 +120,9 @@ func (s *server) writeMetrics(w io.Writer) error {
 	m.single("vrender_tokenizer_cache_misses_total", "counter",
 		"Text segments between special tokens not found in the tokenizer cache (stored on their second miss, or their first in a text mostly found there).", tc.Misses)
 	m.single("vrender_tokenizer_cache_bytes", "gauge", "Approximate bytes held by the tokenizer cache.", tc.Bytes)
+	if b := s.generator.Renderer().ImageBudget(); b != nil {
+		writeImageBudget(m, b)
+	}
 	if m.err != nil {
 		return m.err
 	}
@@ -206,4 +210,21 @@ func (s *server) writeEngineHealth(m *metricWriter) error {
 		}
 	}
 	return m.err
+}
+
+// writeImageBudget writes the image memory budget's state
+// (--image-memory-budget): what requests hold and how long they queue.
+func writeImageBudget(m *metricWriter, b *membudget.Budget) {
+	st := b.Stats()
+	m.single("vrender_image_budget_bytes", "gauge", "The image memory budget (--image-memory-budget).", st.Capacity)
+	m.single("vrender_image_budget_in_use_bytes", "gauge",
+		"Bytes of the image memory budget reserved by requests now (their images' decoded pixels, pixel_values and features, sized from the headers).", st.InUse)
+	m.single("vrender_image_budget_waiting_requests", "gauge", "Requests waiting for image memory budget to process their images.", st.Waiting)
+	m.single("vrender_image_budget_refused_total", "counter",
+		"Requests refused with 413 because their images need more memory than the whole budget.", st.Refused)
+	m.header("vrender_image_budget_wait_seconds", "histogram",
+		"Time requests with images waited for image memory budget (0 when it was free; a request that went away counts the time it waited).")
+	if m.err == nil {
+		m.err = b.WaitHistogram().WriteSeries(m.w, "vrender_image_budget_wait_seconds", "")
+	}
 }

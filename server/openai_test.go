@@ -17,6 +17,7 @@ import (
 	"github.com/vrender/vrender/derender"
 	"github.com/vrender/vrender/enginesim"
 	"github.com/vrender/vrender/fleet"
+	"github.com/vrender/vrender/internal/membudget"
 	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
@@ -59,6 +60,8 @@ type envOptions struct {
 	// plain runs the simulated engine without the test script: its
 	// built-in answers (which say what images arrived).
 	plain bool
+	// imageBudget, when set, is the renderer's image memory budget.
+	imageBudget *membudget.Budget
 	// embeds serves with --enable-mm-embeds.
 	embeds bool
 }
@@ -105,6 +108,7 @@ func newOpenAIEnvWith(t *testing.T, engineURL string, opts envOptions) *openAIEn
 	if err != nil {
 		t.Fatal(err)
 	}
+	images.Budget = opts.imageBudget
 	images.EnableMMEmbeds = opts.embeds
 	r, err := render.New(m, render.Config{Images: images})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/internal/membudget"
 	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
@@ -218,8 +219,19 @@ func (s *server) routes() http.Handler {
 		s.writeError(w, r, httpError(http.StatusMethodNotAllowed, "Method Not Allowed"))
 	})
 
+	budgeted := s.generator.Renderer().ImageBudget() != nil
 	for _, rt := range routeTable {
-		r.Method(rt.method, rt.path, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { rt.handle(s, w, req) }))
+		h := func(w http.ResponseWriter, req *http.Request) { rt.handle(s, w, req) }
+		if budgeted && rt.method == http.MethodPost {
+			// A request's images keep their reservation until its answer
+			// is written: their features live that long.
+			h = func(w http.ResponseWriter, req *http.Request) {
+				ctx, end := membudget.WithScope(req.Context())
+				defer end()
+				rt.handle(s, w, req.WithContext(ctx))
+			}
+		}
+		r.Method(rt.method, rt.path, http.HandlerFunc(h))
 	}
 	return r
 }

@@ -84,6 +84,7 @@ type benchServeFlags struct {
 	metricsURL                        string
 	samplingOrder                     []string
 	multiTurn                         bench.MultiTurnOptions
+	multiTurnImageSize                string
 	engineMetricsURL                  string
 	kvBlockSize                       int
 }
@@ -106,6 +107,9 @@ func (f *benchServeFlags) register(c *command) {
 	fs.IntVar(&f.multiTurn.SystemLen, "multi-turn-system-len", 0, "`TOKENS` of a system prompt every multi-turn session shares")
 	fs.IntVar(&f.multiTurn.FirstLen, "multi-turn-first-len", 1024, "`TOKENS` of each session's first user message")
 	fs.IntVar(&f.multiTurn.TurnLen, "multi-turn-turn-len", 128, "`TOKENS` of every later user message (answers: --random-output-len)")
+	fs.StringVar(&f.multiTurnImageSize, "multi-turn-image-size", "", "`WxH`: each session's first message starts with a picture of this size (its own, random),\n"+
+		"sent again every turn (an image model; default: text only)")
+	fs.BoolVar(&f.multiTurn.ImageShared, "multi-turn-shared-image", false, "every session sends the same picture (a control: sessions then share its cached blocks)")
 	fs.StringVar(&f.engineMetricsURL, "engine-metrics-url", "", "the engines' /metrics `URLS`, comma separated: with the multi-turn dataset, their prefix-cache\n"+
 		"counters (vllm:prefix_cache_queries/hits) give the hit rate against the ideal, prefill tokens computed\n"+
 		"and the load spread (max/mean) over the engines")
@@ -343,6 +347,15 @@ func (f *benchServeFlags) options(stderr io.Writer) (bench.ServeOptions, bench.R
 		ignoreEOS = true // answers run to --random-output-len, so every turn grows alike
 		mo := f.multiTurn
 		mo.OutputLen, mo.Seed, mo.RequestIDPrefix = f.randomOutputLen, uint64(f.seed), prefix
+		if f.multiTurnImageSize != "" {
+			w, h, ok := strings.Cut(f.multiTurnImageSize, "x")
+			var errW, errH error
+			mo.ImageWidth, errW = strconv.Atoi(w)
+			mo.ImageHeight, errH = strconv.Atoi(h)
+			if !ok || errW != nil || errH != nil || mo.ImageWidth <= 0 || mo.ImageHeight <= 0 {
+				return o, meta, usagef("--multi-turn-image-size %q: want WxH, e.g. 448x448", f.multiTurnImageSize)
+			}
+		}
 		multiTurn, err = bench.MultiTurnDataset(tok, mo)
 		if err == nil {
 			for _, s := range multiTurn.Sessions {

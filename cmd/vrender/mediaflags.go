@@ -10,6 +10,7 @@ import (
 
 	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/internal/membudget"
 	"github.com/vrender/vrender/internal/pyfmt"
 	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
@@ -26,6 +27,7 @@ type mediaFlags struct {
 	allowedLocalMediaPath string
 	maxMediaBytes         int64
 	allowPrivateMediaURLs bool
+	imageMemoryBudget     int64
 	mmProcessorCacheGB    float64
 	mediaIOKwargs         string
 	enableMMEmbeds        bool
@@ -41,6 +43,8 @@ func (f *mediaFlags) register(c *command) {
 	fs.Int64Var(&f.maxMediaBytes, "max-media-bytes", media.DefaultMaxMediaBytes, "most bytes one image may have (`N`; vLLM has no cap)")
 	fs.Float64Var(&f.mmProcessorCacheGB, "mm-processor-cache-gb", 4, "GiB of processed images kept by content and settings, so a re-sent image is decoded and processed once (`GB`; 0 turns the cache off)")
 	fs.BoolVar(&f.allowPrivateMediaURLs, "allow-private-media-urls", false, "let image fetches reach loopback, private and link-local addresses (vLLM always does)")
+	fs.Int64Var(&f.imageMemoryBudget, "image-memory-budget", 0, "most bytes the images of concurrent requests may hold decoded and processed (`N`); "+
+		"a request waits until its images fit (0: a quarter of the memory limit or RAM; -1: no limit)")
 	fs.BoolVar(&f.enableMMEmbeds, "enable-mm-embeds", false, "accept image_embeds content parts: base64 .npy or torch.save tensors (Qwen2-VL form: image_embeds + image_grid_thw); an image limit of 0 then still lets them through")
 }
 
@@ -138,8 +142,31 @@ func (f *mediaFlags) imageConfig(m *model.Model) (*render.ImageConfig, error) {
 		Hasher:         features.Hasher{ModelID: m.Path, Algorithm: alg},
 		CacheBytes:     cacheBytes,
 		MediaIOKwargs:  mediaIO,
+		Budget:         f.budget(),
 		EnableMMEmbeds: f.enableMMEmbeds,
 	}, nil
+}
+
+// fallbackMemory stands for the machine's memory where it cannot be read.
+const fallbackMemory = 8 << 30
+
+// budget is --image-memory-budget's budget: nil for -1; for 0 a quarter
+// of what the process may use, leaving the rest to the tokenizer, the
+// request bodies, the processed-image cache and the garbage collector's
+// headroom (the heap may grow to twice the live bytes at GOGC=100 before a
+// collection).
+func (f *mediaFlags) budget() *membudget.Budget {
+	switch n := f.imageMemoryBudget; {
+	case n < 0:
+		return nil
+	case n > 0:
+		return membudget.New(n)
+	}
+	mem, ok := membudget.SystemMemory()
+	if !ok {
+		mem = fallbackMemory
+	}
+	return membudget.New(mem / 4)
 }
 
 // maxImagePixels is VLLM_MAX_IMAGE_PIXELS read as vLLM reads it,

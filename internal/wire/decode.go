@@ -840,3 +840,40 @@ func (p *parser) closeArray(open, end, base, depth int) *Node {
 	p.stack = p.stack[:base]
 	return n
 }
+
+// AppendNode appends n as JSON text: a parsed node's own text, a node
+// built by code (or holding one) compactly, as json.dumps with
+// separators=(",", ":") and ensure_ascii=False writes it.
+func AppendNode(dst []byte, n *Node) []byte {
+	if n.Raw != nil {
+		return append(dst, n.Raw...)
+	}
+	switch n.Kind {
+	case Bool:
+		return AppendBool(dst, n.B)
+	case Number:
+		return append(dst, n.S...)
+	case String:
+		return AppendString(dst, n.S)
+	case Array:
+		dst = append(dst, '[')
+		for i, v := range n.Arr {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendNode(dst, v)
+		}
+		return append(dst, ']')
+	case Object:
+		dst = append(dst, '{')
+		for i, k := range n.Keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(AppendString(dst, k), ':')
+			dst = AppendNode(dst, n.Vals[i])
+		}
+		return append(dst, '}')
+	}
+	return append(dst, "null"...)
+}

@@ -7,14 +7,16 @@ package harmony
 import (
 	"fmt"
 	"strings"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // Tool is one function tool: name, description, and its JSON-schema
-// parameters as raw JSON (nil when the tool takes none).
+// parameters as the request's tree (nil when the tool takes none).
 type Tool struct {
 	Name        string
 	Description string
-	Parameters  []byte
+	Parameters  *wire.Node
 }
 
 // System is Harmony's SystemContent. Empty strings are absent fields.
@@ -219,7 +221,7 @@ func FunctionsNamespace(tools []Tool) (string, error) {
 			lines = append(lines, "type "+t.Name+" = () => any;\n")
 			continue
 		}
-		params, err := parseValue(t.Parameters)
+		params, err := schemaValue(t.Parameters)
 		if err != nil {
 			return "", fmt.Errorf("tool %q: %w", t.Name, err)
 		}

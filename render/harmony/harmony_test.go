@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // The expectations are openai/harmony's test-data (commit
@@ -25,21 +27,21 @@ func TestRenderGolden(t *testing.T) {
 			{Role: "system", System: &high},
 			{Role: "developer", Developer: &Developer{Instructions: "Always respond in riddles", HasInstr: true, Tools: []Tool{
 				{Name: "get_location", Description: "Gets the location of the user."},
-				{Name: "get_current_weather", Description: "Gets the current weather in the provided location.", Parameters: []byte(`{
+				{Name: "get_current_weather", Description: "Gets the current weather in the provided location.", Parameters: schema(t, `{
 					"type": "object",
 					"properties": {
 						"location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
 						"format": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"}
 					},
 					"required": ["location"]}`)},
-				{Name: "get_multiple_weathers", Description: "Gets the current weather in the provided list of locations.", Parameters: []byte(`{
+				{Name: "get_multiple_weathers", Description: "Gets the current weather in the provided list of locations.", Parameters: schema(t, `{
 					"type": "object",
 					"properties": {
 						"locations": {"type": "array", "items": {"type": "string"}, "description": "List of city and state, e.g. [\"San Francisco, CA\", \"New York, NY\"]"},
 						"format": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"}
 					},
 					"required": ["locations"]}`)},
-				{Name: "kitchensink", Description: "A function with various complex schemas.", Parameters: []byte(`{
+				{Name: "kitchensink", Description: "A function with various complex schemas.", Parameters: schema(t, `{
 					"description": "params object",
 					"type": "object",
 					"properties": {
@@ -185,9 +187,20 @@ func TestDropRules(t *testing.T) {
 	}
 }
 
-func TestBadParameters(t *testing.T) {
-	_, err := FunctionsNamespace([]Tool{{Name: "f", Parameters: []byte(`{"type":`)}})
+func TestDeepParameters(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, maxDepth+1) + "1" + strings.Repeat("}", maxDepth+1)
+	_, err := FunctionsNamespace([]Tool{{Name: "f", Parameters: schema(t, deep)}})
 	if err == nil {
-		t.Fatal("want an error for truncated JSON")
+		t.Fatal("want an error for parameters nested too deeply")
 	}
+}
+
+// schema is a tool's parameters as protocol decodes them.
+func schema(t testing.TB, text string) *wire.Node {
+	t.Helper()
+	n, err := wire.Parse([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -44,7 +44,7 @@ func loadRefTools(t *testing.T) []Tool {
 	for i, r := range raw {
 		tools[i] = Tool{Name: r.Name, Description: r.Description}
 		if len(r.Parameters) > 0 {
-			tools[i].Parameters = r.Parameters
+			tools[i].Parameters = schema(t, string(r.Parameters))
 		}
 	}
 	return tools
@@ -94,7 +94,7 @@ func harmonyConversation(msgs []Message) map[string]any {
 				for i, tool := range d.Tools {
 					var params any
 					if tool.Parameters != nil {
-						params = json.RawMessage(tool.Parameters)
+						params = json.RawMessage(tool.Parameters.Raw)
 					}
 					descs[i] = map[string]any{"name": tool.Name, "description": tool.Description, "parameters": params}
 				}
@@ -458,7 +458,7 @@ func randomConversations(t *testing.T, r *rand.Rand, n int) []refCase {
 				if err != nil {
 					t.Fatal(err)
 				}
-				tool := Tool{Name: fmt.Sprintf("tool_%d_%d", i, j), Description: texts[r.IntN(len(texts))], Parameters: params}
+				tool := Tool{Name: fmt.Sprintf("tool_%d_%d", i, j), Description: texts[r.IntN(len(texts))], Parameters: schema(t, string(params))}
 				if r.IntN(8) == 0 {
 					tool.Parameters = nil
 				}

@@ -16,14 +16,10 @@ type value struct {
 	str  string // string contents, or the literal for numbers and bools
 }
 
-// parseValue decodes JSON into an order-preserving tree (wire.Parse: a
+// schemaValue is a tool's parameters, decoded by protocol (wire.Parse: a
 // repeated key keeps its first position and its last value, as
-// serde_json's IndexMap does).
-func parseValue(data []byte) (*value, error) {
-	n, err := wire.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("harmony: tool parameters: %w", err)
-	}
+// serde_json's IndexMap does), as an order-preserving tree.
+func schemaValue(n *wire.Node) (*value, error) {
 	if n.Depth > maxDepth {
 		return nil, fmt.Errorf("harmony: tool parameters: nested deeper than %d levels", maxDepth)
 	}

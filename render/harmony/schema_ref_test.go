@@ -149,3 +149,13 @@ func FuzzParseValueMatchesRef(f *testing.F) {
 	}
 	f.Fuzz(checkParseValueMatchesRef)
 }
+
+// parseValue is what a tool's parameters go through from the request body:
+// protocol's wire.Parse, then schemaValue.
+func parseValue(data []byte) (*value, error) {
+	n, err := wire.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	return schemaValue(n)
+}

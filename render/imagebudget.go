@@ -1,0 +1,74 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/internal/membudget"
+	"github.com/vrender/vrender/vision"
+)
+
+// qwenTemporalPatch is temporal_patch_size of every Qwen2-VL-family
+// processor: pixel_values hold each image twice.
+const qwenTemporalPatch = 2
+
+// imageCost is the bytes one image holds while its request is served,
+// from its header alone: the fetched file; the decoded RGB pixels (RGB
+// decodes in place, every other mode through a 4-byte-per-pixel image
+// first, and an EXIF rotation makes a copy); the resized pixels;
+// pixel_values in the model's dtype (the msgpack item aliases them); and
+// their base64 in the body written to the engine or the client, three
+// times: a body that grows by appending holds its old and new arrays (up to
+// three times the JSON) while it doubles. Measured on a render request with
+// four 1080p images: 512 MiB of peak RSS above the idle process, this cost
+// 558 MB (docs/reliability.md).
+func (im *images) imageCost(fileBytes int, info imaging.Info, plan vision.Plan) int64 {
+	src := int64(info.Width) * int64(info.Height)
+	perSrc := int64(3)
+	if info.Mode != "RGB" {
+		perSrc += 4
+	}
+	if info.Orientation > 1 {
+		perSrc += 3
+	}
+	resized := int64(plan.ResizedWidth) * int64(plan.ResizedHeight)
+	pv := resized * 3 * qwenTemporalPatch * int64(im.dtype.Size())
+	body := 3 * (pv * 4 / 3)
+	return int64(fileBytes) + src*perSrc + resized*3 + pv + body
+}
+
+// reserve takes the request's images' cost from the budget, all at once
+// (a request holding part of its cost while it waits for the rest could
+// deadlock with another doing the same), waiting while other requests hold
+// it. Under a membudget scope the bytes stay reserved until the scope ends
+// (the server's: the response written); otherwise release returns them.
+func (im *images) reserve(ctx context.Context, sized []sizedImage) (release func(), err error) {
+	b := im.cfg.Budget
+	if b == nil {
+		return func() {}, nil
+	}
+	var need int64
+	for _, s := range sized {
+		need += s.cost
+	}
+	release, err = b.Acquire(ctx, need)
+	var tl *membudget.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, &ImageError{Status: http.StatusRequestEntityTooLarge, Type: http.StatusText(http.StatusRequestEntityTooLarge),
+			Message: fmt.Sprintf("The request's images need %d bytes of memory to process, more than the server's "+
+				"--image-memory-budget of %d bytes; send fewer or smaller images.", tl.Need, tl.Capacity), Err: err}
+	}
+	return release, err
+}
+
+// ImageBudget is the budget the renderer's images reserve from: nil for a
+// text model or when none is configured.
+func (r *Renderer) ImageBudget() *membudget.Budget {
+	if r.images == nil {
+		return nil
+	}
+	return r.images.cfg.Budget
+}
