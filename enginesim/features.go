@@ -201,16 +201,37 @@ func readImage(hash string, kwargs, meta []byte) (seenImage, error) {
 		}
 	}
 	gt, ok := g.Data.(features.Tensor)
-	if !ok || gt.DType != "int64" || !slices.Equal(gt.Shape, []int64{3}) {
-		return img, fmt.Errorf("image_grid_thw is not an int64 [3] tensor")
+	size, isInt := gridSizes[gt.DType]
+	if !ok || !isInt || !slices.Equal(gt.Shape, []int64{3}) || len(gt.Data) != 3*size {
+		return img, fmt.Errorf("image_grid_thw is not an integer [3] tensor")
 	}
 	for i := range img.grid {
-		img.grid[i] = int64(binary.LittleEndian.Uint64(gt.Data[8*i:]))
+		img.grid[i] = gridValue(gt.DType, gt.Data[size*i:size*(i+1)])
 		if img.grid[i] <= 0 || img.grid[i] > 1<<20 {
 			return img, fmt.Errorf("grid_thw %v", img.grid)
 		}
 	}
 	return img, nil
+}
+
+// gridSizes are the integer dtypes an image_grid_thw may have: the
+// processor's is int64, a client's image_embeds part may send another
+// (vLLM's TensorSchema checks the shape only).
+var gridSizes = map[string]int{"int64": 8, "int32": 4, "int16": 2, "int8": 1, "uint8": 1}
+
+// gridValue reads one little-endian grid entry of dtype.
+func gridValue(dtype string, b []byte) int64 {
+	switch dtype {
+	case "int64":
+		return int64(binary.LittleEndian.Uint64(b))
+	case "int32":
+		return int64(int32(binary.LittleEndian.Uint32(b)))
+	case "int16":
+		return int64(int16(binary.LittleEndian.Uint16(b)))
+	case "int8":
+		return int64(int8(b[0]))
+	}
+	return int64(b[0])
 }
 
 // patchSide is the patch side of pixel_values rows of cols values: Qwen's

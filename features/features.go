@@ -78,30 +78,43 @@ type Options struct {
 // QwenImageFeatures builds the features of a prompt's images, which one
 // processor call made (cols as for QwenItems).
 func QwenImageFeatures(images []Image, cols int, opts Options) (Features, error) {
-	m := Modality{Name: "image", Hashes: make([]string, len(images)), Placeholders: make([]Placeholder, len(images))}
-	for i, img := range images {
-		m.Hashes[i] = img.Hash
-		m.Placeholders[i] = img.Placeholder
+	return newImageFeatures(len(images),
+		func(i int) (string, Placeholder) { return images[i].Hash, images[i].Placeholder },
+		func() ([]Blob, error) {
+			processed := make([]QwenImage, len(images))
+			for i, img := range images {
+				processed[i] = img.Processed
+			}
+			return QwenItems(processed, cols)
+		},
+		func(i int) []byte { return QwenMetadata(images[i].Processed) }, opts)
+}
+
+// newImageFeatures builds the features of n image items: item gives one's
+// hash and placeholder, kwargs encodes every item's kwargs (called only
+// when opts.Kwargs asks for them), metadata one item's metadata item.
+func newImageFeatures(n int, item func(i int) (string, Placeholder), kwargs func() ([]Blob, error),
+	metadata func(i int) []byte, opts Options) (Features, error) {
+	m := Modality{Name: "image", Hashes: make([]string, n), Placeholders: make([]Placeholder, n)}
+	for i := range n {
+		m.Hashes[i], m.Placeholders[i] = item(i)
 	}
-	if opts.Kwargs && len(images) > 0 {
-		processed := make([]QwenImage, len(images))
-		for i, img := range images {
-			processed[i] = img.Processed
-		}
-		items, err := QwenItems(processed, cols)
+	withKwargs := opts.Kwargs && n > 0
+	if withKwargs {
+		items, err := kwargs()
 		if err != nil {
 			return Features{}, err
 		}
 		m.Kwargs = items
 		if opts.Metadata {
-			m.Metadata = make([]Blob, len(images))
-			for i, img := range images {
-				m.Metadata[i] = Blob{QwenMetadata(img.Processed)}
+			m.Metadata = make([]Blob, n)
+			for i := range n {
+				m.Metadata[i] = Blob{metadata(i)}
 			}
 		}
 	}
-	f := Features{Modalities: []Modality{m}, KwargsData: opts.Kwargs && len(images) > 0,
-		MetadataMember: opts.Metadata, MetadataData: opts.Kwargs && opts.Metadata && len(images) > 0}
+	f := Features{Modalities: []Modality{m}, KwargsData: withKwargs,
+		MetadataMember: opts.Metadata, MetadataData: withKwargs && opts.Metadata}
 	if err := f.Validate(); err != nil {
 		return Features{}, err
 	}

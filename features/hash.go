@@ -72,6 +72,20 @@ type Hasher struct {
 // sorted, each value flattened by iter_item_to_bytes. media_io_kwargs do
 // not enter at bf578e1 (later vLLM adds them).
 func (h Hasher) ImageHash(file []byte, uuid *string, processorKwargs *wire.Node) (string, error) {
+	return h.hashItem(uuid, processorKwargs, func(s *stream) {
+		// iter_item_to_bytes("image", MediaWithBytes) writes the key,
+		// then serialize_item gives iter_item_to_bytes("image",
+		// original_bytes): the key a second time, then the bytes.
+		s.key("image")
+		s.leaf("image", file)
+	})
+}
+
+// hashItem is get_mm_hashes for one item: the uuid itself when there is one
+// and no processor kwargs; else hash_kwargs(model_id=…, image=<uuid or the
+// item>, **kwargs), keys sorted, each value flattened by
+// iter_item_to_bytes. item writes the "image" kwarg's bytes.
+func (h Hasher) hashItem(uuid *string, processorKwargs *wire.Node, item func(s *stream)) (string, error) {
 	hasKwargs := processorKwargs != nil && processorKwargs.Kind == wire.Object && len(processorKwargs.Keys) > 0
 	if uuid != nil && !hasKwargs {
 		return *uuid, nil
@@ -87,11 +101,7 @@ func (h Hasher) ImageHash(file []byte, uuid *string, processorKwargs *wire.Node)
 				s.leaf("image", []byte(*uuid))
 				return nil
 			}
-			// iter_item_to_bytes("image", MediaWithBytes) writes the key,
-			// then serialize_item gives iter_item_to_bytes("image",
-			// original_bytes): the key a second time, then the bytes.
-			s.key("image")
-			s.leaf("image", file)
+			item(s)
 			return nil
 		}},
 	}

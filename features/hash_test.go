@@ -79,24 +79,35 @@ func TestImageHash(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := Hasher{ModelID: c.ModelID, Algorithm: SHA256}.ImageHash(file, c.UUID, kw)
-			if err != nil || got != c.SHA256 {
-				t.Fatalf("sha256: %q %v, want %q", got, err, c.SHA256)
-			}
-			got, err = Hasher{ModelID: c.ModelID}.ImageHash(file, c.UUID, kw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := c.SHA256 // a uuid used verbatim
-			if c.StreamHex != nil {
-				stream, _ := hex.DecodeString(*c.StreamHex)
-				sum := blake3.Sum256(stream)
-				want = hex.EncodeToString(sum[:])
-			}
-			if got != want {
-				t.Fatalf("blake3: %s, want %s", got, want)
-			}
+			checkHash(t, c.SHA256, c.StreamHex, func(h Hasher) (string, error) {
+				h.ModelID = c.ModelID
+				return h.ImageHash(file, c.UUID, kw)
+			})
 		})
+	}
+}
+
+// checkHash checks a hash function against a fixture: sha256 end to end,
+// and the default blake3 against the Python stream (or the sha256 value,
+// a uuid used verbatim, when there is no stream).
+func checkHash(t *testing.T, sha256 string, streamHex *string, hash func(Hasher) (string, error)) {
+	t.Helper()
+	got, err := hash(Hasher{Algorithm: SHA256})
+	if err != nil || got != sha256 {
+		t.Fatalf("sha256: %q %v, want %q", got, err, sha256)
+	}
+	got, err = hash(Hasher{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sha256
+	if streamHex != nil {
+		stream, _ := hex.DecodeString(*streamHex)
+		sum := blake3.Sum256(stream)
+		want = hex.EncodeToString(sum[:])
+	}
+	if got != want {
+		t.Fatalf("blake3: %s, want %s", got, want)
 	}
 }
 

@@ -57,7 +57,7 @@ func QwenItems(images []QwenImage, cols int) ([]Blob, error) {
 		head = appendStr(head, "pixel_values")
 		head = appendPixelValuesHead(head, img, cols)
 		tail := make([]byte, 0, len(slices)+192)
-		tail = appendPixelValuesField(tail, slices)
+		tail = appendFlatField(tail, slices)
 		tail = appendStr(tail, "image_grid_thw")
 		tail = appendGridTHW(tail, img)
 		out[i] = Blob{head, img.PixelValues, tail}
@@ -84,31 +84,24 @@ func qwenSlices(images []QwenImage, cols int) ([]byte, error) {
 	if cols <= 0 {
 		return nil, fmt.Errorf("features: pixel_values row width %d", cols)
 	}
-	b := appendArrayHeader(nil, len(images))
-	var start int64
+	rows := make([]int64, len(images))
 	for i, img := range images {
 		for _, n := range img.GridTHW {
 			if n <= 0 {
 				return nil, fmt.Errorf("features: image %d: grid_thw %v", i, img.GridTHW)
 			}
 		}
-		rows := img.Rows()
+		rows[i] = img.Rows()
 		size, ok := pixelDTypes[img.dtype()]
 		if !ok {
 			return nil, fmt.Errorf("features: image %d: pixel_values dtype %q", i, img.DType)
 		}
-		if want := rows * int64(cols) * int64(size); int64(len(img.PixelValues)) != want {
+		if want := rows[i] * int64(cols) * int64(size); int64(len(img.PixelValues)) != want {
 			return nil, fmt.Errorf("features: image %d: %d bytes of pixel_values, want %d for %d rows of %d %s",
-				i, len(img.PixelValues), want, rows, cols, img.dtype())
+				i, len(img.PixelValues), want, rows[i], cols, img.dtype())
 		}
-		b = appendArrayHeader(b, 1)
-		b = appendArrayHeader(b, 3)
-		b = appendInt(b, start)
-		b = appendInt(b, start+rows)
-		b = appendNil(b)
-		start += rows
 	}
-	return b, nil
+	return appendSlices(nil, rows), nil
 }
 
 // appendPixelValuesHead writes the pixel_values element up to its tensor's
@@ -124,20 +117,6 @@ func appendPixelValuesHead(b []byte, img QwenImage, cols int) []byte {
 	return appendExtHeader(b, extRawView, len(img.PixelValues))
 }
 
-func appendPixelValuesField(b []byte, slices []byte) []byte {
-	b = appendStr(b, "field")
-	b = appendArrayHeader(b, 2)
-	b = appendStr(b, "flat")
-	// dataclasses.fields order: the base class's keep_on_cpu, then slices, dim.
-	b = appendMapHeader(b, 3)
-	b = appendStr(b, "keep_on_cpu")
-	b = appendBool(b, false)
-	b = appendStr(b, "slices")
-	b = append(b, slices...)
-	b = appendStr(b, "dim")
-	return appendInt(b, 0)
-}
-
 func appendGridTHW(b []byte, img QwenImage) []byte {
 	b = appendMapHeader(b, 2)
 	b = appendStr(b, "data")
@@ -149,10 +128,5 @@ func appendGridTHW(b []byte, img QwenImage) []byte {
 	for _, n := range img.GridTHW {
 		b = binary.LittleEndian.AppendUint64(b, uint64(n))
 	}
-	b = appendStr(b, "field")
-	b = appendArrayHeader(b, 2)
-	b = appendStr(b, "batched")
-	b = appendMapHeader(b, 1)
-	b = appendStr(b, "keep_on_cpu")
-	return appendBool(b, true)
+	return appendBatchedCPUField(b)
 }

@@ -43,15 +43,9 @@ func ParseDataURL(url string, maxBytes int64) (DataURL, error) {
 		return DataURL{}, &Error{Kind: KindDataURLEncoding, Status: 501, Type: typeNotImpl,
 			Message: "Only base64 data URLs are supported for now."}
 	}
-	if n := base64.StdEncoding.DecodedLen(len(data)); int64(n) > maxBytes+2 {
-		return DataURL{}, badRequest(KindTooLarge, msgTooLarge(maxBytes))
-	}
-	b, err := decodeStrictBase64(data)
+	b, err := decodeCapped(data, maxBytes)
 	if err != nil {
 		return DataURL{}, err
-	}
-	if int64(len(b)) > maxBytes {
-		return DataURL{}, badRequest(KindTooLarge, msgTooLarge(maxBytes))
 	}
 	return DataURL{MediaType: mediaType, Data: b}, nil
 }
@@ -131,3 +125,30 @@ func msgUnpack(got int) string {
 func msgTooLarge(max int64) string {
 	return "The media is larger than --max-media-bytes (" + strconv.FormatInt(max, 10) + " bytes)."
 }
+
+// DecodeBase64 decodes an inline base64 payload (an image_embeds tensor)
+// as vLLM's MediaIO.load_base64 does — pybase64.b64decode(validate=True) —
+// refusing one that would decode to more than the fetcher's MaxMediaBytes
+// before decoding it.
+func (f *Fetcher) DecodeBase64(s string) ([]byte, error) {
+	return decodeCapped(s, f.cfg.MaxMediaBytes)
+}
+
+// decodeCapped is decodeStrictBase64 of s, refused when it would decode to
+// more than max bytes (checked from its length first).
+func decodeCapped(s string, max int64) ([]byte, error) {
+	if n := base64.StdEncoding.DecodedLen(len(s)); int64(n) > max+2 {
+		return nil, badRequest(KindTooLarge, msgTooLarge(max))
+	}
+	b, err := decodeStrictBase64(s)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, badRequest(KindTooLarge, msgTooLarge(max))
+	}
+	return b, nil
+}
+
+// MaxMediaBytes is the fetcher's cap on one medium's bytes.
+func (f *Fetcher) MaxMediaBytes() int64 { return f.cfg.MaxMediaBytes }

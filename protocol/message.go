@@ -89,8 +89,8 @@ type ContentPart struct {
 	Extra *wire.Node
 	// Image is an image part's image_url; nil when absent or null.
 	Image *ImageURL
-	// UUID is the part's uuid when it is a string; BadUUID is a uuid of
-	// another type (not null).
+	// UUID is an image or media part's uuid when it is a string; BadUUID
+	// is a uuid of another type (not null).
 	UUID    *string
 	BadUUID *wire.Node
 	// Media is a media part's payload as sent (vrender renders images
@@ -293,10 +293,6 @@ func toolReferenceOf(p *wire.Node) ContentPart {
 // input_image) hold their image_url and uuid; other media their payload,
 // the member named as the type.
 func mediaPartOf(p *wire.Node, t string) ContentPart {
-	if t != "image_url" && t != "input_image" {
-		v, _ := p.Get(t)
-		return ContentPart{Kind: PartMedia, Type: t, Media: v}
-	}
 	c := ContentPart{Kind: PartImage, Type: t}
 	if u, ok := p.Get("uuid"); ok && !u.IsNull() {
 		if s, isStr := u.Text(); isStr {
@@ -304,6 +300,12 @@ func mediaPartOf(p *wire.Node, t string) ContentPart {
 		} else {
 			c.BadUUID = u
 		}
+	}
+	if t != "image_url" && t != "input_image" {
+		// image_embeds parts read their uuid too.
+		c.Kind, c.Media = PartMedia, nil
+		c.Media, _ = p.Get(t)
+		return c
 	}
 	v, _ := p.Get("image_url")
 	if v.IsNull() {
@@ -449,6 +451,11 @@ func (p *ContentPart) appendJSON(dst []byte) []byte {
 		b.Str("type", p.Type)
 		if p.Media != nil {
 			b.Raw(p.Type, nodeJSON(p.Media))
+		}
+		if p.UUID != nil {
+			b.Str("uuid", *p.UUID)
+		} else if p.BadUUID != nil {
+			b.Raw("uuid", nodeJSON(p.BadUUID))
 		}
 	case PartToolReference:
 		b.Str("type", p.Type)

@@ -102,14 +102,18 @@ func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, e
 	}
 	var mm *imageParts
 	if r.images != nil {
-		mm = &imageParts{}
+		mm = &imageParts{im: r.images}
 	}
 	msgs, err := normalizeChat(in.Messages, format, tmpl.usesDeveloper, mm)
 	if err != nil {
 		return nil, err
 	}
+	var embeds []features.QwenEmbeds
 	if mm != nil {
 		if err := r.images.checkLimit(len(mm.refs)); err != nil {
+			return nil, err
+		}
+		if embeds, err = r.images.checkEmbeds(mm); err != nil {
 			return nil, err
 		}
 	}
@@ -160,8 +164,13 @@ func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, e
 		return nil, err
 	}
 	var feats *features.Features
-	if mm != nil && len(mm.refs) > 0 {
+	switch {
+	case mm != nil && len(mm.refs) > 0:
 		if ids, feats, err = r.images.expand(ctx, mm.refs, ids, in.MMProcessorKwargs, in.MediaIOKwargs, !in.OmitMMKwargs); err != nil {
+			return nil, err
+		}
+	case len(embeds) > 0:
+		if ids, feats, err = r.images.expandEmbeds(embeds, mm.embedsUUIDs(), ids, in.MMProcessorKwargs, !in.OmitMMKwargs); err != nil {
 			return nil, err
 		}
 	}

@@ -53,6 +53,8 @@ type ImageConfig struct {
 	// (--image-memory-budget): a request reserves its images' cost, sized
 	// from their headers, before decoding them (imagebudget.go).
 	Budget *membudget.Budget
+	// EnableMMEmbeds (--enable-mm-embeds) accepts image_embeds parts.
+	EnableMMEmbeds bool
 }
 
 // images is a renderer's image support: the model's processor and the
@@ -62,6 +64,9 @@ type images struct {
 	proc  vision.Processor
 	dtype vision.DType
 	padID int
+	// merge is the vision tower's spatial_merge_size: an image_embeds
+	// item's tokens are its grid's t·h·w // merge².
+	merge int
 	// cache keeps processed images by cacheKey (nil: off); procDigest
 	// names proc in that key.
 	cache      *imgcache.Cache[processedImage]
@@ -102,8 +107,27 @@ func newImages(m *model.Model, cfg *ImageConfig) (*images, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &images{cfg: *cfg, proc: proc, dtype: dtype, padID: pad[0], mediaIO: mediaIO,
+	merge, err := spatialMergeSize(m.Config)
+	if err != nil {
+		return nil, err
+	}
+	return &images{cfg: *cfg, proc: proc, dtype: dtype, padID: pad[0], merge: merge, mediaIO: mediaIO,
 		cache: imgcache.New[processedImage](cfg.CacheBytes), procDigest: processorDigest(raw, dtype)}, nil
+}
+
+// spatialMergeSize is config.json's vision_config.spatial_merge_size
+// (Qwen2VLVisionConfig's default, 2, when absent).
+func spatialMergeSize(cfg map[string]any) (int, error) {
+	vc, _ := cfg["vision_config"].(map[string]any)
+	v, ok := vc["spatial_merge_size"]
+	if !ok {
+		return 2, nil
+	}
+	f, isNum := v.(float64)
+	if !isNum || f < 1 || f > 64 || f != float64(int(f)) {
+		return 0, fmt.Errorf("render: config.json vision_config.spatial_merge_size %v", v)
+	}
+	return int(f), nil
 }
 
 // modelDType is the dtype vLLM casts processor outputs to: config.json's
@@ -130,9 +154,12 @@ type imageRef struct {
 	uuid *string
 }
 
-// imageParts collects a request's image parts in prompt order.
+// imageParts collects a request's image and image_embeds parts in prompt
+// order.
 type imageParts struct {
-	refs []imageRef
+	im     *images // nil in tests of parsing alone
+	refs   []imageRef
+	embeds []embedsPart
 }
 
 // add takes an image part (typed image_url or input_image, or the
@@ -326,11 +353,9 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 		return nil, nil, imageError(err)
 	}
 	kw = kw.Over(im.cfg.Kwargs)
-	var hashKwargs *node
-	if len(reqKwargs) > 0 {
-		if hashKwargs, err = parseJSON(reqKwargs); err != nil {
-			return nil, nil, badParam("mm_processor_kwargs", "Invalid mm_processor_kwargs JSON: %v", err)
-		}
+	hashKwargs, err := im.hashKwargs(reqKwargs)
+	if err != nil {
+		return nil, nil, err
 	}
 	sized := make([]sizedImage, len(refs))
 	if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) (err error) {
@@ -362,30 +387,57 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 	// Every image of a model has the same row width (0 when not processed).
 	cols := rowWidths[0]
 
-	total := len(ids)
-	for _, n := range numTokens {
-		total += n - 1
+	out, places, err := im.expandPads(ids, numTokens)
+	if err != nil {
+		return nil, nil, err
 	}
-	out := make([]int, 0, total)
-	k := 0
-	for _, id := range ids {
-		if id != im.padID || k == len(refs) {
-			out = append(out, id)
-			continue
-		}
-		imgs[k].Placeholder = features.Placeholder{Offset: len(out), Length: numTokens[k]}
-		for range numTokens[k] {
-			out = append(out, im.padID)
-		}
-		k++
-	}
-	if k < len(refs) {
-		// vLLM's _apply_prompt_updates finds no place for the image.
-		return nil, nil, badRequest("Failed to apply prompt replacement for mm_items['image'][%d].", k)
+	for k := range imgs {
+		imgs[k].Placeholder = places[k]
 	}
 	f, err := features.QwenImageFeatures(imgs, cols, features.Options{Kwargs: withKwargs})
 	if err != nil {
 		return nil, nil, fmt.Errorf("render: image features: %w", err)
 	}
 	return out, &f, nil
+}
+
+// hashKwargs is the request's mm_processor_kwargs as the hasher reads them
+// (nil when absent).
+func (im *images) hashKwargs(reqKwargs []byte) (*node, error) {
+	if len(reqKwargs) == 0 {
+		return nil, nil
+	}
+	n, err := parseJSON(reqKwargs)
+	if err != nil {
+		return nil, badParam("mm_processor_kwargs", "Invalid mm_processor_kwargs JSON: %v", err)
+	}
+	return n, nil
+}
+
+// expandPads expands the first len(numTokens) image pads of ids, the k-th
+// to numTokens[k] pads, and gives each item's placeholder.
+func (im *images) expandPads(ids, numTokens []int) ([]int, []features.Placeholder, error) {
+	total := len(ids)
+	for _, n := range numTokens {
+		total += n - 1
+	}
+	out := make([]int, 0, total)
+	places := make([]features.Placeholder, len(numTokens))
+	k := 0
+	for _, id := range ids {
+		if id != im.padID || k == len(numTokens) {
+			out = append(out, id)
+			continue
+		}
+		places[k] = features.Placeholder{Offset: len(out), Length: numTokens[k]}
+		for range numTokens[k] {
+			out = append(out, im.padID)
+		}
+		k++
+	}
+	if k < len(numTokens) {
+		// vLLM's _apply_prompt_updates finds no place for the image.
+		return nil, nil, badRequest("Failed to apply prompt replacement for mm_items['image'][%d].", k)
+	}
+	return out, places, nil
 }

@@ -58,8 +58,10 @@ func TestNormalizeImageParts(t *testing.T) {
 			FormatOpenAI, "", nil, nil, "image_url must be a URL string or an object with a string 'url'"},
 		{"uuid not a string", `[{"role":"user","content":[{"type":"image_url","image_url":"u","uuid":5}]}]`,
 			FormatOpenAI, "", nil, nil, "uuid must be a string, got int"},
-		{"image_embeds still refused", `[{"role":"user","content":[{"type":"image_embeds","image_embeds":"x"}]}]`,
-			FormatOpenAI, "", nil, nil, errMultimodal},
+		{"image_embeds without --enable-mm-embeds", `[{"role":"user","content":[{"type":"image_embeds","image_embeds":"x"}]}]`,
+			FormatOpenAI, "", nil, nil, errEmbedsGate},
+		{"type-less image_embeds without --enable-mm-embeds", `[{"role":"user","content":[{"image_embeds":{"image_embeds":"x"},"uuid":"u"}]}]`,
+			FormatOpenAI, "", nil, nil, errEmbedsGate},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -70,6 +70,9 @@ func parsePart(p *protocol.ContentPart, mm *imageParts) (parsedPart, bool, error
 		}
 		return parsedPart{}, false, badRequest(errMultimodal)
 	case protocol.PartMedia:
+		if p.Type == "image_embeds" {
+			return parseEmbedsPart(p, mm)
+		}
 		return parsedPart{}, false, badRequest(errMultimodal)
 	case protocol.PartToolReference:
 		return parsedPart{text: p.Text, toolRef: true}, true, nil

@@ -92,6 +92,9 @@ func refParsePart(p *node, mm *imageParts) (parsedPart, bool, error) {
 			if mm != nil && (t == "image_url" || t == "input_image") {
 				return refAdd(mm, p)
 			}
+			if t == "image_embeds" {
+				return refEmbeds(mm)
+			}
 			return parsedPart{}, false, badRequest(errMultimodal)
 		}
 		if t == "tool_reference" {
@@ -104,6 +107,9 @@ func refParsePart(p *node, mm *imageParts) (parsedPart, bool, error) {
 			if mm != nil && k == "image_url" {
 				return refAdd(mm, p)
 			}
+			if k == "image_embeds" {
+				return refEmbeds(mm)
+			}
 			return parsedPart{}, false, badRequest(errMultimodal)
 		}
 	}
@@ -114,6 +120,16 @@ func refParsePart(p *node, mm *imageParts) (parsedPart, bool, error) {
 		return parsedPart{}, false, badRequest("Invalid 'type' field in multimodal part.")
 	}
 	return parsedPart{}, false, badRequest("Missing 'type' field in multimodal part.")
+}
+
+// refEmbeds is the tree reading's image_embeds refusals: a text-only
+// model's, and the gate (the diff test's imageParts have no renderer, so
+// --enable-mm-embeds is off).
+func refEmbeds(mm *imageParts) (parsedPart, bool, error) {
+	if mm == nil {
+		return parsedPart{}, false, badRequest(errNotMultimodal)
+	}
+	return parsedPart{}, false, badRequest(errEmbedsGate)
 }
 
 func refToolReference(p *node) (parsedPart, bool, error) {

@@ -43,6 +43,27 @@ func imageServer(t testing.TB, name string) http.Handler {
 	return realServer(t, m)
 }
 
+// imageConfigServer serves m (as "m") with the default image settings
+// edit changes.
+func imageConfigServer(t *testing.T, m *model.Model, edit func(*render.ImageConfig)) http.Handler {
+	t.Helper()
+	images, err := render.DefaultImageConfig(m, media.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(images)
+	r, err := render.New(m, render.Config{Images: images})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Config{Model: m, ServedModelNames: []string{"m"}, Logger: discardLogger(),
+		Generator: render.NewGenerator(r, m.MaxModelLen, render.GeneratorConfig{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // renderAnswer is the part of a render answer the image tests read.
 type renderAnswer struct {
 	TokenIDs []int           `json:"token_ids"`
@@ -365,20 +386,7 @@ func TestChatRenderImageLimit(t *testing.T) {
 		{0, imageRequest(url, ""), 400, `{"error":{"message":"At most 0 image(s) may be provided in one prompt.","type":"BadRequestError","param":null,"code":400}}`},
 		{2, two, 200, ""},
 	} {
-		images, err := render.DefaultImageConfig(m, media.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		images.Limit = c.limit
-		r, err := render.New(m, render.Config{Images: images})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := New(Config{Model: m, ServedModelNames: []string{"m"}, Logger: discardLogger(),
-			Generator: render.NewGenerator(r, m.MaxModelLen, render.GeneratorConfig{})})
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := imageConfigServer(t, m, func(c2 *render.ImageConfig) { c2.Limit = c.limit })
 		code, body := postImageRender(t, h, "/v1/chat/completions/render", c.body)
 		if code != c.wantStatus || (c.wantBody != "" && string(body) != c.wantBody) {
 			t.Errorf("limit %d: status %d %s, want %d %s", c.limit, code, body, c.wantStatus, c.wantBody)

@@ -62,6 +62,8 @@ type envOptions struct {
 	plain bool
 	// imageBudget, when set, is the renderer's image memory budget.
 	imageBudget *membudget.Budget
+	// embeds serves with --enable-mm-embeds.
+	embeds bool
 }
 
 func newOpenAIEnv(t *testing.T, engineURL string) *openAIEnv {
@@ -107,6 +109,7 @@ func newOpenAIEnvWith(t *testing.T, engineURL string, opts envOptions) *openAIEn
 		t.Fatal(err)
 	}
 	images.Budget = opts.imageBudget
+	images.EnableMMEmbeds = opts.embeds
 	r, err := render.New(m, render.Config{Images: images})
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ type mediaFlags struct {
 	imageMemoryBudget     int64
 	mmProcessorCacheGB    float64
 	mediaIOKwargs         string
+	enableMMEmbeds        bool
 }
 
 func (f *mediaFlags) register(c *command) {
@@ -44,6 +45,7 @@ func (f *mediaFlags) register(c *command) {
 	fs.BoolVar(&f.allowPrivateMediaURLs, "allow-private-media-urls", false, "let image fetches reach loopback, private and link-local addresses (vLLM always does)")
 	fs.Int64Var(&f.imageMemoryBudget, "image-memory-budget", 0, "most bytes the images of concurrent requests may hold decoded and processed (`N`); "+
 		"a request waits until its images fit (0: a quarter of the memory limit or RAM; -1: no limit)")
+	fs.BoolVar(&f.enableMMEmbeds, "enable-mm-embeds", false, "accept image_embeds content parts: base64 .npy or torch.save tensors (Qwen2-VL form: image_embeds + image_grid_thw); an image limit of 0 then still lets them through")
 }
 
 // imageLimit parses --limit-mm-per-prompt's image count: -1 when unset.
@@ -133,14 +135,15 @@ func (f *mediaFlags) imageConfig(m *model.Model) (*render.ImageConfig, error) {
 		return nil, usagef("VLLM_MM_HASHER_ALGORITHM: %v", err)
 	}
 	return &render.ImageConfig{
-		Fetcher:       fetcher,
-		Limit:         limit,
-		Kwargs:        kw,
-		Load:          load,
-		Hasher:        features.Hasher{ModelID: m.Path, Algorithm: alg},
-		CacheBytes:    cacheBytes,
-		MediaIOKwargs: mediaIO,
-		Budget:        f.budget(),
+		Fetcher:        fetcher,
+		Limit:          limit,
+		Kwargs:         kw,
+		Load:           load,
+		Hasher:         features.Hasher{ModelID: m.Path, Algorithm: alg},
+		CacheBytes:     cacheBytes,
+		MediaIOKwargs:  mediaIO,
+		Budget:         f.budget(),
+		EnableMMEmbeds: f.enableMMEmbeds,
 	}, nil
 }
 

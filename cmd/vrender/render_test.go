@@ -27,6 +27,16 @@ func TestRenderCommand(t *testing.T) {
 	}
 	imageChat := `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":"data:image/png;base64,` +
 		base64.StdEncoding.EncodeToString(pixel) + `"}]}],"return_mm_kwargs":false}`
+	// image_embeds of 6 rows with the grid [1, 4, 6] (tensorfile's goldens).
+	tensorB64 := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", "tensorfile", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	embedsChat := `{"messages":[{"role":"user","content":[{"type":"image_embeds","image_embeds":{"image_embeds":"` +
+		tensorB64("embeds_6x8.npy") + `","image_grid_thw":"` + tensorB64("i64_grid.npy") + `"}}]}],"return_mm_kwargs":false}`
 	tests := []struct {
 		name   string
 		stdin  string
@@ -74,6 +84,10 @@ func TestRenderCommand(t *testing.T) {
 		{name: "image limit JSON", stdin: imageChat, args: []string{"render", "--model", vl, "--limit-mm-per-prompt", `{"image":1}`}, re: true,
 			stdout: `"token_ids":\[151644,8948,198,2610,525,264,10950,17847,13,151645,198,151644,872,198,151652,151655,151655,151655,151655,151653,151645,198,151644,77091,198\],` +
 				`"token_offsets":null,"features":\{"mm_hashes":\{"image":\["[0-9a-f]{64}"\]\},"mm_placeholders":\{"image":\[\{"offset":15,"length":4\}\]\},"kwargs_data":null`},
+		{name: "image_embeds without --enable-mm-embeds", stdin: embedsChat, args: []string{"render", "--model", vl}, code: 1,
+			stderr: "vrender render: 400 BadRequestError: You must set `--enable-mm-embeds` to input `image_embeds`"},
+		{name: "image_embeds", stdin: embedsChat, args: []string{"render", "--model", vl, "--enable-mm-embeds"}, re: true,
+			stdout: `"features":\{"mm_hashes":\{"image":\["[0-9a-f]{64}"\]\},"mm_placeholders":\{"image":\[\{"offset":15,"length":6\}\]\},"kwargs_data":null`},
 		{name: "image fetch refused", stdin: `{"messages":[{"role":"user","content":[{"image_url":"http://127.0.0.1:9/a.png"}]}]}`,
 			args: []string{"render", "--model", vl}, code: 1,
 			stderr: "vrender render: 400 BadRequestError: The URL must not lead to a loopback"},

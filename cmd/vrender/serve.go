@@ -183,7 +183,7 @@ var serveHelpSections = []helpSection{
 		"reasoning-parser", "reasoning-field-compat", "derender-cache-size", "state-key"}},
 	{"Images (models with a preprocessor_config.json)", []string{"limit-mm-per-prompt", "mm-processor-kwargs",
 		"allowed-media-domains", "allowed-local-media-path", "max-media-bytes", "allow-private-media-urls", "mm-processor-cache-gb",
-		"media-io-kwargs", "image-memory-budget"}},
+		"media-io-kwargs", "image-memory-budget", "enable-mm-embeds"}},
 	{"LoRA adapters", []string{"enable-lora", "lora-modules"}},
 	{"HTTP server, API keys and limits", []string{"host", "port", "api-key", "max-request-body-bytes",
 		"max-messages", "max-tools", "max-prompt-bytes", "max-derender-tokens", "shutdown-timeout"}},
