@@ -110,7 +110,7 @@ func parseServerMediaIO(raw json.RawMessage) (*node, error) {
 	}
 	if v, ok := imageIOKwarg(n, "rgba_background_color"); ok {
 		if _, ok := parseBackground(v); !ok {
-			return nil, errors.New("--media-io-kwargs: " + errBackground)
+			return nil, fmt.Errorf("--media-io-kwargs: %s", errBackground)
 		}
 	}
 	return n, nil
