@@ -26,11 +26,11 @@ type Modality struct {
 	Name         string
 	Hashes       []string
 	Placeholders []Placeholder
-	// Kwargs holds each item's msgpack (written as base64); a nil entry is
-	// null, "resolve from the engine's cache".
-	Kwargs []Blob
-	// Metadata holds each item's metadata-only msgpack (nil entry: null).
-	Metadata []Blob
+	// Kwargs holds each item's msgpack (written as base64); a null entry
+	// is null, "resolve from the engine's cache".
+	Kwargs []ItemBytes
+	// Metadata holds each item's metadata-only msgpack (null entry: null).
+	Metadata []ItemBytes
 }
 
 // Features is MultiModalFeatures.
@@ -94,9 +94,9 @@ func QwenImageFeatures(images []Image, cols int, opts Options) (Features, error)
 		}
 		m.Kwargs = items
 		if opts.Metadata {
-			m.Metadata = make([]Blob, len(images))
+			m.Metadata = make([]ItemBytes, len(images))
 			for i, img := range images {
-				m.Metadata[i] = Blob{QwenMetadata(img.Processed)}
+				m.Metadata[i] = RawItem(Blob{QwenMetadata(img.Processed)})
 			}
 		}
 	}
@@ -113,6 +113,34 @@ func QwenImageFeatures(images []Image, cols int, opts Options) (Features, error)
 // grows once, by MaxJSONLen.
 func (f *Features) AppendJSON(dst []byte) []byte {
 	dst = slices.Grow(dst, f.MaxJSONLen())
+	return f.appendJSON(dst, func(dst, encoded []byte) []byte { return append(dst, encoded...) })
+}
+
+// AppendBody is AppendJSON into a body that splices the items' encoded
+// parts (a cached image's megabytes of base64) in where they go instead of
+// copying them: dst is the body's own bytes and grows once, by
+// MaxJSONLen - SplicedLen.
+func (f *Features) AppendBody(dst []byte, body *wire.Body) []byte {
+	dst = slices.Grow(dst, f.MaxJSONLen()-f.SplicedLen())
+	return f.appendJSON(dst, body.Splice)
+}
+
+// SplicedLen is how many bytes of the JSON AppendBody splices in rather
+// than writes.
+func (f *Features) SplicedLen() int {
+	n := 0
+	for _, m := range f.Modalities {
+		for _, items := range [][]ItemBytes{m.Kwargs, m.Metadata} {
+			for _, it := range items {
+				n += len(it.encoded)
+			}
+		}
+	}
+	return n
+}
+
+// appendJSON is AppendJSON with splice writing the items' encoded parts.
+func (f *Features) appendJSON(dst []byte, splice func(dst, encoded []byte) []byte) []byte {
 	dst = append(dst, `{"mm_hashes":{`...)
 	for i, m := range f.Modalities {
 		dst = appendKey(dst, i, m.Name)
@@ -145,10 +173,10 @@ func (f *Features) AppendJSON(dst []byte) []byte {
 		dst = append(dst, ']')
 	}
 	dst = append(dst, `},"kwargs_data":`...)
-	dst = f.appendItems(dst, f.KwargsData, func(m *Modality) []Blob { return m.Kwargs })
+	dst = f.appendItems(dst, f.KwargsData, func(m *Modality) []ItemBytes { return m.Kwargs }, splice)
 	if f.MetadataMember {
 		dst = append(dst, `,"mm_metadata":`...)
-		dst = f.appendItems(dst, f.MetadataData, func(m *Modality) []Blob { return m.Metadata })
+		dst = f.appendItems(dst, f.MetadataData, func(m *Modality) []ItemBytes { return m.Metadata }, splice)
 	}
 	if f.RequiresKV {
 		dst = append(dst, `,"requires_kv":true`...)
@@ -181,7 +209,7 @@ func (f *Features) MaxJSONLen() int {
 		for _, p := range m.Placeholders {
 			n += len(`{"offset":,"length":,"is_embed":[]},`) + 2*number + len("false,")*len(p.IsEmbed)
 		}
-		for _, items := range [][]Blob{m.Kwargs, m.Metadata} {
+		for _, items := range [][]ItemBytes{m.Kwargs, m.Metadata} {
 			n += len("null,") * (len(m.Hashes) + 1)
 			for _, it := range items {
 				n += base64.StdEncoding.EncodedLen(it.Len()) + 3
@@ -203,7 +231,7 @@ func appendKey(dst []byte, i int, k string) []byte {
 }
 
 // appendItems writes {modality: [base64 | null, …]} or null.
-func (f *Features) appendItems(dst []byte, present bool, items func(*Modality) []Blob) []byte {
+func (f *Features) appendItems(dst []byte, present bool, items func(*Modality) []ItemBytes, splice func(dst, encoded []byte) []byte) []byte {
 	if !present {
 		return append(dst, "null"...)
 	}
@@ -217,12 +245,15 @@ func (f *Features) appendItems(dst []byte, present bool, items func(*Modality) [
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			if j >= len(list) || list[j] == nil {
+			if j >= len(list) || list[j].IsNull() {
 				dst = append(dst, "null"...)
 				continue
 			}
 			dst = append(dst, '"')
-			dst = appendBase64(dst, list[j])
+			if list[j].encoded != nil {
+				dst = splice(dst, list[j].encoded)
+			}
+			dst = appendBase64(dst, list[j].Raw)
 			dst = append(dst, '"')
 		}
 		dst = append(dst, ']')
@@ -288,7 +319,7 @@ func (f *Features) Validate() error {
 				}
 			}
 			for _, k := range m.Kwargs {
-				if k != nil && f.KwargsData {
+				if !k.IsNull() && f.KwargsData {
 					return fmt.Errorf("requires_kv does not accept full kwargs_data")
 				}
 			}
