@@ -18,6 +18,8 @@ MODELS_DIR := $(CACHE)/models
 # The models scripts/fetch-models.sh knows by name.
 MODELS := qwen3 llama3_1 deepseek_v3 gptoss gemma3
 BENCH_MODELS := $(MODELS)
+# The image bench's model: the tokenizer-only Qwen2.5-VL directory of ../shared/multimodal (beside the repository).
+IMAGE_BENCH_MODEL ?= $(CURDIR)/../shared/multimodal/models/qwen2_5_vl
 
 PORT ?= 8000
 # The vision models by name: the tokenizer-only Qwen-VL directories of the shared specs beside the repository
@@ -132,7 +134,7 @@ fuzz-short:
 fuzz: models ## Run every fuzz target for 60s (FUZZTIME= overrides).
 	@FUZZTIME=$(if $(filter command line environment,$(origin FUZZTIME)),$(FUZZTIME),60s) scripts/fuzz.sh
 
-bench: models build ## Go benchmarks, then every `vrender bench` tool (tokenize per model, render, derender, serve).
+bench: models build ## Go benchmarks, then every `vrender bench` tool (tokenize per model, render, derender, images, serve).
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 	@for m in $(BENCH_MODELS); do \
 		echo "== bench tokenize $$m"; \
@@ -142,6 +144,10 @@ bench: models build ## Go benchmarks, then every `vrender bench` tool (tokenize 
 	@echo "== bench render qwen3 (in process and over HTTP)"; $(BIN) bench render --model $(MODELS_DIR)/qwen3 --http
 	@echo "== bench derender: qwen3 + hermes at 1k-16k tokens, then every parser family's format (in process and over HTTP)"; \
 		$(BIN) bench derender --model $(MODELS_DIR)/qwen3 --models-dir $(MODELS_DIR) --http
+	@echo "== bench images: Qwen2.5-VL image render over HTTP against Pillow + numpy (docs/benchmarks-images.md)"; \
+		if [ -f $(IMAGE_BENCH_MODEL)/preprocessor_config.json ]; then $(BIN) bench images --model $(IMAGE_BENCH_MODEL); \
+		elif [ "$${CI:-}" = true ]; then echo "bench images: $(IMAGE_BENCH_MODEL) missing" >&2; exit 1; \
+		else echo "== SKIPPED bench images: $(IMAGE_BENCH_MODEL) missing (../shared/multimodal beside the repository)"; fi
 	@echo "== bench serve (vrender + engine-sim, 500 concurrent streams)"; BIN=$(BIN) scripts/bench-serve.sh
 	@echo "== bench serve: collocated pool vs prefill/decode pool (goodput)"; BIN=$(BIN) scripts/bench-pd.sh
 	@echo "== bench serve: prefix-cache routing vs least-outstanding (multi-turn, 4 engines)"; BIN=$(BIN) scripts/bench-prefix.sh

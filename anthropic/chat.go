@@ -86,11 +86,19 @@ func anthropicBase(a *MessagesRequest, fields func(*wire.ObjectBuilder)) (*proto
 	if err != nil {
 		return nil, err
 	}
+	// The messages are built typed; pydantic's check of them (a list of
+	// dicts) holds for every message built, so they join the request
+	// after validation.
 	var b wire.ObjectBuilder
 	b.Str("model", a.Model)
-	b.Raw("messages", msgs)
+	b.Raw("messages", json.RawMessage("[]"))
 	fields(&b)
-	return protocol.DecodeChatCompletionRequest(b.Bytes())
+	req, err := protocol.DecodeChatCompletionRequest(b.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	req.Messages = msgs
+	return req, nil
 }
 
 // anthropicTools sets tool_choice and tools on the built chat request
@@ -136,15 +144,15 @@ func anthropicToolChoice(tc *ToolChoice) protocol.ToolChoice {
 // anthropicMessages is the chat messages list: a system message with the
 // system field's text first, then the messages in order, their blocks
 // mapped to chat content parts, tool calls, reasoning and tool messages.
-func anthropicMessages(a *MessagesRequest) (json.RawMessage, error) {
-	var out [][]byte
+func anthropicMessages(a *MessagesRequest) ([]protocol.Message, error) {
+	var out []protocol.Message
 	var system []string
 	if a.SystemText != nil && *a.SystemText != "" {
 		system = append(system, *a.SystemText)
 	}
 	system = appendSystemBlocks(system, a.SystemBlocks)
 	if len(system) > 0 {
-		out = append(out, systemMessage(system))
+		out = append(out, protocol.TextMessage("system", strings.Join(system, "")))
 	}
 	for _, m := range a.Messages {
 		if m.Role == "system" {
@@ -160,7 +168,7 @@ func anthropicMessages(a *MessagesRequest) (json.RawMessage, error) {
 				parts = appendSystemBlocks(parts, m.Blocks)
 			}
 			if len(parts) > 0 {
-				out = append(out, systemMessage(parts))
+				out = append(out, protocol.TextMessage("system", strings.Join(parts, "")))
 			}
 			continue
 		}
@@ -170,17 +178,10 @@ func anthropicMessages(a *MessagesRequest) (json.RawMessage, error) {
 		}
 		out = append(out, extra...)
 		if msg != nil {
-			out = append(out, msg)
+			out = append(out, *msg)
 		}
 	}
-	return json.RawMessage(append(append([]byte{'['}, bytes.Join(out, []byte{','})...), ']')), nil
-}
-
-func systemMessage(parts []string) []byte {
-	var b wire.ObjectBuilder
-	b.Str("role", "system")
-	b.Str("content", strings.Join(parts, ""))
-	return b.Bytes()
+	return out, nil
 }
 
 func appendSystemBlocks(parts []string, blocks []ContentBlock) []string {
@@ -195,24 +196,24 @@ func appendSystemBlocks(parts []string, blocks []ContentBlock) []string {
 // anthropicMessage converts one non-system message. extra holds the tool
 // messages its tool_result blocks produced, which vLLM appends before the
 // message itself; msg is nil for a user message left without content.
-func anthropicMessage(m Message) (msg []byte, extra [][]byte, err error) {
-	var b wire.ObjectBuilder
-	b.Str("role", m.Role)
+func anthropicMessage(m Message) (msg *protocol.Message, extra []protocol.Message, err error) {
 	if m.Text != nil {
-		b.Str("content", *m.Text)
-		return b.Bytes(), nil, nil
+		out := protocol.TextMessage(m.Role, *m.Text)
+		return &out, nil, nil
 	}
-	var parts, toolCalls [][]byte
+	out := &protocol.Message{Role: m.Role, HasRole: true}
+	var parts []protocol.ContentPart
+	var toolCalls []*wire.Node
 	var reasoning []string
 	for _, blk := range m.Blocks {
 		switch blk.Type {
 		case "text":
 			if blk.Text != nil && *blk.Text != "" {
-				parts = append(parts, textPart(*blk.Text))
+				parts = append(parts, protocol.TextPart(*blk.Text))
 			}
 		case "image":
 			if len(blk.Source) > 0 && !isEmptyObject(blk.Source) {
-				parts = append(parts, imagePart(imageSourceURL(blk.Source)))
+				parts = append(parts, protocol.ImagePart(imageSourceURL(blk.Source)))
 			}
 		case "thinking":
 			if blk.Thinking != nil {
@@ -228,39 +229,36 @@ func anthropicMessage(m Message) (msg []byte, extra [][]byte, err error) {
 			if m.Role == "user" {
 				extra = append(extra, userToolResult(blk)...)
 			} else {
-				parts = append(parts, textPart("Tool result: "+pyStrOfContent(blk)))
+				parts = append(parts, protocol.TextPart("Tool result: "+pyStrOfContent(blk)))
 			}
 		}
 		// redacted_thinking and tool_reference blocks are accepted and dropped.
 	}
-	hasContent := false
 	if len(reasoning) > 0 {
-		b.Str("reasoning", strings.Join(reasoning, ""))
+		out.Reasoning = wire.StringNode(strings.Join(reasoning, ""))
 	}
 	if len(toolCalls) > 0 {
-		b.Raw("tool_calls", joinArray(toolCalls))
+		out.ToolCalls = &wire.Node{Kind: wire.Array, Arr: toolCalls}
 	}
-	if len(parts) > 0 {
-		hasContent = true
-		var single struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
-		if len(parts) == 1 && json.Unmarshal(parts[0], &single) == nil && single.Type == "text" {
-			b.Str("content", single.Text)
-		} else {
-			b.Raw("content", joinArray(parts))
-		}
-	}
-	if m.Role == "user" && !hasContent {
+	switch {
+	case len(parts) == 1 && parts[0].Kind == protocol.PartText:
+		out.Content = protocol.Content{Kind: protocol.ContentText, Text: parts[0].Text}
+	case len(parts) > 0:
+		out.Content = protocol.Content{Kind: protocol.ContentParts, Parts: parts}
+	case m.Role == "user":
 		return nil, extra, nil
 	}
-	return b.Bytes(), extra, nil
+	return out, extra, nil
+}
+
+// objectNode is a JSON object of the given members in order, built by code.
+func objectNode(keys []string, vals ...*wire.Node) *wire.Node {
+	return &wire.Node{Kind: wire.Object, Keys: keys, Vals: vals}
 }
 
 // toolUseCall is a tool_use block as a chat tool call; the arguments are
 // Python's json.dumps of the input, as vLLM writes them.
-func toolUseCall(blk ContentBlock) ([]byte, error) {
+func toolUseCall(blk ContentBlock) (*wire.Node, error) {
 	id := ""
 	if blk.ID != nil {
 		id = *blk.ID
@@ -280,22 +278,16 @@ func toolUseCall(blk ContentBlock) ([]byte, error) {
 	if blk.Name != nil {
 		name = *blk.Name
 	}
-	var fn wire.ObjectBuilder
-	fn.Str("name", name)
-	fn.Str("arguments", args)
-	var b wire.ObjectBuilder
-	b.Str("id", id)
-	b.Str("type", "function")
-	b.Raw("function", fn.Bytes())
-	return b.Bytes(), nil
+	fn := objectNode([]string{"name", "arguments"}, wire.StringNode(name), wire.StringNode(args))
+	return objectNode([]string{"id", "type", "function"}, wire.StringNode(id), wire.StringNode("function"), fn), nil
 }
 
 // userToolResult is a user tool_result block as vLLM converts it: a tool
 // message with the text (blocks joined by newlines), then a user message
 // with its images and a tool message with its tool references, if any.
-func userToolResult(blk ContentBlock) [][]byte {
+func userToolResult(blk ContentBlock) []protocol.Message {
 	text := ""
-	var images, refs [][]byte
+	var images, refs []protocol.ContentPart
 	switch {
 	case blk.ContentText != nil:
 		text = *blk.ContentText
@@ -315,7 +307,7 @@ func userToolResult(blk ContentBlock) [][]byte {
 					src = json.RawMessage("{}")
 				}
 				if u := imageSourceURL(src); u != "" {
-					images = append(images, imagePart(u))
+					images = append(images, protocol.ImagePart(u))
 				}
 			case "tool_reference":
 				name := jsonStr(members["tool_name"])
@@ -323,10 +315,7 @@ func userToolResult(blk ContentBlock) [][]byte {
 					name = jsonStr(members["name"])
 				}
 				if name != "" {
-					var r wire.ObjectBuilder
-					r.Str("type", "tool_reference")
-					r.Str("name", name)
-					refs = append(refs, r.Bytes())
+					refs = append(refs, protocol.ToolReferencePart(name))
 				}
 			}
 		}
@@ -336,23 +325,16 @@ func userToolResult(blk ContentBlock) [][]byte {
 	if blk.ToolUseID != nil {
 		id = *blk.ToolUseID
 	}
-	var tool wire.ObjectBuilder
-	tool.Str("role", "tool")
-	tool.Str("tool_call_id", id)
-	tool.Str("content", text)
-	out := [][]byte{tool.Bytes()}
+	tool := protocol.TextMessage("tool", text)
+	tool.ToolCallID = wire.StringNode(id)
+	out := []protocol.Message{tool}
 	if len(images) > 0 {
-		var u wire.ObjectBuilder
-		u.Str("role", "user")
-		u.Raw("content", joinArray(images))
-		out = append(out, u.Bytes())
+		out = append(out, protocol.Message{Role: "user", HasRole: true,
+			Content: protocol.Content{Kind: protocol.ContentParts, Parts: images}})
 	}
 	if len(refs) > 0 {
-		var r wire.ObjectBuilder
-		r.Str("role", "tool")
-		r.Str("tool_call_id", id)
-		r.Raw("content", joinArray(refs))
-		out = append(out, r.Bytes())
+		out = append(out, protocol.Message{Role: "tool", HasRole: true, ToolCallID: wire.StringNode(id),
+			Content: protocol.Content{Kind: protocol.ContentParts, Parts: refs}})
 	}
 	return out
 }
@@ -396,22 +378,6 @@ func rawList(items []json.RawMessage) [][]byte {
 		out[i] = it
 	}
 	return out
-}
-
-func textPart(text string) []byte {
-	var b wire.ObjectBuilder
-	b.Str("type", "text")
-	b.Str("text", text)
-	return b.Bytes()
-}
-
-func imagePart(url string) []byte {
-	var u wire.ObjectBuilder
-	u.Str("url", url)
-	var b wire.ObjectBuilder
-	b.Str("type", "image_url")
-	b.Raw("image_url", u.Bytes())
-	return b.Bytes()
 }
 
 func joinArray(items [][]byte) json.RawMessage {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 	"github.com/vrender/vrender/render/rendertest"
 )
@@ -54,6 +55,27 @@ func canonical(t testing.TB, raw json.RawMessage) string {
 	return string(out)
 }
 
+// asRead is a messages list as render reads it (protocol.Message's
+// members in its order): the order of a message's members never reaches
+// the template, which gets the dict vLLM's _parse_chat_message_content
+// builds.
+func asRead(t testing.TB, raw json.RawMessage) json.RawMessage {
+	t.Helper()
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := protocol.ParseMessages(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestAnthropicToChatGolden checks the conversion against the chat request
 // vLLM builds for each case (messages, tools and tool_choice in order, as
 // its tests assert them).
@@ -77,7 +99,7 @@ func TestAnthropicToChatGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			gotMsgs, _ := json.Marshal(got.Messages)
-			if g, w := canonical(t, gotMsgs), canonical(t, want["messages"]); g != w {
+			if g, w := canonical(t, gotMsgs), canonical(t, asRead(t, want["messages"])); g != w {
 				t.Errorf("messages\n got: %s\nwant: %s", g, w)
 			}
 			if w, ok := want["tools"]; ok {
@@ -128,7 +150,7 @@ func TestAnthropicToChatEdges(t *testing.T) {
 				t.Fatal(err)
 			}
 			gotMsgs, _ := json.Marshal(got.Messages)
-			if g, w := canonical(t, gotMsgs), canonical(t, json.RawMessage(tc.messages)); g != w {
+			if g, w := canonical(t, gotMsgs), canonical(t, asRead(t, json.RawMessage(tc.messages))); g != w {
 				t.Errorf("messages\n got: %s\nwant: %s", g, w)
 			}
 		})
@@ -160,7 +182,11 @@ func FuzzAnthropicToChat(f *testing.F) {
 		if err != nil {
 			return // a chat validation error, or an unencodable tool input
 		}
-		for _, raw := range append(append([]json.RawMessage{}, req.Messages...), req.Tools...) {
+		msgs, err := json.Marshal(req.Messages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, raw := range append([]json.RawMessage{msgs}, req.Tools...) {
 			if !json.Valid(raw) {
 				t.Fatalf("invalid JSON %q from %q", raw, data)
 			}

@@ -451,7 +451,7 @@ func sameAnswer(acc parsers.Accumulator, batch *protocol.ChatCompletionResponse)
 // reading its reply are the client's work and run outside the clock.
 func measureHTTP(ctx context.Context, h http.Handler, chatJSON string, c *apiClient, minTime time.Duration, history bool, r *DerenderResult) error {
 	batchBody := httpBatchBody(chatJSON, c.prompt, c.ids)
-	d, err := repeatServer(ctx, minTime, func(clk *serverClock) error { _, err := clk.post(h, batchBody); return err })
+	d, err := repeatServer(ctx, minTime, func(clk *serverClock) error { _, err := clk.post(h, derenderPath, batchBody); return err })
 	if err != nil {
 		return err
 	}
@@ -526,7 +526,7 @@ func httpStream(clk *serverClock, h http.Handler, chatJSON string, prompt, ids [
 		}
 		fmt.Fprintf(&buf, `,"stream_state":%s,"generate_chunk":{"request_id":"r","choices":[{"index":0,"token_ids":[%d],"finish_reason":%s}]}}`, state, id, fr)
 		*maxBody = max(*maxBody, buf.Len())
-		out, err := clk.post(h, buf.Bytes())
+		out, err := clk.post(h, derenderPath, buf.Bytes())
 		if err != nil {
 			return fmt.Errorf("call %d: %w", i, err)
 		}
@@ -559,6 +559,9 @@ func httpStream(clk *serverClock, h http.Handler, chatJSON string, prompt, ids [
 	return nil
 }
 
+// derenderPath is the chat derender route the in-process clients call.
+const derenderPath = "/v1/chat/completions/derender"
+
 // serverClock sums the process CPU time spent inside ServeHTTP calls, so
 // an in-process HTTP figure is the server's work alone. (Garbage the
 // client made may still be collected inside a timed call; the client
@@ -566,8 +569,8 @@ func httpStream(clk *serverClock, h http.Handler, chatJSON string, prompt, ids [
 type serverClock struct{ cpu time.Duration }
 
 // post serves one request and returns the reply; only ServeHTTP is timed.
-func (c *serverClock) post(h http.Handler, body []byte) ([]byte, error) {
-	req := httptest.NewRequest("POST", "/v1/chat/completions/derender", bytes.NewReader(body))
+func (c *serverClock) post(h http.Handler, path string, body []byte) ([]byte, error) {
+	req := httptest.NewRequest("POST", path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	t0 := cpuTime()

@@ -314,7 +314,7 @@ func measureFamily(ctx context.Context, m *model.Model, f *DerenderFamily, cr *p
 		return r, err
 	}
 	d, err := repeatServer(ctx, minTime/2, func(clk *serverClock) error {
-		_, err := clk.post(h, httpBatchBody(familyChatRequest, c.prompt, c.ids))
+		_, err := clk.post(h, derenderPath, httpBatchBody(familyChatRequest, c.prompt, c.ids))
 		return err
 	})
 	if err != nil {

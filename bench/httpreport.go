@@ -20,6 +20,8 @@ type HTTPOptions struct {
 	// every time; with enough connections its core stays busy, as under a
 	// router's load.
 	Conns []int
+	// MinUnits is the fewest units each workload runs (default 3).
+	MinUnits int
 }
 
 // HTTPRow is one workload's server cost beside the in-process figure and
@@ -61,6 +63,9 @@ func RunHTTP(ctx context.Context, opts HTTPOptions, workloads []Workload) (*HTTP
 	if len(opts.Conns) == 0 {
 		opts.Conns = []int{1}
 	}
+	if opts.MinUnits < 1 {
+		opts.MinUnits = 3
+	}
 	srv, err := StartServer(ctx, opts.Server)
 	if err != nil {
 		return nil, err
@@ -82,7 +87,7 @@ func RunHTTP(ctx context.Context, opts HTTPOptions, workloads []Workload) (*HTTP
 			if k > 0 && !w.Independent {
 				continue // over one connection only: measured in the first section
 			}
-			r, err := srv.Measure(ctx, w, opts.MinCPU, 3, conns)
+			r, err := srv.Measure(ctx, w, opts.MinCPU, opts.MinUnits, conns)
 			if err != nil {
 				return rep, err
 			}

@@ -18,13 +18,15 @@ import (
 )
 
 // ServerOptions starts `vrender serve` as the process an HTTP benchmark
-// drives: GOMAXPROCS=1, pinned to CPU 0 with taskset where it exists, its
-// log in a temporary file (the access log is part of what a request costs).
+// drives: GOMAXPROCS=1, pinned to CPU 0 with taskset where it exists (Cores
+// CPUs from CPU 0 and GOMAXPROCS=Cores when Cores > 1), its log in a
+// temporary file (the access log is part of what a request costs).
 type ServerOptions struct {
 	Bin      string   // the vrender binary
 	ModelDir string   // model directory served as "m"
 	Args     []string // extra `vrender serve` flags (parsers, --disable-uvicorn-access-log, GC settings)
 	Env      []string // extra environment (GOGC=..., GOMEMLIMIT=...)
+	Cores    int      // CPUs the server may use (0: 1)
 }
 
 // Server is a running child `vrender serve`.
@@ -52,8 +54,9 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	}
 	args := append([]string{"serve", opts.ModelDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--served-model-name", "m"}, opts.Args...)
-	cmd, pinned := pinnedCommand(ctx, opts.Bin, args...)
-	cmd.Env = append(append(os.Environ(), "GOMAXPROCS=1"), opts.Env...)
+	cores := max(1, opts.Cores)
+	cmd, pinned := pinnedCommand(ctx, cores, opts.Bin, args...)
+	cmd.Env = append(append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(cores)), opts.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()
@@ -159,6 +162,10 @@ type HTTPResult struct {
 	CPUPerReqNs    float64 `json:"server_cpu_ns_per_request"`
 	AllocsPerUnit  float64 `json:"allocs_per_unit"`
 	SyscallsPerReq float64 `json:"syscalls_per_request"`
+	WallSeconds    float64 `json:"wall_seconds"`
+	// PeakRSSBytes is the server's VmHWM after the run: the most memory
+	// it has held since it started, this workload and all before it.
+	PeakRSSBytes int64 `json:"server_peak_rss_bytes,omitempty"`
 }
 
 // Sample reads the server's CPU time, syscall counts and allocation count.
@@ -274,8 +281,11 @@ func (s *Server) Measure(ctx context.Context, w Workload, minCPU time.Duration, 
 	if err != nil {
 		return res, err
 	}
-	res.CPUSeconds = after.CPUSeconds - before.CPUSeconds
+	res.CPUSeconds, res.WallSeconds = after.CPUSeconds-before.CPUSeconds, wall
 	res.BusyPct = 100 * res.CPUSeconds / wall
+	if peak, err := PeakRSS("/proc", s.Pid()); err == nil {
+		res.PeakRSSBytes = peak
+	}
 	res.CPUPerUnitNs = res.CPUSeconds * 1e9 / float64(res.Units)
 	res.CPUPerReqNs = res.CPUSeconds * 1e9 / float64(res.Requests)
 	res.AllocsPerUnit, res.SyscallsPerReq = -1, -1
@@ -330,7 +340,7 @@ func (s *Server) drive(ctx context.Context, w Workload, conns int, done func(uni
 			var t tally
 			for calls := range made {
 				for _, c := range calls {
-					if _, err := s.do(ctx, c); err != nil {
+					if _, err := s.do(ctx, c, false); err != nil {
 						if ctx.Err() == nil {
 							t.err = fmt.Errorf("bench http %s: %w", w.Name, err)
 						}
@@ -387,7 +397,7 @@ func (s *Server) run(ctx context.Context, w Workload, i int, requests *int) erro
 		return err
 	}
 	for _, c := range calls {
-		body, err := s.do(ctx, c)
+		body, err := s.do(ctx, c, w.Check != nil)
 		if err != nil {
 			return fmt.Errorf("bench http %s: %w", w.Name, err)
 		}
@@ -403,7 +413,11 @@ func (s *Server) run(ctx context.Context, w Workload, i int, requests *int) erro
 	return nil
 }
 
-func (s *Server) do(ctx context.Context, c Call) ([]byte, error) {
+// do sends c and returns the answer's body when keep is set; otherwise it
+// reads the body into nothing (image answers run to hundreds of megabytes,
+// which the client would only copy and collect). An error's body is
+// always kept for its message.
+func (s *Server) do(ctx context.Context, c Call, keep bool) ([]byte, error) {
 	var rd io.Reader
 	if c.Body != nil {
 		rd = bytes.NewReader(c.Body)
@@ -420,14 +434,20 @@ func (s *Server) do(ctx context.Context, c Call) ([]byte, error) {
 		return nil, fmt.Errorf("%s %s: %w", c.Method, c.Path, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
+	if keep || resp.StatusCode != http.StatusOK {
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", c.Method, c.Path, err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("%s %s: status %d: %.300s", c.Method, c.Path, resp.StatusCode, body)
+		}
+		return body, nil
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", c.Method, c.Path, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s %s: status %d: %.300s", c.Method, c.Path, resp.StatusCode, body)
-	}
-	return body, nil
+	return nil, nil
 }
 
 // FloorWorkload is the trivial request every figure is compared with.

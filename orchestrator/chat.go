@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/orchestrator/engine"
 	"github.com/vrender/vrender/protocol"
@@ -476,32 +477,46 @@ func echoContent(req *protocol.ChatCompletionRequest, role string) *string {
 		return nil
 	}
 	text := ""
-	if len(req.Messages) > 0 {
-		var m struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		}
-		if json.Unmarshal(req.Messages[len(req.Messages)-1], &m) == nil && m.Role == role {
-			var s string
-			var parts []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			}
-			switch {
-			case json.Unmarshal(m.Content, &s) == nil:
-				text = s
-			case json.Unmarshal(m.Content, &parts) == nil:
-				texts := make([]string, 0, len(parts))
-				for _, p := range parts {
-					if p.Type == "text" {
-						texts = append(texts, p.Text)
-					}
-				}
-				text = strings.Join(texts, "\n")
-			}
+	if n := len(req.Messages); n > 0 {
+		if m := &req.Messages[n-1]; m.HasRole && m.Role == role {
+			text = echoText(&m.Content)
 		}
 	}
 	return &text
+}
+
+// echoText is a content's text for echo: a string as it is, the text of
+// a list's parts whose type is "text" joined by "\n". A list holding a
+// part that is not an object, or whose "type" or "text" is not a string,
+// echoes nothing.
+func echoText(c *protocol.Content) string {
+	switch c.Kind {
+	case protocol.ContentText:
+		return c.Text
+	case protocol.ContentParts:
+		texts := make([]string, 0, len(c.Parts))
+		for i := range c.Parts {
+			p := &c.Parts[i]
+			switch {
+			case p.Kind == protocol.PartString:
+				return ""
+			case p.Kind == protocol.PartNotObject:
+				if !p.Bad.IsNull() {
+					return ""
+				}
+				continue
+			case !p.TextMember.IsNull() && p.TextMember.Kind != wire.String,
+				!p.TypeMember.IsNull() && p.TypeMember.Kind != wire.String:
+				return ""
+			}
+			if t, _ := p.TypeMember.Text(); t == "text" {
+				s, _ := p.TextMember.Text()
+				texts = append(texts, s)
+			}
+		}
+		return strings.Join(texts, "\n")
+	}
+	return ""
 }
 
 // chatRole is get_chat_request_role: the response role, or the last
@@ -510,11 +525,8 @@ func (o *Orchestrator) chatRole(req *protocol.ChatCompletionRequest) string {
 	if req.AddGenerationPrompt || len(req.Messages) == 0 {
 		return o.cfg.ResponseRole
 	}
-	var m struct {
-		Role string `json:"role"`
+	if m := &req.Messages[len(req.Messages)-1]; m.HasRole && m.Role != "" {
+		return m.Role
 	}
-	if json.Unmarshal(req.Messages[len(req.Messages)-1], &m) != nil || m.Role == "" {
-		return o.cfg.ResponseRole
-	}
-	return m.Role
+	return o.cfg.ResponseRole
 }

@@ -10,15 +10,12 @@ import (
 // ChatCompletionRequest is vLLM's ChatCompletionRequest (the body of
 // /v1/chat/completions and /v1/chat/completions/render) as far as the render
 // tier reads it. Field defaults are vLLM's; a nil pointer is Python's None.
-// Messages, tools and the kwargs stay raw JSON: the render package
-// interprets them, and their key order reaches the chat template. Unknown
-// fields are ignored (vLLM's OpenAIBaseModel allows extras).
+// Messages are typed (render applies vLLM's message rules to them); tools
+// and the kwargs stay raw JSON: the render package interprets them, and
+// their key order reaches the chat template. Unknown fields are ignored
+// (vLLM's OpenAIBaseModel allows extras).
 type ChatCompletionRequest struct {
-	Messages []json.RawMessage
-	// MessageTrees are Messages decoded in the same pass as the body, when
-	// it was (nil otherwise); render reads them instead of parsing
-	// Messages again. Code that edits Messages must reset them to nil.
-	MessageTrees        []*wire.Node
+	Messages            []Message
 	Model               *string
 	FrequencyPenalty    *float64 // default 0.0
 	LogitBias           []LogitBiasEntry
@@ -36,7 +33,7 @@ type ChatCompletionRequest struct {
 	Temperature         *float64
 	TopP                *float64
 	Tools               []json.RawMessage // nil when absent or null
-	ToolTrees           []*wire.Node      // Tools decoded, as MessageTrees
+	ToolTrees           []*wire.Node      // Tools decoded in the same pass; code editing Tools resets them
 	// ToolChoice is tool_choice; an absent one is "none", or "auto" when
 	// tools are given (vLLM's check_tool_usage), a null one unset.
 	ToolChoice          ToolChoice
@@ -140,7 +137,7 @@ func decodeChat(obj *object, fe *pylax.FieldError) (*ChatCompletionRequest, erro
 
 func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r := &ChatCompletionRequest{}
-	r.Messages, r.MessageTrees = obj.messages("messages")
+	r.Messages = obj.messages("messages")
 	r.Model = obj.OptionalString("model")
 	r.FrequencyPenalty = obj.OptionalFloat("frequency_penalty", new(0.0))
 	r.LogitBias = obj.logitBias("logit_bias")

@@ -16,12 +16,12 @@ type TokenizeCompletionRequest struct {
 	ReturnTokenStrs  *bool   `json:"return_token_strs"`  // default false; null allowed
 }
 
-// TokenizeChatRequest is the chat form of POST /tokenize. Messages, tools
-// and the kwargs stay raw JSON: the render tier interprets them, and their
-// key order reaches the chat template.
+// TokenizeChatRequest is the chat form of POST /tokenize. Messages are
+// typed; tools and the kwargs stay raw JSON: the render tier interprets
+// them, and their key order reaches the chat template.
 type TokenizeChatRequest struct {
 	Model                *string           `json:"model"`
-	Messages             []json.RawMessage `json:"messages"`
+	Messages             []Message         `json:"messages"`
 	AddGenerationPrompt  bool              `json:"add_generation_prompt"` // default true
 	ReturnTokenStrs      *bool             `json:"return_token_strs"`     // default false; null allowed
 	ContinueFinalMessage bool              `json:"continue_final_message"`
@@ -31,9 +31,6 @@ type TokenizeChatRequest struct {
 	MediaIOKwargs        json.RawMessage   `json:"media_io_kwargs"`      // object of objects or nil
 	MMProcessorKwargs    json.RawMessage   `json:"mm_processor_kwargs"`  // object or nil
 	Tools                []json.RawMessage `json:"tools"`                // nil when absent or null
-	// MessageTrees are Messages decoded, when the request was decoded from
-	// a tree (see ChatCompletionRequest.MessageTrees).
-	MessageTrees []*wire.Node `json:"-"`
 }
 
 // TokenizeRequest is vLLM's TokenizeRequest union: exactly one of
@@ -176,7 +173,7 @@ func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []pylax.FieldError) 
 		}}
 	}
 	r := &TokenizeChatRequest{Model: obj.OptionalString("model")}
-	r.Messages, r.MessageTrees = obj.messages("messages")
+	r.Messages = obj.messages("messages")
 	r.AddGenerationPrompt = obj.Bool("add_generation_prompt", true)
 	r.ReturnTokenStrs = obj.OptionalBool("return_token_strs", false)
 	r.ContinueFinalMessage = obj.Bool("continue_final_message", false)
@@ -194,12 +191,13 @@ func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []pylax.FieldError) 
 	return r, nil
 }
 
-// messages is a required list of chat messages. Only the shape is checked
-// here (a list of objects); the render tier validates message contents.
-func (o *object) messages(name string) ([]json.RawMessage, []*wire.Node) {
+// messages is a required list of chat messages. pydantic checks only the
+// shape (a list of objects); the render tier refuses what vLLM's chat
+// utils refuse.
+func (o *object) messages(name string) []Message {
 	items, ok := o.List(name, true)
 	if !ok {
-		return nil, nil
+		return nil
 	}
 	valid := true
 	for i, item := range items {
@@ -209,13 +207,9 @@ func (o *object) messages(name string) ([]json.RawMessage, []*wire.Node) {
 		}
 	}
 	if !valid {
-		return nil, nil
+		return nil
 	}
-	var trees []*wire.Node
-	if n := o.Nodes[name]; n != nil && n.Kind == wire.Array {
-		trees = n.Arr
-	}
-	return items, trees
+	return MessagesOf(o.Trees(name))
 }
 
 // TokenizeResponse is the 200 body of POST /tokenize. TokenStrs is null

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"errors"
 	"regexp"
 	"strconv"
@@ -117,7 +116,7 @@ func TestTokenizeRequestJSONRoundTrip(t *testing.T) {
 	}{
 		{"prompt", TokenizeRequest{Completion: &TokenizeCompletionRequest{Model: &model, Prompt: "a<b", AddSpecialTokens: true, ReturnTokenStrs: &yes}},
 			`{"model":"m","prompt":"a<b","add_special_tokens":true,"return_token_strs":true}`},
-		{"chat", TokenizeRequest{Chat: &TokenizeChatRequest{Messages: []json.RawMessage{json.RawMessage(`{"role":"user","content":"hi"}`)}, AddGenerationPrompt: true}},
+		{"chat", TokenizeRequest{Chat: &TokenizeChatRequest{Messages: []Message{{Role: "user", HasRole: true, Content: Content{Kind: ContentText, Text: "hi"}}}, AddGenerationPrompt: true}},
 			`{"model":null,"messages":[{"role":"user","content":"hi"}],"add_generation_prompt":true,"return_token_strs":null,` +
 				`"continue_final_message":false,"add_special_tokens":false,"chat_template":null,"chat_template_kwargs":null,` +
 				`"media_io_kwargs":null,"mm_processor_kwargs":null,"tools":null}`},

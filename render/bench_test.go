@@ -149,16 +149,16 @@ func BenchmarkRenderChatSession(b *testing.B) {
 		t0 := testenv.CPUTime(b)
 		q := taggedConversation(b, base, fmt.Sprintf("[s%07d] ", n))
 		n++
-		// The server hands render the trees it decoded with the body;
-		// decoding is internal/wire's cost, measured there.
-		msgTrees := parseTrees(b, q.Messages)
+		// The server hands render the messages and tool trees it decoded
+		// with the body; decoding is protocol's cost, measured there.
+		msgs := typedMessages(q.Messages)
 		toolTrees := parseTrees(b, q.Tools)
 		setup += testenv.CPUTime(b) - t0
 		b.StartTimer()
 		for t := range sessionTurns {
 			in := q.input()
 			k := min(len(q.Messages), 2*t+1)
-			in.Messages, in.MessageTrees, in.ToolTrees = q.Messages[:k], msgTrees[:k], toolTrees
+			in.Messages, in.ToolTrees = msgs[:k], toolTrees
 			if _, err := r.RenderChat(context.Background(), in); err != nil {
 				b.Fatal(err)
 			}
@@ -193,7 +193,7 @@ func BenchmarkRenderTemplate(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		msgs, err := normalizeMessages(in.Messages, nil, tmpl.format, tmpl.usesDeveloper)
+		msgs, err := normalizeMessages(in.Messages, tmpl.format, tmpl.usesDeveloper)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,14 +17,12 @@ import (
 
 // ChatInput holds the fields of vLLM's ChatCompletionRequest that shape the
 // prompt. Raw JSON keeps key order and unknown fields, as Python dicts do.
+// Render never modifies the messages (nor the JSON they hold), so a
+// request can be rendered again or concurrently.
 type ChatInput struct {
-	Messages []json.RawMessage
-	// MessageTrees, when it has one tree per message, is Messages already
-	// decoded (protocol decodes them with the body); render reads them
-	// instead of parsing Messages, and never modifies them.
-	MessageTrees         []*wire.Node
+	Messages             []protocol.Message
 	Tools                []json.RawMessage // nil: no tools given
-	ToolTrees            []*wire.Node      // Tools decoded, as MessageTrees
+	ToolTrees            []*wire.Node      // Tools decoded in the same pass as the body
 	ToolChoice           protocol.ToolChoice
 	Documents            json.RawMessage
 	ChatTemplate         *string
@@ -107,7 +105,7 @@ func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, e
 	if r.images != nil {
 		mm = &imageParts{}
 	}
-	msgs, err := normalizeChat(in.Messages, in.MessageTrees, format, tmpl.usesDeveloper, mm)
+	msgs, err := normalizeChat(in.Messages, format, tmpl.usesDeveloper, mm)
 	if err != nil {
 		return nil, err
 	}

@@ -158,7 +158,7 @@ func recipeInput(recipe []byte) ChatInput {
 		in.ReasoningEffort = &effort
 	}
 	for _, b := range picks {
-		in.Messages = append(in.Messages, json.RawMessage(convPieces[int(b)%len(convPieces)]))
+		in.Messages = append(in.Messages, typedMessages([]json.RawMessage{json.RawMessage(convPieces[int(b)%len(convPieces)])})...)
 	}
 	return in
 }

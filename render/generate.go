@@ -237,7 +237,6 @@ func (g *Generator) renderChatPrompt(ctx context.Context, req *protocol.ChatComp
 	}
 	prompt, err := g.r.RenderChat(ctx, ChatInput{
 		Messages:             req.Messages,
-		MessageTrees:         req.MessageTrees,
 		Tools:                req.Tools,
 		ToolTrees:            req.ToolTrees,
 		ToolChoice:           req.ToolChoice,

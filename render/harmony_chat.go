@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vrender/vrender/internal/telemetry"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render/harmony"
 )
@@ -88,41 +89,21 @@ func (r *Renderer) RenderHarmony(ctx context.Context, in ChatInput) (*ChatPrompt
 	return &ChatPrompt{Text: text.String(), TokenIDs: ids, ContentFormat: FormatOpenAI}, nil
 }
 
-// harmonyMessage is the part of a chat message vLLM's Harmony conversion
-// reads (parse_chat_input_to_harmony_message on the message dict).
-type harmonyMessage struct {
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	Reasoning *string         `json:"reasoning"`
-	ToolCalls []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string  `json:"name"`
-			Arguments *string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-	ToolCallID string `json:"tool_call_id"`
-}
-
-func harmonyMessages(raw []json.RawMessage) ([]harmony.ChatMessage, error) {
-	out := make([]harmony.ChatMessage, 0, len(raw))
-	for i, r := range raw {
-		var m harmonyMessage
-		if err := json.Unmarshal(r, &m); err != nil {
+// harmonyMessages reads the members vLLM's Harmony conversion reads
+// (parse_chat_input_to_harmony_message on the message dict): role,
+// content, reasoning, tool_calls (id, function name and arguments) and
+// tool_call_id, each a string or null. A member of another type is
+// refused with the message Go's encoding/json gave when this path decoded
+// messages with it (the error texts clients have seen).
+func harmonyMessages(in []protocol.Message) ([]harmony.ChatMessage, error) {
+	out := make([]harmony.ChatMessage, 0, len(in))
+	for i := range in {
+		m := &in[i]
+		cm, err := harmonyMessageOf(m)
+		if err != nil {
 			return nil, badParam(fmt.Sprintf("messages.%d", i), "messages.%d: %v", i, err)
 		}
-		cm := harmony.ChatMessage{Role: m.Role, ToolCallID: m.ToolCallID}
-		if m.Reasoning != nil {
-			cm.Reasoning = *m.Reasoning
-		}
-		for _, c := range m.ToolCalls {
-			tc := harmony.ToolCall{ID: c.ID, Name: c.Function.Name}
-			if c.Function.Arguments != nil {
-				tc.Arguments = *c.Function.Arguments
-			}
-			cm.ToolCalls = append(cm.ToolCalls, tc)
-		}
-		if err := harmonyContent(m.Content, &cm); err != nil {
+		if err := harmonyContent(&m.Content, &cm); err != nil {
 			return nil, badParam(fmt.Sprintf("messages.%d.content", i), "messages.%d.content: %v", i, err)
 		}
 		out = append(out, cm)
@@ -130,42 +111,125 @@ func harmonyMessages(raw []json.RawMessage) ([]harmony.ChatMessage, error) {
 	return out, nil
 }
 
+// Go's names of the types the Harmony path once decoded tool calls into,
+// as its encoding/json errors spell them.
+const (
+	goToolCallsType = `[]struct { ID string "json:\"id\""; Function struct { Name string "json:\"name\""; Arguments *string "json:\"arguments\"" } "json:\"function\"" }`
+	goToolCallType  = `struct { ID string "json:\"id\""; Function struct { Name string "json:\"name\""; Arguments *string "json:\"arguments\"" } "json:\"function\"" }`
+	goFunctionType  = `struct { Name string "json:\"name\""; Arguments *string "json:\"arguments\"" }`
+	goPartType      = `struct { Text *string "json:\"text\"" }`
+)
+
+// goTypeError is encoding/json's UnmarshalTypeError text for n decoded
+// into a field (path) or a value (path "") of type typ.
+func goTypeError(n *node, path, typ string) error {
+	kind := map[wire.Kind]string{jBool: "bool", jNum: "number", jStr: "string", jArr: "array", jObj: "object"}[n.Kind]
+	if path == "" {
+		return fmt.Errorf("json: cannot unmarshal %s into Go value of type %s", kind, typ)
+	}
+	return fmt.Errorf("json: cannot unmarshal %s into Go struct field %s of type %s", kind, path, typ)
+}
+
+// harmonyString is a member read as a Go string: null or absent is "".
+func harmonyString(n *node, path string) (string, error) {
+	if n.IsNull() {
+		return "", nil
+	}
+	if s, ok := n.Text(); ok {
+		return s, nil
+	}
+	return "", goTypeError(n, path, "string")
+}
+
+func harmonyMessageOf(m *protocol.Message) (harmony.ChatMessage, error) {
+	var cm harmony.ChatMessage
+	var err error
+	if m.HasRole {
+		cm.Role = m.Role
+	} else if _, err = harmonyString(m.BadRole, "harmonyMessage.role"); err != nil {
+		return cm, err
+	}
+	if cm.Reasoning, err = harmonyString(m.Reasoning, "harmonyMessage.reasoning"); err != nil {
+		return cm, err
+	}
+	if tc := m.ToolCalls; !tc.IsNull() {
+		if tc.Kind != jArr {
+			return cm, goTypeError(tc, "harmonyMessage.tool_calls", goToolCallsType)
+		}
+		for _, c := range tc.Arr {
+			call, err := harmonyToolCall(c)
+			if err != nil {
+				return cm, err
+			}
+			cm.ToolCalls = append(cm.ToolCalls, call)
+		}
+	}
+	cm.ToolCallID, err = harmonyString(m.ToolCallID, "harmonyMessage.tool_call_id")
+	return cm, err
+}
+
+func harmonyToolCall(c *node) (harmony.ToolCall, error) {
+	var tc harmony.ToolCall
+	if c.IsNull() {
+		return tc, nil
+	}
+	if c.Kind != jObj {
+		return tc, goTypeError(c, "harmonyMessage.tool_calls", goToolCallType)
+	}
+	id, _ := c.Get("id")
+	var err error
+	if tc.ID, err = harmonyString(id, ".tool_calls.id"); err != nil {
+		return tc, err
+	}
+	fn, _ := c.Get("function")
+	if fn.IsNull() {
+		return tc, nil
+	}
+	if fn.Kind != jObj {
+		return tc, goTypeError(fn, ".tool_calls.function", goFunctionType)
+	}
+	name, _ := fn.Get("name")
+	if tc.Name, err = harmonyString(name, ".tool_calls.function.name"); err != nil {
+		return tc, err
+	}
+	args, _ := fn.Get("arguments")
+	tc.Arguments, err = harmonyString(args, ".tool_calls.function.arguments")
+	return tc, err
+}
+
 // harmonyContent reads content as flatten_input_text_content and the
 // TextContent list see it: a string, or parts whose "text" they take.
-func harmonyContent(raw json.RawMessage, cm *harmony.ChatMessage) error {
-	s := strings.TrimSpace(string(raw))
-	if s == "" || s == "null" {
+func harmonyContent(c *protocol.Content, cm *harmony.ChatMessage) error {
+	switch c.Kind {
+	case protocol.ContentNone:
 		return nil
-	}
-	if s[0] == '"' {
-		var text string
-		if err := json.Unmarshal(raw, &text); err != nil {
-			return err
-		}
+	case protocol.ContentText:
+		text := c.Text
 		cm.Content = &text
 		return nil
-	}
-	var parts []json.RawMessage
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return err
+	case protocol.ContentInvalid:
+		return goTypeError(c.Bad, "", "[]json.RawMessage")
 	}
 	cm.IsList = true
-	for i, p := range parts {
+	for i := range c.Parts {
+		p := &c.Parts[i]
 		var text *string
-		if ps := strings.TrimSpace(string(p)); ps != "" && ps[0] == '"' {
-			var t string
-			if err := json.Unmarshal(p, &t); err != nil {
-				return err
-			}
+		switch p.Kind {
+		case protocol.PartString:
+			t := p.Text
 			text = &t
-		} else {
-			var part struct {
-				Text *string `json:"text"`
+		case protocol.PartNotObject:
+			if !p.Bad.IsNull() {
+				return goTypeError(p.Bad, "", goPartType)
 			}
-			if err := json.Unmarshal(p, &part); err != nil {
-				return err
+		default:
+			if t := p.TextMember; !t.IsNull() {
+				s, ok := t.Text()
+				if !ok {
+					return goTypeError(t, ".text", "string")
+				}
+				text = &s
 			}
-			text = part.Text
 		}
 		if i == 0 && text != nil {
 			cm.First = *text

@@ -271,7 +271,7 @@ func TestHarmonyRequestRules(t *testing.T) {
 func TestHarmonyTokenizeChatUsesTemplate(t *testing.T) {
 	g := gptossGenerator(t, HarmonyConfig{})
 	_, err := g.Renderer().RenderChat(context.Background(), ChatInput{
-		Messages: []json.RawMessage{json.RawMessage(`{"role":"user","content":"hi"}`)}, AddGenerationPrompt: true})
+		Messages: typedMessages([]json.RawMessage{json.RawMessage(`{"role":"user","content":"hi"}`)}), AddGenerationPrompt: true})
 	var bad *BadRequestError
 	if !errors.As(err, &bad) || !strings.Contains(bad.Message, "default chat template is no longer allowed") {
 		t.Fatalf("err %v, want vLLM's missing chat template 400", err)

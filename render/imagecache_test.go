@@ -26,8 +26,8 @@ func imageRequest(t testing.TB, kwargs string, names ...string) ChatInput {
 	for _, name := range names {
 		parts = append(parts, `{"type":"image_url","image_url":{"url":"`+imageDataURL(t, name)+`"}}`)
 	}
-	in := ChatInput{Messages: []json.RawMessage{json.RawMessage(`{"role":"user","content":[` +
-		strings.Join(parts, ",") + `,{"type":"text","text":"What is shown?"}]}`)}, AddGenerationPrompt: true}
+	in := ChatInput{Messages: typedMessages([]json.RawMessage{json.RawMessage(`{"role":"user","content":[` +
+		strings.Join(parts, ",") + `,{"type":"text","text":"What is shown?"}]}`)}), AddGenerationPrompt: true}
 	if kwargs != "" {
 		in.MMProcessorKwargs = json.RawMessage(kwargs)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/vrender/vrender/imgcache"
 	"github.com/vrender/vrender/media"
 	"github.com/vrender/vrender/model"
+	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/vision"
 )
 
@@ -128,40 +129,29 @@ type imageParts struct {
 	refs []imageRef
 }
 
-// add parses an image part (typed image_url or input_image, or the
+// add takes an image part (typed image_url or input_image, or the
 // type-less {"image_url": ...}): image_url is a URL string or {"url", "detail"}.
-func (mm *imageParts) add(p *node) (parsedPart, bool, error) {
-	var uuid *string
-	if u, ok := p.Get("uuid"); ok && !u.IsNull() {
-		s, isStr := u.Text()
-		if !isStr {
-			return parsedPart{}, false, badParam("uuid", "uuid must be a string, got %s", pyType(u))
-		}
-		uuid = &s
+func (mm *imageParts) add(p *protocol.ContentPart) (parsedPart, bool, error) {
+	if p.BadUUID != nil {
+		return parsedPart{}, false, badParam("uuid", "uuid must be a string, got %s", pyType(p.BadUUID))
 	}
-	v, _ := p.Get("image_url")
-	if v.IsNull() {
-		if uuid != nil {
+	img := p.Image
+	if img == nil {
+		if p.UUID != nil {
 			// A uuid without data refers to the processor cache, which the
 			// render tier does not keep (skip_mm_cache).
 			return parsedPart{}, false, badParam("image_url",
-				"Image with uuid %s has no data and is not cached on this render server", pyStrRepr(*uuid))
+				"Image with uuid %s has no data and is not cached on this render server", pyStrRepr(*p.UUID))
 		}
 		return parsedPart{}, false, nil
 	}
-	if v.Kind == jObj {
-		if d, ok := v.Get("detail"); ok {
-			if s, _ := d.Text(); s != "auto" && !d.IsNull() {
-				slog.Warn("'detail' is ignored for image inputs", "detail", s)
-			}
-		}
-		v, _ = v.Get("url")
+	if img.Detail != nil && *img.Detail != "auto" {
+		slog.Warn("'detail' is ignored for image inputs", "detail", *img.Detail)
 	}
-	url, isStr := v.Text()
-	if !isStr {
+	if !img.URLOK {
 		return parsedPart{}, false, badParam("image_url", "image_url must be a URL string or an object with a string 'url'")
 	}
-	mm.refs = append(mm.refs, imageRef{url: url, uuid: uuid})
+	mm.refs = append(mm.refs, imageRef{url: img.URL, uuid: p.UUID})
 	return parsedPart{image: true}, true, nil
 }
 

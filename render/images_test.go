@@ -64,7 +64,7 @@ func TestNormalizeImageParts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			mm := &imageParts{}
-			msgs, err := normalizeChat(rawMessages(t, tt.in), nil, tt.format, false, mm)
+			msgs, err := normalizeChat(testMessages(t, tt.in), tt.format, false, mm)
 			if got := badRequestMessage(err); got != tt.wantErr {
 				t.Fatalf("err = %v (400 message %q), want %q", err, got, tt.wantErr)
 			}
@@ -111,7 +111,7 @@ func TestTextModelRefusesImages(t *testing.T) {
 		`[{"role":"user","content":[{"image_url":"u"}]}]`,
 		`[{"role":"user","content":[{"type":"input_image","image_url":"u"}]}]`,
 	} {
-		_, err := normalizeMessages(rawMessages(t, in), nil, FormatOpenAI, false)
+		_, err := normalizeMessages(testMessages(t, in), FormatOpenAI, false)
 		if badRequestMessage(err) != errMultimodal {
 			t.Errorf("%s: err = %v, want %q", in, err, errMultimodal)
 		}
@@ -176,7 +176,7 @@ func TestRenderImageHashesAndKwargs(t *testing.T) {
 		return []json.RawMessage{json.RawMessage(`{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + url + `"}` + uuid + `}]}`)}
 	}
 	render := func(uuid string, kwargs string) (*ChatPrompt, features.Modality) {
-		in := ChatInput{Messages: msgs(uuid), AddGenerationPrompt: true, OmitMMKwargs: true}
+		in := ChatInput{Messages: typedMessages(msgs(uuid)), AddGenerationPrompt: true, OmitMMKwargs: true}
 		if kwargs != "" {
 			in.MMProcessorKwargs = json.RawMessage(kwargs)
 		}
@@ -205,7 +205,7 @@ func TestRenderImageHashesAndKwargs(t *testing.T) {
 	if uuidKwargs.Hashes[0] == "img-1" || uuidKwargs.Hashes[0] == small.Hashes[0] {
 		t.Errorf("uuid with kwargs hash = %q", uuidKwargs.Hashes[0])
 	}
-	_, err := r.RenderChat(context.Background(), ChatInput{Messages: msgs(""), MMProcessorKwargs: json.RawMessage(`{"max_pixels":"x"}`)})
+	_, err := r.RenderChat(context.Background(), ChatInput{Messages: typedMessages(msgs("")), MMProcessorKwargs: json.RawMessage(`{"max_pixels":"x"}`)})
 	var ie *ImageError
 	if !errors.As(err, &ie) || ie.Status != 400 {
 		t.Errorf("bad kwargs: err = %v, want a 400 ImageError", err)
@@ -226,8 +226,8 @@ func TestRenderImageCanceled(t *testing.T) {
 		<-arrived
 		cancel()
 	}()
-	_, err := r.RenderChat(ctx, ChatInput{Messages: []json.RawMessage{
-		json.RawMessage(`{"role":"user","content":[{"image_url":"` + upstream.URL + `/a.png"}]}`)}})
+	_, err := r.RenderChat(ctx, ChatInput{Messages: typedMessages([]json.RawMessage{
+		json.RawMessage(`{"role":"user","content":[{"image_url":"` + upstream.URL + `/a.png"}]}`)})})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -245,7 +245,7 @@ func FuzzImageParts(f *testing.F) {
 		}
 		for _, format := range []string{FormatString, FormatOpenAI} {
 			mm := &imageParts{}
-			_, err := normalizeChat([]json.RawMessage{raw}, nil, format, false, mm)
+			_, err := normalizeChat(typedMessages([]json.RawMessage{raw}), format, false, mm)
 			var br *BadRequestError
 			if err != nil && !errors.As(err, &br) {
 				t.Fatalf("error is %T: %v", err, err)
@@ -264,8 +264,8 @@ func TestRenderImageFirstError(t *testing.T) {
 	part := func(name string) string {
 		return `{"type":"image_url","image_url":{"url":"` + imageDataURL(t, name) + `"}}`
 	}
-	in := ChatInput{Messages: []json.RawMessage{json.RawMessage(`{"role":"user","content":[` +
-		part("png_rgb_640x480.png") + `,` + part("png_rgb_3000x14_ratio214.png") + `,` + part("invalid_random.png") + `]}`)}}
+	in := ChatInput{Messages: typedMessages([]json.RawMessage{json.RawMessage(`{"role":"user","content":[` +
+		part("png_rgb_640x480.png") + `,` + part("png_rgb_3000x14_ratio214.png") + `,` + part("invalid_random.png") + `]}`)})}
 	_, err := r.RenderChat(context.Background(), in)
 	var ie *ImageError
 	if !errors.As(err, &ie) || ie.Status != 400 || !strings.HasPrefix(ie.Message, "absolute aspect ratio must be smaller than 200") {
@@ -290,7 +290,7 @@ func TestSetFeaturesWritesAsCompacting(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg := `{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + url + `"}` + tc.uuid + `}]}`
-			p, err := r.RenderChat(context.Background(), ChatInput{Messages: []json.RawMessage{json.RawMessage(msg)},
+			p, err := r.RenderChat(context.Background(), ChatInput{Messages: typedMessages([]json.RawMessage{json.RawMessage(msg)}),
 				AddGenerationPrompt: true, OmitMMKwargs: tc.omit})
 			if err != nil {
 				t.Fatal(err)

@@ -110,12 +110,12 @@ func TestMediaIOKwargsRender(t *testing.T) {
 	if st := cached.ImageCacheStats(); st.Misses != 2 || st.Hits != 2 {
 		t.Errorf("stats %+v, want 2 misses and 2 hits", st)
 	}
-	bad := ChatInput{Messages: []json.RawMessage{json.RawMessage(`{"role":"user","content":[{"image_url":"http://127.0.0.1:9/a.png"}]}`)},
+	bad := ChatInput{Messages: typedMessages([]json.RawMessage{json.RawMessage(`{"role":"user","content":[{"image_url":"http://127.0.0.1:9/a.png"}]}`)}),
 		MediaIOKwargs: json.RawMessage(`{"image":{"rgba_background_color":[0,0,300]}}`)}
 	if got := renderAnswer(t, cached, bad); got != "error: "+errBackground {
 		t.Errorf("bad background and an unfetchable URL: %s", got)
 	}
-	noImage := ChatInput{Messages: []json.RawMessage{json.RawMessage(`{"role":"user","content":"hi"}`)}, MediaIOKwargs: bad.MediaIOKwargs}
+	noImage := ChatInput{Messages: typedMessages([]json.RawMessage{json.RawMessage(`{"role":"user","content":"hi"}`)}), MediaIOKwargs: bad.MediaIOKwargs}
 	if got := renderAnswer(t, cached, noImage); strings.HasPrefix(got, "error") {
 		t.Errorf("a bad background refused a request without images: %s", got)
 	}

@@ -1,14 +1,13 @@
 package render
 
 import (
-	"github.com/vrender/vrender/internal/wire"
-	"slices"
-
-	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/wire"
+	"github.com/vrender/vrender/protocol"
 )
 
 // Content formats, as --chat-template-content-format names them.
@@ -36,37 +35,8 @@ func objNode(extra int, members ...objMember) *node {
 	return n
 }
 
-// textTypes are the part types whose value is text, mapped to the key
-// holding it (vLLM's MM_PARSER_MAP).
-var textTypes = map[string]string{
-	"text":        "text",
-	"input_text":  "text",
-	"output_text": "text",
-	"refusal":     "refusal",
-	"thinking":    "thinking",
-}
-
-// mediaTypes are the part types that carry media; of these only images
-// (image_url, input_image) are rendered, for models with an image processor.
-var mediaTypes = map[string]bool{
-	"image_url": true, "input_image": true, "image_embeds": true, "audio_embeds": true,
-	"prompt_embeds": true, "image_pil": true, "audio_url": true, "input_audio": true, "video_url": true,
-}
-
-// untypedMediaKeys are the keys vLLM recognises on a part without "type".
-var untypedMediaKeys = []string{"image_url", "image_pil", "image_embeds", "audio_embeds", "prompt_embeds", "audio_url", "input_audio", "video_url"}
-
 const supportedPartTypes = "audio_embeds, audio_url, image_embeds, image_pil, image_url, input_audio, " +
 	"input_image, input_text, output_text, prompt_embeds, refusal, text, thinking, tool_reference, video_url"
-
-// knownPartFields are the keys of every TypedDict in vLLM's
-// ChatCompletionContentPartParam union (_KNOWN_CONTENT_PART_FIELDS). Other
-// keys of a text part reach an "openai"-format template unchanged.
-var knownPartFields = map[string]bool{
-	"type": true, "text": true, "image_url": true, "input_audio": true, "file": true, "refusal": true,
-	"audio_url": true, "video_url": true, "image_embeds": true, "audio_embeds": true, "uuid": true,
-	"data": true, "image_pil": true, "thinking": true, "closed": true, "name": true,
-}
 
 // parsedPart is one content part after vLLM's _parse_chat_message_content_part.
 type parsedPart struct {
@@ -79,120 +49,64 @@ type parsedPart struct {
 	image bool
 }
 
-// extraPartFields collects the keys of p outside knownPartFields; nil when
-// there are none.
-func extraPartFields(p *node) *node {
-	var extra *node
-	for i, k := range p.Keys {
-		if knownPartFields[k] {
-			continue
+// parsePart is vLLM's handling of one content part protocol classified;
+// ok is false for parts vLLM skips. mm collects image parts; nil refuses
+// them (a model without an image processor).
+func parsePart(p *protocol.ContentPart, mm *imageParts) (parsedPart, bool, error) {
+	switch p.Kind {
+	case protocol.PartString:
+		return parsedPart{text: p.Text}, true, nil
+	case protocol.PartNotObject:
+		return parsedPart{}, false, badParam("messages", "Invalid content part: expected an object or a string, got %s", pyType(p.Bad))
+	case protocol.PartText:
+		return parsedPart{text: p.Text, extra: p.Extra}, true, nil
+	case protocol.PartTextNull:
+		return parsedPart{}, false, nil
+	case protocol.PartBadText:
+		return parsedPart{}, false, badParam("messages", "sequence item 0: expected str instance, %s found", pyType(p.Bad))
+	case protocol.PartImage:
+		if mm != nil {
+			return mm.add(p)
 		}
-		if extra == nil {
-			extra = &node{Kind: jObj}
-		}
-		extra.Set(k, p.Vals[i])
-	}
-	return extra
-}
-
-// parsePart parses one content part; ok is false for parts vLLM skips.
-// mm collects image parts; nil refuses them (a model without an image
-// processor).
-func parsePart(p *node, mm *imageParts) (parsedPart, bool, error) {
-	if s, isStr := p.Text(); isStr {
-		return parsedPart{text: s}, true, nil
-	}
-	if p.Kind != jObj {
-		return parsedPart{}, false, badParam("messages", "Invalid content part: expected an object or a string, got %s", pyType(p))
-	}
-	typ, hasType := p.Get("type")
-	uuid, _ := p.Get("uuid")
-	if hasType && !typ.IsNull() && uuid.IsNull() {
-		t, isStr := typ.Text()
-		if !isStr {
-			return parsedPart{}, false, badRequest("Invalid 'type' field in multimodal part.")
-		}
-		if key, ok := textTypes[t]; ok {
-			v, _ := p.Get(key)
-			if v.IsNull() {
-				return parsedPart{}, false, nil
-			}
-			s, isStr := v.Text()
-			if !isStr {
-				return parsedPart{}, false, badParam("messages", "sequence item 0: expected str instance, %s found", pyType(v))
-			}
-			return parsedPart{text: s, extra: extraPartFields(p)}, true, nil
-		}
-		if mediaTypes[t] {
-			if mm != nil && (t == "image_url" || t == "input_image") {
-				return mm.add(p)
-			}
-			return parsedPart{}, false, badRequest(errMultimodal)
-		}
-		if t == "tool_reference" {
-			return toolReference(p)
-		}
-		return parsedPart{}, false, badParam("type", "Unsupported chat content part type: %s. Supported types: %s.", pyStrRepr(t), supportedPartTypes)
-	}
-	for _, k := range untypedMediaKeys {
-		if _, ok := p.Get(k); ok {
-			if mm != nil && k == "image_url" {
-				return mm.add(p)
-			}
-			return parsedPart{}, false, badRequest(errMultimodal)
-		}
-	}
-	if _, ok := p.Get("tool_reference"); ok {
-		return toolReference(p)
-	}
-	if hasType && !typ.IsNull() {
+		return parsedPart{}, false, badRequest(errMultimodal)
+	case protocol.PartMedia:
+		return parsedPart{}, false, badRequest(errMultimodal)
+	case protocol.PartToolReference:
+		return parsedPart{text: p.Text, toolRef: true}, true, nil
+	case protocol.PartUnsupported:
+		return parsedPart{}, false, badParam("type", "Unsupported chat content part type: %s. Supported types: %s.", pyStrRepr(p.Type), supportedPartTypes)
+	case protocol.PartBadType:
 		return parsedPart{}, false, badRequest("Invalid 'type' field in multimodal part.")
 	}
 	return parsedPart{}, false, badRequest("Missing 'type' field in multimodal part.")
-}
-
-func toolReference(p *node) (parsedPart, bool, error) {
-	name, _ := p.Get("name")
-	s, _ := name.Text()
-	return parsedPart{text: s, toolRef: true}, true, nil
 }
 
 // parseMessage is vLLM's _parse_chat_message_content: it builds a new
 // message holding role and normalised content, then the fields vLLM copies
 // (tool_calls, reasoning, tool_call_id, name, task, tools), in that order.
 // The result is written to out, whose Keys and Vals have room for the
-// fields (msgFields).
-func parseMessage(raw json.RawMessage, tree *node, format string, mm *imageParts, out *node) error {
-	msg, err := tree, error(nil)
-	if msg != nil {
-		err = checkDepth(msg)
-	} else {
-		msg, err = parseJSON(raw)
+// fields (msgFields); strs holds room for its role and content strings.
+func parseMessage(msg *protocol.Message, format string, mm *imageParts, out *node, strs *[2]node) error {
+	if msg.Depth > maxJSONDepth {
+		return badParam("messages", "Invalid message JSON: %v", errJSONTooDeep)
 	}
-	if err != nil {
-		return badParam("messages", "Invalid message JSON: %v", err)
-	}
-	if msg.Kind != jObj {
-		return badParam("messages", "Each message must be an object, got %s", pyType(msg))
-	}
-	roleNode, _ := msg.Get("role")
-	role, ok := roleNode.Text()
-	if !ok {
+	if !msg.HasRole {
 		return badParam("messages", "Each message must have a string 'role'")
 	}
+	role := msg.Role
 
 	var buf [1]parsedPart
 	parsed := buf[:0]
-	content, _ := msg.Get("content")
-	switch {
-	case content.IsNull():
-	case content.Kind == jStr:
+	content := &msg.Content
+	switch content.Kind {
+	case protocol.ContentNone:
+	case protocol.ContentText:
 		// vLLM wraps a str content as one text part; parsing that part
 		// gives its text back.
-		parsed = append(parsed, parsedPart{text: content.S})
-	case content.Kind == jArr:
-		for _, p := range content.Arr {
-			pp, keep, err := parsePart(p, mm)
+		parsed = append(parsed, parsedPart{text: content.Text})
+	case protocol.ContentParts:
+		for i := range content.Parts {
+			pp, keep, err := parsePart(&content.Parts[i], mm)
 			if err != nil {
 				return err
 			}
@@ -201,38 +115,38 @@ func parseMessage(raw json.RawMessage, tree *node, format string, mm *imageParts
 			}
 		}
 	default:
-		return badParam("messages", "Message content must be a string, a list of parts or null, got %s", pyType(content))
+		return badParam("messages", "Message content must be a string, a list of parts or null, got %s", pyType(content.Bad))
 	}
 
-	// The request's own string nodes serve where the value is unchanged:
-	// render never modifies a node it did not build.
-	out.Set("role", roleNode)
+	strs[0] = node{Kind: jStr, S: role}
+	out.Set("role", &strs[0])
 	switch {
 	case format == FormatOpenAI:
 		out.Set("content", partsNode(parsed))
-	case !content.IsNull() && content.Kind == jStr:
-		out.Set("content", content)
+	case content.Kind == protocol.ContentText:
+		strs[1] = node{Kind: jStr, S: content.Text}
+		out.Set("content", &strs[1])
 	default:
 		out.Set("content", strNode(mm.withPlaceholders(parsed, joinTexts(parsed))))
 	}
 
 	switch role {
 	case "assistant":
-		if tc, ok := msg.Get("tool_calls"); ok && !tc.IsNull() {
+		if tc := msg.ToolCalls; !tc.IsNull() {
 			out.Set("tool_calls", tc)
 		}
-		reasoning, _ := msg.Get("reasoning")
+		reasoning := msg.Reasoning
 		if reasoning.IsNull() {
 			// Older clients send the deprecated name.
-			reasoning, _ = msg.Get("reasoning_content")
+			reasoning = msg.ReasoningContent
 		}
 		if !reasoning.IsNull() {
 			out.Set("reasoning", reasoning)
 			out.Set("reasoning_content", reasoning)
 		}
 	case "tool":
-		if id, ok := msg.Get("tool_call_id"); ok {
-			out.Set("tool_call_id", id)
+		if msg.ToolCallID != nil {
+			out.Set("tool_call_id", msg.ToolCallID)
 		}
 		// Templates expect tool results as a string; only parts other than
 		// text (tool_reference) keep the list.
@@ -246,15 +160,15 @@ func parseMessage(raw json.RawMessage, tree *node, format string, mm *imageParts
 			}
 		}
 	}
-	if name, ok := msg.Get("name"); ok && name.Kind == jStr {
-		out.Set("name", name)
+	if msg.Name != nil {
+		out.Set("name", strNode(*msg.Name))
 	}
-	if task, ok := msg.Get("task"); ok && task.Kind == jStr {
-		out.Set("task", task)
+	if msg.Task != nil {
+		out.Set("task", strNode(*msg.Task))
 	}
 	if role == "developer" {
-		tools, ok := msg.Get("tools")
-		if !ok {
+		tools := msg.Tools
+		if tools == nil {
 			tools = wire.NullNode
 		}
 		out.Set("tools", tools)
@@ -451,30 +365,25 @@ func mergeDeveloper(msgs []*node) []*node {
 const msgFields = 7
 
 // normalizeMessages is vLLM's parse_chat_messages for text-only input.
-func normalizeMessages(raw []json.RawMessage, trees []*node, format string, templateUsesDeveloper bool) ([]*node, error) {
-	return normalizeChat(raw, trees, format, templateUsesDeveloper, nil)
+func normalizeMessages(in []protocol.Message, format string, templateUsesDeveloper bool) ([]*node, error) {
+	return normalizeChat(in, format, templateUsesDeveloper, nil)
 }
 
 // normalizeChat is vLLM's parse_chat_messages; image parts go to mm (nil:
 // refused).
-func normalizeChat(raw []json.RawMessage, trees []*node, format string, templateUsesDeveloper bool, mm *imageParts) ([]*node, error) {
-	if len(trees) != len(raw) {
-		trees = nil
-	}
-	msgs := make([]*node, 0, len(raw))
-	// The messages' objects and their members come out of three slabs.
-	outs := make([]node, len(raw))
-	keys := make([]string, msgFields*len(raw))
-	vals := make([]*node, msgFields*len(raw))
-	for i, r := range raw {
-		var tree *node
-		if trees != nil {
-			tree = trees[i]
-		}
+func normalizeChat(in []protocol.Message, format string, templateUsesDeveloper bool, mm *imageParts) ([]*node, error) {
+	msgs := make([]*node, 0, len(in))
+	// The messages' objects, their members and their role and content
+	// strings come out of four slabs.
+	outs := make([]node, len(in))
+	keys := make([]string, msgFields*len(in))
+	vals := make([]*node, msgFields*len(in))
+	strs := make([][2]node, len(in))
+	for i := range in {
 		m := &outs[i]
 		k := i * msgFields
 		*m = node{Kind: jObj, Keys: keys[k : k : k+msgFields], Vals: vals[k : k : k+msgFields]}
-		if err := parseMessage(r, tree, format, mm, m); err != nil {
+		if err := parseMessage(&in[i], format, mm, m, &strs[i]); err != nil {
 			if br, ok := err.(*BadRequestError); ok && br.Param == "messages" {
 				br.Param = fmt.Sprintf("messages.%d", i)
 			}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/protocol"
 )
 
 // nodeJSON writes a node as compact JSON in its key order.
@@ -50,13 +52,13 @@ func nodeJSON(n *node) string {
 	return b.String()
 }
 
-func rawMessages(t *testing.T, src string) []json.RawMessage {
+func testMessages(t *testing.T, src string) []protocol.Message {
 	t.Helper()
 	var msgs []json.RawMessage
 	if err := json.Unmarshal([]byte(src), &msgs); err != nil {
 		t.Fatalf("bad test input %s: %v", src, err)
 	}
-	return msgs
+	return typedMessages(msgs)
 }
 
 func TestNormalizeMessages(t *testing.T) {
@@ -128,7 +130,7 @@ func TestNormalizeMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msgs, err := normalizeMessages(rawMessages(t, tt.in), nil, tt.format, tt.developer)
+			msgs, err := normalizeMessages(testMessages(t, tt.in), tt.format, tt.developer)
 			if tt.wantErr != "" {
 				var br *BadRequestError
 				if !errors.As(err, &br) || br.Message != tt.wantErr {

@@ -12,10 +12,10 @@ import (
 	"github.com/vrender/vrender/protocol"
 )
 
-// Rendering from the trees protocol decodes with the body gives the prompt
-// parsing Messages gives, and leaves the trees as they were, so a request
-// can be rendered again (or concurrently) from them.
-func TestMessageTreesMatchMessages(t *testing.T) {
+// Rendering the messages protocol decodes with the body leaves them (and
+// the JSON they hold) as they were, so a request can be rendered again (or
+// concurrently) from them, with the same prompt.
+func TestRenderLeavesMessagesUnchanged(t *testing.T) {
 	m := testmodel.Load(t, "qwen3")
 	r, err := New(m, Config{})
 	if err != nil {
@@ -38,16 +38,16 @@ func TestMessageTreesMatchMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := decodeWithTrees(t, body)
-	if len(req.MessageTrees) != len(req.Messages) {
-		t.Fatalf("%d trees for %d messages", len(req.MessageTrees), len(req.Messages))
+	if len(req.Messages) != len(msgs) {
+		t.Fatalf("%d messages decoded from %d", len(req.Messages), len(msgs))
 	}
-	before := fmt.Sprint(treeDump(req.MessageTrees), treeDump(req.ToolTrees))
+	before := fmt.Sprint(messagesDump(t, req.Messages), treeDump(req.ToolTrees))
 	in := ChatInput{Messages: req.Messages, Tools: req.Tools, AddGenerationPrompt: true}
 	want, err := r.RenderChat(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in.MessageTrees, in.ToolTrees = req.MessageTrees, req.ToolTrees
+	in.ToolTrees = req.ToolTrees
 	if len(req.ToolTrees) != len(req.Tools) || len(req.Tools) == 0 {
 		t.Fatalf("%d tool trees for %d tools", len(req.ToolTrees), len(req.Tools))
 	}
@@ -57,12 +57,37 @@ func TestMessageTreesMatchMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got.Text != want.Text || !reflect.DeepEqual(got.TokenIDs, want.TokenIDs) {
-			t.Fatalf("from trees:\n%s\nfrom Messages:\n%s", got.Text, want.Text)
+			t.Fatalf("again:\n%s\nfirst:\n%s", got.Text, want.Text)
 		}
 	}
-	if after := fmt.Sprint(treeDump(req.MessageTrees), treeDump(req.ToolTrees)); after != before {
-		t.Fatalf("rendering changed the request's trees:\n%s\nwas\n%s", after, before)
+	if after := fmt.Sprint(messagesDump(t, req.Messages), treeDump(req.ToolTrees)); after != before {
+		t.Fatalf("rendering changed the request's messages:\n%s\nwas\n%s", after, before)
 	}
+}
+
+// messagesDump writes the messages with the JSON they hold rewritten from
+// the trees (not their text as sent), so a change to a tree shows.
+func messagesDump(t *testing.T, msgs []protocol.Message) string {
+	t.Helper()
+	var out []string
+	for _, m := range msgs {
+		for _, n := range []*node{m.ToolCalls, m.Reasoning, m.ReasoningContent, m.ToolCallID, m.Tools} {
+			if n != nil {
+				out = append(out, nodeJSON(n))
+			}
+		}
+		for _, p := range m.Content.Parts {
+			if p.Extra != nil {
+				out = append(out, nodeJSON(p.Extra))
+			}
+		}
+		b, err := m.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return fmt.Sprint(out)
 }
 
 // decodeWithTrees decodes a chat request body as the server does, with
@@ -88,10 +113,9 @@ func treeDump(trees []*node) []string {
 	return out
 }
 
-// Continuing a final message rewrites its content: with the content and
-// role nodes now shared with the request's trees, that must still leave
-// the trees as they were.
-func TestMessageTreesUnchangedByContinueFinalMessage(t *testing.T) {
+// Continuing a final message rewrites its content: that must leave the
+// request's messages as they were.
+func TestMessagesUnchangedByContinueFinalMessage(t *testing.T) {
 	r, err := New(testmodel.Load(t, "qwen3"), Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -102,24 +126,23 @@ func TestMessageTreesUnchangedByContinueFinalMessage(t *testing.T) {
 	} {
 		body := []byte(`{"model":"m","messages":[{"role":"user","content":"Hi"},` + final + `]}`)
 		req := decodeWithTrees(t, body)
-		before := fmt.Sprint(treeDump(req.MessageTrees))
+		before := messagesDump(t, req.Messages)
 		in := ChatInput{Messages: req.Messages, ContinueFinalMessage: true}
 		want, err := r.RenderChat(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		in.MessageTrees = req.MessageTrees
 		for range 2 {
 			got, err := r.RenderChat(context.Background(), in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got.Text != want.Text {
-				t.Fatalf("from trees:\n%s\nfrom Messages:\n%s", got.Text, want.Text)
+				t.Fatalf("again:\n%s\nfirst:\n%s", got.Text, want.Text)
 			}
 		}
-		if after := fmt.Sprint(treeDump(req.MessageTrees)); after != before {
-			t.Fatalf("rendering changed the request's trees:\n%s\nwas\n%s", after, before)
+		if after := messagesDump(t, req.Messages); after != before {
+			t.Fatalf("rendering changed the request's messages:\n%s\nwas\n%s", after, before)
 		}
 	}
 }

@@ -84,7 +84,7 @@ type testRequest struct {
 
 func (q testRequest) input() ChatInput {
 	return ChatInput{
-		Messages: q.Messages, Tools: q.Tools, ToolChoice: q.ToolChoice, Documents: q.Documents,
+		Messages: typedMessages(q.Messages), Tools: q.Tools, ToolChoice: q.ToolChoice, Documents: q.Documents,
 		ChatTemplateKwargs: q.ChatTemplateKwargs, ReasoningEffort: q.ReasoningEffort,
 		AddGenerationPrompt: q.AddGenerationPrompt, ContinueFinalMessage: q.ContinueFinalMessage,
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/vrender/vrender/protocol"
 )
 
-func userMessage(text string) []json.RawMessage {
+func userMessage(text string) []protocol.Message {
 	b, _ := json.Marshal(map[string]string{"role": "user", "content": text})
-	return []json.RawMessage{b}
+	return typedMessages([]json.RawMessage{b})
 }
 
 func TestRenderChatTemplateChoice(t *testing.T) {

@@ -1,11 +1,11 @@
 package responses
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
@@ -26,11 +26,14 @@ func ToChat(r *Request) (*protocol.ChatCompletionRequest, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The messages are built typed; pydantic's check of them (a list of
+	// dicts) holds for every message built, so they join the request
+	// after validation.
 	var b wire.ObjectBuilder
 	if r.Model != nil {
 		b.Str("model", *r.Model)
 	}
-	b.Raw("messages", msgs)
+	b.Raw("messages", json.RawMessage("[]"))
 	for _, m := range r.Passthrough {
 		b.Raw(m.Key, m.Value)
 	}
@@ -38,6 +41,7 @@ func ToChat(r *Request) (*protocol.ChatCompletionRequest, error) {
 	if err != nil {
 		return nil, err
 	}
+	req.Messages = msgs
 	continueFinal := shouldContinueFinalMessage(r.InputItems)
 	req.AddGenerationPrompt = !continueFinal
 	req.ContinueFinalMessage = continueFinal
@@ -74,88 +78,28 @@ func shouldContinueFinalMessage(items []json.RawMessage) bool {
 	return last.Status != nil && (*last.Status == "in_progress" || *last.Status == "incomplete")
 }
 
-// chatMsg is a chat message under construction, its members in insertion
-// order as the Python dict vLLM builds keeps them.
-type chatMsg struct {
-	keys []string
-	vals []json.RawMessage
-}
-
-func (m *chatMsg) get(k string) (json.RawMessage, bool) {
-	for i, key := range m.keys {
-		if key == k {
-			return m.vals[i], true
-		}
-	}
-	return nil, false
-}
-
-// set assigns k, keeping its position when present (dict assignment).
-func (m *chatMsg) set(k string, v json.RawMessage) {
-	for i, key := range m.keys {
-		if key == k {
-			m.vals[i] = v
-			return
-		}
-	}
-	m.keys = append(m.keys, k)
-	m.vals = append(m.vals, v)
-}
-
-// isNone reports a member absent or null: dict.get(k) is None.
-func (m *chatMsg) isNone(k string) bool {
-	v, ok := m.get(k)
-	return !ok || string(v) == "null"
-}
-
-func (m *chatMsg) bytes() []byte {
-	var b wire.ObjectBuilder
-	for i, k := range m.keys {
-		b.Raw(k, m.vals[i])
-	}
-	return b.Bytes()
-}
-
-func strJSON(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
-}
-
-// msgFromObject keeps an input item as the chat message it is given as.
-func msgFromObject(raw json.RawMessage) (*chatMsg, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+// msgFromObject reads an input item as the chat message it is given as.
+func msgFromObject(raw json.RawMessage) (*protocol.Message, error) {
+	n, err := wire.Parse(raw)
+	if err != nil || n.Kind != wire.Object {
 		return nil, errors.New("not an object")
 	}
-	m := &chatMsg{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		m.set(t.(string), v)
-	}
-	return m, nil
+	m := protocol.MessageOf(n)
+	return &m, nil
 }
 
-func responsesMessages(r *Request) (json.RawMessage, error) {
-	var msgs []*chatMsg
+func responsesMessages(r *Request) ([]protocol.Message, error) {
+	var msgs []protocol.Message
 	if r.Instructions != nil && *r.Instructions != "" {
-		msgs = append(msgs, &chatMsg{keys: []string{"role", "content"},
-			vals: []json.RawMessage{strJSON("system"), strJSON(*r.Instructions)}})
+		msgs = append(msgs, protocol.TextMessage("system", *r.Instructions))
 	}
 	if r.InputText != nil {
-		msgs = append(msgs, &chatMsg{keys: []string{"role", "content"},
-			vals: []json.RawMessage{strJSON("user"), strJSON(*r.InputText)}})
+		msgs = append(msgs, protocol.TextMessage("user", *r.InputText))
 	}
 	for i, raw := range r.InputItems {
-		var prev *chatMsg
+		var prev *protocol.Message
 		if len(msgs) > 0 {
-			prev = msgs[len(msgs)-1]
+			prev = &msgs[len(msgs)-1]
 		}
 		m, err := responsesItem(raw, prev)
 		if err != nil {
@@ -165,21 +109,22 @@ func responsesMessages(r *Request) (json.RawMessage, error) {
 			return nil, err
 		}
 		if m != nil {
-			msgs = append(msgs, m)
+			msgs = append(msgs, *m)
 		}
 	}
-	out := make([][]byte, len(msgs))
-	for i, m := range msgs {
-		out[i] = m.bytes()
-	}
-	return json.RawMessage(append(append([]byte{'['}, bytes.Join(out, []byte{','})...), ']')), nil
+	return msgs, nil
+}
+
+// objectNode is a JSON object of the given members in order, built by code.
+func objectNode(keys []string, vals ...*wire.Node) *wire.Node {
+	return &wire.Node{Kind: wire.Object, Keys: keys, Vals: vals}
 }
 
 // responsesItem is _construct_message_from_response_item for one input
 // item after ResponsesRequest.input_item_parsing: it returns the new
 // message, or nil when the item was merged into prev (the last message,
 // when it is an assistant message).
-func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
+func responsesItem(raw json.RawMessage, prev *protocol.Message) (*protocol.Message, error) {
 	var it struct {
 		Type             *string         `json:"type"`
 		Role             *string         `json:"role"`
@@ -195,10 +140,8 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 	if err := json.Unmarshal(raw, &it); err != nil {
 		return nil, &ParamError{Message: "Each input item must be an object"}
 	}
-	if prev != nil {
-		if role, _ := prev.get("role"); string(role) != `"assistant"` {
-			prev = nil
-		}
+	if prev != nil && !(prev.HasRole && prev.Role == "assistant") {
+		prev = nil
 	}
 	typ := ""
 	if it.Type != nil {
@@ -215,27 +158,22 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 			// flattened (flat_namespace_tool_name).
 			name = *it.Namespace + "__" + name
 		}
-		var fn wire.ObjectBuilder
-		fn.Str("name", name)
-		fn.Str("arguments", *it.Arguments)
-		var call wire.ObjectBuilder
-		call.Str("id", *it.CallID)
-		call.Raw("function", fn.Bytes())
-		call.Str("type", "function")
+		fn := objectNode([]string{"name", "arguments"}, wire.StringNode(name), wire.StringNode(*it.Arguments))
+		call := objectNode([]string{"id", "function", "type"}, wire.StringNode(*it.CallID), fn, wire.StringNode("function"))
 		if prev != nil {
-			calls, _ := prev.get("tool_calls")
-			switch {
-			case prev.isNone("tool_calls"):
-				prev.set("tool_calls", append(append([]byte{'['}, call.Bytes()...), ']'))
+			switch calls := prev.ToolCalls; {
+			case calls.IsNull():
+				prev.ToolCalls = &wire.Node{Kind: wire.Array, Arr: []*wire.Node{call}}
 				return nil, nil
-			case len(calls) > 0 && calls[0] == '[':
-				prev.set("tool_calls", appendToArray(calls, call.Bytes()))
+			case calls.Kind == wire.Array:
+				// A new list: the old one may be the request's own.
+				prev.ToolCalls = &wire.Node{Kind: wire.Array, Arr: append(slices.Clip(calls.Arr), call)}
 				return nil, nil
 			}
 			// An unknown tool_calls shape: vLLM warns and starts a new message.
 		}
-		return &chatMsg{keys: []string{"role", "tool_calls"},
-			vals: []json.RawMessage{strJSON("assistant"), append(append([]byte{'['}, call.Bytes()...), ']')}}, nil
+		return &protocol.Message{Role: "assistant", HasRole: true,
+			ToolCalls: &wire.Node{Kind: wire.Array, Arr: []*wire.Node{call}}}, nil
 	case typ == "reasoning":
 		// pydantic lets a summary that is not a list through (the
 		// TypedDict's Iterable); vLLM then passes the item to its chat
@@ -256,30 +194,35 @@ func responsesItem(raw json.RawMessage, prev *chatMsg) (*chatMsg, error) {
 		case len(summary) >= 1:
 			text = partText(summary[0])
 		}
-		if prev != nil && prev.isNone("reasoning") {
-			prev.set("reasoning", strJSON(text))
+		if prev != nil && prev.Reasoning.IsNull() {
+			prev.Reasoning = wire.StringNode(text)
 			return nil, nil
 		}
-		return &chatMsg{keys: []string{"role", "reasoning"}, vals: []json.RawMessage{strJSON("assistant"), strJSON(text)}}, nil
+		return &protocol.Message{Role: "assistant", HasRole: true, Reasoning: wire.StringNode(text)}, nil
 	case typ == "function_call_output":
-		out := it.Output
-		if len(out) == 0 {
-			out = json.RawMessage("null")
+		out := wire.NullNode
+		if len(it.Output) > 0 {
+			n, err := wire.Parse(it.Output)
+			if err != nil {
+				return nil, &ParamError{Message: "Each input item must be an object"}
+			}
+			out = n
 		}
-		callID := json.RawMessage("null")
+		callID := wire.NullNode
 		if it.CallID != nil {
-			callID = strJSON(*it.CallID)
+			callID = wire.StringNode(*it.CallID)
 		}
-		return &chatMsg{keys: []string{"role", "content", "tool_call_id"},
-			vals: []json.RawMessage{strJSON("tool"), out, callID}}, nil
+		return &protocol.Message{Role: "tool", HasRole: true, Content: protocol.ContentOf(out), ToolCallID: callID,
+			Depth: out.Depth + 1}, nil
 	case it.Role != nil && *it.Role == "assistant":
 		text, ok := assistantText(it.Content)
 		if ok {
-			if prev != nil && prev.isNone("content") {
-				prev.set("content", strJSON(text))
+			if prev != nil && prev.Content.Kind == protocol.ContentNone {
+				prev.Content = protocol.Content{Kind: protocol.ContentText, Text: text}
 				return nil, nil
 			}
-			return &chatMsg{keys: []string{"role", "content"}, vals: []json.RawMessage{strJSON("assistant"), strJSON(text)}}, nil
+			m := protocol.TextMessage("assistant", text)
+			return &m, nil
 		}
 	}
 	// Other messages reach the chat parser as given.
@@ -316,16 +259,6 @@ func partText(raw json.RawMessage) string {
 	}
 	_ = json.Unmarshal(raw, &p)
 	return p.Text
-}
-
-func appendToArray(arr, elem []byte) []byte {
-	arr = bytes.TrimSpace(arr)
-	out := append([]byte(nil), arr[:len(arr)-1]...)
-	if len(bytes.TrimSpace(arr[1:len(arr)-1])) > 0 {
-		out = append(out, ',')
-	}
-	out = append(out, elem...)
-	return append(out, ']')
 }
 
 // functionTool is the members of openai's FunctionTool a tool is read by.

@@ -62,7 +62,6 @@ func (s *server) tokenizeChat(ctx context.Context, req *protocol.TokenizeChatReq
 	}
 	prompt, err := s.generator.Renderer().RenderChat(ctx, render.ChatInput{
 		Messages:             req.Messages,
-		MessageTrees:         req.MessageTrees,
 		Tools:                req.Tools,
 		ChatTemplate:         req.ChatTemplate,
 		ChatTemplateKwargs:   req.ChatTemplateKwargs,

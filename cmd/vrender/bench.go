@@ -15,7 +15,7 @@ import (
 )
 
 // benchUsage is `vrender bench`'s own help.
-const benchUsage = "Usage: vrender bench KIND [options]\n\nKinds: tokenize, render, derender, serve. Run 'vrender bench KIND --help' for their options.\n"
+const benchUsage = "Usage: vrender bench KIND [options]\n\nKinds: tokenize, render, derender, serve, images. Run 'vrender bench KIND --help' for their options.\n"
 
 // benchKinds are the `vrender bench` subcommands.
 var benchKinds = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) error{
@@ -23,13 +23,14 @@ var benchKinds = map[string]func(ctx context.Context, args []string, stdout, std
 	"render":   runBenchRender,
 	"derender": runBenchDerender,
 	"serve":    runBenchServe,
+	"images":   runBenchImages,
 }
 
 // runBench is the `vrender bench KIND ...` subcommand.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, benchUsage)
-		return usagef("missing kind (tokenize, render, derender, serve)")
+		return usagef("missing kind (tokenize, render, derender, serve, images)")
 	}
 	if args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(stdout, benchUsage)
@@ -37,7 +38,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	kind, ok := benchKinds[args[0]]
 	if !ok {
-		return usagef("unknown kind %q (known: tokenize, render, derender, serve)", args[0])
+		return usagef("unknown kind %q (known: tokenize, render, derender, serve, images)", args[0])
 	}
 	return kind(ctx, args[1:], stdout, stderr)
 }
@@ -62,6 +63,26 @@ func parseBench(c *command, args []string, model *string, stdout io.Writer) erro
 		return usagef("--model is required")
 	}
 	return nil
+}
+
+// finishBench prints a bench report's table and writes its JSON, then
+// returns the run's own error: a run that failed after measuring (a target
+// or an agreement check) still shows its figures. A nil report (nothing
+// measured) returns the error alone.
+func finishBench[T any, R interface {
+	*T
+	WriteTable(io.Writer) error
+}](stdout io.Writer, report R, jsonPath string, runErr error) error {
+	if report == nil {
+		return runErr
+	}
+	if err := report.WriteTable(stdout); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	if err := writeReportJSON(jsonPath, report); err != nil {
+		return err
+	}
+	return runErr
 }
 
 // writeReportJSON writes a bench report as indented JSON when path is set.
@@ -138,16 +159,7 @@ func runBenchTokenize(ctx context.Context, args []string, stdout, stderr io.Writ
 		Warmup:     *warmup,
 		Reference:  bench.Reference{Node: *node, NodeModules: nodeModules, Script: script},
 	})
-	if report == nil {
-		return runErr
-	}
-	if err := report.WriteTable(stdout); err != nil {
-		return fmt.Errorf("write table: %w", err)
-	}
-	if err := writeReportJSON(*jsonOut, report); err != nil {
-		return err
-	}
-	return runErr
+	return finishBench(stdout, report, *jsonOut, runErr)
 }
 
 // runBenchRender compares vrender's chat rendering (template + tokenize)
@@ -206,14 +218,5 @@ func runBenchRender(ctx context.Context, args []string, stdout, stderr io.Writer
 		Renderer:   bench.RenderReference{Python: *python, Script: pyScript},
 		Tokenizer:  bench.Reference{Node: *node, NodeModules: nodeModules, Script: tokScript},
 	})
-	if report == nil {
-		return runErr
-	}
-	if err := report.WriteTable(stdout); err != nil {
-		return fmt.Errorf("write table: %w", err)
-	}
-	if err := writeReportJSON(*jsonOut, report); err != nil {
-		return err
-	}
-	return runErr
+	return finishBench(stdout, report, *jsonOut, runErr)
 }

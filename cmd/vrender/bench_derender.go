@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"path/filepath"
 	"strconv"
@@ -68,14 +67,5 @@ func runBenchDerender(ctx context.Context, args []string, stdout, stderr io.Writ
 	report, err := bench.Derender(ctx, bench.DerenderOptions{ModelDir: *model, Sizes: ns, MinTime: *minTime, HTTP: !*noHTTP,
 		HTTPHistoryMax: *historyMax, HTTPServe: httpOpts, FamilyTokens: *familyTokens, ModelsDir: *modelsDir, Families: picked,
 		FamilyHTTPServe: familyHTTP})
-	if report == nil {
-		return err
-	}
-	if werr := report.WriteTable(stdout); werr != nil {
-		return fmt.Errorf("write table: %w", werr)
-	}
-	if jerr := writeReportJSON(*jsonOut, report); jerr != nil {
-		return jerr
-	}
-	return err
+	return finishBench(stdout, report, *jsonOut, err)
 }

@@ -28,6 +28,9 @@ func TestRunBenchArguments(t *testing.T) {
 		{"derender: no model", []string{"derender"}, "--model is required"},
 		{"derender: bad size", []string{"derender", "--model", "m", "--sizes", "1,x"}, `bad --sizes entry "x"`},
 		{"derender: negative family tokens", []string{"derender", "--model", "m", "--family-tokens", "-1"}, "--family-tokens must be 0 or positive"},
+		{"images: no model", []string{"images"}, "--model is required"},
+		{"images: negative turns", []string{"images", "--model", "m", "--turns", "-1"}, "--turns must be 0 or positive"},
+		{"images: zero min time", []string{"images", "--model", "m", "--min-time", "0s"}, "--min-time must be positive"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,7 +53,7 @@ func TestRunBenchArguments(t *testing.T) {
 // commands do: the shared usage/Options layout on stdout, double-dash
 // flags, exit status 0.
 func TestBenchHelp(t *testing.T) {
-	for _, kind := range []string{"tokenize", "render", "derender", "serve"} {
+	for _, kind := range []string{"tokenize", "render", "derender", "serve", "images"} {
 		t.Run(kind, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			if code := run(context.Background(), []string{"bench", kind, "--help"}, strings.NewReader(""), &out, &errOut); code != exitOK {

@@ -85,6 +85,7 @@ func TestReadmeCommandSummaryMatchesHelp(t *testing.T) {
 	for _, cmd := range [][]string{
 		{"serve"}, {"preflight"}, {"engine-sim"}, {"render"}, {"derender"}, {"parity"},
 		{"tokenize"}, {"detokenize"}, {"bench", "tokenize"}, {"bench", "render"}, {"bench", "derender"}, {"bench", "serve"},
+		{"bench", "images"},
 	} {
 		name := strings.Join(cmd, " ")
 		t.Run(name, func(t *testing.T) {

@@ -45,4 +45,5 @@ def main():
             print(json.dumps({"i": i, "ok": False, "error": msg, "type": type(e).__name__}))
 
 
-main()
+if __name__ == "__main__":  # tools/refimage/bench.py imports load
+    main()

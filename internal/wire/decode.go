@@ -61,6 +61,9 @@ type Node struct {
 	Depth int
 }
 
+// StringNode is a String node of s, built by code.
+func StringNode(s string) *Node { return &Node{Kind: String, S: s} }
+
 // NullNode is a shared null; do not modify it.
 var NullNode = &Node{Kind: Null}
 
