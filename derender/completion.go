@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/vrender/vrender/internal/telemetry"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/tokenizer"
 )
@@ -38,7 +41,7 @@ func (e *Engine) Completion(ctx context.Context, req *protocol.DerenderCompletio
 	res := &protocol.CompletionResponse{ID: first.RequestID, Object: "text_completion", Created: e.now().Unix(),
 		Model: model, Choices: []protocol.CompletionChoice{}, KVTransferParams: first.KVTransferParams}
 	for _, g := range gens[1:] {
-		if !bytes.Equal(canonJSON(g.KVTransferParams), canonJSON(first.KVTransferParams)) {
+		if !sameJSON(g.KVTransferParams, first.KVTransferParams) {
 			res.KVTransferParams = nil
 		}
 	}
@@ -73,17 +76,88 @@ func (e *Engine) Completion(ctx context.Context, req *protocol.DerenderCompletio
 	return res, nil
 }
 
-// canonJSON compacts raw JSON for comparison (null when absent).
-func canonJSON(raw json.RawMessage) []byte {
+// sameJSON reports whether two raw JSON values (absent meaning null) are
+// the same value as comparing them decoded into Go values did: key order,
+// repeated keys and number spelling aside, numbers compared as float64.
+// A number beyond float64's range made the decode fail, so such values
+// are the same only byte for byte.
+func sameJSON(a, b json.RawMessage) bool {
+	na, okA := goComparable(a)
+	nb, okB := goComparable(b)
+	switch {
+	case okA && okB:
+		return sameNode(na, nb)
+	case !okA && !okB:
+		return bytes.Equal(a, b)
+	}
+	return false
+}
+
+// goComparable parses raw, false where a Go decode into any would have
+// failed.
+func goComparable(raw []byte) (*wire.Node, bool) {
 	if len(raw) == 0 {
-		return []byte("null")
+		return wire.NullNode, true
 	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return raw
+	n, err := wire.Parse(raw)
+	return n, err == nil && numbersFit(n)
+}
+
+func numbersFit(n *wire.Node) bool {
+	switch n.Kind {
+	case wire.Number:
+		_, err := strconv.ParseFloat(n.S, 64)
+		return err == nil
+	case wire.Array:
+		for _, c := range n.Arr {
+			if !numbersFit(c) {
+				return false
+			}
+		}
+	case wire.Object:
+		for _, c := range n.Vals {
+			if !numbersFit(c) {
+				return false
+			}
+		}
 	}
-	b, _ := json.Marshal(v)
-	return b
+	return true
+}
+
+func sameNode(x, y *wire.Node) bool {
+	if x.Kind != y.Kind {
+		return false
+	}
+	switch x.Kind {
+	case wire.Bool:
+		return x.B == y.B
+	case wire.String:
+		return x.S == y.S
+	case wire.Number:
+		fx, _ := strconv.ParseFloat(x.S, 64)
+		fy, _ := strconv.ParseFloat(y.S, 64)
+		return math.Float64bits(fx) == math.Float64bits(fy) // -0 is not 0: they were written apart
+	case wire.Array:
+		if len(x.Arr) != len(y.Arr) {
+			return false
+		}
+		for i := range x.Arr {
+			if !sameNode(x.Arr[i], y.Arr[i]) {
+				return false
+			}
+		}
+	case wire.Object:
+		if len(x.Keys) != len(y.Keys) {
+			return false
+		}
+		for i, k := range x.Keys {
+			v, ok := y.Get(k)
+			if !ok || !sameNode(x.Vals[i], v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // CompletionStream derenders one generate stream event for completions;

@@ -146,32 +146,8 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 	}
 	id := "generate-tokens-" + base
 	p := &req.SamplingParams
-	switch {
-	case p.N > s.cfg.MaxNumSeqs:
-		return nil, badRequest(fmt.Sprintf("sampling_params.n must be at most the server's max_num_seqs (%d), got %d.", s.cfg.MaxNumSeqs, p.N))
-	case len(p.Stop) > 0:
-		return nil, badRequest("stop strings are not supported on a --tokens-only server because detokenization is disabled. " +
-			"Check stop strings on the coordinator, or use stop_token_ids.")
-	case req.OutputMode != protocol.OutputModeTokens:
-		return nil, badRequest("output_mode='" + req.OutputMode + "' requires a tokenizer, " +
-			"but this server does not load one (--tokens-only or --skip-tokenizer-init). " +
-			"Send the request to a server that loads a tokenizer, or use output_mode='tokens'.")
-	case len(req.ContentParts) > 0 && string(req.ContentParts) != "[]" && string(req.ContentParts) != "null":
-		return nil, badRequest("simulated engine: content_parts are not supported (send rendered features)")
-	}
-	if e := s.checkLogprobs(p); e != nil {
+	if e := s.checkGenerate(req); e != nil {
 		return nil, e
-	}
-	maxID := 0
-	for _, t := range req.TokenIDs {
-		maxID = max(maxID, t)
-	}
-	if maxID >= s.vocabSize {
-		return nil, badRequest(fmt.Sprintf("Token id %d is out of vocabulary", maxID))
-	}
-	if mml := s.model.MaxModelLen; mml > 0 && len(req.TokenIDs) > mml {
-		return nil, badRequest(fmt.Sprintf("The decoder prompt (length %d) is longer than the maximum model length of %d. "+
-			"Make sure that `max_model_len` is no smaller than the number of text tokens.", len(req.TokenIDs), mml))
 	}
 	mm, apiErr := s.acceptFeatures(req)
 	if apiErr != nil {
@@ -211,6 +187,52 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 
 	prompt := s.tok.Decode(req.TokenIDs, false)
 	entry := s.cfg.Script.lookup(prompt)
+	s.timing(g, entry)
+	g.scope.mm = mm.items
+	s.planPrefill(g)
+	s.planChoices(g, info, prompt, entry, mm.images)
+	s.log.Debug("enginesim: generate", "request_id", id, "prompt_tokens", len(req.TokenIDs), "n", p.N,
+		"stream", req.Stream != nil && *req.Stream, "fault", g.fault.Kind)
+	return g, nil
+}
+
+// checkGenerate refuses what a tokens-only vLLM engine refuses before it
+// schedules a request, with vLLM's messages.
+func (s *Sim) checkGenerate(req *protocol.GenerateRequest) *apiError {
+	p := &req.SamplingParams
+	switch {
+	case p.N > s.cfg.MaxNumSeqs:
+		return badRequest(fmt.Sprintf("sampling_params.n must be at most the server's max_num_seqs (%d), got %d.", s.cfg.MaxNumSeqs, p.N))
+	case len(p.Stop) > 0:
+		return badRequest("stop strings are not supported on a --tokens-only server because detokenization is disabled. " +
+			"Check stop strings on the coordinator, or use stop_token_ids.")
+	case req.OutputMode != protocol.OutputModeTokens:
+		return badRequest("output_mode='" + req.OutputMode + "' requires a tokenizer, " +
+			"but this server does not load one (--tokens-only or --skip-tokenizer-init). " +
+			"Send the request to a server that loads a tokenizer, or use output_mode='tokens'.")
+	case len(req.ContentParts) > 0 && string(req.ContentParts) != "[]" && string(req.ContentParts) != "null":
+		return badRequest("simulated engine: content_parts are not supported (send rendered features)")
+	}
+	if e := s.checkLogprobs(p); e != nil {
+		return e
+	}
+	maxID := 0
+	for _, t := range req.TokenIDs {
+		maxID = max(maxID, t)
+	}
+	if maxID >= s.vocabSize {
+		return badRequest(fmt.Sprintf("Token id %d is out of vocabulary", maxID))
+	}
+	if mml := s.model.MaxModelLen; mml > 0 && len(req.TokenIDs) > mml {
+		return badRequest(fmt.Sprintf("The decoder prompt (length %d) is longer than the maximum model length of %d. "+
+			"Make sure that `max_model_len` is no smaller than the number of text tokens.", len(req.TokenIDs), mml))
+	}
+	return nil
+}
+
+// timing sets the generation's latencies and fault: the configured ones,
+// a remote prefill's, then a script entry's.
+func (s *Sim) timing(g *generation, entry *scriptEntry) {
 	fault := s.cfg.Fault
 	if g.remotePrefill {
 		g.firstLatency = g.tokenLatency
@@ -232,8 +254,12 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 	if fault.Kind != FaultNone && s.faultStrikes(fault) {
 		g.fault = fault
 	}
-	g.scope.mm = mm.items
-	s.planPrefill(g)
+}
+
+// planChoices plans each choice's tokens: the script entry's, or an
+// answer made from the prompt (the images described).
+func (s *Sim) planChoices(g *generation, info protocol.GenerateRequestInfo, prompt string, entry *scriptEntry, images []seenImage) {
+	req, p := g.req, &g.req.SamplingParams
 	limits := s.kit.limitsFor(p, info.MaxTokensSet, len(req.TokenIDs), s.model.MaxModelLen)
 	seed := promptSeed(req, prompt)
 	g.plans = make([]choicePlan, p.N)
@@ -243,12 +269,9 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 			g.plans[i] = s.kit.plan(entry.tokens, entry.eos, limits)
 			continue
 		}
-		ids, eos := s.kit.answer(req, prompt, variant, describeImages(mm.images))
+		ids, eos := s.kit.answer(req, prompt, variant, describeImages(images))
 		g.plans[i] = s.kit.plan(ids, eos, limits)
 	}
-	s.log.Debug("enginesim: generate", "request_id", id, "prompt_tokens", len(req.TokenIDs), "n", p.N,
-		"stream", req.Stream != nil && *req.Stream, "fault", g.fault.Kind)
-	return g, nil
 }
 
 // planPrefill looks the prompt up in the prefix cache and adds the time to

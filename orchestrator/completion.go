@@ -87,6 +87,51 @@ func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionR
 	if err != nil {
 		return nil, AsError(err)
 	}
+	run := o.newCompletionRun(req, baseID, sink, rendered)
+	// One engine span covers every prompt's engine call and the
+	// in-process derender of their events.
+	ctx, span = startSpan(ctx, "engine", attribute.Int("vrender.prompts", len(rendered)))
+	var engErr error
+	defer func() { endSpan(span, engErr) }()
+	for i, p := range run.prompts {
+		st, err := o.cfg.Engines.Start(ctx, &rendered[i], p.requestID)
+		if err != nil {
+			engErr = err
+			run.closeAll(ctx, true)
+			return nil, AsError(err)
+		}
+		p.stream, p.engine = st, st.Engine()
+	}
+	defer run.closeAll(ctx, false)
+
+	if err := run.drain(ctx); err != nil {
+		if ctx.Err() != nil || errors.Is(err, errClientGone) {
+			return nil, ctx.Err()
+		}
+		if !run.started {
+			return nil, AsError(err)
+		}
+		run.fail(AsError(err))
+		return nil, nil
+	}
+	completion := 0
+	for _, p := range run.prompts {
+		for _, s := range p.sessions {
+			completion += s.Tokens()
+		}
+	}
+	o.cfg.Metrics.generated[APICompletions].Add(int64(completion))
+	span.SetAttributes(attribute.Int("vrender.completion_tokens", completion))
+	if !run.stream {
+		return run.response(completion), nil
+	}
+	run.finish(completion)
+	return nil, nil
+}
+
+// newCompletionRun sets up the run of the rendered prompts: n derender
+// sessions per prompt, each prompt with its own engine request id.
+func (o *Orchestrator) newCompletionRun(req *protocol.CompletionRequest, baseID string, sink Sink, rendered []protocol.GenerateRequest) *completionRun {
 	run := &completionRun{o: o, id: "cmpl-" + baseID, model: o.ResponseModel(req.Model), created: o.now().Unix(), n: 1,
 		stream: req.Stream != nil && *req.Stream, sseWriter: sseWriter{sink: sink, metrics: o.cfg.Metrics},
 		returnTokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs}
@@ -116,69 +161,46 @@ func (o *Orchestrator) completion(ctx context.Context, req *protocol.CompletionR
 		run.prompts = append(run.prompts, p)
 		o.cfg.Metrics.prompt[APICompletions].Add(int64(len(g.TokenIDs)))
 	}
-	// One engine span covers every prompt's engine call and the
-	// in-process derender of their events.
-	ctx, span = startSpan(ctx, "engine", attribute.Int("vrender.prompts", len(rendered)))
-	var engErr error
-	defer func() { endSpan(span, engErr) }()
-	for i, p := range run.prompts {
-		st, err := o.cfg.Engines.Start(ctx, &rendered[i], p.requestID)
-		if err != nil {
-			engErr = err
-			run.closeAll(ctx, true)
-			return nil, AsError(err)
-		}
-		p.stream, p.engine = st, st.Engine()
-	}
-	defer run.closeAll(ctx, false)
+	return run
+}
 
+// drain takes every prompt's events until all streams end. An error ends
+// it early, every stream closed and the engine requests not finished
+// aborted.
+func (r *completionRun) drain(ctx context.Context) error {
 	ectx, cancel := context.WithCancel(ctx)
 	defer cancel() // releases the readers of streams left early
-	events := run.events(ectx)
-	for pe := range events {
-		err := pe.err
-		p := run.prompts[pe.prompt]
-		if errors.Is(err, io.EOF) {
-			if !p.allDone() {
-				err = &Error{Status: http.StatusBadGateway, Type: http.StatusText(http.StatusBadGateway),
-					Message: "engine stream ended before every choice finished"}
-			} else {
-				continue
-			}
-		}
-		if err == nil {
-			err = run.event(pe.prompt, pe.ev, pe.read)
-			if err == nil && p.stopped && p.allDone() && !p.aborted {
-				p.aborted = true
-				o.abort(ctx, p.engine, p.requestID)
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, errClientGone) {
-				run.closeAll(ctx, true)
-				return nil, ctx.Err()
-			}
-			run.closeAll(ctx, true)
-			if !run.started {
-				return nil, AsError(err)
-			}
-			run.fail(AsError(err))
-			return nil, nil
+	for pe := range r.events(ectx) {
+		if err := r.take(ctx, pe); err != nil {
+			r.closeAll(ctx, true)
+			return err
 		}
 	}
-	completion := 0
-	for _, p := range run.prompts {
-		for _, s := range p.sessions {
-			completion += s.Tokens()
+	return nil
+}
+
+// take handles one event of one prompt's stream; a prompt whose every
+// choice hit a stop string is aborted at the engine.
+func (r *completionRun) take(ctx context.Context, pe promptEvent) error {
+	p := r.prompts[pe.prompt]
+	if errors.Is(pe.err, io.EOF) {
+		if p.allDone() {
+			return nil
 		}
+		return &Error{Status: http.StatusBadGateway, Type: http.StatusText(http.StatusBadGateway),
+			Message: "engine stream ended before every choice finished"}
 	}
-	o.cfg.Metrics.generated[APICompletions].Add(int64(completion))
-	span.SetAttributes(attribute.Int("vrender.completion_tokens", completion))
-	if !run.stream {
-		return run.response(completion), nil
+	if pe.err != nil {
+		return pe.err
 	}
-	run.finish(completion)
-	return nil, nil
+	if err := r.event(pe.prompt, pe.ev, pe.read); err != nil {
+		return err
+	}
+	if p.stopped && p.allDone() && !p.aborted {
+		p.aborted = true
+		r.o.abort(ctx, p.engine, p.requestID)
+	}
+	return nil
 }
 
 // events merges the prompts' streams; a prompt stream stops after EOF, an

@@ -595,21 +595,9 @@ type pyCallList struct {
 func (p *pyCallList) token(t pyTok) bool {
 	if p.str != nil {
 		if t.kind == ptString {
-			if t.bytes != p.str.bytes {
-				return false
-			}
-			p.str.text += t.text
-			p.str.fStr = p.str.fStr || t.fStr
-			return true
+			return p.extendString(t)
 		}
-		s := p.str
-		p.str = nil
-		if s.bytes || s.fStr {
-			// bytes are not JSON-serialisable; f-strings are not constants.
-			return false
-		}
-		q := pyjson.Quote(s.text)
-		if !p.value(&pyNode{canon: q, isConst: true, keyID: "s" + s.text}) {
+		if !p.flushString() {
 			return false
 		}
 	}
@@ -617,6 +605,57 @@ func (p *pyCallList) token(t pyTok) bool {
 	if t.kind == ptOp {
 		op = t.text
 	}
+	switch p.state {
+	case psOpen, psCallName, psListNext, psCallPart, psCallDot:
+		return p.callHead(t, op)
+	case psKwStart:
+		if op == ")" {
+			return p.endCall()
+		}
+		if t.kind == ptName && !pyKeywords[t.text] {
+			p.pend = t.text
+			p.state = psKwName
+			return true
+		}
+		return p.positional(t, op)
+	case psKwName:
+		return p.keyword(t, op)
+	case psPos:
+		return p.posToken(t, op)
+	case psValue:
+		return p.valueToken(t, op)
+	default:
+		return p.separator(op)
+	}
+}
+
+// extendString joins an adjacent string literal to the pending one, as
+// Python concatenates them; a bytes literal does not join a str.
+func (p *pyCallList) extendString(t pyTok) bool {
+	if t.bytes != p.str.bytes {
+		return false
+	}
+	p.str.text += t.text
+	p.str.fStr = p.str.fStr || t.fStr
+	return true
+}
+
+// flushString hands the pending string literal, complete now, on as a
+// value.
+func (p *pyCallList) flushString() bool {
+	s := p.str
+	p.str = nil
+	if s.bytes || s.fStr {
+		// bytes are not JSON-serialisable; f-strings are not constants.
+		return false
+	}
+	q := pyjson.Quote(s.text)
+	return p.value(&pyNode{canon: q, isConst: true, keyID: "s" + s.text})
+}
+
+// callHead reads the list's '[' and a call's dotted name up to its '(',
+// which sends the call's name.
+func (p *pyCallList) callHead(t pyTok, op string) bool {
 	switch p.state {
 	case psOpen:
 		if op != "[" {
@@ -650,35 +689,36 @@ func (p *pyCallList) token(t pyTok) bool {
 		default:
 			return false
 		}
-	case psKwStart:
-		if op == ")" {
-			return p.endCall()
+	}
+	return true
+}
+
+// keyword reads the token after a name in a call: '=' makes the name a
+// keyword whose value follows; anything else makes it the start of a
+// positional argument.
+func (p *pyCallList) keyword(t pyTok, op string) bool {
+	if op != "=" {
+		return p.positional(pyTok{kind: ptName, text: p.pend}, "") && p.posToken(t, op)
+	}
+	// ast.parse accepts a repeated keyword (only the compiler rejects
+	// it); the dict vLLM builds keeps its first place and last value.
+	p.kw = len(p.kws)
+	for i, k := range p.kws {
+		if k == p.pend {
+			p.kw = i
 		}
-		if t.kind == ptName && !pyKeywords[t.text] {
-			p.pend = t.text
-			p.state = psKwName
-			return true
-		}
-		return p.positional(t, op)
-	case psKwName:
-		if op != "=" {
-			return p.positional(pyTok{kind: ptName, text: p.pend}, "") && p.posToken(t, op)
-		}
-		// ast.parse accepts a repeated keyword (only the compiler rejects
-		// it); the dict vLLM builds keeps its first place and last value.
-		p.kw = len(p.kws)
-		for i, k := range p.kws {
-			if k == p.pend {
-				p.kw = i
-			}
-		}
-		if p.kw == len(p.kws) {
-			p.kws = append(p.kws, p.pend)
-			p.kwVals = append(p.kwVals, nil)
-		}
-		p.state = psValue
-	case psPos:
-		return p.posToken(t, op)
+	}
+	if p.kw == len(p.kws) {
+		p.kws = append(p.kws, p.pend)
+		p.kwVals = append(p.kwVals, nil)
+	}
+	p.state = psValue
+	return true
+}
+
+// separator reads what may follow an argument, a call or the closed list.
+func (p *pyCallList) separator(op string) bool {
+	switch p.state {
 	case psKwAfter:
 		switch op {
 		case ",":
@@ -702,10 +742,8 @@ func (p *pyCallList) token(t pyTok) bool {
 			return false
 		}
 		p.state = psSemi
-	case psSemi:
+	default: // psSemi: nothing may follow
 		return false
-	case psValue:
-		return p.valueToken(t, op)
 	}
 	return true
 }

@@ -196,8 +196,8 @@ func checkPromptListLength(obj *object) *pylax.FieldError {
 	if pylax.Kind(raw) != '[' {
 		return nil
 	}
-	var items []json.RawMessage
-	if json.Unmarshal(raw, &items) != nil || len(items) <= maxCompletionPrompts {
+	items, ok := pylax.Items(raw)
+	if !ok || len(items) <= maxCompletionPrompts {
 		return nil
 	}
 	allInts := true
@@ -249,10 +249,7 @@ func (o *object) prompts(name string) []Prompt {
 	if s, ok := pylax.LaxString(raw); ok {
 		return []Prompt{{Text: &s}}
 	}
-	var items []json.RawMessage
-	if pylax.Kind(raw) == '[' {
-		_ = json.Unmarshal(raw, &items)
-	}
+	items := pylax.ItemsOf(raw)
 	isList := pylax.Kind(raw) == '['
 	for _, strict := range []bool{true, false} {
 		if !isList {
@@ -322,8 +319,7 @@ func promptIDLists(loc []any, items []json.RawMessage, strict bool) ([][]int, []
 			errs = append(errs, pylax.FieldError{Type: "list_type", Loc: at, Msg: "Input should be a valid list", Input: it})
 			continue
 		}
-		var inner []json.RawMessage
-		_ = json.Unmarshal(it, &inner)
+		inner := pylax.ItemsOf(it)
 		ids, e := promptIDs(at, inner, strict)
 		errs = append(errs, e...)
 		lists = append(lists, ids)

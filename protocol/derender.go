@@ -263,12 +263,14 @@ func DecodeDerenderCompletion(data []byte) (*DerenderCompletionRequest, *Derende
 		}
 	}
 	if raw, ok := obj.Members["prompt_tokens"]; ok && !pylax.IsNull(raw) {
-		if err := json.Unmarshal(raw, &r.PromptTokens); err != nil {
+		var err error
+		if r.PromptTokens, err = decodeIntList(raw); err != nil {
 			b.Fail(b.At("prompt_tokens"), "list_type", "Input should be a valid list", raw)
 		}
 	}
 	if raw, ok := obj.Members["prompt_token_ids"]; ok && !pylax.IsNull(raw) {
-		if err := json.Unmarshal(raw, &r.PromptTokenIDs); err != nil {
+		var err error
+		if r.PromptTokenIDs, err = decodeIntLists(raw); err != nil {
 			b.Fail(b.At("prompt_token_ids"), "list_type", "Input should be a valid list", raw)
 		}
 	}
@@ -393,8 +395,8 @@ func (b derenderBody) state() *DerenderStreamState {
 		// What a checkpoint client echoes on every call; nothing to check.
 		return &DerenderStreamState{VrenderCheckpoint: ck}
 	}
-	var s DerenderStreamState
-	if pylax.Kind(raw) != '{' || json.Unmarshal(raw, &s) != nil {
+	s, err := decodeStreamState(raw)
+	if err != nil {
 		b.Fail(b.At("stream_state"), "model_type", "Input should be a valid dictionary or instance of DerenderStreamState", raw)
 		return nil
 	}
@@ -430,7 +432,7 @@ func (b derenderBody) state() *DerenderStreamState {
 
 // checkpointOnly reads a stream_state that is only
 // {"vrender_checkpoint":"..."} with a plain checkpoint (plainString), as
-// json.Unmarshal would, without it; anything else is for json.Unmarshal.
+// decodeStreamState would, without it; anything else is for decodeStreamState.
 func checkpointOnly(raw []byte) (string, bool) {
 	const head, tail = `{"vrender_checkpoint":`, `}`
 	if len(raw) < len(head)+len(tail) || string(raw[:len(head)]) != head || string(raw[len(raw)-len(tail):]) != tail {
@@ -466,8 +468,8 @@ func (b derenderBody) completionParams() *CompletionDecodeParams {
 	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
-	var p CompletionDecodeParams
-	if pylax.Kind(raw) != '{' || json.Unmarshal(raw, &p) != nil {
+	p, err := decodeCompletionParams(raw)
+	if err != nil {
 		b.Fail(b.At("completion_request"), "model_type", "Input should be a valid dictionary or instance of CompletionRequest", raw)
 		return nil
 	}

@@ -163,8 +163,8 @@ func (o *object) tokenOffsets(name string) [][2]int {
 	}
 	out := make([][2]int, 0, len(items))
 	for i, item := range items {
-		var pair []json.RawMessage
-		if pylax.Kind(item) != '[' || json.Unmarshal(item, &pair) != nil {
+		pair, ok := pylax.Items(item)
+		if !ok {
 			o.Fail(o.At(name, i), "tuple_type", "Input should be a valid tuple", item)
 			continue
 		}
@@ -216,8 +216,7 @@ func (o *object) generateSamplingParams(name string) (*SamplingParams, bool) {
 			pylax.CtxEntry{Key: "class_name", Value: "SamplingParams"})
 		return nil, false
 	}
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &members)
+	members := pylax.MembersOf(raw)
 	s := &object{&pylax.Object{Raw: raw, Members: members, Loc: o.At(name)}}
 	p := NewSamplingParams()
 	p.N = s.Int("n", 1)

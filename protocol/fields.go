@@ -21,8 +21,8 @@ func (o *object) logitBias(name string) []LogitBiasEntry {
 	if raw == nil {
 		return nil
 	}
-	var members map[string]json.RawMessage
-	if json.Unmarshal(raw, &members) != nil {
+	members, ok := pylax.Members(raw)
+	if !ok {
 		return nil
 	}
 	out := make([]LogitBiasEntry, 0, len(members))
@@ -181,8 +181,7 @@ func (o *object) documents(name string) json.RawMessage {
 			valid = false
 			continue
 		}
-		var doc map[string]json.RawMessage
-		_ = json.Unmarshal(item, &doc)
+		doc := pylax.MembersOf(item)
 		for _, key := range pylax.KeysInOrder(item, doc) {
 			if _, ok := pylax.LaxString(doc[key]); !ok {
 				o.Fail(o.At(name, i, key), "string_type", "Input should be a valid string", doc[key])
@@ -253,8 +252,7 @@ func (o *object) vllmXargs(name string) json.RawMessage {
 	if raw == nil {
 		return nil
 	}
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &members)
+	members := pylax.MembersOf(raw)
 	scalar := func(v json.RawMessage) bool {
 		k := pylax.Kind(v)
 		return k == '"' || k == '-' || pylax.IsDigit(k)
@@ -266,8 +264,7 @@ func (o *object) vllmXargs(name string) json.RawMessage {
 			continue
 		}
 		if pylax.Kind(v) == '[' {
-			var items []json.RawMessage
-			_ = json.Unmarshal(v, &items)
+			items := pylax.ItemsOf(v)
 			ok := true
 			for _, it := range items {
 				ok = ok && scalar(it)

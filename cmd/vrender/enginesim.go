@@ -23,121 +23,54 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		"Serve a simulated tokens-only vLLM engine (vllm serve MODEL --tokens-only): POST /inference/v1/generate,\n"+
 			"/inference/v1/abort_requests, /abort_requests, /health and /v1/models, answering with scripted outputs\n"+
 			"or a built-in reasoning-model imitation, with configurable latency and injected faults.")
-	var (
-		mf          modelFlags
-		host        string
-		port        int
-		servedName  string
-		script      string
-		firstToken  time.Duration
-		perToken    time.Duration
-		fault       string
-		faultAfter  int
-		faultRate   float64
-		maxNumSeqs  int
-		logLevelDbg bool
-		kvRole      string
-		kvLatency   time.Duration
-		serial      bool
-		lpShape     string
-		cache       simCacheFlags
-		lora        loraFlags
-	)
-	mf.register(c, true)
-	c.fs.StringVar(&host, "host", "", "`HOST` address to listen on (default: all interfaces)")
-	c.fs.IntVar(&port, "port", 8000, "`PORT` to listen on")
-	c.fs.StringVar(&servedName, "served-model-name", "", "the model `NAME` the engine reports and accepts (default: MODEL)")
-	c.fs.StringVar(&script, "script", "", "JSONL or JSON list `FILE` of scripted outputs (see the enginesim package docs)")
-	c.fs.DurationVar(&firstToken, "first-token-latency", 0, "time to first token, a Go `DURATION` such as 200ms")
-	c.fs.DurationVar(&perToken, "token-latency", 0, "`DURATION` between tokens")
-	c.fs.StringVar(&fault, "fault", "", "inject a `KIND` of fault: refuse, 500, drop or stall")
-	c.fs.IntVar(&faultAfter, "fault-after", 0, "events sent before the fault strikes (`N`)")
-	c.fs.Float64Var(&faultRate, "fault-rate", 0, "probability `R` that a request gets the fault (0 = every request)")
-	c.fs.IntVar(&maxNumSeqs, "max-num-seqs", 256, "vLLM's max_num_seqs `N`: requests with a larger n are refused")
-	c.fs.BoolVar(&logLevelDbg, "debug", false, "log every request")
-	c.fs.StringVar(&kvRole, "kv-role", enginesim.KVRoleBoth, "`ROLE` in disaggregated serving: producer (prefill engine: only prefill requests,\n"+
-		"answered with kv_transfer_params), consumer (decode engine: only requests carrying a producer's\n"+
-		"kv_transfer_params) or both (every request, parameters unchecked)")
-	c.fs.DurationVar(&kvLatency, "kv-transfer-latency", 0, "first-token `DURATION` of a decode whose KV cache comes from a prefill engine\n"+
-		"(default: --token-latency)")
-	c.fs.StringVar(&lpShape, "logprobs-shape", enginesim.LogprobsShapeOpenAI, "`SHAPE` of output logprobs: openai (what vLLM's generate writes today: \"token_id:N\"\n"+
-		"placeholders with bytes null) or generate (GenerateLogProbs {token_id, logprob, rank}, vllm PR #58181)")
-	c.fs.BoolVar(&serial, "serial-prefill", false, "run prefills (--first-token-latency) one at a time and stall decoding while one runs,\n"+
-		"as a batch-at-a-time engine does: the interference disaggregated serving removes")
-
-	cache.register(c, "")
-	lora.register(c)
-
+	var f engineSimFlags
+	f.register(c)
 	rest, err := c.parse(args, stdout)
 	if err != nil {
 		return err
 	}
-	switch {
-	case len(rest) > 1:
-		return usagef("unexpected argument %q", rest[1])
-	case len(rest) == 1:
-		mf.model = rest[0]
-	}
-	if port < 0 || port > 65535 {
-		return usagef("--port %d is out of range", port)
-	}
-	if maxNumSeqs < 1 {
-		return usagef("--max-num-seqs must be at least 1")
-	}
-	f := enginesim.Fault{Kind: fault, AfterTokens: faultAfter, Rate: faultRate}
-	if err := f.Validate(); err != nil {
-		return usagef("--fault: %v", err)
-	}
-	if err := enginesim.ValidateLogprobsShape(lpShape); err != nil {
-		return usagef("--logprobs-shape: %v", err)
-	}
-	if err := enginesim.ValidateKVRole(kvRole); err != nil {
-		return usagef("--kv-role: %v", err)
-	}
-	if err := cache.validate(); err != nil {
+	fault, err := f.validate(rest)
+	if err != nil {
 		return err
 	}
-	if firstToken < 0 || perToken < 0 || kvLatency < 0 {
-		return usagef("latencies must not be negative")
-	}
 	level := slog.LevelInfo
-	if logLevelDbg {
+	if f.logLevelDbg {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	name := servedName
+	name := f.servedName
 	if name == "" {
-		name = mf.model
+		name = f.mf.model
 	}
-	adapters, err := lora.adapters([]string{name})
+	adapters, err := f.lora.adapters([]string{name})
 	if err != nil {
 		return err
 	}
-	m, err := mf.load(ctx)
+	m, err := f.mf.load(ctx)
 	if err != nil {
 		return err
 	}
 	cfg := enginesim.Config{
-		ServedModelName:   servedName,
+		ServedModelName:   f.servedName,
 		LoRAModules:       adapters,
-		FirstTokenLatency: firstToken,
-		TokenLatency:      perToken,
-		Fault:             f,
-		MaxNumSeqs:        maxNumSeqs,
+		FirstTokenLatency: f.firstToken,
+		TokenLatency:      f.perToken,
+		Fault:             fault,
+		MaxNumSeqs:        f.maxNumSeqs,
 		Logger:            log,
-		KVRole:            kvRole,
-		KVTransferLatency: kvLatency,
-		SerialPrefill:     serial,
-		LogprobsShape:     lpShape,
+		KVRole:            f.kvRole,
+		KVTransferLatency: f.kvLatency,
+		SerialPrefill:     f.serial,
+		LogprobsShape:     f.lpShape,
 	}
-	cache.apply(&cfg)
-	if script != "" {
-		if cfg.Script, err = enginesim.LoadScript(script, m.Tokenizer); err != nil {
+	f.cache.apply(&cfg)
+	if f.script != "" {
+		if cfg.Script, err = enginesim.LoadScript(f.script, m.Tokenizer); err != nil {
 			return err
 		}
 	}
-	pub, _, err := cache.publisher(log, false)
+	pub, _, err := f.cache.publisher(log, false)
 	if err != nil {
 		return err
 	}
@@ -149,15 +82,99 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	log.Info("simulated engine serving", "addr", ln.Addr().String(), "model", name, "lora_modules", adapterNames(adapters), "script", script,
-		"first_token_latency", firstToken, "token_latency", perToken, "fault", fault,
-		"kv_role", kvRole, "serial_prefill", serial, "prefix_cache_blocks", cache.cacheBlocks, "block_size", cache.blockSize,
-		"prefill_token_latency", cache.prefillTok)
+	log.Info("simulated engine serving", "addr", ln.Addr().String(), "model", name, "lora_modules", adapterNames(adapters), "script", f.script,
+		"first_token_latency", f.firstToken, "token_latency", f.perToken, "fault", f.fault,
+		"kv_role", f.kvRole, "serial_prefill", f.serial, "prefix_cache_blocks", f.cache.cacheBlocks, "block_size", f.cache.blockSize,
+		"prefill_token_latency", f.cache.prefillTok)
 	return server.Serve(ctx, ln, sim.Handler(), server.ServeOptions{Logger: log})
+}
+
+// engineSimFlags are the flags of vrender engine-sim.
+type engineSimFlags struct {
+	mf          modelFlags
+	host        string
+	port        int
+	servedName  string
+	script      string
+	firstToken  time.Duration
+	perToken    time.Duration
+	fault       string
+	faultAfter  int
+	faultRate   float64
+	maxNumSeqs  int
+	logLevelDbg bool
+	kvRole      string
+	kvLatency   time.Duration
+	serial      bool
+	lpShape     string
+	cache       simCacheFlags
+	lora        loraFlags
+}
+
+func (f *engineSimFlags) register(c *command) {
+	f.mf.register(c, true)
+	c.fs.StringVar(&f.host, "host", "", "`HOST` address to listen on (default: all interfaces)")
+	c.fs.IntVar(&f.port, "port", 8000, "`PORT` to listen on")
+	c.fs.StringVar(&f.servedName, "served-model-name", "", "the model `NAME` the engine reports and accepts (default: MODEL)")
+	c.fs.StringVar(&f.script, "script", "", "JSONL or JSON list `FILE` of scripted outputs (see the enginesim package docs)")
+	c.fs.DurationVar(&f.firstToken, "first-token-latency", 0, "time to first token, a Go `DURATION` such as 200ms")
+	c.fs.DurationVar(&f.perToken, "token-latency", 0, "`DURATION` between tokens")
+	c.fs.StringVar(&f.fault, "fault", "", "inject a `KIND` of fault: refuse, 500, drop or stall")
+	c.fs.IntVar(&f.faultAfter, "fault-after", 0, "events sent before the fault strikes (`N`)")
+	c.fs.Float64Var(&f.faultRate, "fault-rate", 0, "probability `R` that a request gets the fault (0 = every request)")
+	c.fs.IntVar(&f.maxNumSeqs, "max-num-seqs", 256, "vLLM's max_num_seqs `N`: requests with a larger n are refused")
+	c.fs.BoolVar(&f.logLevelDbg, "debug", false, "log every request")
+	c.fs.StringVar(&f.kvRole, "kv-role", enginesim.KVRoleBoth, "`ROLE` in disaggregated serving: producer (prefill engine: only prefill requests,\n"+
+		"answered with kv_transfer_params), consumer (decode engine: only requests carrying a producer's\n"+
+		"kv_transfer_params) or both (every request, parameters unchecked)")
+	c.fs.DurationVar(&f.kvLatency, "kv-transfer-latency", 0, "first-token `DURATION` of a decode whose KV cache comes from a prefill engine\n"+
+		"(default: --token-latency)")
+	c.fs.StringVar(&f.lpShape, "logprobs-shape", enginesim.LogprobsShapeOpenAI, "`SHAPE` of output logprobs: openai (what vLLM's generate writes today: \"token_id:N\"\n"+
+		"placeholders with bytes null) or generate (GenerateLogProbs {token_id, logprob, rank}, vllm PR #58181)")
+	c.fs.BoolVar(&f.serial, "serial-prefill", false, "run prefills (--first-token-latency) one at a time and stall decoding while one runs,\n"+
+		"as a batch-at-a-time engine does: the interference disaggregated serving removes")
+
+	f.cache.register(c, "")
+	f.lora.register(c)
+}
+
+// validate checks the flags and the arguments left after them (the model
+// may be given as the one argument, as vllm serve takes it) and returns
+// the fault to inject.
+func (f *engineSimFlags) validate(rest []string) (enginesim.Fault, error) {
+	switch {
+	case len(rest) > 1:
+		return enginesim.Fault{}, usagef("unexpected argument %q", rest[1])
+	case len(rest) == 1:
+		f.mf.model = rest[0]
+	}
+	if f.port < 0 || f.port > 65535 {
+		return enginesim.Fault{}, usagef("--port %d is out of range", f.port)
+	}
+	if f.maxNumSeqs < 1 {
+		return enginesim.Fault{}, usagef("--max-num-seqs must be at least 1")
+	}
+	fault := enginesim.Fault{Kind: f.fault, AfterTokens: f.faultAfter, Rate: f.faultRate}
+	if err := fault.Validate(); err != nil {
+		return enginesim.Fault{}, usagef("--fault: %v", err)
+	}
+	if err := enginesim.ValidateLogprobsShape(f.lpShape); err != nil {
+		return enginesim.Fault{}, usagef("--logprobs-shape: %v", err)
+	}
+	if err := enginesim.ValidateKVRole(f.kvRole); err != nil {
+		return enginesim.Fault{}, usagef("--kv-role: %v", err)
+	}
+	if err := f.cache.validate(); err != nil {
+		return enginesim.Fault{}, err
+	}
+	if f.firstToken < 0 || f.perToken < 0 || f.kvLatency < 0 {
+		return enginesim.Fault{}, usagef("latencies must not be negative")
+	}
+	return fault, nil
 }
 
 // kvEventsConfig is vLLM's KVEventsConfig (vllm/config/kv_events.py).

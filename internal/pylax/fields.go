@@ -266,8 +266,7 @@ func (o *Object) StopField(name string) []string {
 		o.Fail(o.At(name), "list_type", "Input should be a valid list", raw)
 		return nil
 	}
-	var items []json.RawMessage
-	_ = json.Unmarshal(raw, &items)
+	items := ItemsOf(raw)
 	out := make([]string, 0, len(items))
 	var bad []int
 	for i, item := range items {
@@ -348,9 +347,7 @@ func (o *Object) Nested(name string, dataclass bool, class string) (sub *Object,
 
 // Sub is the JSON object raw, the member name of o, as an object of its own.
 func (o *Object) Sub(name string, raw json.RawMessage) *Object {
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &members)
-	return &Object{Raw: raw, Members: members, Loc: o.At(name)}
+	return &Object{Raw: raw, Members: MembersOf(raw), Loc: o.At(name)}
 }
 
 // StrOfJSON is Python's str() of the value json.loads makes of raw (None
@@ -375,8 +372,7 @@ func reprOfJSON(raw json.RawMessage) string {
 		s, _ := LaxString(raw)
 		return StrRepr(s)
 	case '[':
-		var items []json.RawMessage
-		_ = json.Unmarshal(raw, &items)
+		items := ItemsOf(raw)
 		var b strings.Builder
 		b.WriteByte('[')
 		for i, it := range items {
@@ -388,8 +384,7 @@ func reprOfJSON(raw json.RawMessage) string {
 		b.WriteByte(']')
 		return b.String()
 	case '{':
-		var members map[string]json.RawMessage
-		_ = json.Unmarshal(raw, &members)
+		members := MembersOf(raw)
 		var b strings.Builder
 		b.WriteByte('{')
 		for i, k := range KeysInOrder(raw, members) {

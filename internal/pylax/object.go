@@ -218,12 +218,10 @@ func (o *Object) List(name string, required bool) (items []json.RawMessage, pres
 		}
 		return items, true
 	}
-	if Kind(raw) != '[' || json.Unmarshal(raw, &items) != nil {
+	items, ok = Items(raw)
+	if !ok {
 		o.Fail(o.At(name), "list_type", "Input should be a valid list", raw)
 		return nil, false
-	}
-	if items == nil {
-		items = []json.RawMessage{}
 	}
 	return items, true
 }
@@ -248,19 +246,19 @@ func (o *Object) OptionalDictOfDicts(name string) json.RawMessage {
 	if raw == nil {
 		return nil
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil {
+	members, ok := Members(raw)
+	if !ok {
 		o.Fail(o.At(name), "dict_type", "Input should be a valid dictionary", raw)
 		return nil
 	}
-	ok := true
+	valid := true
 	for _, key := range KeysInOrder(raw, members) {
 		if v := members[key]; Kind(v) != '{' {
 			o.Fail(o.At(name, key), "dict_type", "Input should be a valid dictionary", v)
-			ok = false
+			valid = false
 		}
 	}
-	if !ok {
+	if !valid {
 		return nil
 	}
 	return raw
@@ -303,11 +301,7 @@ func LaxString(raw json.RawMessage) (string, bool) {
 	if s, ok := PlainString(raw); ok {
 		return s, true
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
+	return stringOf(raw)
 }
 
 // PlainString reads a JSON string literal of printable ASCII without
@@ -457,11 +451,9 @@ func Truthy(raw json.RawMessage) bool {
 	case '"':
 		return text != `""`
 	case '[':
-		var items []json.RawMessage
-		return json.Unmarshal(raw, &items) == nil && len(items) > 0
+		return len(ItemsOf(raw)) > 0
 	case '{':
-		var members map[string]json.RawMessage
-		return json.Unmarshal(raw, &members) == nil && len(members) > 0
+		return len(MembersOf(raw)) > 0
 	default:
 		f, err := strconv.ParseFloat(text, 64)
 		return err != nil || f != 0

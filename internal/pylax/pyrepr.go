@@ -51,20 +51,20 @@ func summarizeInput(raw json.RawMessage) string {
 	}
 	switch v[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal([]byte(v), &s); err != nil {
+		s, ok := stringOf([]byte(v))
+		if !ok {
 			return v
 		}
 		return truncateChars(s, maxErrorInputChars, "...[truncated]")
 	case '[':
-		var items []json.RawMessage
-		if err := json.Unmarshal([]byte(v), &items); err != nil {
+		items, ok := Items([]byte(v))
+		if !ok {
 			return "<list>"
 		}
 		return fmt.Sprintf("<list of %d items>", len(items))
 	case '{':
-		var members map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(v), &members); err != nil {
+		members, ok := Members([]byte(v))
+		if !ok {
 			return "<dict>"
 		}
 		return fmt.Sprintf("<dict of %d items>", len(members))

@@ -3,12 +3,13 @@ package engine
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 
 	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // legacyAbortPath is the unauthenticated abort route older tokens-only
@@ -28,15 +29,11 @@ func (c *Client) Abort(ctx context.Context, engineRequestIDs ...string) error {
 	if len(engineRequestIDs) == 0 {
 		return nil
 	}
-	body, err := json.Marshal(struct {
-		RequestIDs []string `json:"request_ids"`
-	}{engineRequestIDs})
-	if err != nil {
-		return fmt.Errorf("engine abort: %w", err)
-	}
+	// vLLM's AbortRequest body, as json.dumps writes it.
+	body := append(wire.AppendStrings([]byte(`{"request_ids":`), engineRequestIDs), '}')
 	ctx, cancel := context.WithTimeout(ctx, c.abortTimeout)
 	defer cancel()
-	err = c.postAbort(ctx, c.abortURL, body)
+	err := c.postAbort(ctx, c.abortURL, body)
 	if e, ok := err.(*Error); ok && e.EngineStatus == http.StatusNotFound {
 		err = c.postAbort(ctx, c.base+legacyAbortPath, body)
 	}

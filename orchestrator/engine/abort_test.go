@@ -16,16 +16,23 @@ func TestAbort(t *testing.T) {
 	// The request's ctx is cancelled by the time the caller aborts.
 	reqCtx, cancel := context.WithCancel(context.Background())
 	cancel()
-	ids := []string{EngineRequestID("a"), EngineRequestID("b")}
+	// Ids carry what a client put in X-Request-Id: the engine must read
+	// back the same strings json.Marshal's body gave it.
+	odd := "<&>\u2028\"\\\n\xff"
+	ids := []string{EngineRequestID("a"), EngineRequestID("b"), EngineRequestID(odd)}
 	if err := c.Abort(context.WithoutCancel(reqCtx), ids...); err != nil {
 		t.Fatal(err)
 	}
 	if es.requests() != 1 || es.paths[0] != abortPath {
 		t.Fatalf("requests %d paths %v", es.requests(), es.paths)
 	}
-	var got []string
-	if err := json.Unmarshal(es.body(0)["request_ids"], &got); err != nil || len(got) != 2 ||
-		got[0] != "generate-tokens-a" || got[1] != "generate-tokens-b" {
+	var got, want []string
+	ref, _ := json.Marshal(ids)
+	if err := json.Unmarshal(ref, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(es.body(0)["request_ids"], &got); err != nil || len(got) != 3 ||
+		got[0] != "generate-tokens-a" || got[1] != "generate-tokens-b" || got[2] != want[2] {
 		t.Errorf("request_ids = %s", es.body(0)["request_ids"])
 	}
 	if h := es.header(0); h.Get("Authorization") != "Bearer k" || h.Get("Content-Type") != "application/json" {

@@ -66,94 +66,15 @@ func (c *compiler) compileExpr(x expr) (evalFn, error) {
 		v := t.v
 		return func(*renderer, *scope) (Value, error) { return v, nil }, nil
 	case *nameExpr:
-		name := t.name
-		if c.folding {
-			return func(*renderer, *scope) (Value, error) { return Value{}, errImpossible }, nil
-		}
-		if c.bound != nil && !c.bound[name] {
-			global, isGlobal := globals[name]
-			return func(r *renderer, _ *scope) (Value, error) {
-				if v, ok := r.rootVars[name]; ok {
-					return v, nil
-				}
-				if isGlobal {
-					return global, nil
-				}
-				return undefinedName(name), nil
-			}, nil
-		}
-		return func(r *renderer, s *scope) (Value, error) { return r.resolve(s, name), nil }, nil
-	case *tupleExpr, *listExpr:
-		var items []expr
-		kind := KindList
-		if tt, ok := t.(*tupleExpr); ok {
-			items, kind = tt.items, KindTuple
-		} else {
-			items = t.(*listExpr).items
-		}
-		fs, err := c.exprs(items)
-		if err != nil {
-			return nil, err
-		}
-		return func(r *renderer, s *scope) (Value, error) {
-			vs, err := evalAll(r, s, fs)
-			if err != nil {
-				return Value{}, err
-			}
-			return Value{kind: kind, ref: &vs}, nil
-		}, nil
+		return c.nameExpr(t)
+	case *tupleExpr:
+		return c.seqExpr(t.items, KindTuple)
+	case *listExpr:
+		return c.seqExpr(t.items, KindList)
 	case *dictExpr:
-		ks, err := c.exprs(t.keys)
-		if err != nil {
-			return nil, err
-		}
-		vs, err := c.exprs(t.vals)
-		if err != nil {
-			return nil, err
-		}
-		return func(r *renderer, s *scope) (Value, error) {
-			d := NewDict(len(ks))
-			for i := range ks {
-				k, err := ks[i](r, s)
-				if err != nil {
-					return Value{}, err
-				}
-				v, err := vs[i](r, s)
-				if err != nil {
-					return Value{}, err
-				}
-				if err := d.Set(k, v); err != nil {
-					return Value{}, err
-				}
-			}
-			return DictValue(d), nil
-		}, nil
+		return c.dictExpr(t)
 	case *condExpr:
-		test, err := c.expr(t.test)
-		if err != nil {
-			return nil, err
-		}
-		body, err := c.expr(t.body)
-		if err != nil {
-			return nil, err
-		}
-		msg := fmt.Sprintf("the inline if-expression on line %d evaluated to false and no else section was defined.", t.line)
-		els := func(*renderer, *scope) (Value, error) { return undefined(msg), nil }
-		if t.els != nil {
-			if els, err = c.expr(t.els); err != nil {
-				return nil, err
-			}
-		}
-		return func(r *renderer, s *scope) (Value, error) {
-			v, err := test(r, s)
-			if err != nil {
-				return Value{}, err
-			}
-			if v.Truth() {
-				return body(r, s)
-			}
-			return els(r, s)
-		}, nil
+		return c.condExpr(t)
 	case *andExpr:
 		l, r2, err := c.pair(t.l, t.r)
 		if err != nil {
@@ -190,199 +111,20 @@ func (c *compiler) compileExpr(x expr) (evalFn, error) {
 			}
 			return Bool(!v.Truth()), nil
 		}, nil
-	case *negExpr, *posExpr:
-		var inner expr
-		op := negate
-		if n, ok := t.(*negExpr); ok {
-			inner = n.x
-		} else {
-			inner, op = t.(*posExpr).x, positive
-		}
-		f, err := c.expr(inner)
-		if err != nil {
-			return nil, err
-		}
-		return func(r *renderer, s *scope) (Value, error) {
-			v, err := f(r, s)
-			if err != nil {
-				return Value{}, err
-			}
-			return op(v)
-		}, nil
+	case *negExpr:
+		return c.unaryExpr(t.x, negate)
+	case *posExpr:
+		return c.unaryExpr(t.x, positive)
 	case *binExpr:
-		if t.op == "+" {
-			return c.addChain(t)
-		}
-		l, r2, err := c.pair(t.l, t.r)
-		if err != nil {
-			return nil, err
-		}
-		op := t.op
-		if lv, ok := c.constValue(t.l, true); ok && !c.folding && op == "**" && lv.isNumber() && math.Signbit(lv.toFloat()) {
-			// Jinja writes a folded negative constant as "-3" into the
-			// generated Python, where "-3 ** y" then means -(3 ** y).
-			abs, _ := negate(lv)
-			return func(r *renderer, s *scope) (Value, error) {
-				b, err := r2(r, s)
-				if err != nil {
-					return Value{}, err
-				}
-				p, err := r.binaryOp("**", abs, b)
-				if err != nil {
-					return Value{}, err
-				}
-				return negate(p)
-			}, nil
-		}
-		return func(r *renderer, s *scope) (Value, error) {
-			a, err := l(r, s)
-			if err != nil {
-				return Value{}, err
-			}
-			b, err := r2(r, s)
-			if err != nil {
-				return Value{}, err
-			}
-			return r.binaryOp(op, a, b)
-		}, nil
+		return c.binExpr(t)
 	case *concatExpr:
-		fs, err := c.exprs(t.items)
-		if err != nil {
-			return nil, err
-		}
-		return func(r *renderer, s *scope) (Value, error) {
-			var b strings.Builder
-			for _, f := range fs {
-				v, err := f(r, s)
-				if err != nil {
-					return Value{}, err
-				}
-				b.WriteString(pyStr(v))
-				if err := r.checkSize(b.Len()); err != nil {
-					return Value{}, err
-				}
-			}
-			return Str(b.String()), nil
-		}, nil
+		return c.concatExpr(t)
 	case *compareExpr:
-		first, err := c.expr(t.first)
-		if err != nil {
-			return nil, err
-		}
-		rest, err := c.exprs(t.rest)
-		if err != nil {
-			return nil, err
-		}
-		ops := t.ops
-		if len(ops) == 1 && (ops[0] == "==" || ops[0] == "!=") {
-			if k, ok := t.rest[0].(*constExpr); ok && k.v.kind == KindStr {
-				// x == 'str', the commonest test in chat templates (role
-				// checks): one string comparison, no operator dispatch.
-				want, eq := k.v.s, ops[0] == "=="
-				return func(r *renderer, s *scope) (Value, error) {
-					a, err := first(r, s)
-					if err != nil {
-						return Value{}, err
-					}
-					return Bool((a.kind == KindStr && a.s == want) == eq), nil
-				}, nil
-			}
-		}
-		return func(r *renderer, s *scope) (Value, error) {
-			a, err := first(r, s)
-			if err != nil {
-				return Value{}, err
-			}
-			for i, f := range rest {
-				b, err := f(r, s)
-				if err != nil {
-					return Value{}, err
-				}
-				ok, err := compareOp(ops[i], a, b)
-				if err != nil {
-					return Value{}, err
-				}
-				if !ok {
-					return falseValue, nil
-				}
-				a = b
-			}
-			return trueValue, nil
-		}, nil
+		return c.compareExpr(t)
 	case *getattrExpr:
-		obj, err := c.expr(t.obj)
-		if err != nil {
-			return nil, err
-		}
-		name := t.attr
-		// A dict key is found directly unless the name is also a dict method.
-		keyFirst := !isDictMethodName(name)
-		return func(r *renderer, s *scope) (Value, error) {
-			o, err := obj(r, s)
-			if err != nil {
-				return Value{}, err
-			}
-			if o.kind == KindDict && keyFirst {
-				if v, ok := o.dict().GetStr(name); ok {
-					return v, nil
-				}
-			}
-			return r.getattr(o, name)
-		}, nil
+		return c.getattrExpr(t)
 	case *getitemExpr:
-		obj, err := c.expr(t.obj)
-		if err != nil {
-			return nil, err
-		}
-		if sl, ok := t.key.(*sliceExpr); ok {
-			parts := make([]evalFn, 3)
-			for i, p := range []expr{sl.start, sl.stop, sl.step} {
-				if p == nil {
-					parts[i] = func(*renderer, *scope) (Value, error) { return noneValue, nil }
-					continue
-				}
-				if parts[i], err = c.expr(p); err != nil {
-					return nil, err
-				}
-			}
-			// Folded at compile time, Jinja evaluates a slice through
-			// environment.getitem, which turns a failed slice into Undefined;
-			// at run time a slice is a plain subscript that raises.
-			folded := c.folding
-			return func(r *renderer, s *scope) (Value, error) {
-				o, err := obj(r, s)
-				if err != nil {
-					return Value{}, err
-				}
-				vs, err := evalAll(r, s, parts)
-				if err != nil {
-					return Value{}, err
-				}
-				v, err := r.slice(o, vs[0], vs[1], vs[2])
-				if err != nil && folded && o.kind != KindUndefinedValue {
-					var te *TemplateError
-					if errors.As(err, &te) && te.PyType == "TypeError" {
-						return undefined(objectTypeRepr(o) + " has no element slice(" + pyRepr(vs[0]) + ", " + pyRepr(vs[1]) + ", " + pyRepr(vs[2]) + ")"), nil
-					}
-				}
-				return v, err
-			}, nil
-		}
-		key, err := c.expr(t.key)
-		if err != nil {
-			return nil, err
-		}
-		return func(r *renderer, s *scope) (Value, error) {
-			o, err := obj(r, s)
-			if err != nil {
-				return Value{}, err
-			}
-			k, err := key(r, s)
-			if err != nil {
-				return Value{}, err
-			}
-			return r.getitem(o, k)
-		}, nil
+		return c.getitemExpr(t)
 	case *sliceExpr:
 		return nil, syntaxErr(0, "slice outside of a subscript")
 	case *callExpr:
@@ -395,6 +137,305 @@ func (c *compiler) compileExpr(x expr) (evalFn, error) {
 		return nil, syntaxErr(0, "namespace reference outside of an assignment")
 	}
 	return nil, syntaxErr(0, "unsupported expression %T", x)
+}
+
+// nameExpr compiles a variable load; a name the template never binds is
+// read from the render's variables or the globals directly.
+func (c *compiler) nameExpr(t *nameExpr) (evalFn, error) {
+	name := t.name
+	if c.folding {
+		return func(*renderer, *scope) (Value, error) { return Value{}, errImpossible }, nil
+	}
+	if c.bound != nil && !c.bound[name] {
+		global, isGlobal := globals[name]
+		return func(r *renderer, _ *scope) (Value, error) {
+			if v, ok := r.rootVars[name]; ok {
+				return v, nil
+			}
+			if isGlobal {
+				return global, nil
+			}
+			return undefinedName(name), nil
+		}, nil
+	}
+	return func(r *renderer, s *scope) (Value, error) { return r.resolve(s, name), nil }, nil
+}
+
+// dictExpr compiles a dict display.
+func (c *compiler) dictExpr(t *dictExpr) (evalFn, error) {
+	ks, err := c.exprs(t.keys)
+	if err != nil {
+		return nil, err
+	}
+	vs, err := c.exprs(t.vals)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *renderer, s *scope) (Value, error) {
+		d := NewDict(len(ks))
+		for i := range ks {
+			k, err := ks[i](r, s)
+			if err != nil {
+				return Value{}, err
+			}
+			v, err := vs[i](r, s)
+			if err != nil {
+				return Value{}, err
+			}
+			if err := d.Set(k, v); err != nil {
+				return Value{}, err
+			}
+		}
+		return DictValue(d), nil
+	}, nil
+}
+
+// condExpr compiles an inline if-expression.
+func (c *compiler) condExpr(t *condExpr) (evalFn, error) {
+	test, err := c.expr(t.test)
+	if err != nil {
+		return nil, err
+	}
+	body, err := c.expr(t.body)
+	if err != nil {
+		return nil, err
+	}
+	msg := fmt.Sprintf("the inline if-expression on line %d evaluated to false and no else section was defined.", t.line)
+	els := func(*renderer, *scope) (Value, error) { return undefined(msg), nil }
+	if t.els != nil {
+		if els, err = c.expr(t.els); err != nil {
+			return nil, err
+		}
+	}
+	return func(r *renderer, s *scope) (Value, error) {
+		v, err := test(r, s)
+		if err != nil {
+			return Value{}, err
+		}
+		if v.Truth() {
+			return body(r, s)
+		}
+		return els(r, s)
+	}, nil
+}
+
+// binExpr compiles a binary operator (+ as a chain, addChain).
+func (c *compiler) binExpr(t *binExpr) (evalFn, error) {
+	if t.op == "+" {
+		return c.addChain(t)
+	}
+	l, r2, err := c.pair(t.l, t.r)
+	if err != nil {
+		return nil, err
+	}
+	op := t.op
+	if lv, ok := c.constValue(t.l, true); ok && !c.folding && op == "**" && lv.isNumber() && math.Signbit(lv.toFloat()) {
+		// Jinja writes a folded negative constant as "-3" into the
+		// generated Python, where "-3 ** y" then means -(3 ** y).
+		abs, _ := negate(lv)
+		return func(r *renderer, s *scope) (Value, error) {
+			b, err := r2(r, s)
+			if err != nil {
+				return Value{}, err
+			}
+			p, err := r.binaryOp("**", abs, b)
+			if err != nil {
+				return Value{}, err
+			}
+			return negate(p)
+		}, nil
+	}
+	return func(r *renderer, s *scope) (Value, error) {
+		a, err := l(r, s)
+		if err != nil {
+			return Value{}, err
+		}
+		b, err := r2(r, s)
+		if err != nil {
+			return Value{}, err
+		}
+		return r.binaryOp(op, a, b)
+	}, nil
+}
+
+// concatExpr compiles ~, which joins its operands' str().
+func (c *compiler) concatExpr(t *concatExpr) (evalFn, error) {
+	fs, err := c.exprs(t.items)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *renderer, s *scope) (Value, error) {
+		var b strings.Builder
+		for _, f := range fs {
+			v, err := f(r, s)
+			if err != nil {
+				return Value{}, err
+			}
+			b.WriteString(pyStr(v))
+			if err := r.checkSize(b.Len()); err != nil {
+				return Value{}, err
+			}
+		}
+		return Str(b.String()), nil
+	}, nil
+}
+
+// compareExpr compiles a comparison chain.
+func (c *compiler) compareExpr(t *compareExpr) (evalFn, error) {
+	first, err := c.expr(t.first)
+	if err != nil {
+		return nil, err
+	}
+	rest, err := c.exprs(t.rest)
+	if err != nil {
+		return nil, err
+	}
+	ops := t.ops
+	if len(ops) == 1 && (ops[0] == "==" || ops[0] == "!=") {
+		if k, ok := t.rest[0].(*constExpr); ok && k.v.kind == KindStr {
+			// x == 'str', the commonest test in chat templates (role
+			// checks): one string comparison, no operator dispatch.
+			want, eq := k.v.s, ops[0] == "=="
+			return func(r *renderer, s *scope) (Value, error) {
+				a, err := first(r, s)
+				if err != nil {
+					return Value{}, err
+				}
+				return Bool((a.kind == KindStr && a.s == want) == eq), nil
+			}, nil
+		}
+	}
+	return func(r *renderer, s *scope) (Value, error) {
+		a, err := first(r, s)
+		if err != nil {
+			return Value{}, err
+		}
+		for i, f := range rest {
+			b, err := f(r, s)
+			if err != nil {
+				return Value{}, err
+			}
+			ok, err := compareOp(ops[i], a, b)
+			if err != nil {
+				return Value{}, err
+			}
+			if !ok {
+				return falseValue, nil
+			}
+			a = b
+		}
+		return trueValue, nil
+	}, nil
+}
+
+// getattrExpr compiles x.name.
+func (c *compiler) getattrExpr(t *getattrExpr) (evalFn, error) {
+	obj, err := c.expr(t.obj)
+	if err != nil {
+		return nil, err
+	}
+	name := t.attr
+	// A dict key is found directly unless the name is also a dict method.
+	keyFirst := !isDictMethodName(name)
+	return func(r *renderer, s *scope) (Value, error) {
+		o, err := obj(r, s)
+		if err != nil {
+			return Value{}, err
+		}
+		if o.kind == KindDict && keyFirst {
+			if v, ok := o.dict().GetStr(name); ok {
+				return v, nil
+			}
+		}
+		return r.getattr(o, name)
+	}, nil
+}
+
+// getitemExpr compiles x[key] and x[start:stop:step].
+func (c *compiler) getitemExpr(t *getitemExpr) (evalFn, error) {
+	obj, err := c.expr(t.obj)
+	if err != nil {
+		return nil, err
+	}
+	if sl, ok := t.key.(*sliceExpr); ok {
+		parts := make([]evalFn, 3)
+		for i, p := range []expr{sl.start, sl.stop, sl.step} {
+			if p == nil {
+				parts[i] = func(*renderer, *scope) (Value, error) { return noneValue, nil }
+				continue
+			}
+			if parts[i], err = c.expr(p); err != nil {
+				return nil, err
+			}
+		}
+		// Folded at compile time, Jinja evaluates a slice through
+		// environment.getitem, which turns a failed slice into Undefined;
+		// at run time a slice is a plain subscript that raises.
+		folded := c.folding
+		return func(r *renderer, s *scope) (Value, error) {
+			o, err := obj(r, s)
+			if err != nil {
+				return Value{}, err
+			}
+			vs, err := evalAll(r, s, parts)
+			if err != nil {
+				return Value{}, err
+			}
+			v, err := r.slice(o, vs[0], vs[1], vs[2])
+			if err != nil && folded && o.kind != KindUndefinedValue {
+				var te *TemplateError
+				if errors.As(err, &te) && te.PyType == "TypeError" {
+					return undefined(objectTypeRepr(o) + " has no element slice(" + pyRepr(vs[0]) + ", " + pyRepr(vs[1]) + ", " + pyRepr(vs[2]) + ")"), nil
+				}
+			}
+			return v, err
+		}, nil
+	}
+	key, err := c.expr(t.key)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *renderer, s *scope) (Value, error) {
+		o, err := obj(r, s)
+		if err != nil {
+			return Value{}, err
+		}
+		k, err := key(r, s)
+		if err != nil {
+			return Value{}, err
+		}
+		return r.getitem(o, k)
+	}, nil
+}
+
+// seqExpr compiles a tuple or list display.
+func (c *compiler) seqExpr(items []expr, kind Kind) (evalFn, error) {
+	fs, err := c.exprs(items)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *renderer, s *scope) (Value, error) {
+		vs, err := evalAll(r, s, fs)
+		if err != nil {
+			return Value{}, err
+		}
+		return Value{kind: kind, ref: &vs}, nil
+	}, nil
+}
+
+// unaryExpr compiles -x or +x.
+func (c *compiler) unaryExpr(x expr, op func(Value) (Value, error)) (evalFn, error) {
+	f, err := c.expr(x)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *renderer, s *scope) (Value, error) {
+		v, err := f(r, s)
+		if err != nil {
+			return Value{}, err
+		}
+		return op(v)
+	}, nil
 }
 
 // addChain compiles a left-nested run of + (a + b + c ...), the usual way

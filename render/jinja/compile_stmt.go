@@ -49,110 +49,15 @@ func (c *compiler) stmt(st stmt) (execFn, error) {
 		text := t.text
 		return func(r *renderer, _ *scope) error { return r.write(text) }, nil
 	case *outputStmt:
-		if b, ok := t.x.(*binExpr); ok && b.op == "+" {
-			// {{ a + b + ... }}: write the pieces, skipping the joined copy.
-			ch, err := c.addChainOperands(b)
-			if err != nil {
-				return nil, err
-			}
-			return func(r *renderer, s *scope) error {
-				var buf [8]string
-				pieces, v, err := ch.eval(r, s, buf[:0])
-				if err != nil {
-					return err
-				}
-				if pieces == nil {
-					return r.write(pyStr(v))
-				}
-				for _, p := range pieces {
-					if err := r.write(p); err != nil {
-						return err
-					}
-				}
-				return nil
-			}, nil
-		}
-		f, err := c.expr(t.x)
-		if err != nil {
-			return nil, err
-		}
-		if v, ok := c.constValue(t.x, false); ok {
-			// Jinja writes an output expression it can evaluate at compile
-			// time as text, whatever its value (Undefined prints as "").
-			text := pyStr(v)
-			return func(r *renderer, _ *scope) error { return r.write(text) }, nil
-		}
-		if fe, ok := t.x.(*filterExpr); ok && isBareToJSON(fe) {
-			// {{ x|tojson }}: the JSON is written in place, not built as
-			// a string and copied.
-			x, err := c.expr(fe.x)
-			if err != nil {
-				return nil, err
-			}
-			return func(r *renderer, s *scope) error {
-				v, err := x(r, s)
-				if err != nil {
-					return err
-				}
-				return writeToJSON(r, v)
-			}, nil
-		}
-		return func(r *renderer, s *scope) error {
-			v, err := f(r, s)
-			if err != nil {
-				return err
-			}
-			if v.kind == KindStr {
-				return r.write(v.s)
-			}
-			return r.write(pyStr(v))
-		}, nil
+		return c.outputStmt(t)
 	case *ifStmt:
 		return c.ifStmt(t)
 	case *forStmt:
 		return c.forStmt(t)
 	case *setStmt:
-		val, err := c.expr(t.value)
-		if err != nil {
-			return nil, err
-		}
-		assign, err := c.assigner(t.target)
-		if err != nil {
-			return nil, err
-		}
-		return func(r *renderer, s *scope) error {
-			v, err := val(r, s)
-			if err != nil {
-				return err
-			}
-			return assign(r, s, v)
-		}, nil
+		return c.setStmt(t)
 	case *setBlockStmt:
-		body, err := c.stmts(t.body)
-		if err != nil {
-			return nil, err
-		}
-		assign, err := c.assigner(t.target)
-		if err != nil {
-			return nil, err
-		}
-		var captured evalFn = func(r *renderer, s *scope) (Value, error) {
-			inner := newScope(s)
-			out, err := r.capture(func() error { return body(r, inner) })
-			return Str(out), err
-		}
-		if t.filter != nil {
-			if captured, err = c.filter(t.filter, captured); err != nil {
-				return nil, err
-			}
-		}
-		return func(r *renderer, s *scope) error {
-			v, err := captured(r, s)
-			if err != nil {
-				return err
-			}
-			return assign(r, s, v)
-		}, nil
+		return c.setBlockStmt(t)
 	case *macroStmt:
 		m, err := c.macro(t.name, t.params, t.defaults, t.body)
 		if err != nil {
@@ -166,53 +71,9 @@ func (c *compiler) stmt(st stmt) (execFn, error) {
 	case *callBlockStmt:
 		return c.callBlock(t)
 	case *filterBlockStmt:
-		body, err := c.stmts(t.body)
-		if err != nil {
-			return nil, err
-		}
-		f, err := c.filter(t.filter, func(r *renderer, s *scope) (Value, error) {
-			inner := newScope(s)
-			out, err := r.capture(func() error { return body(r, inner) })
-			return Str(out), err
-		})
-		if err != nil {
-			return nil, err
-		}
-		return func(r *renderer, s *scope) error {
-			v, err := f(r, s)
-			if err != nil {
-				return err
-			}
-			return r.write(pyStr(v))
-		}, nil
+		return c.filterBlockStmt(t)
 	case *withStmt:
-		vals, err := c.exprs(t.values)
-		if err != nil {
-			return nil, err
-		}
-		assigns := make([]assignFn, len(t.targets))
-		for i, tg := range t.targets {
-			if assigns[i], err = c.assigner(tg); err != nil {
-				return nil, err
-			}
-		}
-		body, err := c.stmts(t.body)
-		if err != nil {
-			return nil, err
-		}
-		return func(r *renderer, s *scope) error {
-			vs, err := evalAll(r, s, vals)
-			if err != nil {
-				return err
-			}
-			inner := newScope(s)
-			for i, a := range assigns {
-				if err := a(r, inner, vs[i]); err != nil {
-					return err
-				}
-			}
-			return body(r, inner)
-		}, nil
+		return c.withStmt(t)
 	case *scopeStmt:
 		body, err := c.stmts(t.body)
 		if err != nil {
@@ -220,22 +81,7 @@ func (c *compiler) stmt(st stmt) (execFn, error) {
 		}
 		return func(r *renderer, s *scope) error { return body(r, newScope(s)) }, nil
 	case *generationStmt:
-		// transformers' AssistantTracker renders the body through a caller
-		// macro: its own scope, output unchanged.
-		saved := c.inLoop
-		c.inLoop = 0
-		body, err := c.stmts(t.body)
-		c.inLoop = saved
-		if err != nil {
-			return nil, err
-		}
-		return func(r *renderer, s *scope) error {
-			if err := r.enter(); err != nil {
-				return err
-			}
-			defer r.leave()
-			return body(r, newScope(s))
-		}, nil
+		return c.generationStmt(t)
 	case *breakStmt:
 		if c.inLoop == 0 {
 			return nil, syntaxErr(0, "'break' outside loop")
@@ -248,6 +94,191 @@ func (c *compiler) stmt(st stmt) (execFn, error) {
 		return func(*renderer, *scope) error { return errContinue }, nil
 	}
 	return nil, syntaxErr(0, "unsupported statement %T", st)
+}
+
+// outputStmt compiles {{ x }}; the common shapes write without building
+// a joined copy.
+func (c *compiler) outputStmt(t *outputStmt) (execFn, error) {
+	if b, ok := t.x.(*binExpr); ok && b.op == "+" {
+		// {{ a + b + ... }}: write the pieces, skipping the joined copy.
+		ch, err := c.addChainOperands(b)
+		if err != nil {
+			return nil, err
+		}
+		return func(r *renderer, s *scope) error {
+			var buf [8]string
+			pieces, v, err := ch.eval(r, s, buf[:0])
+			if err != nil {
+				return err
+			}
+			if pieces == nil {
+				return r.write(pyStr(v))
+			}
+			for _, p := range pieces {
+				if err := r.write(p); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	}
+	f, err := c.expr(t.x)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := c.constValue(t.x, false); ok {
+		// Jinja writes an output expression it can evaluate at compile
+		// time as text, whatever its value (Undefined prints as "").
+		text := pyStr(v)
+		return func(r *renderer, _ *scope) error { return r.write(text) }, nil
+	}
+	if fe, ok := t.x.(*filterExpr); ok && isBareToJSON(fe) {
+		// {{ x|tojson }}: the JSON is written in place, not built as
+		// a string and copied.
+		x, err := c.expr(fe.x)
+		if err != nil {
+			return nil, err
+		}
+		return func(r *renderer, s *scope) error {
+			v, err := x(r, s)
+			if err != nil {
+				return err
+			}
+			return writeToJSON(r, v)
+		}, nil
+	}
+	return func(r *renderer, s *scope) error {
+		v, err := f(r, s)
+		if err != nil {
+			return err
+		}
+		if v.kind == KindStr {
+			return r.write(v.s)
+		}
+		return r.write(pyStr(v))
+	}, nil
+}
+
+// setStmt compiles {% set target = value %}.
+func (c *compiler) setStmt(t *setStmt) (execFn, error) {
+	val, err := c.expr(t.value)
+	if err != nil {
+		return nil, err
+	}
+	assign, err := c.assigner(t.target)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *renderer, s *scope) error {
+		v, err := val(r, s)
+		if err != nil {
+			return err
+		}
+		return assign(r, s, v)
+	}, nil
+}
+
+// setBlockStmt compiles {% set target %}...{% endset %}, with its filter.
+func (c *compiler) setBlockStmt(t *setBlockStmt) (execFn, error) {
+	body, err := c.stmts(t.body)
+	if err != nil {
+		return nil, err
+	}
+	assign, err := c.assigner(t.target)
+	if err != nil {
+		return nil, err
+	}
+	var captured evalFn = func(r *renderer, s *scope) (Value, error) {
+		inner := newScope(s)
+		out, err := r.capture(func() error { return body(r, inner) })
+		return Str(out), err
+	}
+	if t.filter != nil {
+		if captured, err = c.filter(t.filter, captured); err != nil {
+			return nil, err
+		}
+	}
+	return func(r *renderer, s *scope) error {
+		v, err := captured(r, s)
+		if err != nil {
+			return err
+		}
+		return assign(r, s, v)
+	}, nil
+}
+
+// filterBlockStmt compiles {% filter f %}...{% endfilter %}.
+func (c *compiler) filterBlockStmt(t *filterBlockStmt) (execFn, error) {
+	body, err := c.stmts(t.body)
+	if err != nil {
+		return nil, err
+	}
+	f, err := c.filter(t.filter, func(r *renderer, s *scope) (Value, error) {
+		inner := newScope(s)
+		out, err := r.capture(func() error { return body(r, inner) })
+		return Str(out), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(r *renderer, s *scope) error {
+		v, err := f(r, s)
+		if err != nil {
+			return err
+		}
+		return r.write(pyStr(v))
+	}, nil
+}
+
+// withStmt compiles {% with a = x, ... %}: the assignments in a scope of
+// their own.
+func (c *compiler) withStmt(t *withStmt) (execFn, error) {
+	vals, err := c.exprs(t.values)
+	if err != nil {
+		return nil, err
+	}
+	assigns := make([]assignFn, len(t.targets))
+	for i, tg := range t.targets {
+		if assigns[i], err = c.assigner(tg); err != nil {
+			return nil, err
+		}
+	}
+	body, err := c.stmts(t.body)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *renderer, s *scope) error {
+		vs, err := evalAll(r, s, vals)
+		if err != nil {
+			return err
+		}
+		inner := newScope(s)
+		for i, a := range assigns {
+			if err := a(r, inner, vs[i]); err != nil {
+				return err
+			}
+		}
+		return body(r, inner)
+	}, nil
+}
+
+// generationStmt compiles {% generation %}: transformers' AssistantTracker
+// renders the body through a caller macro: its own scope, output unchanged.
+func (c *compiler) generationStmt(t *generationStmt) (execFn, error) {
+	saved := c.inLoop
+	c.inLoop = 0
+	body, err := c.stmts(t.body)
+	c.inLoop = saved
+	if err != nil {
+		return nil, err
+	}
+	return func(r *renderer, s *scope) error {
+		if err := r.enter(); err != nil {
+			return err
+		}
+		defer r.leave()
+		return body(r, newScope(s))
+	}, nil
 }
 
 // isBareToJSON reports whether fe is x|tojson without arguments.
@@ -386,115 +417,135 @@ func (c *compiler) forStmt(t *forStmt) (execFn, error) {
 	if err != nil {
 		return nil, err
 	}
-	assign, err := c.assigner(t.target)
-	if err != nil {
+	l := &forLoop{recursive: t.recursive, reuse: !definesClosure(t.body)}
+	if l.assign, err = c.assigner(t.target); err != nil {
 		return nil, err
 	}
-	var cond evalFn
 	if t.cond != nil {
-		if cond, err = c.expr(t.cond); err != nil {
+		if l.cond, err = c.expr(t.cond); err != nil {
 			return nil, err
 		}
 	}
 	c.inLoop++
-	body, err := c.stmts(t.body)
+	l.body, err = c.stmts(t.body)
 	c.inLoop--
 	if err != nil {
 		return nil, err
 	}
-	var els execFn
 	if t.els != nil {
-		if els, err = c.stmts(t.els); err != nil {
+		if l.els, err = c.stmts(t.els); err != nil {
 			return nil, err
 		}
-	}
-	recursive := t.recursive
-	// An iteration scope can be recycled unless the body defines a macro or
-	// call block, whose closures keep the scope alive.
-	reuse := !definesClosure(t.body)
-	var run func(r *renderer, s *scope, seq Value, depth0 int) error
-	run = func(r *renderer, s *scope, seq Value, depth0 int) error {
-		items, err := iterate(seq)
-		if err != nil {
-			return err
-		}
-		if cond != nil {
-			kept := make([]Value, 0, len(items))
-			for _, it := range items {
-				cs := newScope(s)
-				if err := assign(r, cs, it); err != nil {
-					return err
-				}
-				ok, err := cond(r, cs)
-				if err != nil {
-					return err
-				}
-				if ok.Truth() {
-					kept = append(kept, it)
-				}
-			}
-			items = kept
-		}
-		if len(items) == 0 {
-			if els != nil {
-				return els(r, newScope(s))
-			}
-			return nil
-		}
-		f := &loopFrame{lc: loopCtx{items: items, depth0: depth0}}
-		lc := &f.lc
-		if recursive {
-			lc.recurse = func(r *renderer, seq Value) (Value, error) {
-				if err := r.enter(); err != nil {
-					return Value{}, err
-				}
-				defer r.leave()
-				out, err := r.capture(func() error { return run(r, s, seq, depth0+1) })
-				return Str(out), err
-			}
-		}
-		loopVal := Value{kind: KindLoop, ref: lc}
-		var shared *scope
-		for i, it := range items {
-			if err := r.step(); err != nil {
-				return err
-			}
-			lc.index0 = i
-			var is *scope
-			if reuse && shared != nil {
-				is = shared
-				clear(is.vals)
-				is.names, is.vals = is.names[:0], is.vals[:0]
-			} else if shared == nil {
-				f.sc = scope{parent: s, names: f.names[:0], vals: f.vals[:0]}
-				is, shared = &f.sc, &f.sc
-			} else {
-				is = &scope{parent: s, names: make([]string, 0, 4), vals: make([]Value, 0, 4)}
-				shared = is
-			}
-			is.set("loop", loopVal)
-			if err := assign(r, is, it); err != nil {
-				return err
-			}
-			if err := body(r, is); err != nil {
-				if err == errBreak {
-					break
-				}
-				if err == errContinue {
-					continue
-				}
-				return err
-			}
-		}
-		return nil
 	}
 	return func(r *renderer, s *scope) error {
 		seq, err := iterE(r, s)
 		if err != nil {
 			return err
 		}
-		return run(r, s, seq, 0)
+		return l.run(r, s, seq, 0)
 	}, nil
+}
+
+// forLoop is a compiled for statement.
+type forLoop struct {
+	assign    assignFn
+	cond      evalFn // the loop's "if" filter, or nil
+	body, els execFn // els is nil without an else block
+	recursive bool
+	// reuse: an iteration scope can be recycled unless the body defines a
+	// macro or call block, whose closures keep the scope alive.
+	reuse bool
+}
+
+// run loops over seq; depth0 is the recursion depth of a recursive loop.
+func (l *forLoop) run(r *renderer, s *scope, seq Value, depth0 int) error {
+	items, err := iterate(seq)
+	if err != nil {
+		return err
+	}
+	if l.cond != nil {
+		if items, err = l.filter(r, s, items); err != nil {
+			return err
+		}
+	}
+	if len(items) == 0 {
+		if l.els != nil {
+			return l.els(r, newScope(s))
+		}
+		return nil
+	}
+	f := &loopFrame{lc: loopCtx{items: items, depth0: depth0}}
+	lc := &f.lc
+	if l.recursive {
+		lc.recurse = func(r *renderer, seq Value) (Value, error) {
+			if err := r.enter(); err != nil {
+				return Value{}, err
+			}
+			defer r.leave()
+			out, err := r.capture(func() error { return l.run(r, s, seq, depth0+1) })
+			return Str(out), err
+		}
+	}
+	loopVal := Value{kind: KindLoop, ref: lc}
+	var is *scope
+	for i, it := range items {
+		if err := r.step(); err != nil {
+			return err
+		}
+		lc.index0 = i
+		is = l.iterScope(f, s, is)
+		is.set("loop", loopVal)
+		if err := l.assign(r, is, it); err != nil {
+			return err
+		}
+		if err := l.body(r, is); err != nil {
+			if err == errBreak {
+				break
+			}
+			if err == errContinue {
+				continue
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// filter keeps the items the loop's "if" holds for, each tested in a scope
+// of its own with the loop variables assigned.
+func (l *forLoop) filter(r *renderer, s *scope, items []Value) ([]Value, error) {
+	kept := make([]Value, 0, len(items))
+	for _, it := range items {
+		cs := newScope(s)
+		if err := l.assign(r, cs, it); err != nil {
+			return nil, err
+		}
+		ok, err := l.cond(r, cs)
+		if err != nil {
+			return nil, err
+		}
+		if ok.Truth() {
+			kept = append(kept, it)
+		}
+	}
+	return kept, nil
+}
+
+// iterScope is the scope of one iteration after prev (nil for the first):
+// prev cleared when scopes are recycled, the frame's own scope the first
+// time, a fresh one otherwise.
+func (l *forLoop) iterScope(f *loopFrame, s, prev *scope) *scope {
+	switch {
+	case l.reuse && prev != nil:
+		clear(prev.vals)
+		prev.names, prev.vals = prev.names[:0], prev.vals[:0]
+		return prev
+	case prev == nil:
+		f.sc = scope{parent: s, names: f.names[:0], vals: f.vals[:0]}
+		return &f.sc
+	default:
+		return &scope{parent: s, names: make([]string, 0, 4), vals: make([]Value, 0, 4)}
+	}
 }
 
 // definesClosure reports whether a body defines macros or call blocks,

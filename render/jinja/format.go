@@ -11,27 +11,8 @@ import (
 // percentFormat is Python's str % args (printf-style formatting).
 func percentFormat(fmtV, argV Value) (string, error) {
 	f := fmtV.s
-	var args []Value
-	var mapping *Dict
-	switch argV.kind {
-	case KindTuple:
-		args = argV.items()
-	case KindDict:
-		mapping = argV.dict()
-		args = []Value{argV}
-	default:
-		args = []Value{argV}
-	}
-	ai := 0
-	next := func() (Value, error) {
-		if ai >= len(args) {
-			return Value{}, typeErr("not enough arguments for format string")
-		}
-		ai++
-		return args[ai-1], nil
-	}
+	a := newPercentArgs(argV)
 	var b strings.Builder
-	usedMapping := false
 	for i := 0; i < len(f); i++ {
 		c := f[i]
 		if c != '%' {
@@ -45,162 +26,217 @@ func percentFormat(fmtV, argV Value) (string, error) {
 		var arg Value
 		haveArg := false
 		if f[i] == '(' {
-			depth, j := 1, i+1
-			for ; j < len(f) && depth > 0; j++ {
-				if f[j] == '(' {
-					depth++
-				} else if f[j] == ')' {
-					depth--
-				}
-			}
-			if depth > 0 {
-				return "", valueErr("incomplete format key")
-			}
-			key := f[i+1 : j-1]
-			if mapping == nil {
-				return "", typeErr("format requires a mapping")
-			}
-			v, ok := mapping.GetStr(key)
-			if !ok {
-				return "", newErr(KindType, "KeyError", pyRepr(Str(key)))
-			}
-			arg, haveArg, usedMapping = v, true, true
-			i = j
-		}
-		spec := fmtSpec{}
-		for ; i < len(f) && strings.IndexByte("-+ #0", f[i]) >= 0; i++ {
-			switch f[i] {
-			case '-':
-				spec.align = '<'
-			case '+':
-				spec.sign = '+'
-			case ' ':
-				if spec.sign != '+' {
-					spec.sign = ' '
-				}
-			case '#':
-				spec.alt = true
-			case '0':
-				spec.zero = true
-			}
-		}
-		if i < len(f) && f[i] == '*' {
-			w, err := next()
+			v, j, err := a.key(f, i)
 			if err != nil {
 				return "", err
 			}
-			if !w.isIntLike() {
-				return "", typeErr("* wants int")
-			}
-			spec.width = int(w.n)
-			if spec.width < 0 {
-				spec.align, spec.width = '<', -spec.width
-			}
-			i++
-		} else {
-			for ; i < len(f) && f[i] >= '0' && f[i] <= '9'; i++ {
-				spec.width = min(spec.width*10+int(f[i]-'0'), maxFieldWidth+1)
-			}
+			arg, haveArg, i = v, true, j
 		}
-		spec.prec = -1
-		if i < len(f) && f[i] == '.' {
-			i++
-			spec.prec = 0
-			if i < len(f) && f[i] == '*' {
-				p, err := next()
-				if err != nil {
-					return "", err
-				}
-				spec.prec = int(p.n)
-				i++
-			} else {
-				for ; i < len(f) && f[i] >= '0' && f[i] <= '9'; i++ {
-					spec.prec = min(spec.prec*10+int(f[i]-'0'), maxFieldWidth+1)
-				}
-			}
-		}
-		for i < len(f) && (f[i] == 'h' || f[i] == 'l' || f[i] == 'L') {
-			i++
-		}
-		if i >= len(f) {
-			return "", valueErr("incomplete format")
-		}
-		if err := checkWidth(spec); err != nil {
+		spec, j, err := percentSpec(f, i, a)
+		if err != nil {
 			return "", err
 		}
+		i = j
 		conv := f[i]
 		if conv == '%' {
 			b.WriteByte('%')
 			continue
 		}
 		if !haveArg {
-			v, err := next()
-			if err != nil {
+			if arg, err = a.take(); err != nil {
 				return "", err
 			}
-			arg = v
 		}
-		var body string
-		switch conv {
-		case 's':
-			body = pyStr(arg)
-			if spec.prec >= 0 {
-				body = truncRunes(body, spec.prec)
-			}
-		case 'r', 'a':
-			body = pyRepr(arg)
-			if spec.prec >= 0 {
-				body = truncRunes(body, spec.prec)
-			}
-		case 'd', 'i', 'u':
-			if !arg.isNumber() {
-				return "", typeErr("%%%c format: a real number is required, not %s", conv, arg.typeName())
-			}
-			iv := arg
-			if arg.kind == KindFloat {
-				if math.IsInf(arg.fl(), 0) || math.IsNaN(arg.fl()) {
-					return "", newErr(KindType, "OverflowError", "cannot convert float infinity to integer")
-				}
-				iv = Int(int64(arg.fl()))
-			}
-			body = formatIntSpec(iv, spec, 'd')
-			b.WriteString(body)
-			continue
-		case 'x', 'X', 'o':
-			if !arg.isIntLike() {
-				return "", typeErr("%%%c format: an integer is required, not %s", conv, arg.typeName())
-			}
-			b.WriteString(formatIntSpec(arg, spec, conv))
-			continue
-		case 'f', 'F', 'e', 'E', 'g', 'G':
-			if !arg.isNumber() {
-				return "", typeErr("must be real number, not %s", arg.typeName())
-			}
-			if spec.prec < 0 {
-				spec.prec = 6
-			}
-			b.WriteString(formatFloatSpec(arg.toFloat(), spec, conv))
-			continue
-		case 'c':
-			switch {
-			case arg.kind == KindStr && utf8.RuneCountInString(arg.s) == 1:
-				body = arg.s
-			case arg.isIntLike():
-				body = string(rune(arg.n))
-			default:
-				return "", typeErr("%%c requires int or char")
-			}
-		default:
-			return "", valueErr("unsupported format character '%c' (0x%x) at index %d", conv, conv, i)
+		text, err := percentConvert(arg, spec, conv, i)
+		if err != nil {
+			return "", err
 		}
-		b.WriteString(pad(body, spec))
+		b.WriteString(text)
 	}
 	// Python skips this check when the argument supports item access (a
 	// list or dict), not only for mappings.
-	if ai < len(args) && !usedMapping && mapping == nil && argV.kind != KindList {
+	if a.next < len(a.args) && !a.usedMapping && a.mapping == nil && argV.kind != KindList {
 		return "", typeErr("not all arguments converted during string formatting")
 	}
 	return b.String(), nil
+}
+
+// percentArgs is the right operand of str % args: the values the
+// conversions take in turn, or the mapping %(key)s names.
+type percentArgs struct {
+	args        []Value
+	next        int
+	mapping     *Dict
+	usedMapping bool
+}
+
+func newPercentArgs(argV Value) *percentArgs {
+	switch argV.kind {
+	case KindTuple:
+		return &percentArgs{args: argV.items()}
+	case KindDict:
+		return &percentArgs{args: []Value{argV}, mapping: argV.dict()}
+	default:
+		return &percentArgs{args: []Value{argV}}
+	}
+}
+
+// take is the next positional value.
+func (a *percentArgs) take() (Value, error) {
+	if a.next >= len(a.args) {
+		return Value{}, typeErr("not enough arguments for format string")
+	}
+	a.next++
+	return a.args[a.next-1], nil
+}
+
+// key reads the "(key)" at f[i] and returns the mapping's value and the
+// index after the ')'.
+func (a *percentArgs) key(f string, i int) (Value, int, error) {
+	depth, j := 1, i+1
+	for ; j < len(f) && depth > 0; j++ {
+		if f[j] == '(' {
+			depth++
+		} else if f[j] == ')' {
+			depth--
+		}
+	}
+	if depth > 0 {
+		return Value{}, 0, valueErr("incomplete format key")
+	}
+	key := f[i+1 : j-1]
+	if a.mapping == nil {
+		return Value{}, 0, typeErr("format requires a mapping")
+	}
+	v, ok := a.mapping.GetStr(key)
+	if !ok {
+		return Value{}, 0, newErr(KindType, "KeyError", pyRepr(Str(key)))
+	}
+	a.usedMapping = true
+	return v, j, nil
+}
+
+// percentSpec reads a conversion's flags, width, precision and length
+// modifier from f[i:] (a '*' takes its value from a) and returns the
+// index of the conversion character.
+func percentSpec(f string, i int, a *percentArgs) (fmtSpec, int, error) {
+	spec := fmtSpec{}
+	for ; i < len(f) && strings.IndexByte("-+ #0", f[i]) >= 0; i++ {
+		switch f[i] {
+		case '-':
+			spec.align = '<'
+		case '+':
+			spec.sign = '+'
+		case ' ':
+			if spec.sign != '+' {
+				spec.sign = ' '
+			}
+		case '#':
+			spec.alt = true
+		case '0':
+			spec.zero = true
+		}
+	}
+	if i < len(f) && f[i] == '*' {
+		w, err := a.take()
+		if err != nil {
+			return spec, 0, err
+		}
+		if !w.isIntLike() {
+			return spec, 0, typeErr("* wants int")
+		}
+		spec.width = int(w.n)
+		if spec.width < 0 {
+			spec.align, spec.width = '<', -spec.width
+		}
+		i++
+	} else {
+		for ; i < len(f) && f[i] >= '0' && f[i] <= '9'; i++ {
+			spec.width = min(spec.width*10+int(f[i]-'0'), maxFieldWidth+1)
+		}
+	}
+	spec.prec = -1
+	if i < len(f) && f[i] == '.' {
+		i++
+		spec.prec = 0
+		if i < len(f) && f[i] == '*' {
+			p, err := a.take()
+			if err != nil {
+				return spec, 0, err
+			}
+			spec.prec = int(p.n)
+			i++
+		} else {
+			for ; i < len(f) && f[i] >= '0' && f[i] <= '9'; i++ {
+				spec.prec = min(spec.prec*10+int(f[i]-'0'), maxFieldWidth+1)
+			}
+		}
+	}
+	for i < len(f) && (f[i] == 'h' || f[i] == 'l' || f[i] == 'L') {
+		i++
+	}
+	if i >= len(f) {
+		return spec, 0, valueErr("incomplete format")
+	}
+	if err := checkWidth(spec); err != nil {
+		return spec, 0, err
+	}
+	return spec, i, nil
+}
+
+// percentConvert is the text one conversion writes for arg; i is its index
+// in the format, for the error.
+func percentConvert(arg Value, spec fmtSpec, conv byte, i int) (string, error) {
+	var body string
+	switch conv {
+	case 's':
+		body = pyStr(arg)
+		if spec.prec >= 0 {
+			body = truncRunes(body, spec.prec)
+		}
+	case 'r', 'a':
+		body = pyRepr(arg)
+		if spec.prec >= 0 {
+			body = truncRunes(body, spec.prec)
+		}
+	case 'd', 'i', 'u':
+		if !arg.isNumber() {
+			return "", typeErr("%%%c format: a real number is required, not %s", conv, arg.typeName())
+		}
+		iv := arg
+		if arg.kind == KindFloat {
+			if math.IsInf(arg.fl(), 0) || math.IsNaN(arg.fl()) {
+				return "", newErr(KindType, "OverflowError", "cannot convert float infinity to integer")
+			}
+			iv = Int(int64(arg.fl()))
+		}
+		return formatIntSpec(iv, spec, 'd'), nil
+	case 'x', 'X', 'o':
+		if !arg.isIntLike() {
+			return "", typeErr("%%%c format: an integer is required, not %s", conv, arg.typeName())
+		}
+		return formatIntSpec(arg, spec, conv), nil
+	case 'f', 'F', 'e', 'E', 'g', 'G':
+		if !arg.isNumber() {
+			return "", typeErr("must be real number, not %s", arg.typeName())
+		}
+		if spec.prec < 0 {
+			spec.prec = 6
+		}
+		return formatFloatSpec(arg.toFloat(), spec, conv), nil
+	case 'c':
+		switch {
+		case arg.kind == KindStr && utf8.RuneCountInString(arg.s) == 1:
+			body = arg.s
+		case arg.isIntLike():
+			body = string(rune(arg.n))
+		default:
+			return "", typeErr("%%c requires int or char")
+		}
+	default:
+		return "", valueErr("unsupported format character '%c' (0x%x) at index %d", conv, conv, i)
+	}
+	return pad(body, spec), nil
 }
 
 func truncRunes(s string, n int) string {
@@ -533,8 +569,7 @@ func strFormatMethod(r *renderer, self Value, args []Value, kw []kwArg) (Value, 
 
 func (r *renderer) strFormat(f string, args []Value, kw []kwArg) (string, error) {
 	var b strings.Builder
-	auto := 0
-	manual := false
+	fa := formatArgs{args: args, kw: kw}
 	for i := 0; i < len(f); i++ {
 		c := f[i]
 		if c == '}' {
@@ -595,68 +630,12 @@ func (r *renderer) strFormat(f string, args []Value, kw []kwArg) (string, error)
 			end = k
 		}
 		first, rest := field[:end], field[end:]
-		var v Value
-		switch {
-		case first == "":
-			if manual {
-				return "", valueErr("cannot switch from manual field specification to automatic field numbering")
-			}
-			if auto >= len(args) {
-				return "", newErr(KindType, "IndexError", "Replacement index "+strconv.Itoa(auto)+" out of range for positional args tuple")
-			}
-			v = args[auto]
-			auto++
-		case first[0] >= '0' && first[0] <= '9':
-			n, err := strconv.Atoi(first)
-			if err != nil {
-				return "", valueErr("invalid field %s", first)
-			}
-			manual = true
-			if auto > 0 {
-				return "", valueErr("cannot switch from automatic field numbering to manual field specification")
-			}
-			if n >= len(args) {
-				return "", newErr(KindType, "IndexError", "Replacement index "+strconv.Itoa(n)+" out of range for positional args tuple")
-			}
-			v = args[n]
-		default:
-			found := false
-			for _, a := range kw {
-				if a.name == first {
-					v, found = a.val, true
-				}
-			}
-			if !found {
-				return "", newErr(KindType, "KeyError", pyRepr(Str(first)))
-			}
+		v, err := fa.field(first)
+		if err != nil {
+			return "", err
 		}
-		for rest != "" {
-			var err error
-			if rest[0] == '.' {
-				k := strings.IndexAny(rest[1:], ".[")
-				name := rest[1:]
-				if k >= 0 {
-					name = rest[1 : k+1]
-				}
-				rest = rest[1+len(name):]
-				if v, err = r.getattr(v, name); err != nil {
-					return "", err
-				}
-				continue
-			}
-			k := strings.IndexByte(rest, ']')
-			if k < 0 {
-				return "", valueErr("Missing ']' in format string")
-			}
-			key := rest[1:k]
-			rest = rest[k+1:]
-			var kv Value = Str(key)
-			if n, err := strconv.Atoi(key); err == nil {
-				kv = Int(int64(n))
-			}
-			if v, err = r.getitem(v, kv); err != nil {
-				return "", err
-			}
+		if v, err = r.fieldAccess(v, rest); err != nil {
+			return "", err
 		}
 		switch conv {
 		case 's':
@@ -677,4 +656,86 @@ func (r *renderer) strFormat(f string, args []Value, kw []kwArg) (string, error)
 		}
 	}
 	return b.String(), nil
+}
+
+// formatArgs are str.format's arguments: positional ones numbered
+// automatically or by hand (never both), and keywords.
+type formatArgs struct {
+	args   []Value
+	kw     []kwArg
+	auto   int
+	manual bool
+}
+
+// field is the argument a replacement field's first part names.
+func (a *formatArgs) field(first string) (Value, error) {
+	switch {
+	case first == "":
+		if a.manual {
+			return Value{}, valueErr("cannot switch from manual field specification to automatic field numbering")
+		}
+		if a.auto >= len(a.args) {
+			return Value{}, newErr(KindType, "IndexError", "Replacement index "+strconv.Itoa(a.auto)+" out of range for positional args tuple")
+		}
+		a.auto++
+		return a.args[a.auto-1], nil
+	case first[0] >= '0' && first[0] <= '9':
+		n, err := strconv.Atoi(first)
+		if err != nil {
+			return Value{}, valueErr("invalid field %s", first)
+		}
+		a.manual = true
+		if a.auto > 0 {
+			return Value{}, valueErr("cannot switch from automatic field numbering to manual field specification")
+		}
+		if n >= len(a.args) {
+			return Value{}, newErr(KindType, "IndexError", "Replacement index "+strconv.Itoa(n)+" out of range for positional args tuple")
+		}
+		return a.args[n], nil
+	default:
+		var v Value
+		found := false
+		for _, k := range a.kw {
+			if k.name == first {
+				v, found = k.val, true
+			}
+		}
+		if !found {
+			return Value{}, newErr(KindType, "KeyError", pyRepr(Str(first)))
+		}
+		return v, nil
+	}
+}
+
+// fieldAccess applies a replacement field's accessors (.name, [key]) to v.
+func (r *renderer) fieldAccess(v Value, rest string) (Value, error) {
+	for rest != "" {
+		var err error
+		if rest[0] == '.' {
+			k := strings.IndexAny(rest[1:], ".[")
+			name := rest[1:]
+			if k >= 0 {
+				name = rest[1 : k+1]
+			}
+			rest = rest[1+len(name):]
+			if v, err = r.getattr(v, name); err != nil {
+				return Value{}, err
+			}
+			continue
+		}
+		k := strings.IndexByte(rest, ']')
+		if k < 0 {
+			return Value{}, valueErr("Missing ']' in format string")
+		}
+		key := rest[1:k]
+		rest = rest[k+1:]
+		var kv Value = Str(key)
+		if n, err := strconv.Atoi(key); err == nil {
+			kv = Int(int64(n))
+		}
+		if v, err = r.getitem(v, kv); err != nil {
+			return Value{}, err
+		}
+	}
+	return v, nil
 }

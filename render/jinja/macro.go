@@ -147,122 +147,131 @@ func (m *macroDef) invoke(r *renderer, def *scope, args []Value, kw []kwArg) (Va
 // collectNames records every variable name an AST loads, including inside
 // nested macros and call blocks, as Jinja's find_undeclared does.
 func collectNames(body []stmt, refs map[string]bool) {
-	var ex func(x expr)
-	exs := func(xs []expr) {
-		for _, x := range xs {
-			ex(x)
+	nameRefs(refs).stmts(body)
+}
+
+// nameRefs collects the names a template body refers to (collectNames).
+type nameRefs map[string]bool
+
+func (r nameRefs) exprs(xs []expr) {
+	for _, x := range xs {
+		r.expr(x)
+	}
+}
+
+func (r nameRefs) args(a callArgsAST) {
+	r.exprs(a.pos)
+	r.exprs(a.kwVals)
+	r.expr(a.dynArgs)
+	r.expr(a.dynKws)
+}
+
+func (r nameRefs) expr(x expr) {
+	switch t := x.(type) {
+	case nil:
+	case *nameExpr:
+		r[t.name] = true
+	case *tupleExpr:
+		r.exprs(t.items)
+	case *listExpr:
+		r.exprs(t.items)
+	case *dictExpr:
+		r.exprs(t.keys)
+		r.exprs(t.vals)
+	case *condExpr:
+		r.expr(t.test)
+		r.expr(t.body)
+		r.expr(t.els)
+	case *andExpr:
+		r.expr(t.l)
+		r.expr(t.r)
+	case *orExpr:
+		r.expr(t.l)
+		r.expr(t.r)
+	case *notExpr:
+		r.expr(t.x)
+	case *negExpr:
+		r.expr(t.x)
+	case *posExpr:
+		r.expr(t.x)
+	case *binExpr:
+		r.expr(t.l)
+		r.expr(t.r)
+	case *concatExpr:
+		r.exprs(t.items)
+	case *compareExpr:
+		r.expr(t.first)
+		r.exprs(t.rest)
+	case *getattrExpr:
+		r.expr(t.obj)
+	case *getitemExpr:
+		r.expr(t.obj)
+		r.expr(t.key)
+	case *sliceExpr:
+		r.expr(t.start)
+		r.expr(t.stop)
+		r.expr(t.step)
+	case *callExpr:
+		r.expr(t.fn)
+		r.args(t.args)
+	case *filterExpr:
+		r.expr(t.x)
+		r.args(t.args)
+	case *testExpr:
+		r.expr(t.x)
+		r.args(t.args)
+	}
+}
+
+func (r nameRefs) stmts(list []stmt) {
+	for _, s := range list {
+		r.stmt(s)
+	}
+}
+
+func (r nameRefs) stmt(s stmt) {
+	switch t := s.(type) {
+	case *outputStmt:
+		r.expr(t.x)
+	case *forStmt:
+		r.expr(t.iter)
+		r.expr(t.cond)
+		r.stmts(t.body)
+		r.stmts(t.els)
+	case *ifStmt:
+		r.exprs(t.tests)
+		for _, b := range t.bodies {
+			r.stmts(b)
 		}
-	}
-	args := func(a callArgsAST) {
-		exs(a.pos)
-		exs(a.kwVals)
-		ex(a.dynArgs)
-		ex(a.dynKws)
-	}
-	ex = func(x expr) {
-		switch t := x.(type) {
-		case nil:
-		case *nameExpr:
-			refs[t.name] = true
-		case *tupleExpr:
-			exs(t.items)
-		case *listExpr:
-			exs(t.items)
-		case *dictExpr:
-			exs(t.keys)
-			exs(t.vals)
-		case *condExpr:
-			ex(t.test)
-			ex(t.body)
-			ex(t.els)
-		case *andExpr:
-			ex(t.l)
-			ex(t.r)
-		case *orExpr:
-			ex(t.l)
-			ex(t.r)
-		case *notExpr:
-			ex(t.x)
-		case *negExpr:
-			ex(t.x)
-		case *posExpr:
-			ex(t.x)
-		case *binExpr:
-			ex(t.l)
-			ex(t.r)
-		case *concatExpr:
-			exs(t.items)
-		case *compareExpr:
-			ex(t.first)
-			exs(t.rest)
-		case *getattrExpr:
-			ex(t.obj)
-		case *getitemExpr:
-			ex(t.obj)
-			ex(t.key)
-		case *sliceExpr:
-			ex(t.start)
-			ex(t.stop)
-			ex(t.step)
-		case *callExpr:
-			ex(t.fn)
-			args(t.args)
-		case *filterExpr:
-			ex(t.x)
-			args(t.args)
-		case *testExpr:
-			ex(t.x)
-			args(t.args)
+		r.stmts(t.els)
+	case *setStmt:
+		r.expr(t.value)
+		if ns, ok := t.target.(*nsRefExpr); ok {
+			r[ns.name] = true
 		}
-	}
-	var st func(list []stmt)
-	st = func(list []stmt) {
-		for _, s := range list {
-			switch t := s.(type) {
-			case *outputStmt:
-				ex(t.x)
-			case *forStmt:
-				ex(t.iter)
-				ex(t.cond)
-				st(t.body)
-				st(t.els)
-			case *ifStmt:
-				exs(t.tests)
-				for _, b := range t.bodies {
-					st(b)
-				}
-				st(t.els)
-			case *setStmt:
-				ex(t.value)
-				if ns, ok := t.target.(*nsRefExpr); ok {
-					refs[ns.name] = true
-				}
-			case *setBlockStmt:
-				if t.filter != nil {
-					args(t.filter.args)
-				}
-				st(t.body)
-			case *macroStmt:
-				exs(t.defaults)
-				st(t.body)
-			case *callBlockStmt:
-				ex(t.call)
-				exs(t.defaults)
-				st(t.body)
-			case *filterBlockStmt:
-				args(t.filter.args)
-				st(t.body)
-			case *withStmt:
-				exs(t.values)
-				st(t.body)
-			case *scopeStmt:
-				st(t.body)
-			case *generationStmt:
-				st(t.body)
-			}
+	case *setBlockStmt:
+		if t.filter != nil {
+			r.args(t.filter.args)
 		}
+		r.stmts(t.body)
+	case *macroStmt:
+		r.exprs(t.defaults)
+		r.stmts(t.body)
+	case *callBlockStmt:
+		r.expr(t.call)
+		r.exprs(t.defaults)
+		r.stmts(t.body)
+	case *filterBlockStmt:
+		r.args(t.filter.args)
+		r.stmts(t.body)
+	case *withStmt:
+		r.exprs(t.values)
+		r.stmts(t.body)
+	case *scopeStmt:
+		r.stmts(t.body)
+	case *generationStmt:
+		r.stmts(t.body)
 	}
-	st(body)
 }
 
 // boundNames lists every name a template binds anywhere: assignment and
