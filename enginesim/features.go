@@ -162,7 +162,7 @@ func (s *Sim) acceptFeatures(req *protocol.GenerateRequest) (mmInput, *apiError)
 	return in, nil
 }
 
-func itemAt(items []features.Blob, j int) []byte {
+func itemAt(items []features.ItemBytes, j int) []byte {
 	if j < len(items) {
 		return items[j].Bytes()
 	}

@@ -38,6 +38,60 @@ func (b Blob) Bytes() []byte {
 	return slices.Concat(b...)
 }
 
+// ItemBytes is one kwargs or metadata item as the JSON writer writes it: the
+// base64 of its first bytes, encoded once before (a cached image keeps its
+// item's megabytes that way, so a hit does not encode them again), then its
+// remaining bytes, encoded as they are written. The zero ItemBytes is null.
+type ItemBytes struct {
+	// encoded is the standard base64 of the item's first 3·k bytes
+	// (EncodePixels writes it), so it has no padding and the base64 of Raw
+	// follows it without a seam: the two together are the base64 of the
+	// whole item.
+	encoded []byte
+	Raw     Blob
+}
+
+// RawItem is the item of raw bytes b (null when b is nil).
+func RawItem(b Blob) ItemBytes { return ItemBytes{Raw: b} }
+
+// IsNull reports whether the item is null.
+func (it ItemBytes) IsNull() bool { return it.encoded == nil && it.Raw == nil }
+
+// Len is the item's length in bytes, before base64.
+func (it ItemBytes) Len() int { return len(it.encoded)/4*3 + it.Raw.Len() }
+
+// Bytes is the item's bytes (its encoded part decoded): nil for a null
+// item.
+func (it ItemBytes) Bytes() []byte {
+	if it.encoded == nil {
+		return it.Raw.Bytes()
+	}
+	b := make([]byte, len(it.encoded)/4*3, it.Len())
+	if _, err := asmbase64.StdEncoding.Decode(b, it.encoded); err != nil {
+		// Cannot happen: only EncodePixels writes encoded, as base64.
+		panic("features: an item's encoded bytes are not base64: " + err.Error())
+	}
+	for _, p := range it.Raw {
+		b = append(b, p...)
+	}
+	return b
+}
+
+// encodeWhole returns the base64 of b's first 3·⌊len/3⌋ bytes (no
+// padding) and a copy of the up to two bytes after them: the base64 of
+// those bytes and anything after them, appended, gives b's own.
+func encodeWhole(b Blob) (b64, rest []byte) {
+	whole := b.Len() / 3 * 3
+	front := make(Blob, 0, len(b))
+	for _, p := range b {
+		k := min(len(p), whole)
+		front = append(front, p[:k])
+		rest = append(rest, p[k:]...)
+		whole -= k
+	}
+	return appendBase64(make([]byte, 0, b.Len()/3*4), front), rest
+}
+
 // appendBase64 appends the padded standard base64 of b's bytes: each piece
 // goes through segmentio/asm's AVX2 encoder (NEON on arm64; about four
 // times encoding/base64 on pixel values), the up to two bytes a piece leaves

@@ -73,3 +73,32 @@ func FuzzAppendBase64(f *testing.F) {
 		}
 	})
 }
+
+// TestEncodeWhole: at every boundary between two or three pieces, the
+// encoded front and the rest, with whatever follows the rest, give the
+// base64 of the whole at once.
+func TestEncodeWhole(t *testing.T) {
+	data := make([]byte, 40)
+	for i := range data {
+		data[i] = byte(i*53 + 7)
+	}
+	tail := []byte{0xc3, 0x00, 0xff, 0x10}
+	for n := 0; n <= len(data); n++ {
+		d := data[:n]
+		for i := 0; i <= n; i++ {
+			for j := i; j <= n; j++ {
+				b64, rest := encodeWhole(Blob{d[:i], d[i:j], d[j:]})
+				if len(rest) > 2 || len(b64) != (n-len(rest))/3*4 {
+					t.Fatalf("%d bytes cut at %d,%d: %d encoded, %d left", n, i, j, len(b64), len(rest))
+				}
+				for k := 0; k <= len(tail); k++ {
+					got := appendBase64(bytes.Clone(b64), Blob{rest, tail[:k]})
+					want := base64.StdEncoding.EncodeToString(append(bytes.Clone(d), tail[:k]...))
+					if string(got) != want {
+						t.Fatalf("%d bytes cut at %d,%d, %d after: %q, want %q", n, i, j, k, got, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -358,12 +358,12 @@ func Decode(n *wire.Node) (Features, error) {
 		f.Modalities[mi].Placeholders = ps
 	}
 	var err error
-	if f.KwargsData, err = decodeItems(n, "kwargs_data", index, f.Modalities, func(m *Modality, b []Blob) {
+	if f.KwargsData, err = decodeItems(n, "kwargs_data", index, f.Modalities, func(m *Modality, b []ItemBytes) {
 		m.Kwargs = b
 	}); err != nil {
 		return f, err
 	}
-	if f.MetadataData, err = decodeItems(n, "mm_metadata", index, f.Modalities, func(m *Modality, b []Blob) {
+	if f.MetadataData, err = decodeItems(n, "mm_metadata", index, f.Modalities, func(m *Modality, b []ItemBytes) {
 		m.Metadata = b
 	}); err != nil {
 		return f, err
@@ -436,7 +436,7 @@ func strictInt(obj *wire.Node, key, at string) (int, error) {
 
 // decodeItems reads kwargs_data or mm_metadata: absent or null, or an
 // object of lists of base64 strings or nulls.
-func decodeItems(n *wire.Node, key string, index map[string]int, ms []Modality, set func(*Modality, []Blob)) (bool, error) {
+func decodeItems(n *wire.Node, key string, index map[string]int, ms []Modality, set func(*Modality, []ItemBytes)) (bool, error) {
 	v, ok := n.Get(key)
 	if !ok || v.Kind == wire.Null {
 		return false, nil
@@ -456,7 +456,7 @@ func decodeItems(n *wire.Node, key string, index map[string]int, ms []Modality, 
 		if list.Kind != wire.Array {
 			return false, fmt.Errorf("features.%s.%s: not a list", key, name)
 		}
-		items := make([]Blob, len(list.Arr))
+		items := make([]ItemBytes, len(list.Arr))
 		for j, e := range list.Arr {
 			switch e.Kind {
 			case wire.Null:
@@ -465,7 +465,7 @@ func decodeItems(n *wire.Node, key string, index map[string]int, ms []Modality, 
 				if err != nil {
 					return false, fmt.Errorf("features.%s.%s.%d: not base64", key, name, j)
 				}
-				items[j] = Blob{b}
+				items[j] = RawItem(Blob{b})
 			default:
 				return false, fmt.Errorf("features.%s.%s.%d: not a string or null", key, name, j)
 			}
@@ -541,7 +541,7 @@ func (f *Features) QwenImages(cols, merge int) ([]QwenImage, error) {
 		}
 		out := make([]QwenImage, len(m.Hashes))
 		for j := range m.Hashes {
-			if j >= len(m.Kwargs) || m.Kwargs[j] == nil {
+			if j >= len(m.Kwargs) || m.Kwargs[j].IsNull() {
 				return nil, fmt.Errorf("image item %d: no kwargs_data", j)
 			}
 			it, err := DecodeItem(m.Kwargs[j].Bytes())

@@ -36,7 +36,7 @@ type EmbedsItem struct {
 // every part's row slice, as pixel_values' does — and image_grid_thw
 // batched, kept on the CPU. Like QwenItems, image_embeds is written first
 // (vLLM's order follows a set's).
-func QwenEmbedsItems(items []QwenEmbeds) ([]Blob, error) {
+func QwenEmbedsItems(items []QwenEmbeds) ([]ItemBytes, error) {
 	rows := make([]int64, len(items))
 	for i, it := range items {
 		if len(it.Embeds.Shape) != 2 || len(it.GridTHW.Shape) != 1 || it.GridTHW.Shape[0] != 3 {
@@ -46,7 +46,7 @@ func QwenEmbedsItems(items []QwenEmbeds) ([]Blob, error) {
 		rows[i] = int64(it.Embeds.Shape[0])
 	}
 	slices := appendSlices(nil, rows)
-	out := make([]Blob, len(items))
+	out := make([]ItemBytes, len(items))
 	for i, it := range items {
 		// The embeddings' bytes stay where the loader put them (a Blob
 		// piece), as pixel_values' do.
@@ -58,7 +58,7 @@ func QwenEmbedsItems(items []QwenEmbeds) ([]Blob, error) {
 		tail := appendFlatField(make([]byte, 0, len(slices)+128), slices)
 		tail = appendStr(tail, "image_grid_thw")
 		tail = appendEmbedsGrid(tail, it.GridTHW)
-		out[i] = Blob{head, it.Embeds.Data, tail}
+		out[i] = RawItem(Blob{head, it.Embeds.Data, tail})
 	}
 	return out, nil
 }
@@ -143,7 +143,7 @@ func appendSlices(b []byte, rows []int64) []byte {
 func QwenEmbedsFeatures(items []EmbedsItem, opts Options) (Features, error) {
 	return newImageFeatures(len(items),
 		func(i int) (string, Placeholder) { return items[i].Hash, items[i].Placeholder },
-		func() ([]Blob, error) {
+		func() ([]ItemBytes, error) {
 			embeds := make([]QwenEmbeds, len(items))
 			for i, it := range items {
 				embeds[i] = it.Embeds

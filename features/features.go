@@ -26,11 +26,11 @@ type Modality struct {
 	Name         string
 	Hashes       []string
 	Placeholders []Placeholder
-	// Kwargs holds each item's msgpack (written as base64); a nil entry is
-	// null, "resolve from the engine's cache".
-	Kwargs []Blob
-	// Metadata holds each item's metadata-only msgpack (nil entry: null).
-	Metadata []Blob
+	// Kwargs holds each item's msgpack (written as base64); a null entry
+	// is null, "resolve from the engine's cache".
+	Kwargs []ItemBytes
+	// Metadata holds each item's metadata-only msgpack (null entry: null).
+	Metadata []ItemBytes
 }
 
 // Features is MultiModalFeatures.
@@ -80,7 +80,7 @@ type Options struct {
 func QwenImageFeatures(images []Image, cols int, opts Options) (Features, error) {
 	return newImageFeatures(len(images),
 		func(i int) (string, Placeholder) { return images[i].Hash, images[i].Placeholder },
-		func() ([]Blob, error) {
+		func() ([]ItemBytes, error) {
 			processed := make([]QwenImage, len(images))
 			for i, img := range images {
 				processed[i] = img.Processed
@@ -93,7 +93,7 @@ func QwenImageFeatures(images []Image, cols int, opts Options) (Features, error)
 // newImageFeatures builds the features of n image items: item gives one's
 // hash and placeholder, kwargs encodes every item's kwargs (called only
 // when opts.Kwargs asks for them), metadata one item's metadata item.
-func newImageFeatures(n int, item func(i int) (string, Placeholder), kwargs func() ([]Blob, error),
+func newImageFeatures(n int, item func(i int) (string, Placeholder), kwargs func() ([]ItemBytes, error),
 	metadata func(i int) []byte, opts Options) (Features, error) {
 	m := Modality{Name: "image", Hashes: make([]string, n), Placeholders: make([]Placeholder, n)}
 	for i := range n {
@@ -107,9 +107,9 @@ func newImageFeatures(n int, item func(i int) (string, Placeholder), kwargs func
 		}
 		m.Kwargs = items
 		if opts.Metadata {
-			m.Metadata = make([]Blob, n)
+			m.Metadata = make([]ItemBytes, n)
 			for i := range n {
-				m.Metadata[i] = Blob{metadata(i)}
+				m.Metadata[i] = RawItem(Blob{metadata(i)})
 			}
 		}
 	}
@@ -126,6 +126,34 @@ func newImageFeatures(n int, item func(i int) (string, Placeholder), kwargs func
 // grows once, by MaxJSONLen.
 func (f *Features) AppendJSON(dst []byte) []byte {
 	dst = slices.Grow(dst, f.MaxJSONLen())
+	return f.appendJSON(dst, func(dst, encoded []byte) []byte { return append(dst, encoded...) })
+}
+
+// AppendBody is AppendJSON into a body that splices the items' encoded
+// parts (a cached image's megabytes of base64) in where they go instead of
+// copying them: dst is the body's own bytes and grows once, by
+// MaxJSONLen - SplicedLen.
+func (f *Features) AppendBody(dst []byte, body *wire.Body) []byte {
+	dst = slices.Grow(dst, f.MaxJSONLen()-f.SplicedLen())
+	return f.appendJSON(dst, body.Splice)
+}
+
+// SplicedLen is how many bytes of the JSON AppendBody splices in rather
+// than writes.
+func (f *Features) SplicedLen() int {
+	n := 0
+	for _, m := range f.Modalities {
+		for _, items := range [][]ItemBytes{m.Kwargs, m.Metadata} {
+			for _, it := range items {
+				n += len(it.encoded)
+			}
+		}
+	}
+	return n
+}
+
+// appendJSON is AppendJSON with splice writing the items' encoded parts.
+func (f *Features) appendJSON(dst []byte, splice func(dst, encoded []byte) []byte) []byte {
 	dst = append(dst, `{"mm_hashes":{`...)
 	for i, m := range f.Modalities {
 		dst = appendKey(dst, i, m.Name)
@@ -158,10 +186,10 @@ func (f *Features) AppendJSON(dst []byte) []byte {
 		dst = append(dst, ']')
 	}
 	dst = append(dst, `},"kwargs_data":`...)
-	dst = f.appendItems(dst, f.KwargsData, func(m *Modality) []Blob { return m.Kwargs })
+	dst = f.appendItems(dst, f.KwargsData, func(m *Modality) []ItemBytes { return m.Kwargs }, splice)
 	if f.MetadataMember {
 		dst = append(dst, `,"mm_metadata":`...)
-		dst = f.appendItems(dst, f.MetadataData, func(m *Modality) []Blob { return m.Metadata })
+		dst = f.appendItems(dst, f.MetadataData, func(m *Modality) []ItemBytes { return m.Metadata }, splice)
 	}
 	if f.RequiresKV {
 		dst = append(dst, `,"requires_kv":true`...)
@@ -194,7 +222,7 @@ func (f *Features) MaxJSONLen() int {
 		for _, p := range m.Placeholders {
 			n += len(`{"offset":,"length":,"is_embed":[]},`) + 2*number + len("false,")*len(p.IsEmbed)
 		}
-		for _, items := range [][]Blob{m.Kwargs, m.Metadata} {
+		for _, items := range [][]ItemBytes{m.Kwargs, m.Metadata} {
 			n += len("null,") * (len(m.Hashes) + 1)
 			for _, it := range items {
 				n += base64.StdEncoding.EncodedLen(it.Len()) + 3
@@ -216,7 +244,7 @@ func appendKey(dst []byte, i int, k string) []byte {
 }
 
 // appendItems writes {modality: [base64 | null, …]} or null.
-func (f *Features) appendItems(dst []byte, present bool, items func(*Modality) []Blob) []byte {
+func (f *Features) appendItems(dst []byte, present bool, items func(*Modality) []ItemBytes, splice func(dst, encoded []byte) []byte) []byte {
 	if !present {
 		return append(dst, "null"...)
 	}
@@ -230,12 +258,15 @@ func (f *Features) appendItems(dst []byte, present bool, items func(*Modality) [
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			if j >= len(list) || list[j] == nil {
+			if j >= len(list) || list[j].IsNull() {
 				dst = append(dst, "null"...)
 				continue
 			}
 			dst = append(dst, '"')
-			dst = appendBase64(dst, list[j])
+			if list[j].encoded != nil {
+				dst = splice(dst, list[j].encoded)
+			}
+			dst = appendBase64(dst, list[j].Raw)
 			dst = append(dst, '"')
 		}
 		dst = append(dst, ']')
@@ -301,7 +332,7 @@ func (f *Features) Validate() error {
 				}
 			}
 			for _, k := range m.Kwargs {
-				if k != nil && f.KwargsData {
+				if !k.IsNull() && f.KwargsData {
 					return fmt.Errorf("requires_kv does not accept full kwargs_data")
 				}
 			}

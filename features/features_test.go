@@ -201,7 +201,7 @@ func TestDecodeRefuses(t *testing.T) {
 	if err := f.CheckPrompt(22, false); err != nil {
 		t.Error(err)
 	}
-	f.Modalities[0].Kwargs[0] = Blob{{0x81, 0xa1, 'x', 0xc0}}
+	f.Modalities[0].Kwargs[0] = RawItem(Blob{{0x81, 0xa1, 'x', 0xc0}})
 	if err := f.CheckPrompt(22, false); err == nil {
 		t.Error("an undecodable item was accepted")
 	}

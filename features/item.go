@@ -21,6 +21,46 @@ type QwenImage struct {
 	// DType is the torch dtype vLLM cast pixel_values to, the model's
 	// dtype: "" means "bfloat16"; "float16" and "float32" are the others.
 	DType string
+	// Encoded, when set, is the image's item up to the end of its pixel
+	// values already in base64 (EncodePixels), in place of PixelValues.
+	Encoded *EncodedPixels
+}
+
+// EncodedPixels is an image's kwargs item from its start to the end of its
+// pixel values, base64-encoded once: a processed-image cache keeps it so a
+// hit writes those megabytes without encoding them again. That part of the
+// item depends on the image alone (the rest lists every image of the
+// request); its base64 stops at the last whole three bytes, and the up to
+// two bytes after them are encoded with the rest of the item, so the
+// item's base64 is the same as when encoded at once.
+type EncodedPixels struct {
+	b64    []byte
+	rest   []byte
+	pixels int // len(PixelValues)
+	cols   int
+}
+
+// Len is the bytes it holds.
+func (e *EncodedPixels) Len() int { return len(e.b64) + len(e.rest) }
+
+// EncodePixels encodes img's item up to the end of its pixel values (cols
+// as for QwenItems) and returns img with Encoded set and PixelValues nil.
+func EncodePixels(img QwenImage, cols int) (QwenImage, error) {
+	if _, err := qwenSlices([]QwenImage{img}, cols); err != nil {
+		return QwenImage{}, err
+	}
+	b64, rest := encodeWhole(Blob{qwenItemHead(img, cols), img.PixelValues})
+	img.Encoded = &EncodedPixels{b64: b64, rest: rest, pixels: len(img.PixelValues), cols: cols}
+	img.PixelValues = nil
+	return img, nil
+}
+
+// pixelBytes is the length of img's pixel values, encoded or not.
+func (q QwenImage) pixelBytes() int {
+	if q.Encoded != nil {
+		return q.Encoded.pixels
+	}
+	return len(q.PixelValues)
 }
 
 func (q QwenImage) dtype() string {
@@ -38,7 +78,8 @@ func (q QwenImage) Rows() int64 { return q.GridTHW[0] * q.GridTHW[1] * q.GridTHW
 // MultiModalKwargsItem (serial_utils._encode_mm_item). cols is the row
 // width, 3·2·P² (1176 for patch 14, 1536 for patch 16). Each item is three
 // pieces: the msgpack before the pixel values, the pixel values themselves
-// (img.PixelValues, shared, not copied), and the rest.
+// (img.PixelValues, shared, not copied), and the rest; or, for an image
+// with Encoded, the encoded part (shared) and the rest.
 //
 // Each item is a map of two fields, from _create_qwen2vl_field_factory:
 // pixel_values, flat_from_sizes("image", grid.prod(-1)) — its field lists
@@ -46,23 +87,31 @@ func (q QwenImage) Rows() int64 { return q.GridTHW[0] * q.GridTHW[1] * q.GridTHW
 // batched("image", keep_on_cpu=True). vLLM builds the item from a set of
 // keys, so its key order varies with Python's string hashing from process
 // to process; this writes pixel_values first, and readers accept any order.
-func QwenItems(images []QwenImage, cols int) ([]Blob, error) {
+func QwenItems(images []QwenImage, cols int) ([]ItemBytes, error) {
 	slices, err := qwenSlices(images, cols)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Blob, len(images))
+	out := make([]ItemBytes, len(images))
 	for i, img := range images {
-		head := appendMapHeader(make([]byte, 0, 64), 2)
-		head = appendStr(head, "pixel_values")
-		head = appendPixelValuesHead(head, img, cols)
 		tail := make([]byte, 0, len(slices)+192)
 		tail = appendFlatField(tail, slices)
 		tail = appendStr(tail, "image_grid_thw")
 		tail = appendGridTHW(tail, img)
-		out[i] = Blob{head, img.PixelValues, tail}
+		if e := img.Encoded; e != nil {
+			out[i] = ItemBytes{encoded: e.b64, Raw: Blob{e.rest, tail}}
+			continue
+		}
+		out[i] = RawItem(Blob{qwenItemHead(img, cols), img.PixelValues, tail})
 	}
 	return out, nil
+}
+
+// qwenItemHead is an item's msgpack up to its pixel values.
+func qwenItemHead(img QwenImage, cols int) []byte {
+	head := appendMapHeader(make([]byte, 0, 64), 2)
+	head = appendStr(head, "pixel_values")
+	return appendPixelValuesHead(head, img, cols)
 }
 
 // QwenMetadata encodes an image's metadata item (newer vLLM's mm_metadata,
@@ -96,9 +145,12 @@ func qwenSlices(images []QwenImage, cols int) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("features: image %d: pixel_values dtype %q", i, img.DType)
 		}
-		if want := rows[i] * int64(cols) * int64(size); int64(len(img.PixelValues)) != want {
+		if want := rows[i] * int64(cols) * int64(size); int64(img.pixelBytes()) != want {
 			return nil, fmt.Errorf("features: image %d: %d bytes of pixel_values, want %d for %d rows of %d %s",
-				i, len(img.PixelValues), want, rows[i], cols, img.dtype())
+				i, img.pixelBytes(), want, rows[i], cols, img.dtype())
+		}
+		if img.Encoded != nil && img.Encoded.cols != cols {
+			return nil, fmt.Errorf("features: image %d: encoded with rows of %d, not %d", i, img.Encoded.cols, cols)
 		}
 	}
 	return appendSlices(nil, rows), nil
@@ -114,7 +166,7 @@ func appendPixelValuesHead(b []byte, img QwenImage, cols int) []byte {
 	b = appendArrayHeader(b, 2)
 	b = appendInt(b, img.Rows())
 	b = appendInt(b, int64(cols))
-	return appendExtHeader(b, extRawView, len(img.PixelValues))
+	return appendExtHeader(b, extRawView, img.pixelBytes())
 }
 
 func appendGridTHW(b []byte, img QwenImage) []byte {

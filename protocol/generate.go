@@ -58,6 +58,11 @@ type GenerateRequest struct {
 type FeaturesWriter interface {
 	AppendJSON(dst []byte) []byte
 	MaxJSONLen() int
+	// AppendBody is AppendJSON with the long parts a cache holds spliced
+	// into body (as wire.Body.Splice) rather than copied; SplicedLen is
+	// their length.
+	AppendBody(dst []byte, body *wire.Body) []byte
+	SplicedLen() int
 }
 
 // SetFeatures makes f write the features member, straight into the body.
@@ -72,19 +77,45 @@ func (g *GenerateRequest) SetFeatures(f FeaturesWriter) {
 // values is not copied again for its last few hundred bytes.
 const bodyTailSlack = 64 << 10
 
-// BodySizeHint is about how long the body is when it carries features: 0
-// without them (a small body), else at least the features' MaxJSONLen. A
+// BodySizeHint is about how many bytes AppendBody appends to the body's
+// own buffer when the request carries features: 0 without them (a small
+// body), else at least the features' MaxJSONLen less what is spliced in. A
 // writer picks its buffer by it.
 func (g *GenerateRequest) BodySizeHint() int {
 	if g.features == nil {
 		return 0
 	}
-	return g.features.MaxJSONLen() + bodyTailSlack + 8*len(g.TokenIDs)
+	return g.features.MaxJSONLen() - g.features.SplicedLen() + bodyTailSlack + 8*len(g.TokenIDs)
 }
 
 // AppendJSON appends the body with every key, as pydantic's model_dump
 // writes it: an absent raw member is null, token_ids always a list.
 func (g *GenerateRequest) AppendJSON(dst []byte) ([]byte, error) {
+	return g.appendJSON(dst, func(dst []byte) []byte {
+		return g.features.AppendJSON(slices.Grow(dst, g.features.MaxJSONLen()+g.tailLen()))
+	})
+}
+
+// AppendBody is AppendJSON into body (appended to body.B), with the
+// features' cached parts spliced in rather than copied: an image answer
+// reaches the connection without its megabytes passing through a buffer.
+func (g *GenerateRequest) AppendBody(body *wire.Body) error {
+	var err error
+	body.B, err = g.appendJSON(body.B, func(dst []byte) []byte {
+		return g.features.AppendBody(slices.Grow(dst, g.features.MaxJSONLen()-g.features.SplicedLen()+g.tailLen()), body)
+	})
+	return err
+}
+
+// tailLen bounds the members after features, so that a body of megabytes
+// of pixel values is not copied again for its last few hundred bytes.
+func (g *GenerateRequest) tailLen() int {
+	return bodyTailSlack + len(g.ContentParts) + len(g.ReasoningParserKwargs) + len(g.KVTransferParams) + len(g.ECTransferParams)
+}
+
+// appendJSON is AppendJSON with features writing the features member (when
+// set by SetFeatures).
+func (g *GenerateRequest) appendJSON(dst []byte, features func(dst []byte) []byte) ([]byte, error) {
 	w := objectWriter{b: append(dst, '{')}
 	w.b = wire.AppendString(w.key("request_id"), g.RequestID)
 	w.b = wire.AppendInts(w.key("token_ids"), g.TokenIDs)
@@ -106,10 +137,7 @@ func (g *GenerateRequest) AppendJSON(dst []byte) ([]byte, error) {
 		w.b = append(w.b, ']')
 	}
 	if g.features != nil {
-		w.key("features")
-		w.b = slices.Grow(w.b, g.features.MaxJSONLen()+bodyTailSlack+len(g.ContentParts)+
-			len(g.ReasoningParserKwargs)+len(g.KVTransferParams)+len(g.ECTransferParams))
-		w.b = g.features.AppendJSON(w.b)
+		w.b = features(w.key("features"))
 	} else {
 		w.raw(wire.AppendRaw(w.key("features"), g.Features))
 	}

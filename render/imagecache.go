@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 
 	"github.com/zeebo/blake3"
 
@@ -16,7 +17,10 @@ import (
 const DefaultImageCacheBytes = 4 << 30
 
 // processedImage is one image's processor output as the cache keeps it:
-// read-only once stored, shared by every request that hits it.
+// read-only once stored, shared by every request that hits it. A cached
+// image holds its item's pixel values already in base64
+// (features.EncodePixels), so a hit's answer splices them in instead of
+// encoding megabytes again.
 type processedImage struct {
 	img       features.QwenImage
 	numTokens int
@@ -25,7 +29,7 @@ type processedImage struct {
 
 // imageCacheKeyVersion changes whenever the key's layout or what a cached
 // value holds changes.
-const imageCacheKeyVersion = "vrender processed image v1"
+const imageCacheKeyVersion = "vrender processed image v2"
 
 // processorDigest names a processor for the cache key: its
 // preprocessor_config.json and the dtype pixel_values are cast to.
@@ -123,7 +127,16 @@ func (im *images) process(ctx context.Context, data []byte, kw vision.Kwargs, op
 			numTokens: res.NumTokens,
 			cols:      res.PixelValues.Shape[1],
 		}
-		return p, int64(len(p.img.PixelValues)), nil
+		if im.cache == nil {
+			return p, 0, nil
+		}
+		// The base64 is a third larger than the pixel values, but a hit
+		// then costs no encoding; the miss encodes here what its answer
+		// would have encoded anyway.
+		if p.img, err = features.EncodePixels(p.img, p.cols); err != nil {
+			return processedImage{}, 0, fmt.Errorf("render: image features: %w", err)
+		}
+		return p, int64(p.img.Encoded.Len()), nil
 	}
 	if im.cache == nil {
 		p, _, err := fill()

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -59,8 +60,11 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, e *apiError)
 }
 
 // writeJSON writes a JSON body as vLLM's JSONResponse does: compact,
-// UTF-8, no HTML escaping. The body is appended into a pooled buffer and
-// written once.
+// UTF-8, no HTML escaping. The body is appended into a pooled buffer, and
+// the long parts a cache holds (an image's base64) are spliced in by a
+// body that has them (protocol.GenerateRequest.AppendBody), so they go to
+// the connection without being copied first; Content-Length is set, so the
+// pieces make one unchunked body.
 func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	hint := 0
 	if h, ok := v.(interface{ BodySizeHint() int }); ok {
@@ -68,19 +72,26 @@ func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 	}
 	bp := s.bodies.get(hint)
 	defer s.bodies.put(bp)
-	b, err := protocol.AppendJSON((*bp)[:0], v)
+	body := wire.Body{B: (*bp)[:0]}
+	var err error
+	if a, ok := v.(interface{ AppendBody(*wire.Body) error }); ok {
+		err = a.AppendBody(&body)
+	} else {
+		body.B, err = protocol.AppendJSON(body.B, v)
+	}
 	if err != nil {
 		// Only a programming error (an unmarshalable value) gets here.
 		s.log.ErrorContext(r.Context(), "encode response", "request_id", requestIDFrom(r.Context()), "err", err)
 		status = http.StatusInternalServerError
-		b, _ = protocol.AppendJSON(b[:0], internalError().body)
+		body.Reset()
+		body.B, _ = protocol.AppendJSON(body.B, internalError().body)
 	}
-	*bp = b
+	*bp = body.B
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Content-Length", strconv.Itoa(body.Len()))
 	w.WriteHeader(status)
-	if _, err := w.Write(b); err != nil {
+	if _, err := body.WriteTo(w); err != nil {
 		// The client went away; nothing more to do.
 		s.log.DebugContext(r.Context(), "write response", "request_id", requestIDFrom(r.Context()), "err", err)
 	}

@@ -287,7 +287,7 @@ func TestChatRenderImageFastPath(t *testing.T) {
 				if !reflect.DeepEqual(ma.Hashes, mb.Hashes) || !reflect.DeepEqual(ma.Placeholders, mb.Placeholders) {
 					t.Fatalf("full %+v %+v, fast %+v %+v", ma.Hashes, ma.Placeholders, mb.Hashes, mb.Placeholders)
 				}
-				if len(ma.Kwargs) != 1 || ma.Kwargs[0] == nil || mb.Kwargs != nil || fb.KwargsData {
+				if len(ma.Kwargs) != 1 || ma.Kwargs[0].IsNull() || mb.Kwargs != nil || fb.KwargsData {
 					t.Fatalf("kwargs: full %d items, fast %v (%d items)", len(ma.Kwargs), fb.KwargsData, len(mb.Kwargs))
 				}
 			})

@@ -244,6 +244,11 @@ func DefaultGenerator(m *model.Model) (*render.Generator, error) {
 	if err != nil {
 		return nil, err
 	}
+	return generatorWithImages(m, images)
+}
+
+// generatorWithImages is DefaultGenerator with images' settings.
+func generatorWithImages(m *model.Model, images *render.ImageConfig) (*render.Generator, error) {
 	r, err := render.New(m, render.Config{Images: images})
 	if err != nil {
 		return nil, err

@@ -2,7 +2,9 @@
 // exactly what Python's json.dumps(..., ensure_ascii=False,
 // separators=(",", ":")) writes, which is what vLLM's JSONResponse and
 // pydantic send. Response types build their bodies with these into one
-// buffer, so no byte is validated or compacted a second time.
+// buffer, so no byte is validated or compacted a second time; a Body
+// splices megabytes a cache holds (an image's base64) in between that
+// buffer's bytes instead of copying them.
 package wire
 
 import (

@@ -1,0 +1,66 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// TestBody: spliced slices land where the writer was when it spliced them,
+// in order, at the start, between and at the end of its own bytes, and
+// Len counts them.
+func TestBody(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(b *Body) []byte
+		want  string
+	}{
+		{"no splices", func(b *Body) []byte { return append(b.B, "abc"...) }, "abc"},
+		{"start, middle, end", func(b *Body) []byte {
+			dst := b.Splice(b.B, []byte("<"))
+			dst = append(dst, "ab"...)
+			dst = b.Splice(dst, []byte("12"))
+			dst = b.Splice(dst, []byte("34"))
+			dst = append(dst, 'c')
+			return b.Splice(dst, []byte(">"))
+		}, "<ab1234c>"},
+		{"empty splices", func(b *Body) []byte {
+			dst := b.Splice(append(b.B, 'a'), nil)
+			return append(b.Splice(dst, []byte{}), 'b')
+		}, "ab"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b Body
+			b.B = tc.write(&b)
+			var out bytes.Buffer
+			n, err := b.WriteTo(&out)
+			if err != nil || out.String() != tc.want || n != int64(len(tc.want)) || b.Len() != len(tc.want) {
+				t.Fatalf("wrote %q (%d, %v), Len %d; want %q", out.String(), n, err, b.Len(), tc.want)
+			}
+			b.Reset()
+			if b.Len() != 0 || len(b.splices) != 0 {
+				t.Fatalf("after Reset: %d bytes, %d splices", b.Len(), len(b.splices))
+			}
+		})
+	}
+}
+
+type failAfter struct{ n int }
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	if w.n <= 0 {
+		return 0, errors.New("closed")
+	}
+	w.n--
+	return len(p), nil
+}
+
+// TestBodyWriteError: the first failing write stops the body.
+func TestBodyWriteError(t *testing.T) {
+	var b Body
+	b.B = append(b.Splice(append(b.B, "ab"...), []byte("cd")), "ef"...)
+	n, err := b.WriteTo(&failAfter{n: 1})
+	if err == nil || n != 2 {
+		t.Fatalf("wrote %d, %v; want 2 and the error", n, err)
+	}
+}
