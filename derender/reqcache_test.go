@@ -2,7 +2,6 @@ package derender
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"reflect"
 	"strconv"
 	"testing"
@@ -62,7 +61,7 @@ func TestRequestCacheParserRequest(t *testing.T) {
 		t.Fatalf("derived %d entries, cache %d", len(rc.derived), rc.c.Len())
 	}
 	// Decoded requests are validated; one built by hand can still fail.
-	bad := &protocol.ChatCompletionRequest{ChatTemplateKwargs: json.RawMessage(`[1]`)}
+	bad := &protocol.ChatCompletionRequest{ToolChoice: protocol.ToolChoice{Kind: protocol.ToolChoiceBadString, Name: "sometimes"}}
 	rc.Add(sha256.Sum256([]byte("bad")), bad)
 	_, err1 := rc.parserRequest(bad)
 	_, err2 := rc.parserRequest(bad)

@@ -2,7 +2,7 @@ package derender
 
 import (
 	"encoding/binary"
-	"encoding/json"
+	"github.com/vrender/vrender/internal/wire"
 
 	"github.com/vrender/vrender/parsers"
 	"github.com/vrender/vrender/protocol"
@@ -14,11 +14,7 @@ func parserRequest(cr *protocol.ChatCompletionRequest) (*parsers.Request, error)
 	req := &parsers.Request{Tools: cr.Tools, ToolChoice: cr.ToolChoice, ParallelToolCalls: cr.ParallelToolCalls}
 	inc, skip := cr.IncludeReasoning, cr.SkipSpecialTokens
 	req.IncludeReasoning, req.SkipSpecialTokens = &inc, &skip
-	if len(cr.ChatTemplateKwargs) > 0 && string(cr.ChatTemplateKwargs) != "null" {
-		if err := json.Unmarshal(cr.ChatTemplateKwargs, &req.ChatTemplateKwargs); err != nil {
-			return nil, badRequest("chat_request.chat_template_kwargs: %v", err)
-		}
-	}
+	req.ChatTemplateKwargs = cr.ChatTemplateKwargs
 	if _, _, err := req.Choice(); err != nil {
 		return nil, badRequest("%v", err)
 	}
@@ -82,7 +78,11 @@ func appendRequestKey(key []byte, cr *protocol.ChatCompletionRequest) []byte {
 	}
 	field([]byte{'|'})
 	field(cr.ToolChoice.AppendJSON(nil))
-	field(cr.ChatTemplateKwargs)
+	var kwargs []byte // absent or null: no bytes, as the raw member was
+	if cr.ChatTemplateKwargs != nil {
+		kwargs = wire.AppendNode(nil, cr.ChatTemplateKwargs)
+	}
+	field(kwargs)
 	return append(key, flag(cr.ParallelToolCalls == nil), flag(cr.ParallelToolCalls != nil && *cr.ParallelToolCalls),
 		flag(cr.IncludeReasoning), flag(cr.SkipSpecialTokens))
 }

@@ -21,6 +21,7 @@
 package parsers
 
 import (
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -81,7 +82,7 @@ type Request struct {
 	ParallelToolCalls  *bool
 	IncludeReasoning   *bool
 	SkipSpecialTokens  *bool
-	ChatTemplateKwargs map[string]any
+	ChatTemplateKwargs *wire.Node // protocol's decoded object; nil: none
 }
 
 // The tool_choice values vLLM distinguishes; protocol owns the decoding.

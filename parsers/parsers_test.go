@@ -49,11 +49,7 @@ func decodeRequest(data []byte) (Request, error) {
 	}
 	r := Request{Tools: cr.Tools, ToolChoice: cr.ToolChoice, ParallelToolCalls: cr.ParallelToolCalls,
 		IncludeReasoning: &cr.IncludeReasoning, SkipSpecialTokens: &cr.SkipSpecialTokens}
-	if len(cr.ChatTemplateKwargs) > 0 && string(cr.ChatTemplateKwargs) != "null" {
-		if err := json.Unmarshal(cr.ChatTemplateKwargs, &r.ChatTemplateKwargs); err != nil {
-			return Request{}, err
-		}
-	}
+	r.ChatTemplateKwargs = cr.ChatTemplateKwargs
 	return r, nil
 }
 

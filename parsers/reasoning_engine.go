@@ -43,7 +43,7 @@ func (s *engineSpec) init() *engineSpec {
 // enableThinkingOff is Qwen3Parser's rule: enable_thinking, default true
 // when absent (an explicit null turns thinking off).
 func enableThinkingOff(r *Request) bool {
-	v, ok := r.ChatTemplateKwargs["enable_thinking"]
+	v, ok := r.ChatTemplateKwargs.Get("enable_thinking")
 	return ok && !pyTruthy(v)
 }
 

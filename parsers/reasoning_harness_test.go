@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // reasoningVocab knows the marker tokens the reasoning parsers look up.
@@ -29,9 +31,11 @@ type reasoningCase struct {
 func (c reasoningCase) request(t testing.TB) *Request {
 	req := &Request{IncludeReasoning: c.include}
 	if c.kwargs != "" {
-		if err := json.Unmarshal([]byte(c.kwargs), &req.ChatTemplateKwargs); err != nil {
+		n, err := wire.Parse([]byte(c.kwargs))
+		if err != nil {
 			t.Fatal(err)
 		}
+		req.ChatTemplateKwargs = n
 	}
 	return req
 }

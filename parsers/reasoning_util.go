@@ -2,9 +2,13 @@ package parsers
 
 import (
 	"bytes"
-	"github.com/vrender/vrender/internal/statecodec"
+	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/vrender/vrender/internal/statecodec"
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // Helpers shared by the reasoning machines.
@@ -33,28 +37,35 @@ func pySpaceSuffix(s string) int {
 // present is false when the key is absent or null (Python's dict.get
 // returning None).
 func (r *Request) kwargTruthy(name string) (value, present bool) {
-	v, ok := r.ChatTemplateKwargs[name]
-	if !ok || v == nil {
+	v, ok := r.ChatTemplateKwargs.Get(name)
+	if !ok || v.IsNull() {
 		return false, false
 	}
 	return pyTruthy(v), true
 }
 
-// pyTruthy is Python's bool() of a JSON value.
-func pyTruthy(v any) bool {
-	switch x := v.(type) {
-	case nil:
+// pyTruthy is Python's bool() of the value json.loads makes of v.
+func pyTruthy(v *wire.Node) bool {
+	switch v.Kind {
+	case wire.Null:
 		return false
-	case bool:
-		return x
-	case float64:
-		return x != 0
-	case string:
-		return x != ""
-	case []any:
-		return len(x) > 0
-	case map[string]any:
-		return len(x) > 0
+	case wire.Bool:
+		return v.B
+	case wire.Number:
+		if !v.IsFloat() {
+			// An int (or NaN/Infinity, which are truthy): zero only when
+			// every digit is.
+			return strings.Trim(strings.TrimPrefix(v.S, "-"), "0") != ""
+		}
+		// A float, an underflowing literal being 0.0 as in Python.
+		f, _ := strconv.ParseFloat(v.S, 64)
+		return f != 0
+	case wire.String:
+		return v.S != ""
+	case wire.Array:
+		return len(v.Arr) > 0
+	case wire.Object:
+		return len(v.Keys) > 0
 	}
 	return true
 }

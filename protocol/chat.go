@@ -66,7 +66,7 @@ type ChatCompletionRequest struct {
 	AddSpecialTokens     bool // default false
 	Documents            json.RawMessage
 	ChatTemplate         *string
-	ChatTemplateKwargs   json.RawMessage
+	ChatTemplateKwargs   *wire.Node // an object; nil when absent or null
 	MediaIOKwargs        json.RawMessage
 	MMProcessorKwargs    json.RawMessage
 	// ReturnMMKwargs is the render route's return_mm_kwargs (default
@@ -186,7 +186,7 @@ func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r.AddSpecialTokens = obj.Bool("add_special_tokens", false)
 	r.Documents = obj.documents("documents")
 	r.ChatTemplate = obj.OptionalString("chat_template")
-	r.ChatTemplateKwargs = obj.OptionalDict("chat_template_kwargs")
+	r.ChatTemplateKwargs = obj.OptionalDictNode("chat_template_kwargs")
 	r.MediaIOKwargs = obj.OptionalDictOfDicts("media_io_kwargs")
 	r.MMProcessorKwargs = obj.OptionalDict("mm_processor_kwargs")
 	r.ReturnMMKwargs = obj.Bool("return_mm_kwargs", true)

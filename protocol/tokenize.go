@@ -27,7 +27,7 @@ type TokenizeChatRequest struct {
 	ContinueFinalMessage bool            `json:"continue_final_message"`
 	AddSpecialTokens     bool            `json:"add_special_tokens"` // default false
 	ChatTemplate         *string         `json:"chat_template"`
-	ChatTemplateKwargs   json.RawMessage `json:"chat_template_kwargs"` // object or nil
+	ChatTemplateKwargs   *wire.Node      `json:"chat_template_kwargs"` // an object; nil when absent or null
 	MediaIOKwargs        json.RawMessage `json:"media_io_kwargs"`      // object of objects or nil
 	MMProcessorKwargs    json.RawMessage `json:"mm_processor_kwargs"`  // object or nil
 	Tools                []Tool          `json:"tools"`                // nil when absent or null
@@ -179,7 +179,7 @@ func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []pylax.FieldError) 
 	r.ContinueFinalMessage = obj.Bool("continue_final_message", false)
 	r.AddSpecialTokens = obj.Bool("add_special_tokens", false)
 	r.ChatTemplate = obj.OptionalString("chat_template")
-	r.ChatTemplateKwargs = obj.OptionalDict("chat_template_kwargs")
+	r.ChatTemplateKwargs = obj.OptionalDictNode("chat_template_kwargs")
 	r.MediaIOKwargs = obj.OptionalDictOfDicts("media_io_kwargs")
 	r.MMProcessorKwargs = obj.OptionalDict("mm_processor_kwargs")
 	r.Tools = obj.tools("tools")

@@ -175,7 +175,7 @@ func TestChatKwargsKeepKeyOrder(t *testing.T) {
 	if err != nil || r.Chat == nil {
 		t.Fatalf("DecodeTokenizeRequest: %v, chat=%v", err, r.Chat)
 	}
-	if got := string(r.Chat.ChatTemplateKwargs); got != `{"z":1,"a":2}` {
+	if got := string(r.Chat.ChatTemplateKwargs.Raw); got != `{"z":1,"a":2}` {
 		t.Errorf("chat_template_kwargs = %s", got)
 	}
 	if got := string(r.Chat.Tools[0].Function.Parameters.Raw); got != `{"b":1,"a":2}` {

@@ -24,7 +24,7 @@ type ChatInput struct {
 	ToolChoice           protocol.ToolChoice
 	Documents            json.RawMessage
 	ChatTemplate         *string
-	ChatTemplateKwargs   json.RawMessage
+	ChatTemplateKwargs   *node // protocol's decoded object; nil: none
 	ReasoningEffort      *string
 	AddGenerationPrompt  bool
 	ContinueFinalMessage bool
@@ -189,11 +189,7 @@ func (r *Renderer) templateKwargs(in ChatInput) (*node, *string, error) {
 	}
 	reqTemplate := in.ChatTemplate
 	userSetThinking := false
-	if len(in.ChatTemplateKwargs) > 0 {
-		req, err := parseJSON(in.ChatTemplateKwargs)
-		if err != nil {
-			return nil, nil, badParam("chat_template_kwargs", "Invalid chat_template_kwargs JSON: %v", err)
-		}
+	if req := in.ChatTemplateKwargs; req != nil {
 		switch req.Kind {
 		case jNull:
 		case jObj:

@@ -148,7 +148,7 @@ func recipeInput(tb testing.TB, recipe []byte) ChatInput {
 	in.AddGenerationPrompt = flags&2 != 0
 	in.ContinueFinalMessage = flags&4 != 0
 	if flags&8 != 0 {
-		in.ChatTemplateKwargs = json.RawMessage(`{"enable_thinking":false,"thinking":false}`)
+		in.ChatTemplateKwargs = mustNode(`{"enable_thinking":false,"thinking":false}`)
 	}
 	if flags&16 != 0 {
 		in.Documents = json.RawMessage(`[{"title":"Doc","text":"body"}]`)

@@ -2,7 +2,6 @@ package render
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -100,7 +99,7 @@ type ChatResult struct {
 // CheckChatRequest applies the checks vLLM makes before rendering a chat
 // request: tool_choice against the configured tool parser, and a
 // request-supplied chat template against --trust-request-chat-template.
-func (g *Generator) CheckChatRequest(tc protocol.ToolChoice, chatTemplate *string, kwargs json.RawMessage) error {
+func (g *Generator) CheckChatRequest(tc protocol.ToolChoice, chatTemplate *string, kwargs *wire.Node) error {
 	// vLLM instantiates the tool parser only with --enable-auto-tool-choice
 	// (ParserManager.get_tool_parser), so without it even "required" and
 	// named choices are refused.
@@ -126,16 +125,9 @@ func (g *Generator) CheckChatRequest(tc protocol.ToolChoice, chatTemplate *strin
 
 // kwargsHasChatTemplate reports whether chat_template_kwargs carries a
 // non-null "chat_template".
-func kwargsHasChatTemplate(kwargs json.RawMessage) bool {
-	if len(kwargs) == 0 {
-		return false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(kwargs, &m) != nil {
-		return false
-	}
-	v, ok := m["chat_template"]
-	return ok && string(v) != "null"
+func kwargsHasChatTemplate(kwargs *wire.Node) bool {
+	v, ok := kwargs.Get("chat_template")
+	return ok && !v.IsNull()
 }
 
 // RenderChat is ServingRender.render_chat_request after the model check:

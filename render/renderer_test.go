@@ -46,7 +46,7 @@ func TestRenderChatTemplateChoice(t *testing.T) {
 		{"server template wins", &named, Config{ChatTemplate: "S{{ messages | length }}"}, ChatInput{Messages: userMessage("x")}, "S1", ""},
 		{"untrusted request template", &named, Config{}, ChatInput{Messages: userMessage("x"), ChatTemplate: new("R")}, "",
 			"Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template."},
-		{"untrusted template in kwargs", &named, Config{}, ChatInput{Messages: userMessage("x"), ChatTemplateKwargs: json.RawMessage(`{"chat_template":"R"}`)}, "",
+		{"untrusted template in kwargs", &named, Config{}, ChatInput{Messages: userMessage("x"), ChatTemplateKwargs: mustNode(`{"chat_template":"R"}`)}, "",
 			"Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template."},
 		{"trusted request template", &named, Config{TrustRequestChatTemplate: true}, ChatInput{Messages: userMessage("x"), ChatTemplate: new("R{{ messages[0].content }}")}, "Rx", ""},
 		{"request names a model template", &named, Config{TrustRequestChatTemplate: true}, ChatInput{Messages: userMessage("x"), ChatTemplate: new("tool_use")}, "T0", ""},
@@ -62,9 +62,9 @@ func TestRenderChatTemplateChoice(t *testing.T) {
 			ChatInput{Messages: userMessage("x")}, "", "'nope' is undefined"},
 		{"kwargs: defaults, request, reasoning_effort", &named,
 			Config{ChatTemplate: "{{ a }}{{ b }}{{ enable_thinking }}{{ reasoning_effort }}", DefaultChatTemplateKwargs: json.RawMessage(`{"a":1,"b":2}`)},
-			ChatInput{Messages: userMessage("x"), ChatTemplateKwargs: json.RawMessage(`{"b":3}`), ReasoningEffort: new("none")}, "13Falsenone", ""},
+			ChatInput{Messages: userMessage("x"), ChatTemplateKwargs: mustNode(`{"b":3}`), ReasoningEffort: new("none")}, "13Falsenone", ""},
 		{"user enable_thinking wins over reasoning_effort", &named, Config{ChatTemplate: "{{ enable_thinking }}"},
-			ChatInput{Messages: userMessage("x"), ChatTemplateKwargs: json.RawMessage(`{"enable_thinking":true}`), ReasoningEffort: new("none")}, "True", ""},
+			ChatInput{Messages: userMessage("x"), ChatTemplateKwargs: mustNode(`{"enable_thinking":true}`), ReasoningEffort: new("none")}, "True", ""},
 		{"tools and documents default to None", &named, Config{ChatTemplate: "{{ tools is none }}{{ documents is none }}{{ bos_token is defined }}{{ eos_token }}"},
 			ChatInput{Messages: userMessage("x")}, "TrueTrueFalse<|im_end|>", ""},
 		{"tool dump fills defaults", &named, Config{ChatTemplate: "{{ tools | tojson }}"},
@@ -171,4 +171,22 @@ func TestRenderChatConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// mustNode is the tree of a JSON literal of a test table.
+func mustNode(s string) *node {
+	n, err := parseJSON([]byte(s))
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+// kwargsNode is chat_template_kwargs as protocol hands it on: the decoded
+// object, nil when absent or null.
+func kwargsNode(raw []byte) *node {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return mustNode(string(raw))
 }

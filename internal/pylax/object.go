@@ -240,6 +240,25 @@ func (o *Object) OptionalDict(name string) json.RawMessage {
 	return raw
 }
 
+// OptionalDictNode is OptionalDict returning the member's decoded tree
+// (an object), nil when absent, null or invalid.
+func (o *Object) OptionalDictNode(name string) *wire.Node {
+	raw := o.OptionalDict(name)
+	if raw == nil {
+		return nil
+	}
+	if n := o.Nodes[name]; n != nil {
+		return n
+	}
+	// An object built from members alone: the member was scanned whole
+	// by the body's parse, so it parses.
+	n, err := wire.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	return n
+}
+
 // OptionalDictOfDicts is a `name: dict[str, dict[str, Any]] | None` field.
 func (o *Object) OptionalDictOfDicts(name string) json.RawMessage {
 	raw := o.OptionalDict(name)

@@ -841,6 +841,10 @@ func (p *parser) closeArray(open, end, base, depth int) *Node {
 	return n
 }
 
+// MarshalJSON writes n as AppendNode does, so a typed value holding a
+// tree still marshals as the JSON it was decoded from.
+func (n *Node) MarshalJSON() ([]byte, error) { return AppendNode(nil, n), nil }
+
 // AppendNode appends n as JSON text: a parsed node's own text, a node
 // built by code (or holding one) compactly, as json.dumps with
 // separators=(",", ":") and ensure_ascii=False writes it.
