@@ -474,36 +474,5 @@ func nodeJSON(n *wire.Node) []byte {
 	if n.Raw != nil {
 		return n.Raw
 	}
-	return appendNode(nil, n)
-}
-
-func appendNode(dst []byte, n *wire.Node) []byte {
-	switch n.Kind {
-	case wire.Null:
-		return append(dst, "null"...)
-	case wire.Bool:
-		return wire.AppendBool(dst, n.B)
-	case wire.Number:
-		return append(dst, n.S...)
-	case wire.String:
-		return wire.AppendString(dst, n.S)
-	case wire.Array:
-		dst = append(dst, '[')
-		for i, v := range n.Arr {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendNode(dst, v)
-		}
-		return append(dst, ']')
-	}
-	dst = append(dst, '{')
-	for i, k := range n.Keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(wire.AppendString(dst, k), ':')
-		dst = appendNode(dst, n.Vals[i])
-	}
-	return append(dst, '}')
+	return wire.AppendNode(nil, n)
 }
