@@ -54,4 +54,26 @@ func derenderTree(root *wire.Node, data []byte, className string) (*object, *pyl
 func (o *object) fresh() *object { return &object{o.Fresh()} }
 
 // sub is pylax's Sub for protocol's models.
-func (o *object) sub(name string, raw json.RawMessage) *object { return &object{o.Sub(name, raw)} }
+func (o *object) sub(name string) *object { return &object{o.Sub(name)} }
+
+// objectAt is the object n (an object node) validated at loc.
+func objectAt(n *wire.Node, loc []any) *object {
+	sub := pylax.ObjectOf(n)
+	sub.Loc = loc
+	return &object{sub}
+}
+
+// rawOf is n's JSON text, nil for nil: a value the request carries as
+// text to the engine or to readers outside this package.
+func rawOf(n *wire.Node) json.RawMessage {
+	if n == nil {
+		return nil
+	}
+	return n.Raw
+}
+
+// raw is member name's JSON text, nil when absent.
+func (o *object) raw(name string) json.RawMessage {
+	raw, _ := o.Member(name)
+	return raw
+}

@@ -237,11 +237,7 @@ func gridTokens(grid [3]int64, merge int) (int64, bool) {
 // expandEmbeds expands each image pad of ids to its item's rows and builds
 // the features: hashes (EmbedsHash), placeholders, and, when withKwargs,
 // the items as sent.
-func (im *images) expandEmbeds(items []features.QwenEmbeds, uuids []*string, ids []int, reqKwargs []byte, withKwargs bool) ([]int, *features.Features, error) {
-	hashKwargs, err := im.hashKwargs(reqKwargs)
-	if err != nil {
-		return nil, nil, err
-	}
+func (im *images) expandEmbeds(items []features.QwenEmbeds, uuids []*string, ids []int, reqKwargs *node, withKwargs bool) ([]int, *features.Features, error) {
 	numTokens := make([]int, len(items))
 	for i, it := range items {
 		numTokens[i] = it.Embeds.Shape[0]
@@ -252,7 +248,7 @@ func (im *images) expandEmbeds(items []features.QwenEmbeds, uuids []*string, ids
 	}
 	fi := make([]features.EmbedsItem, len(items))
 	for i, it := range items {
-		h, err := im.cfg.Hasher.EmbedsHash(it, uuids[i], hashKwargs)
+		h, err := im.cfg.Hasher.EmbedsHash(it, uuids[i], reqKwargs)
 		if err != nil {
 			return nil, nil, fmt.Errorf("render: hashing image_embeds: %w", err)
 		}

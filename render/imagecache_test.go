@@ -29,7 +29,7 @@ func imageRequest(t testing.TB, kwargs string, names ...string) ChatInput {
 	in := ChatInput{Messages: typedMessages([]json.RawMessage{json.RawMessage(`{"role":"user","content":[` +
 		strings.Join(parts, ",") + `,{"type":"text","text":"What is shown?"}]}`)}), AddGenerationPrompt: true}
 	if kwargs != "" {
-		in.MMProcessorKwargs = json.RawMessage(kwargs)
+		in.MMProcessorKwargs = mustNode(kwargs)
 	}
 	return in
 }
