@@ -502,7 +502,7 @@ func legacyStructuralTagErrors(o *object) []pylax.FieldError {
 					pylax.CtxEntry{Key: "class_name", Value: "LegacyStructuralTag"})
 				continue
 			}
-			sub := objectAt(item, o.At("structures", i))
+			sub := &object{pylax.ObjectAt(item, o.At("structures", i))}
 			sub.RequiredString("begin")
 			sub.OptionalDict("schema")
 			sub.RequiredString("end")

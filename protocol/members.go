@@ -56,13 +56,6 @@ func (o *object) fresh() *object { return &object{o.Fresh()} }
 // sub is pylax's Sub for protocol's models.
 func (o *object) sub(name string) *object { return &object{o.Sub(name)} }
 
-// objectAt is the object n (an object node) validated at loc.
-func objectAt(n *wire.Node, loc []any) *object {
-	sub := pylax.ObjectOf(n)
-	sub.Loc = loc
-	return &object{sub}
-}
-
 // rawOf is n's JSON text, nil for nil: a value the request carries as
 // text to the engine or to readers outside this package.
 func rawOf(n *wire.Node) json.RawMessage {

@@ -26,7 +26,7 @@ func refAppendPyRepr(dst []byte, raw json.RawMessage) []byte {
 	raw = bytes.TrimSpace(raw)
 	switch refJSONKindOf(raw) {
 	case '{':
-		members, err := objectMembers(raw)
+		members, err := refObjectMembers(raw)
 		if err != nil {
 			return append(dst, raw...)
 		}

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/protocol"
 )
@@ -471,27 +473,27 @@ func structuredOutputs(so *protocol.StructuredOutputsParams, responseFormat json
 	if len(responseFormat) == 0 {
 		return so, nil
 	}
-	var rf struct {
-		Type       string `json:"type"`
-		JSONSchema *struct {
-			Schema json.RawMessage `json:"schema"`
-		} `json:"json_schema"`
+	rf, err := wire.Parse(responseFormat)
+	if err == nil && rf.Kind != wire.Object {
+		err = errors.New("not a JSON object")
 	}
-	if err := json.Unmarshal(responseFormat, &rf); err != nil {
+	if err != nil {
 		return nil, &BadRequestError{Message: "invalid response_format: " + err.Error(), Param: "response_format"}
 	}
 	var out protocol.StructuredOutputsParams
 	if so != nil {
 		out = *so
 	}
-	switch rf.Type {
+	typ, _ := rf.Get("type")
+	switch kind, _ := typ.Text(); kind {
 	case "json_object":
 		t := true
 		out.JSONObject = &t
 	case "json_schema":
 		schema := json.RawMessage("null")
-		if rf.JSONSchema != nil && len(rf.JSONSchema.Schema) > 0 {
-			schema = rf.JSONSchema.Schema
+		js, _ := rf.Get("json_schema")
+		if s, ok := js.Get("schema"); ok {
+			schema = s.Raw
 		}
 		out.JSON = schema
 	case "structural_tag":
@@ -579,17 +581,20 @@ func structuralTagPayload(raw json.RawMessage) (string, error) {
 		if key != "structures" {
 			return v, nil
 		}
-		var items []json.RawMessage
-		if err := json.Unmarshal(v, &items); err != nil {
+		list, err := wire.Parse(v)
+		if err != nil {
 			return nil, err
+		}
+		if list.Kind != wire.Array {
+			return nil, errors.New("structures: want a JSON list")
 		}
 		var b bytes.Buffer
 		b.WriteByte('[')
-		for i, it := range items {
+		for i, it := range list.Arr {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			ms, err := objectMembers(it)
+			ms, err := objectMembers(it.Raw)
 			if err != nil {
 				return nil, err
 			}
