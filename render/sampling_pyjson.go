@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -42,7 +43,7 @@ func pyJSONDumps(raw json.RawMessage) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return string(appendPyJSON(nil, n, false)), nil
+	return string(appendPyDumps(nil, n)), nil
 }
 
 // pyJSONCompact is how vLLM's JSONResponse writes a value json.loads read
@@ -54,40 +55,34 @@ func pyJSONCompact(raw json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return appendPyJSON(nil, n, true), nil
+	return pylax.AppendPyCompact(nil, n), nil
 }
 
-// appendPyJSON appends json.dumps of the value json.loads makes of n:
-// compact (JSONResponse: "," and ":", non-ASCII kept) or not (the default
-// ", " and ": ", ensure_ascii).
-func appendPyJSON(dst []byte, n *wire.Node, compact bool) []byte {
-	str := wire.AppendStringASCII
-	comma, colon := ", ", ": "
-	if compact {
-		str, comma, colon = wire.AppendString, ",", ":"
-	}
+// appendPyDumps appends json.dumps of the value json.loads makes of n,
+// with the default ", " and ": " separators and ensure_ascii.
+func appendPyDumps(dst []byte, n *wire.Node) []byte {
 	switch n.Kind {
 	case wire.Object:
 		dst = append(dst, '{')
 		for i, k := range n.Keys {
 			if i > 0 {
-				dst = append(dst, comma...)
+				dst = append(dst, ", "...)
 			}
-			dst = append(str(dst, k), colon...)
-			dst = appendPyJSON(dst, n.Vals[i], compact)
+			dst = append(wire.AppendStringASCII(dst, k), ": "...)
+			dst = appendPyDumps(dst, n.Vals[i])
 		}
 		return append(dst, '}')
 	case wire.Array:
 		dst = append(dst, '[')
 		for i, it := range n.Arr {
 			if i > 0 {
-				dst = append(dst, comma...)
+				dst = append(dst, ", "...)
 			}
-			dst = appendPyJSON(dst, it, compact)
+			dst = appendPyDumps(dst, it)
 		}
 		return append(dst, ']')
 	case wire.String:
-		return str(dst, n.S)
+		return wire.AppendStringASCII(dst, n.S)
 	case wire.Number:
 		return append(dst, pyNumber(n.S)...)
 	case wire.Bool:
@@ -95,12 +90,6 @@ func appendPyJSON(dst []byte, n *wire.Node, compact bool) []byte {
 	}
 	return append(dst, "null"...)
 }
-
-// pyJSONString is json.dumps of a str with ensure_ascii=False.
-func pyJSONString(s string) string { return string(wire.AppendString(nil, s)) }
-
-// asciiJSONString is json.dumps of a str with ensure_ascii=True.
-func asciiJSONString(s string) string { return string(wire.AppendStringASCII(nil, s)) }
 
 // pyNumber is how json.dumps writes the number json.loads read from lit.
 // An overflowing float keeps its literal: json.dumps would write Infinity,

@@ -172,6 +172,12 @@ func refPyCompactValue(raw json.RawMessage) (string, error) {
 	return pyNumber(string(raw)), nil
 }
 
+// pyJSONString is json.dumps of a str with ensure_ascii=False.
+func pyJSONString(s string) string { return string(wire.AppendString(nil, s)) }
+
+// asciiJSONString is json.dumps of a str with ensure_ascii=True.
+func asciiJSONString(s string) string { return string(wire.AppendStringASCII(nil, s)) }
+
 var pyJSONSeeds = []string{`{"b":1,"a":[1e2,-0,0.5,"\u00e9\ud83d\ude00"],"b":{"c":null}}`, `[true,false,null]`, `"x\u2028y"`,
 	`{}`, `[]`, `12345678901234567890`, `1E400`, `{"k":{"k":{"k":[{"\"":"\\"}]}}}`, ` { "s" : "\n" } `}
 
