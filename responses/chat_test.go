@@ -153,7 +153,12 @@ func TestResponsesNamespacedFunctionCall(t *testing.T) {
 		{`{"type":"function_call","call_id":"c1","name":"lookup","namespace":null,"arguments":"{}"}`,
 			`[{"id":"c1","function":{"name":"lookup","arguments":"{}"},"type":"function"}]`},
 	} {
-		m, err := responsesItem(json.RawMessage(tt.item), nil)
+		n, err := wire.Parse([]byte(tt.item))
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := inputItemOf(n)
+		m, err := responsesItem(&it, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

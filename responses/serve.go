@@ -133,10 +133,10 @@ func newMeta(model string, r *Request, g *protocol.GenerateRequest) (*responsesM
 		b.MaxOutputTokens = *g.SamplingParams.MaxTokens
 	}
 	var err error
-	if b.Metadata, err = pyCompactOrNil(r.Metadata); err != nil {
+	if b.Metadata, err = pyCompactOrNil(rawOf(r.Metadata)); err != nil {
 		return nil, err
 	}
-	if b.ToolChoice, err = pyCompactOrNil(r.ToolChoiceJSON); err != nil {
+	if b.ToolChoice, err = pyCompactOrNil(r.ToolChoiceEcho.Raw); err != nil {
 		return nil, err
 	}
 	if b.Tools, err = responsesToolDumps(r.Tools); err != nil {
@@ -239,8 +239,8 @@ func responsesTextDump(t *Text) json.RawMessage {
 			out = append(out, "null"...)
 		}
 		out = append(out, `,"schema":`...)
-		s, err := render.PyJSONCompact(f.Schema)
-		if err != nil || len(f.Schema) == 0 {
+		s, err := render.PyJSONCompact(rawOf(f.Schema))
+		if err != nil || f.Schema == nil {
 			s = json.RawMessage("null")
 		}
 		out = append(out, s...)
