@@ -40,6 +40,7 @@ func requestDiff(t *testing.T, data []byte) {
 			t.Fatalf("%s: %s %s, want %s", data, m.name, m.got, m.want)
 		}
 	}
+	echoDiff(t, data, r, want)
 	got, errNew := passthroughChat(r)
 	old, errOld := refPassthroughChat(r, data)
 	if (errNew == nil) != (errOld == nil) || errNew != nil && errNew.Error() != errOld.Error() {
@@ -110,4 +111,33 @@ func FuzzTreeReadersMatchJSON(f *testing.F) {
 		f.Add(c)
 	}
 	f.Fuzz(requestDiff)
+}
+
+// echoDiff holds the response object's echo of metadata, tool_choice and
+// text.format.schema, written from the trees, to the text read again.
+func echoDiff(t *testing.T, data []byte, r *Request, want refConfig) {
+	for _, m := range []struct {
+		name string
+		got  []byte
+		raw  []byte
+	}{
+		{"metadata", pyCompactOrNil(r.Metadata), want.Metadata},
+		{"tool_choice", pyCompactOrNil(r.ToolChoiceEcho), want.ToolChoice},
+	} {
+		w, err := refPyCompactOrNil(m.raw)
+		if err != nil || !bytes.Equal(m.got, w) {
+			t.Fatalf("%s: %s echo %s, want %s (%v)", data, m.name, m.got, w, err)
+		}
+	}
+	if r.Text == nil || r.Text.Format == nil || r.Text.Format.Type != "json_schema" {
+		return
+	}
+	w, err := refPyCompactOrNil(want.Text.Format.Schema)
+	if err != nil || len(w) == 0 {
+		w = []byte("null")
+	}
+	dump := responsesTextDump(r.Text)
+	if !bytes.Contains(dump, append(append([]byte(`"schema":`), w...), ',')) {
+		t.Fatalf("%s: text echo %s, want the schema %s", data, dump, w)
+	}
 }
