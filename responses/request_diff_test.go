@@ -141,3 +141,20 @@ func echoDiff(t *testing.T, data []byte, r *Request, want refConfig) {
 		t.Fatalf("%s: text echo %s, want the schema %s", data, dump, w)
 	}
 }
+
+// TestMembersMatchedExactly pins where the tree readers part from the
+// encoding/json ones the differential tests skip (jsonQuirk): a member is
+// found by its exact name, as in Python's dict, so "TYPE" is not "type".
+func TestMembersMatchedExactly(t *testing.T) {
+	r, err := DecodeRequest([]byte(`{"input":[{"role":"user","content":"x","TYPE":"function_call"}],"reasoning":{"effort":"low","EFFORT":"high"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := responsesMessages(r)
+	if err != nil || len(msgs) != 1 || msgs[0].Role != "user" {
+		t.Fatalf("messages %+v (%v), want the user message", msgs, err)
+	}
+	if r.Reasoning == nil || r.Reasoning.Effort == nil || *r.Reasoning.Effort != "low" {
+		t.Fatalf("reasoning %+v, want effort low", r.Reasoning)
+	}
+}
