@@ -198,3 +198,17 @@ func TestResponsesTransferParamsInExtraArgs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkResponsesToChat is the conversion of 200 decoded input items
+// (calls and their outputs, reasoning, assistant text) to a chat request.
+func BenchmarkResponsesToChat(b *testing.B) {
+	r, err := DecodeRequest(manyItems(`{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"},{"type":"reasoning","summary":[{"type":"summary_text","text":"s"}]},{"role":"assistant","content":"t"}`, 50))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := ToChat(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
