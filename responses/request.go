@@ -8,7 +8,7 @@ import (
 	"github.com/vrender/vrender/protocol"
 )
 
-// ResponsesRequest is the body of POST /v1/responses/render: the members of
+// Request is the body of POST /v1/responses/render: the members of
 // vLLM's ResponsesRequest (vllm/entrypoints/openai/responses/protocol.py)
 // that rendering reads, typed as the conversion to chat and the response
 // object read them; values that stay JSON are the body's own trees.
@@ -89,7 +89,7 @@ func (r *Request) IncludesOutputLogprobs() bool {
 	return false
 }
 
-// DecodeResponsesRequest decodes and validates a Responses body as vLLM's
+// DecodeRequest decodes and validates a Responses body as vLLM's
 // pydantic model does: its before-validators in pydantic's order (the
 // first to raise is the one error), then every member rendering or the
 // response reads, typed as vLLM and OpenAI's types declare it, each
@@ -250,7 +250,7 @@ func textOfNode(n *wire.Node) *Text {
 	return t
 }
 
-// ResponsesParamError is a Responses body refused with a 400 naming the
+// ParamError is a Responses body refused with a 400 naming the
 // offending member.
 type ParamError struct {
 	Message string

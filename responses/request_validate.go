@@ -47,7 +47,7 @@ func (o *object) penalty(name string) {
 // validateNode validates member name, when present, against schema n; ok
 // is false when it recorded errors.
 func (o *object) validateNode(name string, n *schemaNode) bool {
-	v := o.node(name)
+	v := o.Nodes[name]
 	if v == nil {
 		return true
 	}
@@ -76,14 +76,12 @@ func (o *object) absorb(s *errSink) bool {
 // locOf is member name's location as a locPath root.
 func (o *object) locOf(name string) *locPath { return &locPath{base: o.At(name)} }
 
-// node is member name's tree (nil when absent).
-func (o *object) node(name string) *wire.Node { return o.Nodes[name] }
-
 // responsesInput is `input: str | list[ResponseInputOutputItem]` after
 // input_item_parsing. The union fails as a whole: a list with a bad item
-// also reports that it is not a string.
+// also reports that it is not a string. Each item is read into its typed
+// value (inputItemOf) in the same walk.
 func (o *object) responsesInput(r *Request) {
-	v := o.node("input")
+	v := o.Nodes["input"]
 	if v == nil {
 		o.Missing("input")
 		return
@@ -276,9 +274,9 @@ func responsesHasTools(obj *object) bool {
 // function must name one of the tools (a namespace tool's members count
 // bare and as "namespace__name").
 func checkResponsesToolUsage(obj *object, vErr func(msg, param string) *pylax.FieldError) *pylax.FieldError {
-	tools := obj.node("tools")
+	tools := obj.Nodes["tools"]
 	hasTools := responsesHasTools(obj)
-	choice := obj.node("tool_choice")
+	choice := obj.Nodes["tool_choice"]
 	var named *wire.Node
 	if choice != nil && choice.Kind == wire.Object {
 		if t, ok := choice.Get("type"); ok && t.Kind == wire.String && t.S == "function" {
