@@ -351,10 +351,7 @@ func (o *Object) Nested(name string, dataclass bool, class string) (sub *Object,
 // Sub is the object member name of o as an object of its own, its errors
 // located under name; nil when the member is not an object.
 func (o *Object) Sub(name string) *Object {
-	n := o.Nodes[name]
-	if raw, _ := o.Member(name); o.Members != nil && (n == nil || string(n.Raw) != string(raw)) {
-		n, _ = wire.Parse(raw) // an object built from members alone
-	}
+	n := o.tree(name)
 	if n == nil || n.Kind != wire.Object {
 		return nil
 	}

@@ -109,15 +109,34 @@ func (o *Object) Node(name string) *wire.Node { return o.Nodes[name] }
 
 // Member is member name's JSON text; ok reports whether it is present.
 func (o *Object) Member(name string) (raw json.RawMessage, ok bool) {
+	_, raw, ok = o.lookup(name)
+	return raw, ok
+}
+
+// lookup is member name's tree (nil when there is none) and text. A text
+// in Members that is not the tree's (an object built from Members alone,
+// or a member a reader rewrote there) wins over the tree.
+func (o *Object) lookup(name string) (n *wire.Node, raw json.RawMessage, ok bool) {
+	n, ok = o.Nodes[name]
 	if o.Members != nil {
-		raw, ok = o.Members[name]
-		return raw, ok
+		if r, has := o.Members[name]; has && (!ok || string(r) != string(n.Raw)) {
+			return nil, r, true
+		}
 	}
-	n, ok := o.Nodes[name]
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
-	return n.Raw, true
+	return n, n.Raw, true
+}
+
+// tree is member name's tree, parsed from its text when the object has
+// only that (the text was scanned whole by the body's parse, so it parses).
+func (o *Object) tree(name string) *wire.Node {
+	n, raw, ok := o.lookup(name)
+	if n == nil && ok {
+		n, _ = wire.Parse(raw)
+	}
+	return n
 }
 
 // bodyAbsent reports whether FastAPI treats data as no body at all.
@@ -251,16 +270,7 @@ func (o *Object) OptionalDictNode(name string) *wire.Node {
 	if raw == nil {
 		return nil
 	}
-	if n := o.Nodes[name]; n != nil && o.Members == nil {
-		return n
-	}
-	// An object built from members alone: the member was scanned whole
-	// by the body's parse, so it parses.
-	n, err := wire.Parse(raw)
-	if err != nil {
-		return nil
-	}
-	return n
+	return o.tree(name)
 }
 
 // OptionalDictOfDicts is a `name: dict[str, dict[str, Any]] | None` field,
@@ -286,7 +296,7 @@ func (o *Object) OptionalDictOfDicts(name string) *wire.Node {
 // MemberString is LaxString(raw) for member name, read from its tree when
 // the object has one.
 func (o *Object) MemberString(name string, raw json.RawMessage) (string, bool) {
-	if n := o.Nodes[name]; n != nil && o.Members == nil {
+	if n, _, _ := o.lookup(name); n != nil {
 		return n.S, n.Kind == wire.String
 	}
 	return LaxString(raw)
@@ -462,10 +472,7 @@ func Truthy(raw json.RawMessage) bool {
 // TruthyMember is Truthy of member name (false when absent: data.get
 // returning None).
 func (o *Object) TruthyMember(name string) bool {
-	if o.Members != nil {
-		return Truthy(o.Members[name])
-	}
-	n := o.Nodes[name]
+	n := o.tree(name)
 	return n != nil && TruthyNode(n)
 }
 
