@@ -351,7 +351,21 @@ func (f *pngFile) rowConverter(bg [3]uint8) func(dst, src []byte, n int) {
 			}
 		}
 	default: // pngRGBA
-		hi := int(f.depth / 8) // 1 or 2: the stride between high bytes
+		if f.depth == 8 {
+			// Screenshots are often RGBA with every pixel opaque: blending at alpha 255 gives the colour
+			// itself, so those pixels are copied.
+			return func(dst, src []byte, n int) {
+				for x := 0; x < n; x++ {
+					s, d := src[4*x:4*x+4:4*x+4], dst[3*x:3*x+3:3*x+3]
+					if s[3] == 255 {
+						d[0], d[1], d[2] = s[0], s[1], s[2]
+						continue
+					}
+					c.pixel(d, s[0], s[1], s[2], s[3])
+				}
+			}
+		}
+		hi := 2 // 16 bits: the stride between high bytes
 		return func(dst, src []byte, n int) {
 			for x := 0; x < n; x++ {
 				s := src[4*hi*x:]
