@@ -368,3 +368,79 @@ func FuzzPNGDecode(f *testing.F) {
 		checkPNGFast(t, "input", data, opt)
 	})
 }
+
+// pngChunkList splits a PNG into its chunks (type, body), checking nothing.
+func pngChunkList(data []byte) [][2]string {
+	var out [][2]string
+	for p := 8; p+12 <= len(data); {
+		n := int(binary.BigEndian.Uint32(data[p:]))
+		out = append(out, [2]string{string(data[p+4 : p+8]), string(data[p+8 : p+8+n])})
+		p += 12 + n
+	}
+	return out
+}
+
+func pngFromChunks(chunks [][2]string) []byte {
+	out := []byte("\x89PNG\r\n\x1a\n")
+	for _, c := range chunks {
+		out = pngChunk(out, c[0], []byte(c[1]))
+	}
+	return out
+}
+
+// TestPNGFastStructure: files that are well formed chunk by chunk but odd as a whole. Each gives what
+// image/png gave; the fast decoder takes those it is meant to take and leaves the rest to image/png.
+func TestPNGFastStructure(t *testing.T) {
+	rgb := pngChunkList(encodePNG(pngSpec{kind: pngKind{pngRGB, 8}, w: 6, h: 4, seed: 21}))
+	rgba := pngChunkList(encodePNG(pngSpec{kind: pngKind{pngRGBA, 8}, w: 6, h: 4, seed: 22}))
+	gray := pngChunkList(encodePNG(pngSpec{kind: pngKind{pngGray, 8}, w: 6, h: 4, seed: 23}))
+	pal := pngChunkList(encodePNG(pngSpec{kind: pngKind{pngPalette, 4}, w: 6, h: 4, seed: 24}))
+	// Each base is IHDR, [PLTE,] IDAT, IEND.
+	idat := func(c [][2]string) string { return c[len(c)-2][1] }
+	with := func(c [][2]string, at int, add ...[2]string) [][2]string {
+		out := append([][2]string{}, c[:at]...)
+		out = append(out, add...)
+		return append(out, c[at:]...)
+	}
+	replaceIDAT := func(c [][2]string, bodies ...string) [][2]string {
+		out := append([][2]string{}, c[:len(c)-2]...)
+		for _, b := range bodies {
+			out = append(out, [2]string{"IDAT", b})
+		}
+		return append(out, c[len(c)-1])
+	}
+	z := idat(rgb)
+	tests := []struct {
+		name   string
+		data   []byte
+		fast   bool // the fast decoder takes it
+		stdErr bool // image/png refuses it
+	}{
+		{"plain", pngFromChunks(rgb), true, false},
+		{"zero-length IDATs in the run", pngFromChunks(replaceIDAT(rgb, "", z[:3], "", z[3:], "")), true, false},
+		{"bytes after IEND", append(pngFromChunks(rgb), "trailing"...), true, false},
+		{"unknown chunks before and after", pngFromChunks(with(with(rgb, 1, [2]string{"zzZz", "x"}), 3, [2]string{"teST", ""})), true, false},
+		{"junk after the zlib stream in its IDAT", pngFromChunks(replaceIDAT(rgb, z+"junk")), false, false},
+		{"the zlib stream ends before the IDAT run", pngFromChunks(replaceIDAT(rgb, z, "more")), false, false},
+		{"stream one byte short", pngFromChunks(replaceIDAT(rgb, z[:len(z)-1])), false, true},
+		{"Adler-32 wrong", pngFromChunks(replaceIDAT(rgb, z[:len(z)-1]+string(z[len(z)-1]^1))), false, true},
+		{"no IEND", pngFromChunks(rgb[:len(rgb)-1]), false, false},
+		{"tRNS in RGBA", pngFromChunks(with(rgba, 1, [2]string{"tRNS", "\x00\x01\x00\x02\x00\x03"})), false, true},
+		{"PLTE in gray", pngFromChunks(with(gray, 1, [2]string{"PLTE", "\x01\x02\x03"})), false, true},
+		{"tRNS before PLTE", pngFromChunks(with(pal, 1, [2]string{"tRNS", "\x00"})), false, true},
+		{"palette without PLTE", pngFromChunks(append([][2]string{pal[0]}, pal[2:]...)), false, true},
+		{"two tRNS", pngFromChunks(with(gray, 1, [2]string{"tRNS", "\x00\x05"}, [2]string{"tRNS", "\x00\x06"})), false, true},
+		{"PLTE after IDAT", pngFromChunks(with(rgb, 2, [2]string{"PLTE", "\x01\x02\x03"})), false, true},
+	}
+	opt := DefaultOptions()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := pngStd(tc.data, opt); (err != nil) != tc.stdErr {
+				t.Errorf("image/png path: %v, want error %v", err, tc.stdErr)
+			}
+			if got := checkPNGFast(t, tc.name, tc.data, opt); got != tc.fast {
+				t.Errorf("fast decoder took it: %v, want %v", got, tc.fast)
+			}
+		})
+	}
+}
