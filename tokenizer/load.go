@@ -291,17 +291,11 @@ func buildNormalizer(raw json.RawMessage) (normalizer, error) {
 	}
 	switch c.Type {
 	case "Sequence":
-		var seq normalizerSeq
-		for i, sub := range c.Normalizers {
-			n, err := buildNormalizer(sub)
-			if err != nil {
-				return nil, fmt.Errorf("sequence item %d: %w", i, err)
-			}
-			if n != nil {
-				seq = append(seq, n)
-			}
+		seq, err := buildSequence(c.Normalizers, buildNormalizer)
+		if err != nil {
+			return nil, err
 		}
-		return seq, nil
+		return normalizerSeq(seq), nil
 	case "NFC":
 		return unicodeNormalizer{norm.NFC}, nil
 	case "NFD":
@@ -339,6 +333,22 @@ func buildNormalizer(raw json.RawMessage) (normalizer, error) {
 		return b, nil
 	}
 	return nil, fmt.Errorf("unknown normalizer type %q", c.Type)
+}
+
+// buildSequence builds the items of a Sequence component in order,
+// leaving out the null ones.
+func buildSequence[T any](items []json.RawMessage, build func(json.RawMessage) (T, error)) ([]T, error) {
+	var seq []T
+	for i, sub := range items {
+		x, err := build(sub)
+		if err != nil {
+			return nil, fmt.Errorf("sequence item %d: %w", i, err)
+		}
+		if any(x) != nil {
+			seq = append(seq, x)
+		}
+	}
+	return seq, nil
 }
 
 func boolOr(p *bool, def bool) bool {
@@ -468,17 +478,11 @@ func buildPostProcessor(raw json.RawMessage) (postProcessor, error) {
 	}
 	switch c.Type {
 	case "Sequence":
-		var seq processorSeq
-		for i, sub := range c.Processors {
-			p, err := buildPostProcessor(sub)
-			if err != nil {
-				return nil, fmt.Errorf("sequence item %d: %w", i, err)
-			}
-			if p != nil {
-				seq = append(seq, p)
-			}
+		seq, err := buildSequence(c.Processors, buildPostProcessor)
+		if err != nil {
+			return nil, err
 		}
-		return seq, nil
+		return processorSeq(seq), nil
 	case "ByteLevel":
 		return byteLevelProcessor{}, nil
 	case "TemplateProcessing":
@@ -550,17 +554,11 @@ func buildDecoder(raw json.RawMessage) (decoder, error) {
 	}
 	switch c.Type {
 	case "Sequence":
-		var seq decoderSeq
-		for i, sub := range c.Decoders {
-			d, err := buildDecoder(sub)
-			if err != nil {
-				return nil, fmt.Errorf("sequence item %d: %w", i, err)
-			}
-			if d != nil {
-				seq = append(seq, d)
-			}
+		seq, err := buildSequence(c.Decoders, buildDecoder)
+		if err != nil {
+			return nil, err
 		}
-		return seq, nil
+		return decoderSeq(seq), nil
 	case "ByteLevel":
 		return byteLevelDecoder{}, nil
 	case "Metaspace":
