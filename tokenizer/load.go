@@ -282,20 +282,12 @@ func deref(s *string) string {
 }
 
 func buildNormalizer(raw json.RawMessage) (normalizer, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	c, err := parseComponent(raw)
-	if err != nil {
-		return nil, err
-	}
+	return buildComponent(raw, func(c *componentJSON) []json.RawMessage { return c.Normalizers },
+		func(seq []normalizer) normalizer { return normalizerSeq(seq) }, normalizerOf)
+}
+
+func normalizerOf(c *componentJSON) (normalizer, error) {
 	switch c.Type {
-	case "Sequence":
-		seq, err := buildSequence(c.Normalizers, buildNormalizer)
-		if err != nil {
-			return nil, err
-		}
-		return normalizerSeq(seq), nil
 	case "NFC":
 		return unicodeNormalizer{norm.NFC}, nil
 	case "NFD":
@@ -335,20 +327,33 @@ func buildNormalizer(raw json.RawMessage) (normalizer, error) {
 	return nil, fmt.Errorf("unknown normalizer type %q", c.Type)
 }
 
-// buildSequence builds the items of a Sequence component in order,
-// leaving out the null ones.
-func buildSequence[T any](items []json.RawMessage, build func(json.RawMessage) (T, error)) ([]T, error) {
-	var seq []T
-	for i, sub := range items {
-		x, err := build(sub)
+// buildComponent reads one tokenizer.json component of a kind: null is
+// none (the zero T), a Sequence is its items' components joined by seq
+// (the null ones left out), and every other type is built by one.
+func buildComponent[T any](raw json.RawMessage, items func(*componentJSON) []json.RawMessage,
+	seq func([]T) T, one func(*componentJSON) (T, error)) (T, error) {
+	var zero T
+	if isNull(raw) {
+		return zero, nil
+	}
+	c, err := parseComponent(raw)
+	if err != nil {
+		return zero, err
+	}
+	if c.Type != "Sequence" {
+		return one(c)
+	}
+	var parts []T
+	for i, sub := range items(c) {
+		x, err := buildComponent(sub, items, seq, one)
 		if err != nil {
-			return nil, fmt.Errorf("sequence item %d: %w", i, err)
+			return zero, fmt.Errorf("sequence item %d: %w", i, err)
 		}
 		if any(x) != nil {
-			seq = append(seq, x)
+			parts = append(parts, x)
 		}
 	}
-	return seq, nil
+	return seq(parts), nil
 }
 
 func boolOr(p *bool, def bool) bool {
@@ -469,20 +474,12 @@ func parsePrependScheme(c *componentJSON) (prependScheme, error) {
 }
 
 func buildPostProcessor(raw json.RawMessage) (postProcessor, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	c, err := parseComponent(raw)
-	if err != nil {
-		return nil, err
-	}
+	return buildComponent(raw, func(c *componentJSON) []json.RawMessage { return c.Processors },
+		func(seq []postProcessor) postProcessor { return processorSeq(seq) }, postProcessorOf)
+}
+
+func postProcessorOf(c *componentJSON) (postProcessor, error) {
 	switch c.Type {
-	case "Sequence":
-		seq, err := buildSequence(c.Processors, buildPostProcessor)
-		if err != nil {
-			return nil, err
-		}
-		return processorSeq(seq), nil
 	case "ByteLevel":
 		return byteLevelProcessor{}, nil
 	case "TemplateProcessing":
@@ -545,20 +542,12 @@ func buildTemplate(c *componentJSON) (postProcessor, error) {
 }
 
 func buildDecoder(raw json.RawMessage) (decoder, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	c, err := parseComponent(raw)
-	if err != nil {
-		return nil, err
-	}
+	return buildComponent(raw, func(c *componentJSON) []json.RawMessage { return c.Decoders },
+		func(seq []decoder) decoder { return decoderSeq(seq) }, decoderOf)
+}
+
+func decoderOf(c *componentJSON) (decoder, error) {
 	switch c.Type {
-	case "Sequence":
-		seq, err := buildSequence(c.Decoders, buildDecoder)
-		if err != nil {
-			return nil, err
-		}
-		return decoderSeq(seq), nil
 	case "ByteLevel":
 		return byteLevelDecoder{}, nil
 	case "Metaspace":
@@ -570,6 +559,7 @@ func buildDecoder(raw json.RawMessage) (decoder, error) {
 			}
 			d.repl = r[0]
 		}
+		var err error
 		if d.scheme, err = parsePrependScheme(c); err != nil {
 			return nil, err
 		}
