@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -33,13 +32,13 @@ func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 		if a.StopSequences != nil {
 			b.Value("stop", a.StopSequences)
 		}
-		b.Raw("temperature", a.Temperature)
-		b.Raw("top_p", a.TopP)
-		b.Raw("top_k", a.TopK)
-		b.Raw("kv_transfer_params", a.KVTransferParams)
-		b.Raw("ec_transfer_params", a.ECTransferParams)
-		b.Raw("chat_template_kwargs", a.ChatTemplateArgs)
-		b.Raw("vllm_xargs", a.VLLMXargs)
+		b.Raw("temperature", text(a.Temperature))
+		b.Raw("top_p", text(a.TopP))
+		b.Raw("top_k", text(a.TopK))
+		b.Raw("kv_transfer_params", text(a.KVTransferParams))
+		b.Raw("ec_transfer_params", text(a.ECTransferParams))
+		b.Raw("chat_template_kwargs", text(a.ChatTemplateArgs))
+		b.Raw("vllm_xargs", text(a.VLLMXargs))
 	})
 	if err != nil {
 		return nil, err
@@ -50,10 +49,10 @@ func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 		req.StreamOptions = &protocol.StreamOptions{IncludeUsage: &t, ContinuousUsageStats: &t}
 	}
 	if oc := a.OutputConfig; oc != nil {
-		if oc.FormatType != "" && len(oc.Schema) > 2 && !isEmptyObject(oc.Schema) {
+		if oc.FormatType != "" && !isEmptyObject(oc.Schema) {
 			var f wire.ObjectBuilder
 			f.Str("name", oc.FormatType)
-			f.Raw("schema", oc.Schema)
+			f.Raw("schema", text(oc.Schema))
 			var rf wire.ObjectBuilder
 			rf.Str("type", oc.FormatType)
 			rf.Raw("json_schema", f.Bytes())
@@ -63,9 +62,7 @@ func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 			req.ReasoningEffort = oc.Effort
 		}
 	}
-	if err := anthropicTools(req, a); err != nil {
-		return nil, err
-	}
+	anthropicTools(req, a)
 	return req, nil
 }
 
@@ -73,13 +70,11 @@ func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 // for AnthropicCountTokensRequest: the chat request has only model,
 // messages and chat_template_kwargs, then tool_choice and tools.
 func CountTokensToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
-	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) { b.Raw("chat_template_kwargs", a.ChatTemplateArgs) })
+	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) { b.Raw("chat_template_kwargs", text(a.ChatTemplateArgs)) })
 	if err != nil {
 		return nil, err
 	}
-	if err := anthropicTools(req, a); err != nil {
-		return nil, err
-	}
+	anthropicTools(req, a)
 	return req, nil
 }
 
@@ -107,29 +102,23 @@ func anthropicBase(a *MessagesRequest, fields func(*wire.ObjectBuilder)) (*proto
 
 // anthropicTools sets tool_choice and tools on the built chat request
 // (_convert_tool_choice, _convert_tools), unvalidated as vLLM assigns them.
-func anthropicTools(req *protocol.ChatCompletionRequest, a *MessagesRequest) error {
+func anthropicTools(req *protocol.ChatCompletionRequest, a *MessagesRequest) {
 	req.ToolChoice = anthropicToolChoice(a.ToolChoice)
 	if !a.HaveTools {
-		return nil
+		return
 	}
 	req.Tools = make([]protocol.Tool, 0, len(a.Tools))
 	for _, t := range a.Tools {
 		fn := protocol.FunctionDefinition{Name: t.Name, Description: t.Description,
 			Extra: []protocol.Member{{Key: "defer_loading", Value: boolOrNull(t.DeferLoading)}}}
 		if t.InputSchema != nil {
-			// A validated object: its parse cannot fail.
-			schema, err := wire.Parse(t.InputSchema)
-			if err != nil {
-				return fmt.Errorf("anthropic: input_schema: %w", err)
-			}
-			fn.Parameters = schema
+			fn.Parameters = t.InputSchema
 		}
 		req.Tools = append(req.Tools, protocol.Tool{Type: "function", Function: fn})
 	}
 	if req.ToolChoice.Kind == protocol.ToolChoiceUnset {
 		req.ToolChoice = protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}
 	}
-	return nil
 }
 
 // boolOrNull is an optional bool as a JSON value.
@@ -227,7 +216,7 @@ func anthropicMessage(m Message) (msg *protocol.Message, extra []protocol.Messag
 				parts = append(parts, protocol.TextPart(*blk.Text))
 			}
 		case "image":
-			if len(blk.Source) > 0 && !isEmptyObject(blk.Source) {
+			if !isEmptyObject(blk.Source) {
 				parts = append(parts, protocol.ImagePart(imageSourceURL(blk.Source)))
 			}
 		case "thinking":
@@ -281,9 +270,9 @@ func toolUseCall(blk ContentBlock) (*wire.Node, error) {
 	if id == "" {
 		id = fmt.Sprintf("call_%d", time.Now().Unix())
 	}
-	input := blk.Input
-	if len(input) == 0 || isEmptyObject(input) {
-		input = json.RawMessage("{}")
+	input := json.RawMessage("{}")
+	if !isEmptyObject(blk.Input) {
+		input = text(blk.Input)
 	}
 	args, err := render.PyJSONDumps(input)
 	if err != nil {
@@ -309,25 +298,21 @@ func userToolResult(blk ContentBlock) []protocol.Message {
 	case blk.ContentList != nil:
 		var texts []string
 		for _, item := range blk.ContentList {
-			var members map[string]json.RawMessage
-			if json.Unmarshal(item, &members) != nil {
-				continue
-			}
-			switch jsonStr(members["type"]) {
+			switch str(item, "type") {
 			case "text":
-				texts = append(texts, jsonStr(members["text"]))
+				texts = append(texts, str(item, "text"))
 			case "image":
-				src := members["source"]
-				if !bytes.HasPrefix(bytes.TrimLeft(src, " \t\r\n"), []byte{'{'}) {
-					src = json.RawMessage("{}")
+				src, _ := item.Get("source")
+				if src == nil || src.Kind != wire.Object {
+					src = emptyObject
 				}
 				if u := imageSourceURL(src); u != "" {
 					images = append(images, protocol.ImagePart(u))
 				}
 			case "tool_reference":
-				name := jsonStr(members["tool_name"])
+				name := str(item, "tool_name")
 				if name == "" {
-					name = jsonStr(members["name"])
+					name = str(item, "name")
 				}
 				if name != "" {
 					refs = append(refs, protocol.ToolReferencePart(name))
@@ -356,22 +341,20 @@ func userToolResult(blk ContentBlock) []protocol.Message {
 
 // imageSourceURL is vLLM's _convert_image_source_to_url: a url source's
 // url, anything else a base64 data URI (media type image/jpeg by default).
-func imageSourceURL(src json.RawMessage) string {
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(src, &members)
-	if jsonStr(members["type"]) == "url" {
-		if u, ok := members["url"]; ok {
-			return render.PyStr(u)
+func imageSourceURL(src *wire.Node) string {
+	if str(src, "type") == "url" {
+		if u, ok := src.Get("url"); ok {
+			return pyStr(u)
 		}
 		return ""
 	}
 	media := "image/jpeg"
-	if mt, ok := members["media_type"]; ok {
-		media = render.PyStr(mt)
+	if mt, ok := src.Get("media_type"); ok {
+		media = pyStr(mt)
 	}
 	data := ""
-	if d, ok := members["data"]; ok {
-		data = render.PyStr(d)
+	if d, ok := src.Get("data"); ok {
+		data = pyStr(d)
 	}
 	return "data:" + media + ";base64," + data
 }
@@ -382,33 +365,37 @@ func pyStrOfContent(blk ContentBlock) string {
 	case blk.ContentText != nil:
 		return *blk.ContentText
 	case len(blk.ContentList) > 0:
-		return render.PyStr(joinArray(rawList(blk.ContentList)))
+		return pyStr(&wire.Node{Kind: wire.Array, Arr: blk.ContentList})
 	}
 	return ""
 }
 
-func rawList(items []json.RawMessage) [][]byte {
-	out := make([][]byte, len(items))
-	for i, it := range items {
-		out[i] = it
+// emptyObject is {}, what vLLM reads an image without a source dict as.
+var emptyObject = &wire.Node{Kind: wire.Object, Raw: []byte("{}")}
+
+// text is the JSON text of n, nil for nil: members handed on as sent.
+func text(n *wire.Node) json.RawMessage {
+	if n == nil {
+		return nil
 	}
-	return out
+	return wire.AppendNode(nil, n)
 }
 
-func joinArray(items [][]byte) json.RawMessage {
-	return json.RawMessage(append(append([]byte{'['}, bytes.Join(items, []byte{','})...), ']'))
-}
-
-// jsonStr is raw as a string, "" when it is not one.
-func jsonStr(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return ""
+// pyStr is Python's str() of the value n.
+func pyStr(n *wire.Node) string {
+	if n.Kind == wire.String {
+		return n.S
 	}
-	return s
+	return render.PyStr(text(n))
 }
 
-func isEmptyObject(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(raw, &m) == nil && len(m) == 0
+// str is member key of the object n when it is a string, else "".
+func str(n *wire.Node, key string) string {
+	if v, ok := n.Get(key); ok && v.Kind == wire.String {
+		return v.S
+	}
+	return ""
 }
+
+// isEmptyObject reports whether the object n is absent or {}.
+func isEmptyObject(n *wire.Node) bool { return n == nil || len(n.Keys) == 0 }
