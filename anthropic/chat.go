@@ -25,20 +25,24 @@ const billingHeader = "x-anthropic-billing-header"
 // tool_choice and tools are assigned afterwards, unvalidated, as vLLM
 // assigns them to the built model.
 func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
-	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) {
+	req, err := anthropicBase(a, func(b *chatBody) {
 		mt := strconv.Itoa(a.MaxTokens)
-		b.Raw("max_tokens", json.RawMessage(mt))
-		b.Raw("max_completion_tokens", json.RawMessage(mt))
+		b.add("max_tokens", &wire.Node{Kind: wire.Number, S: mt})
+		b.add("max_completion_tokens", &wire.Node{Kind: wire.Number, S: mt})
 		if a.StopSequences != nil {
-			b.Value("stop", a.StopSequences)
+			stop := &wire.Node{Kind: wire.Array, Arr: make([]*wire.Node, len(a.StopSequences))}
+			for i, s := range a.StopSequences {
+				stop.Arr[i] = &wire.Node{Kind: wire.String, S: s, Raw: wire.AppendString(nil, s)} // read as text
+			}
+			b.add("stop", stop)
 		}
-		b.Raw("temperature", text(a.Temperature))
-		b.Raw("top_p", text(a.TopP))
-		b.Raw("top_k", text(a.TopK))
-		b.Raw("kv_transfer_params", text(a.KVTransferParams))
-		b.Raw("ec_transfer_params", text(a.ECTransferParams))
-		b.Raw("chat_template_kwargs", text(a.ChatTemplateArgs))
-		b.Raw("vllm_xargs", text(a.VLLMXargs))
+		b.add("temperature", a.Temperature)
+		b.add("top_p", a.TopP)
+		b.add("top_k", a.TopK)
+		b.add("kv_transfer_params", a.KVTransferParams)
+		b.add("ec_transfer_params", a.ECTransferParams)
+		b.add("chat_template_kwargs", a.ChatTemplateArgs)
+		b.add("vllm_xargs", a.VLLMXargs)
 	})
 	if err != nil {
 		return nil, err
@@ -70,7 +74,7 @@ func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 // for AnthropicCountTokensRequest: the chat request has only model,
 // messages and chat_template_kwargs, then tool_choice and tools.
 func CountTokensToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
-	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) { b.Raw("chat_template_kwargs", text(a.ChatTemplateArgs)) })
+	req, err := anthropicBase(a, func(b *chatBody) { b.add("chat_template_kwargs", a.ChatTemplateArgs) })
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +84,7 @@ func CountTokensToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, err
 
 // anthropicBase is the chat request vLLM constructs (and so validates):
 // model, the converted messages, then the members fields adds.
-func anthropicBase(a *MessagesRequest, fields func(*wire.ObjectBuilder)) (*protocol.ChatCompletionRequest, error) {
+func anthropicBase(a *MessagesRequest, fields func(*chatBody)) (*protocol.ChatCompletionRequest, error) {
 	msgs, err := anthropicMessages(a)
 	if err != nil {
 		return nil, err
@@ -88,16 +92,49 @@ func anthropicBase(a *MessagesRequest, fields func(*wire.ObjectBuilder)) (*proto
 	// The messages are built typed; pydantic's check of them (a list of
 	// dicts) holds for every message built, so they join the request
 	// after validation.
-	var b wire.ObjectBuilder
-	b.Str("model", a.Model)
-	b.Raw("messages", json.RawMessage("[]"))
+	var b chatBody
+	b.add("model", wire.StringNode(a.Model))
+	b.add("messages", &wire.Node{Kind: wire.Array})
 	fields(&b)
-	req, err := protocol.DecodeChatCompletionRequest(b.Bytes())
+	req, err := b.decode()
 	if err != nil {
 		return nil, err
 	}
 	req.Messages = msgs
 	return req, nil
+}
+
+// chatBody is the body of the chat request vLLM constructs, as the tree
+// the chat decoder reads: the Messages request's members as the client's
+// trees, the values built here with their text too, as a parse would
+// have made them (pylax reads a member's text as well as its tree).
+type chatBody struct {
+	keys []string
+	vals []*wire.Node
+}
+
+// add appends member k; a nil v is skipped. A value built here gets
+// its text.
+func (b *chatBody) add(k string, v *wire.Node) {
+	if v == nil {
+		return
+	}
+	if v.Raw == nil {
+		v.Raw = wire.AppendNode(nil, v)
+	}
+	b.keys = append(b.keys, k)
+	b.vals = append(b.vals, v)
+}
+
+// decode validates the body as the chat request. Its text is written
+// only for the errors that quote the whole body.
+func (b *chatBody) decode() (*protocol.ChatCompletionRequest, error) {
+	root := &wire.Node{Kind: wire.Object, Keys: b.keys, Vals: b.vals}
+	for _, v := range b.vals {
+		root.Depth = max(root.Depth, v.Depth+1)
+	}
+	root.Raw = wire.AppendNode(nil, root)
+	return protocol.DecodeChatCompletionTree(root.Raw, root)
 }
 
 // anthropicTools sets tool_choice and tools on the built chat request

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"regexp"
 	"testing"
@@ -92,6 +93,14 @@ func sameChat(t *testing.T, gen *render.Generator, data []byte, got, want *proto
 	}
 	g, w := *got, *want
 	g.Messages, w.Messages = nil, nil
+	// inf and nan have no JSON: the floats a client can set are compared
+	// apart.
+	for _, p := range [][2]**float64{{&g.Temperature, &w.Temperature}, {&g.TopP, &w.TopP}} {
+		if (*p[0] == nil) != (*p[1] == nil) || *p[0] != nil && math.Float64bits(**p[0]) != math.Float64bits(**p[1]) {
+			t.Fatalf("%s: one pass %v, reference %v", data, *p[0], *p[1])
+		}
+		*p[0], *p[1] = nil, nil
+	}
 	gj, err := json.Marshal(g)
 	if err != nil {
 		t.Fatal(err)
@@ -209,6 +218,8 @@ var onePassCases = []string{
 	`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":"s"},{"type":"image"},{"type":"image","source":{"type":"url"}},{"type":"tool_reference","name":"n"},{"type":7,"text":"x"},{"type":"text","text":5},{"type":"text","type":"image","source":{"media_type":["\u00e9"],"data":{"a":null}}}]}]}]}`,
 	`{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_result","content":[{"a":[1,2.5e3,true,null,{"b":"'\""}]}]},{"type":"image","source":{"type":"base64","data":1.5,"media_type":null}}]}]}`,
 	`{"model":"m","max_tokens":0,"messages":[{"role":null,"content":[{"type":null},{"type":"text","content":[1,{}]},7]},{"content":5},3],"tools":[{"name":"f"},{"name":1,"input_schema":[]},2],"tool_choice":{"type":"tool"},"output_config":{"format":{"type":"x","schema":[]}}}`,
+	`{"model":"m<&>\u2028","max_tokens":99999999999999999999,"messages":[],"top_k":-7,"temperature":-1,"top_p":7,"vllm_xargs":{"k":[1],"j":{}},"stop_sequences":["<\u2029>","\ud800"]}`,
+	`{"model":"m","max_tokens":3,"messages":[],"top_k":"12","temperature":"inf","top_p":"NaN","kv_transfer_params":{"x":{"y":[{}]}}}`,
 	`{"model":"","max_tokens":-1,"messages":{},"system":7,"tools":{},"tool_choice":[],"output_config":{"format":5},"metadata":[],"temperature":"hot","top_k":1.5,"stop_sequences":"x"}`,
 }
 
