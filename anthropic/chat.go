@@ -411,9 +411,13 @@ func pyStrOfContent(blk ContentBlock) string {
 var emptyObject = &wire.Node{Kind: wire.Object, Raw: []byte("{}")}
 
 // text is the JSON text of n, nil for nil: members handed on as sent.
+// A parsed node's is its own text, not copied: readers only read it.
 func text(n *wire.Node) json.RawMessage {
-	if n == nil {
+	switch {
+	case n == nil:
 		return nil
+	case n.Raw != nil:
+		return n.Raw
 	}
 	return wire.AppendNode(nil, n)
 }
