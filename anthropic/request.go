@@ -199,7 +199,7 @@ func (o *object) anthropicMessage(i int, n *wire.Node) (Message, bool) {
 		m.Missing("role")
 	} else if role.Kind == wire.String && (role.S == "ctx" || role.S == "msg") {
 		msg.Role = "user" // valid as mapped
-	} else if s := m.OptionalLiteral("role", "user", "assistant", "system"); s != nil {
+	} else if s := m.literal("role", "user", "assistant", "system"); s != nil {
 		msg.Role = *s
 	}
 	if c := m.Nodes["content"]; c != nil {
@@ -243,12 +243,10 @@ func (o *object) anthropicBlocks(loc []any, n *wire.Node) []ContentBlock {
 // anthropicBlock validates one content block's members.
 func (b *object) anthropicBlock() ContentBlock {
 	var blk ContentBlock
-	if t := b.Nodes["type"]; t == nil {
+	if b.Nodes["type"] == nil {
 		b.Missing("type")
-	} else if s := b.OptionalLiteral("type", anthropicBlockTypes...); s != nil {
+	} else if s := b.literal("type", anthropicBlockTypes...); s != nil {
 		blk.Type = *s
-	} else if t.IsNull() {
-		b.literalNull("type", t, anthropicBlockTypes...)
 	}
 	blk.Text = b.OptionalString("text")
 	blk.Source = b.OptionalDictNode("source")
@@ -293,9 +291,20 @@ func (o *object) dictList(name string, n *wire.Node) []*wire.Node {
 	return n.Arr
 }
 
+// literal is a Literal member that is not Optional (absent: nil, for the
+// caller's default or missing error): null is refused as any other value
+// outside the literal is, where OptionalLiteral reads it as absent.
+func (o *object) literal(name string, values ...string) *string {
+	if n := o.Nodes[name]; n != nil && n.IsNull() {
+		o.literalNull(name, n, values...)
+		return nil
+	}
+	return o.OptionalLiteral(name, values...)
+}
+
 // literalNull records the literal error pydantic gives a required Literal
-// field sent as null (OptionalLiteral treats null as absent): the error
-// for any other non-string, with the null as its input.
+// field sent as null: the error for any other non-string, with the null as
+// its input.
 func (o *object) literalNull(name string, null *wire.Node, values ...string) {
 	zero := &wire.Node{Kind: wire.Number, S: "0", Raw: []byte("0")}
 	probe := pylax.ObjectAt(&wire.Node{Kind: wire.Object, Keys: []string{name}, Vals: []*wire.Node{zero}}, o.Loc)
@@ -379,7 +388,7 @@ func (o *object) anthropicToolChoice(name string) *ToolChoice {
 	tc := &ToolChoice{}
 	if sub.Nodes["type"] == nil {
 		sub.Missing("type")
-	} else if s := sub.OptionalLiteral("type", "auto", "any", "tool", "none"); s != nil {
+	} else if s := (&object{sub}).literal("type", "auto", "any", "tool", "none"); s != nil {
 		tc.Type = *s
 	}
 	tc.Name = sub.OptionalString("name")
@@ -404,7 +413,7 @@ func (o *object) anthropicOutputConfig(name string) *OutputConfig {
 	if f, _ := sub.NestedNode("format", false, "AnthropicJsonOutputFormat"); f != nil {
 		oc.Schema = f.OptionalDictNode("schema")
 		oc.FormatType = "json_schema"
-		f.OptionalLiteral("type", "json_schema")
+		(&object{f}).literal("type", "json_schema")
 		sub.Errs = append(sub.Errs, f.Errs...)
 	}
 	o.Errs = append(o.Errs, sub.Errs...)

@@ -197,7 +197,10 @@ func (o *object) refMessage(i int, raw json.RawMessage) (refMessage, bool) {
 	var msg refMessage
 	if rr, ok := m.refMember("role"); ok {
 		// The old decoder rewrote "ctx" and "msg" to "user" in the member
-		// map, then validated the rewritten "user", which cannot fail.
+		// map, then validated the rewritten "user", which cannot fail. A
+		// null role, block type, tool_choice type or format type is refused
+		// here as in the one-pass decoder: the old decoder read them as
+		// absent (a panic on a null tool_choice type).
 		switch s, isStr := pylax.LaxString(rr); {
 		case isStr && (s == "ctx" || s == "msg"):
 			msg.Role = "user"
@@ -205,7 +208,7 @@ func (o *object) refMessage(i int, raw json.RawMessage) (refMessage, bool) {
 			msg.Role = s
 			m.OptionalLiteral("role", "user", "assistant", "system")
 		default:
-			m.OptionalLiteral("role", "user", "assistant", "system")
+			m.literal("role", "user", "assistant", "system")
 		}
 	} else {
 		m.Missing("role")
@@ -374,8 +377,10 @@ func (o *object) refToolChoice(name string) *ToolChoice {
 		return nil
 	}
 	tc := &ToolChoice{}
-	if _, ok := o.Nodes[name].Get("type"); ok {
-		if s := sub.OptionalLiteral("type", "auto", "any", "tool", "none"); s != nil {
+	if tn, ok := o.Nodes[name].Get("type"); ok {
+		if tn.IsNull() {
+			(&object{sub}).literalNull("type", tn, "auto", "any", "tool", "none")
+		} else if s := sub.OptionalLiteral("type", "auto", "any", "tool", "none"); s != nil {
 			tc.Type = *s
 		}
 	} else {
@@ -404,7 +409,12 @@ func (o *object) refOutputConfig(name string) *refOutputConfig {
 	if f, _ := sub.Nested("format", false, "AnthropicJsonOutputFormat"); f != nil {
 		oc.Schema = f.OptionalDict("schema")
 		oc.FormatType = "json_schema"
-		f.OptionalLiteral("type", "json_schema")
+		format, _ := o.Nodes[name].Get("format")
+		if ft, ok := format.Get("type"); ok && ft.IsNull() {
+			(&object{f}).literalNull("type", ft, "json_schema")
+		} else {
+			f.OptionalLiteral("type", "json_schema")
+		}
 		sub.Errs = append(sub.Errs, f.Errs...)
 	}
 	o.Errs = append(o.Errs, sub.Errs...)
