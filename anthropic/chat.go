@@ -9,7 +9,6 @@ import (
 
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
-	"github.com/vrender/vrender/render"
 )
 
 // billingHeader starts the system block Claude Code adds with a per-request
@@ -85,10 +84,7 @@ func CountTokensToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, err
 // anthropicBase is the chat request vLLM constructs (and so validates):
 // model, the converted messages, then the members fields adds.
 func anthropicBase(a *MessagesRequest, fields func(*chatBody)) (*protocol.ChatCompletionRequest, error) {
-	msgs, err := anthropicMessages(a)
-	if err != nil {
-		return nil, err
-	}
+	msgs := anthropicMessages(a)
 	// The messages are built typed; pydantic's check of them (a list of
 	// dicts) holds for every message built, so they join the request
 	// after validation.
@@ -185,7 +181,7 @@ func anthropicToolChoice(tc *ToolChoice) protocol.ToolChoice {
 // anthropicMessages is the chat messages list: a system message with the
 // system field's text first, then the messages in order, their blocks
 // mapped to chat content parts, tool calls, reasoning and tool messages.
-func anthropicMessages(a *MessagesRequest) ([]protocol.Message, error) {
+func anthropicMessages(a *MessagesRequest) []protocol.Message {
 	var out []protocol.Message
 	var system []string
 	if a.SystemText != nil && *a.SystemText != "" {
@@ -213,16 +209,13 @@ func anthropicMessages(a *MessagesRequest) ([]protocol.Message, error) {
 			}
 			continue
 		}
-		msg, extra, err := anthropicMessage(m)
-		if err != nil {
-			return nil, err
-		}
+		msg, extra := anthropicMessage(m)
 		out = append(out, extra...)
 		if msg != nil {
 			out = append(out, *msg)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func appendSystemBlocks(parts []string, blocks []ContentBlock) []string {
@@ -237,10 +230,10 @@ func appendSystemBlocks(parts []string, blocks []ContentBlock) []string {
 // anthropicMessage converts one non-system message. extra holds the tool
 // messages its tool_result blocks produced, which vLLM appends before the
 // message itself; msg is nil for a user message left without content.
-func anthropicMessage(m Message) (msg *protocol.Message, extra []protocol.Message, err error) {
+func anthropicMessage(m Message) (msg *protocol.Message, extra []protocol.Message) {
 	if m.Text != nil {
 		out := protocol.TextMessage(m.Role, *m.Text)
-		return &out, nil, nil
+		return &out, nil
 	}
 	out := &protocol.Message{Role: m.Role, HasRole: true}
 	var parts []protocol.ContentPart
@@ -261,11 +254,7 @@ func anthropicMessage(m Message) (msg *protocol.Message, extra []protocol.Messag
 				reasoning = append(reasoning, *blk.Thinking)
 			}
 		case "tool_use":
-			tc, err := toolUseCall(blk)
-			if err != nil {
-				return nil, nil, err
-			}
-			toolCalls = append(toolCalls, tc)
+			toolCalls = append(toolCalls, toolUseCall(blk))
 		case "tool_result":
 			if m.Role == "user" {
 				extra = append(extra, userToolResult(blk)...)
@@ -287,9 +276,9 @@ func anthropicMessage(m Message) (msg *protocol.Message, extra []protocol.Messag
 	case len(parts) > 0:
 		out.Content = protocol.Content{Kind: protocol.ContentParts, Parts: parts}
 	case m.Role == "user":
-		return nil, extra, nil
+		return nil, extra
 	}
-	return out, extra, nil
+	return out, extra
 }
 
 // objectNode is a JSON object of the given members in order, built by code.
@@ -299,7 +288,7 @@ func objectNode(keys []string, vals ...*wire.Node) *wire.Node {
 
 // toolUseCall is a tool_use block as a chat tool call; the arguments are
 // Python's json.dumps of the input, as vLLM writes them.
-func toolUseCall(blk ContentBlock) (*wire.Node, error) {
+func toolUseCall(blk ContentBlock) *wire.Node {
 	id := ""
 	if blk.ID != nil {
 		id = *blk.ID
@@ -307,20 +296,16 @@ func toolUseCall(blk ContentBlock) (*wire.Node, error) {
 	if id == "" {
 		id = fmt.Sprintf("call_%d", time.Now().Unix())
 	}
-	input := json.RawMessage("{}")
+	args := "{}"
 	if !isEmptyObject(blk.Input) {
-		input = text(blk.Input)
-	}
-	args, err := render.PyJSONDumps(input)
-	if err != nil {
-		return nil, fmt.Errorf("tool_use input: %w", err)
+		args = string(appendPyDumps(nil, blk.Input))
 	}
 	name := ""
 	if blk.Name != nil {
 		name = *blk.Name
 	}
 	fn := objectNode([]string{"name", "arguments"}, wire.StringNode(name), wire.StringNode(args))
-	return objectNode([]string{"id", "type", "function"}, wire.StringNode(id), wire.StringNode("function"), fn), nil
+	return objectNode([]string{"id", "type", "function"}, wire.StringNode(id), wire.StringNode("function"), fn)
 }
 
 // userToolResult is a user tool_result block as vLLM converts it: a tool
@@ -420,14 +405,6 @@ func text(n *wire.Node) json.RawMessage {
 		return n.Raw
 	}
 	return wire.AppendNode(nil, n)
-}
-
-// pyStr is Python's str() of the value n.
-func pyStr(n *wire.Node) string {
-	if n.Kind == wire.String {
-		return n.S
-	}
-	return render.PyStr(text(n))
 }
 
 // str is member key of the object n when it is a string, else "".

@@ -147,6 +147,12 @@ func refToolUseCall(blk refBlock) ([]byte, error) {
 	if len(input) == 0 || refIsEmptyObject(input) {
 		input = json.RawMessage("{}")
 	}
+	// The old conversion wrote a repeated key twice (render.PyJSONDumps
+	// walks the text's tokens); the reference writes the dict json.loads
+	// makes, as vLLM does.
+	if n, err := wire.Parse(input); err == nil {
+		input = wire.AppendNode(nil, withoutText(n))
+	}
 	args, err := render.PyJSONDumps(input)
 	if err != nil {
 		return nil, fmt.Errorf("tool_use input: %w", err)
