@@ -241,32 +241,32 @@ func (o *object) anthropicBlocks(loc []any, n *wire.Node) []ContentBlock {
 }
 
 // anthropicBlock validates one content block's members.
-func (b *object) anthropicBlock() ContentBlock {
+func (o *object) anthropicBlock() ContentBlock {
 	var blk ContentBlock
-	if b.Nodes["type"] == nil {
-		b.Missing("type")
-	} else if s := b.literal("type", anthropicBlockTypes...); s != nil {
+	if o.Nodes["type"] == nil {
+		o.Missing("type")
+	} else if s := o.literal("type", anthropicBlockTypes...); s != nil {
 		blk.Type = *s
 	}
-	blk.Text = b.OptionalString("text")
-	blk.Source = b.OptionalDictNode("source")
-	blk.ID = b.OptionalString("id")
-	blk.ToolUseID = b.OptionalString("tool_use_id")
-	blk.Name = b.OptionalString("name")
-	blk.Input = b.OptionalDictNode("input")
-	if c := b.Nodes["content"]; c != nil && !c.IsNull() {
+	blk.Text = o.OptionalString("text")
+	blk.Source = o.OptionalDictNode("source")
+	blk.ID = o.OptionalString("id")
+	blk.ToolUseID = o.OptionalString("tool_use_id")
+	blk.Name = o.OptionalString("name")
+	blk.Input = o.OptionalDictNode("input")
+	if c := o.Nodes["content"]; c != nil && !c.IsNull() {
 		var list bool
-		if blk.ContentText, list = b.strOrList("content", c); list {
-			blk.ContentList = b.dictList("content", c)
+		if blk.ContentText, list = o.strOrList("content", c); list {
+			blk.ContentList = o.dictList("content", c)
 		}
 	}
-	if n := b.Nodes["is_error"]; n != nil && !n.IsNull() {
-		b.OptionalBool("is_error", false)
+	if n := o.Nodes["is_error"]; n != nil && !n.IsNull() {
+		o.OptionalBool("is_error", false)
 	}
-	b.OptionalString("tool_name")
-	blk.Thinking = b.OptionalString("thinking")
-	b.OptionalString("signature")
-	b.OptionalString("data")
+	o.OptionalString("tool_name")
+	blk.Thinking = o.OptionalString("thinking")
+	o.OptionalString("signature")
+	o.OptionalString("data")
 	return blk
 }
 
@@ -381,14 +381,15 @@ func withDefaultType(schema *wire.Node) *wire.Node {
 // anthropicToolChoice validates tool_choice, with vLLM's after-validator:
 // a "tool" choice needs a name.
 func (o *object) anthropicToolChoice(name string) *ToolChoice {
-	sub, n := o.NestedNode(name, false, "AnthropicToolChoice")
-	if sub == nil {
+	nested, n := o.NestedNode(name, false, "AnthropicToolChoice")
+	if nested == nil {
 		return nil
 	}
+	sub := &object{nested}
 	tc := &ToolChoice{}
 	if sub.Nodes["type"] == nil {
 		sub.Missing("type")
-	} else if s := (&object{sub}).literal("type", "auto", "any", "tool", "none"); s != nil {
+	} else if s := sub.literal("type", "auto", "any", "tool", "none"); s != nil {
 		tc.Type = *s
 	}
 	tc.Name = sub.OptionalString("name")
@@ -413,7 +414,7 @@ func (o *object) anthropicOutputConfig(name string) *OutputConfig {
 	if f, _ := sub.NestedNode("format", false, "AnthropicJsonOutputFormat"); f != nil {
 		oc.Schema = f.OptionalDictNode("schema")
 		oc.FormatType = "json_schema"
-		(&object{f}).literal("type", "json_schema")
+		(&object{f}).literal("type", "json_schema") // a default, not Optional: null is refused
 		sub.Errs = append(sub.Errs, f.Errs...)
 	}
 	o.Errs = append(o.Errs, sub.Errs...)
