@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -397,7 +396,7 @@ var emptyObject = &wire.Node{Kind: wire.Object, Raw: []byte("{}")}
 
 // text is the JSON text of n, nil for nil: members handed on as sent.
 // A parsed node's is its own text, not copied: readers only read it.
-func text(n *wire.Node) json.RawMessage {
+func text(n *wire.Node) []byte {
 	switch {
 	case n == nil:
 		return nil
