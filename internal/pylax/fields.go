@@ -351,13 +351,11 @@ func (o *Object) Nested(name string, dataclass bool, class string) (sub *Object,
 // Sub is the object member name of o as an object of its own, its errors
 // located under name; nil when the member is not an object.
 func (o *Object) Sub(name string) *Object {
-	n := o.tree(name)
+	n := o.Nodes[name]
 	if n == nil || n.Kind != wire.Object {
 		return nil
 	}
-	sub := ObjectOf(n)
-	sub.Loc = o.At(name)
-	return sub
+	return ObjectAt(n, o.At(name))
 }
 
 // StrOfJSON is Python's str() of the value json.loads makes of raw (None

@@ -24,10 +24,7 @@ import (
 // the order pydantic reports them: fields in declaration order.
 type Object struct {
 	Raw json.RawMessage // the whole object: the input of "missing" errors
-	// Members is the members' text, for the readers (anthropic, responses)
-	// not yet moved onto Nodes; when set, it is what the field readers see.
-	Members map[string]json.RawMessage
-	// Nodes are the members' trees.
+	// Nodes are the members' trees (a node's Raw is its text).
 	Nodes map[string]*wire.Node
 	Loc   []any
 	Errs  []FieldError
@@ -76,13 +73,11 @@ func DecodeTree(root *wire.Node, data []byte, className string) (*Object, *Field
 // ObjectOf is the object of the decoded JSON object root, its members
 // root's members.
 func ObjectOf(root *wire.Node) *Object {
-	members := make(map[string]json.RawMessage, len(root.Keys))
 	nodes := make(map[string]*wire.Node, len(root.Keys))
 	for i, k := range root.Keys {
-		members[k] = root.Vals[i].Raw
 		nodes[k] = root.Vals[i]
 	}
-	return &Object{Raw: root.Raw, Members: members, Nodes: nodes}
+	return &Object{Raw: root.Raw, Nodes: nodes}
 }
 
 // ModelTypeError is pydantic's error for a model given something other
@@ -109,34 +104,11 @@ func (o *Object) Node(name string) *wire.Node { return o.Nodes[name] }
 
 // Member is member name's JSON text; ok reports whether it is present.
 func (o *Object) Member(name string) (raw json.RawMessage, ok bool) {
-	_, raw, ok = o.lookup(name)
-	return raw, ok
-}
-
-// lookup is member name's tree (nil when there is none) and text. A text
-// in Members that is not the tree's (an object built from Members alone,
-// or a member a reader rewrote there) wins over the tree.
-func (o *Object) lookup(name string) (n *wire.Node, raw json.RawMessage, ok bool) {
-	n, ok = o.Nodes[name]
-	if o.Members != nil {
-		if r, has := o.Members[name]; has && (!ok || string(r) != string(n.Raw)) {
-			return nil, r, true
-		}
-	}
+	n, ok := o.Nodes[name]
 	if !ok {
-		return nil, nil, false
+		return nil, false
 	}
-	return n, n.Raw, true
-}
-
-// tree is member name's tree, parsed from its text when the object has
-// only that (the text was scanned whole by the body's parse, so it parses).
-func (o *Object) tree(name string) *wire.Node {
-	n, raw, ok := o.lookup(name)
-	if n == nil && ok {
-		n, _ = wire.Parse(raw)
-	}
-	return n
+	return n.Raw, true
 }
 
 // bodyAbsent reports whether FastAPI treats data as no body at all.
@@ -270,7 +242,7 @@ func (o *Object) OptionalDictNode(name string) *wire.Node {
 	if raw == nil {
 		return nil
 	}
-	return o.tree(name)
+	return o.Nodes[name]
 }
 
 // OptionalDictOfDicts is a `name: dict[str, dict[str, Any]] | None` field,
@@ -296,7 +268,7 @@ func (o *Object) OptionalDictOfDicts(name string) *wire.Node {
 // MemberString is LaxString(raw) for member name, read from its tree when
 // the object has one.
 func (o *Object) MemberString(name string, raw json.RawMessage) (string, bool) {
-	if n, _, _ := o.lookup(name); n != nil {
+	if n := o.Nodes[name]; n != nil {
 		return n.S, n.Kind == wire.String
 	}
 	return LaxString(raw)
@@ -312,6 +284,17 @@ func LaxString(raw json.RawMessage) (string, bool) {
 		return s, true
 	}
 	return stringOf(raw)
+}
+
+// stringOf reads a JSON string as json.Unmarshal into a string does; ok is
+// false for anything that is not one valid JSON string.
+func stringOf(raw []byte) (string, bool) {
+	r := wire.NewReader(raw)
+	s, err := r.String()
+	if err != nil || r.End() != nil {
+		return "", false
+	}
+	return strings.Clone(s), true
 }
 
 // PlainString reads a JSON string literal of printable ASCII without
@@ -472,7 +455,7 @@ func Truthy(raw json.RawMessage) bool {
 // TruthyMember is Truthy of member name (false when absent: data.get
 // returning None).
 func (o *Object) TruthyMember(name string) bool {
-	n := o.tree(name)
+	n := o.Nodes[name]
 	return n != nil && TruthyNode(n)
 }
 
