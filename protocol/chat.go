@@ -83,7 +83,7 @@ type ChatCompletionRequest struct {
 	CacheSalt                 *string
 	KVTransferParams          json.RawMessage
 	ECTransferParams          json.RawMessage
-	VLLMXargs                 json.RawMessage
+	VLLMXargs                 *wire.Node      // an object; nil when absent, null or invalid
 	RepetitionDetection       json.RawMessage // normalised: all three fields
 }
 
@@ -201,7 +201,7 @@ func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r.CacheSalt = obj.OptionalString("cache_salt")
 	r.KVTransferParams = obj.OptionalDict("kv_transfer_params")
 	r.ECTransferParams = obj.OptionalDict("ec_transfer_params")
-	r.VLLMXargs = rawOf(obj.vllmXargs("vllm_xargs"))
+	r.VLLMXargs = obj.vllmXargs("vllm_xargs")
 	r.RepetitionDetection = obj.repetitionDetection("repetition_detection")
 	if r.ReturnTokensAsTokenIDs != nil && !*r.ReturnTokensAsTokenIDs {
 		// Declared `bool | None = None`: absent is None, not false.

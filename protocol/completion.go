@@ -71,7 +71,7 @@ type CompletionRequest struct {
 	CacheSalt              *string
 	KVTransferParams       json.RawMessage
 	ECTransferParams       json.RawMessage
-	VLLMXargs              json.RawMessage
+	VLLMXargs              *wire.Node // an object; nil when absent, null or invalid
 	RepetitionDetection    json.RawMessage
 	ThinkingTokenBudget    *int
 }
@@ -166,7 +166,7 @@ func DecodeCompletionRequest(data []byte) (*CompletionRequest, error) {
 	r.CacheSalt = obj.OptionalString("cache_salt")
 	r.KVTransferParams = obj.OptionalDict("kv_transfer_params")
 	r.ECTransferParams = obj.OptionalDict("ec_transfer_params")
-	r.VLLMXargs = rawOf(obj.vllmXargs("vllm_xargs"))
+	r.VLLMXargs = obj.vllmXargs("vllm_xargs")
 	r.RepetitionDetection = obj.repetitionDetection("repetition_detection")
 	r.ThinkingTokenBudget = obj.thinkingTokenBudget("thinking_token_budget")
 	if len(obj.Errs) > 0 {

@@ -310,9 +310,6 @@ func StructuredOutputsField(o *pylax.Object, name string) *StructuredOutputsPara
 }
 
 // VLLMXargsField: see LogitBiasField.
-func VLLMXargsField(o *pylax.Object, name string) json.RawMessage {
-	if n := (&object{o}).vllmXargs(name); n != nil {
-		return n.Raw
-	}
-	return nil
+func VLLMXargsField(o *pylax.Object, name string) *wire.Node {
+	return (&object{o}).vllmXargs(name)
 }

@@ -56,15 +56,6 @@ func (o *object) fresh() *object { return &object{o.Fresh()} }
 // sub is pylax's Sub for protocol's models.
 func (o *object) sub(name string) *object { return &object{o.Sub(name)} }
 
-// rawOf is n's JSON text, nil for nil: a value the request carries as
-// text to the engine or to readers outside this package.
-func rawOf(n *wire.Node) json.RawMessage {
-	if n == nil {
-		return nil
-	}
-	return n.Raw
-}
-
 // raw is member name's JSON text, nil when absent.
 func (o *object) raw(name string) json.RawMessage {
 	raw, _ := o.Member(name)

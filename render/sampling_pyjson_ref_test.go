@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/internal/wire"
+	"github.com/vrender/vrender/protocol"
 )
 
 // objectMembers lists a JSON object's members in order; a repeated key
@@ -220,4 +221,100 @@ func FuzzPyJSONMatchesRef(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(checkPyJSONMatchesRef)
+}
+
+// refExtraArgs is extraArgs as it was before it read vllm_xargs as a tree
+// (members split from its text), the reference of FuzzExtraArgsMatchesRef.
+// extraArgs is vLLM's extra_args: vllm_xargs with kv_transfer_params and
+// ec_transfer_params added when they are non-empty; nil when all are empty.
+func refExtraArgs(xargs, kv, ec json.RawMessage) (json.RawMessage, error) {
+	var members []member
+	if len(xargs) > 0 {
+		var err error
+		if members, err = refObjectMembers(xargs); err != nil {
+			return nil, err
+		}
+	}
+	set := func(key string, v json.RawMessage) error {
+		if len(v) == 0 {
+			return nil
+		}
+		m, err := refObjectMembers(v)
+		if err != nil || len(m) == 0 {
+			return err // empty dicts are falsy: not added
+		}
+		for i := range members {
+			if members[i].key == key {
+				members[i].value = v
+				return nil
+			}
+		}
+		members = append(members, member{key, v})
+		return nil
+	}
+	if err := set("kv_transfer_params", kv); err != nil {
+		return nil, err
+	}
+	if err := set("ec_transfer_params", ec); err != nil {
+		return nil, err
+	}
+	if len(members) == 0 {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := protocol.MarshalJSON(m.key)
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := refPyJSONCompact(m.value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+var extraArgsSeeds = [][3]string{{`{"a":1,"b":["x",2.50]}`, `{"k":1}`, ``}, {``, `{}`, `{"e":{"f":null}}`},
+	{`{"kv_transfer_params":1,"z":"\u00e9"}`, `{"x":[1e2]}`, `{"y":true}`}, {`{}`, ``, ``}, {`{"a":1,"a":2}`, `[1]`, ``}}
+
+// checkExtraArgsMatchesRef: for vllm_xargs as protocol decodes it (an
+// object) and any transfer params, the same extra_args or both refuse.
+func checkExtraArgsMatchesRef(t *testing.T, xargs, kv, ec string) {
+	t.Helper()
+	var n *node
+	if xargs != "" {
+		var err error
+		if n, err = wire.Parse([]byte(xargs)); err != nil || n.Kind != wire.Object || !json.Valid([]byte(xargs)) {
+			return
+		}
+	}
+	for _, v := range []string{kv, ec} {
+		if v != "" && (wire.Valid([]byte(v)) != nil || !json.Valid([]byte(v))) {
+			return
+		}
+	}
+	got, err := extraArgs(n, json.RawMessage(kv), json.RawMessage(ec))
+	want, wantErr := refExtraArgs(json.RawMessage(xargs), json.RawMessage(kv), json.RawMessage(ec))
+	if string(got) != string(want) || (err == nil) != (wantErr == nil) {
+		t.Fatalf("%q %q %q: extra_args %s (%v), reference %s (%v)", xargs, kv, ec, got, err, want, wantErr)
+	}
+}
+
+func TestExtraArgsMatchesRef(t *testing.T) {
+	for _, s := range extraArgsSeeds {
+		checkExtraArgsMatchesRef(t, s[0], s[1], s[2])
+	}
+}
+
+func FuzzExtraArgsMatchesRef(f *testing.F) {
+	for _, s := range extraArgsSeeds {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(checkExtraArgsMatchesRef)
 }
