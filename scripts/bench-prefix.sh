@@ -7,7 +7,8 @@
 #   prefix (no events)  the same with predictions only (--routing prefix without --kv-events-endpoint)
 # and prints, for each, TTFT p50/p99, prefill tokens computed, the engines' prefix-cache hit rate against the
 # ideal (every turn after a session's first finds its previous turn's prompt) and the load spread (max/mean
-# requests per engine), read from the engines' /metrics.
+# requests per engine), read from the engines' /metrics, and the CPU per request of vrender serve and of the
+# 4 engine-sims together (from /proc/PID/stat over the run).
 #
 # The engine model: every sim has a prefix cache of CACHE_BLOCKS blocks of 16 tokens, runs prefills one at a
 # time (--serial-prefill) and takes PREFILL_US per prompt token it does not hold plus FIRST_MS, then TOKEN_MS
