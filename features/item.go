@@ -3,6 +3,7 @@ package features
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // extRawView is serial_utils.CUSTOM_TYPE_RAW_VIEW: a tensor's raw bytes
@@ -49,9 +50,67 @@ func EncodePixels(img QwenImage, cols int) (QwenImage, error) {
 	if _, err := qwenSlices([]QwenImage{img}, cols); err != nil {
 		return QwenImage{}, err
 	}
-	b64, rest := encodeWhole(Blob{qwenItemHead(img, cols), img.PixelValues})
-	img.Encoded = &EncodedPixels{b64: b64, rest: rest, pixels: len(img.PixelValues), cols: cols}
+	e, err := NewPixelEncoder(img, cols)
+	if err != nil {
+		return QwenImage{}, err
+	}
+	if _, err := e.Write(img.PixelValues); err != nil {
+		return QwenImage{}, err
+	}
+	return e.Image()
+}
+
+// PixelEncoder builds an image's EncodedPixels from its pixel values
+// written to it in order, as a processor makes them (vision's ProcessTo):
+// the tensor is never held whole, and each piece is encoded while it is
+// still in the CPU's cache. The result is EncodePixels' for the same bytes.
+type PixelEncoder struct {
+	img  QwenImage
+	cols int
+	want int // the pixel values' length
+	n    int // bytes of them written so far
+	s    base64Stream
+}
+
+// NewPixelEncoder starts the item of img, whose GridTHW and DType are set
+// and whose pixel values (rows of cols) are to be written.
+func NewPixelEncoder(img QwenImage, cols int) (*PixelEncoder, error) {
+	size, ok := pixelDTypes[img.dtype()]
+	if !ok {
+		return nil, fmt.Errorf("features: pixel_values dtype %q", img.DType)
+	}
 	img.PixelValues = nil
+	want := int(img.Rows()) * cols * size
+	img.Encoded = &EncodedPixels{pixels: want, cols: cols}
+	if _, err := qwenSlices([]QwenImage{img}, cols); err != nil {
+		return nil, err
+	}
+	head := qwenItemHead(img, cols)
+	e := &PixelEncoder{img: img, cols: cols, want: want}
+	e.s.dst = make([]byte, 0, (len(head)+want)/3*4)
+	e.s.write(head)
+	return e, nil
+}
+
+// Write encodes the next pixel value bytes; more than the tensor holds is
+// an error.
+func (e *PixelEncoder) Write(p []byte) (int, error) {
+	if len(p) > e.want-e.n {
+		return 0, fmt.Errorf("features: %d bytes of pixel_values written, more than the %d of the tensor", e.n+len(p), e.want)
+	}
+	e.n += len(p)
+	e.s.write(p)
+	return len(p), nil
+}
+
+// Image returns the image with Encoded set, once every byte of its pixel
+// values has been written.
+func (e *PixelEncoder) Image() (QwenImage, error) {
+	if e.n != e.want {
+		return QwenImage{}, fmt.Errorf("features: %d bytes of pixel_values written, want %d", e.n, e.want)
+	}
+	img := e.img
+	img.Encoded = &EncodedPixels{b64: e.s.dst, rest: slices.Clone(e.s.carry[:e.s.c]), pixels: e.want, cols: e.cols}
 	return img, nil
 }
 
