@@ -44,7 +44,7 @@ func (b Blob) Bytes() []byte {
 // remaining bytes, encoded as they are written. The zero ItemBytes is null.
 type ItemBytes struct {
 	// encoded is the standard base64 of the item's first 3·k bytes
-	// (EncodePixels writes it), so it has no padding and the base64 of Raw
+	// (a PixelEncoder writes it), so it has no padding and the base64 of Raw
 	// follows it without a seam: the two together are the base64 of the
 	// whole item.
 	encoded []byte
@@ -68,7 +68,7 @@ func (it ItemBytes) Bytes() []byte {
 	}
 	b := make([]byte, len(it.encoded)/4*3, it.Len())
 	if _, err := asmbase64.StdEncoding.Decode(b, it.encoded); err != nil {
-		// Cannot happen: only EncodePixels writes encoded, as base64.
+		// Cannot happen: only a PixelEncoder writes encoded, as base64.
 		panic("features: an item's encoded bytes are not base64: " + err.Error())
 	}
 	for _, p := range it.Raw {

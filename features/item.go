@@ -25,7 +25,7 @@ type QwenImage struct {
 	// dtype: "" means "bfloat16"; "float16" and "float32" are the others.
 	DType string
 	// Encoded, when set, is the image's item up to the end of its pixel
-	// values already in base64 (EncodePixels), in place of PixelValues.
+	// values already in base64 (PixelEncoder, EncodePixels), in place of PixelValues.
 	Encoded *EncodedPixels
 }
 

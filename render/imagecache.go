@@ -19,7 +19,7 @@ const DefaultImageCacheBytes = 4 << 30
 // processedImage is one image's processor output as the cache keeps it:
 // read-only once stored, shared by every request that hits it. A cached
 // image holds its item's pixel values already in base64
-// (features.EncodePixels), so a hit's answer splices them in instead of
+// (features.PixelEncoder), so a hit's answer splices them in instead of
 // encoding megabytes again.
 type processedImage struct {
 	img       features.QwenImage
