@@ -19,7 +19,7 @@ const DefaultImageCacheBytes = 4 << 30
 // processedImage is one image's processor output as the cache keeps it:
 // read-only once stored, shared by every request that hits it. A cached
 // image holds its item's pixel values already in base64
-// (features.EncodePixels), so a hit's answer splices them in instead of
+// (features.PixelEncoder), so a hit's answer splices them in instead of
 // encoding megabytes again.
 type processedImage struct {
 	img       features.QwenImage
@@ -113,28 +113,9 @@ func (im *images) process(ctx context.Context, data []byte, kw vision.Kwargs, op
 		if err := ctx.Err(); err != nil {
 			return processedImage{}, 0, err
 		}
-		// A fresh buffer: a cached value must never alias one reused later.
-		res, err := im.proc.Process(nil, *rgb, kw)
+		p, err := im.encodeProcessed(*rgb, kw)
 		if err != nil {
-			return processedImage{}, 0, imageError(err)
-		}
-		p := processedImage{
-			img: features.QwenImage{
-				GridTHW:     [3]int64{int64(res.GridTHW[0]), int64(res.GridTHW[1]), int64(res.GridTHW[2])},
-				PixelValues: res.PixelValues.Data,
-				DType:       res.PixelValues.DType.String(),
-			},
-			numTokens: res.NumTokens,
-			cols:      res.PixelValues.Shape[1],
-		}
-		if im.cache == nil {
-			return p, 0, nil
-		}
-		// The base64 is a third larger than the pixel values, but a hit
-		// then costs no encoding; the miss encodes here what its answer
-		// would have encoded anyway.
-		if p.img, err = features.EncodePixels(p.img, p.cols); err != nil {
-			return processedImage{}, 0, fmt.Errorf("render: image features: %w", err)
+			return processedImage{}, 0, err
 		}
 		return p, int64(p.img.Encoded.Len()), nil
 	}
@@ -144,6 +125,31 @@ func (im *images) process(ctx context.Context, data []byte, kw vision.Kwargs, op
 	}
 	p, _, err := im.cache.Do(ctx, im.cacheKey(data, kw, opts), fill)
 	return p, err
+}
+
+// encodeProcessed processes rgb with its pixel values going straight into
+// their item's base64, which the answer splices in (and a cached image
+// keeps, so a hit encodes nothing): the processor hands over a few tens of
+// kilobytes of patches at a time while they are in the CPU's cache, and the
+// tensor is never held whole.
+func (im *images) encodeProcessed(rgb imaging.RGB, kw vision.Kwargs) (processedImage, error) {
+	plan, err := im.proc.Plan(rgb.Width, rgb.Height, kw)
+	if err != nil {
+		return processedImage{}, imageError(err)
+	}
+	grid := [3]int64{int64(plan.GridTHW[0]), int64(plan.GridTHW[1]), int64(plan.GridTHW[2])}
+	enc, err := features.NewPixelEncoder(features.QwenImage{GridTHW: grid, DType: im.dtype.String()}, plan.Cols)
+	if err != nil {
+		return processedImage{}, fmt.Errorf("render: image features: %w", err)
+	}
+	if _, err := im.proc.ProcessTo(enc, rgb, kw); err != nil {
+		return processedImage{}, imageError(err)
+	}
+	img, err := enc.Image()
+	if err != nil {
+		return processedImage{}, fmt.Errorf("render: image features: %w", err)
+	}
+	return processedImage{img: img, numTokens: plan.NumTokens, cols: plan.Cols}, nil
 }
 
 // ImageCacheStats reports the processed-image cache's counters (zero when
