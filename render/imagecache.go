@@ -126,10 +126,25 @@ func (im *images) process(ctx context.Context, img sizedImage, kw vision.Kwargs,
 		if err := ctx.Err(); err != nil {
 			return processedImage{}, 0, err
 		}
-		// A fresh buffer: a cached value must never alias one reused later.
-		res, err := im.proc.Process(nil, *rgb, kw)
+		// Without the cache the pixel values go into the answer, so the
+		// buffer is fresh; with it, they are encoded into the entry below
+		// and their buffer goes back to the pool for the next miss (a
+		// cached value never aliases it).
+		var buf *[]byte
+		if im.cache != nil {
+			buf = im.pixels.Get().(*[]byte)
+			defer im.pixels.Put(buf)
+		}
+		var dst []byte
+		if buf != nil {
+			dst = *buf
+		}
+		res, err := im.proc.Process(dst, *rgb, kw)
 		if err != nil {
 			return processedImage{}, 0, imageError(err)
+		}
+		if buf != nil {
+			*buf = res.PixelValues.Data[:0]
 		}
 		p := processedImage{
 			img: features.QwenImage{

@@ -231,6 +231,30 @@ func TestImageCacheEvictsWithinBound(t *testing.T) {
 	}
 }
 
+// TestImageCacheEntriesOwnTheirBytes: misses reuse one pixel buffer, so
+// an entry that aliased it would change with the next miss; hits after
+// other misses still answer as the uncached path.
+func TestImageCacheEntriesOwnTheirBytes(t *testing.T) {
+	cached := imageRenderer(t, media.Config{})
+	plain := imageRenderer(t, media.Config{}, uncached)
+	names := []string{"png_rgb_640x480.png", "jpeg_444_1280x720.jpg", "png_rgb_56x30.png"}
+	want := map[string]string{}
+	for _, name := range names {
+		want[name] = renderAnswer(t, plain, imageRequest(t, "", name))
+		if renderAnswer(t, cached, imageRequest(t, "", name)) != want[name] {
+			t.Fatalf("%s: the miss differs from the uncached answer", name)
+		}
+	}
+	for _, name := range names {
+		if renderAnswer(t, cached, imageRequest(t, "", name)) != want[name] {
+			t.Fatalf("%s: the hit after other misses differs from the uncached answer", name)
+		}
+	}
+	if st := cached.ImageCacheStats(); st.Misses != 3 || st.Hits != 3 {
+		t.Fatalf("stats %+v, want 3 misses and 3 hits", st)
+	}
+}
+
 // TestImageCacheConcurrentSameImage: concurrent requests for one image
 // process it once and all answer as the uncached path.
 func TestImageCacheConcurrentSameImage(t *testing.T) {

@@ -71,6 +71,13 @@ type images struct {
 	// names proc in that key.
 	cache      *imgcache.Cache[processedImage]
 	procDigest [32]byte
+	// pixels recycles the pixel values buffers (*[]byte) a filling miss
+	// encodes into its cache entry: a fresh buffer (11 MB for a 720p
+	// screenshot) would come from new memory while the heap grows towards
+	// a goal the cache has moved far off (with GOGC=100, twice what the
+	// cache holds), and first touches of pages cost more than the
+	// processing on a VM.
+	pixels *sync.Pool
 	// mediaIO is cfg.MediaIOKwargs decoded (nil when not given).
 	mediaIO *node
 }
@@ -112,7 +119,8 @@ func newImages(m *model.Model, cfg *ImageConfig) (*images, error) {
 		return nil, err
 	}
 	return &images{cfg: *cfg, proc: proc, dtype: dtype, padID: pad[0], merge: merge, mediaIO: mediaIO,
-		cache: imgcache.New[processedImage](cfg.CacheBytes), procDigest: processorDigest(raw, dtype)}, nil
+		cache: imgcache.New[processedImage](cfg.CacheBytes), procDigest: processorDigest(raw, dtype),
+		pixels: &sync.Pool{New: func() any { return new([]byte) }}}, nil
 }
 
 // spatialMergeSize is config.json's vision_config.spatial_merge_size
