@@ -1,6 +1,9 @@
 package parsers
 
-import "github.com/vrender/vrender/internal/statecodec"
+import (
+	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/internal/statecodec"
+)
 
 // Reasoning of vLLM's declarative ParserEngine families (qwen3, seed_oss,
 // glm45, kimi_k2, minimax_m2) as their extract_reasoning runs it: the
@@ -44,7 +47,7 @@ func (s *engineSpec) init() *engineSpec {
 // when absent (an explicit null turns thinking off).
 func enableThinkingOff(r *Request) bool {
 	v, ok := r.ChatTemplateKwargs.Get("enable_thinking")
-	return ok && !pyTruthy(v)
+	return ok && !pylax.TruthyNode(v)
 }
 
 // thinkingOrEnableOff is the GLM-4.7 and Kimi K2 rule: thinking unless

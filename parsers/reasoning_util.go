@@ -2,13 +2,11 @@ package parsers
 
 import (
 	"bytes"
-	"strconv"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/statecodec"
-	"github.com/vrender/vrender/internal/wire"
 )
 
 // Helpers shared by the reasoning machines.
@@ -41,33 +39,7 @@ func (r *Request) kwargTruthy(name string) (value, present bool) {
 	if !ok || v.IsNull() {
 		return false, false
 	}
-	return pyTruthy(v), true
-}
-
-// pyTruthy is Python's bool() of the value json.loads makes of v.
-func pyTruthy(v *wire.Node) bool {
-	switch v.Kind {
-	case wire.Null:
-		return false
-	case wire.Bool:
-		return v.B
-	case wire.Number:
-		if !v.IsFloat() {
-			// An int (or NaN/Infinity, which are truthy): zero only when
-			// every digit is.
-			return strings.Trim(strings.TrimPrefix(v.S, "-"), "0") != ""
-		}
-		// A float, an underflowing literal being 0.0 as in Python.
-		f, _ := strconv.ParseFloat(v.S, 64)
-		return f != 0
-	case wire.String:
-		return v.S != ""
-	case wire.Array:
-		return len(v.Arr) > 0
-	case wire.Object:
-		return len(v.Keys) > 0
-	}
-	return true
+	return pylax.TruthyNode(v), true
 }
 
 // holdScan finds markers in text that is kept whole (machines that may

@@ -2,8 +2,6 @@ package responses
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -26,18 +24,7 @@ func ToChat(r *Request) (*protocol.ChatCompletionRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The messages are built typed; pydantic's check of them (a list of
-	// dicts) holds for every message built, so they join the request
-	// after validation.
-	var b wire.ObjectBuilder
-	if r.Model != nil {
-		b.Str("model", *r.Model)
-	}
-	b.Raw("messages", json.RawMessage("[]"))
-	for _, m := range r.Passthrough {
-		b.Raw(m.Key, m.Value)
-	}
-	req, err := protocol.DecodeChatCompletionRequest(b.Bytes())
+	req, err := passthroughChat(r)
 	if err != nil {
 		return nil, err
 	}
@@ -59,33 +46,29 @@ func ToChat(r *Request) (*protocol.ChatCompletionRequest, error) {
 	return req, nil
 }
 
-// shouldContinueFinalMessage is should_continue_final_message: the last
-// item is a message or reasoning item still in progress or incomplete.
-func shouldContinueFinalMessage(items []json.RawMessage) bool {
-	if len(items) == 0 {
-		return false
+// passthroughChat is the chat request of r's members a chat request
+// shares (Passthrough) and its model, through the chat request's
+// validation. The messages are built typed; pydantic's check of them (a
+// list of dicts) holds for every message built, so they join the request
+// after validation.
+func passthroughChat(r *Request) (*protocol.ChatCompletionRequest, error) {
+	body := &wire.Node{Kind: wire.Object}
+	if r.Model != nil {
+		body.Set("model", wire.StringNode(*r.Model))
 	}
-	var last struct {
-		Type   *string `json:"type"`
-		Status *string `json:"status"`
+	body.Set("messages", &wire.Node{Kind: wire.Array, Raw: []byte("[]")})
+	for _, m := range r.Passthrough {
+		body.Set(m.Key, m.Value)
 	}
-	if json.Unmarshal(items[len(items)-1], &last) != nil {
-		return false
-	}
-	if last.Type != nil && *last.Type != "message" && *last.Type != "reasoning" {
-		return false
-	}
-	return last.Status != nil && (*last.Status == "in_progress" || *last.Status == "incomplete")
+	// The body's text is the input of the chat validators' errors; the
+	// members are read from the trees the Responses body was decoded to.
+	return protocol.DecodeChatCompletionTree(wire.AppendNode(nil, body), body)
 }
 
-// msgFromObject reads an input item as the chat message it is given as.
-func msgFromObject(raw json.RawMessage) (*protocol.Message, error) {
-	n, err := wire.Parse(raw)
-	if err != nil || n.Kind != wire.Object {
-		return nil, errors.New("not an object")
-	}
-	m := protocol.MessageOf(n)
-	return &m, nil
+// shouldContinueFinalMessage is should_continue_final_message: the last
+// item is a message or reasoning item still in progress or incomplete.
+func shouldContinueFinalMessage(items []InputItem) bool {
+	return len(items) > 0 && items[len(items)-1].Continues
 }
 
 func responsesMessages(r *Request) ([]protocol.Message, error) {
@@ -96,12 +79,12 @@ func responsesMessages(r *Request) ([]protocol.Message, error) {
 	if r.InputText != nil {
 		msgs = append(msgs, protocol.TextMessage("user", *r.InputText))
 	}
-	for i, raw := range r.InputItems {
+	for i := range r.InputItems {
 		var prev *protocol.Message
 		if len(msgs) > 0 {
 			prev = &msgs[len(msgs)-1]
 		}
-		m, err := responsesItem(raw, prev)
+		m, err := responsesItem(&r.InputItems[i], prev)
 		if err != nil {
 			if bad, ok := err.(*ParamError); ok && bad.Param == "" {
 				bad.Param = fmt.Sprintf("input.%d", i)
@@ -124,141 +107,84 @@ func objectNode(keys []string, vals ...*wire.Node) *wire.Node {
 // item after ResponsesRequest.input_item_parsing: it returns the new
 // message, or nil when the item was merged into prev (the last message,
 // when it is an assistant message).
-func responsesItem(raw json.RawMessage, prev *protocol.Message) (*protocol.Message, error) {
-	var it struct {
-		Type             *string         `json:"type"`
-		Role             *string         `json:"role"`
-		CallID           *string         `json:"call_id"`
-		Name             *string         `json:"name"`
-		Namespace        *string         `json:"namespace"`
-		Arguments        *string         `json:"arguments"`
-		Output           json.RawMessage `json:"output"`
-		EncryptedContent *string         `json:"encrypted_content"`
-		Summary          json.RawMessage `json:"summary"`
-		Content          json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &it); err != nil {
-		return nil, &ParamError{Message: "Each input item must be an object"}
-	}
+func responsesItem(it *InputItem, prev *protocol.Message) (*protocol.Message, error) {
 	if prev != nil && !(prev.HasRole && prev.Role == "assistant") {
 		prev = nil
 	}
-	typ := ""
-	if it.Type != nil {
-		typ = *it.Type
-	}
-	switch {
-	case typ == "function_call":
-		if it.CallID == nil || it.Name == nil || it.Arguments == nil {
-			return nil, &ParamError{Message: "function_call items need call_id, name and arguments strings"}
-		}
-		name := *it.Name
-		if it.Namespace != nil && *it.Namespace != "" {
-			// vLLM bf578e1 flattens a namespaced call as its tools are
-			// flattened (flat_namespace_tool_name).
-			name = *it.Namespace + "__" + name
-		}
-		fn := objectNode([]string{"name", "arguments"}, wire.StringNode(name), wire.StringNode(*it.Arguments))
-		call := objectNode([]string{"id", "function", "type"}, wire.StringNode(*it.CallID), fn, wire.StringNode("function"))
-		if prev != nil {
-			switch calls := prev.ToolCalls; {
-			case calls.IsNull():
-				prev.ToolCalls = &wire.Node{Kind: wire.Array, Arr: []*wire.Node{call}}
-				return nil, nil
-			case calls.Kind == wire.Array:
-				// A new list: the old one may be the request's own.
-				prev.ToolCalls = &wire.Node{Kind: wire.Array, Arr: append(slices.Clip(calls.Arr), call)}
-				return nil, nil
-			}
-			// An unknown tool_calls shape: vLLM warns and starts a new message.
-		}
-		return &protocol.Message{Role: "assistant", HasRole: true,
-			ToolCalls: &wire.Node{Kind: wire.Array, Arr: []*wire.Node{call}}}, nil
-	case typ == "reasoning":
-		// pydantic lets a summary that is not a list through (the
-		// TypedDict's Iterable); vLLM then passes the item to its chat
-		// parser as a message without a role.
-		var summary []json.RawMessage
-		if json.Unmarshal(it.Summary, &summary) != nil || summary == nil {
-			return nil, &ParamError{Message: "reasoning items need a summary list"}
-		}
-		if it.EncryptedContent != nil && *it.EncryptedContent != "" {
-			return nil, &render.BadRequestError{Message: "Encrypted content is not supported."}
-		}
-		var content []json.RawMessage
-		_ = json.Unmarshal(it.Content, &content)
-		text := ""
-		switch {
-		case len(content) >= 1:
-			text = partText(content[0])
-		case len(summary) >= 1:
-			text = partText(summary[0])
-		}
-		if prev != nil && prev.Reasoning.IsNull() {
-			prev.Reasoning = wire.StringNode(text)
-			return nil, nil
-		}
-		return &protocol.Message{Role: "assistant", HasRole: true, Reasoning: wire.StringNode(text)}, nil
-	case typ == "function_call_output":
-		out := wire.NullNode
-		if len(it.Output) > 0 {
-			n, err := wire.Parse(it.Output)
-			if err != nil {
-				return nil, &ParamError{Message: "Each input item must be an object"}
-			}
-			out = n
-		}
+	switch it.Kind {
+	case ItemMalformed:
+		return nil, &ParamError{Message: "Each input item must be an object"}
+	case ItemFunctionCall:
+		return functionCallMessage(&it.Call, prev)
+	case ItemReasoning:
+		return reasoningMessage(&it.Reasoning, prev)
+	case ItemFunctionCallOutput:
+		out := it.Output.Output
 		callID := wire.NullNode
-		if it.CallID != nil {
-			callID = wire.StringNode(*it.CallID)
+		if it.Output.CallID != nil {
+			callID = wire.StringNode(*it.Output.CallID)
 		}
 		return &protocol.Message{Role: "tool", HasRole: true, Content: protocol.ContentOf(out), ToolCallID: callID,
 			Depth: out.Depth + 1}, nil
-	case it.Role != nil && *it.Role == "assistant":
-		text, ok := assistantText(it.Content)
-		if ok {
-			if prev != nil && prev.Content.Kind == protocol.ContentNone {
-				prev.Content = protocol.Content{Kind: protocol.ContentText, Text: text}
-				return nil, nil
-			}
-			m := protocol.TextMessage("assistant", text)
-			return &m, nil
+	case ItemAssistantText:
+		if prev != nil && prev.Content.Kind == protocol.ContentNone {
+			prev.Content = protocol.Content{Kind: protocol.ContentText, Text: it.Text}
+			return nil, nil
 		}
+		m := protocol.TextMessage("assistant", it.Text)
+		return &m, nil
 	}
 	// Other messages reach the chat parser as given.
-	m, err := msgFromObject(raw)
-	if err != nil {
-		return nil, &ParamError{Message: "Each input item must be an object"}
-	}
-	return m, nil
+	m := protocol.MessageOf(it.Message)
+	return &m, nil
 }
 
-// assistantText is the text vLLM takes from an assistant message: a string
-// content, or the first content part's text.
-func assistantText(content json.RawMessage) (string, bool) {
-	var s string
-	if json.Unmarshal(content, &s) == nil {
-		return s, true
+// functionCallMessage is a function_call item's tool call, appended to
+// prev's tool_calls when prev can take it, else a new assistant message.
+func functionCallMessage(c *FunctionCall, prev *protocol.Message) (*protocol.Message, error) {
+	if !c.Complete {
+		return nil, &ParamError{Message: "function_call items need call_id, name and arguments strings"}
 	}
-	var parts []json.RawMessage
-	if json.Unmarshal(content, &parts) != nil || len(parts) == 0 {
-		return "", false
+	name := c.Name
+	if c.Namespace != "" {
+		// vLLM bf578e1 flattens a namespaced call as its tools are
+		// flattened (flat_namespace_tool_name).
+		name = c.Namespace + "__" + name
 	}
-	var p struct {
-		Text *string `json:"text"`
+	fn := objectNode([]string{"name", "arguments"}, wire.StringNode(name), wire.StringNode(c.Arguments))
+	call := objectNode([]string{"id", "function", "type"}, wire.StringNode(c.CallID), fn, wire.StringNode("function"))
+	if prev != nil {
+		switch calls := prev.ToolCalls; {
+		case calls.IsNull():
+			prev.ToolCalls = &wire.Node{Kind: wire.Array, Arr: []*wire.Node{call}}
+			return nil, nil
+		case calls.Kind == wire.Array:
+			// A new list: the old one may be the request's own.
+			prev.ToolCalls = &wire.Node{Kind: wire.Array, Arr: append(slices.Clip(calls.Arr), call)}
+			return nil, nil
+		}
+		// An unknown tool_calls shape: vLLM warns and starts a new message.
 	}
-	if json.Unmarshal(parts[0], &p) != nil || p.Text == nil {
-		return "", false
-	}
-	return *p.Text, true
+	return &protocol.Message{Role: "assistant", HasRole: true,
+		ToolCalls: &wire.Node{Kind: wire.Array, Arr: []*wire.Node{call}}}, nil
 }
 
-func partText(raw json.RawMessage) string {
-	var p struct {
-		Text string `json:"text"`
+// reasoningMessage is a reasoning item's text as prev's reasoning when
+// prev has none, else as a new assistant message.
+func reasoningMessage(r *ReasoningItem, prev *protocol.Message) (*protocol.Message, error) {
+	if !r.Summary {
+		// vLLM passes such an item to its chat parser as a message
+		// without a role.
+		return nil, &ParamError{Message: "reasoning items need a summary list"}
 	}
-	_ = json.Unmarshal(raw, &p)
-	return p.Text
+	if r.Encrypted {
+		return nil, &render.BadRequestError{Message: "Encrypted content is not supported."}
+	}
+	if prev != nil && prev.Reasoning.IsNull() {
+		prev.Reasoning = wire.StringNode(r.Text)
+		return nil, nil
+	}
+	return &protocol.Message{Role: "assistant", HasRole: true, Reasoning: wire.StringNode(r.Text)}, nil
 }
 
 // responsesTools reads the function tools construct_tool_dicts gives the

@@ -16,8 +16,15 @@ import (
 // and compares the two as written and as rendered.
 func messagesDiff(t *testing.T, gen *render.Generator, data []byte) {
 	r, err := DecodeRequest(data)
-	if err != nil || escapedRole(data) {
+	if err != nil || escapedRole(data) || jsonQuirk(data) {
 		return
+	}
+	raws := make([]json.RawMessage, len(r.InputItems))
+	for i := range r.InputItems {
+		raws[i] = r.InputItems[i].Message.Raw
+	}
+	if got, want := shouldContinueFinalMessage(r.InputItems), refShouldContinueFinalMessage(raws); got != want {
+		t.Fatalf("%s: continues the final message %v, want %v", data, got, want)
 	}
 	got, errNew := responsesMessages(r)
 	raw, errOld := refResponsesMessages(r)

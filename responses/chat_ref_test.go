@@ -92,7 +92,8 @@ func refResponsesMessages(r *Request) (json.RawMessage, error) {
 		msgs = append(msgs, &refChatMsg{keys: []string{"role", "content"},
 			vals: []json.RawMessage{refStrJSON("user"), refStrJSON(*r.InputText)}})
 	}
-	for i, raw := range r.InputItems {
+	for i := range r.InputItems {
+		raw := r.InputItems[i].Message.Raw
 		var prev *refChatMsg
 		if len(msgs) > 0 {
 			prev = msgs[len(msgs)-1]
@@ -192,9 +193,9 @@ func refResponsesItem(raw json.RawMessage, prev *refChatMsg) (*refChatMsg, error
 		text := ""
 		switch {
 		case len(content) >= 1:
-			text = partText(content[0])
+			text = refPartText(content[0])
 		case len(summary) >= 1:
-			text = partText(summary[0])
+			text = refPartText(summary[0])
 		}
 		if prev != nil && prev.isNone("reasoning") {
 			prev.set("reasoning", refStrJSON(text))
@@ -213,7 +214,7 @@ func refResponsesItem(raw json.RawMessage, prev *refChatMsg) (*refChatMsg, error
 		return &refChatMsg{keys: []string{"role", "content", "tool_call_id"},
 			vals: []json.RawMessage{refStrJSON("tool"), out, callID}}, nil
 	case it.Role != nil && *it.Role == "assistant":
-		text, ok := assistantText(it.Content)
+		text, ok := refAssistantText(it.Content)
 		if ok {
 			if prev != nil && prev.isNone("content") {
 				prev.set("content", refStrJSON(text))
@@ -238,4 +239,51 @@ func refAppendToArray(arr, elem []byte) []byte {
 	}
 	out = append(out, elem...)
 	return append(out, ']')
+}
+
+// refAssistantText is the text vLLM takes from an assistant message: a
+// string content, or the first content part's text.
+func refAssistantText(content json.RawMessage) (string, bool) {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return s, true
+	}
+	var parts []json.RawMessage
+	if json.Unmarshal(content, &parts) != nil || len(parts) == 0 {
+		return "", false
+	}
+	var p struct {
+		Text *string `json:"text"`
+	}
+	if json.Unmarshal(parts[0], &p) != nil || p.Text == nil {
+		return "", false
+	}
+	return *p.Text, true
+}
+
+func refPartText(raw json.RawMessage) string {
+	var p struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &p)
+	return p.Text
+}
+
+// refShouldContinueFinalMessage is should_continue_final_message as it
+// read the last raw item.
+func refShouldContinueFinalMessage(items []json.RawMessage) bool {
+	if len(items) == 0 {
+		return false
+	}
+	var last struct {
+		Type   *string `json:"type"`
+		Status *string `json:"status"`
+	}
+	if json.Unmarshal(items[len(items)-1], &last) != nil {
+		return false
+	}
+	if last.Type != nil && *last.Type != "message" && *last.Type != "reasoning" {
+		return false
+	}
+	return last.Status != nil && (*last.Status == "in_progress" || *last.Status == "incomplete")
 }

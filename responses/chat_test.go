@@ -153,7 +153,12 @@ func TestResponsesNamespacedFunctionCall(t *testing.T) {
 		{`{"type":"function_call","call_id":"c1","name":"lookup","namespace":null,"arguments":"{}"}`,
 			`[{"id":"c1","function":{"name":"lookup","arguments":"{}"},"type":"function"}]`},
 	} {
-		m, err := responsesItem(json.RawMessage(tt.item), nil)
+		n, err := wire.Parse([]byte(tt.item))
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := inputItemOf(n)
+		m, err := responsesItem(&it, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,6 +195,20 @@ func TestResponsesTransferParamsInExtraArgs(t *testing.T) {
 		}
 		if has := strings.Contains(string(got), `"extra_args"`); tt.want == "" && has || tt.want != "" && !strings.Contains(string(got), tt.want) {
 			t.Errorf("%s: sampling params %s, want %q", tt.body, got, tt.want)
+		}
+	}
+}
+
+// BenchmarkResponsesToChat is the conversion of 200 decoded input items
+// (calls and their outputs, reasoning, assistant text) to a chat request.
+func BenchmarkResponsesToChat(b *testing.B) {
+	r, err := DecodeRequest(manyItems(`{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"},{"type":"reasoning","summary":[{"type":"summary_text","text":"s"}]},{"role":"assistant","content":"t"}`, 50))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := ToChat(r); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

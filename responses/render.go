@@ -2,7 +2,9 @@ package responses
 
 import (
 	"context"
+	"encoding/json"
 
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
@@ -45,7 +47,7 @@ func renderChat(ctx context.Context, g *render.Generator, r *Request, req *proto
 		Stream:           &stream,
 		CacheSalt:        r.CacheSalt,
 		Priority:         r.Priority,
-		KVTransferParams: r.KVTransferParams,
+		KVTransferParams: rawOf(r.KVTransferParams),
 	}}
 	if prompt.Features != nil {
 		res.Request.SetFeatures(prompt.Features)
@@ -86,8 +88,8 @@ func SamplingParams(r *Request, req *protocol.ChatCompletionRequest, maxTokens i
 			return protocol.SamplingParams{}, &ParamError{
 				Message: "Cannot specify both structured_outputs and text.format", Param: "structured_outputs"}
 		}
-		if f := r.Text.Format; f.Type == "json_schema" && len(f.Schema) > 0 && string(f.Schema) != "null" {
-			so = &protocol.StructuredOutputsParams{JSON: f.Schema}
+		if f := r.Text.Format; f.Type == "json_schema" && !f.Schema.IsNull() {
+			so = &protocol.StructuredOutputsParams{JSON: f.Schema.Raw}
 		}
 	}
 	var logprobs *int
@@ -100,9 +102,17 @@ func SamplingParams(r *Request, req *protocol.ChatCompletionRequest, maxTokens i
 		Seed: req.Seed, Stop: req.Stop, Logprobs: logprobs, IgnoreEOS: req.IgnoreEOS,
 		SkipSpecialTokens: req.SkipSpecialTokens, SpacesBetweenSpecial: true,
 		IncludeStopStrInOutput: req.IncludeStopStrInOutput, Stream: r.Stream, StructuredOutputs: so,
-		LogitBias: req.LogitBias, VLLMXargs: req.VLLMXargs, KVTransferParams: r.KVTransferParams,
-		ECTransferParams: r.ECTransferParams,
+		LogitBias: req.LogitBias, VLLMXargs: req.VLLMXargs, KVTransferParams: rawOf(r.KVTransferParams),
+		ECTransferParams: rawOf(r.ECTransferParams),
 	}, maxTokens, render.SamplingDefaults{
 		Temperature: d.Temperature, TopP: d.TopP, TopK: d.TopK, RepetitionPenalty: d.RepetitionPenalty,
 	})
+}
+
+// rawOf is n's JSON text, nil for no value.
+func rawOf(n *wire.Node) json.RawMessage {
+	if n == nil {
+		return nil
+	}
+	return n.Raw
 }

@@ -1,8 +1,6 @@
 package responses
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 
 	"github.com/vrender/vrender/internal/pylax"
@@ -10,15 +8,15 @@ import (
 	"github.com/vrender/vrender/protocol"
 )
 
-// ResponsesRequest is the body of POST /v1/responses/render: the members of
+// Request is the body of POST /v1/responses/render: the members of
 // vLLM's ResponsesRequest (vllm/entrypoints/openai/responses/protocol.py)
-// that rendering reads. Input items, tools and tool_choice stay raw JSON in
-// request order; the conversion to chat messages reads them.
+// that rendering reads, typed as the conversion to chat and the response
+// object read them; values that stay JSON are the body's own trees.
 type Request struct {
 	Model *string
 	// Input is a string (InputText) or a list of items (InputItems).
 	InputText          *string
-	InputItems         []json.RawMessage
+	InputItems         []InputItem
 	Instructions       *string
 	MaxOutputTokens    *int
 	PreviousResponseID *string
@@ -31,33 +29,27 @@ type Request struct {
 	// absent, "none" for an absent or "auto" one without tools, a named
 	// function named, other objects ToolChoiceOther.
 	ToolChoice protocol.ToolChoice
-	// ToolChoiceJSON is tool_choice as the response object echoes it: as
+	// ToolChoiceEcho is tool_choice as the response object echoes it: as
 	// sent, with the same defaults as ToolChoice.
-	ToolChoiceJSON   json.RawMessage
+	ToolChoiceEcho   *wire.Node
 	Tools            []*wire.Node // the tools' trees, decoded with the body
 	Truncation       string
 	RequestID        *string
 	CacheSalt        *string
 	Priority         int64
-	KVTransferParams json.RawMessage
+	KVTransferParams *wire.Node // an object, or nil
 	// Metadata, User, ParallelToolCalls and MaxToolCalls are only echoed
 	// in the served response object.
-	Metadata          json.RawMessage
+	Metadata          *wire.Node // nil when absent or null
 	User              *string
 	ParallelToolCalls bool // default true
 	MaxToolCalls      *int
-	ECTransferParams  json.RawMessage
+	ECTransferParams  *wire.Node // an object, or nil
 	// Passthrough are the members a ChatCompletionRequest declares with
 	// the same name, type and meaning (sampling knobs, vllm_xargs,
-	// structured_outputs, chat_template_kwargs), raw in a fixed order;
-	// the conversion hands them to the chat request's validation.
-	Passthrough []RawMember
-}
-
-// RawMember is one member of a JSON object.
-type RawMember struct {
-	Key   string
-	Value json.RawMessage
+	// structured_outputs, chat_template_kwargs), in a fixed order; the
+	// conversion hands them to the chat request's validation.
+	Passthrough []protocol.Member
 }
 
 // responsesPassthrough are the ResponsesRequest members copied to the chat
@@ -68,23 +60,23 @@ var responsesPassthrough = []string{
 	"vllm_xargs", "structured_outputs", "chat_template_kwargs",
 }
 
-// ResponsesReasoning is the reasoning config (openai Reasoning).
+// Reasoning is the reasoning config (openai Reasoning).
 type Reasoning struct {
-	Effort *string `json:"effort"`
+	Effort *string
 }
 
-// ResponsesText is the text config; Format.Schema is the json_schema
-// format's schema.
+// Text is the text config; Format.Schema is the json_schema format's
+// schema.
 type Text struct {
-	Format *TextFormat `json:"format"`
+	Format *TextFormat
 }
 
-// ResponsesTextFormat is text.format: "text", "json_schema" or "json_object".
+// TextFormat is text.format: "text", "json_schema" or "json_object".
 type TextFormat struct {
-	Type   string          `json:"type"`
-	Name   *string         `json:"name"`
-	Schema json.RawMessage `json:"schema"`
-	Strict *bool           `json:"strict"`
+	Type   string
+	Name   *string
+	Schema *wire.Node // nil when absent
+	Strict *bool
 }
 
 // IncludesOutputLogprobs is ResponsesRequest.is_include_output_logprobs.
@@ -97,12 +89,12 @@ func (r *Request) IncludesOutputLogprobs() bool {
 	return false
 }
 
-// DecodeResponsesRequest decodes and validates a Responses body as vLLM's
+// DecodeRequest decodes and validates a Responses body as vLLM's
 // pydantic model does: its before-validators in pydantic's order (the
 // first to raise is the one error), then every member rendering or the
 // response reads, typed as vLLM and OpenAI's types declare it, each
 // failure reported in pydantic's words. The sampling members shared with
-// chat are validated here too, in their place, then handed on raw
+// chat are validated here too, in their place, then handed on as trees
 // (Passthrough) to the chat request that reads them.
 func DecodeRequest(data []byte) (*Request, error) {
 	obj, fe := decodeBody(data, "ResponsesRequest")
@@ -114,16 +106,47 @@ func DecodeRequest(data []byte) (*Request, error) {
 	}
 	r := &Request{Truncation: "disabled", ParallelToolCalls: true}
 	// Declaration order: pydantic reports the errors in it.
+	obj.responsesMembers(r)
+	obj.samplingMembers(r)
+	if len(obj.Errs) > 0 {
+		return nil, &pylax.ValidationError{Errors: obj.Errs, Omitted: obj.Omitted}
+	}
+	for _, k := range responsesPassthrough {
+		if v, ok := obj.Nodes[k]; ok {
+			r.Passthrough = append(r.Passthrough, protocol.Member{Key: k, Value: v})
+		}
+	}
+	if sent := obj.Nodes["tool_choice"]; !sent.IsNull() && len(r.Tools) == 0 {
+		// check_tool_usage turned "auto" into "none" before validation.
+		if r.ToolChoice.Kind == protocol.ToolChoiceAuto {
+			r.ToolChoice, r.ToolChoiceEcho = protocol.ToolChoice{Kind: protocol.ToolChoiceNone}, stringNode("none")
+		}
+	} else if sent == nil && len(r.Tools) == 0 {
+		r.ToolChoice, r.ToolChoiceEcho = protocol.ToolChoice{Kind: protocol.ToolChoiceNone}, stringNode("none")
+	}
+	return r, nil
+}
+
+// responsesMembers reads the members from background to tools, the ones
+// ResponsesRequest declares before its sampling members.
+func (obj *object) responsesMembers(r *Request) {
 	obj.OptionalBool("background", false)
 	if obj.validateNode("include", responsesInclude) {
-		_ = json.Unmarshal(nullToNil(obj.Members["include"]), &r.Include)
+		if inc := obj.Nodes["include"]; !inc.IsNull() {
+			r.Include = make([]string, len(inc.Arr))
+			for i, v := range inc.Arr {
+				r.Include[i] = v.S
+			}
+		}
 	}
 	obj.responsesInput(r)
 	r.Instructions = obj.OptionalString("instructions")
 	r.MaxOutputTokens = obj.OptionalInt("max_output_tokens", nil, nil, nil)
 	r.MaxToolCalls = obj.OptionalInt("max_tool_calls", nil, nil, nil)
 	if obj.validateNode("metadata", nullable(openaiType("Metadata"))) {
-		r.Metadata = nullToNil(obj.Members["metadata"])
+		if m := obj.Nodes["metadata"]; !m.IsNull() {
+			r.Metadata = m
+		}
 	}
 	r.Model = obj.OptionalString("model")
 	protocol.LogitBiasField(obj.Object, "logit_bias")
@@ -132,10 +155,7 @@ func DecodeRequest(data []byte) (*Request, error) {
 	}
 	r.PreviousResponseID = obj.OptionalString("previous_response_id")
 	if obj.validateNode("reasoning", nullable(openaiType("Reasoning"))) {
-		if raw := nullToNil(obj.Members["reasoning"]); raw != nil {
-			r.Reasoning = &Reasoning{}
-			_ = json.Unmarshal(raw, r.Reasoning)
-		}
+		r.Reasoning = reasoningOfNode(obj.Nodes["reasoning"])
 	}
 	obj.Bool("include_reasoning", true)
 	obj.validateNode("service_tier", responsesServiceTier)
@@ -145,18 +165,20 @@ func DecodeRequest(data []byte) (*Request, error) {
 	}
 	obj.OptionalFloat("temperature", nil)
 	if obj.validateNode("text", nullable(openaiType("ResponseTextConfig"))) {
-		if raw := nullToNil(obj.Members["text"]); raw != nil {
-			r.Text = &Text{}
-			_ = json.Unmarshal(raw, r.Text)
-		}
+		r.Text = textOfNode(obj.Nodes["text"])
 	}
-	r.ToolChoice, r.ToolChoiceJSON = protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}, json.RawMessage(`"auto"`)
+	r.ToolChoice, r.ToolChoiceEcho = protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}, stringNode("auto")
 	if n, ok := obj.Nodes["tool_choice"]; ok && obj.validateNode("tool_choice", openaiType("ToolChoice")) {
-		r.ToolChoice, r.ToolChoiceJSON = protocol.ResponsesToolChoice(n), n.Raw
+		r.ToolChoice, r.ToolChoiceEcho = protocol.ResponsesToolChoice(n), n
 	}
 	if obj.validateNode("tools", toolsSchema()) {
 		r.Tools = obj.Trees("tools")
 	}
+}
+
+// samplingMembers reads the members from top_logprobs on: sampling knobs
+// and vLLM's extensions.
+func (obj *object) samplingMembers(r *Request) {
 	r.TopLogprobs = obj.OptionalInt("top_logprobs", new(0), nil, nil)
 	obj.OptionalFloat("top_p", nil)
 	obj.OptionalInt("top_k", nil, nil, nil)
@@ -169,7 +191,7 @@ func DecodeRequest(data []byte) (*Request, error) {
 	obj.penalty("presence_penalty")
 	obj.penalty("frequency_penalty")
 	obj.OptionalString("prompt_cache_key")
-	if _, ok := obj.Members["request_id"]; ok {
+	if _, ok := obj.Nodes["request_id"]; ok {
 		id := obj.RequiredString("request_id")
 		r.RequestID = &id
 	}
@@ -184,37 +206,51 @@ func DecodeRequest(data []byte) (*Request, error) {
 	obj.StopField("stop")
 	obj.Bool("ignore_eos", false)
 	protocol.VLLMXargsField(obj.Object, "vllm_xargs")
-	r.KVTransferParams = obj.OptionalDict("kv_transfer_params")
-	r.ECTransferParams = obj.OptionalDict("ec_transfer_params")
+	r.KVTransferParams = obj.OptionalDictNode("kv_transfer_params")
+	r.ECTransferParams = obj.OptionalDictNode("ec_transfer_params")
 	obj.OptionalDict("chat_template_kwargs")
-	if len(obj.Errs) > 0 {
-		return nil, &pylax.ValidationError{Errors: obj.Errs, Omitted: obj.Omitted}
-	}
-	for _, k := range responsesPassthrough {
-		if v, ok := obj.Members[k]; ok {
-			r.Passthrough = append(r.Passthrough, RawMember{k, v})
-		}
-	}
-	if raw := obj.Members["tool_choice"]; raw != nil && !pylax.IsNull(raw) && len(r.Tools) == 0 {
-		// check_tool_usage turned "auto" into "none" before validation.
-		if r.ToolChoice.Kind == protocol.ToolChoiceAuto {
-			r.ToolChoice, r.ToolChoiceJSON = protocol.ToolChoice{Kind: protocol.ToolChoiceNone}, json.RawMessage(`"none"`)
-		}
-	} else if raw == nil && len(r.Tools) == 0 {
-		r.ToolChoice, r.ToolChoiceJSON = protocol.ToolChoice{Kind: protocol.ToolChoiceNone}, json.RawMessage(`"none"`)
-	}
-	return r, nil
 }
 
-func nullToNil(v json.RawMessage) json.RawMessage {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 || string(v) == "null" {
+// reasoningOfNode reads a validated reasoning member (nil when absent or
+// null).
+func reasoningOfNode(n *wire.Node) *Reasoning {
+	if n.IsNull() {
 		return nil
 	}
-	return v
+	r := &Reasoning{}
+	if e, _ := n.Get("effort"); e != nil && e.Kind == wire.String {
+		r.Effort = &e.S
+	}
+	return r
 }
 
-// ResponsesParamError is a Responses body refused with a 400 naming the
+// textOfNode reads a validated text member (nil when absent or null).
+func textOfNode(n *wire.Node) *Text {
+	if n.IsNull() {
+		return nil
+	}
+	t := &Text{}
+	f, _ := n.Get("format")
+	if f.IsNull() {
+		return t
+	}
+	t.Format = &TextFormat{}
+	if typ, _ := f.Get("type"); typ != nil {
+		t.Format.Type = typ.S
+	}
+	if name, _ := f.Get("name"); name != nil && name.Kind == wire.String {
+		t.Format.Name = &name.S
+	}
+	if schema, ok := f.Get("schema"); ok {
+		t.Format.Schema = schema
+	}
+	if strict, _ := f.Get("strict"); strict != nil && strict.Kind == wire.Bool {
+		t.Format.Strict = &strict.B
+	}
+	return t
+}
+
+// ParamError is a Responses body refused with a 400 naming the
 // offending member.
 type ParamError struct {
 	Message string

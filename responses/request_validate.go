@@ -36,10 +36,10 @@ func (o *object) penalty(name string) {
 	switch {
 	case v == nil:
 	case *v < -2:
-		o.Fail(o.At(name), "greater_than_equal", "Input should be greater than or equal to -2", o.Members[name],
+		o.Fail(o.At(name), "greater_than_equal", "Input should be greater than or equal to -2", o.Nodes[name].Raw,
 			pylax.CtxEntry{Key: "ge", Value: -2.0})
 	case *v > 2:
-		o.Fail(o.At(name), "less_than_equal", "Input should be less than or equal to 2", o.Members[name],
+		o.Fail(o.At(name), "less_than_equal", "Input should be less than or equal to 2", o.Nodes[name].Raw,
 			pylax.CtxEntry{Key: "le", Value: 2.0})
 	}
 }
@@ -47,7 +47,7 @@ func (o *object) penalty(name string) {
 // validateNode validates member name, when present, against schema n; ok
 // is false when it recorded errors.
 func (o *object) validateNode(name string, n *schemaNode) bool {
-	v := o.node(name)
+	v := o.Nodes[name]
 	if v == nil {
 		return true
 	}
@@ -76,27 +76,12 @@ func (o *object) absorb(s *errSink) bool {
 // locOf is member name's location as a locPath root.
 func (o *object) locOf(name string) *locPath { return &locPath{base: o.At(name)} }
 
-// node is member name's tree (nil when absent).
-func (o *object) node(name string) *wire.Node {
-	if n := o.Nodes[name]; n != nil {
-		return n
-	}
-	raw, ok := o.Members[name]
-	if !ok {
-		return nil
-	}
-	n, err := wire.Parse(raw)
-	if err != nil {
-		return wire.NullNode
-	}
-	return n
-}
-
 // responsesInput is `input: str | list[ResponseInputOutputItem]` after
 // input_item_parsing. The union fails as a whole: a list with a bad item
-// also reports that it is not a string.
+// also reports that it is not a string. Each item is read into its typed
+// value (inputItemOf) in the same walk.
 func (o *object) responsesInput(r *Request) {
-	v := o.node("input")
+	v := o.Nodes["input"]
 	if v == nil {
 		o.Missing("input")
 		return
@@ -109,11 +94,11 @@ func (o *object) responsesInput(r *Request) {
 		return
 	case wire.Array:
 		union := openaiType("InputItem")
-		items := make([]json.RawMessage, len(v.Arr))
+		items := make([]InputItem, len(v.Arr))
 		prepared := make([]*wire.Node, len(v.Arr))
 		ok := true
 		for i, item := range v.Arr {
-			items[i] = item.Raw
+			items[i] = inputItemOf(item)
 			if p, accepted := prepareInputItem(item); !accepted {
 				prepared[i] = p
 				ok = ok && union.valid(p)
@@ -244,21 +229,21 @@ func responsesModelValidators(obj *object) *pylax.FieldError {
 	if fe := checkResponsesToolUsage(obj, vErr); fe != nil {
 		return fe
 	}
-	if _, ok := obj.Members["tool_choice"]; !ok && !responsesHasTools(obj) {
+	if _, ok := obj.Nodes["tool_choice"]; !ok && !responsesHasTools(obj) {
 		// check_tool_usage stored tool_choice "none": the later
 		// validators' errors show a body with one more member.
 		input = withToolChoiceNone(obj.Raw)
 	}
-	if cs, ok := obj.Members["cache_salt"]; ok && !pylax.IsNull(cs) {
-		if s, isStr := pylax.LaxString(cs); !isStr || s == "" {
+	if cs := obj.Nodes["cache_salt"]; !cs.IsNull() {
+		if s, isStr := cs.Text(); !isStr || s == "" {
 			return vErr("Parameter 'cache_salt' must be a non-empty string if provided.", "cache_salt")
 		}
 	}
-	if p, ok := obj.Members["prompt"]; ok && !pylax.IsNull(p) {
+	if p := obj.Nodes["prompt"]; !p.IsNull() {
 		return vErr("prompt template is not supported", "prompt")
 	}
-	if bg, ok := obj.Members["background"]; ok && pylax.Truthy(bg) {
-		if st, ok := obj.Members["store"]; ok && !pylax.Truthy(st) {
+	if bg, ok := obj.Nodes["background"]; ok && pylax.TruthyNode(bg) {
+		if st, ok := obj.Nodes["store"]; ok && !pylax.TruthyNode(st) {
 			return vErr("background can only be used when `store` is true", "background")
 		}
 	}
@@ -280,8 +265,8 @@ func withToolChoiceNone(raw json.RawMessage) json.RawMessage {
 // responsesHasTools is check_tool_usage's has_tools: tools present, not
 // null and not empty.
 func responsesHasTools(obj *object) bool {
-	tools, ok := obj.Members["tools"]
-	return ok && !pylax.IsNull(tools) && pylax.Truthy(tools)
+	tools := obj.Nodes["tools"]
+	return !tools.IsNull() && pylax.TruthyNode(tools)
 }
 
 // checkResponsesToolUsage is ResponsesRequest.check_tool_usage on the raw
@@ -289,9 +274,9 @@ func responsesHasTools(obj *object) bool {
 // function must name one of the tools (a namespace tool's members count
 // bare and as "namespace__name").
 func checkResponsesToolUsage(obj *object, vErr func(msg, param string) *pylax.FieldError) *pylax.FieldError {
-	tools := obj.node("tools")
+	tools := obj.Nodes["tools"]
 	hasTools := responsesHasTools(obj)
-	choice := obj.node("tool_choice")
+	choice := obj.Nodes["tool_choice"]
 	var named *wire.Node
 	if choice != nil && choice.Kind == wire.Object {
 		if t, ok := choice.Get("type"); ok && t.Kind == wire.String && t.S == "function" {

@@ -69,11 +69,7 @@ func prepare(ctx context.Context, o *orchestrator.Orchestrator, r *Request) (*pr
 		}
 		return nil, nil, nil, responsesError(err)
 	}
-	meta, err := newMeta(o.ResponseModel(r.Model), r, &res.Request)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return creq, res, meta, nil
+	return creq, res, newMeta(o.ResponseModel(r.Model), r, &res.Request), nil
 }
 
 // answer is the response object of a non-streaming answer.
@@ -125,23 +121,16 @@ type responsesMeta struct {
 	base Response
 }
 
-func newMeta(model string, r *Request, g *protocol.GenerateRequest) (*responsesMeta, error) {
+func newMeta(model string, r *Request, g *protocol.GenerateRequest) *responsesMeta {
 	b := Response{ID: g.RequestID, Instructions: r.Instructions, Model: model,
 		ParallelToolCalls: r.ParallelToolCalls, Temperature: g.SamplingParams.Temperature, TopP: g.SamplingParams.TopP,
 		MaxToolCalls: r.MaxToolCalls, TopLogprobs: g.SamplingParams.Logprobs, Truncation: r.Truncation, User: r.User}
 	if g.SamplingParams.MaxTokens != nil {
 		b.MaxOutputTokens = *g.SamplingParams.MaxTokens
 	}
-	var err error
-	if b.Metadata, err = pyCompactOrNil(r.Metadata); err != nil {
-		return nil, err
-	}
-	if b.ToolChoice, err = pyCompactOrNil(r.ToolChoiceJSON); err != nil {
-		return nil, err
-	}
-	if b.Tools, err = responsesToolDumps(r.Tools); err != nil {
-		return nil, err
-	}
+	b.Metadata = pyCompactOrNil(r.Metadata)
+	b.ToolChoice = pyCompactOrNil(r.ToolChoiceEcho)
+	b.Tools = responsesToolDumps(r.Tools)
 	if r.Reasoning != nil {
 		var rb []byte
 		rb = append(rb, `{"effort":`...)
@@ -158,25 +147,21 @@ func newMeta(model string, r *Request, g *protocol.GenerateRequest) (*responsesM
 	if so := g.SamplingParams.StructuredOutputs; r.Text != nil && (so == nil || so.StructuralTag == nil) {
 		b.Text = responsesTextDump(r.Text)
 	}
-	return &responsesMeta{base: b}, nil
+	return &responsesMeta{base: b}
 }
 
-func pyCompactOrNil(raw json.RawMessage) (json.RawMessage, error) {
-	if len(raw) == 0 {
-		return nil, nil
+// pyCompactOrNil is n as vLLM's JSONResponse writes it, nil for no value.
+func pyCompactOrNil(n *wire.Node) json.RawMessage {
+	if n == nil {
+		return nil
 	}
-	v, err := render.PyJSONCompact(raw)
-	if err != nil {
-		return nil, &orchestrator.Error{Status: http.StatusBadRequest, Type: protocol.ErrorTypeBadRequest,
-			Message: fmt.Sprintf("invalid JSON: %v", err)}
-	}
-	return v, nil
+	return pylax.AppendPyCompact(nil, n)
 }
 
 // responsesToolDumps are the request's tools as the response object dumps
 // them: a function tool as openai's FunctionTool (name, parameters, strict,
 // type, description), other tools as sent.
-func responsesToolDumps(tools []*wire.Node) (json.RawMessage, error) {
+func responsesToolDumps(tools []*wire.Node) json.RawMessage {
 	out := []byte{'['}
 	for i, n := range tools {
 		if i > 0 {
@@ -186,11 +171,7 @@ func responsesToolDumps(tools []*wire.Node) (json.RawMessage, error) {
 		name, _ := n.Get("name")
 		if n.Kind != wire.Object || typ == nil || typ.Kind != wire.String || typ.S != "function" ||
 			name == nil || name.Kind != wire.String {
-			v, err := pyCompactOrNil(n.Raw)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v...)
+			out = pylax.AppendPyCompact(out, n)
 			continue
 		}
 		out = append(out, `{"name":`...)
@@ -203,25 +184,21 @@ func responsesToolDumps(tools []*wire.Node) (json.RawMessage, error) {
 				out = append(out, `"function"`...)
 				continue
 			}
-			v, err := memberPyCompact(n, k)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v...)
+			out = appendMemberPyCompact(out, n, k)
 		}
 		out = append(out, '}')
 	}
-	return append(out, ']'), nil
+	return append(out, ']')
 }
 
-// memberPyCompact is an object's member as json.dumps writes it, null
-// when absent.
-func memberPyCompact(n *wire.Node, key string) (json.RawMessage, error) {
+// appendMemberPyCompact appends an object's member as vLLM's JSONResponse
+// writes it, null when absent.
+func appendMemberPyCompact(dst []byte, n *wire.Node, key string) []byte {
 	m, ok := n.Get(key)
 	if !ok {
-		return json.RawMessage("null"), nil
+		return append(dst, "null"...)
 	}
-	return pyCompactOrNil(m.Raw)
+	return pylax.AppendPyCompact(dst, m)
 }
 
 // responsesTextDump is ResponseTextConfig.model_dump(): the format by its
@@ -239,11 +216,11 @@ func responsesTextDump(t *Text) json.RawMessage {
 			out = append(out, "null"...)
 		}
 		out = append(out, `,"schema":`...)
-		s, err := render.PyJSONCompact(f.Schema)
-		if err != nil || len(f.Schema) == 0 {
-			s = json.RawMessage("null")
+		if f.Schema == nil {
+			out = append(out, "null"...)
+		} else {
+			out = pylax.AppendPyCompact(out, f.Schema)
 		}
-		out = append(out, s...)
 		out = append(out, `,"type":"json_schema","description":null,"strict":`...)
 		if f.Strict != nil {
 			out = strconv.AppendBool(out, *f.Strict)
