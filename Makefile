@@ -80,8 +80,15 @@ run-models: ## Fetch only RUN_MODEL's tokenizer (what `make run` needs: 11 MB fo
 JPEG_TAGS ?= $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && printf '\#include <stdio.h>\n\#include <jpeglib.h>\n' | \
 	$$($(GO) env CC) -E -x c - >/dev/null 2>&1 && echo libjpegturbo)
 
-build: ## Build bin/vrender (with libjpeg-turbo for JPEG when its header is installed; JPEG_TAGS= for pure Go).
-	$(GO) build -tags '$(JPEG_TAGS)' -ldflags '$(if $(VERSION),-X main.version=$(VERSION))' -o $(BIN) ./cmd/vrender
+# PNG's IDAT stream is inflated by the system's libdeflate (whole-buffer inflate, ~3-4x compress/flate's speed)
+# when cgo works and its header is installed (Debian: libdeflate-dev); otherwise by compress/flate. Either way only
+# the inflater changes: the decoder and its checks are the same Go code. PNG_TAGS= (empty) forces compress/flate.
+PNG_TAGS ?= $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && printf '\#include <stddef.h>\n\#include <libdeflate.h>\n' | \
+	$$($(GO) env CC) -E -x c - >/dev/null 2>&1 && echo libdeflate)
+BUILD_TAGS = $(strip $(JPEG_TAGS) $(PNG_TAGS))
+
+build: ## Build bin/vrender (with libjpeg-turbo for JPEG and libdeflate for PNG when their headers are installed; JPEG_TAGS= PNG_TAGS= for pure Go).
+	$(GO) build -tags '$(BUILD_TAGS)' -ldflags '$(if $(VERSION),-X main.version=$(VERSION))' -o $(BIN) ./cmd/vrender
 
 # A fresh checkpoint-signing key per run unless VRENDER_STATE_KEY is set: one replica needs no shared key.
 run: run-models build ## Serve Qwen3 on :8000 over the in-process simulated engine (PORT=, RUN_MODEL=qwen3|gptoss|qwen2_5_vl|qwen3_vl|DIR, RUN_NAME=, ENGINE=, SIM_TOKEN_LATENCY= override).
@@ -124,8 +131,8 @@ fmt-check:
 unit-test: models ## The tests alone, no vet, staticcheck or fuzzing (the quick mode of `make test`).
 	@echo "==> go test ./... (-timeout $(TEST_TIMEOUT) per package)"
 	$(GO) test -json -count=1 -timeout=$(TEST_TIMEOUT) ./... | $(GO) run ./internal/cmd/testsummary
-	@if [ -n "$(JPEG_TAGS)" ]; then echo "==> go test -tags $(JPEG_TAGS) ./imaging/... (the libjpeg-turbo build make build ships)"; \
-		$(GO) test -count=1 -tags '$(JPEG_TAGS)' ./imaging/...; fi
+	@if [ -n "$(BUILD_TAGS)" ]; then echo "==> go test -tags '$(BUILD_TAGS)' ./imaging/... (the cgo build make build ships)"; \
+		$(GO) test -count=1 -tags '$(BUILD_TAGS)' ./imaging/...; fi
 
 fuzz-short:
 	@echo "==> every fuzz target for $(FUZZTIME) (make fuzz: 60s each)"

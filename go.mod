@@ -7,6 +7,7 @@ require (
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/go-zeromq/zmq4 v0.17.0
 	github.com/hashicorp/golang-lru/v2 v2.0.7
+	github.com/klauspost/compress v1.20.5
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/segmentio/asm v1.2.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1

@@ -153,7 +153,6 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 		return nil, fmt.Errorf("bench derender: %w", err)
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	newEngine := func(cache int) (*derender.Engine, error) { return newBenchEngine(m, benchParsers, cache) }
 	cr, err := protocol.DecodeChatCompletionRequest([]byte(derenderChatRequest))
 	if err != nil {
 		return nil, fmt.Errorf("bench derender: %w", err)
@@ -161,110 +160,24 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 	report := &DerenderReport{Model: opts.ModelDir, GOMAXPROCS: 1, Parsers: "qwen3 + hermes (auto tool choice)",
 		Clock: "process CPU time (getrusage), GOMAXPROCS=1; batch, session, stream, HTTP echo/checkpoint: fastest of 15 rounds; ratios: median of back-to-back rounds"}
 	for _, n := range opts.Sizes {
-		ids := DerenderOutput(m, n)
-		r := DerenderResult{Tokens: len(ids)}
-		warm, err := newEngine(256)
+		r, err := measureDerenderSize(ctx, m, cr, opts, n)
 		if err != nil {
 			return nil, err
-		}
-		cold, err := newEngine(0)
-		if err != nil {
-			return nil, err
-		}
-		c := &apiClient{cr: cr, prompt: derenderPrompt, ids: ids}
-		var batch *protocol.ChatCompletionResponse
-		perTok := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(len(ids)) }
-		if batch, err = c.batch(ctx, warm); err != nil {
-			return nil, err
-		}
-		var acc parsers.Accumulator
-		if acc, err = c.stream(ctx, warm, echoAll, true); err != nil {
-			return nil, err
-		}
-		r.StreamEqualsBatch = sameAnswer(acc, batch)
-		if acc, err = c.session(warm, true); err != nil {
-			return nil, err
-		}
-		if !sameAnswer(acc, batch) {
-			r.StreamEqualsBatch = false
-		}
-		// The three the ratios compare run in alternating rounds: each
-		// ratio is the median of its rounds' ratios, measured back to
-		// back, so a neighbour's load on a shared machine shifts both
-		// sides of one alike; the ns figures are each one's fastest round.
-		rounds, err := interleave(ctx, opts.MinTime,
-			func() error { _, err := c.batch(ctx, warm); return err },
-			func() error { _, err := c.session(warm, false); return err },
-			func() error { _, err := c.stream(ctx, warm, echoAll, false); return err })
-		if err != nil {
-			return nil, err
-		}
-		r.CheckpointMaxLen = c.maxCkpt
-		r.BatchNsPerToken = perTok(fastest(rounds, 0))
-		r.SessionNsPerToken, r.SessionRatio = perTok(fastest(rounds, 1)), medianRatio(rounds, 1, 0)
-		r.StreamNsPerToken, r.StreamRatio = perTok(fastest(rounds, 2)), medianRatio(rounds, 2, 0)
-		for _, mode := range []struct {
-			e    *derender.Engine
-			echo echoMode
-			out  *float64
-		}{{warm, echoHistory, &r.HistoryNsPerToken}, {warm, echoCheckpoint, &r.CheckpointNsPerToken}, {cold, echoCheckpoint, &r.CheckpointColdNsPerToken}} {
-			h0, _ := mode.e.CheckpointStats()
-			runs0 := c.runs
-			d, err := repeat(ctx, opts.MinTime, func() error { _, err := c.stream(ctx, mode.e, mode.echo, false); return err })
-			if err != nil {
-				return nil, err
-			}
-			*mode.out = perTok(d)
-			if acc, err = c.stream(ctx, mode.e, mode.echo, true); err != nil {
-				return nil, err
-			}
-			if !sameAnswer(acc, batch) {
-				r.StreamEqualsBatch = false
-			}
-			if mode.e == warm && mode.echo == echoCheckpoint {
-				h1, _ := mode.e.CheckpointStats()
-				r.CheckpointHitsOfCalls = fmt.Sprintf("%d/%d", h1-h0, (c.runs-runs0)*len(ids))
-			}
-		}
-		if opts.HTTP {
-			history := opts.HTTPHistoryMax == 0 || len(ids) <= opts.HTTPHistoryMax
-			h, err := newBenchHandler(m, benchParsers)
-			if err != nil {
-				return nil, err
-			}
-			if err := measureHTTP(ctx, h, derenderChatRequest, c, opts.MinTime, history, &r); err != nil {
-				return nil, err
-			}
 		}
 		report.Results = append(report.Results, r)
 	}
-	stopEngine, err := newEngine(0)
+	stopEngine, err := newBenchEngine(m, benchParsers, 0)
 	if err != nil {
 		return nil, err
 	}
 	if report.Stop, err = measureStop(ctx, stopEngine, cr, DerenderOutput(m, opts.Sizes[len(opts.Sizes)-1]), stopRounds); err != nil {
 		return nil, err
 	}
-	if k := len(report.Results); k > 1 {
-		first, last := report.Results[0], report.Results[k-1]
-		report.ScaleAPI = last.StreamNsPerToken / first.StreamNsPerToken
-		report.ScaleSession = last.SessionNsPerToken / first.SessionNsPerToken
-		if opts.HTTP {
-			report.ScaleHTTPEcho = last.HTTPEchoNsPerCall / first.HTTPEchoNsPerCall
-			report.ScaleHTTPCheckpoint = last.HTTPCheckpointNsPerCall / first.HTTPCheckpointNsPerCall
-		}
-	}
+	report.setScales(opts.HTTP)
 	if opts.HTTPServe != nil && len(opts.Sizes) > 0 {
-		rep, err := RunHTTP(ctx, *opts.HTTPServe, []Workload{DerenderCallWorkload("derender 1-token call", derenderChatRequest, derenderPrompt, DerenderOutput(m, opts.Sizes[0]))})
-		report.HTTP = rep
-		if err != nil {
+		if err := measureDerenderServe(ctx, *opts.HTTPServe, m, opts.Sizes[0], report); err != nil {
 			return report, err
 		}
-		inProcess := 0.0
-		if len(report.Results) > 0 {
-			inProcess = report.Results[0].HTTPCheckpointNsPerCall
-		}
-		rep.Compare("derender 1-token call", "checkpoint", inProcess, 0, "≤1.3x floor")
 	}
 	if opts.FamilyTokens > 0 {
 		if err := measureFamilies(ctx, opts, report); err != nil {
@@ -272,6 +185,118 @@ func Derender(ctx context.Context, opts DerenderOptions) (*DerenderReport, error
 		}
 	}
 	return report, nil
+}
+
+// measureDerenderSize measures one output size: batch, session and stream
+// in alternating rounds, then the history and checkpoint echo modes, warm
+// and cold, and (with opts.HTTP) the in-process HTTP handler.
+func measureDerenderSize(ctx context.Context, m *model.Model, cr *protocol.ChatCompletionRequest, opts DerenderOptions, n int) (DerenderResult, error) {
+	newEngine := func(cache int) (*derender.Engine, error) { return newBenchEngine(m, benchParsers, cache) }
+	ids := DerenderOutput(m, n)
+	r := DerenderResult{Tokens: len(ids)}
+	warm, err := newEngine(256)
+	if err != nil {
+		return r, err
+	}
+	cold, err := newEngine(0)
+	if err != nil {
+		return r, err
+	}
+	c := &apiClient{cr: cr, prompt: derenderPrompt, ids: ids}
+	var batch *protocol.ChatCompletionResponse
+	perTok := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(len(ids)) }
+	if batch, err = c.batch(ctx, warm); err != nil {
+		return r, err
+	}
+	var acc parsers.Accumulator
+	if acc, err = c.stream(ctx, warm, echoAll, true); err != nil {
+		return r, err
+	}
+	r.StreamEqualsBatch = sameAnswer(acc, batch)
+	if acc, err = c.session(warm, true); err != nil {
+		return r, err
+	}
+	if !sameAnswer(acc, batch) {
+		r.StreamEqualsBatch = false
+	}
+	// The three the ratios compare run in alternating rounds: each
+	// ratio is the median of its rounds' ratios, measured back to
+	// back, so a neighbour's load on a shared machine shifts both
+	// sides of one alike; the ns figures are each one's fastest round.
+	rounds, err := interleave(ctx, opts.MinTime,
+		func() error { _, err := c.batch(ctx, warm); return err },
+		func() error { _, err := c.session(warm, false); return err },
+		func() error { _, err := c.stream(ctx, warm, echoAll, false); return err })
+	if err != nil {
+		return r, err
+	}
+	r.CheckpointMaxLen = c.maxCkpt
+	r.BatchNsPerToken = perTok(fastest(rounds, 0))
+	r.SessionNsPerToken, r.SessionRatio = perTok(fastest(rounds, 1)), medianRatio(rounds, 1, 0)
+	r.StreamNsPerToken, r.StreamRatio = perTok(fastest(rounds, 2)), medianRatio(rounds, 2, 0)
+	for _, mode := range []struct {
+		e    *derender.Engine
+		echo echoMode
+		out  *float64
+	}{{warm, echoHistory, &r.HistoryNsPerToken}, {warm, echoCheckpoint, &r.CheckpointNsPerToken}, {cold, echoCheckpoint, &r.CheckpointColdNsPerToken}} {
+		h0, _ := mode.e.CheckpointStats()
+		runs0 := c.runs
+		d, err := repeat(ctx, opts.MinTime, func() error { _, err := c.stream(ctx, mode.e, mode.echo, false); return err })
+		if err != nil {
+			return r, err
+		}
+		*mode.out = perTok(d)
+		if acc, err = c.stream(ctx, mode.e, mode.echo, true); err != nil {
+			return r, err
+		}
+		if !sameAnswer(acc, batch) {
+			r.StreamEqualsBatch = false
+		}
+		if mode.e == warm && mode.echo == echoCheckpoint {
+			h1, _ := mode.e.CheckpointStats()
+			r.CheckpointHitsOfCalls = fmt.Sprintf("%d/%d", h1-h0, (c.runs-runs0)*len(ids))
+		}
+	}
+	if opts.HTTP {
+		history := opts.HTTPHistoryMax == 0 || len(ids) <= opts.HTTPHistoryMax
+		h, err := newBenchHandler(m, benchParsers)
+		if err != nil {
+			return r, err
+		}
+		if err := measureHTTP(ctx, h, derenderChatRequest, c, opts.MinTime, history, &r); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// setScales sets how the per-token costs grow from the first size to the last.
+func (d *DerenderReport) setScales(http bool) {
+	if k := len(d.Results); k > 1 {
+		first, last := d.Results[0], d.Results[k-1]
+		d.ScaleAPI = last.StreamNsPerToken / first.StreamNsPerToken
+		d.ScaleSession = last.SessionNsPerToken / first.SessionNsPerToken
+		if http {
+			d.ScaleHTTPEcho = last.HTTPEchoNsPerCall / first.HTTPEchoNsPerCall
+			d.ScaleHTTPCheckpoint = last.HTTPCheckpointNsPerCall / first.HTTPCheckpointNsPerCall
+		}
+	}
+}
+
+// measureDerenderServe measures a 1-token derender call over a served
+// vrender and compares it with the in-process checkpoint figure.
+func measureDerenderServe(ctx context.Context, serve HTTPOptions, m *model.Model, size int, report *DerenderReport) error {
+	rep, err := RunHTTP(ctx, serve, []Workload{DerenderCallWorkload("derender 1-token call", derenderChatRequest, derenderPrompt, DerenderOutput(m, size))})
+	report.HTTP = rep
+	if err != nil {
+		return err
+	}
+	inProcess := 0.0
+	if len(report.Results) > 0 {
+		inProcess = report.Results[0].HTTPCheckpointNsPerCall
+	}
+	rep.Compare("derender 1-token call", "checkpoint", inProcess, 0, "≤1.3x floor")
+	return nil
 }
 
 // benchParsers are the parsers of the benchmark's output.

@@ -22,7 +22,7 @@ type ImageReference struct {
 // FindImageScript looks for tools/refimage/bench.py in dir and its
 // parents.
 func FindImageScript(dir string) (string, error) {
-	return findAbove(dir, filepath.Join("tools", "refimage", "bench.py"))
+	return findAbove(dir, filepath.Join("tools", "refimage", "bench.py"), "--ref-script")
 }
 
 // imageRefRun is bench.py's output.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 func TestParseImageReference(t *testing.T) {
@@ -55,21 +57,12 @@ func TestImageRequestBody(t *testing.T) {
 			map[string]any{"type": "text", "text": "what now?"},
 		}},
 	}}
-	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
+	if g, w := testenv.MustJSON(t, got), testenv.MustJSON(t, want); g != w {
 		t.Fatalf("body\n%s\nwant\n%s", g, w)
 	}
 	if bytes.Contains(imageRequestBody(nil, nil, "x", false), []byte("return_mm_kwargs")) {
 		t.Fatal("return_mm_kwargs sent on the full path")
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // TestImageShapeBodiesAreNew checks no two requests of a shape, nor the

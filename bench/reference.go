@@ -38,21 +38,7 @@ type referenceFile struct {
 // FindScript looks for tools/reftok/bench.js in dir and its parents, so the
 // command works from anywhere inside the repository.
 func FindScript(dir string) (string, error) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("find bench.js: %w", err)
-	}
-	for {
-		p := filepath.Join(dir, "tools", "reftok", "bench.js")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("tools/reftok/bench.js not found above the working directory; run from the vrender repository or pass --ref-script")
-		}
-		dir = parent
-	}
+	return findAbove(dir, filepath.Join("tools", "reftok", "bench.js"), "--ref-script")
 }
 
 // run times the reference on files, pinned to one core: `taskset -c 0` when

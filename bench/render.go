@@ -99,24 +99,9 @@ func Render(ctx context.Context, opts RenderOptions) (*RenderReport, error) {
 	if len(sizes) == 0 {
 		sizes = benchdata.Sizes
 	}
-	m, err := model.Load(ctx, opts.ModelDir, model.Options{})
+	m, template, r, err := loadRenderModel(ctx, opts.ModelDir)
 	if err != nil {
-		return nil, fmt.Errorf("bench render: %w", err)
-	}
-	// Every iteration renders the same request: this is the cold figure, so
-	// the segment cache must not turn it into a warm one.
-	m.Tokenizer.SetSegmentCacheSize(0)
-	// The requests carry tools, so transformers would pick a "tool_use"
-	// template over the default one.
-	template, ok := m.ChatTemplates["tool_use"]
-	if !ok {
-		if template, ok = m.ChatTemplates["default"]; !ok {
-			return nil, fmt.Errorf("bench render: %s has no default chat template", opts.ModelDir)
-		}
-	}
-	r, err := render.New(m, render.Config{})
-	if err != nil {
-		return nil, fmt.Errorf("bench render: %w", err)
+		return nil, err
 	}
 
 	dir, err := os.MkdirTemp("", "vrender-bench-render-")
@@ -170,24 +155,11 @@ func Render(ctx context.Context, opts RenderOptions) (*RenderReport, error) {
 
 	var mismatch error
 	for i, s := range sizes {
-		// The reference renders from decoded dicts; so does this side.
-		msgs, err := protocol.ParseMessages(requests[i].Messages)
+		res, format, err := measureRenderRequest(ctx, r, opts, s.Name, requests[i], py.Requests[i], tok.Files[i])
 		if err != nil {
-			return nil, fmt.Errorf("bench render %s: %w", s.Name, err)
+			return nil, err
 		}
-		tools, err := decodeTools(requests[i].Tools)
-		if err != nil {
-			return nil, fmt.Errorf("bench render %s: %w", s.Name, err)
-		}
-		in := render.ChatInput{Messages: msgs, Tools: tools,
-			AddGenerationPrompt: requests[i].AddGenerationPrompt}
-		res, p, err := measureRender(ctx, r, in, opts.Iterations, opts.Warmup, opts.MinTime)
-		if err != nil {
-			return nil, fmt.Errorf("bench render %s: %w", s.Name, err)
-		}
-		report.ContentFormat = p.ContentFormat
-		res.Name, res.Messages = s.Name, len(requests[i].Messages)
-		compareRender(&res, p, py.Requests[i], tok.Files[i])
+		report.ContentFormat = format
 		if (!res.PromptEqual || !res.IDsEqual) && mismatch == nil {
 			mismatch = fmt.Errorf("bench render: vrender and the reference disagree on %s (prompt equal: %v, first differing byte %d; ids equal: %v, first differing token %d)",
 				s.Name, res.PromptEqual, res.FirstDiffByte, res.IDsEqual, res.FirstDiff)
@@ -200,6 +172,54 @@ func Render(ctx context.Context, opts RenderOptions) (*RenderReport, error) {
 		}
 	}
 	return report, mismatch
+}
+
+// loadRenderModel loads the model with its segment cache off and picks the
+// chat template the benchmark's requests render with.
+func loadRenderModel(ctx context.Context, dir string) (*model.Model, string, *render.Renderer, error) {
+	m, err := model.Load(ctx, dir, model.Options{})
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("bench render: %w", err)
+	}
+	// Every iteration renders the same request: this is the cold figure, so
+	// the segment cache must not turn it into a warm one.
+	m.Tokenizer.SetSegmentCacheSize(0)
+	// The requests carry tools, so transformers would pick a "tool_use"
+	// template over the default one.
+	template, ok := m.ChatTemplates["tool_use"]
+	if !ok {
+		if template, ok = m.ChatTemplates["default"]; !ok {
+			return nil, "", nil, fmt.Errorf("bench render: %s has no default chat template", dir)
+		}
+	}
+	r, err := render.New(m, render.Config{})
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("bench render: %w", err)
+	}
+	return m, template, r, nil
+}
+
+// measureRenderRequest renders one request as the reference did (from
+// decoded dicts) and compares prompt and IDs with the reference's; it also
+// returns the content format the template was detected to use.
+func measureRenderRequest(ctx context.Context, r *render.Renderer, opts RenderOptions, name string, req benchdata.Request, py renderedByPython, tok referenceFile) (RenderResult, string, error) {
+	msgs, err := protocol.ParseMessages(req.Messages)
+	if err != nil {
+		return RenderResult{}, "", fmt.Errorf("bench render %s: %w", name, err)
+	}
+	tools, err := decodeTools(req.Tools)
+	if err != nil {
+		return RenderResult{}, "", fmt.Errorf("bench render %s: %w", name, err)
+	}
+	in := render.ChatInput{Messages: msgs, Tools: tools,
+		AddGenerationPrompt: req.AddGenerationPrompt}
+	res, p, err := measureRender(ctx, r, in, opts.Iterations, opts.Warmup, opts.MinTime)
+	if err != nil {
+		return RenderResult{}, "", fmt.Errorf("bench render %s: %w", name, err)
+	}
+	res.Name, res.Messages = name, len(req.Messages)
+	compareRender(&res, p, py, tok)
+	return res, p.ContentFormat, nil
 }
 
 // measureRender times RenderChat and counts its allocations. Timing each

@@ -46,11 +46,12 @@ type renderedByPython struct {
 // FindRenderScript looks for tools/refrender/bench.py in dir and its
 // parents, so the command works from anywhere inside the repository.
 func FindRenderScript(dir string) (string, error) {
-	return findAbove(dir, filepath.Join("tools", "refrender", "bench.py"))
+	return findAbove(dir, filepath.Join("tools", "refrender", "bench.py"), "--render-script")
 }
 
-// findAbove returns the first dir/rel that exists, walking up from dir.
-func findAbove(dir, rel string) (string, error) {
+// findAbove returns the first dir/rel that exists, walking up from dir;
+// flag is the option that names the file instead.
+func findAbove(dir, rel, flag string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("find %s: %w", rel, err)
@@ -62,7 +63,7 @@ func findAbove(dir, rel string) (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("%s not found above the working directory; run from the vrender repository or pass its path", rel)
+			return "", fmt.Errorf("%s not found above the working directory; run from the vrender repository or pass %s", rel, flag)
 		}
 		dir = parent
 	}

@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,26 +94,6 @@ func TestRenderWriteTable(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
-	}
-}
-
-func TestFindRenderScript(t *testing.T) {
-	root := t.TempDir()
-	script := filepath.Join(root, "tools", "refrender", "bench.py")
-	deep := filepath.Join(root, "x", "y")
-	for _, d := range []string{filepath.Dir(script), deep} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(script, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := FindRenderScript(deep); err != nil || got != script {
-		t.Errorf("FindRenderScript = %q, %v; want %q", got, err, script)
-	}
-	if _, err := FindRenderScript(t.TempDir()); err == nil {
-		t.Error("FindRenderScript found a script in an empty tree")
 	}
 }
 

@@ -146,20 +146,7 @@ func RunServe(ctx context.Context, o ServeOptions) (*ServeResult, error) {
 		fmt.Fprintln(logw, "Initial test run completed.")
 	}
 	if o.NumWarmups > 0 {
-		fmt.Fprintf(logw, "Warming up with %d requests...\n", o.NumWarmups)
-		warm := make([]int, o.NumWarmups)
-		for i := range warm {
-			warm[i] = i
-		}
-		c.epoch = time.Now()
-		// The first prompt each time, under ids of their own: a server may
-		// refuse a request id that is already in flight.
-		runAll(ctx, c, warm, func(k int) ([]byte, SampleRequest) {
-			s := o.Requests[0]
-			s.RequestID = fmt.Sprintf("%s-warmup-%d", s.RequestID, k)
-			return bodies[0], s
-		}, make([]time.Duration, len(warm)), conc, nil)
-		fmt.Fprintln(logw, "Warmup run completed.")
+		warmUp(ctx, c, o, bodies[0], conc, logw)
 	}
 
 	fmt.Fprintln(logw, "Starting main benchmark run...")
@@ -167,32 +154,9 @@ func RunServe(ctx context.Context, o ServeOptions) (*ServeResult, error) {
 		pyFloat(o.RequestRate), pyFloat(o.Burstiness), distributionName(o.Burstiness), maxConcurrencyText(o.MaxConcurrency))
 
 	res := &ServeResult{Backend: backend}
-	procRoot := o.ProcRoot
-	if procRoot == "" {
-		procRoot = "/proc"
-	}
-	var serverBefore float64
-	if len(o.ServerPIDs) > 0 {
-		if serverBefore, err = cpuOf(procRoot, o.ServerPIDs); err != nil {
-			return nil, fmt.Errorf("bench serve: %w", err)
-		}
-	}
-	var histBefore *Histogram
-	if o.MetricsURL != "" {
-		h, err := ScrapeHistograms(ctx, http.DefaultClient, strings.Split(o.MetricsURL, ","), AddedLatencyMetric)
-		if err != nil {
-			fmt.Fprintf(logw, "note: no added-latency figures: %v\n", err)
-		} else {
-			histBefore = &h
-		}
-	}
-	clientBefore, _ := ProcCPUSeconds(procRoot, os.Getpid())
-
-	var enginesBefore []EngineCounters
-	if o.MultiTurn != nil && len(o.EngineMetricsURLs) > 0 {
-		if enginesBefore, err = ScrapeEngineCounters(ctx, http.DefaultClient, o.EngineMetricsURLs); err != nil {
-			return nil, fmt.Errorf("bench serve: engine metrics: %w", err)
-		}
+	before, err := readMeters(ctx, o, logw)
+	if err != nil {
+		return nil, err
 	}
 	reqs := o.Requests
 	start := time.Now()
@@ -211,42 +175,8 @@ func RunServe(ctx context.Context, o ServeOptions) (*ServeResult, error) {
 		res.Outputs = runAll(ctx, c, idx, func(i int) ([]byte, SampleRequest) { return bodies[i], o.Requests[i] }, offsets, o.MaxConcurrency, o.Progress)
 	}
 	res.Duration = time.Since(start).Seconds()
-	if enginesBefore != nil {
-		after, err := ScrapeEngineCounters(ctx, http.DefaultClient, o.EngineMetricsURLs)
-		if err != nil {
-			return nil, fmt.Errorf("bench serve: engine metrics after the run: %w", err)
-		}
-		bs := o.KVBlockSize
-		if bs <= 0 {
-			bs = 16
-		}
-		res.Prefix = newPrefixReport(enginesBefore, after, IdealCachedTokens(o.MultiTurn, reqs, bs))
-	}
-
-	if clientAfter, err := ProcCPUSeconds(procRoot, os.Getpid()); err == nil {
-		res.ClientCPUSeconds = clientAfter - clientBefore
-	}
-	if len(o.ServerPIDs) > 0 {
-		after, err := cpuOf(procRoot, o.ServerPIDs)
-		if err != nil {
-			return nil, fmt.Errorf("bench serve: after the run: %w", err)
-		}
-		res.ServerCPU = &ServerCPU{PIDs: o.ServerPIDs, Seconds: after - serverBefore}
-	}
-	if histBefore != nil {
-		h, err := ScrapeHistograms(ctx, http.DefaultClient, strings.Split(o.MetricsURL, ","), AddedLatencyMetric)
-		if err != nil {
-			fmt.Fprintf(logw, "note: no added-latency figures: %v\n", err)
-		} else {
-			d := h.Sub(*histBefore)
-			al := &AddedLatency{Events: d.Count, ScrapeURL: o.MetricsURL, MetricName: AddedLatencyMetric}
-			if d.Count > 0 {
-				al.MeanMs = d.Sum / d.Count * 1000
-			}
-			al.P50Ms, al.P90Ms = d.Quantile(0.50)*1000, d.Quantile(0.90)*1000
-			al.P99Ms, al.P999Ms = d.Quantile(0.99)*1000, d.Quantile(0.999)*1000
-			res.AddedLatency = al
-		}
+	if err := before.subtractFrom(ctx, o, reqs, res, logw); err != nil {
+		return nil, err
 	}
 
 	res.Metrics = CalculateMetrics(reqs, res.Outputs, res.Duration, o.MetricPercentiles, o.Goodput)
@@ -259,6 +189,106 @@ func RunServe(ctx context.Context, o ServeOptions) (*ServeResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// warmUp sends the first prompt o.NumWarmups times, each under an id of its
+// own: a server may refuse a request id that is already in flight.
+func warmUp(ctx context.Context, c *streamClient, o ServeOptions, body []byte, conc int, logw io.Writer) {
+	fmt.Fprintf(logw, "Warming up with %d requests...\n", o.NumWarmups)
+	warm := make([]int, o.NumWarmups)
+	for i := range warm {
+		warm[i] = i
+	}
+	c.epoch = time.Now()
+	runAll(ctx, c, warm, func(k int) ([]byte, SampleRequest) {
+		s := o.Requests[0]
+		s.RequestID = fmt.Sprintf("%s-warmup-%d", s.RequestID, k)
+		return body, s
+	}, make([]time.Duration, len(warm)), conc, nil)
+	fmt.Fprintln(logw, "Warmup run completed.")
+}
+
+// meters are the readings taken before the timed run, which the same
+// readings after it are subtracted from: server and client CPU, the
+// added-latency histogram and the engines' prefix-cache counters.
+type meters struct {
+	procRoot  string
+	serverCPU float64
+	hist      *Histogram
+	clientCPU float64
+	engines   []EngineCounters
+}
+
+// readMeters takes the readings before the run; a missing added-latency
+// metric is a note on logw, not an error.
+func readMeters(ctx context.Context, o ServeOptions, logw io.Writer) (*meters, error) {
+	m := &meters{procRoot: o.ProcRoot}
+	if m.procRoot == "" {
+		m.procRoot = "/proc"
+	}
+	var err error
+	if len(o.ServerPIDs) > 0 {
+		if m.serverCPU, err = cpuOf(m.procRoot, o.ServerPIDs); err != nil {
+			return nil, fmt.Errorf("bench serve: %w", err)
+		}
+	}
+	if o.MetricsURL != "" {
+		h, err := ScrapeHistograms(ctx, http.DefaultClient, strings.Split(o.MetricsURL, ","), AddedLatencyMetric)
+		if err != nil {
+			fmt.Fprintf(logw, "note: no added-latency figures: %v\n", err)
+		} else {
+			m.hist = &h
+		}
+	}
+	m.clientCPU, _ = ProcCPUSeconds(m.procRoot, os.Getpid())
+	if o.MultiTurn != nil && len(o.EngineMetricsURLs) > 0 {
+		if m.engines, err = ScrapeEngineCounters(ctx, http.DefaultClient, o.EngineMetricsURLs); err != nil {
+			return nil, fmt.Errorf("bench serve: engine metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// subtractFrom reads the meters again after the run and sets res's
+// prefix, CPU and added-latency figures from the differences.
+func (m *meters) subtractFrom(ctx context.Context, o ServeOptions, reqs []SampleRequest, res *ServeResult, logw io.Writer) error {
+	if m.engines != nil {
+		after, err := ScrapeEngineCounters(ctx, http.DefaultClient, o.EngineMetricsURLs)
+		if err != nil {
+			return fmt.Errorf("bench serve: engine metrics after the run: %w", err)
+		}
+		bs := o.KVBlockSize
+		if bs <= 0 {
+			bs = 16
+		}
+		res.Prefix = newPrefixReport(m.engines, after, IdealCachedTokens(o.MultiTurn, reqs, bs))
+	}
+	if clientAfter, err := ProcCPUSeconds(m.procRoot, os.Getpid()); err == nil {
+		res.ClientCPUSeconds = clientAfter - m.clientCPU
+	}
+	if len(o.ServerPIDs) > 0 {
+		after, err := cpuOf(m.procRoot, o.ServerPIDs)
+		if err != nil {
+			return fmt.Errorf("bench serve: after the run: %w", err)
+		}
+		res.ServerCPU = &ServerCPU{PIDs: o.ServerPIDs, Seconds: after - m.serverCPU}
+	}
+	if m.hist != nil {
+		h, err := ScrapeHistograms(ctx, http.DefaultClient, strings.Split(o.MetricsURL, ","), AddedLatencyMetric)
+		if err != nil {
+			fmt.Fprintf(logw, "note: no added-latency figures: %v\n", err)
+		} else {
+			d := h.Sub(*m.hist)
+			al := &AddedLatency{Events: d.Count, ScrapeURL: o.MetricsURL, MetricName: AddedLatencyMetric}
+			if d.Count > 0 {
+				al.MeanMs = d.Sum / d.Count * 1000
+			}
+			al.P50Ms, al.P90Ms = d.Quantile(0.50)*1000, d.Quantile(0.90)*1000
+			al.P99Ms, al.P999Ms = d.Quantile(0.99)*1000, d.Quantile(0.999)*1000
+			res.AddedLatency = al
+		}
+	}
+	return nil
 }
 
 // runAll sends the requests ids (by index into bodies via get) at their

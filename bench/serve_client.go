@@ -132,21 +132,10 @@ var errNoDone = errors.New("stream ended without data: [DONE]")
 // without choices or one cut before [DONE] fail the request.
 func (c *streamClient) do(ctx context.Context, body []byte, requestID string, promptLen, expectedTokens int) RequestOutput {
 	out := RequestOutput{PromptLen: promptLen, ITL: make([]float64, 0, expectedTokens+2)}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	req, err := c.newRequest(ctx, body, requestID)
 	if err != nil {
 		out.Error = err.Error()
 		return out
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	if c.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	}
-	for k, v := range c.headers {
-		req.Header.Set(k, v)
-	}
-	if requestID != "" {
-		req.Header.Set("X-Request-Id", requestID)
 	}
 
 	st := time.Now()
@@ -167,6 +156,44 @@ func (c *streamClient) do(ctx context.Context, body []byte, requestID string, pr
 	br.Reset(resp.Body)
 	defer func() { br.Reset(nil); readerPool.Put(br) }()
 
+	last, readErr := c.readStream(br, st, &out)
+	out.Latency = last.Sub(st).Seconds()
+	switch {
+	case out.Error != "":
+	case readErr != nil:
+		out.Error = readErr.Error()
+	case out.Chunks == 0:
+		out.Error = "never received a chunk with choices to compute TTFT"
+	default:
+		out.Success = true
+	}
+	return out
+}
+
+// newRequest is the POST of body with the stream's headers.
+func (c *streamClient) newRequest(ctx context.Context, body []byte, requestID string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
+	}
+	if requestID != "" {
+		req.Header.Set("X-Request-Id", requestID)
+	}
+	return req, nil
+}
+
+// readStream reads the SSE answer to its [DONE], recording TTFT, the gaps
+// between chunks, usage and error events in out; it returns the time of the
+// last chunk counted and why the stream ended early (nil after [DONE]).
+func (c *streamClient) readStream(br *bufio.Reader, st time.Time, out *RequestOutput) (time.Time, error) {
 	var text strings.Builder
 	last := st
 	var long []byte // a line longer than the reader's buffer
@@ -229,16 +256,6 @@ func (c *streamClient) do(ctx context.Context, body []byte, requestID string, pr
 			break
 		}
 	}
-	out.Latency = last.Sub(st).Seconds()
 	out.GeneratedText = text.String()
-	switch {
-	case out.Error != "":
-	case readErr != nil:
-		out.Error = readErr.Error()
-	case out.Chunks == 0:
-		out.Error = "never received a chunk with choices to compute TTFT"
-	default:
-		out.Success = true
-	}
-	return out
+	return last, readErr
 }

@@ -169,6 +169,8 @@ type jsonField struct {
 
 type orderedObject []jsonField
 
+func (o *orderedObject) add(k string, v any) { *o = append(*o, jsonField{k, v}) }
+
 func (o orderedObject) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -205,7 +207,7 @@ func finite(f float64) any {
 func ServeResultJSON(o ServeOptions, r *ServeResult, meta ResultMeta) ([]byte, error) {
 	m := &r.Metrics
 	var obj orderedObject
-	add := func(k string, v any) { obj = append(obj, jsonField{k, v}) }
+	add := obj.add
 	label := any(nil)
 	if meta.Label != "" {
 		label = meta.Label
@@ -245,23 +247,7 @@ func ServeResultJSON(o ServeOptions, r *ServeResult, meta ResultMeta) ([]byte, e
 	add("output_throughput", m.OutputThroughput)
 	add("total_token_throughput", m.TotalTokenThroughput)
 	if meta.SaveDetailed {
-		inputLens := make([]int, len(r.Outputs))
-		ttfts := make([]float64, len(r.Outputs))
-		itls := make([][]float64, len(r.Outputs))
-		texts := make([]string, len(r.Outputs))
-		errs := make([]string, len(r.Outputs))
-		for i, out := range r.Outputs {
-			inputLens[i], ttfts[i], itls[i], texts[i], errs[i] = out.PromptLen, out.TTFT, out.ITL, out.GeneratedText, out.Error
-			if itls[i] == nil {
-				itls[i] = []float64{}
-			}
-		}
-		add("input_lens", inputLens)
-		add("output_lens", m.OutputLens)
-		add("ttfts", ttfts)
-		add("itls", itls)
-		add("generated_texts", texts)
-		add("errors", errs)
+		obj.addDetails(r)
 	}
 	add("max_output_tokens_per_s", m.MaxOutputTokensPerS)
 	add("max_concurrent_requests", m.MaxConcurrentRequests)
@@ -274,37 +260,64 @@ func ServeResultJSON(o ServeOptions, r *ServeResult, meta ResultMeta) ([]byte, e
 			add("p"+percentileWord(p.P)+"_"+name+"_ms", p.Value)
 		}
 	}
-	if p := r.Prefix; p != nil {
-		add("prefix_prompt_tokens", p.PromptTokens)
-		add("prefix_cached_tokens", p.CachedTokens)
-		add("prefill_tokens_computed", p.PrefillTokens)
-		add("prefix_hit_rate", p.HitRate)
-		add("prefix_ideal_hit_rate", p.IdealHitRate)
-		add("prefix_hit_rate_of_ideal", p.OfIdeal)
-		add("engine_load_max_mean", p.LoadMaxMean)
-		add("engine_prefill_max_mean", p.PrefillMaxMean)
-	}
-	if sc := r.ServerCPU; sc != nil {
-		add("server_pids", sc.PIDs)
-		add("server_cpu_seconds", sc.Seconds)
-		add("server_cpu_cores", sc.Cores)
-		add("output_tokens_per_server_cpu_second", sc.OutputTokensPerCS)
-		add("client_cpu_seconds", r.ClientCPUSeconds)
-	}
-	if al := r.AddedLatency; al != nil {
-		add("added_latency_metric", al.MetricName)
-		add("added_latency_events", al.Events)
-		add("added_latency_mean_ms", finite(al.MeanMs))
-		add("added_latency_p50_ms", finite(al.P50Ms))
-		add("added_latency_p90_ms", finite(al.P90Ms))
-		add("added_latency_p99_ms", finite(al.P99Ms))
-		add("added_latency_p99.9_ms", finite(al.P999Ms))
-	}
+	obj.addServerFigures(r)
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("bench serve: result JSON: %w", err)
 	}
 	return data, nil
+}
+
+// addDetails adds the per-request arrays of --save-detailed.
+func (o *orderedObject) addDetails(r *ServeResult) {
+	inputLens := make([]int, len(r.Outputs))
+	ttfts := make([]float64, len(r.Outputs))
+	itls := make([][]float64, len(r.Outputs))
+	texts := make([]string, len(r.Outputs))
+	errs := make([]string, len(r.Outputs))
+	for i, out := range r.Outputs {
+		inputLens[i], ttfts[i], itls[i], texts[i], errs[i] = out.PromptLen, out.TTFT, out.ITL, out.GeneratedText, out.Error
+		if itls[i] == nil {
+			itls[i] = []float64{}
+		}
+	}
+	o.add("input_lens", inputLens)
+	o.add("output_lens", r.Metrics.OutputLens)
+	o.add("ttfts", ttfts)
+	o.add("itls", itls)
+	o.add("generated_texts", texts)
+	o.add("errors", errs)
+}
+
+// addServerFigures adds vrender's own figures after vLLM's keys: the
+// engines' prefix cache, server CPU and the latency the server adds.
+func (o *orderedObject) addServerFigures(r *ServeResult) {
+	if p := r.Prefix; p != nil {
+		o.add("prefix_prompt_tokens", p.PromptTokens)
+		o.add("prefix_cached_tokens", p.CachedTokens)
+		o.add("prefill_tokens_computed", p.PrefillTokens)
+		o.add("prefix_hit_rate", p.HitRate)
+		o.add("prefix_ideal_hit_rate", p.IdealHitRate)
+		o.add("prefix_hit_rate_of_ideal", p.OfIdeal)
+		o.add("engine_load_max_mean", p.LoadMaxMean)
+		o.add("engine_prefill_max_mean", p.PrefillMaxMean)
+	}
+	if sc := r.ServerCPU; sc != nil {
+		o.add("server_pids", sc.PIDs)
+		o.add("server_cpu_seconds", sc.Seconds)
+		o.add("server_cpu_cores", sc.Cores)
+		o.add("output_tokens_per_server_cpu_second", sc.OutputTokensPerCS)
+		o.add("client_cpu_seconds", r.ClientCPUSeconds)
+	}
+	if al := r.AddedLatency; al != nil {
+		o.add("added_latency_metric", al.MetricName)
+		o.add("added_latency_events", al.Events)
+		o.add("added_latency_mean_ms", finite(al.MeanMs))
+		o.add("added_latency_p50_ms", finite(al.P50Ms))
+		o.add("added_latency_p90_ms", finite(al.P90Ms))
+		o.add("added_latency_p99_ms", finite(al.P99Ms))
+		o.add("added_latency_p99.9_ms", finite(al.P999Ms))
+	}
 }
 
 // DefaultResultFilename is vLLM's

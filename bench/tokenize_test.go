@@ -73,24 +73,40 @@ func TestWriteTable(t *testing.T) {
 	}
 }
 
-func TestFindScript(t *testing.T) {
-	root := t.TempDir()
-	script := filepath.Join(root, "tools", "reftok", "bench.js")
-	deep := filepath.Join(root, "a", "b")
-	for _, d := range []string{filepath.Dir(script), deep} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(script, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := FindScript(deep)
-	if err != nil || got != script {
-		t.Errorf("FindScript = %q, %v; want %q", got, err, script)
-	}
-	if _, err := FindScript(t.TempDir()); err == nil {
-		t.Error("FindScript found a script in an empty tree")
+// TestFindScripts: each reference script is found from a folder below
+// the one holding tools/, and not in a tree without it, where the error
+// names the flag to pass.
+func TestFindScripts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		find func(string) (string, error)
+		rel  string
+		flag string
+	}{
+		{"FindScript", FindScript, "tools/reftok/bench.js", "--ref-script"},
+		{"FindRenderScript", FindRenderScript, "tools/refrender/bench.py", "--render-script"},
+		{"FindImageScript", FindImageScript, "tools/refimage/bench.py", "--ref-script"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			script := filepath.Join(root, filepath.FromSlash(tc.rel))
+			deep := filepath.Join(root, "a", "b")
+			for _, d := range []string{filepath.Dir(script), deep} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(script, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := tc.find(deep); err != nil || got != script {
+				t.Errorf("%s = %q, %v; want %q", tc.name, got, err, script)
+			}
+			_, err := tc.find(t.TempDir())
+			if err == nil || !strings.Contains(err.Error(), tc.rel+" not found") || !strings.Contains(err.Error(), tc.flag) {
+				t.Errorf("%s in an empty tree: err = %v", tc.name, err)
+			}
+		})
 	}
 }
 

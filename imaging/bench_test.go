@@ -14,11 +14,12 @@ import (
 	"github.com/vrender/vrender/internal/testenv"
 )
 
-// benchFile returns the image a benchmark reads: the sizes, a 720p and a 1080p JPEG, a 1080p
-// PNG (the 1080p JPEG's pixels re-encoded losslessly, written on demand) and the document-page PNG.
+// benchFile returns the image a benchmark reads: the sizes, a 720p and a 1080p JPEG, 1080p
+// PNGs (the 1080p JPEG's pixels re-encoded losslessly, written on demand: RGB, and RGBA as screenshots
+// often are, one pixel not quite opaque so the encoder keeps the alpha) and the document-page PNG.
 func benchFile(b *testing.B, name string) string {
 	dir := filepath.Join(testenv.SharedDir(b), "multimodal", "images")
-	if name != "png_rgb_1920x1080" {
+	if name != "png_rgb_1920x1080" && name != "png_rgba_1920x1080" {
 		ext := ".png"
 		switch {
 		case strings.HasPrefix(name, "jpeg"):
@@ -41,6 +42,9 @@ func benchFile(b *testing.B, name string) string {
 		copy(rgba.Pix[4*i:4*i+3], img.Pix[3*i:3*i+3])
 		rgba.Pix[4*i+3] = 255
 	}
+	if name == "png_rgba_1920x1080" {
+		rgba.Pix[3] = 254
+	}
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, rgba); err != nil {
 		b.Fatal(err)
@@ -52,7 +56,7 @@ func benchFile(b *testing.B, name string) string {
 	return path
 }
 
-var benchNames = []string{"jpeg_444_1280x720", "jpeg_420_1920x1080", "png_rgb_1920x1080", "png_doc_1275x1650", "webp_lossy_512x384"}
+var benchNames = []string{"jpeg_444_1280x720", "jpeg_420_1920x1080", "png_rgb_1920x1080", "png_rgba_1920x1080", "png_doc_1275x1650", "webp_lossy_512x384"}
 
 // BenchmarkLoad is decode + conversion to vLLM's RGB, the work Pillow does in BenchmarkPillowLoad.
 func BenchmarkLoad(b *testing.B) {

@@ -82,9 +82,15 @@ func pngHeader(data []byte) (header, error) {
 		p += 12 + int(n)
 	}
 	hd := header{format: PNG, mode: mode, width: int(w), height: int(h), orientation: pngOrientation(exif, texts)}
-	hd.decode = decodePNG
+	std := decodePNGStd
 	if mode == "RGB" {
-		hd.decode = decodePNGOpaque
+		std = decodePNGOpaque
+	}
+	hd.decode = func(data []byte, opt Options) (*RGB, error) {
+		if img := decodePNGFast(data, opt.Background); img != nil {
+			return img, nil
+		}
+		return std(data, opt)
 	}
 	return hd, nil
 }
@@ -115,7 +121,9 @@ func pngDecode(data []byte) (image.Image, error) {
 	return nil, truncated(err)
 }
 
-func decodePNG(data []byte, opt Options) (*RGB, error) {
+// decodePNGStd decodes through image/png: the reference the fast decoder (pngdecode.go) is tested
+// against, and the path for every file the fast decoder does not vouch for, malformed ones included.
+func decodePNGStd(data []byte, opt Options) (*RGB, error) {
 	m, err := pngDecode(data)
 	if err != nil {
 		return nil, err

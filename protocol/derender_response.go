@@ -109,23 +109,28 @@ type ChatCompletionChoice struct {
 	TokenIDs     []int                   `json:"token_ids"`
 }
 
-// ChatCompletionResponse is vLLM's ChatCompletionResponse.
-type ChatCompletionResponse struct {
-	ID                string                 `json:"id"`
-	Object            string                 `json:"object"`
-	Created           int64                  `json:"created"`
-	Model             string                 `json:"model"`
-	Choices           []ChatCompletionChoice `json:"choices"`
-	ServiceTier       *string                `json:"service_tier"`
-	SystemFingerprint *string                `json:"system_fingerprint"`
-	Usage             *UsageInfo             `json:"usage"`
-	PromptLogprobs    json.RawMessage        `json:"prompt_logprobs"`
-	PromptTokenIDs    []int                  `json:"prompt_token_ids"`
-	PromptText        *string                `json:"prompt_text"`
-	KVTransferParams  json.RawMessage        `json:"kv_transfer_params"`
-	ECTransferParams  json.RawMessage        `json:"ec_transfer_params"`
-	Metrics           json.RawMessage        `json:"metrics"`
+// chatResponse is vLLM's ChatCompletionResponse over its choice type:
+// derender's choices, or the OpenAI server's, which add routed_experts.
+type chatResponse[C any] struct {
+	ID                string          `json:"id"`
+	Object            string          `json:"object"`
+	Created           int64           `json:"created"`
+	Model             string          `json:"model"`
+	Choices           []C             `json:"choices"`
+	ServiceTier       *string         `json:"service_tier"`
+	SystemFingerprint *string         `json:"system_fingerprint"`
+	Usage             *UsageInfo      `json:"usage"`
+	PromptLogprobs    json.RawMessage `json:"prompt_logprobs"`
+	PromptTokenIDs    []int           `json:"prompt_token_ids"`
+	PromptText        *string         `json:"prompt_text"`
+	KVTransferParams  json.RawMessage `json:"kv_transfer_params"`
+	ECTransferParams  json.RawMessage `json:"ec_transfer_params"`
+	Metrics           json.RawMessage `json:"metrics"`
 }
+
+// ChatCompletionResponse is vLLM's ChatCompletionResponse as derender
+// answers it (the fields are chatResponse's).
+type ChatCompletionResponse chatResponse[ChatCompletionChoice]
 
 // FunctionDelta is a fragment of a streamed tool call's function.
 type FunctionDelta struct {
@@ -190,20 +195,25 @@ type CompletionChoice struct {
 	PromptTokenIDs []int               `json:"prompt_token_ids"`
 }
 
-// CompletionResponse is vLLM's CompletionResponse.
-type CompletionResponse struct {
-	ID                string             `json:"id"`
-	Object            string             `json:"object"`
-	Created           int64              `json:"created"`
-	Model             string             `json:"model"`
-	Choices           []CompletionChoice `json:"choices"`
-	ServiceTier       *string            `json:"service_tier"`
-	SystemFingerprint *string            `json:"system_fingerprint"`
-	Usage             *UsageInfo         `json:"usage"`
-	KVTransferParams  json.RawMessage    `json:"kv_transfer_params"`
-	ECTransferParams  json.RawMessage    `json:"ec_transfer_params"`
-	Metrics           json.RawMessage    `json:"metrics"`
+// completionResponse is vLLM's CompletionResponse over its choice type:
+// derender's choices, or the OpenAI server's, which add routed_experts.
+type completionResponse[C any] struct {
+	ID                string          `json:"id"`
+	Object            string          `json:"object"`
+	Created           int64           `json:"created"`
+	Model             string          `json:"model"`
+	Choices           []C             `json:"choices"`
+	ServiceTier       *string         `json:"service_tier"`
+	SystemFingerprint *string         `json:"system_fingerprint"`
+	Usage             *UsageInfo      `json:"usage"`
+	KVTransferParams  json.RawMessage `json:"kv_transfer_params"`
+	ECTransferParams  json.RawMessage `json:"ec_transfer_params"`
+	Metrics           json.RawMessage `json:"metrics"`
 }
+
+// CompletionResponse is vLLM's CompletionResponse as derender answers it
+// (the fields are completionResponse's).
+type CompletionResponse completionResponse[CompletionChoice]
 
 // CompletionStreamChoice is one choice of a completion stream chunk.
 type CompletionStreamChoice struct {

@@ -26,23 +26,9 @@ type ServedChatChoice struct {
 }
 
 // ServedChatResponse is vLLM's ChatCompletionResponse from the OpenAI
-// server, dumped with model_dump(): every key, nulls included.
-type ServedChatResponse struct {
-	ID                string             `json:"id"`
-	Object            string             `json:"object"`
-	Created           int64              `json:"created"`
-	Model             string             `json:"model"`
-	Choices           []ServedChatChoice `json:"choices"`
-	ServiceTier       *string            `json:"service_tier"`
-	SystemFingerprint *string            `json:"system_fingerprint"`
-	Usage             *UsageInfo         `json:"usage"`
-	PromptLogprobs    json.RawMessage    `json:"prompt_logprobs"`
-	PromptTokenIDs    []int              `json:"prompt_token_ids"`
-	PromptText        *string            `json:"prompt_text"`
-	KVTransferParams  json.RawMessage    `json:"kv_transfer_params"`
-	ECTransferParams  json.RawMessage    `json:"ec_transfer_params"`
-	Metrics           json.RawMessage    `json:"metrics"`
-}
+// server, dumped with model_dump(): every key, nulls included (the fields
+// are chatResponse's).
+type ServedChatResponse chatResponse[ServedChatChoice]
 
 // ServedCompletionChoice is vLLM's CompletionResponseChoice.
 type ServedCompletionChoice struct {
@@ -57,20 +43,9 @@ type ServedCompletionChoice struct {
 	RoutedExperts  *string             `json:"routed_experts"`
 }
 
-// ServedCompletionResponse is vLLM's CompletionResponse.
-type ServedCompletionResponse struct {
-	ID                string                   `json:"id"`
-	Object            string                   `json:"object"`
-	Created           int64                    `json:"created"`
-	Model             string                   `json:"model"`
-	Choices           []ServedCompletionChoice `json:"choices"`
-	ServiceTier       *string                  `json:"service_tier"`
-	SystemFingerprint *string                  `json:"system_fingerprint"`
-	Usage             *UsageInfo               `json:"usage"`
-	KVTransferParams  json.RawMessage          `json:"kv_transfer_params"`
-	ECTransferParams  json.RawMessage          `json:"ec_transfer_params"`
-	Metrics           json.RawMessage          `json:"metrics"`
-}
+// ServedCompletionResponse is vLLM's CompletionResponse from the OpenAI
+// server (the fields are completionResponse's).
+type ServedCompletionResponse completionResponse[ServedCompletionChoice]
 
 // ChunkEncoder writes the stream chunks of one request; the parts every
 // chunk shares are encoded once.

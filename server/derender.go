@@ -28,26 +28,19 @@ func (s *server) handleChatDerender(w http.ResponseWriter, r *http.Request) {
 	ctx, span := s.span(r.Context(), "derender")
 	defer span.End()
 	if stream != nil {
-		if e := s.checkDerender(stream.Model, generatedTokens(&stream.GenerateChunk),
-			len(stream.PromptTokenIDs)+streamStateTokens(stream.StreamState)); e != nil {
+		if e := s.admitDerenderStream(epChatDerender, stream.Model, &stream.GenerateChunk, stream.PromptTokenIDs, stream.StreamState); e != nil {
 			s.writeError(w, r, e)
 			return
 		}
-		s.metrics.generated[epChatDerender].Add(int64(generatedTokens(&stream.GenerateChunk)))
 		res, err = s.derender.ChatStream(ctx, stream, s.modelName(stream.Model))
 	} else {
-		if e := s.checkDerender(batch.Model, generatedTokens(&batch.GenerateResponse), len(batch.PromptTokenIDs)); e != nil {
+		if e := s.admitDerender(epChatDerender, batch.Model, generatedTokens(&batch.GenerateResponse), len(batch.PromptTokenIDs)); e != nil {
 			s.writeError(w, r, e)
 			return
 		}
-		s.metrics.generated[epChatDerender].Add(int64(generatedTokens(&batch.GenerateResponse)))
 		res, err = s.derender.Chat(ctx, batch, s.modelName(batch.Model))
 	}
-	if err != nil {
-		s.writeError(w, r, s.derenderError(r.Context(), err))
-		return
-	}
-	s.writeJSON(w, r, http.StatusOK, res)
+	s.writeDerender(w, r, res, err)
 }
 
 // handleCompletionDerender answers POST /v1/completions/derender.
@@ -66,12 +59,10 @@ func (s *server) handleCompletionDerender(w http.ResponseWriter, r *http.Request
 	ctx, span := s.span(r.Context(), "derender")
 	defer span.End()
 	if stream != nil {
-		if e := s.checkDerender(stream.Model, generatedTokens(&stream.GenerateChunk),
-			len(stream.PromptTokenIDs)+streamStateTokens(stream.StreamState)); e != nil {
+		if e := s.admitDerenderStream(epCompletionDerender, stream.Model, &stream.GenerateChunk, stream.PromptTokenIDs, stream.StreamState); e != nil {
 			s.writeError(w, r, e)
 			return
 		}
-		s.metrics.generated[epCompletionDerender].Add(int64(generatedTokens(&stream.GenerateChunk)))
 		res, err = s.derender.CompletionStream(ctx, stream, s.modelName(stream.Model))
 	} else {
 		gens := make([]*protocol.GenerateResponse, len(batch.GenerateResponses))
@@ -82,27 +73,42 @@ func (s *server) handleCompletionDerender(w http.ResponseWriter, r *http.Request
 		for _, p := range batch.PromptTokenIDs {
 			prompts += len(p)
 		}
-		if e := s.checkDerender(batch.Model, generatedTokens(gens...), prompts); e != nil {
+		if e := s.admitDerender(epCompletionDerender, batch.Model, generatedTokens(gens...), prompts); e != nil {
 			s.writeError(w, r, e)
 			return
 		}
-		s.metrics.generated[epCompletionDerender].Add(int64(generatedTokens(gens...)))
 		res, err = s.derender.Completion(ctx, batch, s.modelName(batch.Model))
 	}
+	s.writeDerender(w, r, res, err)
+}
+
+// admitDerender checks a derender request's model and the token ids it
+// carries (generated plus prompt and stream state), then counts its
+// generated tokens for ep.
+func (s *server) admitDerender(ep endpoint, model *string, generated, other int) *apiError {
+	if e := s.checkModel(model); e != nil {
+		return e
+	}
+	if e := s.checkDerenderTokens(generated + other); e != nil {
+		return e
+	}
+	s.metrics.generated[ep].Add(int64(generated))
+	return nil
+}
+
+// admitDerenderStream is admitDerender for one stream event: its chunk,
+// with the prompt and the stream state it carries.
+func (s *server) admitDerenderStream(ep endpoint, model *string, chunk *protocol.GenerateResponse, prompt []int, state *protocol.DerenderStreamState) *apiError {
+	return s.admitDerender(ep, model, generatedTokens(chunk), len(prompt)+streamStateTokens(state))
+}
+
+// writeDerender writes a derender answer, or its failure.
+func (s *server) writeDerender(w http.ResponseWriter, r *http.Request, res any, err error) {
 	if err != nil {
 		s.writeError(w, r, s.derenderError(r.Context(), err))
 		return
 	}
 	s.writeJSON(w, r, http.StatusOK, res)
-}
-
-// checkDerender checks a derender request's model and the token ids it
-// carries (generated plus prompt and stream state).
-func (s *server) checkDerender(model *string, generated, other int) *apiError {
-	if e := s.checkModel(model); e != nil {
-		return e
-	}
-	return s.checkDerenderTokens(generated + other)
 }
 
 // modelName is the request's model, or the served name when absent.

@@ -127,223 +127,236 @@ func (u *unpickler) run() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		op := b[0]
-		switch op {
-		case 0x80: // PROTO
-			p, err := u.need(1)
-			if err != nil {
-				return nil, err
-			}
-			if p[0] > 5 {
-				return nil, errUnpickle("unsupported pickle protocol: %d", p[0])
-			}
-		case 0x95: // FRAME: the length is advisory
-			if _, err := u.need(8); err != nil {
-				return nil, err
-			}
+		switch op := b[0]; op {
 		case '.': // STOP
 			return u.pop()
-		case 'c': // GLOBAL
-			module, err := u.line()
-			if err != nil {
-				return nil, err
-			}
-			name, err := u.line()
-			if err != nil {
-				return nil, err
-			}
-			g, err := allowGlobal(module, name)
-			if err != nil {
-				return nil, err
-			}
-			err = u.push(g)
-			if err != nil {
-				return nil, err
-			}
-		case 0x93: // STACK_GLOBAL
-			items, err := u.popN(2)
-			if err != nil {
-				return nil, err
-			}
-			module, ok1 := items[0].(string)
-			name, ok2 := items[1].(string)
-			if !ok1 || !ok2 {
-				return nil, errUnpickle("STACK_GLOBAL requires str")
-			}
-			g, err := allowGlobal(module, name)
-			if err != nil {
-				return nil, err
-			}
-			if err := u.push(g); err != nil {
-				return nil, err
-			}
-		case 'q', 'r', 0x94: // BINPUT, LONG_BINPUT, MEMOIZE
-			var idx uint32
-			switch op {
-			case 'q':
-				b, err := u.need(1)
-				if err != nil {
-					return nil, err
-				}
-				idx = uint32(b[0])
-			case 'r':
-				b, err := u.need(4)
-				if err != nil {
-					return nil, err
-				}
-				idx = binary.LittleEndian.Uint32(b)
-			default:
-				idx = uint32(len(u.memo))
-			}
-			if err := u.put(idx); err != nil {
-				return nil, err
-			}
-		case 'h', 'j': // BINGET, LONG_BINGET
-			n := 1
-			if op == 'j' {
-				n = 4
-			}
-			b, err := u.need(n)
-			if err != nil {
-				return nil, err
-			}
-			idx := uint32(b[0])
-			if n == 4 {
-				idx = binary.LittleEndian.Uint32(b)
-			}
-			if err := u.get(idx); err != nil {
-				return nil, err
-			}
-		case '(': // MARK
-			if err := u.push(mark{}); err != nil {
-				return nil, err
-			}
-		case ')': // EMPTY_TUPLE
-			if err := u.push([]any{}); err != nil {
-				return nil, err
-			}
-		case 't': // TUPLE
-			items, err := u.popMark()
-			if err != nil {
-				return nil, err
-			}
-			if err := u.push(items); err != nil {
-				return nil, err
-			}
-		case 0x85, 0x86, 0x87: // TUPLE1, TUPLE2, TUPLE3
-			items, err := u.popN(int(op-0x85) + 1)
-			if err != nil {
-				return nil, err
-			}
-			if err := u.push(items); err != nil {
-				return nil, err
-			}
-		case 'X', 0x8c: // BINUNICODE, SHORT_BINUNICODE
-			var n int
-			if op == 'X' {
-				b, err := u.need(4)
-				if err != nil {
-					return nil, err
-				}
-				n = int(binary.LittleEndian.Uint32(b))
-			} else {
-				b, err := u.need(1)
-				if err != nil {
-					return nil, err
-				}
-				n = int(b[0])
-			}
-			s, err := u.need(n)
-			if err != nil {
-				return nil, err
-			}
-			if err := u.push(string(s)); err != nil {
-				return nil, err
-			}
-		case 'K', 'M', 'J': // BININT1, BININT2, BININT
-			var v int
-			switch op {
-			case 'K':
-				b, err := u.need(1)
-				if err != nil {
-					return nil, err
-				}
-				v = int(b[0])
-			case 'M':
-				b, err := u.need(2)
-				if err != nil {
-					return nil, err
-				}
-				v = int(binary.LittleEndian.Uint16(b))
-			default:
-				b, err := u.need(4)
-				if err != nil {
-					return nil, err
-				}
-				v = int(int32(binary.LittleEndian.Uint32(b)))
-			}
-			if err := u.push(v); err != nil {
-				return nil, err
-			}
-		case 0x8a: // LONG1: a little-endian two's complement int of n bytes
-			b, err := u.need(1)
-			if err != nil {
-				return nil, err
-			}
-			n := int(b[0])
-			if n > 8 {
-				return nil, errUnpickle("an int of %d bytes is larger than a tensor needs", n)
-			}
-			d, err := u.need(n)
-			if err != nil {
-				return nil, err
-			}
-			var x uint64
-			for k := n - 1; k >= 0; k-- {
-				x = x<<8 | uint64(d[k])
-			}
-			if n > 0 && n < 8 && d[n-1]&0x80 != 0 {
-				x |= ^uint64(0) << (8 * n) // sign-extend
-			}
-			if err := u.push(int(int64(x))); err != nil {
-				return nil, err
-			}
-		case 0x88, 0x89: // NEWTRUE, NEWFALSE
-			if err := u.push(op == 0x88); err != nil {
-				return nil, err
-			}
-		case 'N': // NONE
-			if err := u.push(nil); err != nil {
-				return nil, err
-			}
-		case 'Q': // BINPERSID
-			pid, err := u.pop()
-			if err != nil {
-				return nil, err
-			}
-			ref, err := persistentLoad(pid)
-			if err != nil {
-				return nil, err
-			}
-			if err := u.push(ref); err != nil {
-				return nil, err
-			}
-		case 'R': // REDUCE
-			items, err := u.popN(2)
-			if err != nil {
-				return nil, err
-			}
-			v, err := reduce(items[0], items[1])
-			if err != nil {
-				return nil, err
-			}
-			if err := u.push(v); err != nil {
-				return nil, err
-			}
+		case 0x80, 0x95: // PROTO, FRAME
+			err = u.framing(op)
+		case 'c', 0x93: // GLOBAL, STACK_GLOBAL
+			err = u.global(op)
+		case 'q', 'r', 0x94, 'h', 'j': // BINPUT, LONG_BINPUT, MEMOIZE, BINGET, LONG_BINGET
+			err = u.memoOp(op)
+		case '(', ')', 't', 0x85, 0x86, 0x87: // MARK, EMPTY_TUPLE, TUPLE, TUPLE1-3
+			err = u.tuple(op)
+		case 'X', 0x8c, 'K', 'M', 'J', 0x8a, 0x88, 0x89, 'N': // strings, ints, bools, None
+			err = u.constant(op)
+		case 'Q', 'R': // BINPERSID, REDUCE
+			err = u.call(op)
 		default:
-			return nil, errUnpickle("Unsupported operand %d", op)
+			err = errUnpickle("Unsupported operand %d", op)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
+}
+
+// uint reads an n-byte (1, 2 or 4) little-endian unsigned argument.
+func (u *unpickler) uint(n int) (uint32, error) {
+	b, err := u.need(n)
+	if err != nil {
+		return 0, err
+	}
+	switch n {
+	case 1:
+		return uint32(b[0]), nil
+	case 2:
+		return uint32(binary.LittleEndian.Uint16(b)), nil
+	}
+	return binary.LittleEndian.Uint32(b), nil
+}
+
+// framing is PROTO (up to 5) and FRAME, whose length is advisory.
+func (u *unpickler) framing(op byte) error {
+	if op == 0x95 {
+		_, err := u.need(8)
+		return err
+	}
+	p, err := u.need(1)
+	if err != nil {
+		return err
+	}
+	if p[0] > 5 {
+		return errUnpickle("unsupported pickle protocol: %d", p[0])
+	}
+	return nil
+}
+
+// global is GLOBAL (module and name as lines) and STACK_GLOBAL (as two
+// strings on the stack); only allowGlobal's names resolve.
+func (u *unpickler) global(op byte) error {
+	var module, name string
+	if op == 'c' {
+		var err error
+		if module, err = u.line(); err != nil {
+			return err
+		}
+		if name, err = u.line(); err != nil {
+			return err
+		}
+	} else {
+		items, err := u.popN(2)
+		if err != nil {
+			return err
+		}
+		var ok1, ok2 bool
+		module, ok1 = items[0].(string)
+		name, ok2 = items[1].(string)
+		if !ok1 || !ok2 {
+			return errUnpickle("STACK_GLOBAL requires str")
+		}
+	}
+	g, err := allowGlobal(module, name)
+	if err != nil {
+		return err
+	}
+	return u.push(g)
+}
+
+// memoOp stores the top of the stack (BINPUT, LONG_BINPUT, MEMOIZE) or
+// pushes a stored value (BINGET, LONG_BINGET).
+func (u *unpickler) memoOp(op byte) error {
+	switch op {
+	case 0x94:
+		return u.put(uint32(len(u.memo)))
+	case 'q', 'h':
+		idx, err := u.uint(1)
+		if err != nil {
+			return err
+		}
+		if op == 'q' {
+			return u.put(idx)
+		}
+		return u.get(idx)
+	}
+	idx, err := u.uint(4)
+	if err != nil {
+		return err
+	}
+	if op == 'r' {
+		return u.put(idx)
+	}
+	return u.get(idx)
+}
+
+// tuple is MARK and the tuple builders: EMPTY_TUPLE, TUPLE (back to the
+// mark), TUPLE1, TUPLE2 and TUPLE3.
+func (u *unpickler) tuple(op byte) error {
+	switch op {
+	case '(':
+		return u.push(mark{})
+	case ')':
+		return u.push([]any{})
+	}
+	var items []any
+	var err error
+	if op == 't' {
+		items, err = u.popMark()
+	} else {
+		items, err = u.popN(int(op-0x85) + 1)
+	}
+	if err != nil {
+		return err
+	}
+	return u.push(items)
+}
+
+// constant pushes a literal: BINUNICODE, SHORT_BINUNICODE, BININT1,
+// BININT2, BININT, LONG1, NEWTRUE, NEWFALSE and NONE.
+func (u *unpickler) constant(op byte) error {
+	var v any
+	switch op {
+	case 'X', 0x8c:
+		width := 4
+		if op == 0x8c {
+			width = 1
+		}
+		n, err := u.uint(width)
+		if err != nil {
+			return err
+		}
+		s, err := u.need(int(n))
+		if err != nil {
+			return err
+		}
+		v = string(s)
+	case 'K', 'M':
+		width := 1
+		if op == 'M' {
+			width = 2
+		}
+		n, err := u.uint(width)
+		if err != nil {
+			return err
+		}
+		v = int(n)
+	case 'J':
+		n, err := u.uint(4)
+		if err != nil {
+			return err
+		}
+		v = int(int32(n))
+	case 0x8a:
+		n, err := u.long1()
+		if err != nil {
+			return err
+		}
+		v = n
+	case 0x88, 0x89:
+		v = op == 0x88
+	case 'N':
+		v = nil
+	}
+	return u.push(v)
+}
+
+// long1 reads LONG1's argument: a little-endian two's complement int of
+// n bytes, n at most 8.
+func (u *unpickler) long1() (int, error) {
+	b, err := u.need(1)
+	if err != nil {
+		return 0, err
+	}
+	n := int(b[0])
+	if n > 8 {
+		return 0, errUnpickle("an int of %d bytes is larger than a tensor needs", n)
+	}
+	d, err := u.need(n)
+	if err != nil {
+		return 0, err
+	}
+	var x uint64
+	for k := n - 1; k >= 0; k-- {
+		x = x<<8 | uint64(d[k])
+	}
+	if n > 0 && n < 8 && d[n-1]&0x80 != 0 {
+		x |= ^uint64(0) << (8 * n) // sign-extend
+	}
+	return int(int64(x)), nil
+}
+
+// call is BINPERSID (a storage reference) and REDUCE (a call of an
+// allowed global).
+func (u *unpickler) call(op byte) error {
+	var v any
+	if op == 'Q' {
+		pid, err := u.pop()
+		if err != nil {
+			return err
+		}
+		if v, err = persistentLoad(pid); err != nil {
+			return err
+		}
+	} else {
+		items, err := u.popN(2)
+		if err != nil {
+			return err
+		}
+		if v, err = reduce(items[0], items[1]); err != nil {
+			return err
+		}
+	}
+	return u.push(v)
 }
 
 // line reads a GLOBAL operand line (without its newline).

@@ -251,23 +251,8 @@ func FuzzLoadTorch(f *testing.F) {
 // FuzzPickle runs the pickle machine alone, where a zip's checksums do not
 // stand between the fuzzer and the opcodes.
 func FuzzPickle(f *testing.F) {
-	for _, g := range readGolden(&testing.T{}) {
-		if !strings.HasSuffix(g.File, ".pt") {
-			continue
-		}
-		b, _ := os.ReadFile(filepath.Join("testdata", g.File))
-		zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, z := range zr.File {
-			if strings.HasSuffix(z.Name, "/data.pkl") {
-				rc, _ := z.Open()
-				var p bytes.Buffer
-				p.ReadFrom(rc)
-				f.Add(p.Bytes())
-			}
-		}
+	for _, p := range goldenPickles(f) {
+		f.Add(p)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		u := unpickler{s: data}
@@ -282,6 +267,46 @@ func FuzzPickle(f *testing.F) {
 			t.Fatalf("size %v and stride %v differ in rank", rt.size, rt.stride)
 		}
 	})
+}
+
+// goldenPickles are the data.pkl files of the torch goldens.
+func goldenPickles(tb testing.TB) [][]byte {
+	var out [][]byte
+	for _, g := range readGolden(&testing.T{}) {
+		if !strings.HasSuffix(g.File, ".pt") {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join("testdata", g.File))
+		zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, z := range zr.File {
+			if strings.HasSuffix(z.Name, "/data.pkl") {
+				rc, _ := z.Open()
+				var p bytes.Buffer
+				p.ReadFrom(rc)
+				out = append(out, p.Bytes())
+			}
+		}
+	}
+	return out
+}
+
+// BenchmarkPickle runs the pickle machine over every golden data.pkl.
+func BenchmarkPickle(b *testing.B) {
+	pickles := goldenPickles(b)
+	if len(pickles) == 0 {
+		b.Fatal("no golden pickles")
+	}
+	for b.Loop() {
+		for _, p := range pickles {
+			u := unpickler{s: p}
+			if _, err := u.run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }
 
 // checkLoad: Load either fails with an *Error or returns a tensor whose

@@ -282,26 +282,12 @@ func deref(s *string) string {
 }
 
 func buildNormalizer(raw json.RawMessage) (normalizer, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	c, err := parseComponent(raw)
-	if err != nil {
-		return nil, err
-	}
+	return buildComponent(raw, func(c *componentJSON) []json.RawMessage { return c.Normalizers },
+		func(seq []normalizer) normalizer { return normalizerSeq(seq) }, normalizerOf)
+}
+
+func normalizerOf(c *componentJSON) (normalizer, error) {
 	switch c.Type {
-	case "Sequence":
-		var seq normalizerSeq
-		for i, sub := range c.Normalizers {
-			n, err := buildNormalizer(sub)
-			if err != nil {
-				return nil, fmt.Errorf("sequence item %d: %w", i, err)
-			}
-			if n != nil {
-				seq = append(seq, n)
-			}
-		}
-		return seq, nil
 	case "NFC":
 		return unicodeNormalizer{norm.NFC}, nil
 	case "NFD":
@@ -339,6 +325,35 @@ func buildNormalizer(raw json.RawMessage) (normalizer, error) {
 		return b, nil
 	}
 	return nil, fmt.Errorf("unknown normalizer type %q", c.Type)
+}
+
+// buildComponent reads one tokenizer.json component of a kind: null is
+// none (the zero T), a Sequence is its items' components joined by seq
+// (the null ones left out), and every other type is built by one.
+func buildComponent[T any](raw json.RawMessage, items func(*componentJSON) []json.RawMessage,
+	seq func([]T) T, one func(*componentJSON) (T, error)) (T, error) {
+	var zero T
+	if isNull(raw) {
+		return zero, nil
+	}
+	c, err := parseComponent(raw)
+	if err != nil {
+		return zero, err
+	}
+	if c.Type != "Sequence" {
+		return one(c)
+	}
+	var parts []T
+	for i, sub := range items(c) {
+		x, err := buildComponent(sub, items, seq, one)
+		if err != nil {
+			return zero, fmt.Errorf("sequence item %d: %w", i, err)
+		}
+		if any(x) != nil {
+			parts = append(parts, x)
+		}
+	}
+	return seq(parts), nil
 }
 
 func boolOr(p *bool, def bool) bool {
@@ -459,26 +474,12 @@ func parsePrependScheme(c *componentJSON) (prependScheme, error) {
 }
 
 func buildPostProcessor(raw json.RawMessage) (postProcessor, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	c, err := parseComponent(raw)
-	if err != nil {
-		return nil, err
-	}
+	return buildComponent(raw, func(c *componentJSON) []json.RawMessage { return c.Processors },
+		func(seq []postProcessor) postProcessor { return processorSeq(seq) }, postProcessorOf)
+}
+
+func postProcessorOf(c *componentJSON) (postProcessor, error) {
 	switch c.Type {
-	case "Sequence":
-		var seq processorSeq
-		for i, sub := range c.Processors {
-			p, err := buildPostProcessor(sub)
-			if err != nil {
-				return nil, fmt.Errorf("sequence item %d: %w", i, err)
-			}
-			if p != nil {
-				seq = append(seq, p)
-			}
-		}
-		return seq, nil
 	case "ByteLevel":
 		return byteLevelProcessor{}, nil
 	case "TemplateProcessing":
@@ -541,26 +542,12 @@ func buildTemplate(c *componentJSON) (postProcessor, error) {
 }
 
 func buildDecoder(raw json.RawMessage) (decoder, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	c, err := parseComponent(raw)
-	if err != nil {
-		return nil, err
-	}
+	return buildComponent(raw, func(c *componentJSON) []json.RawMessage { return c.Decoders },
+		func(seq []decoder) decoder { return decoderSeq(seq) }, decoderOf)
+}
+
+func decoderOf(c *componentJSON) (decoder, error) {
 	switch c.Type {
-	case "Sequence":
-		var seq decoderSeq
-		for i, sub := range c.Decoders {
-			d, err := buildDecoder(sub)
-			if err != nil {
-				return nil, fmt.Errorf("sequence item %d: %w", i, err)
-			}
-			if d != nil {
-				seq = append(seq, d)
-			}
-		}
-		return seq, nil
 	case "ByteLevel":
 		return byteLevelDecoder{}, nil
 	case "Metaspace":
@@ -572,6 +559,7 @@ func buildDecoder(raw json.RawMessage) (decoder, error) {
 			}
 			d.repl = r[0]
 		}
+		var err error
 		if d.scheme, err = parsePrependScheme(c); err != nil {
 			return nil, err
 		}

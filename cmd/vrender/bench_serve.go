@@ -228,21 +228,8 @@ func (f *benchServeFlags) options(stderr io.Writer) (bench.ServeOptions, bench.R
 	if f.maxConcurrency < 0 {
 		return o, meta, usagef("--max-concurrency must not be negative")
 	}
-	switch f.backend {
-	case "":
-	case bench.BackendChat:
-		if !strings.HasSuffix(f.endpoint, "chat/completions") {
-			return o, meta, usagef("--backend openai-chat needs a chat endpoint, got --endpoint %s", f.endpoint)
-		}
-	case bench.BackendCompletions, "vllm":
-		if f.endpoint == "/v1/chat/completions" {
-			f.endpoint = "/v1/completions" // vLLM's default endpoint for these backends
-		}
-	default:
-		return o, meta, usagef("--backend %q: want openai-chat or openai", f.backend)
-	}
-	if _, err := bench.BackendFor(f.endpoint); err != nil {
-		return o, meta, usagef("%v", err)
+	if err := f.checkEndpoint(); err != nil {
+		return o, meta, err
 	}
 	base := strings.TrimRight(f.baseURL, "/")
 	if base == "" {
@@ -260,43 +247,20 @@ func (f *benchServeFlags) options(stderr io.Writer) (bench.ServeOptions, bench.R
 	if err != nil {
 		return o, meta, usagef("%v", err)
 	}
+	headerPairs, err := keyValues("--header", f.headers)
+	if err != nil {
+		return o, meta, err
+	}
 	headers := map[string]string{}
-	for _, h := range f.headers {
-		k, v, ok := strings.Cut(h, "=")
-		if !ok {
-			return o, meta, usagef("--header %q: want KEY=VALUE", h)
-		}
-		headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	for _, kv := range headerPairs {
+		headers[kv[0]] = kv[1]
 	}
-	for _, kv := range f.metadata {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return o, meta, usagef("--metadata %q: want KEY=VALUE", kv)
-		}
-		meta.Metadata = append(meta.Metadata, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
+	if meta.Metadata, err = keyValues("--metadata", f.metadata); err != nil {
+		return o, meta, err
 	}
-	extra := map[string]any{}
-	for _, name := range f.samplingOrder {
-		if v := f.sampling[name]; v.set {
-			key := strings.ReplaceAll(name, "-", "_")
-			if name == "top-k" {
-				extra[key] = int(v.v)
-			} else {
-				extra[key] = v.v
-			}
-		}
-	}
-	if _, ok := extra["temperature"]; !ok {
-		extra["temperature"] = 0.0 // greedy, vLLM's default
-	}
-	if f.extraBody != "" {
-		var eb map[string]any
-		if err := json.Unmarshal([]byte(f.extraBody), &eb); err != nil {
-			return o, meta, usagef("--extra-body: %v", err)
-		}
-		for k, v := range eb {
-			extra[k] = v
-		}
+	extra, err := f.extraBodyFields()
+	if err != nil {
+		return o, meta, err
 	}
 	prefix := f.requestIDPrefix
 	if prefix == "" {
@@ -305,68 +269,14 @@ func (f *benchServeFlags) options(stderr io.Writer) (bench.ServeOptions, bench.R
 		prefix = "bench-" + hex.EncodeToString(b[:]) + "-"
 	}
 
-	tokPath := f.tokenizer
-	if tokPath == "" {
-		if st, err := os.Stat(filepath.Join(f.model, "tokenizer.json")); err == nil && st.Mode().IsRegular() {
-			tokPath = f.model
-		}
-	}
-	var tok *tokenizer.Tokenizer
-	if tokPath != "" {
-		p := tokPath
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			p = filepath.Join(p, "tokenizer.json")
-		}
-		if tok, err = tokenizer.Load(p); err != nil {
-			return o, meta, fmt.Errorf("bench serve: --tokenizer: %w", err)
-		}
+	tok, tokPath, err := f.loadTokenizer()
+	if err != nil {
+		return o, meta, err
 	}
 
-	ignoreEOS := f.ignoreEOS
-	var reqs []bench.SampleRequest
-	var multiTurn *bench.MultiTurn
-	switch f.datasetName {
-	case "random":
-		if !ignoreEOS {
-			fmt.Fprintln(stderr, "note: the random dataset sends ignore_eos (as vLLM does) so outputs run to their length")
-			ignoreEOS = true
-		}
-		reqs, err = bench.RandomDataset(tok, bench.RandomDatasetOptions{
-			NumPrompts: f.numPrompts, InputLen: f.randomInputLen, OutputLen: f.randomOutputLen,
-			RangeRatio: f.randomRangeRatio, PrefixLen: f.randomPrefixLen, Seed: uint64(f.seed), RequestIDPrefix: prefix,
-		})
-	case "custom":
-		if f.datasetPath == "" {
-			return o, meta, usagef("--dataset-name custom needs --dataset-path FILE.jsonl")
-		}
-		reqs, err = bench.CustomDataset(tok, bench.CustomDatasetOptions{
-			Path: f.datasetPath, NumPrompts: f.numPrompts, OutputLen: f.customOutputLen,
-			Seed: uint64(f.seed), NoShuffle: f.disableShuffle, RequestIDPrefix: prefix,
-		})
-	case "multi-turn":
-		ignoreEOS = true // answers run to --random-output-len, so every turn grows alike
-		mo := f.multiTurn
-		mo.OutputLen, mo.Seed, mo.RequestIDPrefix = f.randomOutputLen, uint64(f.seed), prefix
-		if f.multiTurnImageSize != "" {
-			w, h, ok := strings.Cut(f.multiTurnImageSize, "x")
-			var errW, errH error
-			mo.ImageWidth, errW = strconv.Atoi(w)
-			mo.ImageHeight, errH = strconv.Atoi(h)
-			if !ok || errW != nil || errH != nil || mo.ImageWidth <= 0 || mo.ImageHeight <= 0 {
-				return o, meta, usagef("--multi-turn-image-size %q: want WxH, e.g. 448x448", f.multiTurnImageSize)
-			}
-		}
-		multiTurn, err = bench.MultiTurnDataset(tok, mo)
-		if err == nil {
-			for _, s := range multiTurn.Sessions {
-				reqs = append(reqs, s[0])
-			}
-		}
-	default:
-		return o, meta, usagef("--dataset-name %q: want random, custom or multi-turn", f.datasetName)
-	}
+	reqs, multiTurn, ignoreEOS, err := f.dataset(tok, prefix, stderr)
 	if err != nil {
-		return o, meta, fmt.Errorf("bench serve: %w", err)
+		return o, meta, err
 	}
 
 	metricsURL := f.metricsURL
@@ -403,4 +313,146 @@ func (f *benchServeFlags) options(stderr io.Writer) (bench.ServeOptions, bench.R
 		meta.TokenizerID = f.model
 	}
 	return o, meta, nil
+}
+
+// checkEndpoint matches --backend with --endpoint, as vLLM does: the
+// completions backends default to /v1/completions.
+func (f *benchServeFlags) checkEndpoint() error {
+	switch f.backend {
+	case "":
+	case bench.BackendChat:
+		if !strings.HasSuffix(f.endpoint, "chat/completions") {
+			return usagef("--backend openai-chat needs a chat endpoint, got --endpoint %s", f.endpoint)
+		}
+	case bench.BackendCompletions, "vllm":
+		if f.endpoint == "/v1/chat/completions" {
+			f.endpoint = "/v1/completions" // vLLM's default endpoint for these backends
+		}
+	default:
+		return usagef("--backend %q: want openai-chat or openai", f.backend)
+	}
+	if _, err := bench.BackendFor(f.endpoint); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+// keyValues splits a repeated KEY=VALUE flag's values, trimming both
+// sides, in the order given.
+func keyValues(flag string, values []string) ([][2]string, error) {
+	var pairs [][2]string
+	for _, kv := range values {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, usagef("%s %q: want KEY=VALUE", flag, kv)
+		}
+		pairs = append(pairs, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
+	}
+	return pairs, nil
+}
+
+// extraBodyFields are the fields every request carries beside the prompt:
+// the sampling flags given (temperature 0 when not), then --extra-body.
+func (f *benchServeFlags) extraBodyFields() (map[string]any, error) {
+	extra := map[string]any{}
+	for _, name := range f.samplingOrder {
+		if v := f.sampling[name]; v.set {
+			key := strings.ReplaceAll(name, "-", "_")
+			if name == "top-k" {
+				extra[key] = int(v.v)
+			} else {
+				extra[key] = v.v
+			}
+		}
+	}
+	if _, ok := extra["temperature"]; !ok {
+		extra["temperature"] = 0.0 // greedy, vLLM's default
+	}
+	if f.extraBody != "" {
+		var eb map[string]any
+		if err := json.Unmarshal([]byte(f.extraBody), &eb); err != nil {
+			return nil, usagef("--extra-body: %v", err)
+		}
+		for k, v := range eb {
+			extra[k] = v
+		}
+	}
+	return extra, nil
+}
+
+// loadTokenizer loads --tokenizer (a tokenizer.json or its folder), or the
+// model folder's tokenizer.json when it has one; nil when there is none.
+func (f *benchServeFlags) loadTokenizer() (*tokenizer.Tokenizer, string, error) {
+	tokPath := f.tokenizer
+	if tokPath == "" {
+		if st, err := os.Stat(filepath.Join(f.model, "tokenizer.json")); err == nil && st.Mode().IsRegular() {
+			tokPath = f.model
+		}
+	}
+	var tok *tokenizer.Tokenizer
+	if tokPath != "" {
+		var err error
+		p := tokPath
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			p = filepath.Join(p, "tokenizer.json")
+		}
+		if tok, err = tokenizer.Load(p); err != nil {
+			return nil, "", fmt.Errorf("bench serve: --tokenizer: %w", err)
+		}
+	}
+	return tok, tokPath, nil
+}
+
+// dataset builds the requests of --dataset-name; multi-turn also returns
+// its sessions (the requests are their first turns). The random and
+// multi-turn datasets send ignore_eos whatever --ignore-eos says.
+func (f *benchServeFlags) dataset(tok *tokenizer.Tokenizer, prefix string, stderr io.Writer) ([]bench.SampleRequest, *bench.MultiTurn, bool, error) {
+	ignoreEOS := f.ignoreEOS
+	var reqs []bench.SampleRequest
+	var multiTurn *bench.MultiTurn
+	var err error
+	switch f.datasetName {
+	case "random":
+		if !ignoreEOS {
+			fmt.Fprintln(stderr, "note: the random dataset sends ignore_eos (as vLLM does) so outputs run to their length")
+			ignoreEOS = true
+		}
+		reqs, err = bench.RandomDataset(tok, bench.RandomDatasetOptions{
+			NumPrompts: f.numPrompts, InputLen: f.randomInputLen, OutputLen: f.randomOutputLen,
+			RangeRatio: f.randomRangeRatio, PrefixLen: f.randomPrefixLen, Seed: uint64(f.seed), RequestIDPrefix: prefix,
+		})
+	case "custom":
+		if f.datasetPath == "" {
+			return nil, nil, false, usagef("--dataset-name custom needs --dataset-path FILE.jsonl")
+		}
+		reqs, err = bench.CustomDataset(tok, bench.CustomDatasetOptions{
+			Path: f.datasetPath, NumPrompts: f.numPrompts, OutputLen: f.customOutputLen,
+			Seed: uint64(f.seed), NoShuffle: f.disableShuffle, RequestIDPrefix: prefix,
+		})
+	case "multi-turn":
+		ignoreEOS = true // answers run to --random-output-len, so every turn grows alike
+		mo := f.multiTurn
+		mo.OutputLen, mo.Seed, mo.RequestIDPrefix = f.randomOutputLen, uint64(f.seed), prefix
+		if f.multiTurnImageSize != "" {
+			w, h, ok := strings.Cut(f.multiTurnImageSize, "x")
+			var errW, errH error
+			mo.ImageWidth, errW = strconv.Atoi(w)
+			mo.ImageHeight, errH = strconv.Atoi(h)
+			if !ok || errW != nil || errH != nil || mo.ImageWidth <= 0 || mo.ImageHeight <= 0 {
+				return nil, nil, false, usagef("--multi-turn-image-size %q: want WxH, e.g. 448x448", f.multiTurnImageSize)
+			}
+		}
+		multiTurn, err = bench.MultiTurnDataset(tok, mo)
+		if err == nil {
+			for _, s := range multiTurn.Sessions {
+				reqs = append(reqs, s[0])
+			}
+		}
+	default:
+		return nil, nil, false, usagef("--dataset-name %q: want random, custom or multi-turn", f.datasetName)
+	}
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("bench serve: %w", err)
+	}
+	return reqs, multiTurn, ignoreEOS, nil
 }

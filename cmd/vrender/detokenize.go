@@ -18,23 +18,13 @@ func runDetokenize(ctx context.Context, args []string, stdin io.Reader, stdout, 
 			"With --jsonl, every stdin line is a JSON object {\"tokens\": […]}, optionally with\n"+
 			"\"skip_special_tokens\": true|false, and every stdout line answers the same input line\n"+
 			"with {\"prompt\": \"…\"} or {\"error\": \"…\"}. The exit status is 1 if any line failed.")
-	var (
-		mf          modelFlags
-		skipSpecial bool
-		jsonl       bool
-	)
-	mf.register(c, false)
-	c.fs.BoolVar(&skipSpecial, "skip-special-tokens", true, "leave special tokens out of the text")
-	c.fs.BoolVar(&jsonl, "jsonl", false, "read and write JSON lines (see above)")
-	rest, err := c.parse(args, stdout)
+	f, err := parseTokenFlags(c, "skip-special-tokens", true, "leave special tokens out of the text", args, stdout)
 	if err != nil {
 		return err
 	}
-	if len(rest) > 0 {
-		return usagef("unexpected argument %q (the model goes in --model)", rest[0])
-	}
-	if jsonl {
-		m, err := mf.load(ctx)
+	skipSpecial := f.special
+	if f.jsonl {
+		m, err := f.mf.load(ctx)
 		if err != nil {
 			return err
 		}
@@ -51,7 +41,7 @@ func runDetokenize(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if err := json.Unmarshal(data, &ids); err != nil {
 		return fmt.Errorf("stdin: want a JSON array of token IDs: %w", err)
 	}
-	m, err := mf.load(ctx)
+	m, err := f.mf.load(ctx)
 	if err != nil {
 		return err
 	}

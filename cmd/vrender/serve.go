@@ -17,6 +17,107 @@ import (
 // runServe is `vrender serve`: load a model and serve the HTTP API until
 // ctx is done (SIGINT/SIGTERM), then shut down gracefully.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f serveFlags
+	c := f.command()
+	rest, err := c.parse(args, stdout)
+	if err != nil {
+		return err
+	}
+	logBuf := newBufferedLog(stderr)
+	defer logBuf.Close()
+	log := slog.New(flushingHandler{slog.NewTextHandler(logBuf, nil), logBuf})
+	if err := f.check(rest, log); err != nil {
+		return err
+	}
+	names := []string(f.servedNames)
+	if len(names) == 0 {
+		names = []string{f.mf.model}
+	}
+	adapters, err := f.lf.adapters(names)
+	if err != nil {
+		return err
+	}
+
+	m, err := f.mf.load(ctx)
+	if err != nil {
+		return err
+	}
+	m.Tokenizer.SetSegmentCacheSize(f.tokCache)
+	if st := m.Tokenizer.SegmentCacheStats(); f.tokCache > 0 && st.Disabled != nil {
+		log.Warn("tokenizer segment cache off for this tokenizer", "reason", st.Disabled)
+	}
+	f.rf.maxPromptBytes = f.sec.promptBytes(m.MaxModelLen)
+	gen, err := f.rf.generator(m)
+	if err != nil {
+		return err
+	}
+	der, err := f.df.engine(m, &f.rf)
+	if err != nil {
+		return err
+	}
+	if err := setStateKey(der, f.stateKey, log); err != nil {
+		return err
+	}
+	f.ef.simKeys = f.sec.keys()
+	f.ef.servedNames = names
+	f.ef.adapters = adapters
+	orch, stopEngines, err := f.ef.orchestrator(ctx, m, gen, der, &f.rf, names[0], log)
+	if err != nil {
+		return err
+	}
+	defer stopEngines()
+	tp, stopTracing, err := f.sec.tracing(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	h, err := server.New(server.Config{
+		APIKeys:          f.sec.keys(),
+		MaxBodyBytes:     f.sec.maxBodyBytes,
+		Limits:           server.Limits{MaxMessages: f.sec.maxMessages, MaxTools: f.sec.maxTools, MaxDerenderTokens: f.sec.maxDerenderTokens},
+		LogRequests:      f.sec.logRequests,
+		DisableAccessLog: f.sec.noAccessLog,
+		TracerProvider:   tp,
+		Orchestrator:     orch,
+		Derender:         der,
+		Generator:        gen,
+		Model:            m,
+		ModelPath:        f.mf.model,
+		ServedModelNames: f.servedNames,
+		LoRAModules:      adapters,
+		Version:          vrenderVersion(),
+		Logger:           log,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "model", f.mf.model, "dir", m.Dir,
+		"served_model_names", names, "lora_modules", len(adapters), "max_model_len", m.MaxModelLen, "max_prompt_bytes", f.rf.maxPromptBytes, "engines", []string(f.ef.engines),
+		"version", vrenderVersion())
+	return server.Serve(ctx, ln, h, server.ServeOptions{Logger: log, ShutdownTimeout: f.sec.shutdownTimeout})
+}
+
+// serveFlags are serve's flags: the shared groups and serve's own.
+type serveFlags struct {
+	mf          modelFlags
+	rf          renderFlags
+	df          derenderFlags
+	ef          engineFlags
+	lf          loraFlags
+	host        string
+	port        int
+	servedNames stringList
+	stateKey    string
+	sec         serveSecurityFlags
+	tokCache    int64
+}
+
+// command registers the flags, in the order --help lists them.
+func (f *serveFlags) command() *command {
 	c := newCommand("serve", "[MODEL] [options]",
 		"Serve the HTTP API (vLLM's render tier: /v1/chat/completions/render, /v1/completions/render,\n"+
 			"/v1/messages/render, /v1/responses/render, /v1/chat/completions/derender, /v1/completions/derender,\n"+
@@ -26,93 +127,59 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			"over tokens-only engines (--engine sim: the in-process simulated engine)\n"+
 			"for MODEL, a local directory in Hugging Face layout or a model ID in the HF cache.\n"+
 			"MODEL may come before or after the options, or be given with --model.")
-	var (
-		mf          modelFlags
-		rf          renderFlags
-		df          derenderFlags
-		ef          engineFlags
-		lf          loraFlags
-		host        string
-		port        int
-		servedNames stringList
-		stateKey    string
-		sec         serveSecurityFlags
-		tokCache    int64
-	)
-	mf.register(c, true)
-	rf.register(c)
-	df.register(c)
-	ef.register(c)
-	lf.register(c)
-	c.fs.StringVar(&host, "host", "", "`HOST` address to listen on (default: all interfaces)")
-	c.fs.IntVar(&port, "port", 8000, "`PORT` to listen on")
-	c.fs.Var(&servedNames, "served-model-name", "`NAME`s clients may use in \"model\"; the first is the one reported (default: MODEL)")
+	f.mf.register(c, true)
+	f.rf.register(c)
+	f.df.register(c)
+	f.ef.register(c)
+	f.lf.register(c)
+	c.fs.StringVar(&f.host, "host", "", "`HOST` address to listen on (default: all interfaces)")
+	c.fs.IntVar(&f.port, "port", 8000, "`PORT` to listen on")
+	c.fs.Var(&f.servedNames, "served-model-name", "`NAME`s clients may use in \"model\"; the first is the one reported (default: MODEL)")
 	c.multi["served-model-name"] = true
-	c.fs.StringVar(&stateKey, "state-key", "", "`KEY` (hex, or raw bytes; at least 16 bytes) signing the streaming derender checkpoints\n"+
+	c.fs.StringVar(&f.stateKey, "state-key", "", "`KEY` (hex, or raw bytes; at least 16 bytes) signing the streaming derender checkpoints\n"+
 		"in stream_state (default: env VRENDER_STATE_KEY; if neither is set, a random key per process,\n"+
 		"so only this process can resume a checkpoint: give every replica the same key)")
 
-	c.fs.Int64Var(&tokCache, "tokenizer-cache-size", tokenizer.DefaultSegmentCacheBytes,
+	c.fs.Int64Var(&f.tokCache, "tokenizer-cache-size", tokenizer.DefaultSegmentCacheBytes,
 		"`BYTES` bounding the cache of token ids of the text between special tokens, so a conversation\n"+
 			"re-rendered each turn encodes only its new messages (0: off)")
-	sec.register(c)
+	f.sec.register(c)
 	c.sections = serveHelpSections
+	return c
+}
 
-	rest, err := c.parse(args, stdout)
-	if err != nil {
-		return err
-	}
-	logBuf := newBufferedLog(stderr)
-	defer logBuf.Close()
-	log := slog.New(flushingHandler{slog.NewTextHandler(logBuf, nil), logBuf})
+// check takes MODEL from the positional arguments and checks the flags
+// that need no model.
+func (f *serveFlags) check(rest []string, log *slog.Logger) error {
 	switch {
 	case len(rest) > 1:
 		return usagef("unexpected argument %q", rest[1])
-	case len(rest) == 1 && mf.model != "" && mf.model != rest[0]:
+	case len(rest) == 1 && f.mf.model != "" && f.mf.model != rest[0]:
 		// vLLM lets the positional MODEL win; say so rather than guess silently.
-		log.Warn("both MODEL and --model given; using MODEL", "model", rest[0], "ignored", mf.model)
-		mf.model = rest[0]
+		log.Warn("both MODEL and --model given; using MODEL", "model", rest[0], "ignored", f.mf.model)
+		f.mf.model = rest[0]
 	case len(rest) == 1:
-		mf.model = rest[0]
+		f.mf.model = rest[0]
 	}
-	if port < 0 || port > 65535 {
-		return usagef("--port %d is out of range", port)
+	if f.port < 0 || f.port > 65535 {
+		return usagef("--port %d is out of range", f.port)
 	}
-	if err := rf.validate(); err != nil {
+	if err := f.rf.validate(); err != nil {
 		return err
 	}
-	if err := sec.validate(); err != nil {
+	if err := f.sec.validate(); err != nil {
 		return err
 	}
-	if tokCache < 0 {
-		return usagef("--tokenizer-cache-size %d is negative", tokCache)
+	if f.tokCache < 0 {
+		return usagef("--tokenizer-cache-size %d is negative", f.tokCache)
 	}
-	names := []string(servedNames)
-	if len(names) == 0 {
-		names = []string{mf.model}
-	}
-	adapters, err := lf.adapters(names)
-	if err != nil {
-		return err
-	}
+	return nil
+}
 
-	m, err := mf.load(ctx)
-	if err != nil {
-		return err
-	}
-	m.Tokenizer.SetSegmentCacheSize(tokCache)
-	if st := m.Tokenizer.SegmentCacheStats(); tokCache > 0 && st.Disabled != nil {
-		log.Warn("tokenizer segment cache off for this tokenizer", "reason", st.Disabled)
-	}
-	rf.maxPromptBytes = sec.promptBytes(m.MaxModelLen)
-	gen, err := rf.generator(m)
-	if err != nil {
-		return err
-	}
-	der, err := df.engine(m, &rf)
-	if err != nil {
-		return err
-	}
+// setStateKey gives der the key signing its stream_state checkpoints:
+// --state-key, else VRENDER_STATE_KEY, else (with a warning) the random
+// key der made for this process.
+func setStateKey(der *derender.Engine, stateKey string, log *slog.Logger) error {
 	if stateKey == "" {
 		stateKey = os.Getenv("VRENDER_STATE_KEY")
 	}
@@ -127,47 +194,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		log.Warn("no --state-key or VRENDER_STATE_KEY: derender checkpoints resume only in this process")
 	}
-	ef.simKeys = sec.keys()
-	ef.servedNames = names
-	ef.adapters = adapters
-	orch, stopEngines, err := ef.orchestrator(ctx, m, gen, der, &rf, names[0], log)
-	if err != nil {
-		return err
-	}
-	defer stopEngines()
-	tp, stopTracing, err := sec.tracing(ctx, log)
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
-	h, err := server.New(server.Config{
-		APIKeys:          sec.keys(),
-		MaxBodyBytes:     sec.maxBodyBytes,
-		Limits:           server.Limits{MaxMessages: sec.maxMessages, MaxTools: sec.maxTools, MaxDerenderTokens: sec.maxDerenderTokens},
-		LogRequests:      sec.logRequests,
-		DisableAccessLog: sec.noAccessLog,
-		TracerProvider:   tp,
-		Orchestrator:     orch,
-		Derender:         der,
-		Generator:        gen,
-		Model:            m,
-		ModelPath:        mf.model,
-		ServedModelNames: servedNames,
-		LoRAModules:      adapters,
-		Version:          vrenderVersion(),
-		Logger:           log,
-	})
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	log.Info("serving", "addr", ln.Addr().String(), "model", mf.model, "dir", m.Dir,
-		"served_model_names", names, "lora_modules", len(adapters), "max_model_len", m.MaxModelLen, "max_prompt_bytes", rf.maxPromptBytes, "engines", []string(ef.engines),
-		"version", vrenderVersion())
-	return server.Serve(ctx, ln, h, server.ServeOptions{Logger: log, ShutdownTimeout: sec.shutdownTimeout})
+	return nil
 }
 
 // serveHelpSections is serve's --help by area, as vLLM groups its --help by

@@ -19,26 +19,16 @@ func runTokenize(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			"With --jsonl, every stdin line is a JSON object {\"text\": …} or {\"prompt\": …}, optionally\n"+
 			"with \"add_special_tokens\": true|false, and every stdout line answers the same input line\n"+
 			"with {\"tokens\": […]} or {\"error\": \"…\"}. The exit status is 1 if any line failed.")
-	var (
-		mf         modelFlags
-		addSpecial bool
-		jsonl      bool
-	)
-	mf.register(c, false)
-	c.fs.BoolVar(&addSpecial, "add-special-tokens", false, "add the special tokens the tokenizer's post-processor adds (BOS, …)")
-	c.fs.BoolVar(&jsonl, "jsonl", false, "read and write JSON lines (see above)")
-	rest, err := c.parse(args, stdout)
+	f, err := parseTokenFlags(c, "add-special-tokens", false, "add the special tokens the tokenizer's post-processor adds (BOS, …)", args, stdout)
 	if err != nil {
 		return err
 	}
-	if len(rest) > 0 {
-		return usagef("unexpected argument %q (the model goes in --model)", rest[0])
-	}
-	m, err := mf.load(ctx)
+	addSpecial := f.special
+	m, err := f.mf.load(ctx)
 	if err != nil {
 		return err
 	}
-	if jsonl {
+	if f.jsonl {
 		return jsonlSummary(processJSONL(stdin, stdout, func(line []byte) (any, error) {
 			return tokenizeLine(m.Tokenizer, line, addSpecial)
 		}))
@@ -53,6 +43,30 @@ func runTokenize(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", b)
 	return err
+}
+
+// tokenFlags are the flags tokenize and detokenize share.
+type tokenFlags struct {
+	mf      modelFlags
+	special bool // --add-special-tokens or --skip-special-tokens
+	jsonl   bool
+}
+
+// parseTokenFlags registers --model, the command's special-tokens switch
+// and --jsonl on c and parses args; neither command takes an argument.
+func parseTokenFlags(c *command, special string, specialDefault bool, specialUsage string, args []string, stdout io.Writer) (tokenFlags, error) {
+	var f tokenFlags
+	f.mf.register(c, false)
+	c.fs.BoolVar(&f.special, special, specialDefault, specialUsage)
+	c.fs.BoolVar(&f.jsonl, "jsonl", false, "read and write JSON lines (see above)")
+	rest, err := c.parse(args, stdout)
+	if err != nil {
+		return f, err
+	}
+	if len(rest) > 0 {
+		return f, usagef("unexpected argument %q (the model goes in --model)", rest[0])
+	}
+	return f, nil
 }
 
 // tokenizeRequestLine is one --jsonl input line of `vrender tokenize`.

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 // Stream outcomes. A stream that did not complete is a clean failure when
@@ -184,10 +186,8 @@ func judge(r streamResult, ref []string) string {
 }
 
 func firstDiff(a, b []string) string {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return fmt.Sprintf("delta %d: got %s, want %s", i, a[i], b[i])
-		}
+	if i := testenv.FirstDiff(a, b); i < min(len(a), len(b)) {
+		return fmt.Sprintf("delta %d: got %s, want %s", i, a[i], b[i])
 	}
 	return fmt.Sprintf("lengths %d vs %d", len(a), len(b))
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/internal/harmonyref"
+	"github.com/vrender/vrender/internal/testenv"
 	"github.com/vrender/vrender/internal/testmodel"
 	"github.com/vrender/vrender/tokenizer"
 )
@@ -274,10 +275,7 @@ func TestOpenAIHarmonyReference(t *testing.T) {
 
 // firstDiff shows where two renderings part, with some context.
 func firstDiff(got, want string) string {
-	i := 0
-	for i < len(got) && i < len(want) && got[i] == want[i] {
-		i++
-	}
+	i := testenv.FirstDiff([]byte(got), []byte(want))
 	from := max(0, i-200)
 	return fmt.Sprintf("at byte %d\n got …%q\nwant …%q", i, got[from:min(len(got), i+200)], want[from:min(len(want), i+200)])
 }

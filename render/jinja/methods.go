@@ -74,13 +74,6 @@ func markSafe(v Value) Value {
 	return v
 }
 
-var (
-	strMethods   map[string]methodFn
-	dictMethods  map[string]methodFn
-	listMethods  map[string]methodFn
-	tupleMethods map[string]methodFn
-)
-
 func methodTable(k Kind) map[string]methodFn {
 	switch k {
 	case KindStr:
@@ -102,125 +95,136 @@ var dictMethodNames = map[string]bool{
 
 func isDictMethodName(name string) bool { return dictMethodNames[name] || strings.HasPrefix(name, "_") }
 
-func init() {
-	strMethods = map[string]methodFn{
-		"strip":        strStrip(true, true),
-		"lstrip":       strStrip(true, false),
-		"rstrip":       strStrip(false, true),
-		"split":        strSplit(false),
-		"rsplit":       strSplit(true),
-		"splitlines":   strSplitlines,
-		"startswith":   strAffix(true),
-		"endswith":     strAffix(false),
-		"replace":      strReplace,
-		"upper":        strCase(pyUpper),
-		"lower":        strCase(pyLower),
-		"title":        strCase(pyTitle),
-		"capitalize":   strCase(pyCapitalize),
-		"swapcase":     strCase(pySwapcase),
-		"casefold":     strCase(pyLower),
-		"find":         strFind("find", false, false),
-		"rfind":        strFind("rfind", true, false),
-		"index":        strFind("index", false, true),
-		"rindex":       strFind("rindex", true, true),
-		"count":        strCount,
-		"join":         strJoin,
-		"format":       strFormatMethod,
-		"isdigit":      strIs(func(r rune) bool { return unicode.IsDigit(r) }),
-		"isdecimal":    strIs(func(r rune) bool { return unicode.Is(unicode.Nd, r) }),
-		"isnumeric":    strIs(func(r rune) bool { return unicode.IsNumber(r) }),
-		"isalpha":      strIs(unicode.IsLetter),
-		"isalnum":      strIs(func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }),
-		"isspace":      strIs(pyIsSpace),
-		"isupper":      strCased(true),
-		"islower":      strCased(false),
-		"istitle":      strIstitle,
-		"partition":    strPartition(false),
-		"rpartition":   strPartition(true),
-		"center":       strPad("center"),
-		"ljust":        strPad("ljust"),
-		"rjust":        strPad("rjust"),
-		"zfill":        strZfill,
-		"removeprefix": strRemove(true),
-		"removesuffix": strRemove(false),
-	}
-	dictMethods = map[string]methodFn{
-		"get": func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
-			if err := noKw("get", kw); err != nil {
-				return Value{}, err
-			}
-			if len(args) < 1 || len(args) > 2 {
-				return Value{}, typeErr("get expected at most 2 arguments, got %d", len(args))
-			}
-			i, err := self.dict().find(args[0])
-			if err != nil {
-				return Value{}, err
-			}
-			if i >= 0 {
-				return self.dict().vals[i], nil
-			}
-			if len(args) == 2 {
-				return args[1], nil
-			}
-			return noneValue, nil
-		},
-		"items": func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
-			if len(args) > 0 || len(kw) > 0 {
-				return Value{}, typeErr("dict.items() takes no arguments (%d given)", len(args)+len(kw))
-			}
-			return viewValue("dict_items", self.dict().itemsList()), nil
-		},
-		"keys": func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
-			if len(args) > 0 || len(kw) > 0 {
-				return Value{}, typeErr("dict.keys() takes no arguments (%d given)", len(args)+len(kw))
-			}
-			return viewValue("dict_keys", append([]Value{}, self.dict().Keys()...)), nil
-		},
-		"values": func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
-			if len(args) > 0 || len(kw) > 0 {
-				return Value{}, typeErr("dict.values() takes no arguments (%d given)", len(args)+len(kw))
-			}
-			return viewValue("dict_values", append([]Value{}, self.dict().Values()...)), nil
-		},
-		"copy": func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
-			return DictValue(self.dict().copyDict()), nil
-		},
-	}
-	seqIndex := func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
-		if len(args) < 1 {
-			return Value{}, typeErr("index expected at least 1 argument, got 0")
-		}
-		for i, it := range self.items() {
-			if pyEqual(it, args[0]) {
-				return Int(int64(i)), nil
-			}
-		}
-		if self.kind == KindTuple {
-			return Value{}, valueErr("tuple.index(x): x not in tuple")
-		}
-		return Value{}, valueErr("%s is not in list", pyRepr(args[0]))
-	}
-	seqCount := func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
-		if len(args) != 1 {
-			return Value{}, typeErr("count() takes exactly one argument (%d given)", len(args))
-		}
-		n := 0
-		for _, it := range self.items() {
-			if pyEqual(it, args[0]) {
-				n++
-			}
-		}
-		return Int(int64(n)), nil
-	}
-	listMethods = map[string]methodFn{
-		"index": seqIndex,
-		"count": seqCount,
-		"copy": func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
-			return List(append([]Value{}, self.items()...)), nil
-		},
-	}
-	tupleMethods = map[string]methodFn{"index": seqIndex, "count": seqCount}
+// The methods of each kind, by name: Python's str, dict, list and tuple
+// methods the templates call.
+var strMethods = map[string]methodFn{
+	"strip":        strStrip(true, true),
+	"lstrip":       strStrip(true, false),
+	"rstrip":       strStrip(false, true),
+	"split":        strSplit(false),
+	"rsplit":       strSplit(true),
+	"splitlines":   strSplitlines,
+	"startswith":   strAffix(true),
+	"endswith":     strAffix(false),
+	"replace":      strReplace,
+	"upper":        strCase(pyUpper),
+	"lower":        strCase(pyLower),
+	"title":        strCase(pyTitle),
+	"capitalize":   strCase(pyCapitalize),
+	"swapcase":     strCase(pySwapcase),
+	"casefold":     strCase(pyLower),
+	"find":         strFind("find", false, false),
+	"rfind":        strFind("rfind", true, false),
+	"index":        strFind("index", false, true),
+	"rindex":       strFind("rindex", true, true),
+	"count":        strCount,
+	"join":         strJoin,
+	"isdigit":      strIs(func(r rune) bool { return unicode.IsDigit(r) }),
+	"isdecimal":    strIs(func(r rune) bool { return unicode.Is(unicode.Nd, r) }),
+	"isnumeric":    strIs(func(r rune) bool { return unicode.IsNumber(r) }),
+	"isalpha":      strIs(unicode.IsLetter),
+	"isalnum":      strIs(func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }),
+	"isspace":      strIs(pyIsSpace),
+	"isupper":      strCased(true),
+	"islower":      strCased(false),
+	"istitle":      strIstitle,
+	"partition":    strPartition(false),
+	"rpartition":   strPartition(true),
+	"center":       strPad("center"),
+	"ljust":        strPad("ljust"),
+	"rjust":        strPad("rjust"),
+	"zfill":        strZfill,
+	"removeprefix": strRemove(true),
+	"removesuffix": strRemove(false),
 }
+
+// str.format reaches the method tables again (a replacement field's
+// attribute goes through getattr), so it joins its table at init: in the
+// literal it would be an initialization cycle.
+func init() { strMethods["format"] = strFormatMethod }
+
+var dictMethods = map[string]methodFn{
+	"get": func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
+		if err := noKw("get", kw); err != nil {
+			return Value{}, err
+		}
+		if len(args) < 1 || len(args) > 2 {
+			return Value{}, typeErr("get expected at most 2 arguments, got %d", len(args))
+		}
+		i, err := self.dict().find(args[0])
+		if err != nil {
+			return Value{}, err
+		}
+		if i >= 0 {
+			return self.dict().vals[i], nil
+		}
+		if len(args) == 2 {
+			return args[1], nil
+		}
+		return noneValue, nil
+	},
+	"items": func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
+		if len(args) > 0 || len(kw) > 0 {
+			return Value{}, typeErr("dict.items() takes no arguments (%d given)", len(args)+len(kw))
+		}
+		return viewValue("dict_items", self.dict().itemsList()), nil
+	},
+	"keys": func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
+		if len(args) > 0 || len(kw) > 0 {
+			return Value{}, typeErr("dict.keys() takes no arguments (%d given)", len(args)+len(kw))
+		}
+		return viewValue("dict_keys", append([]Value{}, self.dict().Keys()...)), nil
+	},
+	"values": func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
+		if len(args) > 0 || len(kw) > 0 {
+			return Value{}, typeErr("dict.values() takes no arguments (%d given)", len(args)+len(kw))
+		}
+		return viewValue("dict_values", append([]Value{}, self.dict().Values()...)), nil
+	},
+	"copy": func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
+		return DictValue(self.dict().copyDict()), nil
+	},
+}
+
+// seqIndex is list.index and tuple.index.
+func seqIndex(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
+	if len(args) < 1 {
+		return Value{}, typeErr("index expected at least 1 argument, got 0")
+	}
+	for i, it := range self.items() {
+		if pyEqual(it, args[0]) {
+			return Int(int64(i)), nil
+		}
+	}
+	if self.kind == KindTuple {
+		return Value{}, valueErr("tuple.index(x): x not in tuple")
+	}
+	return Value{}, valueErr("%s is not in list", pyRepr(args[0]))
+}
+
+// seqCount is list.count and tuple.count.
+func seqCount(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
+	if len(args) != 1 {
+		return Value{}, typeErr("count() takes exactly one argument (%d given)", len(args))
+	}
+	n := 0
+	for _, it := range self.items() {
+		if pyEqual(it, args[0]) {
+			n++
+		}
+	}
+	return Int(int64(n)), nil
+}
+
+var listMethods = map[string]methodFn{
+	"index": seqIndex,
+	"count": seqCount,
+	"copy": func(r *renderer, self Value, args []Value, kw []kwArg) (Value, error) {
+		return List(append([]Value{}, self.items()...)), nil
+	},
+}
+
+var tupleMethods = map[string]methodFn{"index": seqIndex, "count": seqCount}
 
 func strStrip(left, right bool) methodFn {
 	name := map[[2]bool]string{{true, true}: "strip", {true, false}: "lstrip", {false, true}: "rstrip"}[[2]bool{left, right}]
