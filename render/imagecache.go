@@ -29,7 +29,7 @@ type processedImage struct {
 
 // imageCacheKeyVersion changes whenever the key's layout or what a cached
 // value holds changes.
-const imageCacheKeyVersion = "vrender processed image v2"
+const imageCacheKeyVersion = "vrender processed image v3"
 
 // processorDigest names a processor for the cache key: its
 // preprocessor_config.json and the dtype pixel_values are cast to.
@@ -45,11 +45,17 @@ func processorDigest(preprocessorConfig []byte, dtype vision.DType) [32]byte {
 
 // cacheKey is the digest of everything that decides an image's processed
 // output: the processor, the image's bytes, the merged processor kwargs and
-// the load options. It is not the mm_hash: with a uuid the mm_hash is the
-// uuid alone, its byte stream is not length-prefixed (a file's tail can
-// pose as a kwarg), and neither --mm-processor-kwargs nor media_io_kwargs
-// enter it, so two different outputs could share one.
-func (im *images) cacheKey(data []byte, kw vision.Kwargs, opts imaging.Options) imgcache.Key {
+// the load options. It is not the mm_hash alone: with a uuid the mm_hash
+// is the uuid alone, its byte stream is not length-prefixed (a file's tail
+// can pose as a kwarg), and neither --mm-processor-kwargs nor
+// media_io_kwargs enter it, so two different outputs could share one.
+//
+// The image's bytes enter as the mm_hash and its frame when the hash
+// covers them (img.frame, features.Hasher.ImageHashFramed: equal frame
+// and hash mean equal bytes, up to a collision of the hash), which saves
+// hashing a screenshot's megabytes twice; else (a uuid) as the bytes
+// themselves. A tag byte keeps the two forms apart.
+func (im *images) cacheKey(img sizedImage, kw vision.Kwargs, opts imaging.Options) imgcache.Key {
 	h := blake3.New()
 	h.Write(im.procDigest[:])
 	var b []byte
@@ -73,8 +79,14 @@ func (im *images) cacheKey(data []byte, kw vision.Kwargs, opts imaging.Options) 
 	}
 	b = binary.LittleEndian.AppendUint64(b, uint64(opts.MaxPixels))
 	b = append(b, opts.Background[:]...)
-	writeField(h, b)
-	writeField(h, data)
+	if img.frame != nil {
+		writeField(h, append(b, 1))
+		writeField(h, img.frame)
+		writeField(h, []byte(img.hash))
+	} else {
+		writeField(h, append(b, 0))
+		writeField(h, img.data)
+	}
 	var k imgcache.Key
 	h.Sum(k[:0])
 	return k
@@ -99,7 +111,8 @@ func writeField(h *blake3.Hasher, b []byte) {
 // process decodes and processes one image's bytes, or finds the result in
 // the cache. Failures are the answers imageError gives, the same for every
 // request that waited on the same fill.
-func (im *images) process(ctx context.Context, data []byte, kw vision.Kwargs, opts imaging.Options) (processedImage, error) {
+func (im *images) process(ctx context.Context, img sizedImage, kw vision.Kwargs, opts imaging.Options) (processedImage, error) {
+	data := img.data
 	fill := func() (processedImage, int64, error) {
 		// A client that went away stops the work here or between decoding
 		// and processing (the decoders themselves run to the end).
@@ -123,7 +136,7 @@ func (im *images) process(ctx context.Context, data []byte, kw vision.Kwargs, op
 		p, _, err := fill()
 		return p, err
 	}
-	p, _, err := im.cache.Do(ctx, im.cacheKey(data, kw, opts), fill)
+	p, _, err := im.cache.Do(ctx, im.cacheKey(img, kw, opts), fill)
 	return p, err
 }
 
