@@ -1,8 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,7 +8,6 @@ import (
 
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
-	"github.com/vrender/vrender/render"
 )
 
 // billingHeader starts the system block Claude Code adds with a per-request
@@ -26,20 +23,24 @@ const billingHeader = "x-anthropic-billing-header"
 // tool_choice and tools are assigned afterwards, unvalidated, as vLLM
 // assigns them to the built model.
 func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
-	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) {
+	req, err := anthropicBase(a, func(b *chatBody) {
 		mt := strconv.Itoa(a.MaxTokens)
-		b.Raw("max_tokens", json.RawMessage(mt))
-		b.Raw("max_completion_tokens", json.RawMessage(mt))
+		b.add("max_tokens", &wire.Node{Kind: wire.Number, S: mt})
+		b.add("max_completion_tokens", &wire.Node{Kind: wire.Number, S: mt})
 		if a.StopSequences != nil {
-			b.Value("stop", a.StopSequences)
+			stop := &wire.Node{Kind: wire.Array, Arr: make([]*wire.Node, len(a.StopSequences))}
+			for i, s := range a.StopSequences {
+				stop.Arr[i] = &wire.Node{Kind: wire.String, S: s, Raw: wire.AppendString(nil, s)} // read as text
+			}
+			b.add("stop", stop)
 		}
-		b.Raw("temperature", a.Temperature)
-		b.Raw("top_p", a.TopP)
-		b.Raw("top_k", a.TopK)
-		b.Raw("kv_transfer_params", a.KVTransferParams)
-		b.Raw("ec_transfer_params", a.ECTransferParams)
-		b.Raw("chat_template_kwargs", a.ChatTemplateArgs)
-		b.Raw("vllm_xargs", a.VLLMXargs)
+		b.add("temperature", a.Temperature)
+		b.add("top_p", a.TopP)
+		b.add("top_k", a.TopK)
+		b.add("kv_transfer_params", a.KVTransferParams)
+		b.add("ec_transfer_params", a.ECTransferParams)
+		b.add("chat_template_kwargs", a.ChatTemplateArgs)
+		b.add("vllm_xargs", a.VLLMXargs)
 	})
 	if err != nil {
 		return nil, err
@@ -50,10 +51,10 @@ func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 		req.StreamOptions = &protocol.StreamOptions{IncludeUsage: &t, ContinuousUsageStats: &t}
 	}
 	if oc := a.OutputConfig; oc != nil {
-		if oc.FormatType != "" && len(oc.Schema) > 2 && !isEmptyObject(oc.Schema) {
+		if oc.FormatType != "" && !isEmptyObject(oc.Schema) {
 			var f wire.ObjectBuilder
 			f.Str("name", oc.FormatType)
-			f.Raw("schema", oc.Schema)
+			f.Raw("schema", text(oc.Schema))
 			var rf wire.ObjectBuilder
 			rf.Str("type", oc.FormatType)
 			rf.Raw("json_schema", f.Bytes())
@@ -63,9 +64,7 @@ func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 			req.ReasoningEffort = oc.Effort
 		}
 	}
-	if err := anthropicTools(req, a); err != nil {
-		return nil, err
-	}
+	anthropicTools(req, a)
 	return req, nil
 }
 
@@ -73,31 +72,26 @@ func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 // for AnthropicCountTokensRequest: the chat request has only model,
 // messages and chat_template_kwargs, then tool_choice and tools.
 func CountTokensToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
-	req, err := anthropicBase(a, func(b *wire.ObjectBuilder) { b.Raw("chat_template_kwargs", a.ChatTemplateArgs) })
+	req, err := anthropicBase(a, func(b *chatBody) { b.add("chat_template_kwargs", a.ChatTemplateArgs) })
 	if err != nil {
 		return nil, err
 	}
-	if err := anthropicTools(req, a); err != nil {
-		return nil, err
-	}
+	anthropicTools(req, a)
 	return req, nil
 }
 
 // anthropicBase is the chat request vLLM constructs (and so validates):
 // model, the converted messages, then the members fields adds.
-func anthropicBase(a *MessagesRequest, fields func(*wire.ObjectBuilder)) (*protocol.ChatCompletionRequest, error) {
-	msgs, err := anthropicMessages(a)
-	if err != nil {
-		return nil, err
-	}
+func anthropicBase(a *MessagesRequest, fields func(*chatBody)) (*protocol.ChatCompletionRequest, error) {
+	msgs := anthropicMessages(a)
 	// The messages are built typed; pydantic's check of them (a list of
 	// dicts) holds for every message built, so they join the request
 	// after validation.
-	var b wire.ObjectBuilder
-	b.Str("model", a.Model)
-	b.Raw("messages", json.RawMessage("[]"))
+	var b chatBody
+	b.add("model", wire.StringNode(a.Model))
+	b.add("messages", &wire.Node{Kind: wire.Array})
 	fields(&b)
-	req, err := protocol.DecodeChatCompletionRequest(b.Bytes())
+	req, err := b.decode()
 	if err != nil {
 		return nil, err
 	}
@@ -105,31 +99,58 @@ func anthropicBase(a *MessagesRequest, fields func(*wire.ObjectBuilder)) (*proto
 	return req, nil
 }
 
+// chatBody is the body of the chat request vLLM constructs, as the tree
+// the chat decoder reads: the Messages request's members as the client's
+// trees, the values built here with their text too, as a parse would
+// have made them (pylax reads a member's text as well as its tree).
+type chatBody struct {
+	keys []string
+	vals []*wire.Node
+}
+
+// add appends member k; a nil v is skipped. A value built here gets
+// its text.
+func (b *chatBody) add(k string, v *wire.Node) {
+	if v == nil {
+		return
+	}
+	if v.Raw == nil {
+		v.Raw = wire.AppendNode(nil, v)
+	}
+	b.keys = append(b.keys, k)
+	b.vals = append(b.vals, v)
+}
+
+// decode validates the body as the chat request. Its text is written
+// only for the errors that quote the whole body.
+func (b *chatBody) decode() (*protocol.ChatCompletionRequest, error) {
+	root := &wire.Node{Kind: wire.Object, Keys: b.keys, Vals: b.vals}
+	for _, v := range b.vals {
+		root.Depth = max(root.Depth, v.Depth+1)
+	}
+	root.Raw = wire.AppendNode(nil, root)
+	return protocol.DecodeChatCompletionTree(root.Raw, root)
+}
+
 // anthropicTools sets tool_choice and tools on the built chat request
 // (_convert_tool_choice, _convert_tools), unvalidated as vLLM assigns them.
-func anthropicTools(req *protocol.ChatCompletionRequest, a *MessagesRequest) error {
+func anthropicTools(req *protocol.ChatCompletionRequest, a *MessagesRequest) {
 	req.ToolChoice = anthropicToolChoice(a.ToolChoice)
 	if !a.HaveTools {
-		return nil
+		return
 	}
 	req.Tools = make([]protocol.Tool, 0, len(a.Tools))
 	for _, t := range a.Tools {
 		fn := protocol.FunctionDefinition{Name: t.Name, Description: t.Description,
 			Extra: []protocol.Member{{Key: "defer_loading", Value: boolOrNull(t.DeferLoading)}}}
 		if t.InputSchema != nil {
-			// A validated object: its parse cannot fail.
-			schema, err := wire.Parse(t.InputSchema)
-			if err != nil {
-				return fmt.Errorf("anthropic: input_schema: %w", err)
-			}
-			fn.Parameters = schema
+			fn.Parameters = t.InputSchema
 		}
 		req.Tools = append(req.Tools, protocol.Tool{Type: "function", Function: fn})
 	}
 	if req.ToolChoice.Kind == protocol.ToolChoiceUnset {
 		req.ToolChoice = protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}
 	}
-	return nil
 }
 
 // boolOrNull is an optional bool as a JSON value.
@@ -159,7 +180,7 @@ func anthropicToolChoice(tc *ToolChoice) protocol.ToolChoice {
 // anthropicMessages is the chat messages list: a system message with the
 // system field's text first, then the messages in order, their blocks
 // mapped to chat content parts, tool calls, reasoning and tool messages.
-func anthropicMessages(a *MessagesRequest) ([]protocol.Message, error) {
+func anthropicMessages(a *MessagesRequest) []protocol.Message {
 	var out []protocol.Message
 	var system []string
 	if a.SystemText != nil && *a.SystemText != "" {
@@ -187,16 +208,13 @@ func anthropicMessages(a *MessagesRequest) ([]protocol.Message, error) {
 			}
 			continue
 		}
-		msg, extra, err := anthropicMessage(m)
-		if err != nil {
-			return nil, err
-		}
+		msg, extra := anthropicMessage(m)
 		out = append(out, extra...)
 		if msg != nil {
 			out = append(out, *msg)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func appendSystemBlocks(parts []string, blocks []ContentBlock) []string {
@@ -211,10 +229,10 @@ func appendSystemBlocks(parts []string, blocks []ContentBlock) []string {
 // anthropicMessage converts one non-system message. extra holds the tool
 // messages its tool_result blocks produced, which vLLM appends before the
 // message itself; msg is nil for a user message left without content.
-func anthropicMessage(m Message) (msg *protocol.Message, extra []protocol.Message, err error) {
+func anthropicMessage(m Message) (msg *protocol.Message, extra []protocol.Message) {
 	if m.Text != nil {
 		out := protocol.TextMessage(m.Role, *m.Text)
-		return &out, nil, nil
+		return &out, nil
 	}
 	out := &protocol.Message{Role: m.Role, HasRole: true}
 	var parts []protocol.ContentPart
@@ -227,7 +245,7 @@ func anthropicMessage(m Message) (msg *protocol.Message, extra []protocol.Messag
 				parts = append(parts, protocol.TextPart(*blk.Text))
 			}
 		case "image":
-			if len(blk.Source) > 0 && !isEmptyObject(blk.Source) {
+			if !isEmptyObject(blk.Source) {
 				parts = append(parts, protocol.ImagePart(imageSourceURL(blk.Source)))
 			}
 		case "thinking":
@@ -235,11 +253,7 @@ func anthropicMessage(m Message) (msg *protocol.Message, extra []protocol.Messag
 				reasoning = append(reasoning, *blk.Thinking)
 			}
 		case "tool_use":
-			tc, err := toolUseCall(blk)
-			if err != nil {
-				return nil, nil, err
-			}
-			toolCalls = append(toolCalls, tc)
+			toolCalls = append(toolCalls, toolUseCall(blk))
 		case "tool_result":
 			if m.Role == "user" {
 				extra = append(extra, userToolResult(blk)...)
@@ -261,9 +275,9 @@ func anthropicMessage(m Message) (msg *protocol.Message, extra []protocol.Messag
 	case len(parts) > 0:
 		out.Content = protocol.Content{Kind: protocol.ContentParts, Parts: parts}
 	case m.Role == "user":
-		return nil, extra, nil
+		return nil, extra
 	}
-	return out, extra, nil
+	return out, extra
 }
 
 // objectNode is a JSON object of the given members in order, built by code.
@@ -273,7 +287,7 @@ func objectNode(keys []string, vals ...*wire.Node) *wire.Node {
 
 // toolUseCall is a tool_use block as a chat tool call; the arguments are
 // Python's json.dumps of the input, as vLLM writes them.
-func toolUseCall(blk ContentBlock) (*wire.Node, error) {
+func toolUseCall(blk ContentBlock) *wire.Node {
 	id := ""
 	if blk.ID != nil {
 		id = *blk.ID
@@ -281,20 +295,16 @@ func toolUseCall(blk ContentBlock) (*wire.Node, error) {
 	if id == "" {
 		id = fmt.Sprintf("call_%d", time.Now().Unix())
 	}
-	input := blk.Input
-	if len(input) == 0 || isEmptyObject(input) {
-		input = json.RawMessage("{}")
-	}
-	args, err := render.PyJSONDumps(input)
-	if err != nil {
-		return nil, fmt.Errorf("tool_use input: %w", err)
+	args := "{}"
+	if !isEmptyObject(blk.Input) {
+		args = string(appendPyDumps(nil, blk.Input))
 	}
 	name := ""
 	if blk.Name != nil {
 		name = *blk.Name
 	}
 	fn := objectNode([]string{"name", "arguments"}, wire.StringNode(name), wire.StringNode(args))
-	return objectNode([]string{"id", "type", "function"}, wire.StringNode(id), wire.StringNode("function"), fn), nil
+	return objectNode([]string{"id", "type", "function"}, wire.StringNode(id), wire.StringNode("function"), fn)
 }
 
 // userToolResult is a user tool_result block as vLLM converts it: a tool
@@ -309,25 +319,21 @@ func userToolResult(blk ContentBlock) []protocol.Message {
 	case blk.ContentList != nil:
 		var texts []string
 		for _, item := range blk.ContentList {
-			var members map[string]json.RawMessage
-			if json.Unmarshal(item, &members) != nil {
-				continue
-			}
-			switch jsonStr(members["type"]) {
+			switch str(item, "type") {
 			case "text":
-				texts = append(texts, jsonStr(members["text"]))
+				texts = append(texts, str(item, "text"))
 			case "image":
-				src := members["source"]
-				if !bytes.HasPrefix(bytes.TrimLeft(src, " \t\r\n"), []byte{'{'}) {
-					src = json.RawMessage("{}")
+				src, _ := item.Get("source")
+				if src == nil || src.Kind != wire.Object {
+					src = emptyObject
 				}
 				if u := imageSourceURL(src); u != "" {
 					images = append(images, protocol.ImagePart(u))
 				}
 			case "tool_reference":
-				name := jsonStr(members["tool_name"])
+				name := str(item, "tool_name")
 				if name == "" {
-					name = jsonStr(members["name"])
+					name = str(item, "name")
 				}
 				if name != "" {
 					refs = append(refs, protocol.ToolReferencePart(name))
@@ -356,22 +362,20 @@ func userToolResult(blk ContentBlock) []protocol.Message {
 
 // imageSourceURL is vLLM's _convert_image_source_to_url: a url source's
 // url, anything else a base64 data URI (media type image/jpeg by default).
-func imageSourceURL(src json.RawMessage) string {
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(src, &members)
-	if jsonStr(members["type"]) == "url" {
-		if u, ok := members["url"]; ok {
-			return render.PyStr(u)
+func imageSourceURL(src *wire.Node) string {
+	if str(src, "type") == "url" {
+		if u, ok := src.Get("url"); ok {
+			return pyStr(u)
 		}
 		return ""
 	}
 	media := "image/jpeg"
-	if mt, ok := members["media_type"]; ok {
-		media = render.PyStr(mt)
+	if mt, ok := src.Get("media_type"); ok {
+		media = pyStr(mt)
 	}
 	data := ""
-	if d, ok := members["data"]; ok {
-		data = render.PyStr(d)
+	if d, ok := src.Get("data"); ok {
+		data = pyStr(d)
 	}
 	return "data:" + media + ";base64," + data
 }
@@ -382,33 +386,33 @@ func pyStrOfContent(blk ContentBlock) string {
 	case blk.ContentText != nil:
 		return *blk.ContentText
 	case len(blk.ContentList) > 0:
-		return render.PyStr(joinArray(rawList(blk.ContentList)))
+		return pyStr(&wire.Node{Kind: wire.Array, Arr: blk.ContentList})
 	}
 	return ""
 }
 
-func rawList(items []json.RawMessage) [][]byte {
-	out := make([][]byte, len(items))
-	for i, it := range items {
-		out[i] = it
+// emptyObject is {}, what vLLM reads an image without a source dict as.
+var emptyObject = &wire.Node{Kind: wire.Object, Raw: []byte("{}")}
+
+// text is the JSON text of n, nil for nil: members handed on as sent.
+// A parsed node's is its own text, not copied: readers only read it.
+func text(n *wire.Node) []byte {
+	switch {
+	case n == nil:
+		return nil
+	case n.Raw != nil:
+		return n.Raw
 	}
-	return out
+	return wire.AppendNode(nil, n)
 }
 
-func joinArray(items [][]byte) json.RawMessage {
-	return json.RawMessage(append(append([]byte{'['}, bytes.Join(items, []byte{','})...), ']'))
-}
-
-// jsonStr is raw as a string, "" when it is not one.
-func jsonStr(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return ""
+// str is member key of the object n when it is a string, else "".
+func str(n *wire.Node, key string) string {
+	if v, ok := n.Get(key); ok && v.Kind == wire.String {
+		return v.S
 	}
-	return s
+	return ""
 }
 
-func isEmptyObject(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(raw, &m) == nil && len(m) == 0
-}
+// isEmptyObject reports whether the object n is absent or {}.
+func isEmptyObject(n *wire.Node) bool { return n == nil || len(n.Keys) == 0 }

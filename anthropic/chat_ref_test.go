@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/vrender/vrender/internal/wire"
+	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 )
 
@@ -18,13 +20,13 @@ import (
 // anthropicMessages is the chat messages list: a system message with the
 // system field's text first, then the messages in order, their blocks
 // mapped to chat content parts, tool calls, reasoning and tool messages.
-func refAnthropicMessages(a *MessagesRequest) (json.RawMessage, error) {
+func refAnthropicMessages(a *refRequest) (json.RawMessage, error) {
 	var out [][]byte
 	var system []string
 	if a.SystemText != nil && *a.SystemText != "" {
 		system = append(system, *a.SystemText)
 	}
-	system = appendSystemBlocks(system, a.SystemBlocks)
+	system = refAppendSystemBlocks(system, a.SystemBlocks)
 	if len(system) > 0 {
 		out = append(out, refSystemMessage(system))
 	}
@@ -39,7 +41,7 @@ func refAnthropicMessages(a *MessagesRequest) (json.RawMessage, error) {
 					parts = append(parts, *m.Text)
 				}
 			} else {
-				parts = appendSystemBlocks(parts, m.Blocks)
+				parts = refAppendSystemBlocks(parts, m.Blocks)
 			}
 			if len(parts) > 0 {
 				out = append(out, refSystemMessage(parts))
@@ -68,7 +70,7 @@ func refSystemMessage(parts []string) []byte {
 // anthropicMessage converts one non-system message. extra holds the tool
 // messages its tool_result blocks produced, which vLLM appends before the
 // message itself; msg is nil for a user message left without content.
-func refAnthropicMessage(m Message) (msg []byte, extra [][]byte, err error) {
+func refAnthropicMessage(m refMessage) (msg []byte, extra [][]byte, err error) {
 	var b wire.ObjectBuilder
 	b.Str("role", m.Role)
 	if m.Text != nil {
@@ -84,8 +86,8 @@ func refAnthropicMessage(m Message) (msg []byte, extra [][]byte, err error) {
 				parts = append(parts, refTextPart(*blk.Text))
 			}
 		case "image":
-			if len(blk.Source) > 0 && !isEmptyObject(blk.Source) {
-				parts = append(parts, refImagePart(imageSourceURL(blk.Source)))
+			if len(blk.Source) > 0 && !refIsEmptyObject(blk.Source) {
+				parts = append(parts, refImagePart(refImageSourceURL(blk.Source)))
 			}
 		case "thinking":
 			if blk.Thinking != nil {
@@ -101,7 +103,7 @@ func refAnthropicMessage(m Message) (msg []byte, extra [][]byte, err error) {
 			if m.Role == "user" {
 				extra = append(extra, refUserToolResult(blk)...)
 			} else {
-				parts = append(parts, refTextPart("Tool result: "+pyStrOfContent(blk)))
+				parts = append(parts, refTextPart("Tool result: "+refPyStrOfContent(blk)))
 			}
 		}
 		// redacted_thinking and tool_reference blocks are accepted and dropped.
@@ -111,7 +113,7 @@ func refAnthropicMessage(m Message) (msg []byte, extra [][]byte, err error) {
 		b.Str("reasoning", strings.Join(reasoning, ""))
 	}
 	if len(toolCalls) > 0 {
-		b.Raw("tool_calls", joinArray(toolCalls))
+		b.Raw("tool_calls", refJoinArray(toolCalls))
 	}
 	if len(parts) > 0 {
 		hasContent = true
@@ -122,7 +124,7 @@ func refAnthropicMessage(m Message) (msg []byte, extra [][]byte, err error) {
 		if len(parts) == 1 && json.Unmarshal(parts[0], &single) == nil && single.Type == "text" {
 			b.Str("content", single.Text)
 		} else {
-			b.Raw("content", joinArray(parts))
+			b.Raw("content", refJoinArray(parts))
 		}
 	}
 	if m.Role == "user" && !hasContent {
@@ -133,7 +135,7 @@ func refAnthropicMessage(m Message) (msg []byte, extra [][]byte, err error) {
 
 // toolUseCall is a tool_use block as a chat tool call; the arguments are
 // Python's json.dumps of the input, as vLLM writes them.
-func refToolUseCall(blk ContentBlock) ([]byte, error) {
+func refToolUseCall(blk refBlock) ([]byte, error) {
 	id := ""
 	if blk.ID != nil {
 		id = *blk.ID
@@ -142,8 +144,14 @@ func refToolUseCall(blk ContentBlock) ([]byte, error) {
 		id = fmt.Sprintf("call_%d", time.Now().Unix())
 	}
 	input := blk.Input
-	if len(input) == 0 || isEmptyObject(input) {
+	if len(input) == 0 || refIsEmptyObject(input) {
 		input = json.RawMessage("{}")
+	}
+	// The old conversion wrote a repeated key twice (render.PyJSONDumps
+	// walks the text's tokens); the reference writes the dict json.loads
+	// makes, as vLLM does.
+	if n, err := wire.Parse(input); err == nil {
+		input = wire.AppendNode(nil, withoutText(n))
 	}
 	args, err := render.PyJSONDumps(input)
 	if err != nil {
@@ -166,7 +174,7 @@ func refToolUseCall(blk ContentBlock) ([]byte, error) {
 // userToolResult is a user tool_result block as vLLM converts it: a tool
 // message with the text (blocks joined by newlines), then a user message
 // with its images and a tool message with its tool references, if any.
-func refUserToolResult(blk ContentBlock) [][]byte {
+func refUserToolResult(blk refBlock) [][]byte {
 	text := ""
 	var images, refs [][]byte
 	switch {
@@ -179,21 +187,21 @@ func refUserToolResult(blk ContentBlock) [][]byte {
 			if json.Unmarshal(item, &members) != nil {
 				continue
 			}
-			switch jsonStr(members["type"]) {
+			switch refJSONStr(members["type"]) {
 			case "text":
-				texts = append(texts, jsonStr(members["text"]))
+				texts = append(texts, refJSONStr(members["text"]))
 			case "image":
 				src := members["source"]
 				if !bytes.HasPrefix(bytes.TrimLeft(src, " \t\r\n"), []byte{'{'}) {
 					src = json.RawMessage("{}")
 				}
-				if u := imageSourceURL(src); u != "" {
+				if u := refImageSourceURL(src); u != "" {
 					images = append(images, refImagePart(u))
 				}
 			case "tool_reference":
-				name := jsonStr(members["tool_name"])
+				name := refJSONStr(members["tool_name"])
 				if name == "" {
-					name = jsonStr(members["name"])
+					name = refJSONStr(members["name"])
 				}
 				if name != "" {
 					var r wire.ObjectBuilder
@@ -217,14 +225,14 @@ func refUserToolResult(blk ContentBlock) [][]byte {
 	if len(images) > 0 {
 		var u wire.ObjectBuilder
 		u.Str("role", "user")
-		u.Raw("content", joinArray(images))
+		u.Raw("content", refJoinArray(images))
 		out = append(out, u.Bytes())
 	}
 	if len(refs) > 0 {
 		var r wire.ObjectBuilder
 		r.Str("role", "tool")
 		r.Str("tool_call_id", id)
-		r.Raw("content", joinArray(refs))
+		r.Raw("content", refJoinArray(refs))
 		out = append(out, r.Bytes())
 	}
 	return out
@@ -244,4 +252,146 @@ func refImagePart(url string) []byte {
 	b.Str("type", "image_url")
 	b.Raw("image_url", u.Bytes())
 	return b.Bytes()
+}
+
+func refAppendSystemBlocks(parts []string, blocks []refBlock) []string {
+	for _, b := range blocks {
+		if b.Type == "text" && b.Text != nil && *b.Text != "" && !strings.HasPrefix(*b.Text, billingHeader) {
+			parts = append(parts, *b.Text)
+		}
+	}
+	return parts
+}
+
+// refImageSourceURL is vLLM's _convert_image_source_to_url over the
+// source's text.
+func refImageSourceURL(src json.RawMessage) string {
+	var members map[string]json.RawMessage
+	_ = json.Unmarshal(src, &members)
+	if refJSONStr(members["type"]) == "url" {
+		if u, ok := members["url"]; ok {
+			return render.PyStr(u)
+		}
+		return ""
+	}
+	media := "image/jpeg"
+	if mt, ok := members["media_type"]; ok {
+		media = render.PyStr(mt)
+	}
+	data := ""
+	if d, ok := members["data"]; ok {
+		data = render.PyStr(d)
+	}
+	return "data:" + media + ";base64," + data
+}
+
+func refPyStrOfContent(blk refBlock) string {
+	switch {
+	case blk.ContentText != nil:
+		return *blk.ContentText
+	case len(blk.ContentList) > 0:
+		items := make([][]byte, len(blk.ContentList))
+		for i, it := range blk.ContentList {
+			items[i] = it
+		}
+		return render.PyStr(refJoinArray(items))
+	}
+	return ""
+}
+
+func refJoinArray(items [][]byte) json.RawMessage {
+	return json.RawMessage(append(append([]byte{'['}, bytes.Join(items, []byte{','})...), ']'))
+}
+
+func refJSONStr(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+func refIsEmptyObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && len(m) == 0
+}
+
+// refToChat is ToChat before the request kept its members' trees: the
+// sampling members written into the chat body as their text, the schemas
+// parsed again from theirs, the messages as the JSON conversion wrote them
+// read back by the chat decoder.
+func refToChat(a *refRequest, count bool) (*protocol.ChatCompletionRequest, error) {
+	msgs, err := refAnthropicMessages(a)
+	if err != nil {
+		return nil, err
+	}
+	var b wire.ObjectBuilder
+	b.Str("model", a.Model)
+	b.Raw("messages", json.RawMessage("[]"))
+	if count {
+		b.Raw("chat_template_kwargs", a.ChatTemplateArgs)
+	} else {
+		mt := strconv.Itoa(a.MaxTokens)
+		b.Raw("max_tokens", json.RawMessage(mt))
+		b.Raw("max_completion_tokens", json.RawMessage(mt))
+		if a.StopSequences != nil {
+			b.Value("stop", a.StopSequences)
+		}
+		b.Raw("temperature", a.Temperature)
+		b.Raw("top_p", a.TopP)
+		b.Raw("top_k", a.TopK)
+		b.Raw("kv_transfer_params", a.KVTransferParams)
+		b.Raw("ec_transfer_params", a.ECTransferParams)
+		b.Raw("chat_template_kwargs", a.ChatTemplateArgs)
+		b.Raw("vllm_xargs", a.VLLMXargs)
+	}
+	req, err := protocol.DecodeChatCompletionRequest(b.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	m, err := protocol.DecodeChatCompletionRequest(append(append([]byte(`{"messages":`), msgs...), '}'))
+	if err != nil {
+		return nil, fmt.Errorf("the JSON conversion %s does not decode: %w", msgs, err)
+	}
+	req.Messages = m.Messages
+	if a.Stream && !count {
+		t := true
+		req.Stream = &t
+		req.StreamOptions = &protocol.StreamOptions{IncludeUsage: &t, ContinuousUsageStats: &t}
+	}
+	if oc := a.OutputConfig; oc != nil && !count {
+		if oc.FormatType != "" && len(oc.Schema) > 2 && !refIsEmptyObject(oc.Schema) {
+			var f wire.ObjectBuilder
+			f.Str("name", oc.FormatType)
+			f.Raw("schema", oc.Schema)
+			var rf wire.ObjectBuilder
+			rf.Str("type", oc.FormatType)
+			rf.Raw("json_schema", f.Bytes())
+			req.ResponseFormat = rf.Bytes()
+		}
+		if oc.Effort != nil {
+			req.ReasoningEffort = oc.Effort
+		}
+	}
+	req.ToolChoice = anthropicToolChoice(a.ToolChoice)
+	if !a.HaveTools {
+		return req, nil
+	}
+	req.Tools = make([]protocol.Tool, 0, len(a.Tools))
+	for _, t := range a.Tools {
+		fn := protocol.FunctionDefinition{Name: t.Name, Description: t.Description,
+			Extra: []protocol.Member{{Key: "defer_loading", Value: boolOrNull(t.DeferLoading)}}}
+		if t.InputSchema != nil {
+			schema, err := wire.Parse(t.InputSchema)
+			if err != nil {
+				return nil, fmt.Errorf("anthropic: input_schema: %w", err)
+			}
+			fn.Parameters = schema
+		}
+		req.Tools = append(req.Tools, protocol.Tool{Type: "function", Function: fn})
+	}
+	if req.ToolChoice.Kind == protocol.ToolChoiceUnset {
+		req.ToolChoice = protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}
+	}
+	return req, nil
 }

@@ -24,7 +24,7 @@ func DecodeCountTokensRequest(data []byte) (*MessagesRequest, error) {
 	obj.anthropicModelMessages(r)
 	obj.anthropicSystem(r)
 	obj.anthropicTools(r)
-	r.ChatTemplateArgs = obj.OptionalDict("chat_template_kwargs")
+	r.ChatTemplateArgs = obj.OptionalDictNode("chat_template_kwargs")
 	if len(obj.Errs) > 0 {
 		return nil, &pylax.ValidationError{Errors: obj.Errs}
 	}

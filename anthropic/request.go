@@ -1,37 +1,40 @@
 package anthropic
 
 import (
-	"encoding/json"
 	"math/big"
+	"slices"
 
 	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // MessagesRequest is the body of POST /v1/messages/render (and of
 // Anthropic's /v1/messages): vLLM's AnthropicMessagesRequest
-// (vllm/entrypoints/anthropic/protocol.py). Members that the conversion to
-// a chat request copies verbatim are kept as raw JSON, in request order.
+// (vllm/entrypoints/anthropic/protocol.py), decoded once. Fields that the
+// conversion to a chat request hands on as sent are the body's trees:
+// the sampling members as the client spelt them, because the chat request
+// validates them again as vLLM's constructor does.
 type MessagesRequest struct {
 	Model         string
 	Messages      []Message
 	MaxTokens     int
-	Metadata      json.RawMessage
+	Metadata      *wire.Node // an object or nil
 	OutputConfig  *OutputConfig
 	StopSequences []string // nil when absent or null
 	Stream        bool
 	// System is a string (SystemText) or a list of blocks (SystemBlocks).
 	SystemText       *string
 	SystemBlocks     []ContentBlock
-	Temperature      json.RawMessage // a float or nil
+	Temperature      *wire.Node // a float or nil
 	ToolChoice       *ToolChoice
 	Tools            []Tool
-	HaveTools        bool // tools was a list (possibly empty), not absent or null
-	TopK             json.RawMessage
-	TopP             json.RawMessage
-	KVTransferParams json.RawMessage
-	ECTransferParams json.RawMessage
-	ChatTemplateArgs json.RawMessage // chat_template_kwargs
-	VLLMXargs        json.RawMessage // vllm_xargs, checked by the chat request
+	HaveTools        bool       // tools was a list (possibly empty), not absent or null
+	TopK             *wire.Node // an int or nil
+	TopP             *wire.Node // a float or nil
+	KVTransferParams *wire.Node // objects or nil, from here on
+	ECTransferParams *wire.Node
+	ChatTemplateArgs *wire.Node // chat_template_kwargs
+	VLLMXargs        *wire.Node // vllm_xargs, checked by the chat request
 }
 
 // Message is one input message; Content is a string (Text) or a
@@ -43,18 +46,19 @@ type Message struct {
 }
 
 // ContentBlock is vLLM's flat AnthropicContentBlock: one struct for
-// every block type, unset members nil.
+// every block type, unset members nil. Source and Input are dicts of any
+// values in vLLM too, kept as their trees.
 type ContentBlock struct {
 	Type      string
 	Text      *string
-	Source    json.RawMessage // an object or nil
+	Source    *wire.Node // an object or nil
 	ID        *string
 	ToolUseID *string
 	Name      *string
-	Input     json.RawMessage // an object or nil
+	Input     *wire.Node // an object or nil
 	// Content is a string (ContentText) or a list of objects (ContentList).
 	ContentText *string
-	ContentList []json.RawMessage
+	ContentList []*wire.Node
 	Thinking    *string
 }
 
@@ -63,7 +67,7 @@ type ContentBlock struct {
 type Tool struct {
 	Name         string
 	Description  *string
-	InputSchema  json.RawMessage
+	InputSchema  *wire.Node // an object
 	DeferLoading *bool
 }
 
@@ -77,8 +81,8 @@ type ToolChoice struct {
 // output format.
 type OutputConfig struct {
 	Effort     *string
-	FormatType string          // "json_schema" when a format was given
-	Schema     json.RawMessage // format.schema, or nil
+	FormatType string     // "json_schema" when a format was given
+	Schema     *wire.Node // format.schema (an object), or nil
 }
 
 var anthropicBlockTypes = []string{"text", "image", "tool_use", "tool_result", "tool_reference", "thinking", "redacted_thinking"}
@@ -93,19 +97,19 @@ func DecodeMessagesRequest(data []byte) (*MessagesRequest, error) {
 	}
 	r := &MessagesRequest{}
 	obj.anthropicModelMessages(r)
-	if raw, ok := obj.Members["max_tokens"]; ok {
-		if n, ok := obj.CheckedInt(obj.At("max_tokens"), raw, nil, nil); ok {
-			if n.Cmp(big.NewInt(0)) <= 0 {
-				obj.fieldValueError("max_tokens", "max_tokens must be positive", raw)
+	if n := obj.Nodes["max_tokens"]; n != nil {
+		if v, ok := obj.CheckedInt(obj.At("max_tokens"), n.Raw, nil, nil); ok {
+			if v.Cmp(big.NewInt(0)) <= 0 {
+				obj.fieldValueError("max_tokens", "max_tokens must be positive", n)
 			}
-			r.MaxTokens = pylax.ClampInt(n)
+			r.MaxTokens = pylax.ClampInt(v)
 		}
 	} else {
 		obj.Missing("max_tokens")
 	}
-	r.Metadata = obj.OptionalDict("metadata")
+	r.Metadata = obj.OptionalDictNode("metadata")
 	r.OutputConfig = obj.anthropicOutputConfig("output_config")
-	if raw, ok := obj.Members["stop_sequences"]; ok && !pylax.IsNull(raw) {
+	if n := obj.Nodes["stop_sequences"]; n != nil && !n.IsNull() {
 		r.StopSequences = obj.StringList("stop_sequences", nil)
 	}
 	if s := obj.OptionalBool("stream", false); s != nil {
@@ -113,19 +117,19 @@ func DecodeMessagesRequest(data []byte) (*MessagesRequest, error) {
 	}
 	obj.anthropicSystem(r)
 	if obj.OptionalFloat("temperature", nil) != nil {
-		r.Temperature = obj.Members["temperature"]
+		r.Temperature = obj.Nodes["temperature"]
 	}
 	obj.anthropicTools(r)
 	if obj.OptionalInt("top_k", nil, nil, nil) != nil {
-		r.TopK = obj.Members["top_k"]
+		r.TopK = obj.Nodes["top_k"]
 	}
 	if obj.OptionalFloat("top_p", nil) != nil {
-		r.TopP = obj.Members["top_p"]
+		r.TopP = obj.Nodes["top_p"]
 	}
-	r.KVTransferParams = obj.OptionalDict("kv_transfer_params")
-	r.ECTransferParams = obj.OptionalDict("ec_transfer_params")
-	r.ChatTemplateArgs = obj.OptionalDict("chat_template_kwargs")
-	r.VLLMXargs = obj.OptionalDict("vllm_xargs")
+	r.KVTransferParams = obj.OptionalDictNode("kv_transfer_params")
+	r.ECTransferParams = obj.OptionalDictNode("ec_transfer_params")
+	r.ChatTemplateArgs = obj.OptionalDictNode("chat_template_kwargs")
+	r.VLLMXargs = obj.OptionalDictNode("vllm_xargs")
 	if len(obj.Errs) > 0 {
 		return nil, &pylax.ValidationError{Errors: obj.Errs}
 	}
@@ -134,15 +138,15 @@ func DecodeMessagesRequest(data []byte) (*MessagesRequest, error) {
 
 // anthropicModelMessages validates model (non-empty) and messages.
 func (o *object) anthropicModelMessages(r *MessagesRequest) {
-	if raw, ok := o.Members["model"]; ok {
+	if n := o.Nodes["model"]; n != nil {
 		r.Model = o.RequiredString("model")
 		if len(o.Errs) == 0 && r.Model == "" {
-			o.fieldValueError("model", "Model is required", raw)
+			o.fieldValueError("model", "Model is required", n)
 		}
 	} else {
 		o.Missing("model")
 	}
-	if items, ok := o.List("messages", true); ok {
+	if items, ok := o.ListNodes("messages", true); ok {
 		for i, item := range items {
 			if m, ok := o.anthropicMessage(i, item); ok {
 				r.Messages = append(r.Messages, m)
@@ -153,10 +157,10 @@ func (o *object) anthropicModelMessages(r *MessagesRequest) {
 
 // anthropicSystem validates system: a string or text blocks.
 func (o *object) anthropicSystem(r *MessagesRequest) {
-	if raw, ok := o.Members["system"]; ok && !pylax.IsNull(raw) {
+	if n := o.Nodes["system"]; n != nil && !n.IsNull() {
 		var list bool
-		if r.SystemText, list = o.strOrList("system", raw); list {
-			r.SystemBlocks = o.anthropicBlocks(o.At("system"), raw)
+		if r.SystemText, list = o.strOrList("system", n); list {
+			r.SystemBlocks = o.anthropicBlocks(o.At("system"), n)
 		}
 	}
 }
@@ -164,7 +168,7 @@ func (o *object) anthropicSystem(r *MessagesRequest) {
 // anthropicTools validates tool_choice and tools.
 func (o *object) anthropicTools(r *MessagesRequest) {
 	r.ToolChoice = o.anthropicToolChoice("tool_choice")
-	if items, ok := o.List("tools", false); ok {
+	if items, ok := o.ListNodes("tools", false); ok {
 		r.HaveTools = true
 		for i, item := range items {
 			if t, ok := o.anthropicTool(i, item); ok {
@@ -175,39 +179,33 @@ func (o *object) anthropicTools(r *MessagesRequest) {
 }
 
 // fieldValueError is pydantic's error for a field validator that raised
-// ValueError(msg) on the value raw.
-func (o *object) fieldValueError(name, msg string, raw json.RawMessage) {
-	o.Fail(o.At(name), "value_error", "Value error, "+msg, raw,
+// ValueError(msg) on the value n.
+func (o *object) fieldValueError(name, msg string, n *wire.Node) {
+	o.Fail(o.At(name), "value_error", "Value error, "+msg, n.Raw,
 		pylax.CtxEntry{Key: "error", Value: pylax.PyException{Class: "ValueError", Message: msg}})
 }
 
 // anthropicMessage validates messages[i]: role (Claude Code's "ctx" and
 // "msg" read as "user", as vLLM's before-validator maps them) and content.
-func (o *object) anthropicMessage(i int, raw json.RawMessage) (Message, bool) {
-	m := o.listItem(o.At("messages", i), raw, "AnthropicMessage")
-	if m == nil {
+func (o *object) anthropicMessage(i int, n *wire.Node) (Message, bool) {
+	item := o.ItemObject(o.At("messages", i), n, "AnthropicMessage")
+	if item == nil {
 		return Message{}, false
 	}
+	m := &object{item}
 	before := len(o.Errs)
 	var msg Message
-	if rr, ok := m.Members["role"]; ok {
-		if s, isStr := pylax.LaxString(rr); isStr {
-			if s == "ctx" || s == "msg" {
-				s = "user"
-				m.Members["role"] = json.RawMessage(`"user"`)
-			}
-			if s == "user" || s == "assistant" || s == "system" {
-				msg.Role = s
-			}
-		}
-		m.OptionalLiteral("role", "user", "assistant", "system")
-	} else {
+	if role := m.Nodes["role"]; role == nil {
 		m.Missing("role")
+	} else if role.Kind == wire.String && (role.S == "ctx" || role.S == "msg") {
+		msg.Role = "user" // valid as mapped
+	} else if s := m.literal("role", "user", "assistant", "system"); s != nil {
+		msg.Role = *s
 	}
-	if cr, ok := m.Members["content"]; ok {
+	if c := m.Nodes["content"]; c != nil {
 		var list bool
-		if msg.Text, list = m.strOrList("content", cr); list {
-			msg.Blocks = m.anthropicBlocks(m.At("content"), cr)
+		if msg.Text, list = m.strOrList("content", c); list {
+			msg.Blocks = m.anthropicBlocks(m.At("content"), c)
 		}
 	} else {
 		m.Missing("content")
@@ -216,186 +214,183 @@ func (o *object) anthropicMessage(i int, raw json.RawMessage) (Message, bool) {
 	return msg, len(o.Errs) == before
 }
 
-// anthropicBlocks validates the list raw (at loc) as list[AnthropicContentBlock],
+// anthropicBlocks validates the list n (at loc) as list[AnthropicContentBlock],
 // the list member of a `str | list[AnthropicContentBlock]` union: when an
 // item fails, pydantic reports the str member's error too.
-func (o *object) anthropicBlocks(loc []any, raw json.RawMessage) []ContentBlock {
-	var items []json.RawMessage
-	_ = json.Unmarshal(raw, &items)
-	blocks := make([]ContentBlock, 0, len(items))
+func (o *object) anthropicBlocks(loc []any, n *wire.Node) []ContentBlock {
+	blocks := make([]ContentBlock, 0, len(n.Arr))
 	var errs []pylax.FieldError
-	for i, item := range items {
-		b := &object{&pylax.Object{Raw: item, Loc: append(append([]any{}, loc...), i)}}
-		if pylax.Kind(item) != '{' {
-			errs = append(errs, pylax.FieldError{Type: "model_type", Loc: b.Loc,
+	for i, item := range n.Arr {
+		bloc := append(append([]any{}, loc...), i)
+		if item.Kind != wire.Object {
+			errs = append(errs, pylax.FieldError{Type: "model_type", Loc: bloc,
 				Msg:   "Input should be a valid dictionary or instance of AnthropicContentBlock",
-				Input: item, Ctx: []pylax.CtxEntry{{Key: "class_name", Value: "AnthropicContentBlock"}}})
+				Input: item.Raw, Ctx: []pylax.CtxEntry{{Key: "class_name", Value: "AnthropicContentBlock"}}})
 			continue
 		}
-		_ = json.Unmarshal(item, &b.Members)
-		var blk ContentBlock
-		if t, ok := b.Members["type"]; ok {
-			if s := b.OptionalLiteral("type", anthropicBlockTypes...); s != nil {
-				blk.Type = *s
-			} else if pylax.IsNull(t) {
-				b.literalNull("type", t)
-			}
-		} else {
-			b.Missing("type")
-		}
-		blk.Text = b.OptionalString("text")
-		blk.Source = b.OptionalDict("source")
-		blk.ID = b.OptionalString("id")
-		blk.ToolUseID = b.OptionalString("tool_use_id")
-		blk.Name = b.OptionalString("name")
-		blk.Input = b.OptionalDict("input")
-		if cr, ok := b.Members["content"]; ok && !pylax.IsNull(cr) {
-			var list bool
-			if blk.ContentText, list = b.strOrList("content", cr); list {
-				var list []json.RawMessage
-				_ = json.Unmarshal(cr, &list)
-				var bad []int
-				for j, e := range list {
-					if pylax.Kind(e) != '{' {
-						bad = append(bad, j)
-					}
-				}
-				if len(bad) > 0 {
-					b.Fail(b.At("content"), "string_type", "Input should be a valid string", cr)
-					for _, j := range bad {
-						b.Fail(b.At("content", j), "dict_type", "Input should be a valid dictionary", list[j])
-					}
-				} else {
-					blk.ContentList = list
-				}
-			}
-		}
-		if raw, ok := b.Members["is_error"]; ok && !pylax.IsNull(raw) {
-			b.OptionalBool("is_error", false)
-		}
-		b.OptionalString("tool_name")
-		blk.Thinking = b.OptionalString("thinking")
-		b.OptionalString("signature")
-		b.OptionalString("data")
+		b := &object{pylax.ObjectAt(item, bloc)}
+		blocks = append(blocks, b.anthropicBlock())
 		errs = append(errs, b.Errs...)
-		blocks = append(blocks, blk)
 	}
 	if len(errs) > 0 {
-		o.Fail(loc, "string_type", "Input should be a valid string", raw)
+		o.Fail(loc, "string_type", "Input should be a valid string", n.Raw)
 		o.Errs = append(o.Errs, errs...)
 		return nil
 	}
 	return blocks
 }
 
-// literalNull records the literal error pydantic gives a required Literal
-// field sent as null (optionalLiteral treats null as absent).
-func (o *object) literalNull(name string, raw json.RawMessage) {
-	o.Members[name] = json.RawMessage(`0`)
-	o.OptionalLiteral(name, anthropicBlockTypes...)
-	o.Errs[len(o.Errs)-1].Input = raw
+// anthropicBlock validates one content block's members.
+func (o *object) anthropicBlock() ContentBlock {
+	var blk ContentBlock
+	if o.Nodes["type"] == nil {
+		o.Missing("type")
+	} else if s := o.literal("type", anthropicBlockTypes...); s != nil {
+		blk.Type = *s
+	}
+	blk.Text = o.OptionalString("text")
+	blk.Source = o.OptionalDictNode("source")
+	blk.ID = o.OptionalString("id")
+	blk.ToolUseID = o.OptionalString("tool_use_id")
+	blk.Name = o.OptionalString("name")
+	blk.Input = o.OptionalDictNode("input")
+	if c := o.Nodes["content"]; c != nil && !c.IsNull() {
+		var list bool
+		if blk.ContentText, list = o.strOrList("content", c); list {
+			blk.ContentList = o.dictList("content", c)
+		}
+	}
+	if n := o.Nodes["is_error"]; n != nil && !n.IsNull() {
+		o.OptionalBool("is_error", false)
+	}
+	o.OptionalString("tool_name")
+	blk.Thinking = o.OptionalString("thinking")
+	o.OptionalString("signature")
+	o.OptionalString("data")
+	return blk
 }
 
-// listItem is the list item raw at loc as an object of model class, or nil
-// after recording pydantic's error for a non-object.
-func (o *object) listItem(loc []any, raw json.RawMessage, class string) *object {
-	if pylax.Kind(raw) != '{' {
-		o.Fail(loc, "model_type", "Input should be a valid dictionary or instance of "+class, raw,
-			pylax.CtxEntry{Key: "class_name", Value: class})
+// dictList validates the list n, member name, as the list member of a
+// `str | list[dict[str, Any]]` union: its items, or nil after recording
+// both members' errors when one is not a dict.
+func (o *object) dictList(name string, n *wire.Node) []*wire.Node {
+	first := true
+	for j, e := range n.Arr {
+		if e.Kind == wire.Object {
+			continue
+		}
+		if first {
+			o.Fail(o.At(name), "string_type", "Input should be a valid string", n.Raw)
+			first = false
+		}
+		o.Fail(o.At(name, j), "dict_type", "Input should be a valid dictionary", e.Raw)
+	}
+	if !first {
 		return nil
 	}
-	item := &object{&pylax.Object{Raw: raw, Loc: loc}}
-	_ = json.Unmarshal(raw, &item.Members)
-	return item
+	return n.Arr
+}
+
+// literal is a Literal member that is not Optional (absent: nil, for the
+// caller's default or missing error): null is refused as any other value
+// outside the literal is, where OptionalLiteral reads it as absent.
+func (o *object) literal(name string, values ...string) *string {
+	if n := o.Nodes[name]; n != nil && n.IsNull() {
+		o.literalNull(name, n, values...)
+		return nil
+	}
+	return o.OptionalLiteral(name, values...)
+}
+
+// literalNull records the literal error pydantic gives a required Literal
+// field sent as null: the error for any other non-string, with the null as
+// its input.
+func (o *object) literalNull(name string, null *wire.Node, values ...string) {
+	zero := &wire.Node{Kind: wire.Number, S: "0", Raw: []byte("0")}
+	probe := pylax.ObjectAt(&wire.Node{Kind: wire.Object, Keys: []string{name}, Vals: []*wire.Node{zero}}, o.Loc)
+	probe.OptionalLiteral(name, values...)
+	for _, fe := range probe.Errs {
+		fe.Input = null.Raw
+		o.Errs = append(o.Errs, fe)
+	}
 }
 
 // strOrList reads a `str | list[...]` member: the string, or list true for
 // a list the caller validates; anything else records both members' errors.
-func (o *object) strOrList(name string, raw json.RawMessage) (text *string, list bool) {
-	if s, ok := pylax.LaxString(raw); ok {
+func (o *object) strOrList(name string, n *wire.Node) (text *string, list bool) {
+	switch n.Kind {
+	case wire.String:
+		s := n.S
 		return &s, false
-	}
-	if pylax.Kind(raw) == '[' {
+	case wire.Array:
 		return nil, true
 	}
-	o.Fail(o.At(name), "string_type", "Input should be a valid string", raw)
-	o.Fail(o.At(name), "list_type", "Input should be a valid list", raw)
+	o.Fail(o.At(name), "string_type", "Input should be a valid string", n.Raw)
+	o.Fail(o.At(name), "list_type", "Input should be a valid list", n.Raw)
 	return nil, false
 }
 
 // anthropicTool validates tools[i].
-func (o *object) anthropicTool(i int, raw json.RawMessage) (Tool, bool) {
-	t := o.listItem(o.At("tools", i), raw, "AnthropicTool")
+func (o *object) anthropicTool(i int, n *wire.Node) (Tool, bool) {
+	t := o.ItemObject(o.At("tools", i), n, "AnthropicTool")
 	if t == nil {
 		return Tool{}, false
 	}
 	var tool Tool
 	tool.Name = t.RequiredString("name")
 	tool.Description = t.OptionalString("description")
-	if s, ok := t.Members["input_schema"]; ok {
-		if pylax.Kind(s) != '{' {
-			t.Fail(t.At("input_schema"), "dict_type", "Input should be a valid dictionary", s)
-		} else {
-			tool.InputSchema = withDefaultType(s)
-		}
-	} else {
+	if s := t.Nodes["input_schema"]; s == nil {
 		t.Missing("input_schema")
+	} else if s.Kind != wire.Object {
+		t.Fail(t.At("input_schema"), "dict_type", "Input should be a valid dictionary", s.Raw)
+	} else {
+		tool.InputSchema = withDefaultType(s)
 	}
-	if raw, ok := t.Members["strict"]; ok && !pylax.IsNull(raw) {
+	if n := t.Nodes["strict"]; n != nil && !n.IsNull() {
 		t.OptionalBool("strict", false)
 	}
-	if raw, ok := t.Members["defer_loading"]; ok && !pylax.IsNull(raw) {
+	if n := t.Nodes["defer_loading"]; n != nil && !n.IsNull() {
 		tool.DeferLoading = t.OptionalBool("defer_loading", false)
 	}
 	o.Errs = append(o.Errs, t.Errs...)
 	return tool, len(t.Errs) == 0
 }
 
-// withDefaultType appends "type": "object" to a schema without "type", as
-// vLLM's validate_input_schema does (a new dict key goes last).
-func withDefaultType(schema json.RawMessage) json.RawMessage {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(schema, &members) != nil {
+// withDefaultType is the object schema with "type": "object" appended when
+// it has no "type", as vLLM's validate_input_schema does (a new dict key
+// goes last); the text is the schema's with the member added.
+func withDefaultType(schema *wire.Node) *wire.Node {
+	if _, ok := schema.Get("type"); ok {
 		return schema
 	}
-	if _, ok := members["type"]; ok {
-		return schema
+	typ := &wire.Node{Kind: wire.String, S: "object", Raw: []byte(`"object"`)}
+	out := &wire.Node{Kind: wire.Object, Depth: max(schema.Depth, 1),
+		Keys: append(slices.Clip(schema.Keys), "type"),
+		Vals: append(slices.Clip(schema.Vals), typ)}
+	if schema.Raw != nil {
+		raw := make([]byte, 0, len(schema.Raw)+16)
+		raw = append(raw, schema.Raw[:len(schema.Raw)-1]...) // without the closing brace
+		if len(schema.Keys) > 0 {
+			raw = append(raw, ',')
+		}
+		out.Raw = append(raw, `"type":"object"}`...)
 	}
-	trimmed := trimSpace(schema)
-	body := trimmed[:len(trimmed)-1] // drop the closing brace
-	out := make([]byte, 0, len(schema)+18)
-	out = append(out, body...)
-	if len(members) > 0 {
-		out = append(out, ',')
-	}
-	out = append(out, `"type":"object"}`...)
 	return out
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 // anthropicToolChoice validates tool_choice, with vLLM's after-validator:
 // a "tool" choice needs a name.
 func (o *object) anthropicToolChoice(name string) *ToolChoice {
-	sub, raw := o.Nested(name, false, "AnthropicToolChoice")
-	if sub == nil {
+	nested, n := o.NestedNode(name, false, "AnthropicToolChoice")
+	if nested == nil {
 		return nil
 	}
+	sub := &object{nested}
 	tc := &ToolChoice{}
-	if _, ok := sub.Members["type"]; ok {
-		if s := sub.OptionalLiteral("type", "auto", "any", "tool", "none"); s != nil {
-			tc.Type = *s
-		}
-	} else {
+	if sub.Nodes["type"] == nil {
 		sub.Missing("type")
+	} else if s := sub.literal("type", "auto", "any", "tool", "none"); s != nil {
+		tc.Type = *s
 	}
 	tc.Name = sub.OptionalString("name")
 	if len(sub.Errs) > 0 {
@@ -403,9 +398,7 @@ func (o *object) anthropicToolChoice(name string) *ToolChoice {
 		return nil
 	}
 	if tc.Type == "tool" && (tc.Name == nil || *tc.Name == "") {
-		const msg = "tool_choice.name is required when type is 'tool'"
-		o.Fail(o.At(name), "value_error", "Value error, "+msg, raw,
-			pylax.CtxEntry{Key: "error", Value: pylax.PyException{Class: "ValueError", Message: msg}})
+		o.fieldValueError(name, "tool_choice.name is required when type is 'tool'", n)
 		return nil
 	}
 	return tc
@@ -413,15 +406,15 @@ func (o *object) anthropicToolChoice(name string) *ToolChoice {
 
 // anthropicOutputConfig validates output_config.
 func (o *object) anthropicOutputConfig(name string) *OutputConfig {
-	sub, _ := o.Nested(name, false, "AnthropicOutputConfig")
+	sub, _ := o.NestedNode(name, false, "AnthropicOutputConfig")
 	if sub == nil {
 		return nil
 	}
 	oc := &OutputConfig{Effort: sub.OptionalLiteral("effort", "low", "medium", "high", "xhigh", "max")}
-	if f, _ := sub.Nested("format", false, "AnthropicJsonOutputFormat"); f != nil {
-		oc.Schema = f.OptionalDict("schema")
+	if f, _ := sub.NestedNode("format", false, "AnthropicJsonOutputFormat"); f != nil {
+		oc.Schema = f.OptionalDictNode("schema")
 		oc.FormatType = "json_schema"
-		f.OptionalLiteral("type", "json_schema")
+		(&object{f}).literal("type", "json_schema") // a default, not Optional: null is refused
 		sub.Errs = append(sub.Errs, f.Errs...)
 	}
 	o.Errs = append(o.Errs, sub.Errs...)

@@ -60,12 +60,12 @@ func TestAnthropicDecodeValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.MaxTokens != 8 || r.Messages[0].Role != "user" || !r.Stream || string(r.Temperature) != "0.5" || r.StopSequences != nil {
+	if r.MaxTokens != 8 || r.Messages[0].Role != "user" || !r.Stream || string(text(r.Temperature)) != "0.5" || r.StopSequences != nil {
 		t.Errorf("decoded %+v", r)
 	}
 	want := []string{`{"properties":{},"type":"object"}`, `{"type":"object"}`, `{"type":"object","a":1}`}
 	for i, w := range want {
-		if got := string(r.Tools[i].InputSchema); got != w {
+		if got := string(text(r.Tools[i].InputSchema)); got != w {
 			t.Errorf("tools[%d].input_schema = %s, want %s", i, got, w)
 		}
 	}

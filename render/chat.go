@@ -170,7 +170,7 @@ func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, e
 			return nil, err
 		}
 	case len(embeds) > 0:
-		if ids, feats, err = r.images.expandEmbeds(embeds, mm.embedsUUIDs(), ids, in.MMProcessorKwargs, !in.OmitMMKwargs); err != nil {
+		if ids, feats, err = r.images.expandEmbeds(ctx, embeds, mm.embedsUUIDs(), ids, in.MMProcessorKwargs, !in.OmitMMKwargs); err != nil {
 			return nil, err
 		}
 	}

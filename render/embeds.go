@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -236,11 +237,22 @@ func gridTokens(grid [3]int64, merge int) (int64, bool) {
 
 // expandEmbeds expands each image pad of ids to its item's rows and builds
 // the features: hashes (EmbedsHash), placeholders, and, when withKwargs,
-// the items as sent.
-func (im *images) expandEmbeds(items []features.QwenEmbeds, uuids []*string, ids []int, reqKwargs []byte, withKwargs bool) ([]int, *features.Features, error) {
+// the items as sent. When the answer carries the tensors, their cost is
+// reserved from the image memory budget first, as images reserve theirs:
+// the tensors are loaded while the messages are parsed (each within
+// --max-media-bytes), and the answer that carries them is built only once
+// the budget has room.
+func (im *images) expandEmbeds(ctx context.Context, items []features.QwenEmbeds, uuids []*string, ids []int, reqKwargs []byte, withKwargs bool) ([]int, *features.Features, error) {
 	hashKwargs, err := im.hashKwargs(reqKwargs)
 	if err != nil {
 		return nil, nil, err
+	}
+	if withKwargs {
+		release, err := im.reserveBytes(ctx, embedsCost(items))
+		if err != nil {
+			return nil, nil, err
+		}
+		defer release()
 	}
 	numTokens := make([]int, len(items))
 	for i, it := range items {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/imaging"
 	"github.com/vrender/vrender/internal/membudget"
 	"github.com/vrender/vrender/vision"
@@ -46,13 +47,29 @@ func (im *images) imageCost(fileBytes int, info imaging.Info, plan vision.Plan) 
 // it. Under a membudget scope the bytes stay reserved until the scope ends
 // (the server's: the response written); otherwise release returns them.
 func (im *images) reserve(ctx context.Context, sized []sizedImage) (release func(), err error) {
-	b := im.cfg.Budget
-	if b == nil {
-		return func() {}, nil
-	}
 	var need int64
 	for _, s := range sized {
 		need += s.cost
+	}
+	return im.reserveBytes(ctx, need)
+}
+
+// embedsCost is the bytes a request's image_embeds hold while an answer
+// carrying them is served: the tensors as loaded and their base64 in the
+// body three times over (as imageCost counts a growing body).
+func embedsCost(items []features.QwenEmbeds) int64 {
+	var held int64
+	for _, it := range items {
+		held += int64(len(it.Embeds.Data)) + int64(len(it.GridTHW.Data))
+	}
+	return held + 3*(held*4/3)
+}
+
+// reserveBytes takes need bytes from the budget at once (see reserve).
+func (im *images) reserveBytes(ctx context.Context, need int64) (release func(), err error) {
+	b := im.cfg.Budget
+	if b == nil {
+		return func() {}, nil
 	}
 	release, err = b.Acquire(ctx, need)
 	var tl *membudget.TooLargeError

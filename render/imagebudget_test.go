@@ -193,8 +193,68 @@ func TestProcessStopsWhenCanceled(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		// Bytes no decoder takes: decoding them would answer an image error.
-		if _, err := r.images.process(ctx, []byte("not an image"), r.images.cfg.Kwargs, r.images.cfg.Load); !errors.Is(err, context.Canceled) {
+		if _, err := r.images.process(ctx, sizedImage{data: []byte("not an image")}, r.images.cfg.Kwargs, r.images.cfg.Load); !errors.Is(err, context.Canceled) {
 			t.Fatalf("cache %d: err = %v, want context.Canceled before decoding", cacheBytes, err)
 		}
+	}
+}
+
+// TestEmbedsBudget: image_embeds reserve their tensors' cost from the image
+// memory budget as images do — held under a scope until it ends, a 413 when
+// they can never fit, nothing for an answer without the tensors — and the
+// cost covers the tensors and the features JSON that carries them.
+func TestEmbedsBudget(t *testing.T) {
+	b := membudget.New(1 << 40)
+	r := embedsRenderer(t, true, -1)
+	r.images.cfg.Budget = b
+	in := func() ChatInput {
+		return ChatInput{Messages: embedsMessage(embedsPartJSON(tensorB64(t, "embeds_6x8.npy"), tensorB64(t, "i64_grid.npy"), "")),
+			AddGenerationPrompt: true}
+	}
+	ctx, end := membudget.WithScope(context.Background())
+	p, err := r.RenderChat(ctx, in())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inUse := b.Stats().InUse
+	if inUse == 0 {
+		t.Fatal("image_embeds reserved nothing from the budget")
+	}
+	embeds, err := r.images.loadEmbeds(tensorB64(t, "embeds_6x8.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grid, err := r.images.loadEmbeds(tensorB64(t, "i64_grid.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := int64(len(embeds.Data) + len(grid.Data))
+	if want := held + 3*(held*4/3); inUse != want {
+		t.Errorf("reserved %d bytes, want %d: %d bytes of tensors and their base64 three times", inUse, want, held)
+	}
+	if b64 := held * 4 / 3; int64(len(p.Features.AppendJSON(nil))) < b64 {
+		t.Errorf("features JSON shorter than the tensors' base64 (%d bytes): the cost model is off", b64)
+	}
+	end()
+	if got := b.Stats().InUse; got != 0 {
+		t.Fatalf("in use %d after the scope ended", got)
+	}
+
+	noKwargs := in()
+	noKwargs.OmitMMKwargs = true
+	ctx, end = membudget.WithScope(context.Background())
+	if _, err := r.RenderChat(ctx, noKwargs); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Stats().InUse; got != 0 {
+		t.Errorf("an answer without the tensors reserved %d bytes", got)
+	}
+	end()
+
+	r.images.cfg.Budget = membudget.New(inUse - 1)
+	_, err = r.RenderChat(context.Background(), in())
+	var ie *ImageError
+	if !errors.As(err, &ie) || ie.Status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("err = %v, want a 413 for embeds over the whole budget", err)
 	}
 }

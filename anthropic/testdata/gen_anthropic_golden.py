@@ -200,6 +200,34 @@ NESTED = [
 for i, n in enumerate(NESTED):
     cases.append((f"nested_{i}", json.dumps({**BASE, **n})))
 
+# Issue 30: the members the one-pass decoder reads from the body's trees —
+# nulls where a Literal or a union is required, mapped roles beside other
+# errors, repeated keys and whitespace inside blocks, schemas and lists.
+M = '{"model":"m","max_tokens":16,'
+EDGES = [
+    M + '"messages":[{"role":"user","content":[{"type":null}]}]}',
+    M + '"messages":[{"role":null,"content":"x"}]}',
+    M + '"messages":[{"role":"ctx"}]}',
+    M + '"messages":[{"role":"msg","content":[{"type":"text","text":"a"},{"type":null,"text":2}]}]}',
+    M + '"messages":[{"role":"user","content":[ {"type":"text","text":"a"} , 7 , {"type":"image","source":[] } ]}]}',
+    M + '"messages":[{"role":"user","content":[{"type":"tool_result","content":null,"is_error":null},'
+    '{"type":"tool_result","content":[{"type":"text"}, [1] , null]}]}]}',
+    M + '"messages":[{"role":"user","content":"a","role":"bogus"}]}',
+    M + '"messages":[{"role":"user","content":[{"type":"bogus","type":"text","input":{"a":1,"a":[]},"source":{ }}]}]}',
+    M + U + ',"tool_choice":{"type":null}}',
+    M + U + ',"tool_choice":{"type":"tool","name":""}}',
+    M + U + ',"tool_choice":{"type":"tool","name":null,"type":"auto"}}',
+    M + U + ',"tools":[{"name":"f","input_schema":{"type":null}},{"name":"g","input_schema":{ "a" : 1 , "a" : 2 }},{"name":"h","input_schema":null}]}',
+    M + U + ',"output_config":{"format":{"type":null,"schema":null}}}',
+    M + U + ',"output_config":{"effort":null,"format":{}}}',
+    M + U + ',"system":[{"type":null,"text":"s"},{"type":"text","text":"t"}]}',
+    M + U + ',"system":[]}',
+    M + U + ',"stop_sequences":null,"stream":null,"temperature":null,"top_k":null,"top_p":null,"tools":null,"tool_choice":null}',
+    '{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"a"}],"max_tokens":0}',
+]
+for i, b in enumerate(EDGES):
+    cases.append((f"edge_{i}", b))
+
 if __name__ == "__main__":
     for n, b in cases:
         print(json.dumps({"name": n, "body": b, "result": run(b)}, ensure_ascii=False))
