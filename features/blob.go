@@ -44,7 +44,7 @@ func (b Blob) Bytes() []byte {
 // remaining bytes, encoded as they are written. The zero ItemBytes is null.
 type ItemBytes struct {
 	// encoded is the standard base64 of the item's first 3·k bytes
-	// (EncodePixels writes it), so it has no padding and the base64 of Raw
+	// (a PixelEncoder writes it), so it has no padding and the base64 of Raw
 	// follows it without a seam: the two together are the base64 of the
 	// whole item.
 	encoded []byte
@@ -68,7 +68,7 @@ func (it ItemBytes) Bytes() []byte {
 	}
 	b := make([]byte, len(it.encoded)/4*3, it.Len())
 	if _, err := asmbase64.StdEncoding.Decode(b, it.encoded); err != nil {
-		// Cannot happen: only EncodePixels writes encoded, as base64.
+		// Cannot happen: only a PixelEncoder writes encoded, as base64.
 		panic("features: an item's encoded bytes are not base64: " + err.Error())
 	}
 	for _, p := range it.Raw {
@@ -77,45 +77,41 @@ func (it ItemBytes) Bytes() []byte {
 	return b
 }
 
-// encodeWhole returns the base64 of b's first 3·⌊len/3⌋ bytes (no
-// padding) and a copy of the up to two bytes after them: the base64 of
-// those bytes and anything after them, appended, gives b's own.
-func encodeWhole(b Blob) (b64, rest []byte) {
-	whole := b.Len() / 3 * 3
-	front := make(Blob, 0, len(b))
-	for _, p := range b {
-		k := min(len(p), whole)
-		front = append(front, p[:k])
-		rest = append(rest, p[k:]...)
-		whole -= k
-	}
-	return appendBase64(make([]byte, 0, b.Len()/3*4), front), rest
-}
-
 // appendBase64 appends the padded standard base64 of b's bytes: each piece
 // goes through segmentio/asm's AVX2 encoder (NEON on arm64; about four
 // times encoding/base64 on pixel values), the up to two bytes a piece leaves
 // over joined to the next piece's first ones.
 func appendBase64(dst []byte, b Blob) []byte {
-	dst = slices.Grow(dst, base64.StdEncoding.EncodedLen(b.Len()))
-	var carry [3]byte
-	c := 0
+	s := base64Stream{dst: slices.Grow(dst, base64.StdEncoding.EncodedLen(b.Len()))}
 	for _, p := range b {
-		if c > 0 {
-			k := copy(carry[c:], p)
-			c += k
-			p = p[k:]
-			if c < 3 {
-				continue
-			}
-			dst = appendBase64Whole(dst, carry[:])
-			c = 0
-		}
-		whole := len(p) / 3 * 3
-		dst = appendBase64Whole(dst, p[:whole])
-		c = copy(carry[:], p[whole:])
+		s.write(p)
 	}
-	return base64.StdEncoding.AppendEncode(dst, carry[:c])
+	return base64.StdEncoding.AppendEncode(s.dst, s.carry[:s.c])
+}
+
+// base64Stream appends to dst the base64 of the bytes written to it, in
+// groups of three: the up to two bytes left over wait in carry for the
+// next write (or for whoever ends the stream).
+type base64Stream struct {
+	dst   []byte
+	carry [3]byte
+	c     int
+}
+
+func (s *base64Stream) write(p []byte) {
+	if s.c > 0 {
+		k := copy(s.carry[s.c:], p)
+		s.c += k
+		p = p[k:]
+		if s.c < 3 {
+			return
+		}
+		s.dst = appendBase64Whole(s.dst, s.carry[:])
+		s.c = 0
+	}
+	whole := len(p) / 3 * 3
+	s.dst = appendBase64Whole(s.dst, p[:whole])
+	s.c = copy(s.carry[:], p[whole:])
 }
 
 // appendBase64Whole encodes p, a multiple of three bytes long (no padding),

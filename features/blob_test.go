@@ -74,10 +74,10 @@ func FuzzAppendBase64(f *testing.F) {
 	})
 }
 
-// TestEncodeWhole: at every boundary between two or three pieces, the
-// encoded front and the rest, with whatever follows the rest, give the
-// base64 of the whole at once.
-func TestEncodeWhole(t *testing.T) {
+// TestBase64Stream: at every boundary between two or three pieces, the
+// stream's encoded front and its carry, with whatever follows the carry,
+// give the base64 of the whole at once.
+func TestBase64Stream(t *testing.T) {
 	data := make([]byte, 40)
 	for i := range data {
 		data[i] = byte(i*53 + 7)
@@ -87,7 +87,11 @@ func TestEncodeWhole(t *testing.T) {
 		d := data[:n]
 		for i := 0; i <= n; i++ {
 			for j := i; j <= n; j++ {
-				b64, rest := encodeWhole(Blob{d[:i], d[i:j], d[j:]})
+				var s base64Stream
+				for _, p := range [][]byte{d[:i], d[i:j], d[j:]} {
+					s.write(p)
+				}
+				b64, rest := s.dst, s.carry[:s.c]
 				if len(rest) > 2 || len(b64) != (n-len(rest))/3*4 {
 					t.Fatalf("%d bytes cut at %d,%d: %d encoded, %d left", n, i, j, len(b64), len(rest))
 				}

@@ -160,7 +160,7 @@ func QwenEmbedsFeatures(items []EmbedsItem, opts Options) (Features, error) {
 // process's string-hash seed, so vLLM itself gives one of two hashes from
 // run to run; this hashes image_embeds first.
 func (h Hasher) EmbedsHash(it QwenEmbeds, uuid *string, processorKwargs *wire.Node) (string, error) {
-	return h.hashItem(uuid, processorKwargs, func(s *stream) {
+	return h.hashItem(&stream{h: h.Algorithm.new()}, uuid, processorKwargs, func(s *stream) {
 		s.tensor("image.image_embeds", it.Embeds)
 		s.tensor("image.image_grid_thw", it.GridTHW)
 	})

@@ -72,20 +72,63 @@ type Hasher struct {
 // sorted, each value flattened by iter_item_to_bytes. media_io_kwargs do
 // not enter at bf578e1 (later vLLM adds them).
 func (h Hasher) ImageHash(file []byte, uuid *string, processorKwargs *wire.Node) (string, error) {
-	return h.hashItem(uuid, processorKwargs, func(s *stream) {
+	hash, _, err := h.imageHash(file, uuid, processorKwargs, false)
+	return hash, err
+}
+
+// ImageHashFramed is ImageHash that also returns the hash's frame, what
+// the hashed byte stream holds besides file: nil when the hash does not
+// cover file's bytes (a uuid stands for them).
+//
+// The frame lets a cache of what file decodes to key on (frame, hash)
+// instead of hashing file a second time. For a fixed model id, algorithm
+// and request processor kwargs, MultiModalHasher's stream (bf578e1,
+// hash_kwargs) is prefix ‖ file ‖ suffix, where the prefix (the kwargs
+// that sort before "image", then the key "image" twice) and the suffix
+// (the kwargs after it) do not depend on file. The frame holds the
+// algorithm's name and the prefix, each length-delimited, then the
+// suffix; a caller writes it length-delimited too, so equal frames mean
+// equal algorithms, prefixes and suffixes. With those equal, the stream
+// determines file (strip the prefix and suffix, whose lengths are known),
+// so equal (frame, hash) means equal files unless the algorithm (blake3,
+// sha256 or sha512) has a collision. With a uuid the stream holds the
+// uuid in place of the file's bytes (or the mm_hash is the uuid itself):
+// the hash says nothing of the file, and it must be keyed by its bytes.
+// TestImageHashFrame holds this layout to vLLM's streams.
+func (h Hasher) ImageHashFramed(file []byte, uuid *string, processorKwargs *wire.Node) (hash string, frame []byte, err error) {
+	return h.imageHash(file, uuid, processorKwargs, true)
+}
+
+func (h Hasher) imageHash(file []byte, uuid *string, processorKwargs *wire.Node, framed bool) (string, []byte, error) {
+	s := stream{h: h.Algorithm.new(), rec: framed && uuid == nil}
+	prefix := -1
+	hash, err := h.hashItem(&s, uuid, processorKwargs, func(s *stream) {
 		// iter_item_to_bytes("image", MediaWithBytes) writes the key,
 		// then serialize_item gives iter_item_to_bytes("image",
 		// original_bytes): the key a second time, then the bytes.
 		s.key("image")
-		s.leaf("image", file)
+		s.key("image")
+		prefix = len(s.out)
+		s.h.Write(file)
 	})
+	if err != nil || !s.rec || prefix < 0 {
+		return hash, nil, err
+	}
+	alg := string(h.Algorithm)
+	if alg == "" {
+		alg = string(Blake3)
+	}
+	frame := binary.LittleEndian.AppendUint64(make([]byte, 0, 16+len(alg)+len(s.out)), uint64(len(alg)))
+	frame = append(frame, alg...)
+	frame = binary.LittleEndian.AppendUint64(frame, uint64(prefix))
+	return hash, append(frame, s.out...), nil
 }
 
 // hashItem is get_mm_hashes for one item: the uuid itself when there is one
 // and no processor kwargs; else hash_kwargs(model_id=…, image=<uuid or the
 // item>, **kwargs), keys sorted, each value flattened by
 // iter_item_to_bytes. item writes the "image" kwarg's bytes.
-func (h Hasher) hashItem(uuid *string, processorKwargs *wire.Node, item func(s *stream)) (string, error) {
+func (h Hasher) hashItem(s *stream, uuid *string, processorKwargs *wire.Node, item func(s *stream)) (string, error) {
 	hasKwargs := processorKwargs != nil && processorKwargs.Kind == wire.Object && len(processorKwargs.Keys) > 0
 	if uuid != nil && !hasKwargs {
 		return *uuid, nil
@@ -115,26 +158,36 @@ func (h Hasher) hashItem(uuid *string, processorKwargs *wire.Node, item func(s *
 		}
 	}
 	slices.SortStableFunc(kwargs, func(a, b kwarg) int { return strings.Compare(a.key, b.key) })
-	s := stream{h: h.Algorithm.new()}
 	for _, kw := range kwargs {
-		if err := kw.write(&s); err != nil {
+		if err := kw.write(s); err != nil {
 			return "", err
 		}
 	}
 	return hex.EncodeToString(s.h.Sum(nil)), nil
 }
 
-// stream writes MultiModalHasher's byte stream into a hash.
+// stream writes MultiModalHasher's byte stream into a hash, and when rec
+// is set keeps what it writes through key and leaf in out (an image's
+// frame: everything but the file).
 type stream struct {
 	h   hash.Hash
 	num [8]byte
+	rec bool
+	out []byte
 }
 
-func (s *stream) key(k string) { s.h.Write([]byte(k)) }
+func (s *stream) key(k string) { s.write([]byte(k)) }
 
 func (s *stream) leaf(k string, v []byte) {
 	s.key(k)
-	s.h.Write(v)
+	s.write(v)
+}
+
+func (s *stream) write(b []byte) {
+	s.h.Write(b)
+	if s.rec {
+		s.out = append(s.out, b...)
+	}
 }
 
 var errNumber = errors.New("features: a number in mm_processor_kwargs that numpy would store as an object")

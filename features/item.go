@@ -3,6 +3,9 @@ package features
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
+	"strings"
+	"unsafe"
 )
 
 // extRawView is serial_utils.CUSTOM_TYPE_RAW_VIEW: a tensor's raw bytes
@@ -22,7 +25,7 @@ type QwenImage struct {
 	// dtype: "" means "bfloat16"; "float16" and "float32" are the others.
 	DType string
 	// Encoded, when set, is the image's item up to the end of its pixel
-	// values already in base64 (EncodePixels), in place of PixelValues.
+	// values already in base64 (PixelEncoder, EncodePixels), in place of PixelValues.
 	Encoded *EncodedPixels
 }
 
@@ -49,9 +52,90 @@ func EncodePixels(img QwenImage, cols int) (QwenImage, error) {
 	if _, err := qwenSlices([]QwenImage{img}, cols); err != nil {
 		return QwenImage{}, err
 	}
-	b64, rest := encodeWhole(Blob{qwenItemHead(img, cols), img.PixelValues})
-	img.Encoded = &EncodedPixels{b64: b64, rest: rest, pixels: len(img.PixelValues), cols: cols}
+	e, err := NewPixelEncoder(img, cols)
+	if err != nil {
+		return QwenImage{}, err
+	}
+	if _, err := e.Write(img.PixelValues); err != nil {
+		return QwenImage{}, err
+	}
+	return e.Image()
+}
+
+// PixelEncoder builds an image's EncodedPixels from its pixel values
+// written to it in order, as a processor makes them (vision's ProcessTo):
+// the tensor is never held whole, and each piece is encoded while it is
+// still in the CPU's cache. The result is EncodePixels' for the same bytes.
+type PixelEncoder struct {
+	img  QwenImage
+	cols int
+	want int // the pixel values' length
+	n    int // bytes of them written so far
+	// s encodes each piece into its small buffer, then out takes it: a
+	// strings.Builder grows once, by Grow, without zeroing megabytes it is
+	// about to be given (a []byte of that size is zeroed first, a pass as
+	// costly as the encoding).
+	s   base64Stream
+	out strings.Builder
+}
+
+// encodePiece is how many bytes Write encodes at a time: its base64 stays
+// in the CPU's L1/L2 cache until out copies it.
+const encodePiece = 24 << 10
+
+// NewPixelEncoder starts the item of img, whose GridTHW and DType are set
+// and whose pixel values (rows of cols) are to be written.
+func NewPixelEncoder(img QwenImage, cols int) (*PixelEncoder, error) {
+	size, ok := pixelDTypes[img.dtype()]
+	if !ok {
+		return nil, fmt.Errorf("features: pixel_values dtype %q", img.DType)
+	}
 	img.PixelValues = nil
+	want := int(img.Rows()) * cols * size
+	img.Encoded = &EncodedPixels{pixels: want, cols: cols}
+	if _, err := qwenSlices([]QwenImage{img}, cols); err != nil {
+		return nil, err
+	}
+	head := qwenItemHead(img, cols)
+	e := &PixelEncoder{img: img, cols: cols, want: want}
+	e.out.Grow((len(head) + want) / 3 * 4)
+	e.s.dst = make([]byte, 0, encodePiece/3*4+4)
+	e.encode(head)
+	return e, nil
+}
+
+// Write encodes the next pixel value bytes; more than the tensor holds is
+// an error.
+func (e *PixelEncoder) Write(p []byte) (int, error) {
+	if len(p) > e.want-e.n {
+		return 0, fmt.Errorf("features: %d bytes of pixel_values written, more than the %d of the tensor", e.n+len(p), e.want)
+	}
+	e.n += len(p)
+	for q := p; len(q) > 0; {
+		k := min(len(q), encodePiece)
+		e.encode(q[:k])
+		q = q[k:]
+	}
+	return len(p), nil
+}
+
+func (e *PixelEncoder) encode(p []byte) {
+	e.s.write(p)
+	e.out.Write(e.s.dst)
+	e.s.dst = e.s.dst[:0]
+}
+
+// Image returns the image with Encoded set, once every byte of its pixel
+// values has been written.
+func (e *PixelEncoder) Image() (QwenImage, error) {
+	if e.n != e.want {
+		return QwenImage{}, fmt.Errorf("features: %d bytes of pixel_values written, want %d", e.n, e.want)
+	}
+	img := e.img
+	// The builder's bytes as a slice: nothing writes to them again (the
+	// item is read-only once built), so sharing a string's storage is safe.
+	b64 := e.out.String()
+	img.Encoded = &EncodedPixels{b64: unsafe.Slice(unsafe.StringData(b64), len(b64)), rest: slices.Clone(e.s.carry[:e.s.c]), pixels: e.want, cols: e.cols}
 	return img, nil
 }
 

@@ -242,3 +242,69 @@ func TestEncodePixelsRefuses(t *testing.T) {
 		t.Error("an image encoded with rows of 1176 was written with rows of 1536")
 	}
 }
+
+// TestPixelEncoder is the differential test of the streaming encoder
+// against EncodePixels: the same encoded part and leftover bytes for every
+// case of TestEncodePixelsAsRaw (the three residues of the head) written in
+// pieces of every size from one byte up, including pieces that leave one or
+// two bytes over and the whole tensor at once.
+func TestPixelEncoder(t *testing.T) {
+	grids := [][3]int64{{1, 4, 6}, {1, 52, 92}, {2, 4, 6}, {1, 1, 1}, {1, 2, 2}, {1, 70, 2}}
+	for _, c := range []struct {
+		cols  int
+		dtype string
+	}{{1176, ""}, {1536, "float32"}, {1, ""}, {5, "float16"}, {7, ""}} {
+		for _, q := range synthImagesOf(grids, c.cols, c.dtype) {
+			want, err := EncodePixels(q, c.cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, piece := range []int{1, 2, 3, 4, 5, 2352, 32 << 10, len(q.PixelValues)} {
+				e, err := NewPixelEncoder(QwenImage{GridTHW: q.GridTHW, DType: q.DType}, c.cols)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for p := q.PixelValues; len(p) > 0; {
+					k := min(piece, len(p))
+					if n, err := e.Write(p[:k]); n != k || err != nil {
+						t.Fatalf("Write: %d, %v", n, err)
+					}
+					p = p[k:]
+				}
+				got, err := e.Image()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.PixelValues != nil || got.GridTHW != q.GridTHW || got.DType != q.DType || got.Encoded.pixels != want.Encoded.pixels ||
+					got.Encoded.cols != c.cols || !bytes.Equal(got.Encoded.b64, want.Encoded.b64) || !bytes.Equal(got.Encoded.rest, want.Encoded.rest) {
+					t.Fatalf("grid %v cols %d %q in pieces of %d: differs from EncodePixels", q.GridTHW, c.cols, c.dtype, piece)
+				}
+			}
+		}
+	}
+}
+
+// TestPixelEncoderRefuses: a tensor written short or long, an unknown
+// dtype and an empty grid are errors, never a wrong item.
+func TestPixelEncoderRefuses(t *testing.T) {
+	img := synthImages([][3]int64{{1, 2, 2}}, 1176)[0]
+	e, err := NewPixelEncoder(QwenImage{GridTHW: img.GridTHW}, 1176)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Write(img.PixelValues[1:]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Image(); err == nil {
+		t.Error("a short tensor was encoded")
+	}
+	if _, err := e.Write(img.PixelValues[:2]); err == nil {
+		t.Error("more bytes than the tensor holds were accepted")
+	}
+	if _, err := NewPixelEncoder(QwenImage{GridTHW: img.GridTHW, DType: "int8"}, 1176); err == nil {
+		t.Error("an unknown dtype was accepted")
+	}
+	if _, err := NewPixelEncoder(QwenImage{GridTHW: [3]int64{1, 0, 2}}, 1176); err == nil {
+		t.Error("an empty grid was accepted")
+	}
+}

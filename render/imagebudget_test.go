@@ -193,7 +193,7 @@ func TestProcessStopsWhenCanceled(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		// Bytes no decoder takes: decoding them would answer an image error.
-		if _, err := r.images.process(ctx, []byte("not an image"), r.images.cfg.Kwargs, r.images.cfg.Load); !errors.Is(err, context.Canceled) {
+		if _, err := r.images.process(ctx, sizedImage{data: []byte("not an image")}, r.images.cfg.Kwargs, r.images.cfg.Load); !errors.Is(err, context.Canceled) {
 			t.Fatalf("cache %d: err = %v, want context.Canceled before decoding", cacheBytes, err)
 		}
 	}

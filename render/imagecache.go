@@ -19,7 +19,7 @@ const DefaultImageCacheBytes = 4 << 30
 // processedImage is one image's processor output as the cache keeps it:
 // read-only once stored, shared by every request that hits it. A cached
 // image holds its item's pixel values already in base64
-// (features.EncodePixels), so a hit's answer splices them in instead of
+// (features.PixelEncoder), so a hit's answer splices them in instead of
 // encoding megabytes again.
 type processedImage struct {
 	img       features.QwenImage
@@ -29,7 +29,7 @@ type processedImage struct {
 
 // imageCacheKeyVersion changes whenever the key's layout or what a cached
 // value holds changes.
-const imageCacheKeyVersion = "vrender processed image v2"
+const imageCacheKeyVersion = "vrender processed image v3"
 
 // processorDigest names a processor for the cache key: its
 // preprocessor_config.json and the dtype pixel_values are cast to.
@@ -45,11 +45,17 @@ func processorDigest(preprocessorConfig []byte, dtype vision.DType) [32]byte {
 
 // cacheKey is the digest of everything that decides an image's processed
 // output: the processor, the image's bytes, the merged processor kwargs and
-// the load options. It is not the mm_hash: with a uuid the mm_hash is the
-// uuid alone, its byte stream is not length-prefixed (a file's tail can
-// pose as a kwarg), and neither --mm-processor-kwargs nor media_io_kwargs
-// enter it, so two different outputs could share one.
-func (im *images) cacheKey(data []byte, kw vision.Kwargs, opts imaging.Options) imgcache.Key {
+// the load options. It is not the mm_hash alone: with a uuid the mm_hash
+// is the uuid alone, its byte stream is not length-prefixed (a file's tail
+// can pose as a kwarg), and neither --mm-processor-kwargs nor
+// media_io_kwargs enter it, so two different outputs could share one.
+//
+// The image's bytes enter as the mm_hash and its frame when the hash
+// covers them (img.frame, features.Hasher.ImageHashFramed: equal frame
+// and hash mean equal bytes, up to a collision of the hash), which saves
+// hashing a screenshot's megabytes twice; else (a uuid) as the bytes
+// themselves. A tag byte keeps the two forms apart.
+func (im *images) cacheKey(img sizedImage, kw vision.Kwargs, opts imaging.Options) imgcache.Key {
 	h := blake3.New()
 	h.Write(im.procDigest[:])
 	var b []byte
@@ -73,8 +79,14 @@ func (im *images) cacheKey(data []byte, kw vision.Kwargs, opts imaging.Options) 
 	}
 	b = binary.LittleEndian.AppendUint64(b, uint64(opts.MaxPixels))
 	b = append(b, opts.Background[:]...)
-	writeField(h, b)
-	writeField(h, data)
+	if img.frame != nil {
+		writeField(h, append(b, 1))
+		writeField(h, img.frame)
+		writeField(h, []byte(img.hash))
+	} else {
+		writeField(h, append(b, 0))
+		writeField(h, img.data)
+	}
 	var k imgcache.Key
 	h.Sum(k[:0])
 	return k
@@ -99,7 +111,8 @@ func writeField(h *blake3.Hasher, b []byte) {
 // process decodes and processes one image's bytes, or finds the result in
 // the cache. Failures are the answers imageError gives, the same for every
 // request that waited on the same fill.
-func (im *images) process(ctx context.Context, data []byte, kw vision.Kwargs, opts imaging.Options) (processedImage, error) {
+func (im *images) process(ctx context.Context, img sizedImage, kw vision.Kwargs, opts imaging.Options) (processedImage, error) {
+	data := img.data
 	fill := func() (processedImage, int64, error) {
 		// A client that went away stops the work here or between decoding
 		// and processing (the decoders themselves run to the end).
@@ -113,28 +126,9 @@ func (im *images) process(ctx context.Context, data []byte, kw vision.Kwargs, op
 		if err := ctx.Err(); err != nil {
 			return processedImage{}, 0, err
 		}
-		// A fresh buffer: a cached value must never alias one reused later.
-		res, err := im.proc.Process(nil, *rgb, kw)
+		p, err := im.encodeProcessed(*rgb, kw)
 		if err != nil {
-			return processedImage{}, 0, imageError(err)
-		}
-		p := processedImage{
-			img: features.QwenImage{
-				GridTHW:     [3]int64{int64(res.GridTHW[0]), int64(res.GridTHW[1]), int64(res.GridTHW[2])},
-				PixelValues: res.PixelValues.Data,
-				DType:       res.PixelValues.DType.String(),
-			},
-			numTokens: res.NumTokens,
-			cols:      res.PixelValues.Shape[1],
-		}
-		if im.cache == nil {
-			return p, 0, nil
-		}
-		// The base64 is a third larger than the pixel values, but a hit
-		// then costs no encoding; the miss encodes here what its answer
-		// would have encoded anyway.
-		if p.img, err = features.EncodePixels(p.img, p.cols); err != nil {
-			return processedImage{}, 0, fmt.Errorf("render: image features: %w", err)
+			return processedImage{}, 0, err
 		}
 		return p, int64(p.img.Encoded.Len()), nil
 	}
@@ -142,8 +136,33 @@ func (im *images) process(ctx context.Context, data []byte, kw vision.Kwargs, op
 		p, _, err := fill()
 		return p, err
 	}
-	p, _, err := im.cache.Do(ctx, im.cacheKey(data, kw, opts), fill)
+	p, _, err := im.cache.Do(ctx, im.cacheKey(img, kw, opts), fill)
 	return p, err
+}
+
+// encodeProcessed processes rgb with its pixel values going straight into
+// their item's base64, which the answer splices in (and a cached image
+// keeps, so a hit encodes nothing): the processor hands over a few tens of
+// kilobytes of patches at a time while they are in the CPU's cache, and the
+// tensor is never held whole.
+func (im *images) encodeProcessed(rgb imaging.RGB, kw vision.Kwargs) (processedImage, error) {
+	plan, err := im.proc.Plan(rgb.Width, rgb.Height, kw)
+	if err != nil {
+		return processedImage{}, imageError(err)
+	}
+	grid := [3]int64{int64(plan.GridTHW[0]), int64(plan.GridTHW[1]), int64(plan.GridTHW[2])}
+	enc, err := features.NewPixelEncoder(features.QwenImage{GridTHW: grid, DType: im.dtype.String()}, plan.Cols)
+	if err != nil {
+		return processedImage{}, fmt.Errorf("render: image features: %w", err)
+	}
+	if _, err := im.proc.ProcessTo(enc, rgb, kw); err != nil {
+		return processedImage{}, imageError(err)
+	}
+	img, err := enc.Image()
+	if err != nil {
+		return processedImage{}, fmt.Errorf("render: image features: %w", err)
+	}
+	return processedImage{img: img, numTokens: plan.NumTokens, cols: plan.Cols}, nil
 }
 
 // ImageCacheStats reports the processed-image cache's counters (zero when

@@ -20,11 +20,16 @@ import (
 
 func uncached(c *ImageConfig) { c.CacheBytes = 0 }
 
-// imageRequest is a chat request of the images' data URLs, in order.
+// imageRequest is a chat request of the images' data URLs, in order; a
+// name "file#id" gives its part the uuid "id".
 func imageRequest(t testing.TB, kwargs string, names ...string) ChatInput {
 	var parts []string
 	for _, name := range names {
-		parts = append(parts, `{"type":"image_url","image_url":{"url":"`+imageDataURL(t, name)+`"}}`)
+		uuid := ""
+		if file, id, ok := strings.Cut(name, "#"); ok {
+			name, uuid = file, `,"uuid":"`+id+`"`
+		}
+		parts = append(parts, `{"type":"image_url","image_url":{"url":"`+imageDataURL(t, name)+`"}`+uuid+`}`)
 	}
 	in := ChatInput{Messages: typedMessages([]json.RawMessage{json.RawMessage(`{"role":"user","content":[` +
 		strings.Join(parts, ",") + `,{"type":"text","text":"What is shown?"}]}`)}), AddGenerationPrompt: true}
@@ -77,9 +82,20 @@ func TestImageCacheAnswersAsUncached(t *testing.T) {
 		req{"min_pixels", `{"min_pixels":200000}`, []string{"png_rgba_320x240.png"}},
 		req{"size", `{"size":{"shortest_edge":3136,"longest_edge":60000}}`, []string{"jpeg_444_1280x720.jpg"}},
 		req{"same image twice and another", "", []string{"png_rgb_640x480.png", "png_rgb_640x480.png", "png_rgb_56x30.png"}},
+		// A uuid replaces the bytes in the mm_hash, so these are keyed by
+		// their bytes: the same uuid on two images, and an image seen
+		// above without a uuid, then with two.
+		req{"one uuid on two images", "", []string{"png_rgb_56x30.png#same", "png_rgb_640x480.png#same"}},
+		req{"uuid, then another", "", []string{"png_rgb_56x30.png#a", "png_rgb_56x30.png#b"}},
+		req{"uuid and kwargs", `{"max_pixels":50000}`, []string{"png_rgba_320x240.png#a", "png_rgb_56x30.png#a"}},
+		// Request kwargs that change the mm_hash (its frame), not the
+		// pixels, and kwargs that change both, on images seen above.
+		req{"kwargs only the hash reads", `{"fps":2,"zz":[1]}`, []string{"png_rgb_56x30.png", "png_rgb_640x480.png"}},
+		req{"empty kwargs", `{}`, []string{"png_rgb_56x30.png"}},
+		req{"max_pixels and a hash-only kwarg", `{"max_pixels":50000,"a":null}`, []string{"png_rgba_320x240.png", "png_rgb_56x30.png#c"}},
 	)
 	if testing.Short() {
-		reqs = reqs[len(reqs)-5:]
+		reqs = reqs[len(reqs)-11:]
 	}
 	for _, rq := range reqs {
 		t.Run(rq.name, func(t *testing.T) {
@@ -115,7 +131,24 @@ func TestImageCacheKeySeparates(t *testing.T) {
 	}
 	r := imageRenderer(t, media.Config{})
 	im := r.images
-	data := []byte("image bytes")
+	// sized is an image as size gives it to the cache: its mm_hash and the
+	// hash's frame (none with a uuid), under hasher h and the request's
+	// mm_processor_kwargs.
+	sized := func(h features.Hasher, data string, uuid *string, kwargs string) sizedImage {
+		t.Helper()
+		kw, err := im.hashKwargs([]byte(kwargs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hash, frame, err := h.ImageHashFramed([]byte(data), uuid, kw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sizedImage{data: []byte(data), hash: hash, frame: frame}
+	}
+	hasher := im.cfg.Hasher
+	data := sized(hasher, "image bytes", nil, "")
+	str := func(s string) *string { return &s }
 	n := func(v int) *int { return &v }
 	b := func(v bool) *bool { return &v }
 	opts := imaging.DefaultOptions()
@@ -130,7 +163,8 @@ func TestImageCacheKeySeparates(t *testing.T) {
 		variants[name] = k
 	}
 	add("plain", im.cacheKey(data, vision.Kwargs{}, opts))
-	add("other bytes", im.cacheKey([]byte("image bytez"), vision.Kwargs{}, opts))
+	add("other bytes", im.cacheKey(sized(hasher, "image bytez", nil, ""), vision.Kwargs{}, opts))
+	add("one byte more", im.cacheKey(sized(hasher, "image bytes ", nil, ""), vision.Kwargs{}, opts))
 	add("min_pixels", im.cacheKey(data, vision.Kwargs{MinPixels: n(1)}, opts))
 	add("max_pixels", im.cacheKey(data, vision.Kwargs{MaxPixels: n(1)}, opts))
 	add("max_pixels 0", im.cacheKey(data, vision.Kwargs{MaxPixels: n(0)}, opts))
@@ -143,6 +177,18 @@ func TestImageCacheKeySeparates(t *testing.T) {
 	other := *im
 	other.procDigest = processorDigest([]byte(`{}`), vision.Float16)
 	add("processor", other.cacheKey(data, vision.Kwargs{}, opts))
+	// The mm_hash and its frame stand for the bytes: what changes the
+	// frame (the model id, the algorithm, the request's kwargs) changes
+	// the key too, and an image with a uuid is keyed by its bytes.
+	add("model id", im.cacheKey(sized(features.Hasher{ModelID: "other"}, "image bytes", nil, ""), vision.Kwargs{}, opts))
+	add("sha256", im.cacheKey(sized(features.Hasher{ModelID: hasher.ModelID, Algorithm: features.SHA256}, "image bytes", nil, ""), vision.Kwargs{}, opts))
+	add("request kwargs", im.cacheKey(sized(hasher, "image bytes", nil, `{"max_pixels":50000}`), vision.Kwargs{}, opts))
+	add("uuid", im.cacheKey(sized(hasher, "image bytes", str("u"), ""), vision.Kwargs{}, opts))
+	add("uuid other bytes", im.cacheKey(sized(hasher, "image bytez", str("u"), ""), vision.Kwargs{}, opts))
+	add("uuid, bytes that are the plain frame", im.cacheKey(sizedImage{data: data.frame, hash: "u"}, vision.Kwargs{}, opts))
+	if im.cacheKey(sized(hasher, "image bytes", str("v"), `{"max_pixels":50000}`), vision.Kwargs{}, opts) != variants["uuid"] {
+		t.Error("an image with a uuid is not keyed by its bytes alone")
+	}
 	if im.cacheKey(data, vision.Kwargs{}, opts) != variants["plain"] {
 		t.Error("the key is not a function of its inputs")
 	}
@@ -182,6 +228,30 @@ func TestImageCacheEvictsWithinBound(t *testing.T) {
 	}
 	if renderAnswer(t, cached, b) != wantB || cached.ImageCacheStats().Hits != 1 {
 		t.Fatalf("the last image was not a hit: %+v", cached.ImageCacheStats())
+	}
+}
+
+// TestImageCacheEntriesOwnTheirBytes: misses reuse one pixel buffer, so
+// an entry that aliased it would change with the next miss; hits after
+// other misses still answer as the uncached path.
+func TestImageCacheEntriesOwnTheirBytes(t *testing.T) {
+	cached := imageRenderer(t, media.Config{})
+	plain := imageRenderer(t, media.Config{}, uncached)
+	names := []string{"png_rgb_640x480.png", "jpeg_444_1280x720.jpg", "png_rgb_56x30.png"}
+	want := map[string]string{}
+	for _, name := range names {
+		want[name] = renderAnswer(t, plain, imageRequest(t, "", name))
+		if renderAnswer(t, cached, imageRequest(t, "", name)) != want[name] {
+			t.Fatalf("%s: the miss differs from the uncached answer", name)
+		}
+	}
+	for _, name := range names {
+		if renderAnswer(t, cached, imageRequest(t, "", name)) != want[name] {
+			t.Fatalf("%s: the hit after other misses differs from the uncached answer", name)
+		}
+	}
+	if st := cached.ImageCacheStats(); st.Misses != 3 || st.Hits != 3 {
+		t.Fatalf("stats %+v, want 3 misses and 3 hits", st)
 	}
 }
 

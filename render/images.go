@@ -287,7 +287,10 @@ type sizedImage struct {
 	data []byte
 	plan vision.Plan
 	hash string
-	cost int64 // bytes its decoding and processing hold (imageCost)
+	// frame is what the mm_hash's stream holds besides data (nil when it
+	// does not cover data, or when there is no cache to key by it).
+	frame []byte
+	cost  int64 // bytes its decoding and processing hold (imageCost)
 }
 
 // size fetches one image, reads its size from the header, plans the
@@ -305,11 +308,19 @@ func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hash
 	if err != nil {
 		return sizedImage{}, imageError(err)
 	}
-	hash, err := im.cfg.Hasher.ImageHash(data, ref.uuid, hashKwargs)
+	var hash string
+	var frame []byte
+	if im.cache != nil {
+		// The cache key reads the file's bytes through the mm_hash when
+		// the hash covers them (cacheKey): one pass over the file.
+		hash, frame, err = im.cfg.Hasher.ImageHashFramed(data, ref.uuid, hashKwargs)
+	} else {
+		hash, err = im.cfg.Hasher.ImageHash(data, ref.uuid, hashKwargs)
+	}
 	if err != nil {
 		return sizedImage{}, fmt.Errorf("render: hashing image: %w", err)
 	}
-	return sizedImage{data: data, plan: plan, hash: hash, cost: im.imageCost(len(data), info, plan)}, nil
+	return sizedImage{data: data, plan: plan, hash: hash, frame: frame, cost: im.imageCost(len(data), info, plan)}, nil
 }
 
 // eachImage runs f for images 0..n-1 side by side, as vLLM's media thread
@@ -373,7 +384,7 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 		}
 		defer release()
 		if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) error {
-			p, err := im.process(ctx, sized[i].data, kw, opts)
+			p, err := im.process(ctx, sized[i], kw, opts)
 			imgs[i].Processed, rowWidths[i] = p.img, p.cols
 			return err
 		}); err != nil {

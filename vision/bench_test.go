@@ -2,6 +2,7 @@ package vision
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
 
@@ -28,7 +29,8 @@ func benchImage(w, h int) imaging.RGB {
 }
 
 // BenchmarkProcess is the whole processor — resize, normalise, patchify, bf16 — per image, for the
-// fast (vLLM default) and slow backends, reusing the output buffer as a server worker does. Python's
+// fast (vLLM default) and slow backends, reusing the output buffer as a server worker does; "/to" is
+// ProcessTo handing the patches to a writer that drops them (the server's path, less the encoding). Python's
 // PIL path costs ~50 ms at 1280x720.
 func BenchmarkProcess(b *testing.B) {
 	for _, model := range []struct{ name, config string }{{"qwen2_5_vl", qwen25Config}, {"qwen3_vl", qwen3Config}} {
@@ -49,6 +51,18 @@ func BenchmarkProcess(b *testing.B) {
 							b.Fatal(err)
 						}
 						buf = res.PixelValues.Data
+					}
+					b.ReportMetric(float64(testenv.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+				})
+				b.Run(fmt.Sprintf("%s/%dx%d/%s/to", model.name, sz[0], sz[1], backend), func(b *testing.B) {
+					kw := Kwargs{UseFast: &fast}
+					b.ReportAllocs()
+					b.SetBytes(int64(len(img.Pix)))
+					cpu0 := testenv.CPUTime(b)
+					for b.Loop() {
+						if _, err := q.ProcessTo(io.Discard, img, kw); err != nil {
+							b.Fatal(err)
+						}
 					}
 					b.ReportMetric(float64(testenv.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 				})

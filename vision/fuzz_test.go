@@ -1,6 +1,7 @@
 package vision
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -35,7 +36,7 @@ func FuzzSmartResize(f *testing.F) {
 }
 
 // FuzzProcess runs whole requests: a small image and client kwargs. Every outcome is a result of the
-// planned shape or a typed error.
+// planned shape or a typed error, and ProcessTo writes exactly Process's pixel values.
 func FuzzProcess(f *testing.F) {
 	f.Add(uint8(56), uint8(30), []byte("seed"), []byte(`{}`))
 	f.Add(uint8(1), uint8(200), []byte{0, 255}, []byte(`{"use_fast": false}`))
@@ -72,8 +73,11 @@ func FuzzProcess(f *testing.F) {
 				continue
 			}
 			rows, cols := res.GridTHW[0]*res.GridTHW[1]*res.GridTHW[2], 3*p.temporal*p.patch*p.patch
-			if len(res.PixelValues.Data) != rows*cols*p.dtype.Size() || res.NumTokens*p.merge*p.merge != rows {
+			if len(res.PixelValues.Data) != rows*cols*p.dtype.Size() || res.NumTokens*p.merge*p.merge != rows || res.Cols != cols {
 				t.Fatalf("result %+v does not match %d data bytes", res.Plan, len(res.PixelValues.Data))
+			}
+			if streamed := processTo(t, p, img, kw); !bytes.Equal(streamed.PixelValues.Data, res.PixelValues.Data) || streamed.Plan != res.Plan {
+				t.Fatalf("ProcessTo differs from Process for %+v", res.Plan)
 			}
 		}
 	})

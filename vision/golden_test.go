@@ -1,6 +1,7 @@
 package vision
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -126,6 +127,9 @@ func checkOutput(t *testing.T, model string, kw Kwargs, img imaging.RGB, g *pixe
 	if err != nil {
 		t.Fatalf("Process bf16: %v", err)
 	}
+	if streamed := processTo(t, pbf, img, kw); !bytes.Equal(streamed.PixelValues.Data, rbf.PixelValues.Data) {
+		t.Errorf("bf16 ProcessTo differs from Process")
+	}
 	if rbf.PixelValues.DType != BFloat16 || r32.PixelValues.DType != Float32 {
 		t.Errorf("dtypes %v %v", rbf.PixelValues.DType, r32.PixelValues.DType)
 	}
@@ -241,12 +245,35 @@ func TestPILGolden(t *testing.T) {
 			if got := sha(res.PixelValues.Data); got != r.PixelValues.SHA256F32 {
 				t.Errorf("pixel_values f32 sha256 %s, golden %s", got, r.PixelValues.SHA256F32)
 			}
+			if got := sha(processTo(t, p, c.img, Kwargs{UseFast: &slow}).PixelValues.Data); got != r.PixelValues.SHA256F32 {
+				t.Errorf("ProcessTo pixel_values f32 sha256 %s, golden %s", got, r.PixelValues.SHA256F32)
+			}
 			checked++
 		})
 	}
 	if checked < 26 {
 		t.Errorf("only %d (model, image) pairs checked", checked)
 	}
+}
+
+// processTo runs p.ProcessTo into a buffer and returns its result with that buffer as the data,
+// checking that the plan and shape are Process's.
+func processTo(t *testing.T, p Processor, img imaging.RGB, kw Kwargs) *Result {
+	t.Helper()
+	var buf bytes.Buffer
+	res, err := p.ProcessTo(&buf, img, kw)
+	if err != nil {
+		t.Fatalf("ProcessTo: %v", err)
+	}
+	if res.PixelValues.Data != nil {
+		t.Fatalf("ProcessTo's result holds pixel values")
+	}
+	if rows, cols := res.PixelValues.Shape[0], res.PixelValues.Shape[1]; rows != res.GridTHW[0]*res.GridTHW[1]*res.GridTHW[2] || cols != res.Cols ||
+		buf.Len() != rows*cols*res.PixelValues.DType.Size() {
+		t.Fatalf("ProcessTo wrote %d bytes for shape %v, grid %v, cols %d", buf.Len(), res.PixelValues.Shape, res.GridTHW, res.Cols)
+	}
+	res.PixelValues.Data = buf.Bytes()
+	return res
 }
 
 // pillowResized is the uint8 image the slow backend resizes to.

@@ -52,10 +52,19 @@ func TestLevelKernelModes(t *testing.T) {
 				}
 				size := (w / p) * (h / p) * 3 * q.temporal * p * p * 2
 				got, lut := make([]byte, size), make([]byte, size)
-				q.patchify(got, pix, w, backend.levels, k)
-				q.patchify(lut, pix, w, backend.levels, nil)
+				q.patchify(patchSink{dst: got}, pix, w, backend.levels, k)
+				q.patchify(patchSink{dst: lut}, pix, w, backend.levels, nil)
 				if !bytes.Equal(got, lut) {
 					t.Fatalf("%s affine=%v patch %d: differs from the lookups", backend.name, k.affine, p)
+				}
+				for _, kk := range []*levelKernel{k, nil} {
+					var streamed bytes.Buffer
+					if err := q.patchify(patchSink{w: &streamed}, pix, w, backend.levels, kk); err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(streamed.Bytes(), lut) {
+						t.Fatalf("%s affine=%v patch %d kernel %v: streamed patches differ from the lookups", backend.name, k.affine, p, kk != nil)
+					}
 				}
 			}
 		}

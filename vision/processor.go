@@ -3,6 +3,7 @@ package vision
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/vrender/vrender/imaging"
 )
@@ -15,6 +16,11 @@ type Processor interface {
 	// Process runs the whole processor on img. pixel_values are written into buf's storage when it
 	// has room (the result then aliases buf), so that a worker can reuse one buffer; nil allocates.
 	Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, error)
+	// ProcessTo is Process with pixel_values handed to w in order, a few tens of kilobytes at a time,
+	// as they are made, instead of built in one buffer: a caller that encodes them (base64 for the
+	// features) reads them while they are still in the CPU's cache and never holds the tensor. The
+	// Result's PixelValues has no Data. An error from w stops the work and is returned.
+	ProcessTo(w io.Writer, img imaging.RGB, kw Kwargs) (*Result, error)
 }
 
 // Plan is the shape of one processed image.
@@ -25,6 +31,9 @@ type Plan struct {
 	GridTHW [3]int
 	// NumTokens is how many placeholder tokens the image's one pad token expands to.
 	NumTokens int
+	// Cols is the width of a pixel_values row (3·temporal·patch² values); pixel_values has
+	// GridTHW's product rows.
+	Cols int
 }
 
 // Result is one processed image.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"sync"
 
@@ -156,6 +157,7 @@ func (q *qwen2VL) Plan(width, height int, kw Kwargs) (Plan, error) {
 		ResizedWidth: rw, ResizedHeight: rh,
 		GridTHW:   [3]int{1, gh, gw},
 		NumTokens: gh * gw / (q.merge * q.merge),
+		Cols:      3 * q.temporal * q.patch * q.patch,
 	}, nil
 }
 
@@ -163,12 +165,51 @@ func (q *qwen2VL) Plan(width, height int, kw Kwargs) (Plan, error) {
 // [grid_t·grid_h·grid_w, 3·temporal·patch·patch]: rows in (t, h_block, w_block, h_in, w_in) order,
 // columns in (channel, frame, py, px) order.
 func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, error) {
+	var res *Result
+	err := q.resized(img, kw, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+		n := q.pixelBytes(plan)
+		if cap(buf) < n {
+			buf = make([]byte, n)
+		}
+		data := buf[:n]
+		q.patchify(patchSink{dst: data}, pix, plan.ResizedWidth, levels, kernel)
+		res = q.result(plan, data)
+		return nil
+	})
+	return res, err
+}
+
+// ProcessTo is Process writing pixel_values to w in chunks of whole patches (patchify's order).
+func (q *qwen2VL) ProcessTo(w io.Writer, img imaging.RGB, kw Kwargs) (*Result, error) {
+	var res *Result
+	err := q.resized(img, kw, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+		if err := q.patchify(patchSink{w: w}, pix, plan.ResizedWidth, levels, kernel); err != nil {
+			return err
+		}
+		res = q.result(plan, nil)
+		return nil
+	})
+	return res, err
+}
+
+func (q *qwen2VL) pixelBytes(plan Plan) int {
+	return plan.GridTHW[0] * plan.GridTHW[1] * plan.GridTHW[2] * plan.Cols * q.dtype.Size()
+}
+
+func (q *qwen2VL) result(plan Plan, data []byte) *Result {
+	rows := plan.GridTHW[0] * plan.GridTHW[1] * plan.GridTHW[2]
+	return &Result{Plan: plan, PixelValues: Tensor{DType: q.dtype, Shape: []int{rows, plan.Cols}, Data: data}}
+}
+
+// resized plans img's processing, resizes it with the backend kw picks (into pooled scratch) and
+// runs patch on the resized pixels with that backend's tables and kernel.
+func (q *qwen2VL) resized(img imaging.RGB, kw Kwargs, patch func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error) error {
 	if err := checkRGB(img); err != nil {
-		return nil, err
+		return err
 	}
 	plan, err := q.Plan(img.Width, img.Height, kw)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s, _ := q.scratch.Get().(*qwenScratch)
 	if s == nil {
@@ -189,34 +230,41 @@ func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, erro
 		}
 		s.resized = s.resized[:rw*rh*3]
 		if err := s.resizer.RGB(s.resized, rw, rh, img.Pix, img.Width, img.Height, method); err != nil {
-			return nil, fmt.Errorf("vision: Qwen2-VL resize: %w", err)
+			return fmt.Errorf("vision: Qwen2-VL resize: %w", err)
 		}
 		pix = s.resized
 	}
-	rows := plan.GridTHW[1] * plan.GridTHW[2]
-	cols := 3 * q.temporal * q.patch * q.patch
-	n := rows * cols * q.dtype.Size()
-	if cap(buf) < n {
-		buf = make([]byte, n)
-	}
-	data := buf[:n]
-	q.patchify(data, pix, rw, levels, kernel)
-	return &Result{Plan: plan, PixelValues: Tensor{DType: q.dtype, Shape: []int{rows, cols}, Data: data}}, nil
+	return patch(plan, pix, levels, kernel)
 }
+
+// patchSink is where patchify puts the patches: into dst, the whole tensor, or, when w is set, in
+// chunks of whole patches written to w.
+type patchSink struct {
+	dst []byte
+	w   io.Writer
+}
+
+// sinkChunk is about how many bytes of patches patchify hands a writer at once: small enough to stay
+// in the CPU's L2 cache for the writer to read, large enough that a call per chunk costs nothing.
+const sinkChunk = 32 << 10
 
 // patchify writes the patches of the resized RGB image (w wide) through the level tables: one pass
 // that normalises, casts and orders; then the other frames of each temporal patch are copies of the
 // first. A non-nil kernel (the vector one, proven equal to levels) computes patches at least
-// patchRowMin wide.
-func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable, kernel *levelKernel) {
+// patchRowMin wide. Only an error from sink's writer is returned.
+func (q *qwen2VL) patchify(sink patchSink, pix []uint8, w int, levels *[3]levelTable, kernel *levelKernel) error {
 	P, M, T := q.patch, q.merge, q.temporal
 	size := q.dtype.Size()
 	gh, gw := len(pix)/(w*3)/P, w/P
 	block := P * P * size // one channel of one frame
 	channel := T * block  // one channel of the temporal patch
 	vector := kernel != nil && P >= patchRowMin
-	var stage []byte
-	if vector {
+	var stage, chunk []byte
+	switch {
+	case sink.w != nil:
+		// Patches are built in place in a chunk that stays in cache until the writer has read it.
+		chunk = make([]byte, 0, max(1, sinkChunk/(3*channel))*3*channel)
+	case vector:
 		// The vector path builds each patch in a buffer that stays in L1 and streams it out (past
 		// the caches where the CPU can), sparing the read of every output line before its write.
 		stage = make([]byte, 3*channel)
@@ -228,9 +276,16 @@ func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable
 				for wi := range M {
 					y0, x0 := (hb*M+hi)*P, (wb*M+wi)*P
 					base := (y0*w + x0) * 3
-					patch := dst[o : o+3*channel]
-					if vector {
+					var patch []byte
+					switch {
+					case chunk != nil:
+						patch = chunk[len(chunk) : len(chunk)+3*channel]
+					case vector:
 						patch = stage
+					default:
+						patch = sink.dst[o : o+3*channel]
+					}
+					if vector {
 						patchBlock(patch, channel, pix[base:base+(P-1)*w*3+3*P], w*3, P, levels, kernel)
 					} else {
 						for py := range P {
@@ -244,14 +299,29 @@ func (q *qwen2VL) patchify(dst []byte, pix []uint8, w int, levels *[3]levelTable
 							copy(patch[c*channel+f*block:], first)
 						}
 					}
-					if vector {
-						streamOut(dst[o:o+3*channel], stage)
+					switch {
+					case chunk != nil:
+						chunk = chunk[:len(chunk)+3*channel]
+						if len(chunk) == cap(chunk) {
+							if _, err := sink.w.Write(chunk); err != nil {
+								return err
+							}
+							chunk = chunk[:0]
+						}
+					case vector:
+						streamOut(sink.dst[o:o+3*channel], stage)
 					}
 					o += 3 * channel
 				}
 			}
 		}
 	}
+	if len(chunk) > 0 {
+		if _, err := sink.w.Write(chunk); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lookupRow writes one row of a patch, P pixels of src, through the level tables: channel c's values

@@ -348,6 +348,9 @@ func testPatchify(t *testing.T, q *qwen2VL, rng *rand.Rand, sizes [][2]int) {
 			if !bytes.Equal(res.PixelValues.Data, enc) {
 				t.Fatalf("%v %dx%d fast=%v: fused pass differs from the plain one", d, sz[0], sz[1], fast)
 			}
+			if !bytes.Equal(processTo(t, q, img, Kwargs{UseFast: &fast}).PixelValues.Data, enc) {
+				t.Fatalf("%v %dx%d fast=%v: ProcessTo differs from the plain pass", d, sz[0], sz[1], fast)
+			}
 			if rows, cols := res.PixelValues.Shape[0], res.PixelValues.Shape[1]; rows != res.GridTHW[1]*res.GridTHW[2] || cols != 3*q.temporal*q.patch*q.patch {
 				t.Fatalf("shape %v for grid %v", res.PixelValues.Shape, res.GridTHW)
 			}
@@ -415,10 +418,17 @@ func TestPatchRowMatchesLookup(t *testing.T) {
 		}
 		n := (w / q.patch) * (h / q.patch) * 3 * q.temporal * q.patch * q.patch * 2
 		got, want := make([]byte, n), make([]byte, n)
-		q.patchify(got, pix, w, levels, kernel)
-		q.patchify(want, pix, w, levels, nil)
+		q.patchify(patchSink{dst: got}, pix, w, levels, kernel)
+		q.patchify(patchSink{dst: want}, pix, w, levels, nil)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("patch %d merge %d temporal %d, %dx%d: the vector kernel differs from the lookups", q.patch, q.merge, q.temporal, w, h)
+		}
+		var streamed bytes.Buffer
+		if err := q.patchify(patchSink{w: &streamed}, pix, w, levels, kernel); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(streamed.Bytes(), want) {
+			t.Fatalf("patch %d merge %d temporal %d, %dx%d: the streamed patches differ from the lookups", q.patch, q.merge, q.temporal, w, h)
 		}
 	}
 }
@@ -445,5 +455,32 @@ func TestLevelKernelProven(t *testing.T) {
 	rescaled := torchvisionLevels(n, BFloat16)
 	if newLevelKernel(torchvisionAffine(n), &rescaled, BFloat16) != nil {
 		t.Fatal("a kernel for torchvision's float32 rescale alone")
+	}
+}
+
+// failingWriter accepts n bytes, then fails.
+type failingWriter struct{ n int }
+
+var errWriterFull = errors.New("writer full")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		return 0, errWriterFull
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestProcessToStopsOnWriteError: the writer's error ends the work and is returned as it is, whether
+// it fails on the first chunk, a middle one or the last.
+func TestProcessToStopsOnWriteError(t *testing.T) {
+	q := mustNew(t, qwen25Config, BFloat16)
+	img := benchImage(640, 480)
+	total := processTo(t, q, img, Kwargs{}).PixelValues.Data
+	for _, n := range []int{0, sinkChunk, len(total) - 1} {
+		res, err := q.ProcessTo(&failingWriter{n: n}, img, Kwargs{})
+		if !errors.Is(err, errWriterFull) || res != nil {
+			t.Fatalf("writer failing after %d bytes: %v, %v", n, res, err)
+		}
 	}
 }

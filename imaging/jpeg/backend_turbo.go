@@ -55,9 +55,15 @@ static int vr_decode(const unsigned char *data, unsigned long n, unsigned char *
 	}
 	cinfo.out_color_space = comps == 1 ? JCS_GRAYSCALE : comps == 3 ? JCS_RGB : JCS_CMYK;
 	jpeg_start_decompress(&cinfo);
+	// Rows are asked for a row group at a time (rec_outbuf_height, 2 for 2x2 chroma subsampling), so
+	// that libjpeg upsamples and converts straight into out instead of through its spare row.
+	JSAMPROW rows[16];
+	int group = cinfo.rec_outbuf_height < 1 ? 1 : cinfo.rec_outbuf_height > 16 ? 16 : cinfo.rec_outbuf_height;
 	while (cinfo.output_scanline < cinfo.output_height && !err.eof) {
-		JSAMPROW row = out + (size_t)cinfo.output_scanline * w * comps;
-		jpeg_read_scanlines(&cinfo, &row, 1);
+		int n = cinfo.output_height - cinfo.output_scanline < (JDIMENSION)group ? cinfo.output_height - cinfo.output_scanline : group;
+		for (int i = 0; i < n; i++)
+			rows[i] = out + (size_t)(cinfo.output_scanline + i) * w * comps;
+		jpeg_read_scanlines(&cinfo, rows, n);
 	}
 	jpeg_destroy_decompress(&cinfo);
 	return err.eof ? 2 : 0;

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"math/rand/v2"
 	"strings"
@@ -79,8 +80,14 @@ func BenchmarkParse(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bodies := map[string][]byte{"cjk": []byte(`{"content":"` + cjkText + `"}`), "esc": esc}
-	names := []string{"cjk", "esc"}
+	// A 1280x720 screenshot as a data URL: 1.9 MB of base64 in one string.
+	shot := make([]byte, 1472378)
+	for i := range shot {
+		shot[i] = byte(i * 2654435761 >> 13)
+	}
+	dataURL := []byte(`{"url":"data:image/png;base64,` + base64.StdEncoding.EncodeToString(shot) + `"}`)
+	bodies := map[string][]byte{"cjk": []byte(`{"content":"` + cjkText + `"}`), "esc": esc, "dataurl": dataURL}
+	names := []string{"cjk", "esc", "dataurl"}
 	for _, s := range benchdata.Sizes {
 		bodies[s.Name] = benchBody(b, s)
 		names = append(names, s.Name)

@@ -11,6 +11,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/segmentio/asm/ascii"
 )
 
 // The reading half of the package: one scanner that makes the decisions of
@@ -588,10 +590,64 @@ func stringStops(w uint64) uint64 {
 }
 
 // skipPlain returns the offset of the first byte at or after i that is
-// '"', '\\' or below 0x20, checking eight bytes at a time (near the end
-// of s it may stop early, leaving the rest to a byte loop), and the bytes
-// it skipped or-ed together.
+// '"', '\\' or below 0x20 (near the end of s it may stop early, leaving
+// the rest to a byte loop), and the bytes it skipped or-ed together. It
+// checks eight bytes at a time; a run that goes on past swarBytes (a data
+// URL is megabytes of one string) is then skipped by vectorized passes
+// over windows that double as the run grows (each at most four times the
+// run before it), so text with a stop every few hundred bytes is not
+// scanned far past its stops.
 func skipPlain(s []byte, i int) (int, uint64) {
+	end := min(i+swarBytes, len(s))
+	i, high := skipWords(s[:end], i)
+	if i < end || end == len(s) {
+		return i, high
+	}
+	return skipLong(s, i, high)
+}
+
+// swarBytes is how far skipPlain scans by words before it takes windows.
+const swarBytes = 64
+
+// skipLong is skipPlain past the first swarBytes of a run. Each window is
+// searched for its first quote and first backslash (bytes.IndexByte), and
+// the bytes before them checked to be printable ASCII (0x20-0x7e, which
+// holds no stop and no high bit) in one pass each; a window that is not
+// (text outside ASCII, DEL, a control character) is scanned by words.
+func skipLong(s []byte, i int, high uint64) (int, uint64) {
+	for size := 4 * swarBytes; i < len(s); size = min(2*size, maxWindow) {
+		w := s[i:min(i+size, len(s))]
+		stop := false
+		if q := bytes.IndexByte(w, '"'); q >= 0 {
+			w, stop = w[:q], true
+		}
+		if b := bytes.IndexByte(w, '\\'); b >= 0 {
+			w, stop = w[:b], true
+		}
+		if !ascii.ValidPrint(w) {
+			j, h := skipWords(w, 0)
+			if j < len(w) {
+				// A stop inside w, or a tail shorter than a word: the
+				// byte loop goes on from there.
+				return i + j, high | h
+			}
+			high |= h
+		}
+		i += len(w)
+		if stop {
+			return i, high
+		}
+	}
+	return i, high
+}
+
+// maxWindow bounds skipLong's windows: large enough that each pass's call
+// costs nothing beside its bytes, small enough to stay in the L1 cache
+// for the passes after the first.
+const maxWindow = 16 << 10
+
+// skipWords is skipPlain by words alone, to the end of s.
+func skipWords(s []byte, i int) (int, uint64) {
 	var high uint64
 	for i+8 <= len(s) {
 		w := binary.LittleEndian.Uint64(s[i:])

@@ -308,3 +308,60 @@ func FuzzAppendIntsMatchesReference(f *testing.F) {
 		}
 	})
 }
+
+// longString is a JSON document holding one string of n plain base64
+// bytes (a data URL's alphabet) with mark at offset at, so that the
+// string crosses skipLong's windows with its stop or odd byte anywhere.
+func longString(n, at int, mark string) []byte {
+	b := []byte(`{"url":"`)
+	for i := range n {
+		if i == at {
+			b = append(b, mark...)
+		}
+		b = append(b, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="[i*7%65])
+	}
+	if at >= n {
+		b = append(b, mark...)
+	}
+	return append(b, `"}`...)
+}
+
+// TestLongStringsMatchReference holds the windowed scan of long strings to
+// the reference parser: every kind of byte that stops or marks a run
+// (escape, quote, control character, DEL, UTF-8, invalid UTF-8), at and
+// around each window's edges, in strings long enough to take every window
+// size.
+func TestLongStringsMatchReference(t *testing.T) {
+	marks := []string{`\n`, `\u00e9`, `\"`, "\x01", "\x7f", "é", "\xff", `"`, "\t", ""}
+	var ats []int
+	for edge := swarBytes; edge < 3*maxWindow; edge *= 2 {
+		for _, d := range []int{-9, -8, -1, 0, 1, 7, 8, 63} {
+			ats = append(ats, edge+d, edge+edge/2+d, 8+edge+d)
+		}
+	}
+	ats = append(ats, 0, 1, 7, 8, 9)
+	for _, mark := range marks {
+		for _, at := range ats {
+			for _, n := range []int{at, at + 1, at + 9, at + 1000, 3 * maxWindow} {
+				if err := sameParse(longString(n, at, mark)); err != nil {
+					t.Fatalf("n=%d at=%d mark=%q: %v", n, at, mark, err)
+				}
+			}
+		}
+	}
+}
+
+// FuzzLongStringMatchesReference lets the fuzzer place its bytes inside a
+// long run of plain ones, where skipLong scans.
+func FuzzLongStringMatchesReference(f *testing.F) {
+	f.Add(uint16(300), []byte(`\n`), []byte(`x"`))
+	f.Add(uint16(5000), []byte("é\x7f"), []byte("\x01"))
+	f.Fuzz(func(t *testing.T, n uint16, mid, tail []byte) {
+		doc := longString(int(n), int(n)/2, string(mid))
+		doc = append(doc[:len(doc)-2], tail...)
+		doc = append(doc, `"}`...)
+		if err := sameParse(doc); err != nil {
+			t.Fatalf("n=%d mid=%q tail=%q: %v", n, mid, tail, err)
+		}
+	})
+}

@@ -103,6 +103,12 @@ func (r *Resizer) RGB(dst []uint8, dstW, dstH int, src []uint8, srcW, srcH int, 
 		if !needH {
 			return in
 		}
+		if vector && (y+1)*srcW*3+rowPad <= len(src) {
+			// The kernel's reads past the row meet zero weights, so the next row's bytes serve as
+			// well as the padding's zeros: only the last rows need the copy.
+			horizontalVector(buf, src[y*srcW*3:(y+1)*srcW*3+rowPad], &r.horiz, &r.hvec)
+			return buf[:dstW*3]
+		}
 		copy(r.row, in)
 		if vector {
 			horizontalVector(buf, r.row, &r.horiz, &r.hvec)
