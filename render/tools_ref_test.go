@@ -248,8 +248,8 @@ func checkToolsMatchRaw(t *testing.T, list []byte, named string) {
 	for i := range got {
 		g, w := got[i], want[i]
 		if g.name != w.name || (g.strict == nil) != (w.strict == nil) || g.strict != nil && *g.strict != *w.strict ||
-			string(g.schema()) != string(w.schema()) {
-			t.Fatalf("%s: tool %d %+v (%s), want %+v (%s)", list, i, g, g.schema(), w, w.schema())
+			string(wire.AppendNode(nil, g.schema())) != string(wire.AppendNode(nil, w.schema())) {
+			t.Fatalf("%s: tool %d %+v (%s), want %+v (%s)", list, i, g, wire.AppendNode(nil, g.schema()), w, wire.AppendNode(nil, w.schema()))
 		}
 	}
 	for i, ht := range harmonyTools(req.Tools) {
