@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"strings"
-	"unsafe"
+
+	"github.com/vrender/vrender/internal/nozero"
 )
 
 // extRawView is serial_utils.CUSTOM_TYPE_RAW_VIEW: a tensor's raw bytes
@@ -93,7 +93,7 @@ func NewPixelEncoder(img QwenImage, cols int) (*PixelEncoder, error) {
 	}
 	head := qwenItemHead(img, cols)
 	e := &PixelEncoder{img: img, cols: cols, want: want}
-	e.s.dst = makeNoZero((len(head) + want) / 3 * 4)[:0]
+	e.s.dst = nozero.Bytes((len(head) + want) / 3 * 4)[:0]
 	e.s.write(head)
 	return e, nil
 }
@@ -118,21 +118,6 @@ func (e *PixelEncoder) Image() (QwenImage, error) {
 	img := e.img
 	img.Encoded = &EncodedPixels{b64: e.s.dst, rest: slices.Clone(e.s.carry[:e.s.c]), pixels: e.want, cols: e.cols}
 	return img, nil
-}
-
-// makeNoZero returns n bytes of uninitialized memory, for a caller that
-// writes every one before reading it. A strings.Builder grows without
-// zeroing (the runtime's no-zero allocation, which Go offers no other way);
-// the storage is taken from it before any string of it exists to be read,
-// and the builder is dropped, so the bytes have one owner.
-func makeNoZero(n int) []byte {
-	if n == 0 {
-		return []byte{}
-	}
-	var b strings.Builder
-	b.Grow(n)
-	b.WriteByte(0) // a string of length 0 need not point at the storage
-	return unsafe.Slice(unsafe.StringData(b.String()), n)
 }
 
 // pixelBytes is the length of img's pixel values, encoded or not.
