@@ -34,7 +34,7 @@ func imageRequest(t testing.TB, kwargs string, names ...string) ChatInput {
 	in := ChatInput{Messages: typedMessages([]json.RawMessage{json.RawMessage(`{"role":"user","content":[` +
 		strings.Join(parts, ",") + `,{"type":"text","text":"What is shown?"}]}`)}), AddGenerationPrompt: true}
 	if kwargs != "" {
-		in.MMProcessorKwargs = json.RawMessage(kwargs)
+		in.MMProcessorKwargs = mustNode(kwargs)
 	}
 	return in
 }
@@ -136,11 +136,7 @@ func TestImageCacheKeySeparates(t *testing.T) {
 	// mm_processor_kwargs.
 	sized := func(h features.Hasher, data string, uuid *string, kwargs string) sizedImage {
 		t.Helper()
-		kw, err := im.hashKwargs([]byte(kwargs))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hash, frame, err := h.ImageHashFramed([]byte(data), uuid, kw)
+		hash, frame, err := h.ImageHashFramed([]byte(data), uuid, kwargsNode([]byte(kwargs)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -352,25 +352,21 @@ func eachImage(ctx context.Context, n int, f func(ctx context.Context, i int) er
 // withKwargs, else sizes read from the headers alone (imaging.Probe and
 // Processor.Plan give the same grid). reqMediaIO is the request's
 // media_io_kwargs.
-func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwargs, reqMediaIO json.RawMessage, withKwargs bool) ([]int, *features.Features, error) {
+func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwargs, reqMediaIO *node, withKwargs bool) ([]int, *features.Features, error) {
 	// vLLM builds the image loader, which checks media_io_kwargs, before
 	// it fetches.
 	opts, err := im.loadOptions(reqMediaIO)
 	if err != nil {
 		return nil, nil, err
 	}
-	kw, err := vision.ParseKwargs(reqKwargs)
+	kw, err := vision.KwargsOf(reqKwargs)
 	if err != nil {
 		return nil, nil, imageError(err)
 	}
 	kw = kw.Over(im.cfg.Kwargs)
-	hashKwargs, err := im.hashKwargs(reqKwargs)
-	if err != nil {
-		return nil, nil, err
-	}
 	sized := make([]sizedImage, len(refs))
 	if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) (err error) {
-		sized[i], err = im.size(ctx, refs[i], kw, hashKwargs, opts)
+		sized[i], err = im.size(ctx, refs[i], kw, reqKwargs, opts)
 		return err
 	}); err != nil {
 		return nil, nil, err
@@ -410,19 +406,6 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 		return nil, nil, fmt.Errorf("render: image features: %w", err)
 	}
 	return out, &f, nil
-}
-
-// hashKwargs is the request's mm_processor_kwargs as the hasher reads them
-// (nil when absent).
-func (im *images) hashKwargs(reqKwargs []byte) (*node, error) {
-	if len(reqKwargs) == 0 {
-		return nil, nil
-	}
-	n, err := parseJSON(reqKwargs)
-	if err != nil {
-		return nil, badParam("mm_processor_kwargs", "Invalid mm_processor_kwargs JSON: %v", err)
-	}
-	return n, nil
 }
 
 // expandPads expands the first len(numTokens) image pads of ids, the k-th
