@@ -84,16 +84,13 @@ func (c *itemCache) add(img seenImage) {
 // item's grid must make as many tokens as its placeholder has: vLLM finds
 // that only in the model runner, which fails the engine (500); engine-sim
 // refuses the request with the runner's text instead. Failures are 400
-// BadRequestError, as vLLM's ValueErrors are.
-func (s *Sim) acceptFeatures(req *protocol.GenerateRequest) (mmInput, *apiError) {
-	if len(req.Features) == 0 || string(req.Features) == "null" {
+// BadRequestError, as vLLM's ValueErrors are. n is the features member of
+// the request's body (nil when absent).
+func (s *Sim) acceptFeatures(req *protocol.GenerateRequest, n *wire.Node) (mmInput, *apiError) {
+	if n == nil || n.Kind == wire.Null {
 		return mmInput{}, nil
 	}
-	n, err := wire.Parse(req.Features)
-	if err != nil {
-		return mmInput{}, badRequest("features: " + err.Error())
-	}
-	f, err := features.Decode(n)
+	f, err := features.DecodeWith(n, s.decoded.decode)
 	if err != nil {
 		return mmInput{}, badRequest(err.Error())
 	}

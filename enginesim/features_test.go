@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/features"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/kvevents"
 	"github.com/vrender/vrender/kvindex"
 	"github.com/vrender/vrender/protocol"
@@ -16,7 +17,7 @@ import (
 // qwenFeatures is a request's features JSON for images (grids t×h×w, in
 // prompt order) whose placeholders start at the given offsets, with
 // kwargs_data as a Qwen2.5-VL render writes it (patch 14: rows of 1176).
-func qwenFeatures(t *testing.T, hashes []string, grids [][3]int64, offsets []int, opts features.Options) string {
+func qwenFeatures(t testing.TB, hashes []string, grids [][3]int64, offsets []int, opts features.Options) string {
 	t.Helper()
 	imgs := make([]features.Image, len(hashes))
 	for i, h := range hashes {
@@ -230,10 +231,93 @@ func FuzzAcceptFeatures(f *testing.F) {
 		if n < 0 || n > 4096 || !json.Valid(raw) {
 			return
 		}
+		node, err := wire.Parse(raw)
+		if err != nil {
+			return // nested deeper than a body may be
+		}
 		req := &protocol.GenerateRequest{TokenIDs: make([]int, n), Features: raw}
-		in, e := (&Sim{items: newItemCache(4)}).acceptFeatures(req)
+		in, e := (&Sim{items: newItemCache(4), decoded: newDecodedItems(0)}).acceptFeatures(req, node)
 		if e == nil {
 			_ = describeImages(in.images)
 		}
+		// The decoded-item memo changes nothing: the same verdict when the
+		// request's items are decoded, then when they are remembered.
+		memo := &Sim{items: newItemCache(4), decoded: newDecodedItems(1 << 20)}
+		for pass := range 2 {
+			got, ge := memo.acceptFeatures(req, node)
+			if !reflect.DeepEqual(got, in) || !reflect.DeepEqual(ge, e) {
+				t.Fatalf("pass %d with the memo: %+v %+v, without: %+v %+v", pass, got, ge, in, e)
+			}
+		}
 	})
+}
+
+// TestDecodedItemsAsDecoding: engine-sim's check with the decoded-item
+// memo gives every request of a conversation the verdict the check without
+// it gives — accepted items, their grids and sizes, and each error — as
+// pictures are re-sent, changed under the same hash, corrupted, or cut
+// short, and while the memo evicts.
+func TestDecodedItemsAsDecoding(t *testing.T) {
+	kw := features.Options{Kwargs: true}
+	a := qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 4, 6}}, []int{3}, kw)
+	a2 := qwenFeatures(t, []string{"img-a", "img-b"}, [][3]int64{{1, 4, 6}, {1, 2, 2}}, []int{3, 40}, kw)
+	b := qwenFeatures(t, []string{"img-b"}, [][3]int64{{1, 2, 2}}, []int{3}, features.Options{Kwargs: true, Metadata: true})
+	// The same hash with another picture (its bytes differ; vLLM trusts
+	// the hash, the check reads what was sent).
+	other := qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 2, 2}}, []int{3}, kw)
+	text := func(f string) string { // the kwargs item's base64
+		i := strings.Index(f, `"kwargs_data":{"image":["`) + len(`"kwargs_data":{"image":["`)
+		return f[i : i+strings.IndexByte(f[i:], '"')]
+	}
+	ta := text(a)
+	cases := []struct {
+		name, features string
+		tokens         int
+	}{
+		{"first turn", a, 30},
+		{"re-sent", a, 60},
+		{"re-sent with a second picture", a2, 60},
+		{"re-sent, placeholder too short for its grid", strings.Replace(a, `"length":6`, `"length":5`, 1), 60},
+		{"re-sent past the prompt", a, 8},
+		{"another picture under the same hash", other, 60},
+		{"the first again", a, 60},
+		{"with metadata", b, 30},
+		{"corrupted base64", strings.Replace(a, ta, ta[:100]+"*"+ta[101:], 1), 60},
+		{"corrupted msgpack, valid base64", strings.Replace(a, ta, "AAAA"+ta[4:], 1), 60},
+		{"cut short", strings.Replace(a, ta, ta[:len(ta)-8], 1), 60},
+		{"no kwargs, cached hash", qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{}), 60},
+		{"the first once more", a, 60},
+	}
+	// The memos: none (every text decoded), roomy, and one with room for a
+	// single picture's item, so the sequence evicts.
+	plain := &Sim{items: newItemCache(4), decoded: newDecodedItems(0)}
+	memos := []*Sim{
+		{items: newItemCache(4), decoded: newDecodedItems(1 << 20)},
+		{items: newItemCache(4), decoded: newDecodedItems(len(ta))},
+	}
+	for _, c := range cases {
+		node, err := wire.Parse([]byte(c.features))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &protocol.GenerateRequest{TokenIDs: make([]int, c.tokens), Features: json.RawMessage(c.features)}
+		want, wantErr := plain.acceptFeatures(req, node)
+		for i, sim := range memos {
+			got, err := sim.acceptFeatures(req, node)
+			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(err, wantErr) {
+				t.Errorf("%s, memo %d: %+v %+v, without the memo: %+v %+v", c.name, i, got, err, want, wantErr)
+			}
+			if d := sim.decoded; d.bytes > d.limit {
+				t.Errorf("%s, memo %d: holds %d bytes, over its %d", c.name, i, d.bytes, d.limit)
+			}
+		}
+		for _, img := range want.brought {
+			for _, sim := range append(memos, plain) {
+				sim.items.add(img)
+			}
+		}
+	}
+	if n := memos[0].decoded.lru.Len(); n < 4 {
+		t.Errorf("the roomy memo holds %d texts, want the 4 distinct items it decoded at least", n)
+	}
 }

@@ -84,7 +84,7 @@ func (s *Sim) handleGenerate(w http.ResponseWriter, r *http.Request) {
 		refuse(w)
 		return
 	}
-	body, apiErr := readJSONBody(w, r)
+	body, root, apiErr := readJSONBody(w, r)
 	if apiErr != nil {
 		apiErr.write(w)
 		return
@@ -99,7 +99,8 @@ func (s *Sim) handleGenerate(w http.ResponseWriter, r *http.Request) {
 		badRequest(err.Error()).write(w)
 		return
 	}
-	g, apiErr := s.accept(r, req, info)
+	featuresNode, _ := root.Get("features") // the member req.Features holds, validated
+	g, apiErr := s.accept(r, req, info, featuresNode)
 	if apiErr != nil {
 		apiErr.write(w)
 		return
@@ -133,7 +134,7 @@ func (s *Sim) handleResetPrefixCache(w http.ResponseWriter, r *http.Request) {
 
 // accept runs the serving-layer checks of vLLM's serve_tokens, in its order,
 // and plans the outputs.
-func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protocol.GenerateRequestInfo) (*generation, *apiError) {
+func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protocol.GenerateRequestInfo, features *wire.Node) (*generation, *apiError) {
 	lora, known := s.resolveModel(req.Model)
 	if !known {
 		param := "model"
@@ -149,7 +150,7 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 	if e := s.checkGenerate(req); e != nil {
 		return nil, e
 	}
-	mm, apiErr := s.acceptFeatures(req)
+	mm, apiErr := s.acceptFeatures(req, features)
 	if apiErr != nil {
 		return nil, apiErr
 	}

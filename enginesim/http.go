@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -49,36 +50,55 @@ func (e *apiError) write(w http.ResponseWriter) { writeError(w, e.status, e.body
 
 // readJSONBody reads a POST body with vLLM's checks in FastAPI's order: a
 // JSON-typed (or untyped) body must parse, then the media type must be
-// exactly application/json.
-func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+// exactly application/json. It returns the body's tree too (nil for an
+// empty body), made in the same pass: the features of a request with
+// pictures are read from it rather than scanned again.
+func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *wire.Node, *apiError) {
+	body, err := readBody(w, r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, httpError(http.StatusRequestEntityTooLarge,
+			return nil, nil, httpError(http.StatusRequestEntityTooLarge,
 				fmt.Sprintf("Request body is larger than the limit of %d bytes", tooBig.Limit))
 		}
-		return nil, httpError(http.StatusBadRequest, protocol.ErrBodyNotParsable.Error())
+		return nil, nil, httpError(http.StatusBadRequest, protocol.ErrBodyNotParsable.Error())
 	}
 	contentType := r.Header.Get("Content-Type")
 	mediaType, _, _ := strings.Cut(strings.ToLower(contentType), ";")
 	mediaType = strings.TrimSpace(mediaType)
 	sub, isApp := strings.CutPrefix(mediaType, "application/")
+	var root *wire.Node
 	if len(body) > 0 && (mediaType == "" || isApp && (sub == "json" || strings.HasSuffix(sub, "+json"))) {
-		body, err = protocol.ParseJSONBody(body)
+		body, root, err = protocol.ParseJSONTree(body)
 		var syn *protocol.JSONSyntaxError
 		switch {
 		case errors.As(err, &syn):
 			ve := &pylax.ValidationError{Errors: []pylax.FieldError{syn.FieldError()}}
-			return nil, &apiError{http.StatusBadRequest, protocol.NewValidationErrorResponse(ve)}
+			return nil, nil, &apiError{http.StatusBadRequest, protocol.NewValidationErrorResponse(ve)}
 		case err != nil:
-			return nil, httpError(http.StatusBadRequest, err.Error())
+			return nil, nil, httpError(http.StatusBadRequest, err.Error())
 		}
 	}
 	if mediaType != "application/json" {
-		return nil, &apiError{http.StatusBadRequest, protocol.NewUnsupportedMediaTypeResponse()}
+		return nil, nil, &apiError{http.StatusBadRequest, protocol.NewUnsupportedMediaTypeResponse()}
 	}
-	return body, nil
+	return body, root, nil
+}
+
+// readBody reads a body of at most maxBodyBytes. One of a stated length is
+// read into a buffer of that length: a request carrying pictures is
+// megabytes, which io.ReadAll would copy as it doubled its buffer.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	n := r.ContentLength
+	if n <= 0 || n > maxBodyBytes {
+		return io.ReadAll(body)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(body, b); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // handleAbort is POST /inference/v1/abort_requests (and the legacy

@@ -33,8 +33,9 @@ type Sim struct {
 	kit        answerKit
 	kv         kvTransfer
 	kvm        kvMetrics
-	cache      *prefixCache // nil without a prefix cache
-	items      *itemCache   // the multimodal items requests brought
+	cache      *prefixCache  // nil without a prefix cache
+	items      *itemCache    // the multimodal items requests brought
+	decoded    *decodedItems // their bytes, by their base64 text
 	// accepted and promptTokens count accepted generate requests and
 	// their prompt tokens (/metrics).
 	accepted, promptTokens atomic.Int64
@@ -108,6 +109,7 @@ func New(m *model.Model, cfg Config) (*Sim, error) {
 		kvm:        kvMetrics{xferTime: telemetry.NewHistogram(xferTimeBuckets), xferSize: telemetry.NewValueHistogram(xferByteBuckets)},
 		now:        time.Now,
 		items:      newItemCache(itemCacheEntries),
+		decoded:    newDecodedItems(decodedItemBytes),
 		aborted:    map[string]bool{},
 		running:    map[string][]*generation{},
 		changed:    make(chan struct{}),

@@ -1,12 +1,13 @@
 package features
 
 import (
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+
+	asmbase64 "github.com/segmentio/asm/base64"
 
 	"github.com/vrender/vrender/internal/wire"
 )
@@ -311,7 +312,18 @@ func (it Item) QwenImage(cols int) (QwenImage, error) {
 // strict ints and bools bf578e1's looser model also accepts: kwargs_data
 // and mm_metadata entries are decoded from base64 into Kwargs and Metadata
 // (not yet read as items: CheckPrompt does that).
-func Decode(n *wire.Node) (Features, error) {
+func Decode(n *wire.Node) (Features, error) { return DecodeWith(n, DecodeBase64) }
+
+// DecodeBase64 is an item's bytes from its base64 text: standard padded
+// base64, CR and LF skipped (Go's decoder, which the fast one falls back to
+// for whatever it does not decode itself).
+func DecodeBase64(text string) ([]byte, error) { return asmbase64.StdEncoding.DecodeString(text) }
+
+// DecodeWith is Decode with each kwargs_data and mm_metadata entry's bytes
+// got from its base64 text by decode, which must answer as DecodeBase64
+// does: an engine that keeps the items it decoded (the same text, the same
+// bytes) passes one that looks them up first.
+func DecodeWith(n *wire.Node, decode func(text string) ([]byte, error)) (Features, error) {
 	var f Features
 	if n.Kind != wire.Object {
 		return f, errors.New("features: not an object")
@@ -358,12 +370,12 @@ func Decode(n *wire.Node) (Features, error) {
 		f.Modalities[mi].Placeholders = ps
 	}
 	var err error
-	if f.KwargsData, err = decodeItems(n, "kwargs_data", index, f.Modalities, func(m *Modality, b []ItemBytes) {
+	if f.KwargsData, err = decodeItems(n, "kwargs_data", index, f.Modalities, decode, func(m *Modality, b []ItemBytes) {
 		m.Kwargs = b
 	}); err != nil {
 		return f, err
 	}
-	if f.MetadataData, err = decodeItems(n, "mm_metadata", index, f.Modalities, func(m *Modality, b []ItemBytes) {
+	if f.MetadataData, err = decodeItems(n, "mm_metadata", index, f.Modalities, decode, func(m *Modality, b []ItemBytes) {
 		m.Metadata = b
 	}); err != nil {
 		return f, err
@@ -435,8 +447,9 @@ func strictInt(obj *wire.Node, key, at string) (int, error) {
 }
 
 // decodeItems reads kwargs_data or mm_metadata: absent or null, or an
-// object of lists of base64 strings or nulls.
-func decodeItems(n *wire.Node, key string, index map[string]int, ms []Modality, set func(*Modality, []ItemBytes)) (bool, error) {
+// object of lists of base64 strings (read by decode) or nulls.
+func decodeItems(n *wire.Node, key string, index map[string]int, ms []Modality,
+	decode func(string) ([]byte, error), set func(*Modality, []ItemBytes)) (bool, error) {
 	v, ok := n.Get(key)
 	if !ok || v.Kind == wire.Null {
 		return false, nil
@@ -461,7 +474,7 @@ func decodeItems(n *wire.Node, key string, index map[string]int, ms []Modality, 
 			switch e.Kind {
 			case wire.Null:
 			case wire.String:
-				b, err := base64.StdEncoding.DecodeString(e.S)
+				b, err := decode(e.S)
 				if err != nil {
 					return false, fmt.Errorf("features.%s.%s.%d: not base64", key, name, j)
 				}

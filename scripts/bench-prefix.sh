@@ -7,7 +7,8 @@
 #   prefix (no events)  the same with predictions only (--routing prefix without --kv-events-endpoint)
 # and prints, for each, TTFT p50/p99, prefill tokens computed, the engines' prefix-cache hit rate against the
 # ideal (every turn after a session's first finds its previous turn's prompt) and the load spread (max/mean
-# requests per engine), read from the engines' /metrics.
+# requests per engine), read from the engines' /metrics, and the CPU per request of vrender serve and of the
+# 4 engine-sims together (from /proc/PID/stat over the run).
 #
 # The engine model: every sim has a prefix cache of CACHE_BLOCKS blocks of 16 tokens, runs prefills one at a
 # time (--serial-prefill) and takes PREFILL_US per prompt token it does not hold plus FIRST_MS, then TOKEN_MS
@@ -85,13 +86,24 @@ result_tag=bench-prefix${image_size:+-images}
 # shellcheck source=scripts/proc.sh
 . "$repo/scripts/proc.sh"
 
+# cpu_ticks PID...: user+system CPU of the processes so far, in USER_HZ ticks (fields 14 and 15 of
+# /proc/PID/stat, counted after the command name's last ')').
+cpu_ticks() {
+  local pid total=0 rest
+  for pid in "$@"; do
+    rest=$(sed 's/.*) //' "/proc/$pid/stat")
+    total=$(( total + $(awk '{print $12 + $13}' <<<"$rest") ))
+  done
+  echo "$total"
+}
+
 trap cleanup_on_exit EXIT
 trap 'exit 130' INT TERM
 
 # start_sims: 4 engine-sims with prefix caches publishing KV events; sets sim_urls, metric_urls, event_flags.
 start_sims() {
   local i port ev rp
-  sim_urls=() metric_urls="" event_flags=()
+  sim_urls=() metric_urls="" event_flags=() sim_pids=()
   for i in 1 2 3 4; do
     port=$(free_port) ev=$(free_port) rp=$(free_port)
     "$bin" engine-sim --model "$model" --served-model-name "$served" --host 127.0.0.1 --port "$port" \
@@ -99,7 +111,7 @@ start_sims() {
       --first-token-latency "${first_ms}ms" --prefill-token-latency "${prefill_us}us" --token-latency "${token_ms}ms" \
       --kv-events-config "{\"enable_kv_cache_events\":true,\"publisher\":\"zmq\",\"endpoint\":\"tcp://127.0.0.1:$ev\",\"replay_endpoint\":\"tcp://127.0.0.1:$rp\"}" \
       >"$log_dir/sim-$i.log" 2>&1 &
-    pids+=($!)
+    pids+=($!) sim_pids+=($!)
     wait_health "engine-sim $i" "http://127.0.0.1:$port" "$!" "$log_dir/sim-$i.log"
     sim_urls+=("http://127.0.0.1:$port")
     metric_urls+="${metric_urls:+,}http://127.0.0.1:$port/metrics"
@@ -126,7 +138,10 @@ run_policy() {
   "$bin" serve "$model" --served-model-name "$served" "${args[@]}" --host 127.0.0.1 --port "$port" \
     "${serve_flags[@]}" >"$log_dir/serve-$name.log" 2>&1 &
   pids+=($!)
+  serve_pid=$!
   wait_health "vrender serve ($name)" "$url" "$!" "$log_dir/serve-$name.log"
+  local serve_cpu0 sims_cpu0
+  serve_cpu0=$(cpu_ticks "$serve_pid") sims_cpu0=$(cpu_ticks "${sim_pids[@]}")
   echo "== $name: $sessions sessions x $turns turns ($first_len-token first message${image_size:+ after a $image_size picture}," \
     "$turn_len per turn, $output_len-token answers, think $think), $rate session starts/s"
   "$bin" bench serve --base-url "$url" --endpoint /v1/chat/completions --model "$served" --tokenizer "$model" \
@@ -137,6 +152,10 @@ run_policy() {
     --percentile-metrics ttft,tpot,e2el --metric-percentiles 50,99 \
     --save-result --result-dir "$result_dir" --result-filename "$result_tag-$name.json" --disable-tqdm \
     | tee "$log_dir/bench-$name.txt"
+  # CPU per request of vrender serve and of the 4 engine-sims together, over the run (USER_HZ ticks: 10 ms).
+  echo "{\"serve_cpu_s\": $(( $(cpu_ticks "$serve_pid") - serve_cpu0 ))e-2," \
+    "\"sims_cpu_s\": $(( $(cpu_ticks "${sim_pids[@]}") - sims_cpu0 ))e-2, \"requests\": $((sessions * turns))}" \
+    >"$result_dir/$result_tag-$name.cpu.json"
   curl -fsS "$url/metrics" | grep '^vrender_routing' >"$log_dir/routing-$name.txt" || true
   stop_pids
 }
@@ -150,11 +169,14 @@ rows = [(p, json.load(open(os.path.join(d, f"{tag}-{p}.json")))) for p in sys.ar
 base = dict(rows).get("least-outstanding")
 print()
 print(f"== multi-turn prefix routing, 4 engines ({kind} conversations; same workload, same session rate)")
-print(f"{'routing':<20}{'TTFT p50 ms':>12}{'TTFT p99 ms':>12}{'prefill tok':>12}{'hit rate':>10}{'of ideal':>10}{'load max/mean':>15}{'p50 vs LO':>11}")
+print(f"{'routing':<20}{'TTFT p50 ms':>12}{'TTFT p99 ms':>12}{'prefill tok':>12}{'hit rate':>10}{'of ideal':>10}{'load max/mean':>15}{'p50 vs LO':>11}"
+      f"{'serve CPU ms/req':>18}{'sims CPU ms/req':>17}")
 for name, r in rows:
     speed = base["median_ttft_ms"] / r["median_ttft_ms"] if base and r["median_ttft_ms"] else float("nan")
+    cpu = json.load(open(os.path.join(d, f"{tag}-{name}.cpu.json")))
     print(f"{name:<20}{r['median_ttft_ms']:>12.1f}{r['p99_ttft_ms']:>12.1f}{r['prefill_tokens_computed']:>12.0f}"
-          f"{r['prefix_hit_rate']:>10.3f}{r['prefix_hit_rate_of_ideal']:>10.3f}{r['engine_load_max_mean']:>15.2f}{speed:>10.1f}x")
+          f"{r['prefix_hit_rate']:>10.3f}{r['prefix_hit_rate_of_ideal']:>10.3f}{r['engine_load_max_mean']:>15.2f}{speed:>10.1f}x"
+          f"{1000 * cpu['serve_cpu_s'] / cpu['requests']:>18.1f}{1000 * cpu['sims_cpu_s'] / cpu['requests']:>17.1f}")
 if kind != "images":
     sys.exit(0)
 # Image checks. A session's hits can come only from its own earlier turns (no shared text block precedes the

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -126,6 +126,7 @@ type Client struct {
 	retries           int
 	abortTimeout      time.Duration
 	log               *slog.Logger
+	bodies            sync.Pool // *[]byte: generate bodies' buffers (requestBody)
 }
 
 // New returns a client for the engine at baseURL (scheme, host and an
@@ -234,7 +235,7 @@ func withRequestID(req *protocol.GenerateRequest, requestID string, stream bool)
 // send POSTs a generate body and returns the 200 response, retrying
 // while nothing has been received from the engine. The caller owns
 // resp.Body. ctx governs the whole exchange including the body.
-func (c *Client) send(ctx context.Context, body []byte, requestID string, stream bool) (*http.Response, error) {
+func (c *Client) send(ctx context.Context, body *requestBody, requestID string, stream bool) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		resp, err := c.sendOnce(ctx, body, requestID, stream)
 		if err == nil {
@@ -267,11 +268,18 @@ func backoff(attempt int) time.Duration {
 	return d/2 + rand.N(d/2)
 }
 
-func (c *Client) sendOnce(ctx context.Context, body []byte, requestID string, stream bool) (*http.Response, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.generateURL, bytes.NewReader(body))
+func (c *Client) sendOnce(ctx context.Context, body *requestBody, requestID string, stream bool) (*http.Response, error) {
+	rd := body.reader()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.generateURL, rd)
 	if err != nil {
+		rd.Close()
 		return nil, fmt.Errorf("engine request %s: %w", requestID, err)
 	}
+	// What NewRequest sets for a *bytes.Reader: the length, and a fresh body
+	// for the transport's own retry on a keep-alive connection the engine
+	// had closed.
+	hreq.ContentLength = int64(len(body.b))
+	hreq.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
 	hreq.Header.Set("Content-Type", "application/json")
 	if stream {
 		hreq.Header.Set("Accept", "text/event-stream")

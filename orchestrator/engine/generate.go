@@ -18,10 +18,11 @@ func (c *Client) Generate(ctx context.Context, req *protocol.GenerateRequest, re
 	if req == nil {
 		return nil, errors.New("engine generate: nil request")
 	}
-	body, err := withRequestID(req, requestID, false).MarshalJSON()
+	body, err := c.encode(req, requestID, false)
 	if err != nil {
 		return nil, fmt.Errorf("engine generate %s: encoding the request: %w", requestID, err)
 	}
+	defer body.release() // the attempts hold it until the transport is done
 	gctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(errStreamClosed)
 	wd := newWatchdog(cancel, c.firstEventTimeout, c.idleTimeout)

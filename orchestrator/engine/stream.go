@@ -52,10 +52,11 @@ func (c *Client) Stream(ctx context.Context, req *protocol.GenerateRequest, requ
 	if req == nil {
 		return nil, errors.New("engine stream: nil request")
 	}
-	body, err := withRequestID(req, requestID, true).MarshalJSON()
+	body, err := c.encode(req, requestID, true)
 	if err != nil {
 		return nil, fmt.Errorf("engine stream %s: encoding the request: %w", requestID, err)
 	}
+	defer body.release() // the attempts hold it until the transport is done
 	sctx, cancel := context.WithCancelCause(ctx)
 	wd := newWatchdog(cancel, c.firstEventTimeout, c.idleTimeout)
 	wd.arm(phaseFirstEvent)
