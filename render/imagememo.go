@@ -25,6 +25,11 @@ import (
 // images).
 const memoShare = 8
 
+// memoBucket bounds the entries that share a fast hash: a lookup compares
+// at most that many texts, however many colliding keys a client crafts
+// (xxh3 resists accidents, not adversaries).
+const memoBucket = 4
+
 // memoEntryOverhead is what an entry costs besides its texts and frame:
 // the entry, its list element and its map slot, roughly.
 const memoEntryOverhead = 256
@@ -131,6 +136,9 @@ func (m *urlMemo) put(k memoKey, v memoValue) {
 			m.lru.MoveToFront(el)
 			return
 		}
+	}
+	if len(m.byKey[sum]) >= memoBucket {
+		m.evict(m.byKey[sum][0]) // the bucket's oldest
 	}
 	e := &memoEntry{key: memoKey{strings.Clone(k.url), strings.Clone(k.aux)}, sum: sum, val: v, size: size}
 	m.byKey[sum] = append(m.byKey[sum], m.lru.PushFront(e))

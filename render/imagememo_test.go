@@ -166,6 +166,18 @@ func TestURLMemo(t *testing.T) {
 	if m.lru.Len() != 3 {
 		t.Error("an entry larger than the bound was stored")
 	}
+	// However many keys collide, a bucket holds at most memoBucket.
+	big := newURLMemo(1 << 20)
+	big.sum = func(memoKey) uint64 { return 1 }
+	for i := range 3 * memoBucket {
+		big.put(k(fmt.Sprint("data:", i)), val(i+1))
+	}
+	if n := len(big.byKey[1]); n != memoBucket || big.lru.Len() != memoBucket {
+		t.Errorf("a bucket of %d (%d entries), want %d", n, big.lru.Len(), memoBucket)
+	}
+	if v, ok := big.get(k(fmt.Sprint("data:", 3*memoBucket-1))); !ok || v.n != 3*memoBucket {
+		t.Error("the newest colliding entry was not kept")
+	}
 	if newURLMemo(0) != nil {
 		t.Error("a memo of no bytes is on")
 	}
