@@ -61,7 +61,7 @@ func memoURLs(t testing.TB) map[string]string {
 
 // TestImageMemoAnswersAsUnmemoized is the memo's differential test: a
 // request sequence that revisits each data URL under other kwargs, load
-// options and uuids answers byte for byte as the uncached renderer, on a
+// options, uuids and return_mm_kwargs answers byte for byte as the uncached renderer, on a
 // renderer with the memo, on one whose fast hash always collides, and on
 // one whose cache is too small to keep an image (a memo hit that must
 // decode the URL again).
@@ -97,12 +97,15 @@ func TestImageMemoAnswersAsUnmemoized(t *testing.T) {
 	if testing.Short() {
 		reqs = reqs[:14]
 	}
-	for round := range 2 {
+	// Round 1 asks without mm kwargs (return_mm_kwargs false: sizes and
+	// mm_hashes only, as llm-d's router asks), round 2 with them again.
+	for round := range 3 {
 		for i, rq := range reqs {
 			in := urlRequest(rq.kwargs, rq.urls...)
 			if rq.mediaIO != "" {
 				in.MediaIOKwargs = json.RawMessage(rq.mediaIO)
 			}
+			in.OmitMMKwargs = round == 1
 			want := renderAnswer(t, plain, in)
 			for name, r := range map[string]*Renderer{"memo": memo, "collided": collided, "tiny cache": tiny} {
 				if got := renderAnswer(t, r, in); got != want {
