@@ -63,12 +63,12 @@ type ChatCompletionRequest struct {
 	Echo                 bool
 	AddGenerationPrompt  bool // default true
 	ContinueFinalMessage bool
-	AddSpecialTokens     bool // default false
-	Documents            json.RawMessage
+	AddSpecialTokens     bool       // default false
+	Documents            *wire.Node // a list of objects; nil when absent or null
 	ChatTemplate         *string
 	ChatTemplateKwargs   *wire.Node // an object; nil when absent or null
-	MediaIOKwargs        json.RawMessage
-	MMProcessorKwargs    json.RawMessage
+	MediaIOKwargs        *wire.Node // an object of objects; nil when absent or null
+	MMProcessorKwargs    *wire.Node // an object; nil when absent or null
 	// ReturnMMKwargs is the render route's return_mm_kwargs (default
 	// true): false answers features without the processed tensors.
 	ReturnMMKwargs            bool
@@ -83,7 +83,7 @@ type ChatCompletionRequest struct {
 	CacheSalt                 *string
 	KVTransferParams          json.RawMessage
 	ECTransferParams          json.RawMessage
-	VLLMXargs                 json.RawMessage
+	VLLMXargs                 *wire.Node      // an object; nil when absent, null or invalid
 	RepetitionDetection       json.RawMessage // normalised: all three fields
 }
 
@@ -188,7 +188,7 @@ func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r.ChatTemplate = obj.OptionalString("chat_template")
 	r.ChatTemplateKwargs = obj.OptionalDictNode("chat_template_kwargs")
 	r.MediaIOKwargs = obj.OptionalDictOfDicts("media_io_kwargs")
-	r.MMProcessorKwargs = obj.OptionalDict("mm_processor_kwargs")
+	r.MMProcessorKwargs = obj.OptionalDictNode("mm_processor_kwargs")
 	r.ReturnMMKwargs = obj.Bool("return_mm_kwargs", true)
 	r.StructuredOutputs = obj.structuredOutputs("structured_outputs")
 	r.Priority = obj.Int64("priority", 0)
@@ -205,7 +205,7 @@ func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r.RepetitionDetection = obj.repetitionDetection("repetition_detection")
 	if r.ReturnTokensAsTokenIDs != nil && !*r.ReturnTokensAsTokenIDs {
 		// Declared `bool | None = None`: absent is None, not false.
-		if _, ok := obj.Members["return_tokens_as_token_ids"]; !ok {
+		if _, ok := obj.Member("return_tokens_as_token_ids"); !ok {
 			r.ReturnTokensAsTokenIDs = nil
 		}
 	}
@@ -233,7 +233,7 @@ func chatModelValidators(obj *object) *pylax.FieldError {
 }
 
 func checkCacheSalt(obj *object) *pylax.FieldError {
-	raw, ok := obj.Members["cache_salt"]
+	raw, ok := obj.Member("cache_salt")
 	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
@@ -245,7 +245,7 @@ func checkCacheSalt(obj *object) *pylax.FieldError {
 }
 
 func checkGenerationPrompt(obj *object) *pylax.FieldError {
-	if pylax.Truthy(obj.Members["continue_final_message"]) && pylax.Truthy(obj.Members["add_generation_prompt"]) {
+	if obj.TruthyMember("continue_final_message") && obj.TruthyMember("add_generation_prompt") {
 		return obj.ValidatorError("VLLMValidationError", errBothPrompts, "", "")
 	}
 	return nil
@@ -256,10 +256,9 @@ const toolChoiceUsage = "Correct usage: `{\"type\": \"function\", \"function\": 
 // checkToolUsage is vLLM's check_tool_usage. Its defaulting of an absent
 // tool_choice to "auto" is applied by the tool_choice field decoder.
 func checkToolUsage(obj *object) *pylax.FieldError {
-	tools, hasTools := obj.Members["tools"]
-	if hasTools && pylax.Kind(tools) == '[' {
-		// Members come from a parsed body, so tools is valid JSON.
-		if pylax.IsEmptyArray(tools) {
+	tools, hasTools := obj.Nodes["tools"]
+	if hasTools && tools.Kind == wire.Array {
+		if len(tools.Arr) == 0 {
 			return obj.ValidatorError("ValueError",
 				"`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.", "", "")
 		}
@@ -273,7 +272,7 @@ func checkToolUsage(obj *object) *pylax.FieldError {
 	case ToolChoiceNone, ToolChoiceUnset:
 		return nil
 	}
-	if !hasTools || pylax.IsNull(tools) {
+	if tools.IsNull() {
 		return obj.ValidatorError("VLLMValidationError", "When using `tool_choice`, `tools` must be set.", "tool_choice", "")
 	}
 	switch tc.Kind {
@@ -363,21 +362,20 @@ func checkStructuredOutputsCount(withParam bool) func(*object) *pylax.FieldError
 }
 
 func checkChatLogprobs(obj *object) *pylax.FieldError {
-	m := obj.Members
-	if pylax.Truthy(m["logprob_token_ids"]) && pylax.Truthy(m["use_beam_search"]) {
+	if obj.TruthyMember("logprob_token_ids") && obj.TruthyMember("use_beam_search") {
 		return obj.ValidatorError("VLLMValidationError", "`logprob_token_ids` is not supported with beam search.", "logprob_token_ids", "")
 	}
-	if pylax.Truthy(m["logprob_token_ids"]) && !pylax.Truthy(m["logprobs"]) {
+	if obj.TruthyMember("logprob_token_ids") && !obj.TruthyMember("logprobs") {
 		return obj.ValidatorError("VLLMValidationError", "when using `logprob_token_ids`, `logprobs` must be set to true.", "logprob_token_ids", "")
 	}
 	if fe := checkPromptLogprobs(obj); fe != nil {
 		return fe
 	}
-	if v, ok := pylax.RawNumber(m["top_logprobs"]); ok {
+	if v, ok := pylax.RawNumber(obj.raw("top_logprobs")); ok {
 		if v < 0 && v != -1 {
-			return obj.ValidatorError("VLLMValidationError", "`top_logprobs` must be a positive value or -1.", "top_logprobs", pylax.NumberStr(string(m["top_logprobs"])))
+			return obj.ValidatorError("VLLMValidationError", "`top_logprobs` must be a positive value or -1.", "top_logprobs", pylax.NumberStr(string(obj.raw("top_logprobs"))))
 		}
-		if (v == -1 || v > 0) && !pylax.Truthy(m["logprobs"]) {
+		if (v == -1 || v > 0) && !obj.TruthyMember("logprobs") {
 			return obj.ValidatorError("VLLMValidationError", "when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs", "")
 		}
 	}
@@ -385,44 +383,42 @@ func checkChatLogprobs(obj *object) *pylax.FieldError {
 }
 
 func checkPromptLogprobs(obj *object) *pylax.FieldError {
-	m := obj.Members
-	v, ok := pylax.RawNumber(m["prompt_logprobs"])
+	v, ok := pylax.RawNumber(obj.raw("prompt_logprobs"))
 	if !ok {
 		return nil
 	}
-	if pylax.Truthy(m["stream"]) && (v > 0 || v == -1) {
+	if obj.TruthyMember("stream") && (v > 0 || v == -1) {
 		return obj.ValidatorError("VLLMValidationError", "`prompt_logprobs` are not available when `stream=True`.", "prompt_logprobs", "")
 	}
 	if v < 0 && v != -1 {
-		return obj.ValidatorError("VLLMValidationError", "`prompt_logprobs` must be a positive value or -1.", "prompt_logprobs", pylax.NumberStr(string(m["prompt_logprobs"])))
+		return obj.ValidatorError("VLLMValidationError", "`prompt_logprobs` must be a positive value or -1.", "prompt_logprobs", pylax.NumberStr(string(obj.raw("prompt_logprobs"))))
 	}
 	return nil
 }
 
 func checkStreamOptions(obj *object) *pylax.FieldError {
-	if pylax.Truthy(obj.Members["stream_options"]) && !pylax.Truthy(obj.Members["stream"]) {
+	if obj.TruthyMember("stream_options") && !obj.TruthyMember("stream") {
 		return obj.ValidatorError("VLLMValidationError", "Stream options can only be defined when `stream=True`.", "stream_options", "")
 	}
 	return nil
 }
 
 func checkResponseFormat(obj *object) *pylax.FieldError {
-	raw, ok := obj.Members["response_format"]
-	if !ok || pylax.Kind(raw) != '{' {
+	rf := obj.Nodes["response_format"]
+	if rf == nil || rf.Kind != wire.Object {
 		return nil
 	}
-	var rf map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &rf)
-	switch t, _ := pylax.LaxString(rf["type"]); t {
+	t, _ := rf.Get("type")
+	switch s, _ := t.Text(); s {
 	case "json_schema":
-		if js, ok := rf["json_schema"]; !ok || pylax.IsNull(js) {
+		if js, _ := rf.Get("json_schema"); js.IsNull() {
 			return obj.ValidatorError("VLLMValidationError",
 				"When response_format type is 'json_schema', the 'json_schema' field must be provided.", "response_format", "")
 		}
 	case "structural_tag":
 		// vLLM also compiles the tag with xgrammar here; vrender checks
 		// only its shape.
-		sub := &object{&pylax.Object{Raw: raw, Members: rf}}
+		sub := &object{pylax.ObjectOf(rf)}
 		if len(structuralTagErrors(sub)) > 0 && len(legacyStructuralTagErrors(sub.fresh())) > 0 {
 			return obj.ValidatorError("VLLMValidationError", "Invalid response_format structural_tag specification.", "response_format", "")
 		}
@@ -434,7 +430,7 @@ func checkResponseFormat(obj *object) *pylax.FieldError {
 // StructuralTagResponseFormat | LegacyStructuralTagResponseFormat | None`,
 // kept raw. When no member matches, every member's errors are reported.
 func (o *object) responseFormat(name string) json.RawMessage {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
@@ -445,7 +441,7 @@ func (o *object) responseFormat(name string) json.RawMessage {
 		}
 		return nil
 	}
-	sub := o.sub(name, raw)
+	sub := o.sub(name)
 	e1 := plainResponseFormatErrors(sub)
 	e2 := structuralTagErrors(sub.fresh())
 	e3 := legacyStructuralTagErrors(sub.fresh())
@@ -460,7 +456,7 @@ func (o *object) responseFormat(name string) json.RawMessage {
 
 // literalField checks a required `name: Literal[values...]` field.
 func (o *object) literalField(name string, values ...string) {
-	if _, ok := o.Members[name]; !ok {
+	if _, ok := o.Member(name); !ok {
 		o.Missing(name)
 		return
 	}
@@ -471,14 +467,12 @@ func (o *object) literalField(name string, values ...string) {
 // json_object or json_schema, and an optional JsonSchemaResponseFormat.
 func plainResponseFormatErrors(o *object) []pylax.FieldError {
 	o.literalField("type", "text", "json_object", "json_schema")
-	if js, ok := o.Members["json_schema"]; ok && !pylax.IsNull(js) {
-		if pylax.Kind(js) != '{' {
-			o.Fail(o.At("json_schema"), "model_type", "Input should be a valid dictionary or instance of JsonSchemaResponseFormat", js,
+	if js := o.Node("json_schema"); !js.IsNull() {
+		if js.Kind != wire.Object {
+			o.Fail(o.At("json_schema"), "model_type", "Input should be a valid dictionary or instance of JsonSchemaResponseFormat", js.Raw,
 				pylax.CtxEntry{Key: "class_name", Value: "JsonSchemaResponseFormat"})
 		} else {
-			var members map[string]json.RawMessage
-			_ = json.Unmarshal(js, &members)
-			sub := &object{&pylax.Object{Raw: js, Members: members, Loc: o.At("json_schema")}}
+			sub := o.sub("json_schema")
 			sub.RequiredString("name")
 			sub.OptionalString("description")
 			sub.OptionalDict("schema")
@@ -492,7 +486,7 @@ func plainResponseFormatErrors(o *object) []pylax.FieldError {
 // structuralTagErrors validates StructuralTagResponseFormat.
 func structuralTagErrors(o *object) []pylax.FieldError {
 	o.literalField("type", "structural_tag")
-	if _, ok := o.Members["format"]; !ok {
+	if _, ok := o.Member("format"); !ok {
 		o.Missing("format")
 	}
 	return o.Errs
@@ -501,23 +495,21 @@ func structuralTagErrors(o *object) []pylax.FieldError {
 // legacyStructuralTagErrors validates LegacyStructuralTagResponseFormat.
 func legacyStructuralTagErrors(o *object) []pylax.FieldError {
 	o.literalField("type", "structural_tag")
-	if items, ok := o.List("structures", true); ok {
+	if items, ok := o.ListNodes("structures", true); ok {
 		for i, item := range items {
-			if pylax.Kind(item) != '{' {
-				o.Fail(o.At("structures", i), "model_type", "Input should be a valid dictionary or instance of LegacyStructuralTag", item,
+			if item.Kind != wire.Object {
+				o.Fail(o.At("structures", i), "model_type", "Input should be a valid dictionary or instance of LegacyStructuralTag", item.Raw,
 					pylax.CtxEntry{Key: "class_name", Value: "LegacyStructuralTag"})
 				continue
 			}
-			var members map[string]json.RawMessage
-			_ = json.Unmarshal(item, &members)
-			sub := &object{&pylax.Object{Raw: item, Members: members, Loc: o.At("structures", i)}}
+			sub := &object{pylax.ObjectAt(item, o.At("structures", i))}
 			sub.RequiredString("begin")
 			sub.OptionalDict("schema")
 			sub.RequiredString("end")
 			o.Errs = append(o.Errs, sub.Errs...)
 		}
 	}
-	if raw, ok := o.Members["triggers"]; !ok {
+	if raw, ok := o.Member("triggers"); !ok {
 		o.Missing("triggers")
 	} else if pylax.IsNull(raw) {
 		o.Fail(o.At("triggers"), "list_type", "Input should be a valid list", raw)

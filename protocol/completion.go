@@ -6,6 +6,7 @@ import (
 	"math/big"
 
 	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // Prompt is one prompt of a completion request: text, or token IDs.
@@ -70,7 +71,7 @@ type CompletionRequest struct {
 	CacheSalt              *string
 	KVTransferParams       json.RawMessage
 	ECTransferParams       json.RawMessage
-	VLLMXargs              json.RawMessage
+	VLLMXargs              *wire.Node // an object; nil when absent, null or invalid
 	RepetitionDetection    json.RawMessage
 	ThinkingTokenBudget    *int
 }
@@ -129,7 +130,7 @@ func DecodeCompletionRequest(data []byte) (*CompletionRequest, error) {
 	r.Stream = obj.OptionalBool("stream", false)
 	r.StreamOptions = obj.streamOptions("stream_options")
 	r.Suffix = obj.OptionalString("suffix")
-	if pe, ok := obj.Members["prompt_embeds"]; ok && !pylax.IsNull(pe) {
+	if pe, ok := obj.Member("prompt_embeds"); ok && !pylax.IsNull(pe) {
 		r.HasPromptEmbeds = true
 	}
 	r.Temperature = obj.OptionalFloat("temperature", nil)
@@ -175,14 +176,14 @@ func DecodeCompletionRequest(data []byte) (*CompletionRequest, error) {
 }
 
 func checkPromptPresent(obj *object) *pylax.FieldError {
-	raw, ok := obj.Members["prompt"]
+	raw, ok := obj.Member("prompt")
 	empty := !ok || pylax.IsNull(raw)
 	if s, isStr := pylax.LaxString(raw); isStr && s == "" {
 		empty = true
 	}
 	if empty {
 		// prompt_embeds are not supported, so only a prompt can satisfy this.
-		if pe, ok := obj.Members["prompt_embeds"]; ok && !pylax.IsNull(pe) && pylax.Truthy(pe) {
+		if pe, ok := obj.Member("prompt_embeds"); ok && !pylax.IsNull(pe) && pylax.Truthy(pe) {
 			return nil
 		}
 		return obj.ValidatorError("VLLMValidationError",
@@ -192,17 +193,14 @@ func checkPromptPresent(obj *object) *pylax.FieldError {
 }
 
 func checkPromptListLength(obj *object) *pylax.FieldError {
-	raw := obj.Members["prompt"]
-	if pylax.Kind(raw) != '[' {
+	prompt := obj.Node("prompt")
+	if prompt == nil || prompt.Kind != wire.Array || len(prompt.Arr) <= maxCompletionPrompts {
 		return nil
 	}
-	items, ok := pylax.Items(raw)
-	if !ok || len(items) <= maxCompletionPrompts {
-		return nil
-	}
+	items := prompt.Arr
 	allInts := true
 	for _, it := range items {
-		if k := pylax.Kind(it); k != '-' && !pylax.IsDigit(k) {
+		if k := pylax.Kind(it.Raw); k != '-' && !pylax.IsDigit(k) { // NaN and Infinity are not ints
 			allInts = false
 			break
 		}
@@ -215,24 +213,23 @@ func checkPromptListLength(obj *object) *pylax.FieldError {
 }
 
 func checkCompletionLogprobs(obj *object) *pylax.FieldError {
-	m := obj.Members
-	if pylax.Truthy(m["logprob_token_ids"]) && pylax.Truthy(m["use_beam_search"]) {
+	if obj.TruthyMember("logprob_token_ids") && obj.TruthyMember("use_beam_search") {
 		return obj.ValidatorError("VLLMValidationError", "`logprob_token_ids` is not supported with beam search.", "logprob_token_ids", "")
 	}
-	if pylax.Truthy(m["logprob_token_ids"]) && pylax.Truthy(m["echo"]) {
-		if v, ok := pylax.RawNumber(m["max_tokens"]); ok && v == 0 {
+	if obj.TruthyMember("logprob_token_ids") && obj.TruthyMember("echo") {
+		if v, ok := pylax.RawNumber(obj.raw("max_tokens")); ok && v == 0 {
 			return obj.ValidatorError("VLLMValidationError", "`logprob_token_ids` is not supported when `echo=True` and "+
 				"`max_tokens=0` because no output tokens are generated.", "logprob_token_ids", "")
 		}
 	}
-	if lp, ok := m["logprobs"]; pylax.Truthy(m["logprob_token_ids"]) && (!ok || pylax.IsNull(lp)) {
+	if lp, ok := obj.Member("logprobs"); obj.TruthyMember("logprob_token_ids") && (!ok || pylax.IsNull(lp)) {
 		return obj.ValidatorError("VLLMValidationError", "when using `logprob_token_ids`, `logprobs` must be set.", "logprob_token_ids", "")
 	}
 	if fe := checkPromptLogprobs(obj); fe != nil {
 		return fe
 	}
-	if v, ok := pylax.RawNumber(m["logprobs"]); ok && v < 0 {
-		return obj.ValidatorError("VLLMValidationError", "`logprobs` must be a positive value.", "logprobs", pylax.NumberStr(string(m["logprobs"])))
+	if v, ok := pylax.RawNumber(obj.raw("logprobs")); ok && v < 0 {
+		return obj.ValidatorError("VLLMValidationError", "`logprobs` must be a positive value.", "logprobs", pylax.NumberStr(string(obj.raw("logprobs"))))
 	}
 	return nil
 }
@@ -242,15 +239,15 @@ func checkCompletionLogprobs(obj *object) *pylax.FieldError {
 // matches strictly wins, else the first that matches in lax mode; when none
 // matches, every member's errors are reported in member order.
 func (o *object) prompts(name string) []Prompt {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
 	if s, ok := pylax.LaxString(raw); ok {
 		return []Prompt{{Text: &s}}
 	}
-	items := pylax.ItemsOf(raw)
-	isList := pylax.Kind(raw) == '['
+	n := o.Node(name)
+	items, isList := n.Arr, n.Kind == wire.Array
 	for _, strict := range []bool{true, false} {
 		if !isList {
 			break
@@ -293,16 +290,16 @@ var bigZero = big.NewInt(0)
 
 // promptIDs validates items as list[int>=0]. Strict mode takes only JSON
 // integers.
-func promptIDs(loc []any, items []json.RawMessage, strict bool) ([]int, []pylax.FieldError) {
+func promptIDs(loc []any, items []*wire.Node, strict bool) ([]int, []pylax.FieldError) {
 	sub := &object{&pylax.Object{}}
 	ids := make([]int, 0, len(items))
 	for i, it := range items {
 		at := append(append([]any{}, loc...), i)
-		if strict && !isPlainInt(it) {
-			sub.Fail(at, "int_type", "Input should be a valid integer", it)
+		if strict && (it.Kind != wire.Number || it.IsFloat()) {
+			sub.Fail(at, "int_type", "Input should be a valid integer", it.Raw)
 			continue
 		}
-		n, ok := sub.CheckedInt(at, it, bigZero, nil)
+		n, ok := sub.CheckedInt(at, it.Raw, bigZero, nil)
 		if ok {
 			ids = append(ids, pylax.ClampInt(n))
 		}
@@ -310,49 +307,33 @@ func promptIDs(loc []any, items []json.RawMessage, strict bool) ([]int, []pylax.
 	return ids, sub.Errs
 }
 
-func promptIDLists(loc []any, items []json.RawMessage, strict bool) ([][]int, []pylax.FieldError) {
+func promptIDLists(loc []any, items []*wire.Node, strict bool) ([][]int, []pylax.FieldError) {
 	var errs []pylax.FieldError
 	lists := make([][]int, 0, len(items))
 	for i, it := range items {
 		at := append(append([]any{}, loc...), i)
-		if pylax.Kind(it) != '[' {
-			errs = append(errs, pylax.FieldError{Type: "list_type", Loc: at, Msg: "Input should be a valid list", Input: it})
+		if it.Kind != wire.Array {
+			errs = append(errs, pylax.FieldError{Type: "list_type", Loc: at, Msg: "Input should be a valid list", Input: it.Raw})
 			continue
 		}
-		inner := pylax.ItemsOf(it)
-		ids, e := promptIDs(at, inner, strict)
+		ids, e := promptIDs(at, it.Arr, strict)
 		errs = append(errs, e...)
 		lists = append(lists, ids)
 	}
 	return lists, errs
 }
 
-func promptTexts(loc []any, items []json.RawMessage) ([]string, []pylax.FieldError) {
+func promptTexts(loc []any, items []*wire.Node) ([]string, []pylax.FieldError) {
 	var errs []pylax.FieldError
 	texts := make([]string, 0, len(items))
 	for i, it := range items {
-		s, ok := pylax.LaxString(it)
+		s, ok := it.Text()
 		if !ok {
 			at := append(append([]any{}, loc...), i)
-			errs = append(errs, pylax.FieldError{Type: "string_type", Loc: at, Msg: "Input should be a valid string", Input: it})
+			errs = append(errs, pylax.FieldError{Type: "string_type", Loc: at, Msg: "Input should be a valid string", Input: it.Raw})
 			continue
 		}
 		texts = append(texts, s)
 	}
 	return texts, errs
-}
-
-// isPlainInt reports whether raw is a JSON integer literal (what strict
-// int validation accepts from JSON).
-func isPlainInt(raw json.RawMessage) bool {
-	k := pylax.Kind(raw)
-	if k != '-' && !pylax.IsDigit(k) {
-		return false
-	}
-	for _, c := range raw {
-		if c == '.' || c == 'e' || c == 'E' {
-			return false
-		}
-	}
-	return true
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // The derender request bodies (vLLM's token_in_token_out/protocol.py):
@@ -81,18 +82,12 @@ type GenerateChoice struct {
 // choice defaults it to "stop", a stream choice to null.
 func (c *GenerateChoice) UnmarshalJSON(data []byte) error {
 	type plain GenerateChoice
-	members, ok := pylax.Members(data)
-	if !ok {
-		if err := json.Unmarshal(data, &members); err != nil {
-			return err
-		}
-	}
 	var p plain
 	if err := json.Unmarshal(data, &p); err != nil {
 		return err
 	}
 	*c = GenerateChoice(p)
-	_, c.finishSet = members["finish_reason"]
+	_, c.finishSet = objectNode(data).Get("finish_reason")
 	return nil
 }
 
@@ -262,13 +257,13 @@ func DecodeDerenderCompletion(data []byte) (*DerenderCompletionRequest, *Derende
 			r.GenerateResponses = append(r.GenerateResponses, b.generateRaw(b.At("generate_responses", i), item, false))
 		}
 	}
-	if raw, ok := obj.Members["prompt_tokens"]; ok && !pylax.IsNull(raw) {
+	if raw, ok := obj.Member("prompt_tokens"); ok && !pylax.IsNull(raw) {
 		var err error
 		if r.PromptTokens, err = decodeIntList(raw); err != nil {
 			b.Fail(b.At("prompt_tokens"), "list_type", "Input should be a valid list", raw)
 		}
 	}
-	if raw, ok := obj.Members["prompt_token_ids"]; ok && !pylax.IsNull(raw) {
+	if raw, ok := obj.Member("prompt_token_ids"); ok && !pylax.IsNull(raw) {
 		var err error
 		if r.PromptTokenIDs, err = decodeIntLists(raw); err != nil {
 			b.Fail(b.At("prompt_token_ids"), "list_type", "Input should be a valid list", raw)
@@ -300,7 +295,7 @@ func DecodeDerenderCompletion(data []byte) (*DerenderCompletionRequest, *Derende
 // isStream is the union discriminator: a body whose stream is true is the
 // streaming shape; absent, null or false is the non-streaming one.
 func (b derenderBody) isStream() bool {
-	raw, ok := b.Members["stream"]
+	raw, ok := b.Member("stream")
 	if !ok || pylax.IsNull(raw) {
 		return false
 	}
@@ -309,7 +304,7 @@ func (b derenderBody) isStream() bool {
 }
 
 func (b derenderBody) optInt(name string) *int {
-	raw, ok := b.Members[name]
+	raw, ok := b.Member(name)
 	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
@@ -323,7 +318,7 @@ func (b derenderBody) optInt(name string) *int {
 }
 
 func (b derenderBody) optIDs(name string) []int {
-	raw, ok := b.Members[name]
+	raw, ok := b.Member(name)
 	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
@@ -331,7 +326,7 @@ func (b derenderBody) optIDs(name string) []int {
 }
 
 func (b derenderBody) generate(name string, stream bool) GenerateResponse {
-	raw, ok := b.Members[name]
+	raw, ok := b.Member(name)
 	if !ok {
 		b.Missing(name)
 		return GenerateResponse{}
@@ -359,9 +354,9 @@ func (b derenderBody) generateRaw(loc []any, raw json.RawMessage, stream bool) G
 			b.Fail(loc, "value_error", "Value error, "+err.Error(), raw)
 			return g
 		}
-		members := pylax.MembersOf(raw)
-		_, hasChoices = members["choices"]
-		_, hasRequestID = members["request_id"]
+		root := objectNode(raw)
+		_, hasChoices = root.Get("choices")
+		_, hasRequestID = root.Get("request_id")
 	}
 	if !hasChoices {
 		b.Fail(append(loc, "choices"), "missing", "Field required", raw)
@@ -387,7 +382,7 @@ func (b derenderBody) generateRaw(loc []any, raw json.RawMessage, stream bool) G
 }
 
 func (b derenderBody) state() *DerenderStreamState {
-	raw, ok := b.Members["stream_state"]
+	raw, ok := b.Member("stream_state")
 	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
@@ -444,7 +439,7 @@ func checkpointOnly(raw []byte) (string, bool) {
 // chatRequest validates chat_request as a ChatCompletionRequest, its
 // errors located under chat_request.
 func (b derenderBody) chatRequest() *ChatCompletionRequest {
-	raw, ok := b.Members["chat_request"]
+	raw, ok := b.Member("chat_request")
 	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
@@ -464,7 +459,7 @@ func (b derenderBody) chatRequest() *ChatCompletionRequest {
 }
 
 func (b derenderBody) completionParams() *CompletionDecodeParams {
-	raw, ok := b.Members["completion_request"]
+	raw, ok := b.Member("completion_request")
 	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
@@ -474,4 +469,15 @@ func (b derenderBody) completionParams() *CompletionDecodeParams {
 		return nil
 	}
 	return &p
+}
+
+// objectNode is the tree of data when it is one JSON object the body
+// parser takes (nil otherwise, whose Get finds nothing): the members
+// encoding/json just read, looked up by name.
+func objectNode(data []byte) *wire.Node {
+	root, err := wire.Parse(data)
+	if err != nil || root.Kind != wire.Object {
+		return nil
+	}
+	return root
 }

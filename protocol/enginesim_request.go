@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // The engine side of /inference/v1/generate: decoding a GenerateRequest the
@@ -43,7 +44,7 @@ func DecodeGenerateRequest(data []byte) (*GenerateRequest, GenerateRequestInfo, 
 		return nil, info, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}
 	r := &GenerateRequest{}
-	if raw, ok := obj.Members["request_id"]; ok {
+	if raw, ok := obj.Member("request_id"); ok {
 		s, isStr := pylax.LaxString(raw)
 		if !isStr {
 			obj.Fail(obj.At("request_id"), "string_type", "Input should be a valid string", raw)
@@ -61,7 +62,7 @@ func DecodeGenerateRequest(data []byte) (*GenerateRequest, GenerateRequestInfo, 
 				obj.Fail(obj.At("content_parts", i), "dict_type", "Input should be a valid dictionary", item)
 			}
 		}
-		r.ContentParts = obj.Members["content_parts"]
+		r.ContentParts = obj.raw("content_parts")
 	}
 	sp, set := obj.generateSamplingParams("sampling_params")
 	info.MaxTokensSet = set
@@ -70,7 +71,7 @@ func DecodeGenerateRequest(data []byte) (*GenerateRequest, GenerateRequestInfo, 
 	r.ReasoningParserKwargs = obj.reasoningParserKwargs("reasoning_parser_kwargs")
 	r.ReturnTokenIDs = obj.OptionalNullableBool("return_token_ids")
 	r.OutputMode = OutputModeTokens
-	if raw, ok := obj.Members["output_mode"]; ok {
+	if raw, ok := obj.Member("output_mode"); ok {
 		if s, isStr := pylax.LaxString(raw); isStr && (s == "tokens" || s == "text") {
 			r.OutputMode = s
 		} else {
@@ -83,7 +84,7 @@ func DecodeGenerateRequest(data []byte) (*GenerateRequest, GenerateRequestInfo, 
 	r.CacheSalt = obj.OptionalString("cache_salt")
 	if r.CacheSalt != nil && len([]rune(*r.CacheSalt)) > 1024 {
 		obj.Fail(obj.At("cache_salt"), "string_too_long", "String should have at most 1024 characters",
-			obj.Members["cache_salt"], pylax.CtxEntry{Key: "max_length", Value: 1024})
+			obj.raw("cache_salt"), pylax.CtxEntry{Key: "max_length", Value: 1024})
 	}
 	r.Priority = obj.Int64("priority", 0)
 	r.KVTransferParams = obj.OptionalDict("kv_transfer_params")
@@ -113,7 +114,7 @@ func DecodeGenerateRequest(data []byte) (*GenerateRequest, GenerateRequestInfo, 
 // generateTokenIDs is GenerateRequest.token_ids: list[int] with
 // min_length=1 and a validator refusing negative values.
 func (o *object) generateTokenIDs(name string) []int {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok {
 		o.Missing(name)
 		return nil
@@ -157,24 +158,24 @@ func (o *object) generateTokenIDs(name string) []int {
 
 // tokenOffsets is `token_offsets: list[tuple[int, int]] | None`.
 func (o *object) tokenOffsets(name string) [][2]int {
-	items, ok := o.List(name, false)
+	items, ok := o.ListNodes(name, false)
 	if !ok {
 		return nil
 	}
 	out := make([][2]int, 0, len(items))
 	for i, item := range items {
-		pair, ok := pylax.Items(item)
-		if !ok {
-			o.Fail(o.At(name, i), "tuple_type", "Input should be a valid tuple", item)
+		if item.Kind != wire.Array {
+			o.Fail(o.At(name, i), "tuple_type", "Input should be a valid tuple", item.Raw)
 			continue
 		}
+		pair := item.Arr
 		if len(pair) != 2 {
-			o.Fail(o.At(name, i), "too_long", "Tuple should have at most 2 items after validation, not "+strconv.Itoa(len(pair)), item)
+			o.Fail(o.At(name, i), "too_long", "Tuple should have at most 2 items after validation, not "+strconv.Itoa(len(pair)), item.Raw)
 			continue
 		}
 		var p [2]int
 		for j, v := range pair {
-			if n, ok := o.CheckedInt(o.At(name, i, j), v, nil, nil); ok {
+			if n, ok := o.CheckedInt(o.At(name, i, j), v.Raw, nil, nil); ok {
 				p[j] = pylax.ClampInt(n)
 			}
 		}
@@ -190,12 +191,13 @@ func (o *object) reasoningParserKwargs(name string) json.RawMessage {
 	if sub == nil {
 		return nil
 	}
-	if v, ok := sub.Members["chat_template_kwargs"]; ok && pylax.Kind(v) != '{' {
+	if v, ok := sub.Member("chat_template_kwargs"); ok && pylax.Kind(v) != '{' {
 		sub.Fail(sub.At("chat_template_kwargs"), "dict_type", "Input should be a valid dictionary", v)
 	}
-	for _, key := range pylax.KeysInOrder(raw, sub.Members) {
+	n := o.Node(name)
+	for i, key := range n.Keys {
 		if key != "chat_template_kwargs" {
-			sub.Fail(sub.At(key), "extra_forbidden", "Extra inputs are not permitted", sub.Members[key])
+			sub.Fail(sub.At(key), "extra_forbidden", "Extra inputs are not permitted", n.Vals[i].Raw)
 		}
 	}
 	o.Errs = append(o.Errs, sub.Errs...)
@@ -206,7 +208,7 @@ func (o *object) reasoningParserKwargs(name string) json.RawMessage {
 // whether max_tokens was given. Type errors are reported per field; the
 // checks of __post_init__ as one value_error on the member.
 func (o *object) generateSamplingParams(name string) (*SamplingParams, bool) {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok {
 		o.Missing(name)
 		return nil, false
@@ -216,8 +218,7 @@ func (o *object) generateSamplingParams(name string) (*SamplingParams, bool) {
 			pylax.CtxEntry{Key: "class_name", Value: "SamplingParams"})
 		return nil, false
 	}
-	members := pylax.MembersOf(raw)
-	s := &object{&pylax.Object{Raw: raw, Members: members, Loc: o.At(name)}}
+	s := o.sub(name)
 	p := NewSamplingParams()
 	p.N = s.Int("n", 1)
 	p.PresencePenalty = s.Float("presence_penalty", 0)
@@ -231,7 +232,7 @@ func (o *object) generateSamplingParams(name string) (*SamplingParams, bool) {
 	p.Stop = s.StopField("stop")
 	p.StopTokenIDs = s.OptionalIntList("stop_token_ids", nil)
 	p.IgnoreEOS = s.Bool("ignore_eos", false)
-	_, maxSet := members["max_tokens"]
+	_, maxSet := s.Member("max_tokens")
 	p.MaxTokens = s.OptionalInt("max_tokens", p.MaxTokens, nil, nil)
 	p.MinTokens = s.Int("min_tokens", 0)
 	p.Logprobs = s.OptionalInt("logprobs", nil, nil, nil)
@@ -242,7 +243,7 @@ func (o *object) generateSamplingParams(name string) (*SamplingParams, bool) {
 	p.SkipSpecialTokens = s.Bool("skip_special_tokens", true)
 	p.SpacesBetweenSpecialTokens = s.Bool("spaces_between_special_tokens", true)
 	p.IncludeStopStrInOutput = s.Bool("include_stop_str_in_output", false)
-	if v, ok := members["output_kind"]; ok {
+	if v, ok := s.Member("output_kind"); ok {
 		n, good := s.CheckedInt(s.At("output_kind"), v, big.NewInt(0), big.NewInt(2))
 		if good {
 			p.OutputKind = RequestOutputKind(n.Int64())
@@ -266,10 +267,10 @@ func (o *object) generateSamplingParams(name string) (*SamplingParams, bool) {
 	p.AllowedTokenIDs = s.OptionalIntList("allowed_token_ids", nil)
 	p.ExtraArgs = s.OptionalDict("extra_args")
 	p.RoutedExpertsPromptStart = s.Int("routed_experts_prompt_start", 0)
-	if _, ok := members["bad_words"]; ok && !pylax.IsNull(members["bad_words"]) {
+	if bw, ok := s.Member("bad_words"); ok && !pylax.IsNull(bw) {
 		p.BadWords = s.StringList("bad_words", nil)
 	}
-	if _, ok := members["skip_reading_prefix_cache"]; ok {
+	if _, ok := s.Member("skip_reading_prefix_cache"); ok {
 		p.SkipReadingPrefixCache = s.OptionalBool("skip_reading_prefix_cache", false)
 	}
 	p.ThinkingTokenBudget = s.OptionalInt("thinking_token_budget", nil, nil, nil)

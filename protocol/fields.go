@@ -17,20 +17,16 @@ import (
 
 // logitBias is `logit_bias: dict[str, float] | None`, kept in key order.
 func (o *object) logitBias(name string) []LogitBiasEntry {
-	raw := o.OptionalDict(name)
-	if raw == nil {
+	n := o.OptionalDictNode(name)
+	if n == nil {
 		return nil
 	}
-	members, ok := pylax.Members(raw)
-	if !ok {
-		return nil
-	}
-	out := make([]LogitBiasEntry, 0, len(members))
+	out := make([]LogitBiasEntry, 0, len(n.Keys))
 	valid := true
-	for _, key := range pylax.KeysInOrder(raw, members) {
-		v, typ, msg := pylax.LaxFloat(members[key])
+	for i, key := range n.Keys {
+		v, typ, msg := pylax.LaxFloat(n.Vals[i].Raw)
 		if typ != "" {
-			o.Fail(o.At(name, key), typ, msg, members[key])
+			o.Fail(o.At(name, key), typ, msg, n.Vals[i].Raw)
 			valid = false
 			continue
 		}
@@ -46,7 +42,7 @@ func (o *object) logitBias(name string) []LogitBiasEntry {
 // -1 (unlimited, stored as None); bools and floats are refused by its
 // before-validator.
 func (o *object) thinkingTokenBudget(name string) *int {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok || pylax.IsNull(raw) {
 		return nil
 	}
@@ -88,62 +84,53 @@ func (o *object) streamOptions(name string) *StreamOptions {
 
 // dictList is a `name: list[dict] | None` field whose items are objects
 // carrying a "function" object with a string "name" (OpenAI tools).
-func (o *object) dictList(name string) []json.RawMessage {
-	items, ok := o.List(name, false)
+func (o *object) dictList(name string) []*wire.Node {
+	items, ok := o.ListNodes(name, false)
 	if !ok {
 		return nil
 	}
 	valid := true
 	for i, item := range items {
-		if pylax.Kind(item) != '{' {
-			o.Fail(o.At(name, i), "model_type", "Input should be a valid dictionary or instance of ChatCompletionToolsParam", item,
+		if item.Kind != wire.Object {
+			o.Fail(o.At(name, i), "model_type", "Input should be a valid dictionary or instance of ChatCompletionToolsParam", item.Raw,
 				pylax.CtxEntry{Key: "class_name", Value: "ChatCompletionToolsParam"})
 			valid = false
 			continue
 		}
-		toolNode := o.Item(name, i)
-		tool := pylax.MembersOfTree(item, toolNode)
-		if t, ok := tool["type"]; ok {
-			if s, _ := pylax.LaxString(t); s != "function" {
-				o.Fail(o.At(name, i, "type"), "literal_error", "Input should be 'function'", t,
+		if t, ok := item.Get("type"); ok {
+			if s, _ := t.Text(); s != "function" {
+				o.Fail(o.At(name, i, "type"), "literal_error", "Input should be 'function'", t.Raw,
 					pylax.CtxEntry{Key: "expected", Value: "'function'"})
 				valid = false
 			}
 		}
-		fn, ok := tool["function"]
+		fn, ok := item.Get("function")
 		switch {
 		case !ok:
-			o.Fail(o.At(name, i, "function"), "missing", "Field required", item)
+			o.Fail(o.At(name, i, "function"), "missing", "Field required", item.Raw)
 			valid = false
 			continue
-		case pylax.Kind(fn) != '{':
-			o.Fail(o.At(name, i, "function"), "model_type", "Input should be a valid dictionary or instance of FunctionDefinition", fn,
+		case fn.Kind != wire.Object:
+			o.Fail(o.At(name, i, "function"), "model_type", "Input should be a valid dictionary or instance of FunctionDefinition", fn.Raw,
 				pylax.CtxEntry{Key: "class_name", Value: "FunctionDefinition"})
 			valid = false
 			continue
 		}
-		var fnNode *wire.Node
-		if toolNode != nil {
-			fnNode, _ = toolNode.Get("function")
-		}
-		def := pylax.MembersOfTree(fn, fnNode)
-		if n, ok := def["name"]; !ok {
-			o.Fail(o.At(name, i, "function", "name"), "missing", "Field required", fn)
+		if n, ok := fn.Get("name"); !ok {
+			o.Fail(o.At(name, i, "function", "name"), "missing", "Field required", fn.Raw)
 			valid = false
-		} else if _, isStr := pylax.LaxString(n); !isStr {
-			o.Fail(o.At(name, i, "function", "name"), "string_type", "Input should be a valid string", n)
+		} else if n.Kind != wire.String {
+			o.Fail(o.At(name, i, "function", "name"), "string_type", "Input should be a valid string", n.Raw)
 			valid = false
 		}
 		// FunctionDefinition's optional fields: description: str | None,
 		// parameters: dict[str, Any] | None.
-		if d, ok := def["description"]; ok && !pylax.IsNull(d) {
-			if _, isStr := pylax.LaxString(d); !isStr {
-				o.Fail(o.At(name, i, "function", "description"), "string_type", "Input should be a valid string", d)
-				valid = false
-			}
+		if d, ok := fn.Get("description"); ok && !d.IsNull() && d.Kind != wire.String {
+			o.Fail(o.At(name, i, "function", "description"), "string_type", "Input should be a valid string", d.Raw)
+			valid = false
 		}
-		if p, ok := def["parameters"]; ok && !pylax.IsNull(p) && pylax.Kind(p) != '{' {
-			o.Fail(o.At(name, i, "function", "parameters"), "dict_type", "Input should be a valid dictionary", p)
+		if p, ok := fn.Get("parameters"); ok && !p.IsNull() && p.Kind != wire.Object {
+			o.Fail(o.At(name, i, "function", "parameters"), "dict_type", "Input should be a valid dictionary", p.Raw)
 			valid = false
 		}
 	}
@@ -168,23 +155,22 @@ func (o *object) toolChoice(name string, haveTools bool) ToolChoice {
 	return toolChoiceOf(n)
 }
 
-// documents is `documents: list[dict[str, str]] | None`.
-func (o *object) documents(name string) json.RawMessage {
-	items, ok := o.List(name, false)
+// documents is `documents: list[dict[str, str]] | None`: the list's tree.
+func (o *object) documents(name string) *wire.Node {
+	items, ok := o.ListNodes(name, false)
 	if !ok {
 		return nil
 	}
 	valid := true
 	for i, item := range items {
-		if pylax.Kind(item) != '{' {
-			o.Fail(o.At(name, i), "dict_type", "Input should be a valid dictionary", item)
+		if item.Kind != wire.Object {
+			o.Fail(o.At(name, i), "dict_type", "Input should be a valid dictionary", item.Raw)
 			valid = false
 			continue
 		}
-		doc := pylax.MembersOf(item)
-		for _, key := range pylax.KeysInOrder(item, doc) {
-			if _, ok := pylax.LaxString(doc[key]); !ok {
-				o.Fail(o.At(name, i, key), "string_type", "Input should be a valid string", doc[key])
+		for k, key := range item.Keys {
+			if v := item.Vals[k]; v.Kind != wire.String {
+				o.Fail(o.At(name, i, key), "string_type", "Input should be a valid string", v.Raw)
 				valid = false
 			}
 		}
@@ -192,7 +178,7 @@ func (o *object) documents(name string) json.RawMessage {
 	if !valid {
 		return nil
 	}
-	return o.Members[name]
+	return o.Node(name)
 }
 
 // structuredOutputs is `structured_outputs: StructuredOutputsParams | None`.
@@ -202,7 +188,7 @@ func (o *object) structuredOutputs(name string) *StructuredOutputsParams {
 		return nil
 	}
 	so := &StructuredOutputsParams{}
-	if j, ok := sub.Members["json"]; ok && !pylax.IsNull(j) {
+	if j, ok := sub.Member("json"); ok && !pylax.IsNull(j) {
 		if k := pylax.Kind(j); k != '"' && k != '{' {
 			sub.Fail(sub.At("json", "str"), "string_type", "Input should be a valid string", j)
 			sub.Fail(sub.At("json", "dict[any,any]"), "dict_type", "Input should be a valid dictionary", j)
@@ -211,18 +197,18 @@ func (o *object) structuredOutputs(name string) *StructuredOutputsParams {
 		}
 	}
 	so.Regex = sub.OptionalString("regex")
-	if items, ok := sub.List("choice", false); ok {
+	if items, ok := sub.ListNodes("choice", false); ok {
 		so.Choice = make([]string, 0, len(items))
 		for i, item := range items {
-			s, ok := pylax.LaxString(item)
+			s, ok := item.Text()
 			if !ok {
-				sub.Fail(sub.At("choice", i), "string_type", "Input should be a valid string", item)
+				sub.Fail(sub.At("choice", i), "string_type", "Input should be a valid string", item.Raw)
 			}
 			so.Choice = append(so.Choice, s)
 		}
 	}
 	so.Grammar = sub.OptionalString("grammar")
-	if _, ok := sub.Members["json_object"]; ok {
+	if _, ok := sub.Member("json_object"); ok {
 		so.JSONObject = sub.OptionalBool("json_object", false)
 	}
 	so.DisableAnyWhitespace = sub.Bool("disable_any_whitespace", false)
@@ -246,40 +232,38 @@ func (o *object) structuredOutputs(name string) *StructuredOutputsParams {
 }
 
 // vllmXargs is `vllm_xargs: dict[str, str | int | float | list[str | int |
-// float]] | None`, kept raw.
-func (o *object) vllmXargs(name string) json.RawMessage {
-	raw := o.OptionalDict(name)
-	if raw == nil {
+// float]] | None`: the object's tree.
+func (o *object) vllmXargs(name string) *wire.Node {
+	n := o.OptionalDictNode(name)
+	if n == nil {
 		return nil
 	}
-	members := pylax.MembersOf(raw)
-	scalar := func(v json.RawMessage) bool {
-		k := pylax.Kind(v)
+	scalar := func(v *wire.Node) bool {
+		k := pylax.Kind(v.Raw) // NaN and Infinity are no numbers here
 		return k == '"' || k == '-' || pylax.IsDigit(k)
 	}
 	valid := true
-	for _, key := range pylax.KeysInOrder(raw, members) {
-		v := members[key]
+	for i, key := range n.Keys {
+		v := n.Vals[i]
 		if scalar(v) {
 			continue
 		}
-		if pylax.Kind(v) == '[' {
-			items := pylax.ItemsOf(v)
+		if v.Kind == wire.Array {
 			ok := true
-			for _, it := range items {
+			for _, it := range v.Arr {
 				ok = ok && scalar(it)
 			}
 			if ok {
 				continue
 			}
 		}
-		o.Fail(o.At(name, key), "union_type", "Input should be a valid string, integer, number or list", v)
+		o.Fail(o.At(name, key), "union_type", "Input should be a valid string, integer, number or list", v.Raw)
 		valid = false
 	}
 	if !valid {
 		return nil
 	}
-	return raw
+	return n
 }
 
 // repetitionDetection is `repetition_detection: RepetitionDetectionParams |
@@ -326,6 +310,6 @@ func StructuredOutputsField(o *pylax.Object, name string) *StructuredOutputsPara
 }
 
 // VLLMXargsField: see LogitBiasField.
-func VLLMXargsField(o *pylax.Object, name string) json.RawMessage {
+func VLLMXargsField(o *pylax.Object, name string) *wire.Node {
 	return (&object{o}).vllmXargs(name)
 }

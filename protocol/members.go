@@ -54,4 +54,10 @@ func derenderTree(root *wire.Node, data []byte, className string) (*object, *pyl
 func (o *object) fresh() *object { return &object{o.Fresh()} }
 
 // sub is pylax's Sub for protocol's models.
-func (o *object) sub(name string, raw json.RawMessage) *object { return &object{o.Sub(name, raw)} }
+func (o *object) sub(name string) *object { return &object{o.Sub(name)} }
+
+// raw is member name's JSON text, nil when absent.
+func (o *object) raw(name string) json.RawMessage {
+	raw, _ := o.Member(name)
+	return raw
+}

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/vrender/vrender/internal/pylax"
@@ -20,17 +19,17 @@ type TokenizeCompletionRequest struct {
 // tools are typed; the kwargs stay raw JSON: the render tier interprets
 // them, and their key order reaches the chat template.
 type TokenizeChatRequest struct {
-	Model                *string         `json:"model"`
-	Messages             []Message       `json:"messages"`
-	AddGenerationPrompt  bool            `json:"add_generation_prompt"` // default true
-	ReturnTokenStrs      *bool           `json:"return_token_strs"`     // default false; null allowed
-	ContinueFinalMessage bool            `json:"continue_final_message"`
-	AddSpecialTokens     bool            `json:"add_special_tokens"` // default false
-	ChatTemplate         *string         `json:"chat_template"`
-	ChatTemplateKwargs   *wire.Node      `json:"chat_template_kwargs"` // an object; nil when absent or null
-	MediaIOKwargs        json.RawMessage `json:"media_io_kwargs"`      // object of objects or nil
-	MMProcessorKwargs    json.RawMessage `json:"mm_processor_kwargs"`  // object or nil
-	Tools                []Tool          `json:"tools"`                // nil when absent or null
+	Model                *string    `json:"model"`
+	Messages             []Message  `json:"messages"`
+	AddGenerationPrompt  bool       `json:"add_generation_prompt"` // default true
+	ReturnTokenStrs      *bool      `json:"return_token_strs"`     // default false; null allowed
+	ContinueFinalMessage bool       `json:"continue_final_message"`
+	AddSpecialTokens     bool       `json:"add_special_tokens"` // default false
+	ChatTemplate         *string    `json:"chat_template"`
+	ChatTemplateKwargs   *wire.Node `json:"chat_template_kwargs"` // an object; nil when absent or null
+	MediaIOKwargs        *wire.Node `json:"media_io_kwargs"`      // an object of objects; nil when absent or null
+	MMProcessorKwargs    *wire.Node `json:"mm_processor_kwargs"`  // an object; nil when absent or null
+	Tools                []Tool     `json:"tools"`                // nil when absent or null
 }
 
 // TokenizeRequest is vLLM's TokenizeRequest union: exactly one of
@@ -91,7 +90,7 @@ func decodeTokenize(obj *object, fe *pylax.FieldError, data []byte) (TokenizeReq
 	chat, errsChat := decodeTokenizeChat(obj.fresh())
 	switch {
 	case len(errsC) == 0 && len(errsChat) == 0:
-		if preferChatForm(obj.Members) {
+		if preferChatForm(obj) {
 			return TokenizeRequest{Chat: chat}, nil
 		}
 		return TokenizeRequest{Completion: completion}, nil
@@ -116,11 +115,11 @@ var (
 // union does: the form with more of its declared fields set wins, and a tie
 // goes to the first member, the prompt form. So {"prompt", "messages"} is a
 // prompt-form request, and adding "add_generation_prompt" makes it a chat.
-func preferChatForm(members map[string]json.RawMessage) bool {
+func preferChatForm(obj *object) bool {
 	count := func(names []string) int {
 		n := 0
 		for _, name := range names {
-			if _, ok := members[name]; ok {
+			if _, ok := obj.Member(name); ok {
 				n++
 			}
 		}
@@ -163,7 +162,7 @@ func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []pylax.FieldError) 
 	// vLLM's "before" validator tests the raw values' truthiness, so
 	// {"continue_final_message": "yes", "add_generation_prompt": 1} fails
 	// while an absent add_generation_prompt (default true) does not.
-	if pylax.Truthy(obj.Members["continue_final_message"]) && pylax.Truthy(obj.Members["add_generation_prompt"]) {
+	if obj.TruthyMember("continue_final_message") && obj.TruthyMember("add_generation_prompt") {
 		return nil, []pylax.FieldError{{
 			Type:  "value_error",
 			Loc:   nil,
@@ -181,7 +180,7 @@ func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []pylax.FieldError) 
 	r.ChatTemplate = obj.OptionalString("chat_template")
 	r.ChatTemplateKwargs = obj.OptionalDictNode("chat_template_kwargs")
 	r.MediaIOKwargs = obj.OptionalDictOfDicts("media_io_kwargs")
-	r.MMProcessorKwargs = obj.OptionalDict("mm_processor_kwargs")
+	r.MMProcessorKwargs = obj.OptionalDictNode("mm_processor_kwargs")
 	r.Tools = obj.tools("tools")
 	if len(obj.Errs) > 0 {
 		return nil, obj.Errs

@@ -1,8 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
-
 	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
@@ -107,7 +105,7 @@ func DecodeTools(data []byte) ([]Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &object{&pylax.Object{Members: map[string]json.RawMessage{"tools": root.Raw}, Nodes: map[string]*wire.Node{"tools": root}}}
+	o := &object{&pylax.Object{Nodes: map[string]*wire.Node{"tools": root}}}
 	tools := o.tools("tools")
 	if len(o.Errs) > 0 {
 		return nil, &pylax.ValidationError{Errors: o.Errs}

@@ -12,7 +12,7 @@ import (
 // encoding/json, before the choice was decoded once (toolChoiceOf); kept to
 // hold the tree reading to the same errors.
 func refCheckToolUsage(obj *object) *pylax.FieldError {
-	tools, hasTools := obj.Members["tools"]
+	tools, hasTools := obj.Member("tools")
 	if hasTools && pylax.Kind(tools) == '[' {
 		// Members come from a parsed body, so tools is valid JSON.
 		if pylax.IsEmptyArray(tools) {
@@ -20,7 +20,7 @@ func refCheckToolUsage(obj *object) *pylax.FieldError {
 				"`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.", "", "")
 		}
 	}
-	tc, hasTC := obj.Members["tool_choice"]
+	tc, hasTC := obj.Member("tool_choice")
 	if !hasTC {
 		return nil
 	}
@@ -137,7 +137,7 @@ func FuzzCheckToolUsage(f *testing.F) {
 // structured_outputs and tool_choice over encoding/json.
 func refCheckStructuredOutputsCount(withParam bool) func(*object) *pylax.FieldError {
 	return func(obj *object) *pylax.FieldError {
-		raw, ok := obj.Members["structured_outputs"]
+		raw, ok := obj.Member("structured_outputs")
 		if !ok || pylax.IsNull(raw) || pylax.Kind(raw) != '{' {
 			return nil
 		}

@@ -2,7 +2,6 @@ package render
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode"
@@ -22,7 +21,7 @@ type ChatInput struct {
 	Messages             []protocol.Message
 	Tools                []protocol.Tool // nil: no tools given
 	ToolChoice           protocol.ToolChoice
-	Documents            json.RawMessage
+	Documents            *node // protocol's decoded list; nil: none
 	ChatTemplate         *string
 	ChatTemplateKwargs   *node // protocol's decoded object; nil: none
 	ReasoningEffort      *string
@@ -35,10 +34,12 @@ type ChatInput struct {
 	// of Tools' ChatCompletionToolsParam dumps: a front end's own tool
 	// dumps (the Responses API's construct_tool_dicts).
 	ToolDicts []*wire.Node
-	// MMProcessorKwargs is the request's mm_processor_kwargs object.
-	MMProcessorKwargs json.RawMessage
-	// MediaIOKwargs is the request's media_io_kwargs object of objects.
-	MediaIOKwargs json.RawMessage
+	// MMProcessorKwargs is the request's mm_processor_kwargs object
+	// (protocol's decoded tree; nil: none).
+	MMProcessorKwargs *node
+	// MediaIOKwargs is the request's media_io_kwargs object of objects
+	// (protocol's decoded tree; nil: none).
+	MediaIOKwargs *node
 	// OmitMMKwargs is return_mm_kwargs false: the features carry hashes
 	// and placeholders only, and images are not decoded.
 	OmitMMKwargs bool
@@ -118,11 +119,8 @@ func (r *Renderer) RenderChat(ctx context.Context, in ChatInput) (*ChatPrompt, e
 		}
 	}
 
-	var documents *node
-	if len(in.Documents) > 0 {
-		if documents, err = parseJSON(in.Documents); err != nil {
-			return nil, badParam("documents", "Invalid documents JSON: %v", err)
-		}
+	documents := in.Documents
+	if documents != nil {
 		if err := checkDocuments(documents); err != nil {
 			return nil, err
 		}

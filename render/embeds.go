@@ -242,11 +242,7 @@ func gridTokens(grid [3]int64, merge int) (int64, bool) {
 // the tensors are loaded while the messages are parsed (each within
 // --max-media-bytes), and the answer that carries them is built only once
 // the budget has room.
-func (im *images) expandEmbeds(ctx context.Context, items []features.QwenEmbeds, uuids []*string, ids []int, reqKwargs []byte, withKwargs bool) ([]int, *features.Features, error) {
-	hashKwargs, err := im.hashKwargs(reqKwargs)
-	if err != nil {
-		return nil, nil, err
-	}
+func (im *images) expandEmbeds(ctx context.Context, items []features.QwenEmbeds, uuids []*string, ids []int, reqKwargs *node, withKwargs bool) ([]int, *features.Features, error) {
 	if withKwargs {
 		release, err := im.reserveBytes(ctx, embedsCost(items))
 		if err != nil {
@@ -264,7 +260,7 @@ func (im *images) expandEmbeds(ctx context.Context, items []features.QwenEmbeds,
 	}
 	fi := make([]features.EmbedsItem, len(items))
 	for i, it := range items {
-		h, err := im.cfg.Hasher.EmbedsHash(it, uuids[i], hashKwargs)
+		h, err := im.cfg.Hasher.EmbedsHash(it, uuids[i], reqKwargs)
 		if err != nil {
 			return nil, nil, fmt.Errorf("render: hashing image_embeds: %w", err)
 		}

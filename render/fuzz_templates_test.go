@@ -151,7 +151,7 @@ func recipeInput(tb testing.TB, recipe []byte) ChatInput {
 		in.ChatTemplateKwargs = mustNode(`{"enable_thinking":false,"thinking":false}`)
 	}
 	if flags&16 != 0 {
-		in.Documents = json.RawMessage(`[{"title":"Doc","text":"body"}]`)
+		in.Documents = mustNode(`[{"title":"Doc","text":"body"}]`)
 	}
 	if flags&32 != 0 {
 		effort := "low"

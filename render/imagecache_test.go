@@ -48,7 +48,7 @@ func urlRequest(kwargs string, urls ...string) ChatInput {
 	in := ChatInput{Messages: typedMessages([]json.RawMessage{json.RawMessage(`{"role":"user","content":[` +
 		strings.Join(parts, ",") + `,{"type":"text","text":"What is shown?"}]}`)}), AddGenerationPrompt: true}
 	if kwargs != "" {
-		in.MMProcessorKwargs = json.RawMessage(kwargs)
+		in.MMProcessorKwargs = mustNode(kwargs)
 	}
 	return in
 }
@@ -150,11 +150,7 @@ func TestImageCacheKeySeparates(t *testing.T) {
 	// mm_processor_kwargs.
 	sized := func(h features.Hasher, data string, uuid *string, kwargs string) sizedImage {
 		t.Helper()
-		kw, err := im.hashKwargs([]byte(kwargs))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hash, frame, err := h.ImageHashFramed([]byte(data), uuid, kw)
+		hash, frame, err := h.ImageHashFramed([]byte(data), uuid, kwargsNode([]byte(kwargs)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/zeebo/xxh3"
 
 	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // A conversation re-sends the same pictures as data URLs every turn; a hit
@@ -89,14 +91,24 @@ func memoSum(k memoKey) uint64 {
 }
 
 // memoAux is the memo key's text besides the URL: the request's
-// mm_processor_kwargs as sent, length-prefixed, then the load options.
-// The uuid is not in it: an image with a uuid is never memoized.
-func memoAux(reqKwargs []byte, opts imaging.Options) string {
-	b := make([]byte, 0, 8+len(reqKwargs)+8+3)
-	b = binary.LittleEndian.AppendUint64(b, uint64(len(reqKwargs)))
-	b = append(b, reqKwargs...)
+// mm_processor_kwargs as sent (their JSON text; absent and {} differ),
+// then the load options. The uuid is not in it: an image with a uuid is
+// never memoized. Kwargs with no text of their own (built by code) or
+// invalid UTF-8 (whose decoding depends on the caller's parse) keep the
+// request out of the memo: ok is false.
+func memoAux(reqKwargs *wire.Node, opts imaging.Options) (aux string, ok bool) {
+	var b []byte
+	if reqKwargs == nil {
+		b = append(b, 0)
+	} else {
+		if reqKwargs.Raw == nil || !utf8.Valid(reqKwargs.Raw) {
+			return "", false
+		}
+		b = binary.LittleEndian.AppendUint64(append(b, 1), uint64(len(reqKwargs.Raw)))
+		b = append(b, reqKwargs.Raw...)
+	}
 	b = binary.LittleEndian.AppendUint64(b, uint64(opts.MaxPixels))
-	return string(append(b, opts.Background[:]...))
+	return string(append(b, opts.Background[:]...)), true
 }
 
 // memoizable reports whether ref's image may go through the memo: a data

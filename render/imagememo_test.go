@@ -3,7 +3,6 @@ package render
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,9 @@ import (
 
 	"github.com/vrender/vrender/imaging"
 	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/media"
+	"github.com/vrender/vrender/vision"
 )
 
 // collide makes every key's fast hash the same, so that every lookup must
@@ -103,7 +104,7 @@ func TestImageMemoAnswersAsUnmemoized(t *testing.T) {
 		for i, rq := range reqs {
 			in := urlRequest(rq.kwargs, rq.urls...)
 			if rq.mediaIO != "" {
-				in.MediaIOKwargs = json.RawMessage(rq.mediaIO)
+				in.MediaIOKwargs = mustNode(rq.mediaIO)
 			}
 			in.OmitMMKwargs = round == 1
 			want := renderAnswer(t, plain, in)
@@ -181,6 +182,17 @@ func TestURLMemo(t *testing.T) {
 	if v, ok := big.get(k(fmt.Sprint("data:", 3*memoBucket-1))); !ok || v.n != 3*memoBucket {
 		t.Error("the newest colliding entry was not kept")
 	}
+	// Kwargs without a text of their own, or whose text is not UTF-8, keep
+	// a request out of the memo; absent and empty kwargs differ.
+	opts := imaging.DefaultOptions()
+	for _, n := range []*node{{Kind: wire.Object}, {Kind: wire.Object, Raw: []byte("{\"a\":\"\xff\"}")}} {
+		if _, ok := memoAux(n, opts); ok {
+			t.Errorf("memoAux(%q) is usable", n.Raw)
+		}
+	}
+	if a, _ := memoAux(nil, opts); a == func() string { s, _ := memoAux(mustNode("{}"), opts); return s }() {
+		t.Error("absent and empty kwargs share a memo key")
+	}
 	if newURLMemo(0) != nil {
 		t.Error("a memo of no bytes is on")
 	}
@@ -204,17 +216,25 @@ func FuzzImageMemo(f *testing.F) {
 	f.Fuzz(func(t *testing.T, url, kwargs string) {
 		size := func(r *Renderer) string {
 			im := r.images
-			hashKwargs, err := im.hashKwargs([]byte(kwargs))
+			var reqKwargs *node
+			if kwargs != "" {
+				n, err := parseJSON([]byte(kwargs))
+				if err != nil {
+					return "kwargs: " + err.Error()
+				}
+				reqKwargs = n
+			}
+			kw, err := vision.KwargsOf(reqKwargs)
 			if err != nil {
 				return "kwargs: " + err.Error()
 			}
-			kw := im.cfg.Kwargs
+			kw = kw.Over(im.cfg.Kwargs)
 			opts := imaging.DefaultOptions()
-			var aux string
-			if im.memo != nil {
-				aux = memoAux([]byte(kwargs), opts)
+			var aux *string
+			if a, ok := memoAux(reqKwargs, opts); ok && im.memo != nil {
+				aux = &a
 			}
-			s, err := im.size(context.Background(), imageRef{url: url}, kw, hashKwargs, opts, aux)
+			s, err := im.size(context.Background(), imageRef{url: url}, kw, reqKwargs, opts, aux)
 			if err != nil {
 				return "error: " + err.Error()
 			}

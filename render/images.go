@@ -305,11 +305,12 @@ type sizedImage struct {
 
 // size fetches one image, reads its size from the header, plans the
 // processor's resize and hashes the bytes: everything but the pixels.
-// memoAux is the request's part of the memo key (memoAux).
-func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, opts imaging.Options, memoAux string) (sizedImage, error) {
+// memoAux is the request's part of the memo key (memoAux; nil: the memo
+// is not used).
+func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, opts imaging.Options, memoAux *string) (sizedImage, error) {
 	var key memoKey
-	if im.memo != nil && memoizable(ref) {
-		key = memoKey{url: ref.url, aux: memoAux}
+	if im.memo != nil && memoAux != nil && memoizable(ref) {
+		key = memoKey{url: ref.url, aux: *memoAux}
 		if v, ok := im.memo.get(key); ok {
 			plan, err := im.proc.Plan(v.info.Width, v.info.Height, kw)
 			if err != nil {
@@ -377,29 +378,28 @@ func eachImage(ctx context.Context, n int, f func(ctx context.Context, i int) er
 // withKwargs, else sizes read from the headers alone (imaging.Probe and
 // Processor.Plan give the same grid). reqMediaIO is the request's
 // media_io_kwargs.
-func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwargs, reqMediaIO json.RawMessage, withKwargs bool) ([]int, *features.Features, error) {
+func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwargs, reqMediaIO *node, withKwargs bool) ([]int, *features.Features, error) {
 	// vLLM builds the image loader, which checks media_io_kwargs, before
 	// it fetches.
 	opts, err := im.loadOptions(reqMediaIO)
 	if err != nil {
 		return nil, nil, err
 	}
-	kw, err := vision.ParseKwargs(reqKwargs)
+	kw, err := vision.KwargsOf(reqKwargs)
 	if err != nil {
 		return nil, nil, imageError(err)
 	}
 	kw = kw.Over(im.cfg.Kwargs)
-	hashKwargs, err := im.hashKwargs(reqKwargs)
-	if err != nil {
-		return nil, nil, err
-	}
-	var aux string
+	// aux is nil when the request's kwargs keep it out of the memo.
+	var aux *string
 	if im.memo != nil {
-		aux = memoAux(reqKwargs, opts)
+		if a, ok := memoAux(reqKwargs, opts); ok {
+			aux = &a
+		}
 	}
 	sized := make([]sizedImage, len(refs))
 	if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) (err error) {
-		sized[i], err = im.size(ctx, refs[i], kw, hashKwargs, opts, aux)
+		sized[i], err = im.size(ctx, refs[i], kw, reqKwargs, opts, aux)
 		return err
 	}); err != nil {
 		return nil, nil, err
@@ -439,19 +439,6 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 		return nil, nil, fmt.Errorf("render: image features: %w", err)
 	}
 	return out, &f, nil
-}
-
-// hashKwargs is the request's mm_processor_kwargs as the hasher reads them
-// (nil when absent).
-func (im *images) hashKwargs(reqKwargs []byte) (*node, error) {
-	if len(reqKwargs) == 0 {
-		return nil, nil
-	}
-	n, err := parseJSON(reqKwargs)
-	if err != nil {
-		return nil, badParam("mm_processor_kwargs", "Invalid mm_processor_kwargs JSON: %v", err)
-	}
-	return n, nil
 }
 
 // expandPads expands the first len(numTokens) image pads of ids, the k-th

@@ -176,7 +176,7 @@ func TestRenderImageHashesAndKwargs(t *testing.T) {
 	render := func(uuid string, kwargs string) (*ChatPrompt, features.Modality) {
 		in := ChatInput{Messages: typedMessages(msgs(uuid)), AddGenerationPrompt: true, OmitMMKwargs: true}
 		if kwargs != "" {
-			in.MMProcessorKwargs = json.RawMessage(kwargs)
+			in.MMProcessorKwargs = mustNode(kwargs)
 		}
 		p, err := r.RenderChat(context.Background(), in)
 		if err != nil {
@@ -203,7 +203,7 @@ func TestRenderImageHashesAndKwargs(t *testing.T) {
 	if uuidKwargs.Hashes[0] == "img-1" || uuidKwargs.Hashes[0] == small.Hashes[0] {
 		t.Errorf("uuid with kwargs hash = %q", uuidKwargs.Hashes[0])
 	}
-	_, err := r.RenderChat(context.Background(), ChatInput{Messages: typedMessages(msgs("")), MMProcessorKwargs: json.RawMessage(`{"max_pixels":"x"}`)})
+	_, err := r.RenderChat(context.Background(), ChatInput{Messages: typedMessages(msgs("")), MMProcessorKwargs: mustNode(`{"max_pixels":"x"}`)})
 	var ie *ImageError
 	if !errors.As(err, &ie) || ie.Status != 400 {
 		t.Errorf("bad kwargs: err = %v, want a 400 ImageError", err)

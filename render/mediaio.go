@@ -18,17 +18,10 @@ const errBackground = "rgba_background_color must be a list or tuple of 3 intege
 // request's keys over --media-io-kwargs', key by key, as vLLM's
 // merge_media_io_kwargs merges each modality. vLLM reads only
 // rgba_background_color of it; other keys are ignored, as its image loader
-// ignores them.
-func (im *images) loadOptions(reqMediaIO json.RawMessage) (imaging.Options, error) {
+// ignores them. reqMediaIO is protocol's decoded object (nil: none).
+func (im *images) loadOptions(reqMediaIO *node) (imaging.Options, error) {
 	opts := im.cfg.Load
-	var req *node
-	if len(reqMediaIO) > 0 {
-		var err error
-		if req, err = parseJSON(reqMediaIO); err != nil {
-			return opts, badParam("media_io_kwargs", "Invalid media_io_kwargs JSON: %v", err)
-		}
-	}
-	v, ok := imageIOKwarg(req, "rgba_background_color")
+	v, ok := imageIOKwarg(reqMediaIO, "rgba_background_color")
 	if !ok {
 		v, ok = imageIOKwarg(im.mediaIO, "rgba_background_color")
 	}

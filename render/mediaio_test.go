@@ -48,7 +48,7 @@ func TestLoadOptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			im := &images{cfg: ImageConfig{Load: imaging.DefaultOptions()}, mediaIO: mediaIO}
-			opts, err := im.loadOptions(json.RawMessage(tt.request))
+			opts, err := im.loadOptions(kwargsNode([]byte(tt.request)))
 			var ie *ImageError
 			switch {
 			case tt.wantErr == "" && err != nil:
@@ -97,7 +97,7 @@ func TestMediaIOKwargsRender(t *testing.T) {
 	plain := imageRenderer(t, media.Config{}, uncached)
 	white := imageRequest(t, "", "png_rgba_320x240.png")
 	black := white
-	black.MediaIOKwargs = json.RawMessage(`{"image":{"rgba_background_color":[0,0,0]}}`)
+	black.MediaIOKwargs = mustNode(`{"image":{"rgba_background_color":[0,0,0]}}`)
 	wantWhite, wantBlack := renderAnswer(t, plain, white), renderAnswer(t, plain, black)
 	if wantWhite == wantBlack {
 		t.Fatal("the background did not change the pixels of a transparent image")
@@ -111,7 +111,7 @@ func TestMediaIOKwargsRender(t *testing.T) {
 		t.Errorf("stats %+v, want 2 misses and 2 hits", st)
 	}
 	bad := ChatInput{Messages: typedMessages([]json.RawMessage{json.RawMessage(`{"role":"user","content":[{"image_url":"http://127.0.0.1:9/a.png"}]}`)}),
-		MediaIOKwargs: json.RawMessage(`{"image":{"rgba_background_color":[0,0,300]}}`)}
+		MediaIOKwargs: mustNode(`{"image":{"rgba_background_color":[0,0,300]}}`)}
 	if got := renderAnswer(t, cached, bad); got != "error: "+errBackground {
 		t.Errorf("bad background and an unfetchable URL: %s", got)
 	}
@@ -149,15 +149,16 @@ func FuzzLoadOptions(f *testing.F) {
 	f.Add(`{"image":{"rgba_background_color":[1,2,3,4]}}`)
 	im := &images{cfg: ImageConfig{Load: imaging.DefaultOptions()}}
 	f.Fuzz(func(t *testing.T, in string) {
-		if !json.Valid([]byte(in)) {
+		req, err := parseJSON([]byte(in))
+		if err != nil || !json.Valid([]byte(in)) {
 			return
 		}
-		opts, err := im.loadOptions(json.RawMessage(in))
+		opts, err := im.loadOptions(req)
 		var ie *ImageError
 		var br *BadRequestError
 		switch {
 		case err == nil:
-			if _, given := imageIOKwarg(mustParse(t, in), "rgba_background_color"); !given && opts.Background != [3]uint8{255, 255, 255} {
+			if _, given := imageIOKwarg(req, "rgba_background_color"); !given && opts.Background != [3]uint8{255, 255, 255} {
 				t.Fatalf("background %v without rgba_background_color", opts.Background)
 			}
 		case errors.As(err, &ie):
@@ -169,12 +170,4 @@ func FuzzLoadOptions(f *testing.F) {
 			t.Fatalf("error %T: %v", err, err)
 		}
 	})
-}
-
-func mustParse(t *testing.T, in string) *node {
-	n, err := parseJSON([]byte(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }

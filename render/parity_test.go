@@ -115,7 +115,7 @@ func decodeTools(tb testing.TB, raws ...json.RawMessage) []protocol.Tool {
 
 func (q testRequest) input() ChatInput {
 	return ChatInput{
-		Messages: typedMessages(q.Messages), Tools: q.Tools, ToolChoice: q.ToolChoice, Documents: q.Documents,
+		Messages: typedMessages(q.Messages), Tools: q.Tools, ToolChoice: q.ToolChoice, Documents: kwargsNode(q.Documents),
 		ChatTemplateKwargs: kwargsNode(q.ChatTemplateKwargs), ReasoningEffort: q.ReasoningEffort,
 		AddGenerationPrompt: q.AddGenerationPrompt, ContinueFinalMessage: q.ContinueFinalMessage,
 	}

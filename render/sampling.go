@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"slices"
 
 	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/protocol"
 )
@@ -203,7 +206,7 @@ type SamplingFields struct {
 	BadWords               []string
 	ThinkingTokenBudget    *int
 	AllowedTokenIDs        []int
-	VLLMXargs              json.RawMessage
+	VLLMXargs              *node // protocol's decoded object; nil: none
 	KVTransferParams       json.RawMessage
 	ECTransferParams       json.RawMessage
 	RepetitionDetection    json.RawMessage
@@ -408,31 +411,26 @@ func convertLogitBias(entries []protocol.LogitBiasEntry) ([]protocol.LogitBias, 
 	return out, nil
 }
 
-// extraArgs is vLLM's extra_args: vllm_xargs with kv_transfer_params and
-// ec_transfer_params added when they are non-empty; nil when all are empty.
-func extraArgs(xargs, kv, ec json.RawMessage) (json.RawMessage, error) {
-	var members []member
-	if len(xargs) > 0 {
-		var err error
-		if members, err = objectMembers(xargs); err != nil {
-			return nil, err
-		}
+// extraArgs is vLLM's extra_args: vllm_xargs (protocol's decoded object)
+// with kv_transfer_params and ec_transfer_params added when they are
+// non-empty; nil when all are empty.
+func extraArgs(xargs *node, kv, ec json.RawMessage) (json.RawMessage, error) {
+	args := &node{Kind: wire.Object}
+	if xargs != nil {
+		args.Keys, args.Vals = slices.Clone(xargs.Keys), slices.Clone(xargs.Vals)
 	}
 	set := func(key string, v json.RawMessage) error {
 		if len(v) == 0 {
 			return nil
 		}
-		m, err := objectMembers(v)
-		if err != nil || len(m) == 0 {
+		n, err := wire.Parse(v)
+		if err == nil && n.Kind != wire.Object {
+			err = errors.New("want a JSON object")
+		}
+		if err != nil || len(n.Keys) == 0 {
 			return err // empty dicts are falsy: not added
 		}
-		for i := range members {
-			if members[i].key == key {
-				members[i].value = v
-				return nil
-			}
-		}
-		members = append(members, member{key, v})
+		args.Set(key, n)
 		return nil
 	}
 	if err := set("kv_transfer_params", kv); err != nil {
@@ -441,26 +439,19 @@ func extraArgs(xargs, kv, ec json.RawMessage) (json.RawMessage, error) {
 	if err := set("ec_transfer_params", ec); err != nil {
 		return nil, err
 	}
-	if len(members) == 0 {
+	if len(args.Keys) == 0 {
 		return nil, nil
 	}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range members {
+	b := []byte{'{'}
+	for i, key := range args.Keys {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		k, _ := protocol.MarshalJSON(m.key)
-		b.Write(k)
-		b.WriteByte(':')
-		v, err := pyJSONCompact(m.value)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(v)
+		k, _ := protocol.MarshalJSON(key)
+		b = append(append(b, k...), ':')
+		b = pylax.AppendPyCompact(b, args.Vals[i])
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
 }
 
 // structuredOutputs applies response_format on top of structured_outputs
@@ -471,27 +462,27 @@ func structuredOutputs(so *protocol.StructuredOutputsParams, responseFormat json
 	if len(responseFormat) == 0 {
 		return so, nil
 	}
-	var rf struct {
-		Type       string `json:"type"`
-		JSONSchema *struct {
-			Schema json.RawMessage `json:"schema"`
-		} `json:"json_schema"`
+	rf, err := wire.Parse(responseFormat)
+	if err == nil && rf.Kind != wire.Object {
+		err = errors.New("not a JSON object")
 	}
-	if err := json.Unmarshal(responseFormat, &rf); err != nil {
+	if err != nil {
 		return nil, &BadRequestError{Message: "invalid response_format: " + err.Error(), Param: "response_format"}
 	}
 	var out protocol.StructuredOutputsParams
 	if so != nil {
 		out = *so
 	}
-	switch rf.Type {
+	typ, _ := rf.Get("type")
+	switch kind, _ := typ.Text(); kind {
 	case "json_object":
 		t := true
 		out.JSONObject = &t
 	case "json_schema":
 		schema := json.RawMessage("null")
-		if rf.JSONSchema != nil && len(rf.JSONSchema.Schema) > 0 {
-			schema = rf.JSONSchema.Schema
+		js, _ := rf.Get("json_schema")
+		if s, ok := js.Get("schema"); ok {
+			schema = s.Raw
 		}
 		out.JSON = schema
 	case "structural_tag":
@@ -579,17 +570,20 @@ func structuralTagPayload(raw json.RawMessage) (string, error) {
 		if key != "structures" {
 			return v, nil
 		}
-		var items []json.RawMessage
-		if err := json.Unmarshal(v, &items); err != nil {
+		list, err := wire.Parse(v)
+		if err != nil {
 			return nil, err
+		}
+		if list.Kind != wire.Array {
+			return nil, errors.New("structures: want a JSON list")
 		}
 		var b bytes.Buffer
 		b.WriteByte('[')
-		for i, it := range items {
+		for i, it := range list.Arr {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			ms, err := objectMembers(it)
+			ms, err := objectMembers(it.Raw)
 			if err != nil {
 				return nil, err
 			}

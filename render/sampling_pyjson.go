@@ -1,13 +1,12 @@
 package render
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -23,28 +22,16 @@ type member struct {
 // objectMembers lists a JSON object's members in order; a repeated key
 // keeps its first position and last value, as json.loads does.
 func objectMembers(raw json.RawMessage) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	n, err := wire.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if n.Kind != wire.Object {
 		return nil, fmt.Errorf("want a JSON object")
 	}
-	var out []member
-	pos := map[string]int{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		if i, ok := pos[key]; ok {
-			out[i].value = v
-			continue
-		}
-		pos[key] = len(out)
-		out = append(out, member{key, v})
+	out := make([]member, len(n.Keys))
+	for i, k := range n.Keys {
+		out[i] = member{k, n.Vals[i].Raw}
 	}
 	return out, nil
 }
@@ -52,7 +39,11 @@ func objectMembers(raw json.RawMessage) ([]member, error) {
 // pyJSONDumps is Python's json.dumps with its default separators (", " and
 // ": ") and ensure_ascii, of a JSON value, keys in document order.
 func pyJSONDumps(raw json.RawMessage) (string, error) {
-	return pyJSON(raw, false)
+	n, err := wire.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	return string(appendPyDumps(nil, n)), nil
 }
 
 // pyJSONCompact is how vLLM's JSONResponse writes a value json.loads read
@@ -60,132 +51,45 @@ func pyJSONDumps(raw json.RawMessage) (string, error) {
 // them (1e2 becomes 100.0). A repeated key keeps its first position and its
 // last value, as a Python dict does.
 func pyJSONCompact(raw json.RawMessage) (json.RawMessage, error) {
-	s, err := pyJSON(raw, true)
-	return json.RawMessage(s), err
+	n, err := wire.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	return pylax.AppendPyCompact(nil, n), nil
 }
 
-func pyJSON(raw json.RawMessage, compact bool) (string, error) {
-	if compact {
-		return pyCompactValue(raw)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var b bytes.Buffer
-	var walk func() error
-	walk = func() error {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			closing := byte(']')
-			if t == '{' {
-				closing = '}'
-			}
-			b.WriteByte(byte(t))
-			first := true
-			for dec.More() {
-				if !first {
-					b.WriteString(", ")
-				}
-				first = false
-				if t == '{' {
-					k, err := dec.Token()
-					if err != nil {
-						return err
-					}
-					b.WriteString(asciiJSONString(k.(string)))
-					b.WriteString(": ")
-				}
-				if err := walk(); err != nil {
-					return err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return err
-			}
-			b.WriteByte(closing)
-		case string:
-			b.WriteString(asciiJSONString(t))
-		case json.Number:
-			b.WriteString(pyNumber(string(t)))
-		case bool:
-			b.WriteString(strconv.FormatBool(t))
-		case nil:
-			b.WriteString("null")
-		}
-		return nil
-	}
-	if err := walk(); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
-
-func pyCompactValue(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "", fmt.Errorf("empty JSON value")
-	}
-	switch raw[0] {
-	case '{':
-		members, err := objectMembers(raw)
-		if err != nil {
-			return "", err
-		}
-		var b strings.Builder
-		b.WriteByte('{')
-		for i, m := range members {
+// appendPyDumps appends json.dumps of the value json.loads makes of n,
+// with the default ", " and ": " separators and ensure_ascii.
+func appendPyDumps(dst []byte, n *wire.Node) []byte {
+	switch n.Kind {
+	case wire.Object:
+		dst = append(dst, '{')
+		for i, k := range n.Keys {
 			if i > 0 {
-				b.WriteByte(',')
+				dst = append(dst, ", "...)
 			}
-			b.WriteString(pyJSONString(m.key))
-			b.WriteByte(':')
-			v, err := pyCompactValue(m.value)
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(v)
+			dst = append(wire.AppendStringASCII(dst, k), ": "...)
+			dst = appendPyDumps(dst, n.Vals[i])
 		}
-		b.WriteByte('}')
-		return b.String(), nil
-	case '[':
-		var items []json.RawMessage
-		if err := json.Unmarshal(raw, &items); err != nil {
-			return "", err
-		}
-		var b strings.Builder
-		b.WriteByte('[')
-		for i, it := range items {
+		return append(dst, '}')
+	case wire.Array:
+		dst = append(dst, '[')
+		for i, it := range n.Arr {
 			if i > 0 {
-				b.WriteByte(',')
+				dst = append(dst, ", "...)
 			}
-			v, err := pyCompactValue(it)
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(v)
+			dst = appendPyDumps(dst, it)
 		}
-		b.WriteByte(']')
-		return b.String(), nil
-	case '"':
-		var str string
-		if err := json.Unmarshal(raw, &str); err != nil {
-			return "", err
-		}
-		return pyJSONString(str), nil
-	case 't', 'f', 'n':
-		return string(raw), nil
+		return append(dst, ']')
+	case wire.String:
+		return wire.AppendStringASCII(dst, n.S)
+	case wire.Number:
+		return append(dst, pyNumber(n.S)...)
+	case wire.Bool:
+		return strconv.AppendBool(dst, n.B)
 	}
-	return pyNumber(string(raw)), nil
+	return append(dst, "null"...)
 }
-
-// pyJSONString is json.dumps of a str with ensure_ascii=False.
-func pyJSONString(s string) string { return string(wire.AppendString(nil, s)) }
-
-// asciiJSONString is json.dumps of a str with ensure_ascii=True.
-func asciiJSONString(s string) string { return string(wire.AppendStringASCII(nil, s)) }
 
 // pyNumber is how json.dumps writes the number json.loads read from lit.
 // An overflowing float keeps its literal: json.dumps would write Infinity,

@@ -2,10 +2,12 @@ package vision
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"unicode/utf8"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // Kwargs are the mm_processor_kwargs an image processor reads: the server's --mm-processor-kwargs
@@ -61,35 +63,46 @@ func (k Kwargs) pixelBounds(minPixels, maxPixels int) (int, int) {
 	return minPixels, maxPixels
 }
 
-// ParseKwargs reads an mm_processor_kwargs JSON object. null and absent keys leave a setting unset;
-// a value of the wrong type is an *Error of kind InvalidKwargs.
+// ParseKwargs reads an mm_processor_kwargs JSON object (the server's --mm-processor-kwargs); see
+// KwargsOf. Text that is not one JSON object is an *Error of kind InvalidKwargs.
 func ParseKwargs(raw []byte) (Kwargs, error) {
-	var k Kwargs
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+	if len(raw) == 0 {
+		return Kwargs{}, nil
+	}
+	n, err := wire.Parse(raw)
+	if err != nil || n.Kind != wire.Object && n.Kind != wire.Null {
+		return Kwargs{}, &Error{Kind: InvalidKwargs, Message: "mm_processor_kwargs must be a JSON object"}
+	}
+	return KwargsOf(n)
+}
+
+// KwargsOf reads an mm_processor_kwargs object from its tree (a request's, decoded once with the
+// body). nil, null and absent keys leave a setting unset; a value of the wrong type is an *Error of
+// kind InvalidKwargs.
+func KwargsOf(n *wire.Node) (Kwargs, error) {
+	var k Kwargs
+	if n.IsNull() {
 		return k, nil
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if n.Kind != wire.Object {
 		return k, &Error{Kind: InvalidKwargs, Message: "mm_processor_kwargs must be a JSON object"}
 	}
 	var err error
-	if k.MinPixels, err = pixelsKwarg(m, "min_pixels"); err != nil {
+	if k.MinPixels, err = pixelsKwarg(n, "min_pixels"); err != nil {
 		return k, err
 	}
-	if k.MaxPixels, err = pixelsKwarg(m, "max_pixels"); err != nil {
+	if k.MaxPixels, err = pixelsKwarg(n, "max_pixels"); err != nil {
 		return k, err
 	}
-	if v, ok := m["use_fast"]; ok && !isNull(v) {
-		var b bool
-		if json.Unmarshal(v, &b) != nil {
+	if v, _ := n.Get("use_fast"); !v.IsNull() {
+		if v.Kind != wire.Bool {
 			return k, &Error{Kind: InvalidKwargs, Message: "mm_processor_kwargs.use_fast must be a boolean"}
 		}
-		k.UseFast = &b
+		k.UseFast = &v.B
 	}
-	if v, ok := m["size"]; ok && !isNull(v) {
-		var s map[string]json.RawMessage
-		if json.Unmarshal(v, &s) != nil {
+	if s, _ := n.Get("size"); !s.IsNull() {
+		if s.Kind != wire.Object {
 			return k, &Error{Kind: InvalidKwargs, Message: "mm_processor_kwargs.size must be an object"}
 		}
 		lo, err := pixelsKwarg(s, "shortest_edge")
@@ -108,25 +121,23 @@ func ParseKwargs(raw []byte) (Kwargs, error) {
 	return k, nil
 }
 
-func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
-
-// pixelsKwarg reads a non-negative whole number of pixels; 1e6 is accepted as Python compares it the
-// same as 1000000.
-func pixelsKwarg(m map[string]json.RawMessage, key string) (*int, error) {
-	v, ok := m[key]
-	if !ok || isNull(v) {
+// pixelsKwarg reads member key of the object m, a non-negative whole number of pixels; 1e6 is
+// accepted as Python compares it the same as 1000000.
+func pixelsKwarg(m *wire.Node, key string) (*int, error) {
+	v, _ := m.Get(key)
+	if v.IsNull() {
 		return nil, nil
 	}
-	var f float64
-	if json.Unmarshal(v, &f) != nil || f < 0 || f != math.Trunc(f) || f > 1<<53 {
-		return nil, &Error{Kind: InvalidKwargs, Message: fmt.Sprintf("mm_processor_kwargs.%s must be a non-negative integer, got %s", key, truncateRaw(v))}
+	f, err := strconv.ParseFloat(v.S, 64)
+	if v.Kind != wire.Number || err != nil || f < 0 || f != math.Trunc(f) || f > 1<<53 {
+		return nil, &Error{Kind: InvalidKwargs, Message: fmt.Sprintf("mm_processor_kwargs.%s must be a non-negative integer, got %s", key, truncateRaw(v.Raw))}
 	}
 	n := int(f)
 	return &n, nil
 }
 
 // truncateRaw keeps an echoed client value short, cutting at a character boundary.
-func truncateRaw(v json.RawMessage) string {
+func truncateRaw(v []byte) string {
 	const limit = 40
 	s := string(bytes.TrimSpace(v))
 	if len(s) <= limit {

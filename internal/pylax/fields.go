@@ -11,6 +11,9 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // LaxFloat applies pydantic's lax float rules; typ is "" on success.
@@ -43,7 +46,7 @@ func LaxFloat(raw json.RawMessage) (f float64, typ, msg string) {
 
 // OptionalFloat is a `name: float | None = def` field.
 func (o *Object) OptionalFloat(name string, def *float64) *float64 {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok {
 		return def
 	}
@@ -60,7 +63,7 @@ func (o *Object) OptionalFloat(name string, def *float64) *float64 {
 
 // Float is a `name: float = def` field.
 func (o *Object) Float(name string, def float64) float64 {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok {
 		return def
 	}
@@ -110,7 +113,7 @@ func ClampInt(n *big.Int) int {
 
 // OptionalInt is a `name: int | None = def` field with optional bounds.
 func (o *Object) OptionalInt(name string, def *int, ge, le *int) *int {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok {
 		return def
 	}
@@ -134,7 +137,7 @@ func (o *Object) OptionalInt(name string, def *int, ge, le *int) *int {
 
 // Int is a `name: int = def` field.
 func (o *Object) Int(name string, def int) int {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok {
 		return def
 	}
@@ -152,7 +155,7 @@ var (
 
 // OptionalInt64 is a `name: int | None = Field(None, ge=-2**63, le=2**63-1)` field.
 func (o *Object) OptionalInt64(name string) *int64 {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok || IsNull(raw) {
 		return nil
 	}
@@ -166,7 +169,7 @@ func (o *Object) OptionalInt64(name string) *int64 {
 
 // Int64 is a `name: int = Field(def, ge=-2**63, le=2**63-1)` field.
 func (o *Object) Int64(name string, def int64) int64 {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok {
 		return def
 	}
@@ -179,7 +182,7 @@ func (o *Object) Int64(name string, def int64) int64 {
 
 // OptionalNullableBool is a `name: bool | None = None` field.
 func (o *Object) OptionalNullableBool(name string) *bool {
-	if _, ok := o.Members[name]; !ok {
+	if _, ok := o.Member(name); !ok {
 		return nil
 	}
 	return o.OptionalBool(name, false)
@@ -187,7 +190,7 @@ func (o *Object) OptionalNullableBool(name string) *bool {
 
 // OptionalIntList is a `name: list[int] | None = def` field.
 func (o *Object) OptionalIntList(name string, def []int) []int {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok {
 		return def
 	}
@@ -218,7 +221,7 @@ func (o *Object) OptionalIntList(name string, def []int) []int {
 
 // StringList is a `name: list[str] = def` field (null is invalid).
 func (o *Object) StringList(name string, def []string) []string {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok {
 		return def
 	}
@@ -251,7 +254,7 @@ func (o *Object) StringList(name string, def []string) []string {
 // one error per member, as pydantic does (vLLM drops the member names from
 // the location).
 func (o *Object) StopField(name string) []string {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok {
 		return []string{}
 	}
@@ -266,7 +269,7 @@ func (o *Object) StopField(name string) []string {
 		o.Fail(o.At(name), "list_type", "Input should be a valid list", raw)
 		return nil
 	}
-	items := ItemsOf(raw)
+	items, _ := o.List(name, false)
 	out := make([]string, 0, len(items))
 	var bad []int
 	for i, item := range items {
@@ -289,7 +292,7 @@ func (o *Object) StopField(name string) []string {
 
 // OptionalLiteral is a `name: Literal[values...] | None = None` field.
 func (o *Object) OptionalLiteral(name string, values ...string) *string {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok || IsNull(raw) {
 		return nil
 	}
@@ -328,7 +331,7 @@ func RawNumber(raw json.RawMessage) (float64, bool) {
 // nil after recording pydantic's type error for a non-object, else the
 // member as an object whose errors are located under name.
 func (o *Object) Nested(name string, dataclass bool, class string) (sub *Object, raw json.RawMessage) {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok || IsNull(raw) {
 		return nil, raw
 	}
@@ -342,12 +345,17 @@ func (o *Object) Nested(name string, dataclass bool, class string) (sub *Object,
 		}
 		return nil, raw
 	}
-	return o.Sub(name, raw), raw
+	return o.Sub(name), raw
 }
 
-// Sub is the JSON object raw, the member name of o, as an object of its own.
-func (o *Object) Sub(name string, raw json.RawMessage) *Object {
-	return &Object{Raw: raw, Members: MembersOf(raw), Loc: o.At(name)}
+// Sub is the object member name of o as an object of its own, its errors
+// located under name; nil when the member is not an object.
+func (o *Object) Sub(name string) *Object {
+	n := o.Nodes[name]
+	if n == nil || n.Kind != wire.Object {
+		return nil
+	}
+	return ObjectAt(n, o.At(name))
 }
 
 // StrOfJSON is Python's str() of the value json.loads makes of raw (None
@@ -361,42 +369,49 @@ func StrOfJSON(raw json.RawMessage) string {
 
 // reprOfJSON is Python's repr() of the value json.loads makes of raw.
 func reprOfJSON(raw json.RawMessage) string {
-	switch Kind(raw) {
-	case 0, 'n':
+	if Kind(raw) == 0 {
 		return "None"
-	case 't':
-		return "True"
-	case 'f':
-		return "False"
-	case '"':
-		s, _ := LaxString(raw)
-		return StrRepr(s)
-	case '[':
-		items := ItemsOf(raw)
-		var b strings.Builder
-		b.WriteByte('[')
-		for i, it := range items {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(reprOfJSON(it))
-		}
-		b.WriteByte(']')
-		return b.String()
-	case '{':
-		members := MembersOf(raw)
-		var b strings.Builder
-		b.WriteByte('{')
-		for i, k := range KeysInOrder(raw, members) {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(StrRepr(k))
-			b.WriteString(": ")
-			b.WriteString(reprOfJSON(members[k]))
-		}
-		b.WriteByte('}')
-		return b.String()
 	}
-	return NumberStr(strings.TrimSpace(string(raw)))
+	n, err := wire.Parse(raw)
+	if err != nil {
+		return NumberStr(strings.TrimSpace(string(raw)))
+	}
+	return string(AppendRepr(nil, n))
+}
+
+// AppendRepr appends Python's repr() of the value json.loads makes of n
+// (dicts in key order, as Python prints them).
+func AppendRepr(dst []byte, n *wire.Node) []byte {
+	switch n.Kind {
+	case wire.Null:
+		return append(dst, "None"...)
+	case wire.Bool:
+		if n.B {
+			return append(dst, "True"...)
+		}
+		return append(dst, "False"...)
+	case wire.String:
+		return pyfmt.AppendStrRepr(dst, n.S, `\ufffd`)
+	case wire.Array:
+		dst = append(dst, '[')
+		for i, it := range n.Arr {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = AppendRepr(dst, it)
+		}
+		return append(dst, ']')
+	case wire.Object:
+		dst = append(dst, '{')
+		for i, k := range n.Keys {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = pyfmt.AppendStrRepr(dst, k, `\ufffd`)
+			dst = append(dst, ": "...)
+			dst = AppendRepr(dst, n.Vals[i])
+		}
+		return append(dst, '}')
+	}
+	return append(dst, NumberStr(n.S)...)
 }

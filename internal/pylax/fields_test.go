@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 func TestFastTokenIDs(t *testing.T) {
@@ -44,7 +46,11 @@ func TestTokenIDsFastAndGeneralAgree(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s did not take the fast path", raw)
 		}
-		o := &Object{Members: map[string]json.RawMessage{"tokens": json.RawMessage(raw)}}
+		root, err := wire.Parse([]byte(`{"tokens":` + raw + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := ObjectOf(root)
 		items, _ := o.List("tokens", true)
 		var general []int
 		for _, it := range items {

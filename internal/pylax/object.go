@@ -15,17 +15,16 @@ import (
 // Request bodies are checked field by field with pydantic's lax ("python")
 // mode rules, because vLLM validates the result of json.loads with them:
 // true, 1, "yes" and 1.0 are all valid bools; 7, 7.0 and "7" valid ints.
-// Members are kept as raw JSON so that pass-through values (chat messages,
-// tools, kwargs) keep their key order, which chat templates can observe.
+// Members are read from the body's one tree (internal/wire), which keeps
+// key order, so pass-through values (kwargs, schemas) reach chat templates
+// as the client wrote them; a node's Raw is its JSON text, the input of
+// error reports.
 
 // Object is one JSON object under validation. Errors accumulate in errs in
 // the order pydantic reports them: fields in declaration order.
 type Object struct {
-	Raw     json.RawMessage // the whole object: the input of "missing" errors
-	Members map[string]json.RawMessage
-	// nodes are the members decoded, when the object came from a tree
-	// (internal/wire): lists and messages are read from them instead of
-	// being scanned again.
+	Raw json.RawMessage // the whole object: the input of "missing" errors
+	// Nodes are the members' trees (a node's Raw is its text).
 	Nodes map[string]*wire.Node
 	Loc   []any
 	Errs  []FieldError
@@ -72,15 +71,13 @@ func DecodeTree(root *wire.Node, data []byte, className string) (*Object, *Field
 }
 
 // ObjectOf is the object of the decoded JSON object root, its members
-// aliasing root's.
+// root's members.
 func ObjectOf(root *wire.Node) *Object {
-	members := make(map[string]json.RawMessage, len(root.Keys))
 	nodes := make(map[string]*wire.Node, len(root.Keys))
 	for i, k := range root.Keys {
-		members[k] = root.Vals[i].Raw
 		nodes[k] = root.Vals[i]
 	}
-	return &Object{Raw: root.Raw, Members: members, Nodes: nodes}
+	return &Object{Raw: root.Raw, Nodes: nodes}
 }
 
 // ModelTypeError is pydantic's error for a model given something other
@@ -100,6 +97,18 @@ func (o *Object) Fresh() *Object {
 	c := *o
 	c.Errs = nil
 	return &c
+}
+
+// Node is member name's tree, nil when absent.
+func (o *Object) Node(name string) *wire.Node { return o.Nodes[name] }
+
+// Member is member name's JSON text; ok reports whether it is present.
+func (o *Object) Member(name string) (raw json.RawMessage, ok bool) {
+	n, ok := o.Nodes[name]
+	if !ok {
+		return nil, false
+	}
+	return n.Raw, true
 }
 
 // bodyAbsent reports whether FastAPI treats data as no body at all.
@@ -141,7 +150,7 @@ func (o *Object) Missing(name string) {
 
 // RequiredString is a `name: str` field.
 func (o *Object) RequiredString(name string) string {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok {
 		o.Missing(name)
 		return ""
@@ -155,7 +164,7 @@ func (o *Object) RequiredString(name string) string {
 
 // OptionalString is a `name: str | None = None` field: absent and null are nil.
 func (o *Object) OptionalString(name string) *string {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok || IsNull(raw) {
 		return nil
 	}
@@ -169,7 +178,7 @@ func (o *Object) OptionalString(name string) *string {
 
 // Bool is a `name: bool = def` field; null is invalid.
 func (o *Object) Bool(name string, def bool) bool {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok {
 		return def
 	}
@@ -183,7 +192,7 @@ func (o *Object) Bool(name string, def bool) bool {
 // OptionalBool is a `name: bool | None = def` field: absent gives def, null
 // gives nil.
 func (o *Object) OptionalBool(name string, def bool) *bool {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok {
 		return &def
 	}
@@ -198,30 +207,16 @@ func (o *Object) OptionalBool(name string, def bool) *bool {
 	return &v
 }
 
-// List returns the items of a list field; present reports whether the key
-// was there and not null. A wrong type is recorded as list_type.
+// List returns the items' text of a list field; present reports whether
+// the key was there and not null. A wrong type is recorded as list_type.
 func (o *Object) List(name string, required bool) (items []json.RawMessage, present bool) {
-	raw, ok := o.Members[name]
-	if !ok {
-		if required {
-			o.Missing(name)
-		}
+	nodes, present := o.ListNodes(name, required)
+	if !present {
 		return nil, false
 	}
-	if !required && IsNull(raw) {
-		return nil, false
-	}
-	if n := o.Nodes[name]; n != nil && n.Kind == wire.Array {
-		items = make([]json.RawMessage, len(n.Arr))
-		for i, c := range n.Arr {
-			items[i] = c.Raw
-		}
-		return items, true
-	}
-	items, ok = Items(raw)
-	if !ok {
-		o.Fail(o.At(name), "list_type", "Input should be a valid list", raw)
-		return nil, false
+	items = make([]json.RawMessage, len(nodes))
+	for i, n := range nodes {
+		items[i] = n.Raw
 	}
 	return items, true
 }
@@ -229,7 +224,7 @@ func (o *Object) List(name string, required bool) (items []json.RawMessage, pres
 // OptionalDict is a `name: dict[str, Any] | None = None` field, returned as
 // raw JSON (nil when absent or null).
 func (o *Object) OptionalDict(name string) json.RawMessage {
-	raw, ok := o.Members[name]
+	raw, ok := o.Member(name)
 	if !ok || IsNull(raw) {
 		return nil
 	}
@@ -247,59 +242,27 @@ func (o *Object) OptionalDictNode(name string) *wire.Node {
 	if raw == nil {
 		return nil
 	}
-	if n := o.Nodes[name]; n != nil {
-		return n
-	}
-	// An object built from members alone: the member was scanned whole
-	// by the body's parse, so it parses.
-	n, err := wire.Parse(raw)
-	if err != nil {
-		return nil
-	}
-	return n
+	return o.Nodes[name]
 }
 
-// OptionalDictOfDicts is a `name: dict[str, dict[str, Any]] | None` field.
-func (o *Object) OptionalDictOfDicts(name string) json.RawMessage {
-	raw := o.OptionalDict(name)
-	if raw == nil {
-		return nil
-	}
-	members, ok := Members(raw)
-	if !ok {
-		o.Fail(o.At(name), "dict_type", "Input should be a valid dictionary", raw)
+// OptionalDictOfDicts is a `name: dict[str, dict[str, Any]] | None` field,
+// nil when absent, null or invalid.
+func (o *Object) OptionalDictOfDicts(name string) *wire.Node {
+	n := o.OptionalDictNode(name)
+	if n == nil {
 		return nil
 	}
 	valid := true
-	for _, key := range KeysInOrder(raw, members) {
-		if v := members[key]; Kind(v) != '{' {
-			o.Fail(o.At(name, key), "dict_type", "Input should be a valid dictionary", v)
+	for i, key := range n.Keys {
+		if v := n.Vals[i]; v.Kind != wire.Object {
+			o.Fail(o.At(name, key), "dict_type", "Input should be a valid dictionary", v.Raw)
 			valid = false
 		}
 	}
 	if !valid {
 		return nil
 	}
-	return raw
-}
-
-// KeysInOrder lists the keys of the JSON object raw in document order
-// (the order pydantic walks a dict in), each once.
-func KeysInOrder(raw json.RawMessage, members map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(members))
-	seen := make(map[string]bool, len(members))
-	r := wire.NewReader(raw)
-	_ = r.Object(func(key string) error { // on an error, the keys before it
-		if err := r.Skip(); err != nil {
-			return err
-		}
-		if !seen[key] {
-			seen[key] = true
-			keys = append(keys, strings.Clone(key))
-		}
-		return nil
-	})
-	return keys
+	return n
 }
 
 // MemberString is LaxString(raw) for member name, read from its tree when
@@ -321,6 +284,17 @@ func LaxString(raw json.RawMessage) (string, bool) {
 		return s, true
 	}
 	return stringOf(raw)
+}
+
+// stringOf reads a JSON string as json.Unmarshal into a string does; ok is
+// false for anything that is not one valid JSON string.
+func stringOf(raw []byte) (string, bool) {
+	r := wire.NewReader(raw)
+	s, err := r.String()
+	if err != nil || r.End() != nil {
+		return "", false
+	}
+	return strings.Clone(s), true
 }
 
 // PlainString reads a JSON string literal of printable ASCII without
@@ -469,14 +443,20 @@ func Truthy(raw json.RawMessage) bool {
 		return true
 	case '"':
 		return text != `""`
-	case '[':
-		return len(ItemsOf(raw)) > 0
-	case '{':
-		return len(MembersOf(raw)) > 0
+	case '[', '{':
+		n, err := wire.Parse(raw)
+		return err == nil && (len(n.Arr) > 0 || len(n.Keys) > 0)
 	default:
 		f, err := strconv.ParseFloat(text, 64)
 		return err != nil || f != 0
 	}
+}
+
+// TruthyMember is Truthy of member name (false when absent: data.get
+// returning None).
+func (o *Object) TruthyMember(name string) bool {
+	n := o.Nodes[name]
+	return n != nil && TruthyNode(n)
 }
 
 // Range limits of a token id, as pydantic's ge/le constraints report them.
@@ -487,7 +467,8 @@ var (
 
 // TokenIDs is a `name: list[Annotated[int, Field(ge=0, le=2**63-1)]]` field.
 func (o *Object) TokenIDs(name string) []int {
-	if ids, ok := FastTokenIDs(o.Members[name]); ok {
+	raw, _ := o.Member(name)
+	if ids, ok := FastTokenIDs(raw); ok {
 		return ids
 	}
 	items, ok := o.List(name, true)
@@ -573,18 +554,6 @@ func (o *Object) Item(name string, i int) *wire.Node {
 		return n.Arr[i]
 	}
 	return nil
-}
-
-// MembersOfTree is membersOf(raw), read from raw's tree when there is one.
-func MembersOfTree(raw json.RawMessage, n *wire.Node) map[string]json.RawMessage {
-	if n == nil || n.Kind != wire.Object {
-		return MembersOf(raw)
-	}
-	m := make(map[string]json.RawMessage, len(n.Keys))
-	for i, k := range n.Keys {
-		m[k] = n.Vals[i].Raw
-	}
-	return m
 }
 
 // Trees is the trees of list member name's items, when the object came

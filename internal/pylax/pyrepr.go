@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // vLLM's validation messages are Python's str() of pydantic error dicts, so
@@ -57,17 +58,17 @@ func summarizeInput(raw json.RawMessage) string {
 		}
 		return truncateChars(s, maxErrorInputChars, "...[truncated]")
 	case '[':
-		items, ok := Items([]byte(v))
-		if !ok {
+		n, err := wire.Parse([]byte(v))
+		if err != nil || n.Kind != wire.Array {
 			return "<list>"
 		}
-		return fmt.Sprintf("<list of %d items>", len(items))
+		return fmt.Sprintf("<list of %d items>", len(n.Arr))
 	case '{':
-		members, ok := Members([]byte(v))
-		if !ok {
+		n, err := wire.Parse([]byte(v))
+		if err != nil || n.Kind != wire.Object {
 			return "<dict>"
 		}
-		return fmt.Sprintf("<dict of %d items>", len(members))
+		return fmt.Sprintf("<dict of %d items>", len(n.Keys))
 	case 't':
 		return "True"
 	case 'f':
