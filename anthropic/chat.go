@@ -52,13 +52,10 @@ func ToChat(a *MessagesRequest) (*protocol.ChatCompletionRequest, error) {
 	}
 	if oc := a.OutputConfig; oc != nil {
 		if oc.FormatType != "" && !isEmptyObject(oc.Schema) {
-			var f wire.ObjectBuilder
-			f.Str("name", oc.FormatType)
-			f.Raw("schema", text(oc.Schema))
-			var rf wire.ObjectBuilder
-			rf.Str("type", oc.FormatType)
-			rf.Raw("json_schema", f.Bytes())
-			req.ResponseFormat = rf.Bytes()
+			js := &wire.Node{Kind: wire.Object, Keys: []string{"name", "schema"},
+				Vals: []*wire.Node{wire.StringNode(oc.FormatType), oc.Schema}}
+			req.ResponseFormat = &wire.Node{Kind: wire.Object, Keys: []string{"type", "json_schema"},
+				Vals: []*wire.Node{wire.StringNode(oc.FormatType), js}}
 		}
 		if oc.Effort != nil {
 			req.ReasoningEffort = oc.Effort

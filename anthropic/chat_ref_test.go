@@ -367,7 +367,7 @@ func refToChat(a *refRequest, count bool) (*protocol.ChatCompletionRequest, erro
 			var rf wire.ObjectBuilder
 			rf.Str("type", oc.FormatType)
 			rf.Raw("json_schema", f.Bytes())
-			req.ResponseFormat = rf.Bytes()
+			req.ResponseFormat, _ = wire.Parse(rf.Bytes())
 		}
 		if oc.Effort != nil {
 			req.ReasoningEffort = oc.Effort

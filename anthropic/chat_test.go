@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/internal/pylax"
+	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 	"github.com/vrender/vrender/render"
 	"github.com/vrender/vrender/render/rendertest"
@@ -114,7 +115,7 @@ func TestAnthropicToChatGolden(t *testing.T) {
 				}
 			}
 			if w, ok := want["response_format"]; ok {
-				if g, w := canonical(t, got.ResponseFormat), canonical(t, w); g != w {
+				if g, w := canonical(t, wire.AppendNode(nil, got.ResponseFormat)), canonical(t, w); g != w {
 					t.Errorf("response_format = %s, want %s", g, w)
 				}
 			}
@@ -218,7 +219,8 @@ func TestAnthropicTransferParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(req.KVTransferParams) != `{"a":1}` || string(req.ECTransferParams) != `{"b":2}` {
-		t.Errorf("kv_transfer_params %s, ec_transfer_params %s", req.KVTransferParams, req.ECTransferParams)
+	kv, ec := wire.AppendNode(nil, req.KVTransferParams), wire.AppendNode(nil, req.ECTransferParams)
+	if string(kv) != `{"a":1}` || string(ec) != `{"b":2}` {
+		t.Errorf("kv_transfer_params %s, ec_transfer_params %s", kv, ec)
 	}
 }

@@ -1,7 +1,6 @@
 package enginesim
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/vrender/vrender/internal/wire"
@@ -138,14 +137,15 @@ func structuredText(so *protocol.StructuredOutputsParams, variant int) (string, 
 	switch {
 	case so.StructuralTag != nil:
 		return structuralTagText(*so.StructuralTag)
-	case len(so.JSON) > 0 && string(so.JSON) != "null":
-		raw := []byte(so.JSON)
-		var text string
-		if json.Unmarshal(raw, &text) == nil {
-			raw = []byte(text) // the schema given as a JSON string
+	case !so.JSON.IsNull():
+		schema := so.JSON
+		if schema.Kind == wire.String { // the schema given as a JSON string
+			var err error
+			if schema, err = parseJSONValue([]byte(schema.S)); err != nil {
+				return "", false
+			}
 		}
-		schema, err := parseJSONValue(raw)
-		if err != nil {
+		if schema.Depth > maxJSONDepth {
 			return "", false
 		}
 		return jsonForSchema(schema), true

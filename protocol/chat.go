@@ -23,9 +23,9 @@ type ChatCompletionRequest struct {
 	TopLogprobs         *int  // default 0
 	MaxTokens           *int
 	MaxCompletionTokens *int
-	N                   *int     // default 1
-	PresencePenalty     *float64 // default 0.0
-	ResponseFormat      json.RawMessage
+	N                   *int       // default 1
+	PresencePenalty     *float64   // default 0.0
+	ResponseFormat      *wire.Node // an object; nil when absent or null
 	Seed                *int64
 	Stop                []string // nil: None; a single string becomes a one-item list
 	Stream              *bool    // default false
@@ -81,8 +81,8 @@ type ChatCompletionRequest struct {
 	ReturnPromptText          *bool
 	ReturnAssistantTokensMask bool
 	CacheSalt                 *string
-	KVTransferParams          json.RawMessage
-	ECTransferParams          json.RawMessage
+	KVTransferParams          *wire.Node // objects; nil when absent, null or invalid
+	ECTransferParams          *wire.Node
 	VLLMXargs                 *wire.Node      // an object; nil when absent, null or invalid
 	RepetitionDetection       json.RawMessage // normalised: all three fields
 }
@@ -199,8 +199,8 @@ func decodeChatFields(obj *object) *ChatCompletionRequest {
 	r.ReturnPromptText = obj.OptionalNullableBool("return_prompt_text")
 	r.ReturnAssistantTokensMask = obj.Bool("return_assistant_tokens_mask", false)
 	r.CacheSalt = obj.OptionalString("cache_salt")
-	r.KVTransferParams = obj.OptionalDict("kv_transfer_params")
-	r.ECTransferParams = obj.OptionalDict("ec_transfer_params")
+	r.KVTransferParams = obj.OptionalDictNode("kv_transfer_params")
+	r.ECTransferParams = obj.OptionalDictNode("ec_transfer_params")
 	r.VLLMXargs = obj.vllmXargs("vllm_xargs")
 	r.RepetitionDetection = obj.repetitionDetection("repetition_detection")
 	if r.ReturnTokensAsTokenIDs != nil && !*r.ReturnTokensAsTokenIDs {
@@ -428,8 +428,8 @@ func checkResponseFormat(obj *object) *pylax.FieldError {
 
 // responseFormat is `response_format: ResponseFormat |
 // StructuralTagResponseFormat | LegacyStructuralTagResponseFormat | None`,
-// kept raw. When no member matches, every member's errors are reported.
-func (o *object) responseFormat(name string) json.RawMessage {
+// as its tree. When no member matches, every member's errors are reported.
+func (o *object) responseFormat(name string) *wire.Node {
 	raw, ok := o.Member(name)
 	if !ok || pylax.IsNull(raw) {
 		return nil
@@ -446,7 +446,7 @@ func (o *object) responseFormat(name string) json.RawMessage {
 	e2 := structuralTagErrors(sub.fresh())
 	e3 := legacyStructuralTagErrors(sub.fresh())
 	if len(e1) == 0 || len(e2) == 0 || len(e3) == 0 {
-		return raw
+		return o.Node(name)
 	}
 	o.Errs = append(o.Errs, e1...)
 	o.Errs = append(o.Errs, e2...)

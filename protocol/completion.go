@@ -60,8 +60,8 @@ type CompletionRequest struct {
 	LogprobTokenIDs        []int
 	BadWords               []string
 
-	AddSpecialTokens       bool // default true
-	ResponseFormat         json.RawMessage
+	AddSpecialTokens       bool       // default true
+	ResponseFormat         *wire.Node // an object; nil when absent or null
 	StructuredOutputs      *StructuredOutputsParams
 	Priority               int64
 	RequestID              *string
@@ -69,8 +69,8 @@ type CompletionRequest struct {
 	ReturnTokenIDs         *bool
 	ReturnTokenOffsets     *bool
 	CacheSalt              *string
-	KVTransferParams       json.RawMessage
-	ECTransferParams       json.RawMessage
+	KVTransferParams       *wire.Node // objects; nil when absent, null or invalid
+	ECTransferParams       *wire.Node
 	VLLMXargs              *wire.Node // an object; nil when absent, null or invalid
 	RepetitionDetection    json.RawMessage
 	ThinkingTokenBudget    *int
@@ -164,8 +164,8 @@ func DecodeCompletionRequest(data []byte) (*CompletionRequest, error) {
 	r.ReturnTokenIDs = obj.OptionalNullableBool("return_token_ids")
 	r.ReturnTokenOffsets = obj.OptionalBool("return_token_offsets", false)
 	r.CacheSalt = obj.OptionalString("cache_salt")
-	r.KVTransferParams = obj.OptionalDict("kv_transfer_params")
-	r.ECTransferParams = obj.OptionalDict("ec_transfer_params")
+	r.KVTransferParams = obj.OptionalDictNode("kv_transfer_params")
+	r.ECTransferParams = obj.OptionalDictNode("ec_transfer_params")
 	r.VLLMXargs = obj.vllmXargs("vllm_xargs")
 	r.RepetitionDetection = obj.repetitionDetection("repetition_detection")
 	r.ThinkingTokenBudget = obj.thinkingTokenBudget("thinking_token_budget")

@@ -251,10 +251,10 @@ func DecodeDerenderCompletion(data []byte) (*DerenderCompletionRequest, *Derende
 		return nil, r, nil
 	}
 	r := &DerenderCompletionRequest{Model: b.OptionalString("model")}
-	items, ok := b.List("generate_responses", true)
+	items, ok := b.ListNodes("generate_responses", true)
 	if ok {
 		for i, item := range items {
-			r.GenerateResponses = append(r.GenerateResponses, b.generateRaw(b.At("generate_responses", i), item, false))
+			r.GenerateResponses = append(r.GenerateResponses, b.generateRaw(b.At("generate_responses", i), item.Raw, false))
 		}
 	}
 	if raw, ok := obj.Member("prompt_tokens"); ok && !pylax.IsNull(raw) {

@@ -188,10 +188,10 @@ func (o *object) structuredOutputs(name string) *StructuredOutputsParams {
 		return nil
 	}
 	so := &StructuredOutputsParams{}
-	if j, ok := sub.Member("json"); ok && !pylax.IsNull(j) {
-		if k := pylax.Kind(j); k != '"' && k != '{' {
-			sub.Fail(sub.At("json", "str"), "string_type", "Input should be a valid string", j)
-			sub.Fail(sub.At("json", "dict[any,any]"), "dict_type", "Input should be a valid dictionary", j)
+	if j := sub.Node("json"); !j.IsNull() {
+		if j.Kind != wire.String && j.Kind != wire.Object {
+			sub.Fail(sub.At("json", "str"), "string_type", "Input should be a valid string", j.Raw)
+			sub.Fail(sub.At("json", "dict[any,any]"), "dict_type", "Input should be a valid dictionary", j.Raw)
 		} else {
 			so.JSON = j
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -31,7 +32,22 @@ type oldSampling struct{ p SamplingParams }
 
 func (o oldSampling) MarshalJSON() ([]byte, error) { return oldMarshalSamplingParams(o.p) }
 
-type oldStructured StructuredOutputsParams
+// oldStructured is StructuredOutputsParams as it was when json was kept as
+// text: render put the Python-compact form of the client's value there
+// (pylax.AppendPyCompact, now done by AppendJSON). Its JSON shadows the
+// embedded one and, as the first field, keeps its place.
+type oldStructured struct {
+	JSON json.RawMessage `json:"json"`
+	StructuredOutputsParams
+}
+
+func oldStructuredOf(s *StructuredOutputsParams) *oldStructured {
+	var js json.RawMessage
+	if s.JSON != nil {
+		js = pylax.AppendPyCompact(nil, s.JSON)
+	}
+	return &oldStructured{js, *s}
+}
 
 type oldGenerateRequest struct {
 	RequestID             string          `json:"request_id"`
@@ -133,7 +149,7 @@ func oldMarshalSamplingParams(p SamplingParams) ([]byte, error) {
 		w.key("output_text_buffer_length").WriteString(strconv.Itoa(p.OutputTextBufferLength))
 	}
 	if p.StructuredOutputs != nil {
-		w.value("structured_outputs", (*oldStructured)(p.StructuredOutputs))
+		w.value("structured_outputs", oldStructuredOf(p.StructuredOutputs))
 	}
 	if p.LogitBias != nil {
 		// json.dumps writes the int keys as strings.
@@ -213,6 +229,13 @@ func randGenerateRequest(rng *rand.Rand) GenerateRequest {
 	r := wireGen{rng}
 	maybe, str, boolp, strs, raw, intp := r.maybe, r.strp, r.boolp, r.strs, r.raw, r.intp
 	ints := func() []int { return r.ints(20) }
+	node := func(raw json.RawMessage) *wire.Node {
+		n, err := wire.Parse(raw)
+		if err != nil {
+			return nil // nil and absent members
+		}
+		return n
+	}
 	floats := []float64{0, 1, 0.7, -2, 1e-7, 1e22, 123456789.125, math.Inf(1), math.NaN(), 0.1 + 0.2}
 	fl := func() float64 { return floats[rng.IntN(len(floats))] }
 	p := NewSamplingParams()
@@ -233,7 +256,7 @@ func randGenerateRequest(rng *rand.Rand) GenerateRequest {
 		p.SpacesBetweenSpecialTokens, p.IncludeStopStrInOutput = maybe(), maybe()
 		p.OutputKind, p.SkipClone, p.OutputTextBufferLength = RequestOutputKind(rng.IntN(3)), maybe(), rng.IntN(3)
 		if maybe() {
-			p.StructuredOutputs = &StructuredOutputsParams{JSON: raw(), Regex: str(), Choice: strs(), Grammar: str(),
+			p.StructuredOutputs = &StructuredOutputsParams{JSON: node(raw()), Regex: str(), Choice: strs(), Grammar: str(),
 				JSONObject: boolp(), DisableAnyWhitespace: maybe(), DisableAdditionalProperties: maybe(),
 				WhitespacePattern: str(), StructuralTag: str()}
 		}

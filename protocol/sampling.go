@@ -90,25 +90,26 @@ type LogitBias struct {
 
 // StructuredOutputsParams is vLLM's StructuredOutputsParams dataclass.
 // msgspec serialises a dataclass with every public field, defaults
-// included, so all of these are always written. The constraint values stay
-// raw JSON: they are passed through to the engine unchanged.
+// included, so all of these are always written. json is kept as the
+// request's tree and written as msgspec writes the value json.loads made
+// of it (pylax.AppendPyCompact).
 type StructuredOutputsParams struct {
-	JSON                        json.RawMessage `json:"json"` // str or object
-	Regex                       *string         `json:"regex"`
-	Choice                      []string        `json:"choice"`
-	Grammar                     *string         `json:"grammar"`
-	JSONObject                  *bool           `json:"json_object"`
-	DisableAnyWhitespace        bool            `json:"disable_any_whitespace"`
-	DisableAdditionalProperties bool            `json:"disable_additional_properties"`
-	WhitespacePattern           *string         `json:"whitespace_pattern"`
-	StructuralTag               *string         `json:"structural_tag"`
+	JSON                        *wire.Node `json:"json"` // a string or an object; nil: None
+	Regex                       *string    `json:"regex"`
+	Choice                      []string   `json:"choice"`
+	Grammar                     *string    `json:"grammar"`
+	JSONObject                  *bool      `json:"json_object"`
+	DisableAnyWhitespace        bool       `json:"disable_any_whitespace"`
+	DisableAdditionalProperties bool       `json:"disable_additional_properties"`
+	WhitespacePattern           *string    `json:"whitespace_pattern"`
+	StructuralTag               *string    `json:"structural_tag"`
 }
 
 // constraintCount is how many constraint kinds are set; vLLM's
 // __post_init__ requires exactly one.
 func (s *StructuredOutputsParams) constraintCount() int {
 	n := 0
-	for _, set := range []bool{s.JSON != nil && !pylax.IsNull(s.JSON), s.Regex != nil, s.Choice != nil,
+	for _, set := range []bool{!s.JSON.IsNull(), s.Regex != nil, s.Choice != nil,
 		s.Grammar != nil, s.JSONObject != nil, s.StructuralTag != nil} {
 		if set {
 			n++
@@ -398,7 +399,11 @@ func (p SamplingParams) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil)
 // AppendJSON appends every field, as msgspec writes a dataclass.
 func (s *StructuredOutputsParams) AppendJSON(dst []byte) ([]byte, error) {
 	w := objectWriter{b: append(dst, '{')}
-	w.raw(wire.AppendRaw(w.key("json"), s.JSON))
+	if s.JSON.IsNull() {
+		w.b = append(w.key("json"), "null"...)
+	} else {
+		w.b = pylax.AppendPyCompact(w.key("json"), s.JSON)
+	}
 	w.optString("regex", s.Regex)
 	if s.Choice == nil {
 		w.b = append(w.key("choice"), "null"...)
@@ -521,8 +526,12 @@ func (s *StructuredOutputsParams) dictRepr() string {
 		choice = pyStrListRepr(s.Choice)
 	}
 	js := "None"
-	if s.JSON != nil {
-		js = pylax.StrOfJSON(s.JSON)
+	switch {
+	case s.JSON.IsNull():
+	case s.JSON.Kind == wire.String:
+		js = s.JSON.S
+	default:
+		js = string(pylax.AppendRepr(nil, s.JSON))
 	}
 	return fmt.Sprintf("{'json': %s, 'regex': %s, 'choice': %s, 'grammar': %s, 'json_object': %s, "+
 		"'disable_any_whitespace': %s, 'disable_additional_properties': %s, 'whitespace_pattern': %s, "+

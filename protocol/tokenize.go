@@ -192,14 +192,14 @@ func decodeTokenizeChat(obj *object) (*TokenizeChatRequest, []pylax.FieldError) 
 // shape (a list of objects); the render tier refuses what vLLM's chat
 // utils refuse.
 func (o *object) messages(name string) []Message {
-	items, ok := o.List(name, true)
+	items, ok := o.ListNodes(name, true)
 	if !ok {
 		return nil
 	}
 	valid := true
 	for i, item := range items {
-		if pylax.Kind(item) != '{' {
-			o.Fail(o.At(name, i), "dict_type", "Input should be a valid dictionary", item)
+		if item.Kind != wire.Object {
+			o.Fail(o.At(name, i), "dict_type", "Input should be a valid dictionary", item.Raw)
 			valid = false
 		}
 	}

@@ -201,14 +201,14 @@ type SamplingFields struct {
 	IncludeStopStrInOutput bool
 	Stream                 bool
 	StructuredOutputs      *protocol.StructuredOutputsParams
-	ResponseFormat         json.RawMessage
+	ResponseFormat         *node // protocol's decoded object; nil: none
 	LogitBias              []protocol.LogitBiasEntry
 	BadWords               []string
 	ThinkingTokenBudget    *int
 	AllowedTokenIDs        []int
 	VLLMXargs              *node // protocol's decoded object; nil: none
-	KVTransferParams       json.RawMessage
-	ECTransferParams       json.RawMessage
+	KVTransferParams       *node // protocol's decoded objects; nil: none
+	ECTransferParams       *node
 	RepetitionDetection    json.RawMessage
 }
 
@@ -325,13 +325,6 @@ func buildSamplingParams(f SamplingFields, maxTokens int, d SamplingDefaults) (p
 	if err != nil {
 		return protocol.SamplingParams{}, err
 	}
-	if so != nil && len(so.JSON) > 0 {
-		c := *so
-		if c.JSON, err = pyJSONCompact(c.JSON); err != nil {
-			return protocol.SamplingParams{}, err
-		}
-		so = &c
-	}
 	p.StructuredOutputs = so
 	if f.LogitBias != nil {
 		if p.LogitBias, err = convertLogitBias(f.LogitBias); err != nil {
@@ -412,25 +405,22 @@ func convertLogitBias(entries []protocol.LogitBiasEntry) ([]protocol.LogitBias, 
 }
 
 // extraArgs is vLLM's extra_args: vllm_xargs (protocol's decoded object)
-// with kv_transfer_params and ec_transfer_params added when they are
-// non-empty; nil when all are empty.
-func extraArgs(xargs *node, kv, ec json.RawMessage) (json.RawMessage, error) {
+// with kv_transfer_params and ec_transfer_params (protocol's decoded
+// objects) added when they are non-empty; nil when all are empty.
+func extraArgs(xargs, kv, ec *node) (json.RawMessage, error) {
 	args := &node{Kind: wire.Object}
 	if xargs != nil {
 		args.Keys, args.Vals = slices.Clone(xargs.Keys), slices.Clone(xargs.Vals)
 	}
-	set := func(key string, v json.RawMessage) error {
-		if len(v) == 0 {
+	set := func(key string, v *node) error {
+		switch {
+		case v == nil:
 			return nil
+		case v.Kind != wire.Object:
+			return errors.New(key + ": want a JSON object")
+		case len(v.Keys) > 0: // empty dicts are falsy: not added
+			args.Set(key, v)
 		}
-		n, err := wire.Parse(v)
-		if err == nil && n.Kind != wire.Object {
-			err = errors.New("want a JSON object")
-		}
-		if err != nil || len(n.Keys) == 0 {
-			return err // empty dicts are falsy: not added
-		}
-		args.Set(key, n)
 		return nil
 	}
 	if err := set("kv_transfer_params", kv); err != nil {
@@ -454,20 +444,16 @@ func extraArgs(xargs *node, kv, ec json.RawMessage) (json.RawMessage, error) {
 	return append(b, '}'), nil
 }
 
-// structuredOutputs applies response_format on top of structured_outputs
-// as to_sampling_params does: json_object and json_schema set the matching
-// constraint; structural_tag sets structural_tag to the JSON text of the
-// response format.
-func structuredOutputs(so *protocol.StructuredOutputsParams, responseFormat json.RawMessage) (*protocol.StructuredOutputsParams, error) {
-	if len(responseFormat) == 0 {
+// structuredOutputs applies response_format (protocol's decoded object) on
+// top of structured_outputs as to_sampling_params does: json_object and
+// json_schema set the matching constraint; structural_tag sets
+// structural_tag to the JSON text of the response format.
+func structuredOutputs(so *protocol.StructuredOutputsParams, rf *node) (*protocol.StructuredOutputsParams, error) {
+	if rf == nil {
 		return so, nil
 	}
-	rf, err := wire.Parse(responseFormat)
-	if err == nil && rf.Kind != wire.Object {
-		err = errors.New("not a JSON object")
-	}
-	if err != nil {
-		return nil, &BadRequestError{Message: "invalid response_format: " + err.Error(), Param: "response_format"}
+	if rf.Kind != wire.Object {
+		return nil, &BadRequestError{Message: "invalid response_format: not a JSON object", Param: "response_format"}
 	}
 	var out protocol.StructuredOutputsParams
 	if so != nil {
@@ -479,23 +465,19 @@ func structuredOutputs(so *protocol.StructuredOutputsParams, responseFormat json
 		t := true
 		out.JSONObject = &t
 	case "json_schema":
-		schema := json.RawMessage("null")
+		out.JSON = nil
 		js, _ := rf.Get("json_schema")
-		if s, ok := js.Get("schema"); ok {
-			schema = s.Raw
+		if s, ok := js.Get("schema"); ok && !s.IsNull() {
+			out.JSON = s
 		}
-		out.JSON = schema
 	case "structural_tag":
-		s, err := structuralTagPayload(responseFormat)
+		s, err := structuralTagPayload(rf)
 		if err != nil {
 			return nil, err
 		}
 		out.StructuralTag = &s
 	default:
 		return so, nil
-	}
-	if out.JSON != nil && string(out.JSON) == "null" {
-		out.JSON = nil
 	}
 	if err := out.Validate(); err != nil {
 		return nil, &BadRequestError{Message: err.Error(), Err: err}
@@ -504,100 +486,76 @@ func structuredOutputs(so *protocol.StructuredOutputsParams, responseFormat json
 }
 
 // structuralTagPayload is json.dumps(response_format.model_dump(by_alias=True))
-// for a structural_tag response format: the model's fields in declaration
-// order (the legacy form's structures with begin, schema, end), then the
-// extra fields in request order.
-func structuralTagPayload(raw json.RawMessage) (string, error) {
-	members, err := objectMembers(raw)
-	if err != nil {
-		return "", err
-	}
-	get := func(ms []member, key string) (json.RawMessage, bool) {
-		for _, m := range ms {
-			if m.key == key {
-				return m.value, true
-			}
-		}
-		return nil, false
-	}
-	_, hasStructures := get(members, "structures")
-	_, hasTriggers := get(members, "triggers")
+// for a structural_tag response format rf (an object): the model's fields
+// in declaration order (the legacy form's structures with begin, schema,
+// end), then the extra fields in request order.
+func structuralTagPayload(rf *node) (string, error) {
+	_, hasStructures := rf.Get("structures")
+	_, hasTriggers := rf.Get("triggers")
 	declared := []string{"type", "format"}
 	if hasStructures && hasTriggers {
 		declared = []string{"type", "structures", "triggers"}
 	}
-	ordered := func(ms []member, declared []string, conv func(key string, v json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
-		var b bytes.Buffer
-		b.WriteByte('{')
-		n := 0
-		write := func(key string, v json.RawMessage) error {
-			if n > 0 {
-				b.WriteByte(',')
-			}
-			n++
-			k, _ := protocol.MarshalJSON(key)
-			b.Write(k)
-			b.WriteByte(':')
-			if conv != nil {
-				var err error
-				if v, err = conv(key, v); err != nil {
-					return err
-				}
-			}
-			b.Write(v)
-			return nil
-		}
-		for _, key := range declared {
-			v, ok := get(ms, key)
-			if !ok {
-				v = json.RawMessage("null")
-			}
-			if err := write(key, v); err != nil {
-				return nil, err
-			}
-		}
-		for _, m := range ms {
-			if !slices.Contains(declared, m.key) {
-				if err := write(m.key, m.value); err != nil {
-					return nil, err
-				}
-			}
-		}
-		b.WriteByte('}')
-		return b.Bytes(), nil
-	}
-	dumped, err := ordered(members, declared, func(key string, v json.RawMessage) (json.RawMessage, error) {
+	b, err := appendDumpsOrdered(nil, rf, declared, func(dst []byte, key string, v *node) ([]byte, error) {
 		if key != "structures" {
-			return v, nil
+			return appendPyDumps(dst, v), nil
 		}
-		list, err := wire.Parse(v)
-		if err != nil {
-			return nil, err
-		}
-		if list.Kind != wire.Array {
+		if v.Kind != wire.Array {
 			return nil, errors.New("structures: want a JSON list")
 		}
-		var b bytes.Buffer
-		b.WriteByte('[')
-		for i, it := range list.Arr {
+		dst = append(dst, '[')
+		for i, it := range v.Arr {
 			if i > 0 {
-				b.WriteByte(',')
+				dst = append(dst, ", "...)
 			}
-			ms, err := objectMembers(it.Raw)
-			if err != nil {
+			var err error
+			if dst, err = appendDumpsOrdered(dst, it, []string{"begin", "schema", "end"}, nil); err != nil {
 				return nil, err
 			}
-			d, err := ordered(ms, []string{"begin", "schema", "end"}, nil)
-			if err != nil {
-				return nil, err
-			}
-			b.Write(d)
 		}
-		b.WriteByte(']')
-		return b.Bytes(), nil
+		return append(dst, ']'), nil
 	})
-	if err != nil {
-		return "", err
+	return string(b), err
+}
+
+// appendDumpsOrdered appends json.dumps of object n with the declared keys
+// first (null when absent), then its other members in document order;
+// conv, when set, writes a value in place of appendPyDumps.
+func appendDumpsOrdered(dst []byte, n *node, declared []string, conv func(dst []byte, key string, v *node) ([]byte, error)) ([]byte, error) {
+	if n.Kind != wire.Object {
+		return nil, errors.New("want a JSON object")
 	}
-	return pyJSONDumps(dumped)
+	first := true
+	write := func(key string, v *node) error {
+		if !first {
+			dst = append(dst, ", "...)
+		}
+		first = false
+		dst = append(wire.AppendStringASCII(dst, key), ": "...)
+		if conv == nil {
+			dst = appendPyDumps(dst, v)
+			return nil
+		}
+		var err error
+		dst, err = conv(dst, key, v)
+		return err
+	}
+	dst = append(dst, '{')
+	for _, key := range declared {
+		v, ok := n.Get(key)
+		if !ok {
+			v = wire.NullNode
+		}
+		if err := write(key, v); err != nil {
+			return nil, err
+		}
+	}
+	for i, key := range n.Keys {
+		if !slices.Contains(declared, key) {
+			if err := write(key, n.Vals[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return append(dst, '}'), nil
 }

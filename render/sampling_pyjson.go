@@ -2,7 +2,6 @@ package render
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 
 	"github.com/vrender/vrender/internal/pyfmt"
@@ -13,28 +12,6 @@ import (
 // Python's json module, as far as vLLM's output depends on it: values that
 // pass through a Python dict are re-serialised by json.dumps, which
 // normalises numbers and escapes strings its own way.
-
-type member struct {
-	key   string
-	value json.RawMessage
-}
-
-// objectMembers lists a JSON object's members in order; a repeated key
-// keeps its first position and last value, as json.loads does.
-func objectMembers(raw json.RawMessage) ([]member, error) {
-	n, err := wire.Parse(raw)
-	if err != nil {
-		return nil, err
-	}
-	if n.Kind != wire.Object {
-		return nil, fmt.Errorf("want a JSON object")
-	}
-	out := make([]member, len(n.Keys))
-	for i, k := range n.Keys {
-		out[i] = member{k, n.Vals[i].Raw}
-	}
-	return out, nil
-}
 
 // pyJSONDumps is Python's json.dumps with its default separators (", " and
 // ": ") and ensure_ascii, of a JSON value, keys in document order.

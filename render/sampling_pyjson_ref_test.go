@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,7 +13,31 @@ import (
 	"github.com/vrender/vrender/protocol"
 )
 
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
 // objectMembers lists a JSON object's members in order; a repeated key
+// keeps its first position and last value, as json.loads does. Only the
+// references read members from text now (the readers walk trees); it is
+// checked against refObjectMembers, the encoding/json reader it replaced.
+func objectMembers(raw json.RawMessage) ([]member, error) {
+	n, err := wire.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if n.Kind != wire.Object {
+		return nil, fmt.Errorf("want a JSON object")
+	}
+	out := make([]member, len(n.Keys))
+	for i, k := range n.Keys {
+		out[i] = member{k, n.Vals[i].Raw}
+	}
+	return out, nil
+}
+
+// refObjectMembers lists a JSON object's members in order; a repeated key
 // keeps its first position and last value, as json.loads does.
 func refObjectMembers(raw json.RawMessage) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -208,16 +233,17 @@ func checkPyJSONMatchesRef(t *testing.T, raw []byte) {
 	if (err == nil) != (wantErr == nil) || fmt.Sprintf("%q", gotM) != fmt.Sprintf("%q", wantM) {
 		t.Fatalf("%q: members %q (%v), reference %q (%v)", raw, gotM, err, wantM, wantErr)
 	}
+	checkStructuralTagPayloadMatchesRef(t, raw)
 }
 
 func TestPyJSONMatchesRef(t *testing.T) {
-	for _, s := range pyJSONSeeds {
+	for _, s := range slices.Concat(pyJSONSeeds, structuralTagSeeds) {
 		checkPyJSONMatchesRef(t, []byte(s))
 	}
 }
 
 func FuzzPyJSONMatchesRef(f *testing.F) {
-	for _, s := range pyJSONSeeds {
+	for _, s := range slices.Concat(pyJSONSeeds, structuralTagSeeds) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(checkPyJSONMatchesRef)
@@ -294,12 +320,18 @@ func checkExtraArgsMatchesRef(t *testing.T, xargs, kv, ec string) {
 			return
 		}
 	}
-	for _, v := range []string{kv, ec} {
-		if v != "" && (wire.Valid([]byte(v)) != nil || !json.Valid([]byte(v))) {
+	// protocol hands the transfer params on as objects (OptionalDictNode).
+	var tn [2]*node
+	for i, v := range []string{kv, ec} {
+		if v == "" {
+			continue
+		}
+		var err error
+		if tn[i], err = wire.Parse([]byte(v)); err != nil || tn[i].Kind != wire.Object || !json.Valid([]byte(v)) {
 			return
 		}
 	}
-	got, err := extraArgs(n, json.RawMessage(kv), json.RawMessage(ec))
+	got, err := extraArgs(n, tn[0], tn[1])
 	want, wantErr := refExtraArgs(json.RawMessage(xargs), json.RawMessage(kv), json.RawMessage(ec))
 	if string(got) != string(want) || (err == nil) != (wantErr == nil) {
 		t.Fatalf("%q %q %q: extra_args %s (%v), reference %s (%v)", xargs, kv, ec, got, err, want, wantErr)

@@ -1,8 +1,6 @@
 package render
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -28,11 +26,11 @@ type stTool struct {
 
 // schema is _get_function_parameters: true for strict false or no
 // parameters, else the parameters.
-func (t stTool) schema() json.RawMessage {
+func (t stTool) schema() *node {
 	if (t.strict != nil && !*t.strict) || t.params == nil {
-		return json.RawMessage("true")
+		return boolean(true)
 	}
-	return wire.AppendNode(nil, t.params)
+	return t.params
 }
 
 // stTools are the function tools as xgrammar reads them, and whether one
@@ -106,93 +104,65 @@ func structuralTagFor(model string, req *protocol.ChatCompletionRequest) (string
 		return "", false, fmt.Errorf("unknown structural tag model %q", model)
 	}
 	format := build(tools, mode)
-	s, err := pyJSONDumps(obj("type", str("structural_tag"), "format", format))
-	if err != nil {
-		return "", false, fmt.Errorf("structural tag: %w", err)
-	}
-	return s, true, nil
+	return string(appendPyDumps(nil, obj("type", str("structural_tag"), "format", format))), true, nil
 }
 
-// The format models of xgrammar/structural_tag.py, each written with its
-// fields in declaration order. Values are compact JSON; pyJSONDumps
-// re-spaces and escapes the whole at the end.
+// The format models of xgrammar/structural_tag.py, each built as a tree
+// with its fields in declaration order, the tools' parameters as the
+// request's own trees; appendPyDumps writes the whole once at the end.
 
-func obj(kv ...any) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
+func obj(kv ...any) *node {
+	n := &node{Kind: jObj, Keys: make([]string, 0, len(kv)/2), Vals: make([]*node, 0, len(kv)/2)}
 	for i := 0; i < len(kv); i += 2 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(str(kv[i].(string)))
-		b.WriteByte(':')
-		b.Write(kv[i+1].(json.RawMessage))
+		n.Keys, n.Vals = append(n.Keys, kv[i].(string)), append(n.Vals, kv[i+1].(*node))
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return n
 }
 
-func str(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
-}
+func str(s string) *node { return strNode(s) }
 
-func boolean(v bool) json.RawMessage {
-	if v {
-		return json.RawMessage("true")
-	}
-	return json.RawMessage("false")
-}
+func boolean(v bool) *node { return &node{Kind: jBool, B: v} }
 
-func list(items ...json.RawMessage) json.RawMessage {
-	b := []byte{'['}
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, it...)
-	}
-	return append(b, ']')
-}
+func list(items ...*node) *node { return &node{Kind: jArr, Arr: items} }
 
-func strs(ss ...string) json.RawMessage {
-	items := make([]json.RawMessage, len(ss))
+func strs(ss ...string) *node {
+	items := make([]*node, len(ss))
 	for i, s := range ss {
 		items[i] = str(s)
 	}
 	return list(items...)
 }
 
-func constString(v string) json.RawMessage {
+func constString(v string) *node {
 	return obj("type", str("const_string"), "value", str(v))
 }
 
-func jsonSchema(schema json.RawMessage, style string) json.RawMessage {
+func jsonSchema(schema *node, style string) *node {
 	return obj("type", str("json_schema"), "json_schema", schema, "style", str(style), "any_order", boolean(false))
 }
 
-func anyText(excludes ...string) json.RawMessage {
+func anyText(excludes ...string) *node {
 	return obj("type", str("any_text"), "excludes", strs(excludes...))
 }
 
-func regexFormat(pattern string) json.RawMessage {
+func regexFormat(pattern string) *node {
 	return obj("type", str("regex"), "pattern", str(pattern))
 }
 
-func sequence(elements ...json.RawMessage) json.RawMessage {
+func sequence(elements ...*node) *node {
 	return obj("type", str("sequence"), "elements", list(elements...))
 }
 
-func tagFormat(begin string, content json.RawMessage, end string) json.RawMessage {
+func tagFormat(begin string, content *node, end string) *node {
 	return obj("type", str("tag"), "begin", str(begin), "content", content, "end", str(end))
 }
 
-func triggeredTags(triggers []string, tags []json.RawMessage, excludes ...string) json.RawMessage {
+func triggeredTags(triggers []string, tags []*node, excludes ...string) *node {
 	return obj("type", str("triggered_tags"), "triggers", strs(triggers...), "tags", list(tags...),
 		"at_least_one", boolean(false), "stop_after_first", boolean(false), "excludes", strs(excludes...))
 }
 
-func tagsWithSeparator(tags []json.RawMessage, separator string, stopAfterFirst bool) json.RawMessage {
+func tagsWithSeparator(tags []*node, separator string, stopAfterFirst bool) *node {
 	return obj("type", str("tags_with_separator"), "tags", list(tags...), "separator", str(separator),
 		"at_least_one", boolean(true), "stop_after_first", boolean(stopAfterFirst))
 }
@@ -200,7 +170,7 @@ func tagsWithSeparator(tags []json.RawMessage, separator string, stopAfterFirst 
 // structuralTagBuilders are keyed by structural_tag_model. Each gets the
 // tools normalize_tool_choice kept and the simplified choice: auto,
 // required or named ("forced", with exactly one tool).
-var structuralTagBuilders = map[string]func(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage{
+var structuralTagBuilders = map[string]func(tools []stTool, mode protocol.ToolChoiceKind) *node{
 	"hermes":        hermesTag,
 	"minimax":       minimaxTag,
 	"llama":         llamaTag,
@@ -215,8 +185,8 @@ var structuralTagBuilders = map[string]func(tools []stTool, mode protocol.ToolCh
 
 var thinkExcludes = []string{"<think>", "</think>"}
 
-func eachTool(tools []stTool, tag func(stTool) json.RawMessage) []json.RawMessage {
-	out := make([]json.RawMessage, len(tools))
+func eachTool(tools []stTool, tag func(stTool) *node) []*node {
+	out := make([]*node, len(tools))
 	for i, t := range tools {
 		out[i] = tag(t)
 	}
@@ -225,8 +195,8 @@ func eachTool(tools []stTool, tag func(stTool) json.RawMessage) []json.RawMessag
 
 // hermesTag is vLLM's get_hermes_structural_tag: each tool in both the
 // multi-line and the one-line <tool_call> form.
-func hermesTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
-	var tags []json.RawMessage
+func hermesTag(tools []stTool, mode protocol.ToolChoiceKind) *node {
+	var tags []*node
 	for _, t := range tools {
 		for _, f := range [][2]string{{"<tool_call>\n{\"name\": \"", "}\n</tool_call>"}, {"<tool_call>{\"name\": \"", "}</tool_call>"}} {
 			tags = append(tags, tagFormat(f[0]+t.name+`", "arguments": `, jsonSchema(t.schema(), "json"), f[1]))
@@ -247,9 +217,9 @@ func hermesTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
 
 // minimaxTag is vLLM's get_minimax_structural_tag (which vLLM's registry
 // uses instead of xgrammar's).
-func minimaxTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
+func minimaxTag(tools []stTool, mode protocol.ToolChoiceKind) *node {
 	const begin, end = "<minimax:tool_call>\n", "</minimax:tool_call>"
-	tags := eachTool(tools, func(t stTool) json.RawMessage {
+	tags := eachTool(tools, func(t stTool) *node {
 		return tagFormat(`<invoke name="`+t.name+"\">\n", jsonSchema(t.schema(), "minimax_xml"), "</invoke>\n")
 	})
 	switch mode {
@@ -258,7 +228,7 @@ func minimaxTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
 			return anyText(thinkExcludes...)
 		}
 		return triggeredTags([]string{"<minimax:tool_call>"},
-			[]json.RawMessage{tagFormat(begin, tagsWithSeparator(tags, "", false), end)}, thinkExcludes...)
+			[]*node{tagFormat(begin, tagsWithSeparator(tags, "", false), end)}, thinkExcludes...)
 	case protocol.ToolChoiceNamed:
 		return sequence(constString("\n"+begin), tagsWithSeparator(tags, "", true), constString(end))
 	default:
@@ -266,8 +236,8 @@ func minimaxTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
 	}
 }
 
-func llamaTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
-	tags := eachTool(tools, func(t stTool) json.RawMessage {
+func llamaTag(tools []stTool, mode protocol.ToolChoiceKind) *node {
+	tags := eachTool(tools, func(t stTool) *node {
 		return tagFormat(`{"name": "`+t.name+`", "parameters": `, jsonSchema(t.schema(), "json"), "}")
 	})
 	switch mode {
@@ -283,13 +253,13 @@ func llamaTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
 	}
 }
 
-func kimiTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
+func kimiTag(tools []stTool, mode protocol.ToolChoiceKind) *node {
 	const (
 		callBegin    = "<|tool_call_begin|>"
 		sectionBegin = "<|tool_calls_section_begin|>"
 		sectionEnd   = "<|tool_calls_section_end|>"
 	)
-	tags := eachTool(tools, func(t stTool) json.RawMessage {
+	tags := eachTool(tools, func(t stTool) *node {
 		return tagFormat(callBegin+"functions."+t.name+":", sequence(regexFormat(`\d+`),
 			constString("<|tool_call_argument_begin|>"), jsonSchema(t.schema(), "json")), "<|tool_call_end|>")
 	})
@@ -299,7 +269,7 @@ func kimiTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
 			return anyText(thinkExcludes...)
 		}
 		return triggeredTags([]string{sectionBegin},
-			[]json.RawMessage{tagFormat(sectionBegin, tagsWithSeparator(tags, "", false), sectionEnd)},
+			[]*node{tagFormat(sectionBegin, tagsWithSeparator(tags, "", false), sectionEnd)},
 			"<think>", "</think>", callBegin)
 	case protocol.ToolChoiceNamed:
 		return sequence(constString(sectionBegin), tags[0], constString(sectionEnd))
@@ -316,25 +286,25 @@ const (
 	dsSep        = "<｜tool▁sep｜>"
 )
 
-func deepseekR1Tag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
+func deepseekR1Tag(tools []stTool, mode protocol.ToolChoiceKind) *node {
 	const jsonBegin, jsonEnd = "\n```json\n", "\n```"
 	if mode == protocol.ToolChoiceNamed {
 		t := tools[0]
 		return tagFormat(dsCallsBegin+dsCallBegin+"function"+dsSep+t.name+jsonBegin, jsonSchema(t.schema(), "json"),
 			jsonEnd+dsCallEnd+dsCallsEnd)
 	}
-	tags := eachTool(tools, func(t stTool) json.RawMessage {
+	tags := eachTool(tools, func(t stTool) *node {
 		return tagFormat(dsCallBegin+"function"+dsSep+t.name+jsonBegin, jsonSchema(t.schema(), "json"), jsonEnd+dsCallEnd)
 	})
 	return deepseekCalls(tags, "\n", mode)
 }
 
-func deepseekV31Tag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
+func deepseekV31Tag(tools []stTool, mode protocol.ToolChoiceKind) *node {
 	if mode == protocol.ToolChoiceNamed {
 		t := tools[0]
 		return tagFormat(dsCallsBegin+dsCallBegin+t.name+dsSep, jsonSchema(t.schema(), "json"), dsCallEnd+dsCallsEnd)
 	}
-	tags := eachTool(tools, func(t stTool) json.RawMessage {
+	tags := eachTool(tools, func(t stTool) *node {
 		return tagFormat(dsCallBegin+t.name+dsSep, jsonSchema(t.schema(), "json"), dsCallEnd)
 	})
 	return deepseekCalls(tags, "", mode)
@@ -342,24 +312,24 @@ func deepseekV31Tag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessag
 
 // deepseekCalls wraps DeepSeek R1/V3.1 call tags in the calls section, for
 // auto behind its trigger.
-func deepseekCalls(tags []json.RawMessage, separator string, mode protocol.ToolChoiceKind) json.RawMessage {
+func deepseekCalls(tags []*node, separator string, mode protocol.ToolChoiceKind) *node {
 	if mode == protocol.ToolChoiceAuto {
 		if len(tags) == 0 {
 			return anyText(thinkExcludes...)
 		}
 		return triggeredTags([]string{dsCallsBegin},
-			[]json.RawMessage{tagFormat(dsCallsBegin, tagsWithSeparator(tags, separator, false), dsCallsEnd)}, thinkExcludes...)
+			[]*node{tagFormat(dsCallsBegin, tagsWithSeparator(tags, separator, false), dsCallsEnd)}, thinkExcludes...)
 	}
 	return tagFormat(dsCallsBegin, tagsWithSeparator(tags, separator, false), dsCallsEnd)
 }
 
 // dsmlTag is DeepSeek V3.2's and V4's DSML template; they differ in the
 // calls block's name only.
-func dsmlTag(trigger string) func([]stTool, protocol.ToolChoiceKind) json.RawMessage {
+func dsmlTag(trigger string) func([]stTool, protocol.ToolChoiceKind) *node {
 	begin := trigger + "\n"
 	end := "</" + strings.TrimPrefix(trigger, "<")
-	return func(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
-		tags := eachTool(tools, func(t stTool) json.RawMessage {
+	return func(tools []stTool, mode protocol.ToolChoiceKind) *node {
+		tags := eachTool(tools, func(t stTool) *node {
 			return tagFormat(`<｜DSML｜invoke name="`+t.name+"\">\n", jsonSchema(t.schema(), "deepseek_xml"), "</｜DSML｜invoke>\n")
 		})
 		switch mode {
@@ -368,7 +338,7 @@ func dsmlTag(trigger string) func([]stTool, protocol.ToolChoiceKind) json.RawMes
 				return anyText(thinkExcludes...)
 			}
 			return triggeredTags([]string{trigger},
-				[]json.RawMessage{tagFormat(begin, tagsWithSeparator(tags, "", false), end)}, thinkExcludes...)
+				[]*node{tagFormat(begin, tagsWithSeparator(tags, "", false), end)}, thinkExcludes...)
 		case protocol.ToolChoiceNamed:
 			return sequence(constString("\n\n"+begin), tags[0], constString(end))
 		default:
@@ -377,8 +347,8 @@ func dsmlTag(trigger string) func([]stTool, protocol.ToolChoiceKind) json.RawMes
 	}
 }
 
-func qwen3CoderTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
-	tags := eachTool(tools, func(t stTool) json.RawMessage {
+func qwen3CoderTag(tools []stTool, mode protocol.ToolChoiceKind) *node {
+	tags := eachTool(tools, func(t stTool) *node {
 		return tagFormat("<tool_call>\n<function="+t.name+">\n", jsonSchema(t.schema(), "qwen_xml"), "\n</function>\n</tool_call>")
 	})
 	switch mode {
@@ -394,9 +364,9 @@ func qwen3CoderTag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage
 	}
 }
 
-func glm47Tag(tools []stTool, mode protocol.ToolChoiceKind) json.RawMessage {
+func glm47Tag(tools []stTool, mode protocol.ToolChoiceKind) *node {
 	argTokens := []string{"<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"}
-	tags := eachTool(tools, func(t stTool) json.RawMessage {
+	tags := eachTool(tools, func(t stTool) *node {
 		return tagFormat("<tool_call>"+t.name, jsonSchema(t.schema(), "glm_xml"), "</tool_call>")
 	})
 	switch mode {

@@ -64,7 +64,7 @@ func TestStructuralTagNoneChoice(t *testing.T) {
 // TestStructuralTagPayloadKeysRaw: keys are written as json.dumps writes
 // them (<>& not escaped).
 func TestStructuralTagPayloadKeysRaw(t *testing.T) {
-	got, err := structuralTagPayload(json.RawMessage(`{"type":"structural_tag","format":{"type":"any_text"},"x<&>":"<&>"}`))
+	got, err := structuralTagPayload(mustNode(`{"type":"structural_tag","format":{"type":"any_text"},"x<&>":"<&>"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

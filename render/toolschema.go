@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
@@ -16,9 +15,10 @@ import (
 // tool_choice constrains the output to that function's parameters, and
 // "required" to a non-empty list of {name, parameters} objects, one
 // alternative per function tool, with every tool's "$defs" hoisted to the
-// top. It returns nil when generation is not constrained. Key order is
-// Python's dict order, so the schema the engine gets is byte-identical.
-func toolChoiceSchema(req *protocol.ChatCompletionRequest) (json.RawMessage, error) {
+// top. It returns nil when generation is not constrained. The schema is a
+// tree over the request's own trees, its keys in Python's dict order, so
+// the schema the engine gets is byte-identical.
+func toolChoiceSchema(req *protocol.ChatCompletionRequest) (*node, error) {
 	if len(req.Tools) == 0 {
 		return nil, nil
 	}
@@ -26,10 +26,7 @@ func toolChoiceSchema(req *protocol.ChatCompletionRequest) (json.RawMessage, err
 	if tc.Kind == protocol.ToolChoiceNamed {
 		for _, t := range req.Tools {
 			if t.Function.Name == tc.Name {
-				if t.Function.Parameters == nil {
-					return nil, nil
-				}
-				return wire.AppendNode(nil, t.Function.Parameters), nil
+				return t.Function.Parameters, nil
 			}
 		}
 		return nil, badRequestf("Tool '%s' has not been passed in `tools`.", tc.Name)
@@ -37,73 +34,46 @@ func toolChoiceSchema(req *protocol.ChatCompletionRequest) (json.RawMessage, err
 	if tc.Kind != protocol.ToolChoiceRequired {
 		return nil, nil
 	}
-	b := []byte(`{"type":"array","minItems":1,"items":{"type":"object","anyOf":[`)
-	var defs []protocol.Member
-	for i, t := range req.Tools {
-		var kept []protocol.Member
+	anyOf := &node{Kind: jArr, Arr: make([]*node, 0, len(req.Tools))}
+	defs := &node{Kind: jObj}
+	for _, t := range req.Tools {
+		params := &node{Kind: jObj}
 		if p := t.Function.Parameters; p != nil {
 			for j, k := range p.Keys {
 				if k != "$defs" {
-					kept = append(kept, protocol.Member{Key: k, Value: p.Vals[j]})
+					params.Keys, params.Vals = append(params.Keys, k), append(params.Vals, p.Vals[j])
 					continue
 				}
 				d := p.Vals[j]
-				if d.Kind != wire.Object {
+				if d.Kind != jObj {
 					continue // not an object: no defs
 				}
 				for l, name := range d.Keys {
-					if prev := findMember(defs, name); prev != nil {
+					if prev, ok := defs.Get(name); ok {
 						if !pyEqualJSON(prev, d.Vals[l]) {
 							return nil, badRequestf("Tool definition '%s' has multiple schemas, which is not supported.", name)
 						}
 						continue
 					}
-					defs = append(defs, protocol.Member{Key: name, Value: d.Vals[l]})
+					defs.Keys, defs.Vals = append(defs.Keys, name), append(defs.Vals, d.Vals[l])
 				}
 			}
 		}
-		if i > 0 {
-			b = append(b, ',')
+		if len(params.Keys) == 0 {
+			params = objNode(0, objMember{"type", strNode("object")}, objMember{"properties", &node{Kind: jObj}})
 		}
-		b = append(b, `{"properties":{"name":{"type":"string","enum":[`...)
-		b = wire.AppendString(b, t.Function.Name)
-		b = append(b, `]},"parameters":`...)
-		if len(kept) == 0 {
-			b = append(b, `{"type":"object","properties":{}}`...)
-		} else {
-			b = appendObject(b, kept)
-		}
-		b = append(b, `},"required":["name","parameters"]}`...)
+		name := objNode(0, objMember{"type", strNode("string")},
+			objMember{"enum", &node{Kind: jArr, Arr: []*node{strNode(t.Function.Name)}}})
+		anyOf.Arr = append(anyOf.Arr, objNode(0,
+			objMember{"properties", objNode(0, objMember{"name", name}, objMember{"parameters", params})},
+			objMember{"required", &node{Kind: jArr, Arr: []*node{strNode("name"), strNode("parameters")}}}))
 	}
-	b = append(b, "]}"...)
-	if len(defs) > 0 {
-		b = append(b, `,"$defs":`...)
-		b = appendObject(b, defs)
+	schema := objNode(1, objMember{"type", strNode("array")}, objMember{"minItems", &node{Kind: jNum, S: "1"}},
+		objMember{"items", objNode(0, objMember{"type", strNode("object")}, objMember{"anyOf", anyOf})})
+	if len(defs.Keys) > 0 {
+		schema.Keys, schema.Vals = append(schema.Keys, "$defs"), append(schema.Vals, defs)
 	}
-	return append(b, '}'), nil
-}
-
-// appendObject writes members compactly, each value as the request gave
-// it.
-func appendObject(b []byte, ms []protocol.Member) []byte {
-	b = append(b, '{')
-	for i, m := range ms {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(wire.AppendString(b, m.Key), ':')
-		b = wire.AppendNode(b, m.Value)
-	}
-	return append(b, '}')
-}
-
-func findMember(ms []protocol.Member, key string) *wire.Node {
-	for _, m := range ms {
-		if m.Key == key {
-			return m.Value
-		}
-	}
-	return nil
+	return schema, nil
 }
 
 // pyEqualJSON is Python's == between the values json.loads makes of a and

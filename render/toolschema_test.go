@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -38,8 +39,8 @@ func TestToolChoiceSchema(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || string(got) != tc.want {
-				t.Errorf("got %s, %v\nwant %s", got, err, tc.want)
+			if err != nil || string(schemaText(got)) != tc.want {
+				t.Errorf("got %s, %v\nwant %s", schemaText(got), err, tc.want)
 			}
 		})
 	}
@@ -60,4 +61,13 @@ func toolChoice(raw []byte) protocol.ToolChoice {
 	var tc protocol.ToolChoice
 	_ = tc.UnmarshalJSON(raw)
 	return tc
+}
+
+// schemaText is the schema as the engine gets it (structured_outputs.json
+// is written Python-compact), nil for none.
+func schemaText(n *node) []byte {
+	if n == nil {
+		return nil
+	}
+	return pylax.AppendPyCompact(nil, n)
 }

@@ -89,7 +89,7 @@ func SamplingParams(r *Request, req *protocol.ChatCompletionRequest, maxTokens i
 				Message: "Cannot specify both structured_outputs and text.format", Param: "structured_outputs"}
 		}
 		if f := r.Text.Format; f.Type == "json_schema" && !f.Schema.IsNull() {
-			so = &protocol.StructuredOutputsParams{JSON: f.Schema.Raw}
+			so = &protocol.StructuredOutputsParams{JSON: f.Schema}
 		}
 	}
 	var logprobs *int
@@ -102,8 +102,8 @@ func SamplingParams(r *Request, req *protocol.ChatCompletionRequest, maxTokens i
 		Seed: req.Seed, Stop: req.Stop, Logprobs: logprobs, IgnoreEOS: req.IgnoreEOS,
 		SkipSpecialTokens: req.SkipSpecialTokens, SpacesBetweenSpecial: true,
 		IncludeStopStrInOutput: req.IncludeStopStrInOutput, Stream: r.Stream, StructuredOutputs: so,
-		LogitBias: req.LogitBias, VLLMXargs: req.VLLMXargs, KVTransferParams: rawOf(r.KVTransferParams),
-		ECTransferParams: rawOf(r.ECTransferParams),
+		LogitBias: req.LogitBias, VLLMXargs: req.VLLMXargs, KVTransferParams: r.KVTransferParams,
+		ECTransferParams: r.ECTransferParams,
 	}, maxTokens, render.SamplingDefaults{
 		Temperature: d.Temperature, TopP: d.TopP, TopK: d.TopK, RepetitionPenalty: d.RepetitionPenalty,
 	})

@@ -197,7 +197,7 @@ func (o *Object) OptionalIntList(name string, def []int) []int {
 	if IsNull(raw) {
 		return nil
 	}
-	items, ok := o.List(name, false)
+	items, ok := o.ListNodes(name, false)
 	if !ok {
 		return def
 	}
@@ -206,7 +206,7 @@ func (o *Object) OptionalIntList(name string, def []int) []int {
 	for i, item := range items {
 		// pydantic keeps any Python int; a Go int cannot, and saturating
 		// would silently change the id, so ids past int64 are refused.
-		n, ok := o.CheckedInt(o.At(name, i), item, minInt64, maxInt64)
+		n, ok := o.CheckedInt(o.At(name, i), item.Raw, minInt64, maxInt64)
 		if !ok {
 			valid = false
 			continue
@@ -229,16 +229,16 @@ func (o *Object) StringList(name string, def []string) []string {
 		o.Fail(o.At(name), "list_type", "Input should be a valid list", raw)
 		return def
 	}
-	items, ok := o.List(name, false)
+	items, ok := o.ListNodes(name, false)
 	if !ok {
 		return def
 	}
 	out := make([]string, 0, len(items))
 	valid := true
 	for i, item := range items {
-		s, ok := LaxString(item)
+		s, ok := item.Text()
 		if !ok {
-			o.Fail(o.At(name, i), "string_type", "Input should be a valid string", item)
+			o.Fail(o.At(name, i), "string_type", "Input should be a valid string", item.Raw)
 			valid = false
 			continue
 		}
@@ -269,11 +269,11 @@ func (o *Object) StopField(name string) []string {
 		o.Fail(o.At(name), "list_type", "Input should be a valid list", raw)
 		return nil
 	}
-	items, _ := o.List(name, false)
+	items, _ := o.ListNodes(name, false)
 	out := make([]string, 0, len(items))
 	var bad []int
 	for i, item := range items {
-		s, ok := LaxString(item)
+		s, ok := item.Text()
 		if !ok {
 			bad = append(bad, i)
 			continue
@@ -283,7 +283,7 @@ func (o *Object) StopField(name string) []string {
 	if len(bad) > 0 {
 		o.Fail(o.At(name), "string_type", "Input should be a valid string", raw)
 		for _, i := range bad {
-			o.Fail(o.At(name, i), "string_type", "Input should be a valid string", items[i])
+			o.Fail(o.At(name, i), "string_type", "Input should be a valid string", items[i].Raw)
 		}
 		return nil
 	}

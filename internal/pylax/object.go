@@ -471,13 +471,14 @@ func (o *Object) TokenIDs(name string) []int {
 	if ids, ok := FastTokenIDs(raw); ok {
 		return ids
 	}
-	items, ok := o.List(name, true)
+	nodes, ok := o.ListNodes(name, true)
 	if !ok {
 		return nil
 	}
-	ids := make([]int, 0, len(items))
+	ids := make([]int, 0, len(nodes))
 	valid := true
-	for i, item := range items {
+	for i, node := range nodes {
+		item := node.Raw
 		n, typ, msg := LaxInt(item)
 		switch {
 		case typ != "":

@@ -3,6 +3,8 @@ package pylax
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/vrender/vrender/internal/wire"
 )
 
 // stringOf against json.Unmarshal into a string, the reading it replaces.
@@ -28,6 +30,15 @@ func checkStringOf(t *testing.T, in string) {
 		var want string
 		if err := json.Unmarshal([]byte(in), &want); err != nil || s != want {
 			t.Fatalf("%q: stringOf %q, json %q (%v)", in, s, want, err)
+		}
+	}
+	// The list readers (StringList, StopField) take an item's text from
+	// its tree where they read it with LaxString before.
+	if n, err := wire.Parse([]byte(in)); err == nil {
+		got, gotOK := n.Text()
+		want, wantOK := LaxString([]byte(in))
+		if got != want || gotOK != wantOK {
+			t.Fatalf("%q: tree text %q (%v), LaxString %q (%v)", in, got, gotOK, want, wantOK)
 		}
 	}
 }
