@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"strings"
-	"unsafe"
+
+	"github.com/vrender/vrender/internal/nozero"
 )
 
 // extRawView is serial_utils.CUSTOM_TYPE_RAW_VIEW: a tensor's raw bytes
@@ -71,17 +71,12 @@ type PixelEncoder struct {
 	cols int
 	want int // the pixel values' length
 	n    int // bytes of them written so far
-	// s encodes each piece into its small buffer, then out takes it: a
-	// strings.Builder grows once, by Grow, without zeroing megabytes it is
-	// about to be given (a []byte of that size is zeroed first, a pass as
-	// costly as the encoding).
-	s   base64Stream
-	out strings.Builder
+	// s encodes straight into its dst, which holds the whole base64 from
+	// the start (uninitialized: zeroing megabytes it is about to overwrite
+	// would be a pass as costly as the encoding, and encoding into a small
+	// buffer then copying it out another).
+	s base64Stream
 }
-
-// encodePiece is how many bytes Write encodes at a time: its base64 stays
-// in the CPU's L1/L2 cache until out copies it.
-const encodePiece = 24 << 10
 
 // NewPixelEncoder starts the item of img, whose GridTHW and DType are set
 // and whose pixel values (rows of cols) are to be written.
@@ -98,9 +93,8 @@ func NewPixelEncoder(img QwenImage, cols int) (*PixelEncoder, error) {
 	}
 	head := qwenItemHead(img, cols)
 	e := &PixelEncoder{img: img, cols: cols, want: want}
-	e.out.Grow((len(head) + want) / 3 * 4)
-	e.s.dst = make([]byte, 0, encodePiece/3*4+4)
-	e.encode(head)
+	e.s.dst = nozero.Bytes((len(head) + want) / 3 * 4)[:0]
+	e.s.write(head)
 	return e, nil
 }
 
@@ -111,18 +105,8 @@ func (e *PixelEncoder) Write(p []byte) (int, error) {
 		return 0, fmt.Errorf("features: %d bytes of pixel_values written, more than the %d of the tensor", e.n+len(p), e.want)
 	}
 	e.n += len(p)
-	for q := p; len(q) > 0; {
-		k := min(len(q), encodePiece)
-		e.encode(q[:k])
-		q = q[k:]
-	}
-	return len(p), nil
-}
-
-func (e *PixelEncoder) encode(p []byte) {
 	e.s.write(p)
-	e.out.Write(e.s.dst)
-	e.s.dst = e.s.dst[:0]
+	return len(p), nil
 }
 
 // Image returns the image with Encoded set, once every byte of its pixel
@@ -132,10 +116,7 @@ func (e *PixelEncoder) Image() (QwenImage, error) {
 		return QwenImage{}, fmt.Errorf("features: %d bytes of pixel_values written, want %d", e.n, e.want)
 	}
 	img := e.img
-	// The builder's bytes as a slice: nothing writes to them again (the
-	// item is read-only once built), so sharing a string's storage is safe.
-	b64 := e.out.String()
-	img.Encoded = &EncodedPixels{b64: unsafe.Slice(unsafe.StringData(b64), len(b64)), rest: slices.Clone(e.s.carry[:e.s.c]), pixels: e.want, cols: e.cols}
+	img.Encoded = &EncodedPixels{b64: e.s.dst, rest: slices.Clone(e.s.carry[:e.s.c]), pixels: e.want, cols: e.cols}
 	return img, nil
 }
 

@@ -279,6 +279,10 @@ func TestPixelEncoder(t *testing.T) {
 					got.Encoded.cols != c.cols || !bytes.Equal(got.Encoded.b64, want.Encoded.b64) || !bytes.Equal(got.Encoded.rest, want.Encoded.rest) {
 					t.Fatalf("grid %v cols %d %q in pieces of %d: differs from EncodePixels", q.GridTHW, c.cols, c.dtype, piece)
 				}
+				// Filled exactly: every byte of the uninitialized buffer written, none regrown.
+				if cap(got.Encoded.b64) != len(got.Encoded.b64) {
+					t.Fatalf("grid %v cols %d in pieces of %d: %d bytes of base64 in a buffer of %d", q.GridTHW, c.cols, piece, len(got.Encoded.b64), cap(got.Encoded.b64))
+				}
 			}
 		}
 	}

@@ -42,7 +42,7 @@ func costOf(t *testing.T, r *Renderer, names ...string) int64 {
 	t.Helper()
 	var sum int64
 	for _, n := range names {
-		s, err := r.images.size(context.Background(), imageRef{url: imageDataURL(t, n)}, r.images.cfg.Kwargs, nil, r.images.cfg.Load)
+		s, err := r.images.size(context.Background(), imageRef{url: imageDataURL(t, n)}, r.images.cfg.Kwargs, nil, r.images.cfg.Load, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestImageCostCoversWhatTheImageHolds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := r.images.size(context.Background(), imageRef{url: imageDataURL(t, name)}, r.images.cfg.Kwargs, nil, r.images.cfg.Load)
+			s, err := r.images.size(context.Background(), imageRef{url: imageDataURL(t, name)}, r.images.cfg.Kwargs, nil, r.images.cfg.Load, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -112,12 +112,18 @@ func writeField(h *blake3.Hasher, b []byte) {
 // the cache. Failures are the answers imageError gives, the same for every
 // request that waited on the same fill.
 func (im *images) process(ctx context.Context, img sizedImage, kw vision.Kwargs, opts imaging.Options) (processedImage, error) {
-	data := img.data
 	fill := func() (processedImage, int64, error) {
 		// A client that went away stops the work here or between decoding
 		// and processing (the decoders themselves run to the end).
 		if err := ctx.Err(); err != nil {
 			return processedImage{}, 0, err
+		}
+		data := img.data
+		if data == nil { // sized from the memo (imagememo.go)
+			var err error
+			if data, err = im.cfg.Fetcher.Fetch(ctx, img.url); err != nil {
+				return processedImage{}, 0, imageError(err)
+			}
 		}
 		rgb, err := imaging.Load(data, opts)
 		if err != nil {

@@ -23,13 +23,27 @@ func uncached(c *ImageConfig) { c.CacheBytes = 0 }
 // imageRequest is a chat request of the images' data URLs, in order; a
 // name "file#id" gives its part the uuid "id".
 func imageRequest(t testing.TB, kwargs string, names ...string) ChatInput {
-	var parts []string
+	var urls []string
 	for _, name := range names {
-		uuid := ""
-		if file, id, ok := strings.Cut(name, "#"); ok {
-			name, uuid = file, `,"uuid":"`+id+`"`
+		file, id, ok := strings.Cut(name, "#")
+		if ok {
+			id = "#" + id
 		}
-		parts = append(parts, `{"type":"image_url","image_url":{"url":"`+imageDataURL(t, name)+`"}`+uuid+`}`)
+		urls = append(urls, imageDataURL(t, file)+id)
+	}
+	return urlRequest(kwargs, urls...)
+}
+
+// urlRequest is a chat request of the image URLs, in order; a URL
+// "url#id" gives its part the uuid "id" (a data URL holds no '#').
+func urlRequest(kwargs string, urls ...string) ChatInput {
+	var parts []string
+	for _, u := range urls {
+		uuid := ""
+		if file, id, ok := strings.Cut(u, "#"); ok {
+			u, uuid = file, `,"uuid":"`+id+`"`
+		}
+		parts = append(parts, `{"type":"image_url","image_url":{"url":"`+u+`"}`+uuid+`}`)
 	}
 	in := ChatInput{Messages: typedMessages([]json.RawMessage{json.RawMessage(`{"role":"user","content":[` +
 		strings.Join(parts, ",") + `,{"type":"text","text":"What is shown?"}]}`)}), AddGenerationPrompt: true}

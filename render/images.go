@@ -71,6 +71,9 @@ type images struct {
 	// names proc in that key.
 	cache      *imgcache.Cache[processedImage]
 	procDigest [32]byte
+	// memo skips decoding and hashing a re-sent data URL (imagememo.go;
+	// nil when the cache is off).
+	memo *urlMemo
 	// mediaIO is cfg.MediaIOKwargs decoded (nil when not given).
 	mediaIO *node
 }
@@ -111,8 +114,12 @@ func newImages(m *model.Model, cfg *ImageConfig) (*images, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &images{cfg: *cfg, proc: proc, dtype: dtype, padID: pad[0], merge: merge, mediaIO: mediaIO,
-		cache: imgcache.New[processedImage](cfg.CacheBytes), procDigest: processorDigest(raw, dtype)}, nil
+	im := &images{cfg: *cfg, proc: proc, dtype: dtype, padID: pad[0], merge: merge, mediaIO: mediaIO,
+		cache: imgcache.New[processedImage](cfg.CacheBytes), procDigest: processorDigest(raw, dtype)}
+	if im.cache != nil {
+		im.memo = newURLMemo(cfg.CacheBytes / memoShare)
+	}
+	return im, nil
 }
 
 // spatialMergeSize is config.json's vision_config.spatial_merge_size
@@ -284,7 +291,10 @@ func DefaultImageConfig(m *model.Model, mc media.Config) (*ImageConfig, error) {
 // sizedImage is one fetched image sized from its header: what its
 // placeholder needs, and its budget before any pixel is decoded.
 type sizedImage struct {
+	// data is nil when the memo answered: process decodes url again if
+	// the cache no longer holds the image.
 	data []byte
+	url  string
 	plan vision.Plan
 	hash string
 	// frame is what the mm_hash's stream holds besides data (nil when it
@@ -295,7 +305,20 @@ type sizedImage struct {
 
 // size fetches one image, reads its size from the header, plans the
 // processor's resize and hashes the bytes: everything but the pixels.
-func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, opts imaging.Options) (sizedImage, error) {
+// memoAux is the request's part of the memo key (memoAux; nil: the memo
+// is not used).
+func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, opts imaging.Options, memoAux *string) (sizedImage, error) {
+	var key memoKey
+	if im.memo != nil && memoAux != nil && memoizable(ref) {
+		key = memoKey{url: ref.url, aux: *memoAux}
+		if v, ok := im.memo.get(key); ok {
+			plan, err := im.proc.Plan(v.info.Width, v.info.Height, kw)
+			if err != nil {
+				return sizedImage{}, imageError(err)
+			}
+			return sizedImage{url: ref.url, plan: plan, hash: v.hash, frame: v.frame, cost: im.imageCost(v.n, v.info, plan)}, nil
+		}
+	}
 	data, err := im.cfg.Fetcher.Fetch(ctx, ref.url)
 	if err != nil {
 		return sizedImage{}, imageError(err)
@@ -320,7 +343,10 @@ func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hash
 	if err != nil {
 		return sizedImage{}, fmt.Errorf("render: hashing image: %w", err)
 	}
-	return sizedImage{data: data, plan: plan, hash: hash, frame: frame, cost: im.imageCost(len(data), info, plan)}, nil
+	if key.url != "" && frame != nil {
+		im.memo.put(key, memoValue{info: info, n: len(data), hash: hash, frame: frame})
+	}
+	return sizedImage{data: data, url: ref.url, plan: plan, hash: hash, frame: frame, cost: im.imageCost(len(data), info, plan)}, nil
 }
 
 // eachImage runs f for images 0..n-1 side by side, as vLLM's media thread
@@ -364,9 +390,16 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 		return nil, nil, imageError(err)
 	}
 	kw = kw.Over(im.cfg.Kwargs)
+	// aux is nil when the request's kwargs keep it out of the memo.
+	var aux *string
+	if im.memo != nil {
+		if a, ok := memoAux(reqKwargs, opts); ok {
+			aux = &a
+		}
+	}
 	sized := make([]sizedImage, len(refs))
 	if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) (err error) {
-		sized[i], err = im.size(ctx, refs[i], kw, reqKwargs, opts)
+		sized[i], err = im.size(ctx, refs[i], kw, reqKwargs, opts, aux)
 		return err
 	}); err != nil {
 		return nil, nil, err

@@ -148,11 +148,7 @@ func imageRenderer(t testing.TB, mc media.Config, edits ...func(*ImageConfig)) *
 
 func imageDataURL(t testing.TB, name string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testenv.SharedDir(t), "multimodal", "images", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(data)
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(sharedImage(t, name))
 }
 
 func renderedFeatures(t *testing.T, p *ChatPrompt) features.Modality {

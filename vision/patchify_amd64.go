@@ -26,7 +26,7 @@ const patchRowMin = 8
 func streamAVX2(dst, src *byte, n int)
 
 //go:noescape
-func patchAVX2(out *byte, channel int, src *uint8, stride, width, rows int, k *levelKernel, affine bool)
+func patchAVX2(out *byte, channel int, src *uint8, stride, width, rows, frame int, k *levelKernel, affine bool)
 
 // newLevelKernel returns the vector kernel for a's arithmetic if it writes exactly the bits of t, or
 // nil: without AVX2, for dtypes other than bfloat16, or for arithmetic the kernel cannot say.
@@ -69,7 +69,7 @@ func (k *levelKernel) writes(t *[3]levelTable) bool {
 		src[l*3], src[l*3+1], src[l*3+2] = uint8(l), uint8(l), uint8(l)
 	}
 	var out [3 * 512]byte
-	patchAVX2(&out[0], 512, &src[0], len(src), 256, 1, k, k.affine)
+	patchAVX2(&out[0], 512, &src[0], len(src), 256, 1, 0, k, k.affine)
 	for c := range 3 {
 		for l := range 256 {
 			if uint32(out[c*512+2*l])|uint32(out[c*512+2*l+1])<<8 != t[c][l] {
@@ -82,15 +82,18 @@ func (k *levelKernel) writes(t *[3]levelTable) bool {
 
 // patchBlock writes the first frame of one P x P patch through k, whose bits are levels': src holds
 // its P rows (stride bytes apart, the last one 3P long), out its three channels, channel bytes apart.
-func patchBlock(out []byte, channel int, src []uint8, stride, P int, levels *[3]levelTable, k *levelKernel) {
-	if P < patchRowMin || len(out) < 2*channel+2*P*P || len(src) < (P-1)*stride+3*P {
+// With frame > 0 the kernel also writes each value frame bytes on (the second temporal frame, at
+// no extra pass), and patchBlock reports true.
+func patchBlock(out []byte, channel, frame int, src []uint8, stride, P int, levels *[3]levelTable, k *levelKernel) bool {
+	if P < patchRowMin || len(out) < 2*channel+2*P*P+frame || len(src) < (P-1)*stride+3*P {
 		// patchify never calls it so; the kernel must not overrun.
 		for py := range P {
 			lookupRow(out[2*py*P:], channel, src[py*stride:py*stride+3*P], levels, 2)
 		}
-		return
+		return false
 	}
-	patchAVX2(&out[0], channel, &src[0], stride, P, P, k, k.affine)
+	patchAVX2(&out[0], channel, &src[0], stride, P, P, frame, k, k.affine)
+	return frame > 0
 }
 
 // streamOut copies a built patch to dst with non-temporal stores where dst is 16-byte aligned and the

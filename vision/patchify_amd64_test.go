@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// TestLevelKernelModes: both of the kernel's modes, run on real patches, write the table lookups'
-// bytes wherever their 768-level proof holds; the exact mode must hold for the default CLIP
+// TestLevelKernelModes: both of the kernel's modes, run on real patches of every temporal size,
+// write the table lookups' bytes wherever their 768-level proof holds; the exact mode must hold for the default CLIP
 // statistics of both backends (it is their own arithmetic), and the affine one, where it holds, is the
 // one New picks.
 func TestLevelKernelModes(t *testing.T) {
@@ -43,8 +43,11 @@ func TestLevelKernelModes(t *testing.T) {
 			if !k.writes(backend.levels) {
 				continue
 			}
-			for _, p := range []int{8, 14, 16, 23} {
-				q.patch = p
+			// Every temporal_patch_size the kernel's second-frame store meets: none, the
+			// second frame alone, and copies after it.
+			for _, pt := range [][2]int{{8, 2}, {14, 1}, {14, 2}, {14, 3}, {16, 2}, {23, 3}} {
+				p := pt[0]
+				q.patch, q.temporal = p, pt[1]
 				w, h := 4*p, 2*p
 				pix := make([]uint8, w*h*3)
 				for j := range pix {
@@ -55,7 +58,7 @@ func TestLevelKernelModes(t *testing.T) {
 				q.patchify(patchSink{dst: got}, pix, w, backend.levels, k)
 				q.patchify(patchSink{dst: lut}, pix, w, backend.levels, nil)
 				if !bytes.Equal(got, lut) {
-					t.Fatalf("%s affine=%v patch %d: differs from the lookups", backend.name, k.affine, p)
+					t.Fatalf("%s affine=%v patch %d temporal %d: differs from the lookups", backend.name, k.affine, p, q.temporal)
 				}
 				for _, kk := range []*levelKernel{k, nil} {
 					var streamed bytes.Buffer
@@ -63,7 +66,7 @@ func TestLevelKernelModes(t *testing.T) {
 						t.Fatal(err)
 					}
 					if !bytes.Equal(streamed.Bytes(), lut) {
-						t.Fatalf("%s affine=%v patch %d kernel %v: streamed patches differ from the lookups", backend.name, k.affine, p, kk != nil)
+						t.Fatalf("%s affine=%v patch %d temporal %d kernel %v: streamed patches differ from the lookups", backend.name, k.affine, p, q.temporal, kk != nil)
 					}
 				}
 			}

@@ -250,7 +250,7 @@ const sinkChunk = 32 << 10
 
 // patchify writes the patches of the resized RGB image (w wide) through the level tables: one pass
 // that normalises, casts and orders; then the other frames of each temporal patch are copies of the
-// first. A non-nil kernel (the vector one, proven equal to levels) computes patches at least
+// first (the vector kernel writes the second itself). A non-nil kernel (the vector one, proven equal to levels) computes patches at least
 // patchRowMin wide. Only an error from sink's writer is returned.
 func (q *qwen2VL) patchify(sink patchSink, pix []uint8, w int, levels *[3]levelTable, kernel *levelKernel) error {
 	P, M, T := q.patch, q.merge, q.temporal
@@ -259,6 +259,10 @@ func (q *qwen2VL) patchify(sink patchSink, pix []uint8, w int, levels *[3]levelT
 	block := P * P * size // one channel of one frame
 	channel := T * block  // one channel of the temporal patch
 	vector := kernel != nil && P >= patchRowMin
+	second := 0 // where the vector kernel writes each value again: the second frame, if any
+	if T > 1 {
+		second = block
+	}
 	var stage, chunk []byte
 	switch {
 	case sink.w != nil:
@@ -285,8 +289,11 @@ func (q *qwen2VL) patchify(sink patchSink, pix []uint8, w int, levels *[3]levelT
 					default:
 						patch = sink.dst[o : o+3*channel]
 					}
+					copied := 1 // frames of each channel written
 					if vector {
-						patchBlock(patch, channel, pix[base:base+(P-1)*w*3+3*P], w*3, P, levels, kernel)
+						if patchBlock(patch, channel, second, pix[base:base+(P-1)*w*3+3*P], w*3, P, levels, kernel) {
+							copied = 2
+						}
 					} else {
 						for py := range P {
 							src := pix[base+py*w*3 : base+py*w*3+3*P]
@@ -295,7 +302,7 @@ func (q *qwen2VL) patchify(sink patchSink, pix []uint8, w int, levels *[3]levelT
 					}
 					for c := range 3 {
 						first := patch[c*channel : c*channel+block]
-						for f := 1; f < T; f++ {
+						for f := copied; f < T; f++ {
 							copy(patch[c*channel+f*block:], first)
 						}
 					}

@@ -74,6 +74,8 @@ import "C"
 import (
 	"errors"
 	"unsafe"
+
+	"github.com/vrender/vrender/internal/nozero"
 )
 
 // Backend names the decoder Decode uses.
@@ -91,7 +93,9 @@ func decodeBackend(data []byte, maxPixels int64) (*Image, error) {
 		return nil, ErrTooManyPixels
 	}
 	img := &Image{Width: h.Width, Height: h.Height, Channels: h.Components}
-	img.Pix = make([]byte, h.Width*h.Height*h.Components)
+	// Not zeroed: a decode that returns the image (rc 0) has written every row, and one that stops
+	// early returns an error instead.
+	img.Pix = nozero.Bytes(h.Width * h.Height * h.Components)
 	var msg [C.JMSG_LENGTH_MAX]C.char
 	rc := C.vr_decode((*C.uchar)(unsafe.Pointer(&data[0])), C.ulong(len(data)), (*C.uchar)(unsafe.Pointer(&img.Pix[0])),
 		C.uint(h.Width), C.uint(h.Height), C.int(h.Components), &msg[0])

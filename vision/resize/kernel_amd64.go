@@ -33,17 +33,19 @@ func vmaddAVX2(out *uint8, rows **uint8, k *int32, pairs, n int, half int32, pre
 //go:noescape
 func hconv5AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int32, prec uint)
 
+//go:noescape
+func hconv4AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int32, prec uint)
+
 // hvec holds the horizontal weights as the kernels read them: for each pair of output pixels, vecs
 // 32-byte vectors, vector v holding taps 2v and 2v+1, pixel 2q in the low lane and 2q+1 in the high
 // one, each lane the two weights repeated for red, green and blue. hconvAVX2 reads them as groups of
 // four taps (vecs = 2·groups); hconv5AVX2, for spans of at most five taps, as three vectors (taps 0-1,
-// 2-3, 4) and four pixels a step. Missing last pixels are zero-weighted copies of the last one, which
-// write into the row's padding.
+// 2-3, 4) and four pixels a step; hconv4AVX2, for at most four, as two. Missing last pixels are
+// zero-weighted copies of the last one, which write into the row's padding.
 type hvec struct {
 	hi, lo []int16 // lo only for Pillow's split weights
 	start  []int32
 	groups int
-	five   bool
 	split  bool
 }
 
@@ -56,10 +58,12 @@ func (v *hvec) build(w *weights) bool {
 		return false
 	}
 	n := len(w.start)
-	v.five = w.taps <= 5
 	v.groups = (w.taps + 3) / 4
 	vecs, step := 2*v.groups, 2
-	if v.five {
+	switch {
+	case w.taps <= 4:
+		vecs, step = 2, 4
+	case w.taps <= 5:
 		vecs, step = 3, 4
 	}
 	padded := (n + step - 1) / step * step
@@ -114,7 +118,11 @@ func horizontalVector(out []uint8, in []uint8, w *weights, v *hvec) {
 		lo = &v.lo[0]
 	}
 	half := int32(1) << (w.prec - 1)
-	if v.five {
+	switch {
+	case w.taps <= 4:
+		hconv4AVX2(&out[0], &in[0], &v.start[0], &v.hi[0], lo, len(v.start)/4, half, w.prec)
+		return
+	case w.taps <= 5:
 		hconv5AVX2(&out[0], &in[0], &v.start[0], &v.hi[0], lo, len(v.start)/4, half, w.prec)
 		return
 	}

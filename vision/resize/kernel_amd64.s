@@ -254,6 +254,36 @@ mdone:
 	VPSHUFB Y15, Y2, Y5            \
 	VPSHUFB Y11, Y2, Y2
 
+// QUADSPANS points AX, BX, R11 and R12 at the spans of the four pixels whose starts R8 holds.
+#define QUADSPANS \
+	MOVLQSX 0(R8), AX         \
+	MOVLQSX 4(R8), BX         \
+	MOVLQSX 8(R8), R11        \
+	MOVLQSX 12(R8), R12       \
+	LEAQ (AX)(AX*2), AX       \
+	LEAQ (BX)(BX*2), BX       \
+	LEAQ (R11)(R11*2), R11    \
+	LEAQ (R12)(R12*2), R12    \
+	ADDQ SI, AX               \
+	ADDQ SI, BX               \
+	ADDQ SI, R11              \
+	ADDQ SI, R12
+
+// QUADSTORE rounds the four pixels' sums (pixels 0, 1 in Y0; 2, 3 in Y1), stores their twelve bytes
+// at DI and moves DI and R8 to the next four.
+#define QUADSTORE \
+	VPADDD Y13, Y0, Y0    \
+	VPADDD Y13, Y1, Y1    \
+	VPSRAD X12, Y0, Y0    \
+	VPSRAD X12, Y1, Y1    \
+	VPACKSSDW Y1, Y0, Y0  \
+	VPACKUSWB Y0, Y0, Y0  \
+	VPERMD Y0, Y10, Y0    \
+	VPSHUFB X9, X0, X0    \
+	VMOVDQU X0, (DI)      \
+	ADDQ $12, DI          \
+	ADDQ $16, R8
+
 // func hconv5AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int32, prec uint)
 //
 // hconvAVX2 for spans of at most five taps (every enlargement), four output pixels a step: one
@@ -277,18 +307,7 @@ TEXT ·hconv5AVX2(SB), NOSPLIT, $0-64
 	JZ   fdone
 
 fquad:
-	MOVLQSX 0(R8), AX
-	MOVLQSX 4(R8), BX
-	MOVLQSX 8(R8), R11
-	MOVLQSX 12(R8), R12
-	LEAQ (AX)(AX*2), AX
-	LEAQ (BX)(BX*2), BX
-	LEAQ (R11)(R11*2), R11
-	LEAQ (R12)(R12*2), R12
-	ADDQ SI, AX
-	ADDQ SI, BX
-	ADDQ SI, R11
-	ADDQ SI, R12
+	QUADSPANS
 	SPREAD5(AX, BX)
 	TAPS5(R9, 0, 32, 64, Y0)
 	TESTQ R10, R10
@@ -308,21 +327,74 @@ fpair1:
 	ADDQ $192, R10
 
 fround:
-	VPADDD Y13, Y0, Y0
-	VPADDD Y13, Y1, Y1
-	VPSRAD X12, Y0, Y0
-	VPSRAD X12, Y1, Y1
-	VPACKSSDW Y1, Y0, Y0 // words: pixels 0, 2 | 1, 3
-	VPACKUSWB Y0, Y0, Y0
-	VPERMD Y0, Y10, Y0   // dwords: pixels 0, 1, 2, 3
-	VPSHUFB X9, X0, X0
-	VMOVDQU X0, (DI)
-	ADDQ $12, DI
-	ADDQ $16, R8
+	QUADSTORE
 	ADDQ $192, R9
 	DECQ CX
 	JNZ  fquad
 
 fdone:
+	VZEROUPPER
+	RET
+
+// TAPS4 is TAPS5 for spans of at most four taps: taps 0-1 (Y4) and 2-3 (Y5) only.
+#define TAPS4(w, o0, o1, acc) \
+	VPMADDWD o0(w), Y4, acc  \
+	VPMADDWD o1(w), Y5, Y6   \
+	VPADDD Y6, acc, acc
+
+// SPREAD4 is SPREAD5 without pixel 4.
+#define SPREAD4(a, b) \
+	VMOVDQU (a), X2                \
+	VINSERTI128 $1, (b), Y2, Y2    \
+	VPSHUFB Y14, Y2, Y4            \
+	VPSHUFB Y15, Y2, Y5
+
+// func hconv4AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int32, prec uint)
+//
+// hconv5AVX2 for spans of at most four taps (every enlargement: torch's and Pillow's spans there
+// cover four inputs), two weight vectors a pixel pair: a third of the shuffles and multiply-adds
+// fewer.
+TEXT ·hconv4AVX2(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ start+16(FP), R8
+	MOVQ wh+24(FP), R9
+	MOVQ wl+32(FP), R10
+	MOVQ quads+40(FP), CX
+	ROUNDING(half+48(FP), prec+56(FP))
+	VMOVDQU shufA<>(SB), Y14
+	VMOVDQU shufB<>(SB), Y15
+	VMOVDQU permPack<>(SB), Y10
+	VMOVDQU pack12<>(SB), X9
+	TESTQ CX, CX
+	JZ   gdone
+
+gquad:
+	QUADSPANS
+	SPREAD4(AX, BX)
+	TAPS4(R9, 0, 32, Y0)
+	TESTQ R10, R10
+	JZ   gpair1
+	TAPS4(R10, 0, 32, Y8)
+	VPSLLD $11, Y0, Y0 // pillowSplit
+	VPADDD Y8, Y0, Y0
+
+gpair1:
+	SPREAD4(R11, R12)
+	TAPS4(R9, 64, 96, Y1)
+	TESTQ R10, R10
+	JZ   ground
+	TAPS4(R10, 64, 96, Y8)
+	VPSLLD $11, Y1, Y1
+	VPADDD Y8, Y1, Y1
+	ADDQ $128, R10
+
+ground:
+	QUADSTORE
+	ADDQ $128, R9
+	DECQ CX
+	JNZ  gquad
+
+gdone:
 	VZEROUPPER
 	RET

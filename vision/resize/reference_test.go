@@ -7,7 +7,7 @@ import (
 )
 
 // referenceRGB is the resize written the plain way, for the differential tests of the fast loops
-// (zero-padded fixed spans, the five-tap unrolling, red and blue sharing an int64, four-row vertical
+// (zero-padded fixed spans, the four-tap unrolling, red and blue sharing an int64, four-row vertical
 // steps): every output pixel sums its own unpadded span channel by channel, straight from the
 // definition of each method.
 func referenceRGB(src []uint8, sw, sh, dw, dh int, m Method) []uint8 {

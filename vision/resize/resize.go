@@ -62,8 +62,9 @@ const rowPad = 32
 
 // weights holds one pass's quantised filter: output i reads taps inputs from start[i] on, weighted by
 // k[i*ksize : i*ksize+taps], and the sum is shifted right by prec. Every output has the same number
-// of taps: spans cut short by an edge are padded with zero weights, which leaves the integer sums —
-// and so the bytes — unchanged and lets the loops run a fixed length.
+// of taps, the widest span's (at most ksize, at most the inputs): narrower spans are padded with zero
+// weights, which leaves the integer sums — and so the bytes — unchanged and lets the loops run a fixed
+// length.
 type weights struct {
 	start []int32
 	k     []int32
@@ -179,12 +180,15 @@ func (w *weights) compute(in, out int, m Method, raw []float64) []float64 {
 	invscale := 1.0 / filterscale
 
 	w.ksize = ksize
-	w.taps = min(ksize, in)
 	w.start = grow(w.start, out)
 	w.k = grow(w.k, out*ksize)
 	n := w.k[:out] // each span's length until the padding below; w.k is rewritten after it
 	raw = grow(raw, out*ksize)
 	wmax := 0.0
+	// taps is the widest span, not ksize: ksize has room for one more input than spans cover (an
+	// enlargement's spans are four inputs, its ksize five), and a tap whose weight is zero for every
+	// output would be work for nothing.
+	w.taps = 1
 	for i := range out {
 		center := (float64(i) + 0.5) * scale
 		lo := max(int(center-support+0.5), 0) // int() truncates toward zero like C's cast
@@ -205,6 +209,7 @@ func (w *weights) compute(in, out int, m Method, raw []float64) []float64 {
 		}
 		clear(row[span:])
 		w.start[i], n[i] = int32(lo), int32(span)
+		w.taps = max(w.taps, span)
 	}
 	// Pad every span to w.taps inputs: move a span that would run past the last input left, its
 	// weights right by as much, zeros around them.

@@ -1,0 +1,250 @@
+package render
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/internal/testenv"
+	"github.com/vrender/vrender/internal/wire"
+	"github.com/vrender/vrender/media"
+	"github.com/vrender/vrender/vision"
+)
+
+// collide makes every key's fast hash the same, so that every lookup must
+// tell entries apart by their text alone.
+func collide(r *Renderer) { r.images.memo.sum = func(memoKey) uint64 { return 7 } }
+
+func sharedImage(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testenv.SharedDir(t), "multimodal", "images", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// memoURLs are data URLs that differ in small ways: texts that share all
+// but their last bytes, one file under two media types, the scheme's case,
+// broken base64 and truncated or foreign files.
+func memoURLs(t testing.TB) map[string]string {
+	png := sharedImage(t, "png_rgb_640x480.png")
+	small := sharedImage(t, "png_rgb_56x30.png")
+	b64 := base64.StdEncoding.EncodeToString(png)
+	// The same file with its last bytes changed (a CRC then, still sized
+	// from its header) and cut short: texts that are one another's prefix
+	// or share all but a few characters.
+	tail := append([]byte(nil), png...)
+	tail[len(tail)-5] ^= 1
+	return map[string]string{
+		"png":          "data:image/png;base64," + b64,
+		"png as jpeg":  "data:image/jpeg;base64," + b64,
+		"png DATA":     "DATA:image/png;base64," + b64,
+		"png tail":     "data:image/png;base64," + base64.StdEncoding.EncodeToString(tail),
+		"png cut":      "data:image/png;base64," + base64.StdEncoding.EncodeToString(png[:len(png)/2]),
+		"png cut 3":    "data:image/png;base64," + base64.StdEncoding.EncodeToString(png[:len(png)/2/3*3]),
+		"small":        "data:image/png;base64," + base64.StdEncoding.EncodeToString(small),
+		"jpeg":         "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(sharedImage(t, "jpeg_444_1280x720.jpg")),
+		"bad base64":   "data:image/png;base64," + b64[:len(b64)-8] + "!!!!====",
+		"random":       "data:image/png;base64," + base64.StdEncoding.EncodeToString(sharedImage(t, "invalid_random.png")),
+		"not base64":   "data:image/png," + b64,
+		"empty":        "data:image/png;base64,",
+		"rgba":         "data:image/png;base64," + base64.StdEncoding.EncodeToString(sharedImage(t, "png_rgba_320x240.png")),
+		"png uuid":     "data:image/png;base64," + b64 + "#u1",
+		"png uuid too": "data:image/png;base64," + b64 + "#u2",
+	}
+}
+
+// TestImageMemoAnswersAsUnmemoized is the memo's differential test: a
+// request sequence that revisits each data URL under other kwargs, load
+// options, uuids and return_mm_kwargs answers byte for byte as the uncached renderer, on a
+// renderer with the memo, on one whose fast hash always collides, and on
+// one whose cache is too small to keep an image (a memo hit that must
+// decode the URL again).
+func TestImageMemoAnswersAsUnmemoized(t *testing.T) {
+	plain := imageRenderer(t, media.Config{}, uncached)
+	memo := imageRenderer(t, media.Config{})
+	collided := imageRenderer(t, media.Config{})
+	collide(collided)
+	tiny := imageRenderer(t, media.Config{}, func(c *ImageConfig) { c.CacheBytes = 64 << 10 })
+	if memo.images.memo == nil || tiny.images.memo == nil || plain.images.memo != nil {
+		t.Fatal("the memo is on exactly when the cache is")
+	}
+	urls := memoURLs(t)
+	type req struct {
+		kwargs, mediaIO string
+		urls            []string
+	}
+	var reqs []req
+	for _, kwargs := range []string{"", `{}`, `{"fps":2}`, `{"max_pixels":50000}`, `{ "max_pixels":50000}`, `{"model_id":1}`, `{"min_pixels":10,"max_pixels":5}`} {
+		reqs = append(reqs,
+			req{kwargs, "", []string{urls["png"], urls["small"]}},
+			req{kwargs, "", []string{urls["png as jpeg"], urls["png DATA"], urls["png tail"]}},
+			req{kwargs, "", []string{urls["png cut"]}},
+			req{kwargs, "", []string{urls["png cut 3"], urls["png"]}},
+			req{kwargs, "", []string{urls["png uuid"], urls["png uuid too"], urls["png"]}},
+			req{kwargs, "", []string{urls["jpeg"], urls["rgba"]}},
+			req{kwargs, `{"image":{"rgba_background_color":[0,0,0]}}`, []string{urls["rgba"], urls["png"]}},
+		)
+	}
+	for _, bad := range []string{"bad base64", "random", "not base64", "empty"} {
+		reqs = append(reqs, req{"", "", []string{urls["png"], urls[bad]}})
+	}
+	if testing.Short() {
+		reqs = reqs[:14]
+	}
+	// Round 1 asks without mm kwargs (return_mm_kwargs false: sizes and
+	// mm_hashes only, as llm-d's router asks), round 2 with them again.
+	for round := range 3 {
+		for i, rq := range reqs {
+			in := urlRequest(rq.kwargs, rq.urls...)
+			if rq.mediaIO != "" {
+				in.MediaIOKwargs = mustNode(rq.mediaIO)
+			}
+			in.OmitMMKwargs = round == 1
+			want := renderAnswer(t, plain, in)
+			for name, r := range map[string]*Renderer{"memo": memo, "collided": collided, "tiny cache": tiny} {
+				if got := renderAnswer(t, r, in); got != want {
+					j := testenv.FirstDiff([]byte(got), []byte(want))
+					t.Fatalf("round %d request %d (%s): differs at byte %d: %.120q, unmemoized %.120q",
+						round, i, name, j, got[max(0, j-20):], want[max(0, j-20):])
+				}
+			}
+		}
+	}
+	for name, r := range map[string]*Renderer{"memo": memo, "collided": collided, "tiny cache": tiny} {
+		m := r.images.memo
+		if n := m.lru.Len(); n == 0 || m.bytes() > m.max {
+			t.Errorf("%s: %d entries, %d bytes (bound %d)", name, n, m.bytes(), m.max)
+		}
+	}
+}
+
+// TestURLMemo: a lookup confirms the whole key (a colliding or prefix key
+// is a miss), entries are evicted least recently used first within the
+// bound, and the memo keeps its own copy of a key's text.
+func TestURLMemo(t *testing.T) {
+	m := newURLMemo(3 * (memoEntryOverhead + 110)) // three entries of a 100-byte URL
+	m.sum = func(k memoKey) uint64 { return uint64(len(k.url) % 2) }
+	val := func(i int) memoValue { return memoValue{n: i, hash: fmt.Sprint(i), frame: []byte{1}} }
+	buf := []byte("data:" + strings.Repeat("a", 95))
+	k := func(s string) memoKey { return memoKey{url: s, aux: "x"} }
+	m.put(memoKey{url: string(buf), aux: "x"}, val(1))
+	buf[6] = 'b' // the caller's bytes change; the memo's copy must not
+	m.put(k("data:"+strings.Repeat("a", 94)), val(2))
+	m.put(k("data:"+strings.Repeat("a", 93)+"b"), val(3))
+	for _, tc := range []struct {
+		key  memoKey
+		want int
+	}{
+		{k("data:" + strings.Repeat("a", 95)), 1},
+		{k(string(buf)), 0},
+		{memoKey{url: "data:" + strings.Repeat("a", 95), aux: "y"}, 0},
+		{k("data:" + strings.Repeat("a", 94)), 2},
+		{k("data:" + strings.Repeat("a", 93)), 0},
+		{k("data:" + strings.Repeat("a", 93) + "b"), 3},
+	} {
+		v, ok := m.get(tc.key)
+		if ok != (tc.want != 0) || ok && v.n != tc.want {
+			t.Errorf("get(%.12q…%d) = %v, %v; want %d", tc.key.url, len(tc.key.url), v.n, ok, tc.want)
+		}
+	}
+	// 1 was used least recently: a fourth entry evicts it.
+	m.get(k("data:" + strings.Repeat("a", 95)))
+	m.put(k("data:"+strings.Repeat("c", 95)), val(4))
+	if _, ok := m.get(k("data:" + strings.Repeat("a", 94))); ok {
+		t.Error("the least recently used entry was kept")
+	}
+	if _, ok := m.get(k("data:" + strings.Repeat("a", 95))); !ok {
+		t.Error("a recently used entry was evicted")
+	}
+	if m.bytes() > m.max || m.lru.Len() != 3 {
+		t.Errorf("%d entries, %d bytes over the bound %d", m.lru.Len(), m.bytes(), m.max)
+	}
+	m.put(k(strings.Repeat("d", int(m.max))), val(5))
+	if m.lru.Len() != 3 {
+		t.Error("an entry larger than the bound was stored")
+	}
+	// However many keys collide, a bucket holds at most memoBucket.
+	big := newURLMemo(1 << 20)
+	big.sum = func(memoKey) uint64 { return 1 }
+	for i := range 3 * memoBucket {
+		big.put(k(fmt.Sprint("data:", i)), val(i+1))
+	}
+	if n := len(big.byKey[1]); n != memoBucket || big.lru.Len() != memoBucket {
+		t.Errorf("a bucket of %d (%d entries), want %d", n, big.lru.Len(), memoBucket)
+	}
+	if v, ok := big.get(k(fmt.Sprint("data:", 3*memoBucket-1))); !ok || v.n != 3*memoBucket {
+		t.Error("the newest colliding entry was not kept")
+	}
+	// Kwargs without a text of their own, or whose text is not UTF-8, keep
+	// a request out of the memo; absent and empty kwargs differ.
+	opts := imaging.DefaultOptions()
+	for _, n := range []*node{{Kind: wire.Object}, {Kind: wire.Object, Raw: []byte("{\"a\":\"\xff\"}")}} {
+		if _, ok := memoAux(n, opts); ok {
+			t.Errorf("memoAux(%q) is usable", n.Raw)
+		}
+	}
+	if a, _ := memoAux(nil, opts); a == func() string { s, _ := memoAux(mustNode("{}"), opts); return s }() {
+		t.Error("absent and empty kwargs share a memo key")
+	}
+	if newURLMemo(0) != nil {
+		t.Error("a memo of no bytes is on")
+	}
+}
+
+// FuzzImageMemo: for any data URL text and request kwargs, the size path
+// answers through the memo (whose fast hash collides for half of all
+// keys) as without it, on the first call and on a repeat.
+func FuzzImageMemo(f *testing.F) {
+	for _, u := range memoURLs(f) {
+		if len(u) < 4000 {
+			f.Add(u, "")
+		}
+	}
+	small := sharedImage(f, "png_rgb_56x30.png")
+	f.Add("data:image/png;base64,"+base64.StdEncoding.EncodeToString(small), `{"fps":1}`)
+	f.Add("data:image/png;base64,"+base64.StdEncoding.EncodeToString(small[:len(small)-1]), `{"max_pixels":3000}`)
+	plain := imageRenderer(f, media.Config{}, uncached)
+	memo := imageRenderer(f, media.Config{})
+	memo.images.memo.sum = func(k memoKey) uint64 { return memoSum(k) & 1 }
+	f.Fuzz(func(t *testing.T, url, kwargs string) {
+		size := func(r *Renderer) string {
+			im := r.images
+			var reqKwargs *node
+			if kwargs != "" {
+				n, err := parseJSON([]byte(kwargs))
+				if err != nil {
+					return "kwargs: " + err.Error()
+				}
+				reqKwargs = n
+			}
+			kw, err := vision.KwargsOf(reqKwargs)
+			if err != nil {
+				return "kwargs: " + err.Error()
+			}
+			kw = kw.Over(im.cfg.Kwargs)
+			opts := imaging.DefaultOptions()
+			var aux *string
+			if a, ok := memoAux(reqKwargs, opts); ok && im.memo != nil {
+				aux = &a
+			}
+			s, err := im.size(context.Background(), imageRef{url: url}, kw, reqKwargs, opts, aux)
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			return fmt.Sprint(s.plan, s.hash, s.cost)
+		}
+		want := size(plain)
+		for i := range 2 {
+			if got := size(memo); got != want {
+				t.Fatalf("call %d: %q, unmemoized %q", i, got, want)
+			}
+		}
+	})
+}
