@@ -89,7 +89,7 @@ func (s *Sim) handleGenerate(w http.ResponseWriter, r *http.Request) {
 		apiErr.write(w)
 		return
 	}
-	req, info, err := protocol.DecodeGenerateRequest(body)
+	req, info, err := protocol.DecodeGenerateRequestTree(body, root)
 	if err != nil {
 		var ve *pylax.ValidationError
 		if errors.As(err, &ve) {

@@ -51,8 +51,8 @@ func (e *apiError) write(w http.ResponseWriter) { writeError(w, e.status, e.body
 // readJSONBody reads a POST body with vLLM's checks in FastAPI's order: a
 // JSON-typed (or untyped) body must parse, then the media type must be
 // exactly application/json. It returns the body's tree too (nil for an
-// empty body), made in the same pass: the features of a request with
-// pictures are read from it rather than scanned again.
+// empty body), made in the same pass: the request, and the features of one
+// with pictures, are decoded from it rather than scanned again.
 func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *wire.Node, *apiError) {
 	body, err := readBody(w, r)
 	if err != nil {

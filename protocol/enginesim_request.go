@@ -31,10 +31,23 @@ type GenerateRequestInfo struct {
 // Errors are *ValidationError, reading as vLLM's 400 "Bad Request" body.
 // The sampling parameters come back finalised (SamplingParams.__post_init__
 // applied); an absent request_id is a fresh UUID, as vLLM's default factory
-// makes one.
+// makes one. The request never aliases data.
 func DecodeGenerateRequest(data []byte) (*GenerateRequest, GenerateRequestInfo, error) {
-	var info GenerateRequestInfo
 	obj, fe := decodeBody(data, "GenerateRequest")
+	return decodeGenerate(obj, fe)
+}
+
+// DecodeGenerateRequestTree is DecodeGenerateRequest for the tree
+// ParseJSONTree decoded from body (nil: an empty body), without copying the
+// body and scanning it again: engine-sim has the tree already, and a
+// request carrying pictures is megabytes. The request aliases body.
+func DecodeGenerateRequestTree(body []byte, root *wire.Node) (*GenerateRequest, GenerateRequestInfo, error) {
+	obj, fe := decodeTree(root, body, "GenerateRequest")
+	return decodeGenerate(obj, fe)
+}
+
+func decodeGenerate(obj *object, fe *pylax.FieldError) (*GenerateRequest, GenerateRequestInfo, error) {
+	var info GenerateRequestInfo
 	if fe != nil {
 		return nil, info, &pylax.ValidationError{Errors: []pylax.FieldError{*fe}}
 	}

@@ -46,7 +46,7 @@ func (c *Client) encode(req *protocol.GenerateRequest, requestID string, stream 
 // reader is one attempt's body, holding the buffer until it is closed.
 func (rb *requestBody) reader() io.ReadCloser {
 	rb.refs.Add(1)
-	return &attemptBody{Reader: bytes.NewReader(rb.b), rb: rb}
+	return &attemptBody{Reader: bytes.NewReader(rb.b), b: rb.b, rb: rb}
 }
 
 // release drops one hold; the last returns the buffer to the pool.
@@ -60,8 +60,18 @@ func (rb *requestBody) release() {
 
 type attemptBody struct {
 	*bytes.Reader
+	b    []byte // what Reader reads
 	rb   *requestBody
 	once sync.Once
+}
+
+// unread is what is left of the body to read, at most n bytes.
+func (a *attemptBody) unread(n int64) []byte {
+	rest := a.b[len(a.b)-a.Len():]
+	if int64(len(rest)) > n {
+		rest = rest[:n]
+	}
+	return rest
 }
 
 func (a *attemptBody) Close() error {

@@ -192,11 +192,14 @@ func durationOption(d, def time.Duration) time.Duration {
 // uvicorn does not speak it), no compression (it would delay every SSE
 // event), dialing bounded by connectTimeout, and no proxy from the
 // environment (a buffering proxy would hold back events; engines are
-// reached directly, as vLLM's own disaggregation proxy reaches them).
+// reached directly, as vLLM's own disaggregation proxy reaches them), and
+// generate bodies written with one Write (bodyConn; WriteBufferSize would
+// not do it: net/http flushes the headers and copies the body past the
+// buffer, 32 KB at a time, whatever its size).
 func newTransport(connectTimeout time.Duration) *http.Transport {
 	dialer := &net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}
 	return &http.Transport{
-		DialContext:           dialer.DialContext,
+		DialContext:           dialBodyConn(dialer.DialContext),
 		MaxIdleConns:          0, // no global cap: the per-host cap below applies
 		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
 		IdleConnTimeout:       90 * time.Second,
