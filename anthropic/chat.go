@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
@@ -294,7 +295,7 @@ func toolUseCall(blk ContentBlock) *wire.Node {
 	}
 	args := "{}"
 	if !isEmptyObject(blk.Input) {
-		args = string(appendPyDumps(nil, blk.Input))
+		args = string(pylax.AppendPyDumps(nil, blk.Input))
 	}
 	name := ""
 	if blk.Name != nil {

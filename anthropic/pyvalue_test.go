@@ -3,6 +3,7 @@ package anthropic
 import (
 	"testing"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/render"
 )
@@ -23,7 +24,7 @@ func TestPyValue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := string(appendPyDumps(nil, n)); got != c.dumps {
+		if got := string(pylax.AppendPyDumps(nil, n)); got != c.dumps {
 			t.Errorf("json.dumps(%s) = %s, want %s", c.in, got, c.dumps)
 		}
 		if got := pyStr(n); got != c.str {
@@ -63,7 +64,7 @@ func pyValueDiff(t *testing.T, data []byte) {
 	if err != nil {
 		t.Fatalf("%s: reference json.dumps: %v", data, err)
 	}
-	if got := string(appendPyDumps(nil, n)); got != want {
+	if got := string(pylax.AppendPyDumps(nil, n)); got != want {
 		t.Fatalf("%s: json.dumps %s, reference %s", data, got, want)
 	}
 }

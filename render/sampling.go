@@ -498,7 +498,7 @@ func structuralTagPayload(rf *node) (string, error) {
 	}
 	b, err := appendDumpsOrdered(nil, rf, declared, func(dst []byte, key string, v *node) ([]byte, error) {
 		if key != "structures" {
-			return appendPyDumps(dst, v), nil
+			return pylax.AppendPyDumps(dst, v), nil
 		}
 		if v.Kind != wire.Array {
 			return nil, errors.New("structures: want a JSON list")
@@ -533,7 +533,7 @@ func appendDumpsOrdered(dst []byte, n *node, declared []string, conv func(dst []
 		first = false
 		dst = append(wire.AppendStringASCII(dst, key), ": "...)
 		if conv == nil {
-			dst = appendPyDumps(dst, v)
+			dst = pylax.AppendPyDumps(dst, v)
 			return nil
 		}
 		var err error

@@ -2,9 +2,7 @@ package render
 
 import (
 	"encoding/json"
-	"strconv"
 
-	"github.com/vrender/vrender/internal/pyfmt"
 	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
@@ -20,7 +18,7 @@ func pyJSONDumps(raw json.RawMessage) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return string(appendPyDumps(nil, n)), nil
+	return string(pylax.AppendPyDumps(nil, n)), nil
 }
 
 // pyJSONCompact is how vLLM's JSONResponse writes a value json.loads read
@@ -33,53 +31,6 @@ func pyJSONCompact(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	return pylax.AppendPyCompact(nil, n), nil
-}
-
-// appendPyDumps appends json.dumps of the value json.loads makes of n,
-// with the default ", " and ": " separators and ensure_ascii.
-func appendPyDumps(dst []byte, n *wire.Node) []byte {
-	switch n.Kind {
-	case wire.Object:
-		dst = append(dst, '{')
-		for i, k := range n.Keys {
-			if i > 0 {
-				dst = append(dst, ", "...)
-			}
-			dst = append(wire.AppendStringASCII(dst, k), ": "...)
-			dst = appendPyDumps(dst, n.Vals[i])
-		}
-		return append(dst, '}')
-	case wire.Array:
-		dst = append(dst, '[')
-		for i, it := range n.Arr {
-			if i > 0 {
-				dst = append(dst, ", "...)
-			}
-			dst = appendPyDumps(dst, it)
-		}
-		return append(dst, ']')
-	case wire.String:
-		return wire.AppendStringASCII(dst, n.S)
-	case wire.Number:
-		return append(dst, pyNumber(n.S)...)
-	case wire.Bool:
-		return strconv.AppendBool(dst, n.B)
-	}
-	return append(dst, "null"...)
-}
-
-// pyNumber is how json.dumps writes the number json.loads read from lit.
-// An overflowing float keeps its literal: json.dumps would write Infinity,
-// which is not JSON and could not travel on as a json.RawMessage.
-func pyNumber(lit string) string {
-	b, ok := pyfmt.AppendNumberLiteral(nil, lit)
-	if !ok {
-		return lit
-	}
-	if s := string(b); s != "inf" && s != "-inf" {
-		return s
-	}
-	return lit
 }
 
 // PyJSONCompact is how vLLM's JSONResponse writes the value json.loads

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/vrender/vrender/internal/pyfmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -349,4 +350,17 @@ func FuzzExtraArgsMatchesRef(f *testing.F) {
 		f.Add(s[0], s[1], s[2])
 	}
 	f.Fuzz(checkExtraArgsMatchesRef)
+}
+
+// pyNumber is how json.dumps writes the number json.loads read from lit, as
+// the replaced writer did: an overflowing float keeps its literal.
+func pyNumber(lit string) string {
+	b, ok := pyfmt.AppendNumberLiteral(nil, lit)
+	if !ok {
+		return lit
+	}
+	if s := string(b); s != "inf" && s != "-inf" {
+		return s
+	}
+	return lit
 }

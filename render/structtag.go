@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
 )
@@ -104,12 +105,12 @@ func structuralTagFor(model string, req *protocol.ChatCompletionRequest) (string
 		return "", false, fmt.Errorf("unknown structural tag model %q", model)
 	}
 	format := build(tools, mode)
-	return string(appendPyDumps(nil, obj("type", str("structural_tag"), "format", format))), true, nil
+	return string(pylax.AppendPyDumps(nil, obj("type", str("structural_tag"), "format", format))), true, nil
 }
 
 // The format models of xgrammar/structural_tag.py, each built as a tree
 // with its fields in declaration order, the tools' parameters as the
-// request's own trees; appendPyDumps writes the whole once at the end.
+// request's own trees; pylax.AppendPyDumps writes the whole once at the end.
 
 func obj(kv ...any) *node {
 	n := &node{Kind: jObj, Keys: make([]string, 0, len(kv)/2), Vals: make([]*node, 0, len(kv)/2)}

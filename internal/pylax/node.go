@@ -80,3 +80,43 @@ func AppendPyCompact(dst []byte, n *wire.Node) []byte {
 	}
 	return append(dst, '}')
 }
+
+// AppendPyDumps appends Python's json.dumps of the value json.loads makes
+// of n, with the default ", " and ": " separators and ensure_ascii; a
+// repeated key is already one member of n. An overflowing float keeps its
+// literal where json.dumps would write Infinity, which is not JSON and
+// could not travel on as JSON text.
+func AppendPyDumps(dst []byte, n *wire.Node) []byte {
+	switch n.Kind {
+	case wire.Object:
+		dst = append(dst, '{')
+		for i, k := range n.Keys {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = append(wire.AppendStringASCII(dst, k), ": "...)
+			dst = AppendPyDumps(dst, n.Vals[i])
+		}
+		return append(dst, '}')
+	case wire.Array:
+		dst = append(dst, '[')
+		for i, it := range n.Arr {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = AppendPyDumps(dst, it)
+		}
+		return append(dst, ']')
+	case wire.String:
+		return wire.AppendStringASCII(dst, n.S)
+	case wire.Number:
+		num, ok := pyfmt.AppendNumberLiteral(dst, n.S)
+		if s := string(num[len(dst):]); !ok || s == "inf" || s == "-inf" {
+			return append(dst, n.S...)
+		}
+		return num
+	case wire.Bool:
+		return wire.AppendBool(dst, n.B)
+	}
+	return append(dst, "null"...)
+}
