@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
-	"github.com/vrender/vrender/render"
 )
 
 // The conversion before messages were typed: it wrote each chat message as
@@ -153,7 +153,7 @@ func refToolUseCall(blk refBlock) ([]byte, error) {
 	if n, err := wire.Parse(input); err == nil {
 		input = wire.AppendNode(nil, withoutText(n))
 	}
-	args, err := render.PyJSONDumps(input)
+	args, err := refPyJSONDumps(input)
 	if err != nil {
 		return nil, fmt.Errorf("tool_use input: %w", err)
 	}
@@ -270,17 +270,17 @@ func refImageSourceURL(src json.RawMessage) string {
 	_ = json.Unmarshal(src, &members)
 	if refJSONStr(members["type"]) == "url" {
 		if u, ok := members["url"]; ok {
-			return render.PyStr(u)
+			return pylax.StrOfJSON(u)
 		}
 		return ""
 	}
 	media := "image/jpeg"
 	if mt, ok := members["media_type"]; ok {
-		media = render.PyStr(mt)
+		media = pylax.StrOfJSON(mt)
 	}
 	data := ""
 	if d, ok := members["data"]; ok {
-		data = render.PyStr(d)
+		data = pylax.StrOfJSON(d)
 	}
 	return "data:" + media + ";base64," + data
 }
@@ -294,7 +294,7 @@ func refPyStrOfContent(blk refBlock) string {
 		for i, it := range blk.ContentList {
 			items[i] = it
 		}
-		return render.PyStr(refJoinArray(items))
+		return pylax.StrOfJSON(refJoinArray(items))
 	}
 	return ""
 }
@@ -394,4 +394,14 @@ func refToChat(a *refRequest, count bool) (*protocol.ChatCompletionRequest, erro
 		req.ToolChoice = protocol.ToolChoice{Kind: protocol.ToolChoiceAuto}
 	}
 	return req, nil
+}
+
+// refPyJSONDumps is json.dumps of the value json.loads makes of raw, as the
+// replaced conversion wrote a tool_use input: parsed, then written.
+func refPyJSONDumps(raw []byte) (string, error) {
+	n, err := wire.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	return string(pylax.AppendPyDumps(nil, n)), nil
 }

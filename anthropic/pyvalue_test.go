@@ -5,7 +5,6 @@ import (
 
 	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
-	"github.com/vrender/vrender/render"
 )
 
 // pyValueCases pin Python 3.11's json.dumps(json.loads(in)) and
@@ -57,10 +56,10 @@ func pyValueDiff(t *testing.T, data []byte) {
 	if err != nil {
 		return
 	}
-	if got, want := pyStr(n), render.PyStr(data); got != want {
+	if got, want := pyStr(n), pylax.StrOfJSON(data); got != want {
 		t.Fatalf("%s: str %s, reference %s", data, got, want)
 	}
-	want, err := render.PyJSONDumps(wire.AppendNode(nil, withoutText(n)))
+	want, err := refPyJSONDumps(wire.AppendNode(nil, withoutText(n)))
 	if err != nil {
 		t.Fatalf("%s: reference json.dumps: %v", data, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/pylax"
 	"github.com/vrender/vrender/internal/wire"
 )
 
@@ -98,7 +99,7 @@ func checkPyStrMatchesRef(t *testing.T, raw []byte) {
 	if wire.Valid(raw) != nil || !json.Valid(raw) {
 		return
 	}
-	if got, want := PyStr(raw), refPyStr(raw); got != want {
+	if got, want := pylax.StrOfJSON(raw), refPyStr(raw); got != want {
 		t.Fatalf("%q: PyStr %q, reference %q", raw, got, want)
 	}
 }

@@ -11,16 +11,6 @@ import (
 // pass through a Python dict are re-serialised by json.dumps, which
 // normalises numbers and escapes strings its own way.
 
-// pyJSONDumps is Python's json.dumps with its default separators (", " and
-// ": ") and ensure_ascii, of a JSON value, keys in document order.
-func pyJSONDumps(raw json.RawMessage) (string, error) {
-	n, err := wire.Parse(raw)
-	if err != nil {
-		return "", err
-	}
-	return string(pylax.AppendPyDumps(nil, n)), nil
-}
-
 // pyJSONCompact is how vLLM's JSONResponse writes a value json.loads read
 // from raw: compact separators, non-ASCII kept, numbers as Python prints
 // them (1e2 becomes 100.0). A repeated key keeps its first position and its
@@ -37,8 +27,3 @@ func pyJSONCompact(raw json.RawMessage) (json.RawMessage, error) {
 // makes of raw (compact, non-ASCII kept, numbers as Python prints them):
 // for a client's or a parser's JSON that vLLM parses and re-serialises.
 func PyJSONCompact(raw json.RawMessage) (json.RawMessage, error) { return pyJSONCompact(raw) }
-
-// PyJSONDumps is Python's json.dumps of the value json.loads makes of raw
-// (", " and ": " separators, ensure_ascii, keys in document order): for the
-// front ends that hand a client's JSON to the template as a string.
-func PyJSONDumps(raw json.RawMessage) (string, error) { return pyJSONDumps(raw) }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/vrender/vrender/internal/pyfmt"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vrender/vrender/internal/pyfmt"
+	"github.com/vrender/vrender/internal/pylax"
 
 	"github.com/vrender/vrender/internal/wire"
 	"github.com/vrender/vrender/protocol"
@@ -363,4 +365,14 @@ func pyNumber(lit string) string {
 		return s
 	}
 	return lit
+}
+
+// pyJSONDumps is Python's json.dumps with its default separators (", " and
+// ": ") and ensure_ascii, of a JSON value, keys in document order.
+func pyJSONDumps(raw json.RawMessage) (string, error) {
+	n, err := wire.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	return string(pylax.AppendPyDumps(nil, n)), nil
 }
