@@ -53,8 +53,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if f.imageCacheGCPacing {
-		defer gcpace.Start(imageCacheBytes(gen.Renderer()), gcPaceFloor)()
+	if f.imageCacheGCHeadroom >= 0 {
+		defer gcpace.Start(imageCacheBytes(gen.Renderer()), uint64(f.imageCacheGCHeadroom))()
 	}
 	der, err := f.df.engine(m, &f.rf)
 	if err != nil {
@@ -119,9 +119,10 @@ type serveFlags struct {
 	stateKey    string
 	sec         serveSecurityFlags
 	tokCache    int64
-	// imageCacheGCPacing: GOGC's ratio over the heap outside the
-	// processed-image cache (internal/gcpace).
-	imageCacheGCPacing bool
+	// imageCacheGCHeadroom: GOGC's ratio over the heap outside the
+	// processed-image cache, at least this many bytes (internal/gcpace);
+	// -1: Go's own pacing.
+	imageCacheGCHeadroom int64
 }
 
 // command registers the flags, in the order --help lists them.
@@ -151,10 +152,10 @@ func (f *serveFlags) command() *command {
 	c.fs.Int64Var(&f.tokCache, "tokenizer-cache-size", tokenizer.DefaultSegmentCacheBytes,
 		"`BYTES` bounding the cache of token ids of the text between special tokens, so a conversation\n"+
 			"re-rendered each turn encodes only its new messages (0: off)")
-	c.fs.BoolVar(&f.imageCacheGCPacing, "image-cache-gc-pacing", true,
-		"pace the garbage collector by the heap outside the processed-image cache: GOGC's ratio applies to the\n"+
-			"rest, with at least 256 MiB of garbage between collections, so a filled cache does not let as many\n"+
-			"bytes of garbage again gather beside it (false: GOGC over the whole heap, Go's own pacing)")
+	c.fs.Int64Var(&f.imageCacheGCHeadroom, "image-cache-gc-headroom", defaultImageCacheGCHeadroom,
+		"`BYTES` of garbage the heap gathers between collections at least, with GOGC's ratio applied to the heap\n"+
+			"outside the processed-image cache only, so a filled cache does not let as many bytes of garbage again\n"+
+			"gather beside it (-1: GOGC over the whole heap, Go's own pacing)")
 	f.sec.register(c)
 	c.sections = serveHelpSections
 	return c
@@ -184,6 +185,9 @@ func (f *serveFlags) check(rest []string, log *slog.Logger) error {
 	}
 	if f.tokCache < 0 {
 		return usagef("--tokenizer-cache-size %d is negative", f.tokCache)
+	}
+	if f.imageCacheGCHeadroom < -1 {
+		return usagef("--image-cache-gc-headroom %d: want bytes, or -1 for Go's own pacing", f.imageCacheGCHeadroom)
 	}
 	return nil
 }
@@ -222,7 +226,7 @@ var serveHelpSections = []helpSection{
 		"reasoning-parser", "reasoning-field-compat", "derender-cache-size", "state-key"}},
 	{"Images (models with a preprocessor_config.json)", []string{"limit-mm-per-prompt", "mm-processor-kwargs",
 		"allowed-media-domains", "allowed-local-media-path", "max-media-bytes", "allow-private-media-urls", "mm-processor-cache-gb",
-		"image-cache-gc-pacing", "media-io-kwargs", "image-memory-budget", "enable-mm-embeds"}},
+		"image-cache-gc-headroom", "media-io-kwargs", "image-memory-budget", "enable-mm-embeds"}},
 	{"LoRA adapters", []string{"enable-lora", "lora-modules"}},
 	{"HTTP server, API keys and limits", []string{"host", "port", "api-key", "max-request-body-bytes",
 		"max-messages", "max-tools", "max-prompt-bytes", "max-derender-tokens", "shutdown-timeout"}},
@@ -239,11 +243,11 @@ var serveHelpSections = []helpSection{
 		"sim-enable-prompt-tokens-details", "sim-kv-events-config"}},
 }
 
-// gcPaceFloor is the least garbage --image-cache-gc-pacing lets gather
-// between collections: a few requests' worth (a 1280x720 image request
-// leaves about 17 MB, one of four 1080p images about 150 MB), so the
-// collector does not run once per request beside a full cache.
-const gcPaceFloor = 256 << 20
+// defaultImageCacheGCHeadroom is --image-cache-gc-headroom's default: a
+// few requests' garbage (a 1280x720 image request leaves about 17 MB, one
+// of four 1080p images about 150 MB), so the collector does not run once
+// per request beside a full cache.
+const defaultImageCacheGCHeadroom = 256 << 20
 
 // imageCacheBytes reports what r's processed-image cache holds: values
 // without pointers, which need no headroom in proportion to them.

@@ -41,8 +41,7 @@ func Percent(live, exempt, floor uint64, base int) int {
 // which restores that percent. exempt is called from a goroutine of the
 // runtime's. Nothing is done when the collector is off (GOGC=off).
 func Start(exempt func() uint64, floor uint64) (stop func()) {
-	base := debug.SetGCPercent(100)
-	debug.SetGCPercent(base)
+	base := Current()
 	if base < 0 {
 		return func() {}
 	}
@@ -58,6 +57,17 @@ func Start(exempt func() uint64, floor uint64) (stop func()) {
 
 // liveMetric is the heap marked live by the last collection.
 const liveMetric = "/gc/heap/live:bytes"
+
+// Current is the GC percent in effect (GOGC's, or what Start set last);
+// -1 when the collector is off.
+func Current() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 100 // the runtime's default; the metric exists since Go 1.21
+	}
+	return int(int64(s[0].Value.Uint64()))
+}
 
 type pacer struct {
 	exempt  func() uint64

@@ -3,7 +3,6 @@ package gcpace
 import (
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,25 +35,14 @@ func TestPercent(t *testing.T) {
 	}
 }
 
-// gogc is the GC percent in effect.
-func gogc(t *testing.T) int {
-	t.Helper()
-	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		t.Fatalf("%s unsupported", s[0].Name)
-	}
-	return int(s[0].Value.Uint64())
-}
-
 // waitPercent collects until the percent is want (the adjustment runs in
 // a cleanup after a collection), or fails.
 func waitPercent(t *testing.T, want int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for gogc(t) != want {
+	for Current() != want {
 		if time.Now().After(deadline) {
-			t.Fatalf("GC percent %d, want %d", gogc(t), want)
+			t.Fatalf("GC percent %d, want %d", Current(), want)
 		}
 		runtime.GC()
 		time.Sleep(time.Millisecond)
@@ -75,13 +63,13 @@ func TestStart(t *testing.T) {
 	exempt.Store(1 << 50)
 	waitPercent(t, 1)
 	stop()
-	if p := gogc(t); p != 100 {
+	if p := Current(); p != 100 {
 		t.Fatalf("after stop: GC percent %d, want 100", p)
 	}
 	runtime.GC()
 	runtime.GC()
 	time.Sleep(10 * time.Millisecond)
-	if p := gogc(t); p != 100 {
+	if p := Current(); p != 100 {
 		t.Fatalf("a collection after stop changed the GC percent to %d", p)
 	}
 }
