@@ -98,25 +98,45 @@ func decodeBackend(data []byte, maxPixels int64) (*Image, error) {
 	if maxPixels > 0 && int64(h.Width)*int64(h.Height) > maxPixels {
 		return nil, ErrTooManyPixels
 	}
-	img := &Image{Width: h.Width, Height: h.Height, Channels: h.Components}
-	// Not zeroed: a decode that returns the image (rc 0) has written every row, one that libjpeg
-	// stopped has the rest blanked below, and one that stops otherwise returns no image.
-	img.Pix = nozero.Bytes(h.Width * h.Height * h.Components)
+	img := &Image{Width: h.Width, Height: h.Height, Channels: h.Components, Pix: skewed(h.Width * h.Height * h.Components)}
+	if err := decodeInto(data, img); err != nil {
+		return nil, err
+	}
+	return img, nil
+}
+
+// decodeInto decodes data, whose header img's fields repeat, into img.Pix. Pix need not be zeroed: a
+// decode that succeeds has written every row, one that libjpeg stopped has the rest blanked (and
+// comes back as a *PartialError), and one that stops otherwise returns no image.
+func decodeInto(data []byte, img *Image) error {
 	var msg [C.JMSG_LENGTH_MAX]C.char
 	var done C.uint
 	rc := C.vr_decode((*C.uchar)(unsafe.Pointer(&data[0])), C.ulong(len(data)), (*C.uchar)(unsafe.Pointer(&img.Pix[0])),
-		C.uint(h.Width), C.uint(h.Height), C.int(h.Components), &msg[0], &done)
+		C.uint(img.Width), C.uint(img.Height), C.int(img.Channels), &msg[0], &done)
 	switch rc {
 	case 0:
-		return img, nil
+		return nil
 	case 1:
 		err := errors.New("libjpeg: " + C.GoString(&msg[0]))
-		return nil, partial(img, min(int(done), img.Height), err)
+		return partial(img, min(int(done), img.Height), err)
 	case 2:
 		if n := Unprocessed(data); n >= 0 {
-			return nil, &TruncatedError{Unprocessed: n}
+			return &TruncatedError{Unprocessed: n}
 		}
-		return nil, ErrTruncated
+		return ErrTruncated
 	}
-	return nil, errors.New("libjpeg: " + C.GoString(&msg[0]))
+	return errors.New("libjpeg: " + C.GoString(&msg[0]))
+}
+
+// outSkew is how far the output starts past a 32-byte boundary. libjpeg-turbo's AVX2 colour
+// conversion writes rows that start on one with non-temporal stores, which send the decoded image
+// past the caches to memory, where the resize then has to fetch it back; rows that start elsewhere get
+// ordinary stores and are still in cache when the resize reads them. The samples are the same.
+const outSkew = 8
+
+// skewed returns n bytes, not zeroed, starting outSkew bytes past a 32-byte boundary.
+func skewed(n int) []byte {
+	buf := nozero.Bytes(n + 32)
+	off := (outSkew - int(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))) & 31
+	return buf[off : off+n : off+n]
 }
