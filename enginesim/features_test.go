@@ -78,8 +78,6 @@ func TestFeaturesRefused(t *testing.T) {
 	}{
 		{"placeholder past the prompt", strings.Replace(good, `"offset":3`, `"offset":28`, 1), "",
 			"mm_placeholders must remain within the token_ids sequence"},
-		{"kwargs null without ec_transfer_params", noKwargs, "",
-			`image item 0 has no kwargs_data, the request has no ec_transfer_params and this engine has no cached item for mm_hash="a"`},
 		{"kwargs not base64", strings.Replace(good, `"kwargs_data":{"image":["`, `"kwargs_data":{"image":["%`, 1), "",
 			"features.kwargs_data.image.0: not base64"},
 		{"kwargs not an item", `{"mm_hashes":{"image":["a"]},"mm_placeholders":{"image":[{"offset":3,"length":6}]},` +
@@ -193,9 +191,10 @@ func TestFeaturesOnBothLegs(t *testing.T) {
 			`"features":`+features+`,"kv_transfer_params":`+string(resp.KV)+`}`)
 		return status, out
 	}
-	// The decode engine never saw the image: a null item cannot resolve.
-	if status, out = decode(noKwargs); status != http.StatusBadRequest || !strings.Contains(out, "has no kwargs_data") {
-		t.Fatalf("decode without kwargs: %d %s, want 400", status, out)
+	// The decode engine never saw the image: a null item cannot resolve,
+	// and the engine core fails the request (finish_reason "error").
+	if status, out = decode(noKwargs); status != http.StatusOK || !strings.Contains(out, `"finish_reason":"error"`) {
+		t.Fatalf("decode without kwargs: %d %s, want a choice finished with error", status, out)
 	}
 	seen := "I see 1 image: 84x56 (grid 1x4x6), mm_hash img-a."
 	status, out = decode(f)
@@ -236,13 +235,13 @@ func FuzzAcceptFeatures(f *testing.F) {
 			return // nested deeper than a body may be
 		}
 		req := &protocol.GenerateRequest{TokenIDs: make([]int, n), Features: raw}
-		in, e := (&Sim{items: newItemCache(4), decoded: newDecodedItems(0)}).acceptFeatures(req, node)
+		in, e := (&Sim{items: features.NewItemLRU[seenImage](1 << 30), decoded: newDecodedItems(0)}).acceptFeatures(req, node)
 		if e == nil {
 			_ = describeImages(in.images)
 		}
 		// The decoded-item memo changes nothing: the same verdict when the
 		// request's items are decoded, then when they are remembered.
-		memo := &Sim{items: newItemCache(4), decoded: newDecodedItems(1 << 20)}
+		memo := &Sim{items: features.NewItemLRU[seenImage](1 << 30), decoded: newDecodedItems(1 << 20)}
 		for pass := range 2 {
 			got, ge := memo.acceptFeatures(req, node)
 			if !reflect.DeepEqual(got, in) || !reflect.DeepEqual(ge, e) {
@@ -290,10 +289,10 @@ func TestDecodedItemsAsDecoding(t *testing.T) {
 	}
 	// The memos: none (every text decoded), roomy, and one with room for a
 	// single picture's item, so the sequence evicts.
-	plain := &Sim{items: newItemCache(4), decoded: newDecodedItems(0)}
+	plain := &Sim{items: features.NewItemLRU[seenImage](1 << 30), decoded: newDecodedItems(0)}
 	memos := []*Sim{
-		{items: newItemCache(4), decoded: newDecodedItems(1 << 20)},
-		{items: newItemCache(4), decoded: newDecodedItems(len(ta))},
+		{items: features.NewItemLRU[seenImage](1 << 30), decoded: newDecodedItems(1 << 20)},
+		{items: features.NewItemLRU[seenImage](1 << 30), decoded: newDecodedItems(len(ta))},
 	}
 	for _, c := range cases {
 		node, err := wire.Parse([]byte(c.features))
@@ -311,9 +310,9 @@ func TestDecodedItemsAsDecoding(t *testing.T) {
 				t.Errorf("%s, memo %d: holds %d bytes, over its %d", c.name, i, d.bytes, d.limit)
 			}
 		}
-		for _, img := range want.brought {
+		for _, it := range want.brought {
 			for _, sim := range append(memos, plain) {
-				sim.items.add(img)
+				sim.items.Add(it.img.hash, it.size, it.img)
 			}
 		}
 	}
