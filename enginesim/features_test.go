@@ -235,13 +235,20 @@ func FuzzAcceptFeatures(f *testing.F) {
 			return // nested deeper than a body may be
 		}
 		req := &protocol.GenerateRequest{TokenIDs: make([]int, n), Features: raw}
-		in, e := (&Sim{items: features.NewItemLRU[seenImage](1 << 30), decoded: newDecodedItems(0)}).acceptFeatures(req, node)
+		// The engine holds an item "a" from an earlier request: null items
+		// of that hash resolve, any other misses.
+		held := func() *features.ItemLRU[seenImage] {
+			c := features.NewItemLRU[seenImage](1 << 30)
+			c.Add("a", 24*1176*2, seenImage{hash: "a", grid: [3]int64{1, 4, 6}, patch: 14})
+			return c
+		}
+		in, e := (&Sim{items: held(), decoded: newDecodedItems(0)}).acceptFeatures(req, node)
 		if e == nil {
 			_ = describeImages(in.images)
 		}
 		// The decoded-item memo changes nothing: the same verdict when the
 		// request's items are decoded, then when they are remembered.
-		memo := &Sim{items: features.NewItemLRU[seenImage](1 << 30), decoded: newDecodedItems(1 << 20)}
+		memo := &Sim{items: held(), decoded: newDecodedItems(1 << 20)}
 		for pass := range 2 {
 			got, ge := memo.acceptFeatures(req, node)
 			if !reflect.DeepEqual(got, in) || !reflect.DeepEqual(ge, e) {

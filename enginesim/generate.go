@@ -161,17 +161,19 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 	if apiErr != nil {
 		return nil, apiErr
 	}
+	if len(mm.missing) > 0 {
+		// The engine core fails the request before scheduling it: no KV
+		// transfer is started (a decode leg's blocks stay for the retry),
+		// but the items it brought are kept.
+		s.addItems(mm.brought)
+		return &generation{id: id, idJSON: wire.AppendString(nil, id), req: req, promptLen: len(req.TokenIDs),
+			lora: lora, missing: mm.missing}, nil
+	}
 	kv, apiErr := s.acceptKV(req, id)
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	for _, it := range mm.brought {
-		s.items.Add(it.img.hash, it.size, it.img) // the engine core's receiver cache keeps what arrives
-	}
-	if len(mm.missing) > 0 {
-		return &generation{id: id, idJSON: wire.AppendString(nil, id), req: req, promptLen: len(req.TokenIDs),
-			lora: lora, missing: mm.missing}, nil
-	}
+	s.addItems(mm.brought)
 	s.recordRequest(req)
 
 	g := &generation{

@@ -20,6 +20,13 @@ import (
 // EngineCore.preprocess_add_request). engine-sim keeps what it reports of
 // an item (seenImage), sized as the item's msgpack.
 
+// addItems keeps the items an accepted request brought.
+func (s *Sim) addItems(brought []broughtItem) {
+	for _, it := range brought {
+		s.items.Add(it.img.hash, it.size, it.img)
+	}
+}
+
 // cacheMissMessage is the text of vLLM's GenerationError, which its
 // generate route streams for a request the engine core finished with
 // FinishReason.ERROR.

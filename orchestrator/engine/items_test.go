@@ -247,3 +247,54 @@ func kwargsOfTurn(e *swappableEngine, i int) []byte {
 }
 
 func turnID(i int) string { return "turn-" + strconv.Itoa(i) }
+
+// TestNullItemsConcurrent: sessions running at once on one engine whose
+// item cache holds fewer pictures than there are sessions (so it evicts
+// what the client counts on) all get the answers of sending the data, and
+// no error reaches them.
+func TestNullItemsConcurrent(t *testing.T) {
+	m := testmodel.Load(t, "qwen3")
+	const sessions, turns = 6, 4
+	pics := make([]features.Image, sessions)
+	for i := range pics {
+		pics[i] = picture("img-"+strconv.Itoa(i), byte(i), 3)
+	}
+	_, refURL := newSwappableEngine(t, m, enginesim.Config{})
+	plain, err := engine.New(refURL, engine.Options{Retries: -1, IdleTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([][]int, sessions)
+	for i, p := range pics {
+		if want[i], err = answer(t, plain, turn(t, p), "ref"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Room for two pictures' items.
+	_, url := newSwappableEngine(t, m, enginesim.Config{MMProcessorCacheBytes: 2 * (24*1176*2 + 200)})
+	lean, err := engine.New(url, engine.Options{Retries: -1, IdleTimeout: 5 * time.Second, MMCacheBytes: 1 << 30,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, sessions*turns)
+	for i, p := range pics {
+		wg.Go(func() {
+			for k := range turns {
+				got, err := answer(t, lean, turn(t, p), "s"+strconv.Itoa(i)+"-"+strconv.Itoa(k))
+				switch {
+				case err != nil:
+					errs <- err
+				case !slices.Equal(got, want[i]):
+					errs <- errors.New("session " + strconv.Itoa(i) + ": an answer unlike sending the data")
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
