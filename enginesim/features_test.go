@@ -173,24 +173,11 @@ func TestImageEventsDecodeAsVLLMWrites(t *testing.T) {
 // leg's features are checked as any request's: kwargs present, or null
 // with ec_transfer_params or requires_kv.
 func TestFeaturesOnBothLegs(t *testing.T) {
-	_, prefillSrv := newServer(t, Config{KVRole: KVRoleProducer})
-	decodeSim, decodeSrv := newServer(t, Config{KVRole: KVRoleConsumer})
 	f := qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{Kwargs: true})
 	noKwargs := qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{})
-	tokens := `"token_ids":` + tokenList(17, 100)
-	status, _, out := post(t, prefillSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":1},`+
-		`"features":`+f+`,"kv_transfer_params":{"do_remote_decode":true}}`)
-	var resp struct {
-		KV json.RawMessage `json:"kv_transfer_params"`
-	}
-	if err := json.Unmarshal([]byte(out), &resp); status != http.StatusOK || err != nil || len(resp.KV) < 10 {
-		t.Fatalf("prefill: %d %s (%v)", status, out, err)
-	}
-	decode := func(features string) (int, string) {
-		status, _, out := post(t, decodeSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":200},`+
-			`"features":`+features+`,"kv_transfer_params":`+string(resp.KV)+`}`)
-		return status, out
-	}
+	decodeSim, decode := prefilled(t, nil, f)
+	var status int
+	var out string
 	// The decode engine never saw the image: a null item cannot resolve,
 	// and the engine core fails the request (finish_reason "error").
 	if status, out = decode(noKwargs); status != http.StatusOK || !strings.Contains(out, `"finish_reason":"error"`) {
@@ -210,6 +197,30 @@ func TestFeaturesOnBothLegs(t *testing.T) {
 		`"kwargs_data":null,"requires_kv":true,"kv_handoff":{"version":1,"model_fingerprint":"m","position_state":"sequence"}`, 1)
 	if status, out = decode(handoff); status != http.StatusOK || !strings.Contains(answerText(t, decodeSim, out), "size unknown, mm_hash img-b") {
 		t.Fatalf("decode with requires_kv: %d %s", status, out)
+	}
+}
+
+// prefilled runs a prefill of 17 tokens with features f on a producer sim
+// and returns the consumer sim and a decode of the same request on it,
+// with the features given and the prefill's kv_transfer_params (reg: the
+// sims' KV registry, nil for none).
+func prefilled(t *testing.T, reg *KVRegistry, f string) (*Sim, func(features string) (int, string)) {
+	t.Helper()
+	_, prefillSrv := newServer(t, Config{KVRole: KVRoleProducer, KVRegistry: reg})
+	decodeSim, decodeSrv := newServer(t, Config{KVRole: KVRoleConsumer, KVRegistry: reg})
+	tokens := `"token_ids":` + tokenList(17, 100)
+	status, _, out := post(t, prefillSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":1},`+
+		`"features":`+f+`,"kv_transfer_params":{"do_remote_decode":true}}`)
+	var resp struct {
+		KV json.RawMessage `json:"kv_transfer_params"`
+	}
+	if err := json.Unmarshal([]byte(out), &resp); status != http.StatusOK || err != nil || len(resp.KV) < 10 {
+		t.Fatalf("prefill: %d %s (%v)", status, out, err)
+	}
+	return decodeSim, func(features string) (int, string) {
+		status, _, out := post(t, decodeSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":200},`+
+			`"features":`+features+`,"kv_transfer_params":`+string(resp.KV)+`}`)
+		return status, out
 	}
 }
 

@@ -1,7 +1,6 @@
 package enginesim
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -95,25 +94,11 @@ func TestItemCache(t *testing.T) {
 // item's data still finds the prefill engine's blocks (each is handed over
 // once).
 func TestItemCacheMissKeepsKV(t *testing.T) {
-	reg := NewKVRegistry()
-	_, prefillSrv := newServer(t, Config{KVRole: KVRoleProducer, KVRegistry: reg})
-	decodeSim, decodeSrv := newServer(t, Config{KVRole: KVRoleConsumer, KVRegistry: reg})
 	f := qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{Kwargs: true})
 	null := qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{})
-	tokens := `"token_ids":` + tokenList(17, 100)
-	status, _, out := post(t, prefillSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":1},`+
-		`"features":`+f+`,"kv_transfer_params":{"do_remote_decode":true}}`)
-	var resp struct {
-		KV json.RawMessage `json:"kv_transfer_params"`
-	}
-	if err := json.Unmarshal([]byte(out), &resp); status != http.StatusOK || err != nil || len(resp.KV) < 10 {
-		t.Fatalf("prefill: %d %s (%v)", status, out, err)
-	}
-	decode := func(features string) (int, string) {
-		status, _, out := post(t, decodeSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":200},`+
-			`"features":`+features+`,"kv_transfer_params":`+string(resp.KV)+`}`)
-		return status, out
-	}
+	decodeSim, decode := prefilled(t, NewKVRegistry(), f)
+	var status int
+	var out string
 	if status, out = decode(null); status != http.StatusOK || !strings.Contains(out, `"finish_reason":"error"`) {
 		t.Fatalf("decode with a null item the engine lacks: %d %s", status, out)
 	}
