@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -136,6 +137,9 @@ type Client struct {
 	// items are the multimodal items the engine holds (items.go); nil
 	// when its cache is unknown.
 	items *features.ItemLRU[struct{}]
+	// nullItems and itemResends count the items sent as null and the
+	// requests sent again with their data (ItemStats).
+	nullItems, itemResends atomic.Int64
 }
 
 // New returns a client for the engine at baseURL (scheme, host and an

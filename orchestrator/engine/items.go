@@ -104,6 +104,20 @@ func allBrought(req *protocol.GenerateRequest) itemsSent {
 	return sent
 }
 
+// ItemStats are a client's counts of multimodal items it left to the
+// engine's cache.
+type ItemStats struct {
+	// Null is how many items went as null kwargs, Resends how many
+	// requests the engine failed for lacking one and got again with the
+	// data.
+	Null, Resends int64
+}
+
+// ItemStats returns the client's counts so far.
+func (c *Client) ItemStats() ItemStats {
+	return ItemStats{Null: c.nullItems.Load(), Resends: c.itemResends.Load()}
+}
+
 // record notes the items a request the engine accepted brought.
 func (c *Client) record(items []heldItem) {
 	for _, it := range items {

@@ -220,6 +220,10 @@ func TestNullItemsAsData(t *testing.T) {
 			if n := eng.posts.Load(); n != c.posts {
 				t.Errorf("the engine got %d requests, want %d", n, c.posts)
 			}
+			st := lean.ItemStats()
+			if resends := c.posts - int64(len(c.turns)); st.Resends != resends || st.Null < int64(len(c.null)) {
+				t.Errorf("ItemStats %+v, want %d resends and at least %d null items", st, resends, len(c.null))
+			}
 			if !strings.Contains(string(ref.lastBody()), `"kwargs_data":{"image":["`) {
 				t.Error("the reference client sent no item data")
 			}

@@ -64,6 +64,7 @@ func (c *Client) Stream(ctx context.Context, req *protocol.GenerateRequest, requ
 	lean, sent := c.leaveCached(req)
 	st, err := c.stream(ctx, lean, requestID)
 	if len(sent.nulled) > 0 {
+		c.nullItems.Add(int64(len(sent.nulled)))
 		if err == nil {
 			var first *protocol.GenerateResponse
 			if first, err = st.Recv(); err == nil {
@@ -78,6 +79,7 @@ func (c *Client) Stream(ctx context.Context, req *protocol.GenerateRequest, requ
 				st.Close()
 			}
 			c.items.Clear() // whatever else it lost, the engine lost too
+			c.itemResends.Add(1)
 			c.log.LogAttrs(ctx, slog.LevelWarn, "engine lacked multimodal items sent as null, sending them with their data",
 				slog.String("engine", c.base), slog.String("request_id", requestID), slog.Int("null_items", len(sent.nulled)),
 				slog.String("error", e.Message))
