@@ -118,6 +118,15 @@ func (c *Client) ItemStats() ItemStats {
 	return ItemStats{Null: c.nullItems.Load(), Resends: c.itemResends.Load()}
 }
 
+// ForgetItems drops the record of what the engine holds, so that the next
+// requests send every item's data: for an engine that may have lost its
+// cache (restarted, or ejected from its pool and maybe replaced).
+func (c *Client) ForgetItems() {
+	if c.items != nil {
+		c.items.Clear()
+	}
+}
+
 // record notes the items a request the engine accepted brought.
 func (c *Client) record(items []heldItem) {
 	for _, it := range items {

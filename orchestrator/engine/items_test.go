@@ -302,3 +302,29 @@ func TestNullItemsConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestForgetItems: after ForgetItems (an engine ejected from its pool) the
+// client sends its pictures' data again rather than count on the engine.
+func TestForgetItems(t *testing.T) {
+	m := testmodel.Load(t, "qwen3")
+	eng, url := newSwappableEngine(t, m, enginesim.Config{})
+	c, err := engine.New(url, engine.Options{Retries: -1, IdleTimeout: 5 * time.Second, MMCacheBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := picture("img-a", 0, 3)
+	for i, forget := range []bool{false, false, true} {
+		if forget {
+			c.ForgetItems()
+		}
+		if _, err := answer(t, c, turn(t, a), turnID(i)); err != nil {
+			t.Fatal(err)
+		}
+		if null, want := bytes.Contains(kwargsOfTurn(eng, i), []byte("null")), i == 1; null != want {
+			t.Errorf("turn %d: sent a null item %v, want %v", i, null, want)
+		}
+	}
+	if st := c.ItemStats(); st != (engine.ItemStats{Null: 1}) {
+		t.Errorf("ItemStats %+v, want one null item and no resend", st)
+	}
+}

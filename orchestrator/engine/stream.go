@@ -78,7 +78,7 @@ func (c *Client) Stream(ctx context.Context, req *protocol.GenerateRequest, requ
 			if st != nil {
 				st.Close()
 			}
-			c.items.Clear() // whatever else it lost, the engine lost too
+			c.ForgetItems() // whatever else it lost, the engine lost too
 			c.itemResends.Add(1)
 			c.log.LogAttrs(ctx, slog.LevelWarn, "engine lacked multimodal items sent as null, sending them with their data",
 				slog.String("engine", c.base), slog.String("request_id", requestID), slog.Int("null_items", len(sent.nulled)),
