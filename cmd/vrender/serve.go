@@ -234,7 +234,8 @@ var serveHelpSections = []helpSection{
 	{"Engines (with them: /v1/chat/completions, /v1/completions, /v1/responses, /v1/messages)", []string{
 		"engine", "prefill-engine", "decode-engine", "engine-config", "engine-api-key",
 		"engine-health-interval", "engine-health-timeout", "engine-eject-after", "engine-eject-window",
-		"engine-first-event-timeout", "engine-timeout", "engine-request-timeout", "engine-metrics-interval"}},
+		"engine-first-event-timeout", "engine-timeout", "engine-request-timeout", "engine-metrics-interval",
+		"engine-mm-cache-gb"}},
 	{"Routing among engines", []string{"routing", "routing-prefix-weight", "routing-load-weight",
 		"routing-queue-weight", "kv-block-size", "kv-events-endpoint", "kv-events-topic", "prefix-index-blocks",
 		"prefix-predict-ttl"}},
