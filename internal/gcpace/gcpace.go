@@ -40,6 +40,11 @@ func Percent(live, exempt, floor uint64, base int) int {
 // exempt(), floor, the percent in effect now) until the returned stop,
 // which restores that percent. exempt is called from a goroutine of the
 // runtime's. Nothing is done when the collector is off (GOGC=off).
+//
+// The GC percent is the process's, so at most one pacer may run at a
+// time, owned by whatever owns the process's memory (vrender serve): a
+// second Start would take the first's adjusted percent for GOGC's, and
+// the two would overwrite each other's percent after every collection.
 func Start(exempt func() uint64, floor uint64) (stop func()) {
 	base := Current()
 	if base < 0 {
