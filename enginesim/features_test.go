@@ -248,8 +248,8 @@ func FuzzAcceptFeatures(f *testing.F) {
 		req := &protocol.GenerateRequest{TokenIDs: make([]int, n), Features: raw}
 		// The engine holds an item "a" from an earlier request: null items
 		// of that hash resolve, any other misses.
-		held := func() *features.ItemLRU[seenImage] {
-			c := features.NewItemLRU[seenImage](1 << 30)
+		held := func() *features.ItemLRU[string, seenImage] {
+			c := features.NewItemLRU[string, seenImage](1 << 30)
 			c.Add("a", 24*1176*2, seenImage{hash: "a", grid: [3]int64{1, 4, 6}, patch: 14})
 			return c
 		}
@@ -307,10 +307,10 @@ func TestDecodedItemsAsDecoding(t *testing.T) {
 	}
 	// The memos: none (every text decoded), roomy, and one with room for a
 	// single picture's item, so the sequence evicts.
-	plain := &Sim{items: features.NewItemLRU[seenImage](1 << 30), decoded: newDecodedItems(0)}
+	plain := &Sim{items: features.NewItemLRU[string, seenImage](1 << 30), decoded: newDecodedItems(0)}
 	memos := []*Sim{
-		{items: features.NewItemLRU[seenImage](1 << 30), decoded: newDecodedItems(1 << 20)},
-		{items: features.NewItemLRU[seenImage](1 << 30), decoded: newDecodedItems(len(ta))},
+		{items: features.NewItemLRU[string, seenImage](1 << 30), decoded: newDecodedItems(1 << 20)},
+		{items: features.NewItemLRU[string, seenImage](1 << 30), decoded: newDecodedItems(len(ta))},
 	}
 	for _, c := range cases {
 		node, err := wire.Parse([]byte(c.features))
@@ -324,8 +324,8 @@ func TestDecodedItemsAsDecoding(t *testing.T) {
 			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(err, wantErr) {
 				t.Errorf("%s, memo %d: %+v %+v, without the memo: %+v %+v", c.name, i, got, err, want, wantErr)
 			}
-			if d := sim.decoded; d.bytes > d.limit {
-				t.Errorf("%s, memo %d: holds %d bytes, over its %d", c.name, i, d.bytes, d.limit)
+			if d := sim.decoded; d.lru.Bytes() > int64(d.limit) {
+				t.Errorf("%s, memo %d: holds %d bytes, over its %d", c.name, i, d.lru.Bytes(), d.limit)
 			}
 		}
 		for _, it := range want.brought {

@@ -3,7 +3,6 @@ package enginesim
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/vrender/vrender/protocol"
 )
@@ -46,7 +45,9 @@ const cacheMissMessage = "Internal server error"
 // nulls resends the request with the items' data.
 func (s *Sim) answerMiss(w http.ResponseWriter, g *generation) {
 	s.itemMisses.Add(1)
-	s.log.Debug("enginesim: multimodal cache miss", "request_id", g.id, "mm_hashes", strings.Join(g.missing, ","))
+	// A count, not the hashes: an item's mm_hash is its client's uuid when
+	// the client named the item (vLLM's multi_modal_uuids).
+	s.log.Debug("enginesim: multimodal cache miss", "request_id", g.id, "missing_items", len(g.missing))
 	if g.req.Stream != nil && *g.req.Stream {
 		body, _ := protocol.MarshalJSON(protocol.NewErrorResponse(http.StatusInternalServerError,
 			protocol.ErrorTypeInternal, cacheMissMessage, nil))

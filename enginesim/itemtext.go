@@ -3,9 +3,7 @@ package enginesim
 import (
 	"crypto/rand"
 	"encoding/binary"
-	"sync"
 
-	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/zeebo/xxh3"
 
 	"github.com/vrender/vrender/features"
@@ -30,10 +28,7 @@ const decodedItemBytes = 1 << 30
 type decodedItems struct {
 	seed  uint64
 	limit int
-
-	mu    sync.Mutex
-	lru   *simplelru.LRU[itemTextKey, []byte]
-	bytes int
+	lru   *features.ItemLRU[itemTextKey, []byte]
 }
 
 type itemTextKey struct {
@@ -46,10 +41,8 @@ type itemTextKey struct {
 func newDecodedItems(limit int) *decodedItems {
 	var seed [8]byte
 	_, _ = rand.Read(seed[:]) // never fails (crypto/rand panics rather than return an error)
-	d := &decodedItems{seed: binary.LittleEndian.Uint64(seed[:]), limit: limit}
-	// The count is bound by bytes (onEvict keeps the sum), not by entries.
-	d.lru, _ = simplelru.NewLRU[itemTextKey, []byte](1<<30, func(_ itemTextKey, b []byte) { d.bytes -= len(b) })
-	return d
+	return &decodedItems{seed: binary.LittleEndian.Uint64(seed[:]), limit: limit,
+		lru: features.NewItemLRU[itemTextKey, []byte](int64(limit))}
 }
 
 // decode is features.DecodeBase64, looked up first.
@@ -58,25 +51,15 @@ func (d *decodedItems) decode(text string) ([]byte, error) {
 		return features.DecodeBase64(text)
 	}
 	key := itemTextKey{len(text), xxh3.HashString128Seed(text, d.seed)}
-	d.mu.Lock()
-	b, ok := d.lru.Get(key)
-	d.mu.Unlock()
-	if ok {
+	if b, ok := d.lru.Get(key); ok {
 		return b, nil
 	}
 	b, err := features.DecodeBase64(text)
 	if err != nil {
 		return nil, err
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if kept, ok := d.lru.Get(key); ok {
-		return kept, nil // another request decoded it meanwhile
-	}
-	d.lru.Add(key, b)
-	d.bytes += len(b)
-	for d.bytes > d.limit {
-		d.lru.RemoveOldest()
-	}
+	// A request that decoded the same text meanwhile made the same bytes:
+	// either copy may stay.
+	d.lru.Add(key, int64(len(b)), b)
 	return b, nil
 }

@@ -34,9 +34,9 @@ type Sim struct {
 	kit        answerKit
 	kv         kvTransfer
 	kvm        kvMetrics
-	cache      *prefixCache                 // nil without a prefix cache
-	items      *features.ItemLRU[seenImage] // the multimodal items requests brought (itemcache.go)
-	decoded    *decodedItems                // their bytes, by their base64 text
+	cache      *prefixCache                         // nil without a prefix cache
+	items      *features.ItemLRU[string, seenImage] // the multimodal items requests brought (itemcache.go)
+	decoded    *decodedItems                        // their bytes, by their base64 text
 	// accepted and promptTokens count accepted generate requests and
 	// their prompt tokens (/metrics).
 	accepted, promptTokens atomic.Int64
@@ -112,7 +112,7 @@ func New(m *model.Model, cfg Config) (*Sim, error) {
 		kv:         newKVTransfer(),
 		kvm:        kvMetrics{xferTime: telemetry.NewHistogram(xferTimeBuckets), xferSize: telemetry.NewValueHistogram(xferByteBuckets)},
 		now:        time.Now,
-		items:      features.NewItemLRU[seenImage](cfg.itemCacheBytes()),
+		items:      features.NewItemLRU[string, seenImage](cfg.itemCacheBytes()),
 		decoded:    newDecodedItems(decodedItemBytes),
 		aborted:    map[string]bool{},
 		running:    map[string][]*generation{},

@@ -13,13 +13,15 @@ import (
 // the front end's MultiModalProcessorSenderCache keeps only their sizes, so
 // that it evicts what the engine evicts and knows which items the engine
 // holds. An item larger than the whole cache is not kept (cache_if_fits).
-// It is safe for concurrent use.
-type ItemLRU[V any] struct {
+// Items are keyed by K (an mm_hash, or any key of the item's content), so
+// that every byte-bounded cache of items is this one. It is safe for
+// concurrent use.
+type ItemLRU[K comparable, V any] struct {
 	limit int64
 
 	mu    sync.Mutex
 	bytes int64
-	lru   *simplelru.LRU[string, sizedItem[V]]
+	lru   *simplelru.LRU[K, sizedItem[V]]
 }
 
 type sizedItem[V any] struct {
@@ -28,61 +30,61 @@ type sizedItem[V any] struct {
 }
 
 // NewItemLRU returns a cache of at most limit bytes of items.
-func NewItemLRU[V any](limit int64) *ItemLRU[V] {
-	c := &ItemLRU[V]{limit: limit}
+func NewItemLRU[K comparable, V any](limit int64) *ItemLRU[K, V] {
+	c := &ItemLRU[K, V]{limit: limit}
 	// Bound by bytes (onEvict keeps the sum), not by entries.
-	c.lru, _ = simplelru.NewLRU[string, sizedItem[V]](1<<30, func(_ string, it sizedItem[V]) { c.bytes -= it.size })
+	c.lru, _ = simplelru.NewLRU[K, sizedItem[V]](1<<30, func(_ K, it sizedItem[V]) { c.bytes -= it.size })
 	return c
 }
 
-// Get returns the item under hash and marks it used.
-func (c *ItemLRU[V]) Get(hash string) (V, bool) {
+// Get returns the item under key and marks it used.
+func (c *ItemLRU[K, V]) Get(key K) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	it, ok := c.lru.Get(hash)
+	it, ok := c.lru.Get(key)
 	return it.v, ok
 }
 
-// Add keeps v of size bytes under hash, evicting the least recently used
+// Add keeps v of size bytes under key, evicting the least recently used
 // items until it fits; it reports whether v was kept.
-func (c *ItemLRU[V]) Add(hash string, size int64, v V) bool {
+func (c *ItemLRU[K, V]) Add(key K, size int64, v V) bool {
 	if size < 0 || size > c.limit {
 		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.lru.Remove(hash)
+	c.lru.Remove(key)
 	for c.bytes+size > c.limit {
 		c.lru.RemoveOldest()
 	}
-	c.lru.Add(hash, sizedItem[V]{v: v, size: size})
+	c.lru.Add(key, sizedItem[V]{v: v, size: size})
 	c.bytes += size
 	return true
 }
 
-// Remove forgets the item under hash.
-func (c *ItemLRU[V]) Remove(hash string) {
+// Remove forgets the item under key.
+func (c *ItemLRU[K, V]) Remove(key K) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.lru.Remove(hash)
+	c.lru.Remove(key)
 }
 
 // Clear forgets every item.
-func (c *ItemLRU[V]) Clear() {
+func (c *ItemLRU[K, V]) Clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lru.Purge()
 }
 
 // Len is the number of items kept.
-func (c *ItemLRU[V]) Len() int {
+func (c *ItemLRU[K, V]) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len()
 }
 
 // Bytes is the sum of the kept items' sizes.
-func (c *ItemLRU[V]) Bytes() int64 {
+func (c *ItemLRU[K, V]) Bytes() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.bytes

@@ -40,19 +40,18 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 bin=${BIN:-bin/vrender}
 image_size=${IMAGE_SIZE:-}
+mm_cache_gb=${ENGINE_MM_CACHE_GB:-4}
 if [ -n "$image_size" ]; then
   model=${MODEL:-../shared/multimodal/models/qwen2_5_vl}
   served=${SERVED_NAME:-Qwen/Qwen2.5-VL-7B-Instruct}
   system_len=${SYSTEM_LEN:-0}
   first_len=${FIRST_LEN:-512}
-  mm_cache_gb=${ENGINE_MM_CACHE_GB:-4}
   kind=images serve_flags=(--engine-mm-cache-gb "$mm_cache_gb") image_flags=(--multi-turn-image-size "$image_size")
 else
   model=${MODEL:-.cache/models/qwen3}
   served=${SERVED_NAME:-Qwen/Qwen3-8B}
   system_len=${SYSTEM_LEN:-256}
   first_len=${FIRST_LEN:-1024}
-  mm_cache_gb=${ENGINE_MM_CACHE_GB:-4}
   kind=text serve_flags=(--reasoning-parser qwen3) image_flags=()
 fi
 sessions=${SESSIONS:-32}

@@ -64,7 +64,7 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		SerialPrefill:     f.serial,
 		LogprobsShape:     f.lpShape,
 	}
-	if cfg.MMProcessorCacheBytes, err = cacheBytesFromGB(f.mmCacheGB); err != nil {
+	if cfg.MMProcessorCacheBytes, err = cacheBytesFromGB("--mm-processor-cache-gb", f.mmCacheGB); err != nil {
 		return err
 	}
 	if cfg.MMProcessorCacheBytes == 0 {

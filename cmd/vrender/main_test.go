@@ -52,6 +52,10 @@ func TestExitStatuses(t *testing.T) {
 		{name: "serve two models", args: []string{"serve", "a", "b"}, code: 2, stderr: `unexpected argument "b"`},
 		{name: "serve bad port", args: []string{"serve", "--port", "70000", "m"}, code: 2, stderr: "--port 70000 is out of range"},
 		{name: "serve missing model", args: []string{"serve"}, code: 2, stderr: "a model is required"},
+		{name: "serve gc headroom below -1", args: []string{"serve", "--image-cache-gc-headroom", "-2", "m"}, code: 2,
+			stderr: "--image-cache-gc-headroom -2: want bytes, or -1 for Go's own pacing"},
+		{name: "serve negative engine mm cache", args: []string{"serve", "--engine", "http://127.0.0.1:1", "--engine-mm-cache-gb", "-1", qwen},
+			code: 2, stderr: "--engine-mm-cache-gb must be a finite number greater than or equal to 0, got -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

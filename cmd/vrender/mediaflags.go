@@ -112,7 +112,7 @@ func (f *mediaFlags) imageConfig(m *model.Model) (*render.ImageConfig, error) {
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	cacheBytes, err := cacheBytesFromGB(f.mmProcessorCacheGB)
+	cacheBytes, err := cacheBytesFromGB("--mm-processor-cache-gb", f.mmProcessorCacheGB)
 	if err != nil {
 		return nil, err
 	}
@@ -186,13 +186,14 @@ func maxImagePixels(lookup func(string) (string, bool)) (int64, error) {
 	return n, nil
 }
 
-// cacheBytesFromGB is --mm-processor-cache-gb in bytes as vLLM computes it,
-// int(gb * GiB); vLLM's config refuses a negative value (ge=0) and NaN, and
-// cannot convert an infinite one.
-func cacheBytesFromGB(gb float64) (int64, error) {
+// cacheBytesFromGB is a cache size in GB given as vLLM's
+// --mm-processor-cache-gb (flag names the flag for the error) in bytes as
+// vLLM computes it, int(gb * GiB); vLLM's config refuses a negative value
+// (ge=0) and NaN, and cannot convert an infinite one.
+func cacheBytesFromGB(flag string, gb float64) (int64, error) {
 	b := gb * (1 << 30)
 	if !(gb >= 0) || math.IsInf(b, 0) || b >= math.MaxInt64 {
-		return 0, usagef("--mm-processor-cache-gb must be a finite number greater than or equal to 0, got %v", gb)
+		return 0, usagef("%s must be a finite number greater than or equal to 0, got %v", flag, gb)
 	}
 	return int64(b), nil
 }

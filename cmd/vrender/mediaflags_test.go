@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -45,8 +46,8 @@ func TestCacheBytesFromGB(t *testing.T) {
 		{math.Inf(1), 0, true},
 		{1e10, 0, true},
 	} {
-		got, err := cacheBytesFromGB(tt.gb)
-		if (err != nil) != tt.wantErr || got != tt.want {
+		got, err := cacheBytesFromGB("--x-gb", tt.gb)
+		if (err != nil) != tt.wantErr || got != tt.want || err != nil && !strings.HasPrefix(err.Error(), "--x-gb must be") {
 			t.Errorf("cacheBytesFromGB(%v) = %d, %v; want %d (error %v)", tt.gb, got, err, tt.want, tt.wantErr)
 		}
 	}

@@ -54,6 +54,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if f.imageCacheGCHeadroom >= 0 {
+		// The GC percent is the process's, not this server's: serve owns
+		// it because a server is the process's one long-lived user of
+		// memory (the image cache it paces around is this server's), and
+		// hands back the percent it found when it returns, so that a run
+		// in-process (the tests) leaves the runtime as it was.
 		defer gcpace.Start(imageCacheBytes(gen.Renderer()), uint64(f.imageCacheGCHeadroom))()
 	}
 	der, err := f.df.engine(m, &f.rf)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -214,8 +213,9 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 	if f.engineTimout <= 0 {
 		return nil, noop, usagef("--engine-timeout must be positive, got %s", f.engineTimout)
 	}
-	if b := f.engineMMCacheGB * (1 << 30); !(f.engineMMCacheGB >= 0) || b >= math.MaxInt64 {
-		return nil, noop, usagef("--engine-mm-cache-gb must be a finite number greater than or equal to 0, got %v", f.engineMMCacheGB)
+	mmCache, err := cacheBytesFromGB("--engine-mm-cache-gb", f.engineMMCacheGB)
+	if err != nil {
+		return nil, noop, err
 	}
 	if f.firstEventTimeout <= 0 {
 		return nil, noop, usagef("--engine-first-event-timeout must be positive, got %s", f.firstEventTimeout)
@@ -228,7 +228,7 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 		return nil, noop, err
 	}
 	b := &poolBuilder{f: f, plan: p, ctx: ctx, m: m, modelName: modelName, log: log, kvRegistry: enginesim.NewKVRegistry(),
-		router: router}
+		router: router, mmCacheBytes: mmCache}
 	engines, run, err := b.build()
 	if err != nil {
 		b.stop()
@@ -286,7 +286,10 @@ type poolBuilder struct {
 	log        *slog.Logger
 	kvRegistry *enginesim.KVRegistry // shared by the in-process producer and consumer sims
 	router     *fleet.Router
-	stops      []func()
+	// mmCacheBytes is --engine-mm-cache-gb in bytes (0: every item sent
+	// with its data).
+	mmCacheBytes int64
+	stops        []func()
 	// simEvents are where the in-process engines publish KV events.
 	simEvents []fleet.KVEventSource
 }
@@ -332,7 +335,7 @@ func (b *poolBuilder) pool(role string, urls []string) (*fleet.Pool, error) {
 	var clients []*engine.Client
 	for _, url := range urls {
 		key := b.plan.apiKey
-		mmCache := int64(b.f.engineMMCacheGB * (1 << 30))
+		mmCache := b.mmCacheBytes
 		if url == "sim" {
 			mmCache = simMMCacheBytes
 			u, events, shutdown, err := b.f.startSim(b.ctx, b.m, b.modelName, b.log, simRole(role), b.kvRegistry)

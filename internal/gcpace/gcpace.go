@@ -39,10 +39,17 @@ func Percent(live, exempt, floor uint64, base int) int {
 // Start sets the GC percent after every collection to Percent(live heap,
 // exempt(), floor, the percent in effect now) until the returned stop,
 // which restores that percent. exempt is called from a goroutine of the
-// runtime's. Nothing is done when the collector is off (GOGC=off).
+// runtime's. Nothing is done when the collector is off (GOGC=off) or
+// runs without pause (GOGC=0), which no percent of Percent's (at least 1)
+// would keep.
+//
+// The GC percent is the process's, so at most one pacer may run at a
+// time, owned by whatever owns the process's memory (vrender serve): a
+// second Start would take the first's adjusted percent for GOGC's, and
+// the two would overwrite each other's percent after every collection.
 func Start(exempt func() uint64, floor uint64) (stop func()) {
 	base := Current()
-	if base < 0 {
+	if base <= 0 {
 		return func() {}
 	}
 	p := &pacer{exempt: exempt, floor: floor, base: base, sample: []metrics.Sample{{Name: liveMetric}}}

@@ -74,17 +74,23 @@ func TestStart(t *testing.T) {
 	}
 }
 
-// TestStartOff: with the collector off (GOGC=off) Start leaves it off.
+// TestStartOff: with the collector off (GOGC=off) Start leaves it off,
+// and with GOGC=0 (a collection without pause) it leaves it at 0.
 func TestStartOff(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	stop := Start(func() uint64 { return 1 << 50 }, 1)
-	runtime.GC()
-	time.Sleep(10 * time.Millisecond)
-	if p := debug.SetGCPercent(-1); p != -1 {
-		t.Fatalf("GC percent %d, want off", p)
-	}
-	stop()
-	if p := debug.SetGCPercent(-1); p != -1 {
-		t.Fatalf("after stop: GC percent %d, want off", p)
+	for _, gogc := range []int{-1, 0} {
+		func() {
+			defer debug.SetGCPercent(debug.SetGCPercent(gogc))
+			stop := Start(func() uint64 { return 1 << 50 }, 1)
+			runtime.GC()
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+			if p := debug.SetGCPercent(gogc); p != gogc {
+				t.Fatalf("GOGC %d: GC percent %d", gogc, p)
+			}
+			stop()
+			if p := debug.SetGCPercent(gogc); p != gogc {
+				t.Fatalf("GOGC %d: after stop: GC percent %d", gogc, p)
+			}
+		}()
 	}
 }

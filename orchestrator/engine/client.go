@@ -136,7 +136,7 @@ type Client struct {
 	bodies            sync.Pool // *[]byte: generate bodies' buffers (requestBody)
 	// items are the multimodal items the engine holds (items.go); nil
 	// when its cache is unknown.
-	items *features.ItemLRU[struct{}]
+	items *features.ItemLRU[string, struct{}]
 	// nullItems and itemResends count the items sent as null and the
 	// requests sent again with their data (ItemStats).
 	nullItems, itemResends atomic.Int64
@@ -166,7 +166,7 @@ func New(baseURL string, o Options) (*Client, error) {
 		log:               o.Logger,
 	}
 	if o.MMCacheBytes > 0 {
-		c.items = features.NewItemLRU[struct{}](o.MMCacheBytes)
+		c.items = features.NewItemLRU[string, struct{}](o.MMCacheBytes)
 	}
 	c.generateURL = c.base + generatePath
 	c.abortURL = c.base + abortPath

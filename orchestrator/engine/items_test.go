@@ -328,3 +328,41 @@ func TestForgetItems(t *testing.T) {
 		t.Errorf("ItemStats %+v, want one null item and no resend", st)
 	}
 }
+
+// TestNullItemsRefused: an engine that refuses a request with null items
+// for what the request asks (a 400: vLLM's route refuses it before its
+// engine core, so no item went missing) gets it once; the client passes
+// the refusal on and keeps its record, so the next turn's picture still
+// goes as null, rather than resending the data and forgetting every
+// picture the engine holds for each bad request.
+func TestNullItemsRefused(t *testing.T) {
+	m := testmodel.Load(t, "qwen3")
+	eng, url := newSwappableEngine(t, m, enginesim.Config{})
+	c, err := engine.New(url, engine.Options{Retries: -1, IdleTimeout: 5 * time.Second, MMCacheBytes: 1 << 30,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := picture("img-a", 0, 3)
+	if _, err := answer(t, c, turn(t, a), turnID(0)); err != nil {
+		t.Fatal(err)
+	}
+	bad := turn(t, a)
+	bad.TokenIDs[len(bad.TokenIDs)-1] = 1 << 30 // out of vocabulary
+	var e *engine.Error
+	if _, err := answer(t, c, bad, turnID(1)); !errors.As(err, &e) || e.EngineStatus != http.StatusBadRequest {
+		t.Fatalf("a request out of vocabulary: %v, want the engine's 400", err)
+	}
+	if n := eng.posts.Load(); n != 2 {
+		t.Errorf("the engine got %d generate requests, want 2 (the refused one not resent)", n)
+	}
+	if _, err := answer(t, c, turn(t, a), turnID(2)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(kwargsOfTurn(eng, 2), []byte("null")) {
+		t.Error("after a refused request the picture the engine holds went with its data")
+	}
+	if st := c.ItemStats(); st != (engine.ItemStats{Null: 2}) {
+		t.Errorf("ItemStats %+v, want two null items and no resend", st)
+	}
+}

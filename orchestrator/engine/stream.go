@@ -72,9 +72,13 @@ func (c *Client) Stream(ctx context.Context, req *protocol.GenerateRequest, requ
 			}
 		}
 		var e *Error
-		if err != nil && errors.As(err, &e) && e.EngineStatus != 0 && !e.Temporary && ctx.Err() == nil {
-			// The engine failed the request before its first token: the
-			// miss of a null item, as far as vLLM's generate route tells.
+		if err != nil && errors.As(err, &e) && e.EngineStatus >= 500 && !e.Temporary && ctx.Err() == nil {
+			// The engine failed the request before its first token with a
+			// server error: the miss of a null item, as far as vLLM's
+			// generate route tells (its engine core fails it with
+			// FinishReason.ERROR, streamed as a 500 event). A 4xx is the
+			// route refusing the request before the engine core looked
+			// for any item: passed on, not resent, the record kept.
 			if st != nil {
 				st.Close()
 			}
