@@ -73,13 +73,17 @@ func (it ItemBytes) Len() int {
 // values made): nil for a null item.
 func (it ItemBytes) Bytes() []byte {
 	if st := it.stream; st != nil {
-		b := append(make([]byte, 0, st.len()), st.head...)
-		n, err := st.px.Source.WriteTo(appender{&b})
-		if err != nil || int(n) != st.px.Len {
-			// Cannot happen: a source fails only by its writer's error.
-			panic(fmt.Sprintf("features: pending pixel values gave %d bytes of %d: %v", n, st.px.Len, err))
+		var b []byte
+		if err := st.writeBase64(nil, &b); err != nil {
+			// Cannot happen: appending fails nowhere, and a source fails
+			// only by its writer's error.
+			panic("features: " + err.Error())
 		}
-		return append(b, st.tail...)
+		raw := make([]byte, st.len())
+		if n, err := asmbase64.StdEncoding.Decode(raw, b); err != nil || n != len(raw) {
+			panic(fmt.Sprintf("features: a pending item's base64 decodes to %d bytes of %d: %v", n, len(raw), err))
+		}
+		return raw
 	}
 	if it.encoded == nil {
 		return it.Raw.Bytes()

@@ -56,8 +56,9 @@ func EncodePixels(img QwenImage, cols int) (QwenImage, error) {
 	var kept *EncodedPixels
 	pending := img
 	pending.PixelValues = nil
-	pending.Pending = &PendingPixels{Len: len(img.PixelValues), Source: bytesSource(img.PixelValues),
-		Keep: func() func(*EncodedPixels) { return func(e *EncodedPixels) { kept = e } }}
+	pending.Pending = &PendingPixels{Len: len(img.PixelValues), Begin: func() PixelWrite {
+		return PixelWrite{Source: bytesSource(img.PixelValues), Keep: func(e *EncodedPixels) { kept = e }}
+	}}
 	items, err := QwenItems([]QwenImage{pending}, cols)
 	if err != nil {
 		return QwenImage{}, err

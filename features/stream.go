@@ -13,20 +13,31 @@ import (
 // PendingPixels are an image's pixel values made while its item is written
 // (vision.Prepared): its base64 is encoded a chunk at a time, each chunk
 // handed on while it is still in the CPU's cache, and the tensor and its
-// base64 are never held whole unless Keep asks for them.
+// base64 are never held whole unless a write keeps them.
 type PendingPixels struct {
-	// Len is the bytes Source writes.
+	// Len is the bytes of pixel values.
 	Len int
+	// Begin starts one write of the item (an item may be written more
+	// than once, by concurrent writers).
+	Begin func() PixelWrite
+}
+
+// PixelWrite is what one write of an item of pending pixel values writes
+// them from.
+type PixelWrite struct {
 	// Source writes the pixel values in order; only its writer's error
-	// may stop it. It is written from once per item written, possibly by
-	// concurrent writers.
+	// may stop it. Nil when Kept is set.
 	Source io.WriterTo
-	// Keep, when set, is asked as a write of the item begins; a non-nil
-	// done claims this write's base64 (a cache filling its entry): the
-	// item's encoded part is then written into one buffer of its own
-	// before each chunk is handed on, and done receives it once the item
-	// is written whole, or nil when the write failed.
-	Keep func() (done func(*EncodedPixels))
+	// Kept, when set, is their base64 kept since the item was built (a
+	// cache's entry another answer filled): it is written as a hit's.
+	Kept *EncodedPixels
+	// Keep, when set, claims this write's base64 (a cache filling its
+	// entry): the item's encoded part is written into one buffer of its
+	// own before each chunk is handed on, and Keep receives it once the
+	// item is written whole, or nil when the write failed.
+	Keep func(*EncodedPixels)
+	// End, when set, is called once the write no longer reads Source.
+	End func()
 }
 
 // itemStream is an item of pending pixel values: the msgpack before them,
@@ -66,10 +77,14 @@ const StreamBufferBytes = streamChunkCap
 // instead, which then has room for it). It returns w's error, or an error
 // when the source wrote other than its Len.
 func (st *itemStream) writeBase64(w io.Writer, dst *[]byte) (err error) {
-	var done func(*EncodedPixels)
-	if st.px.Keep != nil {
-		done = st.px.Keep()
+	pw := st.px.Begin()
+	if pw.End != nil {
+		defer pw.End()
 	}
+	if pw.Kept != nil {
+		return st.writeKept(w, dst, pw.Kept)
+	}
+	done := pw.Keep
 	e := b64Chunker{out: w}
 	switch {
 	case done != nil:
@@ -95,7 +110,7 @@ func (st *itemStream) writeBase64(w io.Writer, dst *[]byte) (err error) {
 		}()
 	}
 	e.s.write(st.head)
-	n, err := st.px.Source.WriteTo(&e)
+	n, err := pw.Source.WriteTo(&e)
 	if err != nil {
 		return err
 	}
@@ -126,6 +141,25 @@ func (st *itemStream) writeBase64(w io.Writer, dst *[]byte) (err error) {
 		done(kept)
 	}
 	return nil
+}
+
+// writeKept writes the item as writeBase64 does from base64 kept before:
+// the kept part in one write, as a cache hit's.
+func (st *itemStream) writeKept(w io.Writer, dst *[]byte, kept *EncodedPixels) error {
+	if kept.pixels != st.px.Len || kept.cols != st.cols {
+		return fmt.Errorf("features: kept base64 of %d bytes in rows of %d for %d in rows of %d", kept.pixels, kept.cols, st.px.Len, st.cols)
+	}
+	var end [512]byte
+	rest := appendBase64(end[:0], Blob{kept.rest, st.tail})
+	if w == nil {
+		*dst = append(append(*dst, kept.b64...), rest...)
+		return nil
+	}
+	if _, err := w.Write(kept.b64); err != nil {
+		return err
+	}
+	_, err := w.Write(rest)
+	return err
 }
 
 // b64Chunker is the writer a streamed item's source writes to: it encodes

@@ -46,8 +46,21 @@ func (r *recorder) Write(p []byte) (int, error) {
 // each one kept (nil: the write failed).
 type keeper struct{ kept []*EncodedPixels }
 
-func (k *keeper) keep() func(*EncodedPixels) {
-	return func(e *EncodedPixels) { k.kept = append(k.kept, e) }
+func (k *keeper) keep(e *EncodedPixels) { k.kept = append(k.kept, e) }
+
+// pending is the PendingPixels of a source whose writes keep into k when
+// k is set, or, with kept set, write kept; ends counts the writes ended.
+func pending(n int, src io.WriterTo, k *keeper, kept *EncodedPixels, ends *int) *PendingPixels {
+	return &PendingPixels{Len: n, Begin: func() PixelWrite {
+		pw := PixelWrite{Source: src, Kept: kept, End: func() { *ends++ }}
+		if kept != nil {
+			pw.Source = nil
+		}
+		if k != nil {
+			pw.Keep = k.keep
+		}
+		return pw
+	}}
 }
 
 // TestPendingAsRaw is the differential test of items whose pixel values
@@ -79,11 +92,13 @@ func TestPendingAsRaw(t *testing.T) {
 				if piece < 64 && len(wantJSON) > 1<<20 {
 					continue
 				}
-				for _, keep := range []bool{false, true} {
-					name := fmt.Sprintf("%v cols %d %q mix %d pieces of %d keep %v", c.grids, c.cols, c.dtype, mix, piece, keep)
+				for _, mode := range []string{"make", "keep", "kept"} {
+					keep := mode == "keep"
+					name := fmt.Sprintf("%v cols %d %q mix %d pieces of %d %s", c.grids, c.cols, c.dtype, mix, piece, mode)
 					var k keeper
+					ends := 0
 					imgs := make([]Image, len(raw))
-					pending := 0
+					nPending := 0
 					for i, q := range raw {
 						imgs[i] = plain[i]
 						switch {
@@ -95,13 +110,21 @@ func TestPendingAsRaw(t *testing.T) {
 							imgs[i].Processed = e
 						case mix == 1 && i%3 == 2:
 						default:
-							p := QwenImage{GridTHW: q.GridTHW, DType: q.DType,
-								Pending: &PendingPixels{Len: len(q.PixelValues), Source: pieceSource{q.PixelValues, piece}}}
-							if keep {
-								p.Pending.Keep = k.keep
+							var kk *keeper
+							var kept *EncodedPixels
+							switch mode {
+							case "keep":
+								kk = &k
+							case "kept":
+								e, err := EncodePixels(q, c.cols)
+								if err != nil {
+									t.Fatal(err)
+								}
+								kept = e.Encoded
 							}
-							imgs[i].Processed = p
-							pending++
+							imgs[i].Processed = QwenImage{GridTHW: q.GridTHW, DType: q.DType,
+								Pending: pending(len(q.PixelValues), pieceSource{q.PixelValues, piece}, kk, kept, &ends)}
+							nPending++
 						}
 					}
 					got, err := QwenImageFeatures(imgs, c.cols, Options{Kwargs: true, Metadata: true})
@@ -123,7 +146,7 @@ func TestPendingAsRaw(t *testing.T) {
 							name, len(body.B), got.SplicedLen(), len(wantJSON), got.MaxJSONLen(), want.MaxJSONLen())
 					}
 					for _, n := range rec.writes {
-						if mix == 0 && n > streamChunk+streamPiece {
+						if mix == 0 && mode != "kept" && n > streamChunk+streamPiece {
 							t.Fatalf("%s: a write of %d bytes", name, n)
 						}
 					}
@@ -133,12 +156,17 @@ func TestPendingAsRaw(t *testing.T) {
 							t.Fatalf("%s: item %d's bytes differ", name, i)
 						}
 					}
+					// Every write ended: AppendJSON, WriteTo and Bytes.
+					if ends != 3*nPending {
+						t.Fatalf("%s: %d writes ended for %d pending images", name, ends, nPending)
+					}
 					if !keep {
 						continue
 					}
-					// Kept twice per pending image: by AppendJSON and WriteTo.
-					if len(k.kept) != 2*pending {
-						t.Fatalf("%s: %d kept for %d pending images", name, len(k.kept), pending)
+					// Kept three times per pending image: by AppendJSON, WriteTo
+					// and Bytes.
+					if len(k.kept) != 3*nPending {
+						t.Fatalf("%s: %d kept for %d pending images", name, len(k.kept), nPending)
 					}
 					at := 0
 					for i, q := range raw {
@@ -146,7 +174,7 @@ func TestPendingAsRaw(t *testing.T) {
 							continue
 						}
 						e, _ := EncodePixels(q, c.cols)
-						for _, kept := range []*EncodedPixels{k.kept[at], k.kept[at+pending]} {
+						for _, kept := range []*EncodedPixels{k.kept[at], k.kept[at+nPending]} {
 							if kept == nil || !bytes.Equal(kept.b64, e.Encoded.b64) || !bytes.Equal(kept.rest, e.Encoded.rest) ||
 								kept.pixels != e.Encoded.pixels || kept.cols != c.cols || cap(kept.b64) != len(kept.b64) {
 								t.Fatalf("%s: image %d kept other than EncodePixels' encoding", name, i)
@@ -203,10 +231,12 @@ func TestPendingWriteFails(t *testing.T) {
 		for _, keep := range []bool{false, true} {
 			var took int64
 			var k keeper
-			p := &PendingPixels{Len: len(q.PixelValues), Source: countingSource{pieceSource{q.PixelValues, 32 << 10}, &took}}
+			var kk *keeper
 			if keep {
-				p.Keep = k.keep
+				kk = &k
 			}
+			ends := 0
+			p := pending(len(q.PixelValues), countingSource{pieceSource{q.PixelValues, 32 << 10}, &took}, kk, nil, &ends)
 			f := features(t, QwenImage{GridTHW: q.GridTHW, Pending: p})
 			var body wire.Body
 			body.B = f.AppendBody(nil, &body)
@@ -219,12 +249,16 @@ func TestPendingWriteFails(t *testing.T) {
 			if keep && (len(k.kept) != 1 || k.kept[0] != nil) {
 				t.Errorf("fail at %d: kept %v", at, k.kept)
 			}
+			if ends != 1 {
+				t.Errorf("fail at %d: %d writes ended", at, ends)
+			}
 		}
 	}
 	for _, n := range []int{len(q.PixelValues) - 1, len(q.PixelValues) + 1} {
 		b := append(bytes.Clone(q.PixelValues), 0)[:n]
 		var k keeper
-		f := features(t, QwenImage{GridTHW: q.GridTHW, Pending: &PendingPixels{Len: len(q.PixelValues), Source: pieceSource{b, 4096}, Keep: k.keep}})
+		ends := 0
+		f := features(t, QwenImage{GridTHW: q.GridTHW, Pending: pending(len(q.PixelValues), pieceSource{b, 4096}, &k, nil, &ends)})
 		var body wire.Body
 		body.B = f.AppendBody(nil, &body)
 		if _, err := body.WriteTo(io.Discard); err == nil {

@@ -36,30 +36,35 @@ type processedImage struct {
 // the entry meanwhile does not wait for that client, however slow: it
 // makes the pixel values from the resized image itself, into a chunk
 // buffer of its own. An answer that fails (its client went away) gives the
-// claim back to the next one.
+// claim back to the next one. Once the base64 is kept and the last write
+// reading the resized pixels has ended, they go back to the processor's
+// pool (a write that begins later writes the kept base64).
 type imageEntry struct {
 	grid  [3]int64
 	dtype string
 	// pixels is the bytes of pixel_values; encodedLen their item's
 	// base64 as kept (the cache charges it from the start).
 	pixels, encodedLen int
+	cached             bool
 
 	mu      sync.Mutex
-	prep    *vision.Prepared        // nil once encoded is set
+	prep    *vision.Prepared        // nil once released
 	encoded *features.EncodedPixels // nil until an answer kept it
 	filling bool                    // an answer is keeping it
+	readers int                     // writes reading prep
 }
 
-func newImageEntry(prep *vision.Prepared, dtype string) *imageEntry {
+// newImageEntry is the entry of prep; a cached one keeps its base64.
+func newImageEntry(prep *vision.Prepared, dtype string, cached bool) *imageEntry {
 	e := &imageEntry{grid: [3]int64{int64(prep.GridTHW[0]), int64(prep.GridTHW[1]), int64(prep.GridTHW[2])},
-		dtype: dtype, pixels: prep.Len, prep: prep}
+		dtype: dtype, pixels: prep.Len, cached: cached, prep: prep}
 	e.encodedLen = features.QwenImage{GridTHW: e.grid, DType: dtype}.EncodedPixelsLen(prep.Cols, prep.Len)
 	return e
 }
 
 // image is the entry as an answer's image: its kept base64, or its pixel
-// values to make, claiming the base64 when cached.
-func (e *imageEntry) image(cached bool) features.QwenImage {
+// values to make as the answer is written.
+func (e *imageEntry) image() features.QwenImage {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	img := features.QwenImage{GridTHW: e.grid, DType: e.dtype}
@@ -67,29 +72,47 @@ func (e *imageEntry) image(cached bool) features.QwenImage {
 		img.Encoded = e.encoded
 		return img
 	}
-	img.Pending = &features.PendingPixels{Len: e.pixels, Source: e.prep}
-	if cached {
-		img.Pending.Keep = e.claim
-	}
+	img.Pending = &features.PendingPixels{Len: e.pixels, Begin: e.begin}
 	return img
 }
 
-// claim gives the answer beginning to write the entry its base64 to keep,
-// unless it is kept or another answer is keeping it.
-func (e *imageEntry) claim() func(*features.EncodedPixels) {
+// begin starts a write of the entry: from its kept base64 if there is
+// some by now, else from the resized pixels, keeping the base64 when
+// cached and no other write is keeping it.
+func (e *imageEntry) begin() features.PixelWrite {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.encoded != nil || e.filling {
-		return nil
+	if e.encoded != nil {
+		return features.PixelWrite{Kept: e.encoded}
 	}
-	e.filling = true
-	return func(enc *features.EncodedPixels) {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		e.filling = false
-		if enc != nil {
-			e.encoded, e.prep = enc, nil
-		}
+	e.readers++
+	w := features.PixelWrite{Source: e.prep, End: e.end}
+	if e.cached && !e.filling {
+		e.filling = true
+		w.Keep = e.keep
+	}
+	return w
+}
+
+// keep ends the claiming write: enc is its base64, nil when it failed.
+func (e *imageEntry) keep(enc *features.EncodedPixels) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.filling = false
+	if enc != nil {
+		e.encoded = enc
+	}
+}
+
+// end ends a write that read the resized pixels; the last one after the
+// base64 is kept releases them.
+func (e *imageEntry) end() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.readers--
+	if e.readers == 0 && e.encoded != nil && e.prep != nil {
+		e.prep.Release()
+		e.prep = nil
 	}
 }
 
@@ -204,7 +227,7 @@ func (im *images) process(ctx context.Context, img sizedImage, kw vision.Kwargs,
 		if err != nil {
 			return processedImage{}, 0, imageError(err)
 		}
-		e := newImageEntry(prep, im.dtype.String())
+		e := newImageEntry(prep, im.dtype.String(), im.cache != nil)
 		return processedImage{entry: e, numTokens: prep.NumTokens, cols: prep.Cols}, int64(e.encodedLen), nil
 	}
 	if im.cache == nil {

@@ -143,71 +143,83 @@ func TestStreamedImagesAsBuffered(t *testing.T) {
 
 // TestImageEntryClaim: one answer at a time keeps a cached entry's base64;
 // the others, meanwhile, make their own pixel values and answer the same;
-// a failed answer gives the claim back, and once one has kept the base64
-// every answer splices it.
+// a failed answer gives the claim back; once one has kept the base64 every
+// answer writes it, and the resized pixels go back to the pool when the
+// last write reading them ends. An uncached entry keeps nothing.
 func TestImageEntryClaim(t *testing.T) {
 	r := imageRenderer(t, media.Config{})
 	rgb, err := imaging.Load(sharedImage(t, "png_rgb_640x480.png"), r.images.cfg.Load)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prep, err := r.images.proc.Prepare(*rgb, r.images.cfg.Kwargs)
-	if err != nil {
-		t.Fatal(err)
+	prepare := func() *vision.Prepared {
+		prep, err := r.images.proc.Prepare(*rgb, r.images.cfg.Kwargs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return prep
 	}
-	e := newImageEntry(prep, r.images.dtype.String())
-	item := func(img features.QwenImage) *features.Features {
-		f, err := features.QwenImageFeatures([]features.Image{{Hash: "h", Placeholder: features.Placeholder{Length: 1}, Processed: img}},
-			prep.Cols, features.Options{Kwargs: true})
+	cols := prepare().Cols
+	item := func(e *imageEntry) *features.Features {
+		f, err := features.QwenImageFeatures([]features.Image{{Hash: "h", Placeholder: features.Placeholder{Length: 1}, Processed: e.image()}},
+			cols, features.Options{Kwargs: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return &f
 	}
-	first := e.image(true)
-	if first.Pending == nil || first.Pending.Keep == nil {
-		t.Fatal("a new cached entry is not pending with a claim")
+	plain := newImageEntry(prepare(), r.images.dtype.String(), false)
+	want := item(plain).AppendJSON(nil)
+	for range 2 {
+		if got := streamedFeatures(t, item(plain)); !bytes.Equal(got, want) || plain.encoded != nil || plain.prep == nil {
+			t.Fatal("an uncached entry kept its base64 or lost its pixels")
+		}
 	}
-	want := item(first).AppendJSON(nil) // claims, keeps and publishes
-	if e.encoded == nil || e.prep != nil || e.filling {
-		t.Fatalf("after a whole write: encoded %v, prep %v, filling %v", e.encoded != nil, e.prep != nil, e.filling)
+
+	e := newImageEntry(prepare(), r.images.dtype.String(), true)
+	pending := item(e) // built before the fill: it will write the kept base64
+	if got := item(e).AppendJSON(nil); !bytes.Equal(got, want) {
+		t.Fatal("the filling answer differs")
+	}
+	if e.encoded == nil || e.prep != nil || e.filling || e.readers != 0 {
+		t.Fatalf("after a whole write: encoded %v, prep %v, filling %v, readers %d", e.encoded != nil, e.prep != nil, e.filling, e.readers)
 	}
 	if e.encodedLen != e.encoded.Len() {
 		t.Fatalf("the cache was charged %d bytes for %d kept", e.encodedLen, e.encoded.Len())
 	}
-	if hit := e.image(true); hit.Encoded != e.encoded || hit.Pending != nil || !bytes.Equal(item(hit).AppendJSON(nil), want) {
+	if !bytes.Equal(streamedFeatures(t, pending), want) {
+		t.Fatal("an answer built before the fill and written after it differs")
+	}
+	if hit := e.image(); hit.Encoded != e.encoded || hit.Pending != nil {
 		t.Fatal("a hit after the fill does not splice the kept base64")
 	}
 
-	e = newImageEntry(prep, r.images.dtype.String())
-	done := e.claim()
-	if done == nil || e.claim() != nil {
-		t.Fatal("the entry was claimed twice")
+	e = newImageEntry(prepare(), r.images.dtype.String(), true)
+	claim := e.begin()
+	if claim.Keep == nil || claim.Source == nil {
+		t.Fatal("the first write of a cached entry does not claim it")
 	}
 	// While one answer keeps the entry, others answer without waiting and
 	// without keeping, side by side.
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			img := e.image(true)
-			if img.Pending == nil || !bytes.Equal(streamedFeatures(t, item(img)), want) {
+			if !bytes.Equal(streamedFeatures(t, item(e)), want) {
 				t.Error("an answer during another's fill differs")
 			}
 		})
 	}
 	wg.Wait()
-	if e.encoded != nil || !e.filling {
-		t.Fatal("an answer that was not the claim's kept the base64")
+	if e.encoded != nil || !e.filling || e.readers != 1 {
+		t.Fatalf("an answer that was not the claim's kept the base64 (readers %d)", e.readers)
 	}
-	done(nil) // the claiming answer failed
-	if e.filling || e.prep == nil {
+	claim.Keep(nil) // the claiming answer failed
+	claim.End()
+	if e.filling || e.prep == nil || e.readers != 0 {
 		t.Fatal("a failed fill kept its claim or dropped the pixels")
 	}
-	if got := streamedFeatures(t, item(e.image(true))); !bytes.Equal(got, want) || e.encoded == nil {
+	if got := streamedFeatures(t, item(e)); !bytes.Equal(got, want) || e.encoded == nil || e.prep != nil {
 		t.Fatal("the next answer after a failed fill did not fill the entry")
-	}
-	if plain := e.image(false); plain.Encoded == nil {
-		t.Fatal("an encoded entry is not spliced")
 	}
 }
 

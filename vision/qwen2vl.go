@@ -167,7 +167,7 @@ func (q *qwen2VL) Plan(width, height int, kw Kwargs) (Plan, error) {
 // columns in (channel, frame, py, px) order.
 func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, error) {
 	var res *Result
-	err := q.resized(img, kw, false, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+	err := q.resized(img, kw, nil, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
 		n := q.pixelBytes(plan)
 		if cap(buf) < n {
 			buf = make([]byte, n)
@@ -183,7 +183,7 @@ func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, erro
 // ProcessTo is Process writing pixel_values to w in chunks of whole patches (patchify's order).
 func (q *qwen2VL) ProcessTo(w io.Writer, img imaging.RGB, kw Kwargs) (*Result, error) {
 	var res *Result
-	err := q.resized(img, kw, false, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+	err := q.resized(img, kw, nil, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
 		if err := q.patchify(patchSink{w: w}, pix, plan.ResizedWidth, levels, kernel); err != nil {
 			return err
 		}
@@ -193,17 +193,25 @@ func (q *qwen2VL) ProcessTo(w io.Writer, img imaging.RGB, kw Kwargs) (*Result, e
 	return res, err
 }
 
-// Prepare is ProcessTo up to the patches: the resized pixels are kept (in a buffer of their own, or
-// img's when no resize is needed) for Prepared.WriteTo.
+// Prepare is ProcessTo up to the patches: the resized pixels are kept (in pooled scratch the Prepared
+// holds until released, or img's when no resize is needed) for Prepared.WriteTo.
 func (q *qwen2VL) Prepare(img imaging.RGB, kw Kwargs) (*Prepared, error) {
 	var p *Prepared
-	err := q.resized(img, kw, true, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+	var release func()
+	err := q.resized(img, kw, func(r func()) { release = r }, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
 		p = &Prepared{Plan: plan, Len: q.pixelBytes(plan), dtype: q.dtype, write: func(w io.Writer) error {
 			return q.patchify(patchSink{w: w}, pix, plan.ResizedWidth, levels, kernel)
 		}}
 		return nil
 	})
-	return p, err
+	if err != nil {
+		if release != nil {
+			release()
+		}
+		return nil, err
+	}
+	p.release = release
+	return p, nil
 }
 
 func (q *qwen2VL) pixelBytes(plan Plan) int {
@@ -215,10 +223,11 @@ func (q *qwen2VL) result(plan Plan, data []byte) *Result {
 	return &Result{Plan: plan, PixelValues: Tensor{DType: q.dtype, Shape: []int{rows, plan.Cols}, Data: data}}
 }
 
-// resized plans img's processing, resizes it with the backend kw picks (into pooled scratch, or a
-// buffer of its own when own: the pixels outlive the call) and runs patch on the resized pixels with
-// that backend's tables and kernel.
-func (q *qwen2VL) resized(img imaging.RGB, kw Kwargs, own bool, patch func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error) error {
+// resized plans img's processing, resizes it with the backend kw picks (into pooled scratch) and
+// runs patch on the resized pixels with that backend's tables and kernel. keep, when set, is handed
+// what gives the scratch back to the pool, instead of its going back as resized returns: the pixels
+// outlive the call.
+func (q *qwen2VL) resized(img imaging.RGB, kw Kwargs, keep func(release func()), patch func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error) error {
 	if err := checkRGB(img); err != nil {
 		return err
 	}
@@ -230,8 +239,14 @@ func (q *qwen2VL) resized(img imaging.RGB, kw Kwargs, own bool, patch func(plan 
 	if s == nil {
 		s = new(qwenScratch)
 	}
+	release := func() {}
 	if max(img.Width*img.Height, plan.ResizedWidth*plan.ResizedHeight) <= keepScratchPixels {
-		defer q.scratch.Put(s)
+		release = func() { q.scratch.Put(s) }
+	}
+	if keep != nil {
+		keep(release)
+	} else {
+		defer release()
 	}
 	method, levels, kernel := resize.Torch, &q.fast, q.fastKernel
 	if !kw.fast() {
@@ -240,19 +255,14 @@ func (q *qwen2VL) resized(img imaging.RGB, kw Kwargs, own bool, patch func(plan 
 	rw, rh := plan.ResizedWidth, plan.ResizedHeight
 	pix := img.Pix
 	if rw != img.Width || rh != img.Height {
-		dst := &s.resized
-		var owned []uint8
-		if own {
-			dst = &owned
+		if cap(s.resized) < rw*rh*3 {
+			s.resized = nozero.Bytes(rw * rh * 3) // the resize writes every byte
 		}
-		if cap(*dst) < rw*rh*3 {
-			// The resize writes every byte.
-			*dst = nozero.Bytes(rw * rh * 3)
-		}
-		pix = (*dst)[:rw*rh*3]
-		if err := s.resizer.RGB(pix, rw, rh, img.Pix, img.Width, img.Height, method); err != nil {
+		s.resized = s.resized[:rw*rh*3]
+		if err := s.resizer.RGB(s.resized, rw, rh, img.Pix, img.Width, img.Height, method); err != nil {
 			return fmt.Errorf("vision: Qwen2-VL resize: %w", err)
 		}
+		pix = s.resized
 	}
 	return patch(plan, pix, levels, kernel)
 }

@@ -3,6 +3,7 @@ package vision
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -507,5 +508,10 @@ func TestPreparedOwnsItsPixels(t *testing.T) {
 		if w, err := prep.WriteTo(&failingWriter{n: n}); !errors.Is(err, errWriterFull) || w > int64(n) {
 			t.Fatalf("writer failing after %d bytes: wrote %d, %v", n, w, err)
 		}
+	}
+	prep.Release()
+	prep.Release()
+	if n, err := prep.WriteTo(io.Discard); err == nil || n != 0 {
+		t.Fatalf("a released Prepared wrote %d bytes (%v)", n, err)
 	}
 }
