@@ -55,11 +55,13 @@ func (st *itemStream) encodedLen() int { return base64.StdEncoding.EncodedLen(st
 
 // Chunk sizes of a streamed item: its base64 goes to the writer about
 // streamChunk bytes at a time, small enough to be read back from the CPU's
-// cache by the kernel's copy, large enough that a write per chunk costs
-// little; the source's pieces are encoded at most streamPiece bytes at a
-// time, so a chunk buffer never grows.
+// last-level cache by the kernel's copy, large enough that a write per
+// chunk costs little (encoding 15 MB and writing it to a loopback socket,
+// one core: 6.0-6.6 ms of CPU in 1 MB chunks, 6.1-6.9 in 256 KB ones,
+// 6.5-7.4 written whole); the source's pieces are encoded at most
+// streamPiece bytes at a time, so a chunk buffer never grows.
 const (
-	streamChunk = 256 << 10
+	streamChunk = 1 << 20
 	streamPiece = 48 << 10
 )
 
