@@ -127,11 +127,13 @@ func (l liveWriter) Write(p []byte) (int, error) {
 }
 
 // bodyPool holds response buffers between requests; a 9k-token render
-// body is about 60 KB. Bodies of pixel values (15 MB for a 1280x720 image)
-// have a pool of their own: a fresh one costs its zeroing and page faults
-// (a tenth of an image render's CPU), and keeping them apart means a text
-// request never holds one, so they are dropped two garbage collections
-// after image traffic stops. The zero value is ready to use.
+// body is about 60 KB. Bodies of tensors written into the body itself
+// (image_embeds, 15 MB for a 1280x720 image's worth; an image's pixel values
+// are spliced in instead, made as they are written or kept by the cache)
+// have a pool of their own: a fresh one costs its zeroing and page faults,
+// and keeping them apart means a text request never holds one, so they are
+// dropped two garbage collections after such traffic stops. The zero value
+// is ready to use.
 type bodyPool struct{ small, large sync.Pool }
 
 // maxPooledBody bounds what the small pool keeps, so that one huge
