@@ -81,6 +81,26 @@ type Config struct {
 	// KVEvents, with a prefix cache, receives its changes as vLLM's KV
 	// events (BlockStored, BlockRemoved, AllBlocksCleared).
 	KVEvents EventPublisher
+
+	// MMProcessorCacheBytes bounds the engine's multimodal item cache
+	// (vLLM's --mm-processor-cache-gb, here in bytes; see itemcache.go):
+	// 0 means vLLM's default, 4 GiB; negative means no cache, so every
+	// null kwargs item fails its request.
+	MMProcessorCacheBytes int64
+}
+
+// defaultMMProcessorCacheBytes is vLLM's mm_processor_cache_gb default, 4,
+// times GiB_bytes.
+const defaultMMProcessorCacheBytes = 4 << 30
+
+func (c Config) itemCacheBytes() int64 {
+	switch {
+	case c.MMProcessorCacheBytes == 0:
+		return defaultMMProcessorCacheBytes
+	case c.MMProcessorCacheBytes < 0:
+		return 0
+	}
+	return c.MMProcessorCacheBytes
 }
 
 // Output logprobs shapes (Config.LogprobsShape).

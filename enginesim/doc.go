@@ -22,7 +22,9 @@
 // first 12 characters; "size unknown" for a null item the engine has not
 // seen, which ec_transfer_params or requires_kv stand for). A null item
 // whose mm_hash an earlier request brought resolves from the engine's item
-// cache, as vLLM's receiver cache resolves it. An item's base64 text the
+// cache (Config.MMProcessorCacheBytes), as vLLM's receiver cache resolves
+// it; one the cache lacks fails the request as vLLM's engine core fails it
+// (itemcache.go). An item's base64 text the
 // engine decoded before (a conversation re-sends its pictures every turn)
 // is not decoded again: its bytes are remembered under the text's seeded
 // xxh3-128 (up to 1 GiB), which a differential test holds to decoding.

@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-
-	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/internal/wire"
@@ -29,7 +26,17 @@ type mmInput struct {
 	images []seenImage
 	// brought are the items whose kwargs the request carries: they enter
 	// the engine's item cache once the request is accepted.
-	brought []seenImage
+	brought []broughtItem
+	// missing are the hashes of null items the item cache does not hold:
+	// vLLM's MultiModalCacheMissError, the request fails (answerMiss).
+	missing []string
+}
+
+// broughtItem is an item a request carries, with its size in the item
+// cache (its msgpack's length).
+type broughtItem struct {
+	img  seenImage
+	size int64
 }
 
 // seenImage is one image as the answer describes it.
@@ -41,46 +48,14 @@ type seenImage struct {
 	patch int64
 }
 
-// itemCacheEntries bounds the engine's cache of multimodal items: vLLM's
-// receiver cache holds --mm-processor-cache-gb (4 GiB) of them, a few
-// hundred Qwen images of a megapixel; engine-sim keeps only what it
-// reports of an item, so a count is bound enough.
-const itemCacheEntries = 4096
-
-// itemCache is vLLM's engine-side MultiModalReceiverCache (the default
-// "lru" processor cache type at bf578e1): every item a request brings is
-// kept under its mm_hash, and a later request may send that hash with a
-// null kwargs item, which resolves from here.
-type itemCache struct {
-	mu    sync.Mutex
-	items *simplelru.LRU[string, seenImage]
-}
-
-func newItemCache(n int) *itemCache {
-	c := &itemCache{}
-	c.items, _ = simplelru.NewLRU[string, seenImage](n, nil)
-	return c
-}
-
-func (c *itemCache) get(hash string) (seenImage, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.items.Get(hash)
-}
-
-func (c *itemCache) add(img seenImage) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.items.Add(img.hash, img)
-}
-
 // acceptFeatures checks a generate request's features as vLLM's generate
 // route does (serve_tokens at bf578e1, and newer vLLM's
 // engine_input_from_features): the features model's validators, every
-// placeholder inside the prompt, every kwargs and metadata item decodable,
-// a null item only with ec_transfer_params or requires_kv or when the
-// engine's item cache holds its hash (bf578e1's engine core asserts on any
-// other, killing the engine; engine-sim refuses the request). A Qwen image
+// placeholder inside the prompt, every kwargs and metadata item decodable.
+// A null item ("from cache") is resolved from the engine's item cache
+// unless the request has ec_transfer_params or requires_kv; one the cache
+// does not hold is listed in missing (the engine core's
+// MultiModalCacheMissError, see answerMiss). A Qwen image
 // item's grid must make as many tokens as its placeholder has: vLLM finds
 // that only in the model runner, which fails the engine (500); engine-sim
 // refuses the request with the runner's text instead. Failures are 400
@@ -100,21 +75,26 @@ func (s *Sim) acceptFeatures(req *protocol.GenerateRequest, n *wire.Node) (mmInp
 		return mmInput{}, badRequest(err.Error())
 	}
 	var cached []seenImage
+	var missing []string
 	for _, m := range f.Modalities {
 		for j, h := range m.Hashes {
 			if itemAt(m.Kwargs, j) != nil {
 				continue
 			}
-			img, ok := s.items.get(h)
-			if ok {
+			img, ok := s.items.Get(h)
+			switch {
+			case ok:
 				cached = append(cached, img)
-			} else if !ec && !f.RequiresKV {
-				return mmInput{}, badRequest(fmt.Sprintf("%s item %d has no kwargs_data, the request has no "+
-					"ec_transfer_params and this engine has no cached item for mm_hash=%q", m.Name, j, h))
+			case broughtBefore(m, j):
+				// The receiver fills items in prompt order, keeping each it
+				// is sent: an item repeated later in the prompt resolves
+				// from its first occurrence.
+			case !ec && !f.RequiresKV:
+				missing = append(missing, h)
 			}
 		}
 	}
-	in := mmInput{items: kvindex.FeatureItems(&f)}
+	in := mmInput{items: kvindex.FeatureItems(&f), missing: missing}
 	for _, m := range f.Modalities {
 		if m.Name != "image" {
 			continue
@@ -125,14 +105,17 @@ func (s *Sim) acceptFeatures(req *protocol.GenerateRequest, n *wire.Node) (mmInp
 			if err != nil {
 				return mmInput{}, badRequest(fmt.Sprintf("image item %d: %v", j, err))
 			}
-			if img.grid[0] == 0 {
-				for _, c := range cached {
+			if itemAt(m.Kwargs, j) == nil {
+				// What the engine cached of the item it was sent before
+				// (its size too), over the grid of its metadata item.
+				for _, c := range append(cached, in.images...) {
 					if c.hash == h {
 						img = c
+						break
 					}
 				}
 			}
-			if img.grid[0] > 0 {
+			if img.grid[0] > 0 && !slices.Contains(missing, h) {
 				tokens := img.grid[0] * img.grid[1] * img.grid[2] / (qwenMerge * qwenMerge)
 				if tokens != int64(p.Length) {
 					return mmInput{}, badRequest(fmt.Sprintf(
@@ -144,7 +127,8 @@ func (s *Sim) acceptFeatures(req *protocol.GenerateRequest, n *wire.Node) (mmInp
 	}
 	for _, m := range f.Modalities {
 		for j, h := range m.Hashes {
-			if itemAt(m.Kwargs, j) == nil {
+			b := itemAt(m.Kwargs, j)
+			if b == nil {
 				continue
 			}
 			img := seenImage{hash: h}
@@ -153,10 +137,21 @@ func (s *Sim) acceptFeatures(req *protocol.GenerateRequest, n *wire.Node) (mmInp
 					img = seen
 				}
 			}
-			in.brought = append(in.brought, img)
+			in.brought = append(in.brought, broughtItem{img: img, size: int64(len(b))})
 		}
 	}
 	return in, nil
+}
+
+// broughtBefore reports whether an item of m before j carries the kwargs
+// of item j's hash.
+func broughtBefore(m features.Modality, j int) bool {
+	for i := range j {
+		if m.Hashes[i] == m.Hashes[j] && itemAt(m.Kwargs, i) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func itemAt(items []features.ItemBytes, j int) []byte {

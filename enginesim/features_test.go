@@ -78,8 +78,6 @@ func TestFeaturesRefused(t *testing.T) {
 	}{
 		{"placeholder past the prompt", strings.Replace(good, `"offset":3`, `"offset":28`, 1), "",
 			"mm_placeholders must remain within the token_ids sequence"},
-		{"kwargs null without ec_transfer_params", noKwargs, "",
-			`image item 0 has no kwargs_data, the request has no ec_transfer_params and this engine has no cached item for mm_hash="a"`},
 		{"kwargs not base64", strings.Replace(good, `"kwargs_data":{"image":["`, `"kwargs_data":{"image":["%`, 1), "",
 			"features.kwargs_data.image.0: not base64"},
 		{"kwargs not an item", `{"mm_hashes":{"image":["a"]},"mm_placeholders":{"image":[{"offset":3,"length":6}]},` +
@@ -175,27 +173,15 @@ func TestImageEventsDecodeAsVLLMWrites(t *testing.T) {
 // leg's features are checked as any request's: kwargs present, or null
 // with ec_transfer_params or requires_kv.
 func TestFeaturesOnBothLegs(t *testing.T) {
-	_, prefillSrv := newServer(t, Config{KVRole: KVRoleProducer})
-	decodeSim, decodeSrv := newServer(t, Config{KVRole: KVRoleConsumer})
 	f := qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{Kwargs: true})
 	noKwargs := qwenFeatures(t, []string{"img-a"}, [][3]int64{{1, 4, 6}}, []int{3}, features.Options{})
-	tokens := `"token_ids":` + tokenList(17, 100)
-	status, _, out := post(t, prefillSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":1},`+
-		`"features":`+f+`,"kv_transfer_params":{"do_remote_decode":true}}`)
-	var resp struct {
-		KV json.RawMessage `json:"kv_transfer_params"`
-	}
-	if err := json.Unmarshal([]byte(out), &resp); status != http.StatusOK || err != nil || len(resp.KV) < 10 {
-		t.Fatalf("prefill: %d %s (%v)", status, out, err)
-	}
-	decode := func(features string) (int, string) {
-		status, _, out := post(t, decodeSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":200},`+
-			`"features":`+features+`,"kv_transfer_params":`+string(resp.KV)+`}`)
-		return status, out
-	}
-	// The decode engine never saw the image: a null item cannot resolve.
-	if status, out = decode(noKwargs); status != http.StatusBadRequest || !strings.Contains(out, "has no kwargs_data") {
-		t.Fatalf("decode without kwargs: %d %s, want 400", status, out)
+	decodeSim, decode := prefilled(t, nil, f)
+	var status int
+	var out string
+	// The decode engine never saw the image: a null item cannot resolve,
+	// and the engine core fails the request (finish_reason "error").
+	if status, out = decode(noKwargs); status != http.StatusOK || !strings.Contains(out, `"finish_reason":"error"`) {
+		t.Fatalf("decode without kwargs: %d %s, want a choice finished with error", status, out)
 	}
 	seen := "I see 1 image: 84x56 (grid 1x4x6), mm_hash img-a."
 	status, out = decode(f)
@@ -211,6 +197,30 @@ func TestFeaturesOnBothLegs(t *testing.T) {
 		`"kwargs_data":null,"requires_kv":true,"kv_handoff":{"version":1,"model_fingerprint":"m","position_state":"sequence"}`, 1)
 	if status, out = decode(handoff); status != http.StatusOK || !strings.Contains(answerText(t, decodeSim, out), "size unknown, mm_hash img-b") {
 		t.Fatalf("decode with requires_kv: %d %s", status, out)
+	}
+}
+
+// prefilled runs a prefill of 17 tokens with features f on a producer sim
+// and returns the consumer sim and a decode of the same request on it,
+// with the features given and the prefill's kv_transfer_params (reg: the
+// sims' KV registry, nil for none).
+func prefilled(t *testing.T, reg *KVRegistry, f string) (*Sim, func(features string) (int, string)) {
+	t.Helper()
+	_, prefillSrv := newServer(t, Config{KVRole: KVRoleProducer, KVRegistry: reg})
+	decodeSim, decodeSrv := newServer(t, Config{KVRole: KVRoleConsumer, KVRegistry: reg})
+	tokens := `"token_ids":` + tokenList(17, 100)
+	status, _, out := post(t, prefillSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":1},`+
+		`"features":`+f+`,"kv_transfer_params":{"do_remote_decode":true}}`)
+	var resp struct {
+		KV json.RawMessage `json:"kv_transfer_params"`
+	}
+	if err := json.Unmarshal([]byte(out), &resp); status != http.StatusOK || err != nil || len(resp.KV) < 10 {
+		t.Fatalf("prefill: %d %s (%v)", status, out, err)
+	}
+	return decodeSim, func(features string) (int, string) {
+		status, _, out := post(t, decodeSrv.URL+"/inference/v1/generate", `{`+tokens+`,"sampling_params":{"max_tokens":200},`+
+			`"features":`+features+`,"kv_transfer_params":`+string(resp.KV)+`}`)
+		return status, out
 	}
 }
 
@@ -236,13 +246,20 @@ func FuzzAcceptFeatures(f *testing.F) {
 			return // nested deeper than a body may be
 		}
 		req := &protocol.GenerateRequest{TokenIDs: make([]int, n), Features: raw}
-		in, e := (&Sim{items: newItemCache(4), decoded: newDecodedItems(0)}).acceptFeatures(req, node)
+		// The engine holds an item "a" from an earlier request: null items
+		// of that hash resolve, any other misses.
+		held := func() *features.ItemLRU[seenImage] {
+			c := features.NewItemLRU[seenImage](1 << 30)
+			c.Add("a", 24*1176*2, seenImage{hash: "a", grid: [3]int64{1, 4, 6}, patch: 14})
+			return c
+		}
+		in, e := (&Sim{items: held(), decoded: newDecodedItems(0)}).acceptFeatures(req, node)
 		if e == nil {
 			_ = describeImages(in.images)
 		}
 		// The decoded-item memo changes nothing: the same verdict when the
 		// request's items are decoded, then when they are remembered.
-		memo := &Sim{items: newItemCache(4), decoded: newDecodedItems(1 << 20)}
+		memo := &Sim{items: held(), decoded: newDecodedItems(1 << 20)}
 		for pass := range 2 {
 			got, ge := memo.acceptFeatures(req, node)
 			if !reflect.DeepEqual(got, in) || !reflect.DeepEqual(ge, e) {
@@ -290,10 +307,10 @@ func TestDecodedItemsAsDecoding(t *testing.T) {
 	}
 	// The memos: none (every text decoded), roomy, and one with room for a
 	// single picture's item, so the sequence evicts.
-	plain := &Sim{items: newItemCache(4), decoded: newDecodedItems(0)}
+	plain := &Sim{items: features.NewItemLRU[seenImage](1 << 30), decoded: newDecodedItems(0)}
 	memos := []*Sim{
-		{items: newItemCache(4), decoded: newDecodedItems(1 << 20)},
-		{items: newItemCache(4), decoded: newDecodedItems(len(ta))},
+		{items: features.NewItemLRU[seenImage](1 << 30), decoded: newDecodedItems(1 << 20)},
+		{items: features.NewItemLRU[seenImage](1 << 30), decoded: newDecodedItems(len(ta))},
 	}
 	for _, c := range cases {
 		node, err := wire.Parse([]byte(c.features))
@@ -311,9 +328,9 @@ func TestDecodedItemsAsDecoding(t *testing.T) {
 				t.Errorf("%s, memo %d: holds %d bytes, over its %d", c.name, i, d.bytes, d.limit)
 			}
 		}
-		for _, img := range want.brought {
+		for _, it := range want.brought {
 			for _, sim := range append(memos, plain) {
-				sim.items.add(img)
+				sim.items.Add(it.img.hash, it.size, it.img)
 			}
 		}
 	}

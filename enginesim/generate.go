@@ -57,6 +57,9 @@ type generation struct {
 	// lora is the LoRA adapter the request names in its model ("" for the
 	// base model); it keys the prompt's blocks and is the answer's model.
 	lora string
+	// missing are the hashes of null kwargs items the item cache lacks:
+	// the request is answered by answerMiss.
+	missing []string
 	// queue counts the generation as waiting until its first step starts,
 	// then as running (scheduled) until it ends; nil once it left.
 	queue     *schedulerQueue
@@ -103,6 +106,10 @@ func (s *Sim) handleGenerate(w http.ResponseWriter, r *http.Request) {
 	g, apiErr := s.accept(r, req, info, featuresNode)
 	if apiErr != nil {
 		apiErr.write(w)
+		return
+	}
+	if g.missing != nil {
+		s.answerMiss(w, g)
 		return
 	}
 	if g.fault.Kind == FaultRefuse {
@@ -154,13 +161,19 @@ func (s *Sim) accept(r *http.Request, req *protocol.GenerateRequest, info protoc
 	if apiErr != nil {
 		return nil, apiErr
 	}
+	if len(mm.missing) > 0 {
+		// The engine core fails the request before scheduling it: no KV
+		// transfer is started (a decode leg's blocks stay for the retry),
+		// but the items it brought are kept.
+		s.addItems(mm.brought)
+		return &generation{id: id, idJSON: wire.AppendString(nil, id), req: req, promptLen: len(req.TokenIDs),
+			lora: lora, missing: mm.missing}, nil
+	}
 	kv, apiErr := s.acceptKV(req, id)
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	for _, img := range mm.brought {
-		s.items.add(img) // the engine core's receiver cache keeps what arrives
-	}
+	s.addItems(mm.brought)
 	s.recordRequest(req)
 
 	g := &generation{

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/internal/telemetry"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/protocol"
@@ -33,15 +34,18 @@ type Sim struct {
 	kit        answerKit
 	kv         kvTransfer
 	kvm        kvMetrics
-	cache      *prefixCache  // nil without a prefix cache
-	items      *itemCache    // the multimodal items requests brought
-	decoded    *decodedItems // their bytes, by their base64 text
+	cache      *prefixCache                 // nil without a prefix cache
+	items      *features.ItemLRU[seenImage] // the multimodal items requests brought (itemcache.go)
+	decoded    *decodedItems                // their bytes, by their base64 text
 	// accepted and promptTokens count accepted generate requests and
 	// their prompt tokens (/metrics).
 	accepted, promptTokens atomic.Int64
-	queue                  schedulerQueue
-	version                simVersion
-	now                    func() time.Time
+	// itemMisses counts requests failed for null items the item cache
+	// did not hold.
+	itemMisses atomic.Int64
+	queue      schedulerQueue
+	version    simVersion
+	now        func() time.Time
 
 	mu       sync.Mutex
 	requests []protocol.GenerateRequest
@@ -108,7 +112,7 @@ func New(m *model.Model, cfg Config) (*Sim, error) {
 		kv:         newKVTransfer(),
 		kvm:        kvMetrics{xferTime: telemetry.NewHistogram(xferTimeBuckets), xferSize: telemetry.NewValueHistogram(xferByteBuckets)},
 		now:        time.Now,
-		items:      newItemCache(itemCacheEntries),
+		items:      features.NewItemLRU[seenImage](cfg.itemCacheBytes()),
 		decoded:    newDecodedItems(decodedItemBytes),
 		aborted:    map[string]bool{},
 		running:    map[string][]*generation{},

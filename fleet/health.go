@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/vrender/vrender/orchestrator/engine"
 )
 
 // healthPath is the engine's liveness route (vLLM's GET /health: 200 when
@@ -41,6 +43,10 @@ type EngineHealth struct {
 	// its vllm:num_requests_waiting and vllm:num_requests_running.
 	QueueKnown                 bool
 	QueueWaiting, QueueRunning int64
+	// Items counts the multimodal items sent to the engine as null
+	// kwargs, for its cache to fill, and the requests resent with the data
+	// because it lacked one (serve --engine-mm-cache-gb).
+	Items engine.ItemStats
 }
 
 // Health returns a snapshot of the pool's engines, in configuration order.
@@ -51,7 +57,8 @@ func (p *Pool) Health() []EngineHealth {
 		out = append(out, EngineHealth{URL: m.client.URL(), Role: p.role, Healthy: !m.ejected,
 			Outstanding: m.outstanding.Load(), ConsecutiveFailures: m.failures, Ejections: m.ejections,
 			LastError: m.lastError, LastCheck: m.lastCheck, FailOpen: p.failOpen.Load(),
-			QueueKnown: m.queue.known.Load(), QueueWaiting: m.queue.waiting.Load(), QueueRunning: m.queue.running.Load()})
+			QueueKnown: m.queue.known.Load(), QueueWaiting: m.queue.waiting.Load(), QueueRunning: m.queue.running.Load(),
+			Items: m.client.ItemStats()})
 		m.mu.Unlock()
 	}
 	return out

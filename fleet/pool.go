@@ -359,6 +359,7 @@ func (p *Pool) eject(m *poolMember, now time.Time) {
 	}
 	m.ejected = true
 	m.ejections++
+	m.client.ForgetItems() // it may come back restarted, its item cache empty
 	m.probeDelay = p.health.Interval
 	m.nextProbe = now.Add(m.probeDelay)
 	p.log.Warn("engine ejected", "pool", p.role, "engine", m.client.URL(),

@@ -211,6 +211,13 @@ func jpegHeader(data []byte) (header, error) {
 	h.mode = [...]string{1: "L", 3: "RGB", 4: "CMYK"}[jh.Components]
 	h.decode = func(data []byte, opt Options) (*RGB, error) {
 		img, err := jpeg.Decode(data, PillowMaxPixels)
+		// vLLM loads as ImageOps.exif_transpose (whose copy() runs Pillow's load) inside a
+		// try/except that ignores every error, then calls load() again: a decoder error the first
+		// load raised is gone, and the image is what the decoder had written (see PartialError).
+		var pe *jpeg.PartialError
+		if errors.As(err, &pe) {
+			img, err = pe.Image, nil
+		}
 		if err != nil {
 			var te *jpeg.TruncatedError
 			if errors.As(err, &te) {

@@ -72,6 +72,9 @@ func (g *GenerateRequest) SetFeatures(f FeaturesWriter) {
 	g.features = f
 }
 
+// FeaturesWriter is the writer SetFeatures gave (nil when none did).
+func (g *GenerateRequest) FeaturesWriter() FeaturesWriter { return g.features }
+
 // bodyTailSlack is room kept after the features member for the members
 // after it (sampling params, ...), so that a body of megabytes of pixel
 // values is not copied again for its last few hundred bytes.

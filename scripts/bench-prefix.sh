@@ -31,7 +31,9 @@
 # starts/s), PREFILL_US (100), FIRST_MS (5), TOKEN_MS (10), CACHE_BLOCKS (4096), RESULT_DIR (.cache/bench),
 # LOG_DIR (a temporary directory, kept on failure), POLICIES ("least-outstanding prefix prefix-noevents"),
 # IMAGE_SIZE (none; with it MODEL defaults to ../shared/multimodal/models/qwen2_5_vl, SERVED_NAME to
-# Qwen/Qwen2.5-VL-7B-Instruct, SYSTEM_LEN to 0 and FIRST_LEN to 512).
+# Qwen/Qwen2.5-VL-7B-Instruct, SYSTEM_LEN to 0 and FIRST_LEN to 512), ENGINE_MM_CACHE_GB (4 with IMAGE_SIZE: the
+# sims' --mm-processor-cache-gb, given to serve as --engine-mm-cache-gb, so a picture an engine holds goes to it
+# as a null kwargs item, as vLLM's front end sends it; 0 sends every picture's data each turn).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -43,12 +45,14 @@ if [ -n "$image_size" ]; then
   served=${SERVED_NAME:-Qwen/Qwen2.5-VL-7B-Instruct}
   system_len=${SYSTEM_LEN:-0}
   first_len=${FIRST_LEN:-512}
-  kind=images serve_flags=() image_flags=(--multi-turn-image-size "$image_size")
+  mm_cache_gb=${ENGINE_MM_CACHE_GB:-4}
+  kind=images serve_flags=(--engine-mm-cache-gb "$mm_cache_gb") image_flags=(--multi-turn-image-size "$image_size")
 else
   model=${MODEL:-.cache/models/qwen3}
   served=${SERVED_NAME:-Qwen/Qwen3-8B}
   system_len=${SYSTEM_LEN:-256}
   first_len=${FIRST_LEN:-1024}
+  mm_cache_gb=${ENGINE_MM_CACHE_GB:-4}
   kind=text serve_flags=(--reasoning-parser qwen3) image_flags=()
 fi
 sessions=${SESSIONS:-32}
@@ -107,7 +111,7 @@ start_sims() {
   for i in 1 2 3 4; do
     port=$(free_port) ev=$(free_port) rp=$(free_port)
     "$bin" engine-sim --model "$model" --served-model-name "$served" --host 127.0.0.1 --port "$port" \
-      --num-gpu-blocks-override "$cache_blocks" --block-size 16 --serial-prefill \
+      --num-gpu-blocks-override "$cache_blocks" --block-size 16 --serial-prefill --mm-processor-cache-gb "$mm_cache_gb" \
       --first-token-latency "${first_ms}ms" --prefill-token-latency "${prefill_us}us" --token-latency "${token_ms}ms" \
       --kv-events-config "{\"enable_kv_cache_events\":true,\"publisher\":\"zmq\",\"endpoint\":\"tcp://127.0.0.1:$ev\",\"replay_endpoint\":\"tcp://127.0.0.1:$rp\"}" \
       >"$log_dir/sim-$i.log" 2>&1 &

@@ -200,6 +200,16 @@ func (s *server) writeEngineHealth(m *metricWriter) error {
 	for i, h := range health {
 		m.sample("vrender_engine_ejections_total", labels[i], h.Ejections)
 	}
+	m.header("vrender_engine_null_items_total", "counter",
+		"Multimodal items sent to the engine as null kwargs, for its item cache to fill (--engine-mm-cache-gb).")
+	for i, h := range health {
+		m.sample("vrender_engine_null_items_total", labels[i], h.Items.Null)
+	}
+	m.header("vrender_engine_item_resends_total", "counter",
+		"Requests the engine failed for lacking an item sent as null, sent again with the items' data.")
+	for i, h := range health {
+		m.sample("vrender_engine_item_resends_total", labels[i], h.Items.Resends)
+	}
 	m.header("vrender_engine_pool_fail_open_total", "counter",
 		"Ejections a pool declined because the failing engine was its last admitted one.")
 	seen := map[string]bool{}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/vrender/vrender/imaging"
@@ -68,5 +70,41 @@ func BenchmarkProcess(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkLoadProcess is an image's whole CPU path in the render, less HTTP and the encoding:
+// JPEG bytes decoded (imaging.Load, with the build's JPEG backend) and processed with the fast
+// (default) backend, pixel values handed to a writer that drops them. "/load" is the decode alone.
+func BenchmarkLoadProcess(b *testing.B) {
+	q := mustNew(b, qwen25Config, BFloat16)
+	for _, name := range []string{"jpeg_444_1280x720", "jpeg_420_1920x1080"} {
+		data, err := os.ReadFile(filepath.Join(testenv.SharedDir(b), "multimodal", "images", name+".jpg"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name+"/load", func(b *testing.B) {
+			cpu0 := testenv.CPUTime(b)
+			for b.Loop() {
+				if _, err := imaging.Load(data, imaging.DefaultOptions()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(testenv.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := testenv.CPUTime(b)
+			for b.Loop() {
+				img, err := imaging.Load(data, imaging.DefaultOptions())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := q.ProcessTo(io.Discard, *img, Kwargs{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(testenv.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+		})
 	}
 }

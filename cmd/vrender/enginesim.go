@@ -64,6 +64,12 @@ func runEngineSim(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		SerialPrefill:     f.serial,
 		LogprobsShape:     f.lpShape,
 	}
+	if cfg.MMProcessorCacheBytes, err = cacheBytesFromGB(f.mmCacheGB); err != nil {
+		return err
+	}
+	if cfg.MMProcessorCacheBytes == 0 {
+		cfg.MMProcessorCacheBytes = -1 // no cache (the Config's 0 is the default)
+	}
 	f.cache.apply(&cfg)
 	if f.script != "" {
 		if cfg.Script, err = enginesim.LoadScript(f.script, m.Tokenizer); err != nil {
@@ -111,6 +117,7 @@ type engineSimFlags struct {
 	kvLatency   time.Duration
 	serial      bool
 	lpShape     string
+	mmCacheGB   float64
 	cache       simCacheFlags
 	lora        loraFlags
 }
@@ -138,6 +145,8 @@ func (f *engineSimFlags) register(c *command) {
 	c.fs.BoolVar(&f.serial, "serial-prefill", false, "run prefills (--first-token-latency) one at a time and stall decoding while one runs,\n"+
 		"as a batch-at-a-time engine does: the interference disaggregated serving removes")
 
+	c.fs.Float64Var(&f.mmCacheGB, "mm-processor-cache-gb", 4, "`GB` of multimodal items kept under their mm_hash, as vLLM's engine keeps them,\n"+
+		"so a request may send an item's kwargs as null; 0: none, every null item fails its request")
 	f.cache.register(c, "")
 	f.lora.register(c)
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	"github.com/vrender/vrender/derender"
+	"github.com/vrender/vrender/internal/gcpace"
+	"github.com/vrender/vrender/render"
 	"github.com/vrender/vrender/server"
 	"github.com/vrender/vrender/tokenizer"
 )
@@ -50,6 +52,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	gen, err := f.rf.generator(m)
 	if err != nil {
 		return err
+	}
+	if f.imageCacheGCHeadroom >= 0 {
+		defer gcpace.Start(imageCacheBytes(gen.Renderer()), uint64(f.imageCacheGCHeadroom))()
 	}
 	der, err := f.df.engine(m, &f.rf)
 	if err != nil {
@@ -114,6 +119,10 @@ type serveFlags struct {
 	stateKey    string
 	sec         serveSecurityFlags
 	tokCache    int64
+	// imageCacheGCHeadroom: GOGC's ratio over the heap outside the
+	// processed-image cache, at least this many bytes (internal/gcpace);
+	// -1: Go's own pacing.
+	imageCacheGCHeadroom int64
 }
 
 // command registers the flags, in the order --help lists them.
@@ -143,6 +152,10 @@ func (f *serveFlags) command() *command {
 	c.fs.Int64Var(&f.tokCache, "tokenizer-cache-size", tokenizer.DefaultSegmentCacheBytes,
 		"`BYTES` bounding the cache of token ids of the text between special tokens, so a conversation\n"+
 			"re-rendered each turn encodes only its new messages (0: off)")
+	c.fs.Int64Var(&f.imageCacheGCHeadroom, "image-cache-gc-headroom", defaultImageCacheGCHeadroom,
+		"`BYTES` of garbage the heap gathers between collections at least, with GOGC's ratio applied to the heap\n"+
+			"outside the processed-image cache only, so a filled cache does not let as many bytes of garbage again\n"+
+			"gather beside it (-1: GOGC over the whole heap, Go's own pacing)")
 	f.sec.register(c)
 	c.sections = serveHelpSections
 	return c
@@ -172,6 +185,9 @@ func (f *serveFlags) check(rest []string, log *slog.Logger) error {
 	}
 	if f.tokCache < 0 {
 		return usagef("--tokenizer-cache-size %d is negative", f.tokCache)
+	}
+	if f.imageCacheGCHeadroom < -1 {
+		return usagef("--image-cache-gc-headroom %d: want bytes, or -1 for Go's own pacing", f.imageCacheGCHeadroom)
 	}
 	return nil
 }
@@ -210,7 +226,7 @@ var serveHelpSections = []helpSection{
 		"reasoning-parser", "reasoning-field-compat", "derender-cache-size", "state-key"}},
 	{"Images (models with a preprocessor_config.json)", []string{"limit-mm-per-prompt", "mm-processor-kwargs",
 		"allowed-media-domains", "allowed-local-media-path", "max-media-bytes", "allow-private-media-urls", "mm-processor-cache-gb",
-		"media-io-kwargs", "image-memory-budget", "enable-mm-embeds"}},
+		"image-cache-gc-headroom", "media-io-kwargs", "image-memory-budget", "enable-mm-embeds"}},
 	{"LoRA adapters", []string{"enable-lora", "lora-modules"}},
 	{"HTTP server, API keys and limits", []string{"host", "port", "api-key", "max-request-body-bytes",
 		"max-messages", "max-tools", "max-prompt-bytes", "max-derender-tokens", "shutdown-timeout"}},
@@ -218,11 +234,24 @@ var serveHelpSections = []helpSection{
 	{"Engines (with them: /v1/chat/completions, /v1/completions, /v1/responses, /v1/messages)", []string{
 		"engine", "prefill-engine", "decode-engine", "engine-config", "engine-api-key",
 		"engine-health-interval", "engine-health-timeout", "engine-eject-after", "engine-eject-window",
-		"engine-first-event-timeout", "engine-timeout", "engine-request-timeout", "engine-metrics-interval"}},
+		"engine-first-event-timeout", "engine-timeout", "engine-request-timeout", "engine-metrics-interval",
+		"engine-mm-cache-gb"}},
 	{"Routing among engines", []string{"routing", "routing-prefix-weight", "routing-load-weight",
 		"routing-queue-weight", "kv-block-size", "kv-events-endpoint", "kv-events-topic", "prefix-index-blocks",
 		"prefix-predict-ttl"}},
 	{"Simulated engine (--engine sim)", []string{"sim-script", "sim-token-latency", "sim-logprobs-shape",
 		"sim-num-gpu-blocks-override", "sim-block-size", "sim-prefill-token-latency",
 		"sim-enable-prompt-tokens-details", "sim-kv-events-config"}},
+}
+
+// defaultImageCacheGCHeadroom is --image-cache-gc-headroom's default: a
+// few requests' garbage (a 1280x720 image request leaves about 17 MB, one
+// of four 1080p images about 150 MB), so the collector does not run once
+// per request beside a full cache.
+const defaultImageCacheGCHeadroom = 256 << 20
+
+// imageCacheBytes reports what r's processed-image cache holds: values
+// without pointers, which need no headroom in proportion to them.
+func imageCacheBytes(r *render.Renderer) func() uint64 {
+	return func() uint64 { return uint64(max(r.ImageCacheStats().Bytes, 0)) }
 }

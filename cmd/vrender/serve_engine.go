@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -47,6 +48,7 @@ type engineFlags struct {
 	simLatency               time.Duration
 	simCache                 simCacheFlags
 	engineTimout             time.Duration
+	engineMMCacheGB          float64
 	firstEventTimeout        time.Duration
 	requestTimeout           time.Duration
 	ejectWindow              setDuration
@@ -114,6 +116,11 @@ func (f *engineFlags) register(c *command) {
 	f.simCache.register(c, "sim-")
 	c.fs.StringVar(&f.simLogprobsShape, "sim-logprobs-shape", enginesim.LogprobsShapeOpenAI, "`SHAPE` of the simulated engine's logprobs (--engine sim):\n"+
 		"openai (vLLM's generate today) or generate (GenerateLogProbs, vllm PR #58181)")
+	c.fs.Float64Var(&f.engineMMCacheGB, "engine-mm-cache-gb", 0,
+		"the engines' --mm-processor-cache-gb (`GB`) when every engine runs vLLM's lru processor cache (its default type,\n"+
+			"with one API server and one data-parallel rank or external load balancing): a picture an engine holds is then\n"+
+			"sent to it as a null kwargs item, as vLLM's own front end sends it; an engine that lacks one gets the request\n"+
+			"again with the data. 0 sends every picture's data (in-process --engine sim engines: always their 4)")
 	c.fs.DurationVar(&f.engineTimout, "engine-timeout", 60*time.Second,
 		"longest silence (`DURATION`) between two events of an engine stream before the request fails with 504")
 	c.fs.DurationVar(&f.firstEventTimeout, "engine-first-event-timeout", 60*time.Second,
@@ -206,6 +213,9 @@ func (f *engineFlags) orchestrator(ctx context.Context, m *model.Model, gen *ren
 	}
 	if f.engineTimout <= 0 {
 		return nil, noop, usagef("--engine-timeout must be positive, got %s", f.engineTimout)
+	}
+	if b := f.engineMMCacheGB * (1 << 30); !(f.engineMMCacheGB >= 0) || b >= math.MaxInt64 {
+		return nil, noop, usagef("--engine-mm-cache-gb must be a finite number greater than or equal to 0, got %v", f.engineMMCacheGB)
 	}
 	if f.firstEventTimeout <= 0 {
 		return nil, noop, usagef("--engine-first-event-timeout must be positive, got %s", f.firstEventTimeout)
@@ -322,7 +332,9 @@ func (b *poolBuilder) pool(role string, urls []string) (*fleet.Pool, error) {
 	var clients []*engine.Client
 	for _, url := range urls {
 		key := b.plan.apiKey
+		mmCache := int64(b.f.engineMMCacheGB * (1 << 30))
 		if url == "sim" {
+			mmCache = simMMCacheBytes
 			u, events, shutdown, err := b.f.startSim(b.ctx, b.m, b.modelName, b.log, simRole(role), b.kvRegistry)
 			if err != nil {
 				return nil, err
@@ -336,7 +348,7 @@ func (b *poolBuilder) pool(role string, urls []string) (*fleet.Pool, error) {
 				key = b.f.simKeys[0]
 			}
 		}
-		c, err := engine.New(url, engine.Options{APIKey: key, IdleTimeout: b.f.engineTimout,
+		c, err := engine.New(url, engine.Options{APIKey: key, IdleTimeout: b.f.engineTimout, MMCacheBytes: mmCache,
 			FirstEventTimeout: b.f.firstEventTimeout, TotalTimeout: b.f.requestTimeout, Logger: b.log})
 		if err != nil {
 			return nil, usagef("%s %s: %v", flag, url, err)
@@ -365,6 +377,10 @@ func simRole(poolRole string) string {
 	}
 	return enginesim.KVRoleBoth
 }
+
+// simMMCacheBytes is the item cache of an in-process simulated engine:
+// engine-sim's default, vLLM's 4 GiB.
+const simMMCacheBytes = 4 << 30
 
 // startSim serves the simulated engine on a loopback port and returns its
 // base URL and, when it publishes KV events (--sim-kv-events-config),

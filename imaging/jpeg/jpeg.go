@@ -44,6 +44,33 @@ func Unprocessed(data []byte) int {
 	return -1
 }
 
+// PartialError is a decode that libjpeg stopped with an error (not running out of data) after the
+// header: Pillow's load raises it, yet the image it was loading keeps the rows output before the error
+// and blank memory after them, and a second load() returns that image without complaint (its tiles
+// are spent). Image is that image: Pillow's samples as Decode gives them, blank rows being Pillow's
+// zeroed memory (CMYK's 255, its stored inversion of zero ink).
+type PartialError struct {
+	Image *Image
+	Err   error
+}
+
+func (e *PartialError) Error() string { return e.Err.Error() }
+
+func (e *PartialError) Unwrap() error { return e.Err }
+
+// partial blanks img from row done on and wraps err with it.
+func partial(img *Image, done int, err error) *PartialError {
+	blank := byte(0)
+	if img.Channels == 4 {
+		blank = 255
+	}
+	rest := img.Pix[done*img.Width*img.Channels:]
+	for i := range rest {
+		rest[i] = blank
+	}
+	return &PartialError{Image: img, Err: err}
+}
+
 // ErrHeaderTruncated reports that the data ended inside a marker segment before the first scan (where
 // Pillow's own parser reads a segment whose length says more bytes follow).
 var ErrHeaderTruncated = errors.New("jpeg: marker segment is truncated")
@@ -91,6 +118,16 @@ func Decode(data []byte, maxPixels int64) (*Image, error) {
 func decodeGo(data []byte, maxPixels int64) (*Image, error) {
 	d := decoder{maxPixels: maxPixels}
 	if err := d.decode(data, false); err != nil {
+		if me, ok := err.(*markerError); ok {
+			// What libjpeg output before it met the segment: a single-scan image whole (libjpeg
+			// stops reading after its last row), any other none of it (libjpeg reads every scan
+			// before the first row).
+			if d.sawScanData && d.singleScan {
+				return d.output(), nil
+			}
+			img := &Image{Width: d.width, Height: d.height, Channels: d.nComp, Pix: make([]byte, d.width*d.height*d.nComp)}
+			return nil, partial(img, 0, me.err)
+		}
 		err = mapErr(err)
 		if err == ErrTruncated {
 			if n := Unprocessed(data); n >= 0 {

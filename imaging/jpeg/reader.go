@@ -5,10 +5,19 @@
 package jpeg
 
 import (
+	"errors"
 	"io"
 )
 
 // A FormatError reports that the input is not a valid JPEG.
+// markerError is a marker segment refused after the first scan began: libjpeg's error_exit once
+// Pillow's load has set the image up (see PartialError).
+type markerError struct{ err error }
+
+func (e *markerError) Error() string { return e.err.Error() }
+
+func (e *markerError) Unwrap() error { return e.err }
+
 type FormatError string
 
 func (e FormatError) Error() string { return "invalid JPEG format: " + string(e) }
@@ -129,6 +138,11 @@ type decoder struct {
 	// sawSOS is set once the first scan starts: before it, the markers are
 	// what Pillow's own parser reads.
 	sawSOS bool
+	// scanData is set once the current scan's header is read, when its entropy-coded data starts;
+	// sawScanData once that happened for any scan; singleScan says whether the first scan holds
+	// every component (libjpeg's single-scan case, which outputs rows as it decodes them; others it
+	// reads to the end before the first row).
+	scanData, sawScanData, singleScan bool
 	// insufficient is libjpeg's insufficient_data: this scan's data ended at a
 	// marker before its last MCU.
 	insufficient bool
@@ -550,6 +564,14 @@ func (d *decoder) decode(data []byte, configOnly bool) error {
 		}
 		if err == io.ErrUnexpectedEOF && !d.sawSOS {
 			err = ErrHeaderTruncated
+		}
+		if err != nil && d.sawSOS && d.nComp > 0 && !(marker == sosMarker && d.scanData) {
+			var fe FormatError
+			var ue UnsupportedError
+			if errors.As(err, &fe) || errors.As(err, &ue) {
+				// A marker segment libjpeg refuses once Pillow's load has begun.
+				return &markerError{err}
+			}
 		}
 		if err != nil {
 			return err

@@ -26,6 +26,7 @@ func (d *decoder) makePlanes(mxx, myy int) error {
 
 // Specified in section B.2.3.
 func (d *decoder) processSOS(n int) error {
+	d.scanData = false
 	if d.nComp == 0 {
 		return FormatError("missing SOF marker")
 	}
@@ -137,6 +138,11 @@ func (d *decoder) processSOS(n int) error {
 		}
 	}
 
+	d.scanData = true
+	if !d.sawScanData {
+		d.sawScanData = true
+		d.singleScan = !d.progressive && nComp == d.nComp
+	}
 	d.bits = bits{}
 	d.insufficient = false
 	if d.consumed != nil {

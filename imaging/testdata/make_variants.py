@@ -109,6 +109,31 @@ for name in ("j_64x48_s2_q75.jpg", "j_333x517_s0_q95.jpg", "j_restart.jpg"):
     cut = "j_cut_noeoi_" + name
     open(os.path.join(out, cut), "wb").write(data[:-2])
     names.append(cut)
+# Hard errors found after the first scan, mid-decode (the header alone looks fine): a later scan naming
+# a component the frame lacks, a later Huffman table whose code counts exceed 256. Pillow: broken stream.
+def markers(data, code):
+    return [i for i in range(2, len(data) - 1) if data[i] == 0xFF and data[i + 1] == code]
+save(picture(40, 30).convert("CMYK"), "j_cmyk_prog.jpg", quality=90, progressive=True)
+for name in ("j_333x517_prog.jpg", "j_restart_rows.jpg", "j_cmyk_prog.jpg"):
+    data = bytearray(open(os.path.join(out, name), "rb").read())
+    sos = markers(data, 0xDA)
+    bad = bytearray(data)
+    bad[sos[2] + 5] = 9  # the third scan's first component selector
+    open(os.path.join(out, "j_badsos_" + name), "wb").write(bad)
+    names.append("j_badsos_" + name)
+    dht = [i for i in markers(data, 0xC4) if i > sos[0]]
+    if dht:
+        bad = bytearray(data)
+        bad[dht[0] + 5 : dht[0] + 21] = bytes([255] * 16)  # the code counts of the first table in it
+        open(os.path.join(out, "j_baddht_" + name), "wb").write(bad)
+        names.append("j_baddht_" + name)
+# A Huffman table with more than 256 codes just before EOI: libjpeg never reads it in a single-scan file
+# (rows are out before), and meets it before the first row of a progressive one.
+for name in ("j_64x48_s2_q75.jpg", "j_333x517_prog.jpg"):
+    data = open(os.path.join(out, name), "rb").read()
+    bad = data[:-2] + b"\xff\xc4\x00\x13\x00" + b"\xff" * 16 + b"\xff\xd9"
+    open(os.path.join(out, "j_eoidht_" + name), "wb").write(bad)
+    names.append("j_eoidht_" + name)
 # Prefixes of one file per format: the header errors must be Pillow's.
 for name in ("j_64x48_s2_q75.jpg", "j_orient6.jpg", "j_333x517_prog.jpg", "j_restart_rows.jpg", "p_rgba.png", "p_orient6.png", "g_trns.gif", "b_rgb.bmp", "b_p.bmp",
              "w_lossy.webp", "w_lossless_alpha.webp"):

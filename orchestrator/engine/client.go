@@ -13,11 +13,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/protocol"
 )
 
@@ -50,6 +52,11 @@ type Options struct {
 	Retries int
 	// Logger receives retries and protocol oddities (default slog.Default).
 	Logger *slog.Logger
+	// MMCacheBytes is the size of the engine's multimodal item cache
+	// (vLLM's --mm-processor-cache-gb in bytes) when it runs one (vLLM's
+	// lru processor cache): the client then sends the items the engine
+	// holds as null kwargs (items.go). 0 sends every item's data.
+	MMCacheBytes int64
 }
 
 const (
@@ -127,6 +134,12 @@ type Client struct {
 	abortTimeout      time.Duration
 	log               *slog.Logger
 	bodies            sync.Pool // *[]byte: generate bodies' buffers (requestBody)
+	// items are the multimodal items the engine holds (items.go); nil
+	// when its cache is unknown.
+	items *features.ItemLRU[struct{}]
+	// nullItems and itemResends count the items sent as null and the
+	// requests sent again with their data (ItemStats).
+	nullItems, itemResends atomic.Int64
 }
 
 // New returns a client for the engine at baseURL (scheme, host and an
@@ -151,6 +164,9 @@ func New(baseURL string, o Options) (*Client, error) {
 		retries:           o.Retries,
 		abortTimeout:      defaultAbortTimeout,
 		log:               o.Logger,
+	}
+	if o.MMCacheBytes > 0 {
+		c.items = features.NewItemLRU[struct{}](o.MMCacheBytes)
 	}
 	c.generateURL = c.base + generatePath
 	c.abortURL = c.base + abortPath

@@ -55,6 +55,9 @@ func (c *Client) Generate(ctx context.Context, req *protocol.GenerateRequest, re
 	if err != nil {
 		return nil, err
 	}
+	if c.items != nil {
+		c.record(allBrought(req).brought) // the engine holds what it accepted
+	}
 	for i := range out.Choices {
 		if out.Choices[i].FinishReason == nil {
 			stop := "stop"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"sync"
@@ -33,6 +34,10 @@ type Stream struct {
 	total     *time.Timer // nil: no total timeout
 	events    int
 	err       error // sticky: io.EOF after [DONE], or the failure
+	// pending is the first event, read by Stream, for the first Recv.
+	pending *protocol.GenerateResponse
+	// onFirst runs once the first event arrived.
+	onFirst   func()
 	closeOnce sync.Once
 }
 
@@ -48,10 +53,57 @@ type Stream struct {
 // first-event timeout covers all of that. A non-200 answer is an *Error
 // mapped from the engine's status and body. The caller must Close the
 // stream.
+//
+// With Options.MMCacheBytes, items the engine holds go as null kwargs and
+// the engine's first event is read before Stream returns: an engine that
+// answers it lacks them gets the request again with their data (items.go).
 func (c *Client) Stream(ctx context.Context, req *protocol.GenerateRequest, requestID string) (*Stream, error) {
 	if req == nil {
 		return nil, errors.New("engine stream: nil request")
 	}
+	lean, sent := c.leaveCached(req)
+	st, err := c.stream(ctx, lean, requestID)
+	if len(sent.nulled) > 0 {
+		c.nullItems.Add(int64(len(sent.nulled)))
+		if err == nil {
+			var first *protocol.GenerateResponse
+			if first, err = st.Recv(); err == nil {
+				st.pending = first
+			}
+		}
+		var e *Error
+		if err != nil && errors.As(err, &e) && e.EngineStatus != 0 && !e.Temporary && ctx.Err() == nil {
+			// The engine failed the request before its first token: the
+			// miss of a null item, as far as vLLM's generate route tells.
+			if st != nil {
+				st.Close()
+			}
+			c.ForgetItems() // whatever else it lost, the engine lost too
+			c.itemResends.Add(1)
+			c.log.LogAttrs(ctx, slog.LevelWarn, "engine lacked multimodal items sent as null, sending them with their data",
+				slog.String("engine", c.base), slog.String("request_id", requestID), slog.Int("null_items", len(sent.nulled)),
+				slog.String("error", e.Message))
+			sent = allBrought(req)
+			st, err = c.stream(ctx, req, requestID)
+		} else if st != nil {
+			err = nil // the first Recv's error is the stream's, sticky
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(sent.brought) > 0 {
+		if st.pending != nil {
+			c.record(sent.brought)
+		} else {
+			st.onFirst = func() { c.record(sent.brought) }
+		}
+	}
+	return st, nil
+}
+
+// stream is Stream of req as it is.
+func (c *Client) stream(ctx context.Context, req *protocol.GenerateRequest, requestID string) (*Stream, error) {
 	body, err := c.encode(req, requestID, true)
 	if err != nil {
 		return nil, fmt.Errorf("engine stream %s: encoding the request: %w", requestID, err)
@@ -115,6 +167,10 @@ func (s *Stream) Recv() (*protocol.GenerateResponse, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
+	if ev := s.pending; ev != nil {
+		s.pending = nil
+		return ev, nil
+	}
 	if s.events > 0 {
 		s.wd.arm(phaseIdle)
 	}
@@ -142,6 +198,10 @@ func (s *Stream) Recv() (*protocol.GenerateResponse, error) {
 			return nil, s.fail(err)
 		}
 		s.events++
+		if s.onFirst != nil {
+			s.onFirst()
+			s.onFirst = nil
+		}
 		return resp, nil
 	}
 }

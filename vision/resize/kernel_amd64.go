@@ -43,7 +43,8 @@ func hconv4AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int
 // 2-3, 4) and four pixels a step; hconv4AVX2, for at most four, as two. Missing last pixels are
 // zero-weighted copies of the last one, which write into the row's padding.
 type hvec struct {
-	hi, lo []int16 // lo only for Pillow's split weights
+	key    weightsKey // the weights the vectors were built from
+	hi, lo []int16    // lo only for Pillow's split weights
 	start  []int32
 	groups int
 	split  bool
@@ -57,6 +58,10 @@ func (v *hvec) build(w *weights) bool {
 	if !hasAVX2 {
 		return false
 	}
+	if v.key == w.key {
+		return true
+	}
+	v.key = weightsKey{}
 	n := len(w.start)
 	v.groups = (w.taps + 3) / 4
 	vecs, step := 2*v.groups, 2
@@ -103,6 +108,7 @@ func (v *hvec) build(w *weights) bool {
 			}
 		}
 	}
+	v.key = w.key
 	return true
 }
 

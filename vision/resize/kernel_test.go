@@ -84,3 +84,50 @@ func FuzzVectorMatchesGo(f *testing.F) {
 		}
 	})
 }
+
+// TestReusedResizer: a Resizer that keeps its weight tables between calls (reusing them when the
+// sizes and method repeat, recomputing them when any changes) writes what a fresh Resizer writes, with
+// the vector and the Go kernels, over a sequence of sizes that repeats, alternates axes and methods,
+// and returns to earlier sizes.
+func TestReusedResizer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	type job struct {
+		sw, sh, dw, dh int
+		m              Method
+	}
+	var jobs []job
+	for range 60 {
+		j := job{1 + rng.IntN(90), 1 + rng.IntN(60), 1 + rng.IntN(90), 1 + rng.IntN(60), Method(1 + rng.IntN(2))}
+		jobs = append(jobs, j)
+		switch rng.IntN(4) {
+		case 0: // the same again
+			jobs = append(jobs, j)
+		case 1: // one axis changed
+			k := j
+			k.dw = 1 + rng.IntN(90)
+			jobs = append(jobs, k, j)
+		case 2: // the other method
+			k := j
+			k.m = 3 - j.m
+			jobs = append(jobs, k, j)
+		}
+	}
+	jobs = append(jobs, jobs[:10]...)
+	for _, generic := range []bool{false, true} {
+		reused := Resizer{generic: generic}
+		for i, j := range jobs {
+			src := testImage(rng, j.sw, j.sh)
+			got, want := make([]uint8, j.dw*j.dh*3), make([]uint8, j.dw*j.dh*3)
+			if err := reused.RGB(got, j.dw, j.dh, src, j.sw, j.sh, j.m); err != nil {
+				t.Fatal(err)
+			}
+			fresh := Resizer{generic: generic}
+			if err := fresh.RGB(want, j.dw, j.dh, src, j.sw, j.sh, j.m); err != nil {
+				t.Fatal(err)
+			}
+			if d := firstDiff(got, want); d >= 0 {
+				t.Fatalf("job %d %dx%d -> %dx%d %v (generic %v): byte %d differs from a fresh Resizer's", i, j.sw, j.sh, j.dw, j.dh, j.m, generic, d)
+			}
+		}
+	}
+}

@@ -66,6 +66,7 @@ const rowPad = 32
 // weights, which leaves the integer sums — and so the bytes — unchanged and lets the loops run a fixed
 // length.
 type weights struct {
+	key   weightsKey // what the tables were computed for: the zero key, nothing yet
 	start []int32
 	k     []int32
 	ksize int
@@ -158,6 +159,12 @@ func (r *Resizer) RGB(dst []uint8, dstW, dstH int, src []uint8, srcW, srcH int, 
 	return nil
 }
 
+// weightsKey is what a pass's weights depend on.
+type weightsKey struct {
+	in, out int
+	m       Method
+}
+
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n)
@@ -168,7 +175,14 @@ func grow[T any](s []T, n int) []T {
 // compute fills w for resampling in inputs to out outputs: Pillow's precompute_coeffs, which torch's
 // _compute_indices_min_size_weights_aa repeats step for step, then each method's quantisation.
 // raw is float64 scratch, returned for reuse.
+// A Resizer serving images of one size (a worker's usual load) computes its tables once: w is left as
+// it is when it already holds in -> out for m.
 func (w *weights) compute(in, out int, m Method, raw []float64) []float64 {
+	key := weightsKey{in: in, out: out, m: m}
+	if w.key == key {
+		return raw
+	}
+	w.key = weightsKey{} // until the tables below are whole
 	scale := float64(in) / float64(out)
 	filterscale := max(scale, 1.0)
 	support := 2.0 * filterscale // bicubic support is 2 input pixels, widened when shrinking
@@ -244,6 +258,7 @@ func (w *weights) compute(in, out int, m Method, raw []float64) []float64 {
 			w.k[i] = int32(0.5 + v)
 		}
 	}
+	w.key = key
 	return raw
 }
 
