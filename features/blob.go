@@ -2,6 +2,7 @@ package features
 
 import (
 	"encoding/base64"
+	"fmt"
 	"slices"
 
 	asmbase64 "github.com/segmentio/asm/base64"
@@ -49,20 +50,41 @@ type ItemBytes struct {
 	// whole item.
 	encoded []byte
 	Raw     Blob
+	// stream, when set, is the whole item, encoded as it is written (an
+	// image's pending pixel values); encoded and Raw are then nil.
+	stream *itemStream
 }
 
 // RawItem is the item of raw bytes b (null when b is nil).
 func RawItem(b Blob) ItemBytes { return ItemBytes{Raw: b} }
 
 // IsNull reports whether the item is null.
-func (it ItemBytes) IsNull() bool { return it.encoded == nil && it.Raw == nil }
+func (it ItemBytes) IsNull() bool { return it.encoded == nil && it.Raw == nil && it.stream == nil }
 
 // Len is the item's length in bytes, before base64.
-func (it ItemBytes) Len() int { return len(it.encoded)/4*3 + it.Raw.Len() }
+func (it ItemBytes) Len() int {
+	if it.stream != nil {
+		return it.stream.len()
+	}
+	return len(it.encoded)/4*3 + it.Raw.Len()
+}
 
-// Bytes is the item's bytes (its encoded part decoded): nil for a null
-// item.
+// Bytes is the item's bytes (its encoded part decoded, its pending pixel
+// values made): nil for a null item.
 func (it ItemBytes) Bytes() []byte {
+	if st := it.stream; st != nil {
+		var b []byte
+		if err := st.writeBase64(nil, &b); err != nil {
+			// Cannot happen: appending fails nowhere, and a source fails
+			// only by its writer's error.
+			panic("features: " + err.Error())
+		}
+		raw := make([]byte, st.len())
+		if n, err := asmbase64.StdEncoding.Decode(raw, b); err != nil || n != len(raw) {
+			panic(fmt.Sprintf("features: a pending item's base64 decodes to %d bytes of %d: %v", n, len(raw), err))
+		}
+		return raw
+	}
 	if it.encoded == nil {
 		return it.Raw.Bytes()
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 
@@ -126,16 +127,17 @@ func newImageFeatures(n int, item func(i int) (string, Placeholder), kwargs func
 // grows once, by MaxJSONLen.
 func (f *Features) AppendJSON(dst []byte) []byte {
 	dst = slices.Grow(dst, f.MaxJSONLen())
-	return f.appendJSON(dst, func(dst, encoded []byte) []byte { return append(dst, encoded...) })
+	return f.appendJSON(dst, nil)
 }
 
 // AppendBody is AppendJSON into a body that splices the items' encoded
 // parts (a cached image's megabytes of base64) in where they go instead of
-// copying them: dst is the body's own bytes and grows once, by
-// MaxJSONLen - SplicedLen.
+// copying them, and the items of pending pixel values as writers that
+// encode them while the body is written: dst is the body's own bytes and
+// grows once, by MaxJSONLen - SplicedLen.
 func (f *Features) AppendBody(dst []byte, body *wire.Body) []byte {
 	dst = slices.Grow(dst, f.MaxJSONLen()-f.SplicedLen())
-	return f.appendJSON(dst, body.Splice)
+	return f.appendJSON(dst, body)
 }
 
 // SplicedLen is how many bytes of the JSON AppendBody splices in rather
@@ -146,14 +148,18 @@ func (f *Features) SplicedLen() int {
 		for _, items := range [][]ItemBytes{m.Kwargs, m.Metadata} {
 			for _, it := range items {
 				n += len(it.encoded)
+				if it.stream != nil {
+					n += it.stream.encodedLen()
+				}
 			}
 		}
 	}
 	return n
 }
 
-// appendJSON is AppendJSON with splice writing the items' encoded parts.
-func (f *Features) appendJSON(dst []byte, splice func(dst, encoded []byte) []byte) []byte {
+// appendJSON is AppendJSON with the items' encoded parts and pending
+// pixel values spliced into body (nil: appended).
+func (f *Features) appendJSON(dst []byte, body *wire.Body) []byte {
 	dst = append(dst, `{"mm_hashes":{`...)
 	for i, m := range f.Modalities {
 		dst = appendKey(dst, i, m.Name)
@@ -186,10 +192,10 @@ func (f *Features) appendJSON(dst []byte, splice func(dst, encoded []byte) []byt
 		dst = append(dst, ']')
 	}
 	dst = append(dst, `},"kwargs_data":`...)
-	dst = f.appendItems(dst, f.KwargsData, func(m *Modality) []ItemBytes { return m.Kwargs }, splice)
+	dst = f.appendItems(dst, f.KwargsData, func(m *Modality) []ItemBytes { return m.Kwargs }, body)
 	if f.MetadataMember {
 		dst = append(dst, `,"mm_metadata":`...)
-		dst = f.appendItems(dst, f.MetadataData, func(m *Modality) []ItemBytes { return m.Metadata }, splice)
+		dst = f.appendItems(dst, f.MetadataData, func(m *Modality) []ItemBytes { return m.Metadata }, body)
 	}
 	if f.RequiresKV {
 		dst = append(dst, `,"requires_kv":true`...)
@@ -244,7 +250,7 @@ func appendKey(dst []byte, i int, k string) []byte {
 }
 
 // appendItems writes {modality: [base64 | null, …]} or null.
-func (f *Features) appendItems(dst []byte, present bool, items func(*Modality) []ItemBytes, splice func(dst, encoded []byte) []byte) []byte {
+func (f *Features) appendItems(dst []byte, present bool, items func(*Modality) []ItemBytes, body *wire.Body) []byte {
 	if !present {
 		return append(dst, "null"...)
 	}
@@ -263,10 +269,7 @@ func (f *Features) appendItems(dst []byte, present bool, items func(*Modality) [
 				continue
 			}
 			dst = append(dst, '"')
-			if list[j].encoded != nil {
-				dst = splice(dst, list[j].encoded)
-			}
-			dst = appendBase64(dst, list[j].Raw)
+			dst = appendItem(dst, list[j], body)
 			dst = append(dst, '"')
 		}
 		dst = append(dst, ']')
@@ -348,4 +351,28 @@ func sortRanges(r [][2]int) {
 		}
 		return cmp.Compare(a[1], b[1])
 	})
+}
+
+// appendItem writes an item's base64, its encoded part and pending pixel
+// values spliced into body (nil: appended).
+func appendItem(dst []byte, it ItemBytes, body *wire.Body) []byte {
+	if st := it.stream; st != nil {
+		if body != nil {
+			return body.SpliceFrom(dst, st.encodedLen(), func(w io.Writer) error { return st.writeBase64(w, nil) })
+		}
+		if err := st.writeBase64(nil, &dst); err != nil {
+			// Cannot happen: appending fails nowhere, and a source fails
+			// only by its writer's error.
+			panic("features: " + err.Error())
+		}
+		return dst
+	}
+	if it.encoded != nil {
+		if body != nil {
+			dst = body.Splice(dst, it.encoded)
+		} else {
+			dst = append(dst, it.encoded...)
+		}
+	}
+	return appendBase64(dst, it.Raw)
 }

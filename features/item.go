@@ -3,9 +3,7 @@ package features
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
-
-	"github.com/vrender/vrender/internal/nozero"
+	"io"
 )
 
 // extRawView is serial_utils.CUSTOM_TYPE_RAW_VIEW: a tensor's raw bytes
@@ -27,6 +25,9 @@ type QwenImage struct {
 	// Encoded, when set, is the image's item up to the end of its pixel
 	// values already in base64 (PixelEncoder, EncodePixels), in place of PixelValues.
 	Encoded *EncodedPixels
+	// Pending, when set, are the pixel values made as the item is
+	// written, in place of PixelValues.
+	Pending *PendingPixels
 }
 
 // EncodedPixels is an image's kwargs item from its start to the end of its
@@ -52,78 +53,46 @@ func EncodePixels(img QwenImage, cols int) (QwenImage, error) {
 	if _, err := qwenSlices([]QwenImage{img}, cols); err != nil {
 		return QwenImage{}, err
 	}
-	e, err := NewPixelEncoder(img, cols)
+	var kept *EncodedPixels
+	pending := img
+	pending.PixelValues = nil
+	pending.Pending = &PendingPixels{Len: len(img.PixelValues), Begin: func() PixelWrite {
+		return PixelWrite{Source: bytesSource(img.PixelValues), Keep: func(e *EncodedPixels) { kept = e }}
+	}}
+	items, err := QwenItems([]QwenImage{pending}, cols)
 	if err != nil {
 		return QwenImage{}, err
 	}
-	if _, err := e.Write(img.PixelValues); err != nil {
+	if err := items[0].stream.writeBase64(io.Discard, nil); err != nil {
 		return QwenImage{}, err
 	}
-	return e.Image()
-}
-
-// PixelEncoder builds an image's EncodedPixels from its pixel values
-// written to it in order, as a processor makes them (vision's ProcessTo):
-// the tensor is never held whole, and each piece is encoded while it is
-// still in the CPU's cache. The result is EncodePixels' for the same bytes.
-type PixelEncoder struct {
-	img  QwenImage
-	cols int
-	want int // the pixel values' length
-	n    int // bytes of them written so far
-	// s encodes straight into its dst, which holds the whole base64 from
-	// the start (uninitialized: zeroing megabytes it is about to overwrite
-	// would be a pass as costly as the encoding, and encoding into a small
-	// buffer then copying it out another).
-	s base64Stream
-}
-
-// NewPixelEncoder starts the item of img, whose GridTHW and DType are set
-// and whose pixel values (rows of cols) are to be written.
-func NewPixelEncoder(img QwenImage, cols int) (*PixelEncoder, error) {
-	size, ok := pixelDTypes[img.dtype()]
-	if !ok {
-		return nil, fmt.Errorf("features: pixel_values dtype %q", img.DType)
-	}
-	img.PixelValues = nil
-	want := int(img.Rows()) * cols * size
-	img.Encoded = &EncodedPixels{pixels: want, cols: cols}
-	if _, err := qwenSlices([]QwenImage{img}, cols); err != nil {
-		return nil, err
-	}
-	head := qwenItemHead(img, cols)
-	e := &PixelEncoder{img: img, cols: cols, want: want}
-	e.s.dst = nozero.Bytes((len(head) + want) / 3 * 4)[:0]
-	e.s.write(head)
-	return e, nil
-}
-
-// Write encodes the next pixel value bytes; more than the tensor holds is
-// an error.
-func (e *PixelEncoder) Write(p []byte) (int, error) {
-	if len(p) > e.want-e.n {
-		return 0, fmt.Errorf("features: %d bytes of pixel_values written, more than the %d of the tensor", e.n+len(p), e.want)
-	}
-	e.n += len(p)
-	e.s.write(p)
-	return len(p), nil
-}
-
-// Image returns the image with Encoded set, once every byte of its pixel
-// values has been written.
-func (e *PixelEncoder) Image() (QwenImage, error) {
-	if e.n != e.want {
-		return QwenImage{}, fmt.Errorf("features: %d bytes of pixel_values written, want %d", e.n, e.want)
-	}
-	img := e.img
-	img.Encoded = &EncodedPixels{b64: e.s.dst, rest: slices.Clone(e.s.carry[:e.s.c]), pixels: e.want, cols: e.cols}
+	img.PixelValues, img.Encoded = nil, kept
 	return img, nil
+}
+
+// EncodedPixelsLen is the length of EncodePixels' Encoded for an image of
+// q's grid and dtype with pixels bytes of pixel values in rows of cols.
+func (q QwenImage) EncodedPixelsLen(cols, pixels int) int {
+	q.PixelValues, q.Encoded, q.Pending = nil, nil, &PendingPixels{Len: pixels}
+	n := len(qwenItemHead(q, cols)) + pixels
+	return n/3*4 + n%3
+}
+
+// bytesSource is a PendingPixels.Source of pixel values made before.
+type bytesSource []byte
+
+func (b bytesSource) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(b)
+	return int64(n), err
 }
 
 // pixelBytes is the length of img's pixel values, encoded or not.
 func (q QwenImage) pixelBytes() int {
-	if q.Encoded != nil {
+	switch {
+	case q.Encoded != nil:
 		return q.Encoded.pixels
+	case q.Pending != nil:
+		return q.Pending.Len
 	}
 	return len(q.PixelValues)
 }
@@ -144,7 +113,8 @@ func (q QwenImage) Rows() int64 { return q.GridTHW[0] * q.GridTHW[1] * q.GridTHW
 // width, 3·2·P² (1176 for patch 14, 1536 for patch 16). Each item is three
 // pieces: the msgpack before the pixel values, the pixel values themselves
 // (img.PixelValues, shared, not copied), and the rest; or, for an image
-// with Encoded, the encoded part (shared) and the rest.
+// with Encoded, the encoded part (shared) and the rest; or, for an image
+// with Pending, the three encoded as the item is written.
 //
 // Each item is a map of two fields, from _create_qwen2vl_field_factory:
 // pixel_values, flat_from_sizes("image", grid.prod(-1)) — its field lists
@@ -165,6 +135,10 @@ func QwenItems(images []QwenImage, cols int) ([]ItemBytes, error) {
 		tail = appendGridTHW(tail, img)
 		if e := img.Encoded; e != nil {
 			out[i] = ItemBytes{encoded: e.b64, Raw: Blob{e.rest, tail}}
+			continue
+		}
+		if img.Pending != nil {
+			out[i] = ItemBytes{stream: &itemStream{head: qwenItemHead(img, cols), tail: tail, px: img.Pending, cols: cols}}
 			continue
 		}
 		out[i] = RawItem(Blob{qwenItemHead(img, cols), img.PixelValues, tail})

@@ -145,6 +145,24 @@ func BenchmarkFeaturesJSON(b *testing.B) {
 	}
 }
 
+// itemCases are requests' images whose items' pixel values end at each of
+// the three places a three-byte group can fall (the head's length varies
+// with the grid, the row width and the dtype), with every dtype, tensors
+// of several stream chunks and requests of one to four images.
+var itemCases = []struct {
+	grids [][3]int64
+	cols  int
+	dtype string
+}{
+	{[][3]int64{{1, 4, 6}}, 1176, ""},
+	{[][3]int64{{1, 52, 92}, {1, 34, 46}}, 1176, ""},
+	{[][3]int64{{1, 2, 2}, {2, 4, 6}, {1, 200, 2}}, 1536, "float32"},
+	{[][3]int64{{1, 1, 1}}, 1, ""},
+	{[][3]int64{{1, 1, 1}}, 1, "float32"},
+	{[][3]int64{{1, 2, 2}, {1, 1, 3}}, 5, "float16"},
+	{[][3]int64{{1, 1, 2}, {1, 70, 2}, {1, 2, 1}, {1, 2, 2}}, 7, ""},
+}
+
 // TestEncodePixelsAsRaw is the differential test of items written from
 // EncodePixels' output against items of raw pixel values: the features
 // JSON (copied or spliced into a body), each item's bytes and the length
@@ -152,21 +170,8 @@ func BenchmarkFeaturesJSON(b *testing.B) {
 // places a three-byte group can fall (the head's length varies with the
 // grid, the row width and the dtype).
 func TestEncodePixelsAsRaw(t *testing.T) {
-	cases := []struct {
-		grids [][3]int64
-		cols  int
-		dtype string
-	}{
-		{[][3]int64{{1, 4, 6}}, 1176, ""},
-		{[][3]int64{{1, 52, 92}, {1, 34, 46}}, 1176, ""},
-		{[][3]int64{{1, 2, 2}, {2, 4, 6}, {1, 200, 2}}, 1536, "float32"},
-		{[][3]int64{{1, 1, 1}}, 1, ""},
-		{[][3]int64{{1, 1, 1}}, 1, "float32"},
-		{[][3]int64{{1, 2, 2}, {1, 1, 3}}, 5, "float16"},
-		{[][3]int64{{1, 1, 2}, {1, 70, 2}, {1, 2, 1}}, 7, ""},
-	}
 	residues := map[int]bool{}
-	for _, c := range cases {
+	for _, c := range itemCases {
 		raw := synthImagesOf(c.grids, c.cols, c.dtype)
 		for _, encode := range []func(k int) bool{func(int) bool { return true }, func(k int) bool { return k%2 == 1 }} {
 			imgs := make([]Image, len(raw))
@@ -240,75 +245,5 @@ func TestEncodePixelsRefuses(t *testing.T) {
 	}
 	if _, err := QwenItems([]QwenImage{e}, 1536); err == nil {
 		t.Error("an image encoded with rows of 1176 was written with rows of 1536")
-	}
-}
-
-// TestPixelEncoder is the differential test of the streaming encoder
-// against EncodePixels: the same encoded part and leftover bytes for every
-// case of TestEncodePixelsAsRaw (the three residues of the head) written in
-// pieces of every size from one byte up, including pieces that leave one or
-// two bytes over and the whole tensor at once.
-func TestPixelEncoder(t *testing.T) {
-	grids := [][3]int64{{1, 4, 6}, {1, 52, 92}, {2, 4, 6}, {1, 1, 1}, {1, 2, 2}, {1, 70, 2}}
-	for _, c := range []struct {
-		cols  int
-		dtype string
-	}{{1176, ""}, {1536, "float32"}, {1, ""}, {5, "float16"}, {7, ""}} {
-		for _, q := range synthImagesOf(grids, c.cols, c.dtype) {
-			want, err := EncodePixels(q, c.cols)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, piece := range []int{1, 2, 3, 4, 5, 2352, 32 << 10, len(q.PixelValues)} {
-				e, err := NewPixelEncoder(QwenImage{GridTHW: q.GridTHW, DType: q.DType}, c.cols)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for p := q.PixelValues; len(p) > 0; {
-					k := min(piece, len(p))
-					if n, err := e.Write(p[:k]); n != k || err != nil {
-						t.Fatalf("Write: %d, %v", n, err)
-					}
-					p = p[k:]
-				}
-				got, err := e.Image()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got.PixelValues != nil || got.GridTHW != q.GridTHW || got.DType != q.DType || got.Encoded.pixels != want.Encoded.pixels ||
-					got.Encoded.cols != c.cols || !bytes.Equal(got.Encoded.b64, want.Encoded.b64) || !bytes.Equal(got.Encoded.rest, want.Encoded.rest) {
-					t.Fatalf("grid %v cols %d %q in pieces of %d: differs from EncodePixels", q.GridTHW, c.cols, c.dtype, piece)
-				}
-				// Filled exactly: every byte of the uninitialized buffer written, none regrown.
-				if cap(got.Encoded.b64) != len(got.Encoded.b64) {
-					t.Fatalf("grid %v cols %d in pieces of %d: %d bytes of base64 in a buffer of %d", q.GridTHW, c.cols, piece, len(got.Encoded.b64), cap(got.Encoded.b64))
-				}
-			}
-		}
-	}
-}
-
-// TestPixelEncoderRefuses: a tensor written short or long, an unknown
-// dtype and an empty grid are errors, never a wrong item.
-func TestPixelEncoderRefuses(t *testing.T) {
-	img := synthImages([][3]int64{{1, 2, 2}}, 1176)[0]
-	e, err := NewPixelEncoder(QwenImage{GridTHW: img.GridTHW}, 1176)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Write(img.PixelValues[1:]); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Image(); err == nil {
-		t.Error("a short tensor was encoded")
-	}
-	if _, err := e.Write(img.PixelValues[:2]); err == nil {
-		t.Error("more bytes than the tensor holds were accepted")
-	}
-	if _, err := NewPixelEncoder(QwenImage{GridTHW: img.GridTHW, DType: "int8"}, 1176); err == nil {
-		t.Error("an unknown dtype was accepted")
-	}
-	if _, err := NewPixelEncoder(QwenImage{GridTHW: [3]int64{1, 0, 2}}, 1176); err == nil {
-		t.Error("an empty grid was accepted")
 	}
 }

@@ -19,14 +19,13 @@ const qwenTemporalPatch = 2
 // imageCost is the bytes one image holds while its request is served,
 // from its header alone: the fetched file; the decoded RGB pixels (RGB
 // decodes in place, every other mode through a 4-byte-per-pixel image
-// first, and an EXIF rotation makes a copy); the resized pixels;
-// pixel_values in the model's dtype (the msgpack item aliases them); and
-// their base64 in the body written to the engine or the client, three
-// times: a body that grows by appending holds its old and new arrays (up to
-// three times the JSON) while it doubles. Measured on a render request with
-// four 1080p images: 512 MiB of peak RSS above the idle process, this cost
-// 558 MB (docs/reliability.md).
-func (im *images) imageCost(fileBytes int, info imaging.Info, plan vision.Plan) int64 {
+// first, and an EXIF rotation makes a copy); the resized pixels, kept until
+// the answer is written (its pixel values are made from them then); and
+// the base64 of its item: whole in the cache's entry the answer fills (the
+// cache on), and whole in a body built before it is sent (an engine's
+// request), or one chunk buffer when the answer is streamed to its client
+// (StreamedAnswer). pixel_values themselves are never held whole.
+func (im *images) imageCost(fileBytes int, info imaging.Info, plan vision.Plan, streamed bool) int64 {
 	src := int64(info.Width) * int64(info.Height)
 	perSrc := int64(3)
 	if info.Mode != "RGB" {
@@ -36,9 +35,46 @@ func (im *images) imageCost(fileBytes int, info imaging.Info, plan vision.Plan) 
 		perSrc += 3
 	}
 	resized := int64(plan.ResizedWidth) * int64(plan.ResizedHeight)
-	pv := resized * 3 * qwenTemporalPatch * int64(im.dtype.Size())
-	body := 3 * (pv * 4 / 3)
-	return int64(fileBytes) + src*perSrc + resized*3 + pv + body
+	held := int64(fileBytes) + src*perSrc + resized*3 + im.entryCost(plan)
+	if streamed {
+		return held + features.StreamBufferBytes
+	}
+	return held + base64Cost(plan, im.dtype)
+}
+
+// entryCost is what filling the cache's entry for an image of plan holds:
+// its item's base64 (nothing with the cache off).
+func (im *images) entryCost(plan vision.Plan) int64 {
+	if im.cache == nil {
+		return 0
+	}
+	return base64Cost(plan, im.dtype)
+}
+
+// base64Cost bounds the features JSON of an image of plan: the base64 of
+// its pixel values and itemSlack.
+func base64Cost(plan vision.Plan, dtype vision.DType) int64 {
+	return int64(plan.ResizedWidth)*int64(plan.ResizedHeight)*3*qwenTemporalPatch*int64(dtype.Size())*4/3 + itemSlack
+}
+
+// itemSlack bounds what an image's features JSON holds besides its pixel
+// values' base64: its item's msgpack around them, its hash, placeholder
+// and grid.
+const itemSlack = 4 << 10
+
+type streamedKey struct{}
+
+// StreamedAnswer marks ctx's request as one whose answer is streamed to
+// its client (features.Features.AppendBody into a wire.Body written
+// whole): its images' pixel values are encoded into one chunk buffer at a
+// time instead of a body, and their budget counts that.
+func StreamedAnswer(ctx context.Context) context.Context {
+	return context.WithValue(ctx, streamedKey{}, true)
+}
+
+func isStreamed(ctx context.Context) bool {
+	s, _ := ctx.Value(streamedKey{}).(bool)
+	return s
 }
 
 // reserve takes the request's images' cost from the budget, all at once

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/imaging"
 	"github.com/vrender/vrender/internal/membudget"
 	"github.com/vrender/vrender/media"
@@ -52,38 +53,58 @@ func costOf(t *testing.T, r *Renderer, names ...string) int64 {
 }
 
 // TestImageCostCoversWhatTheImageHolds: the cost sized from the header is
-// at least the bytes the rendered image is made of: the file, the decoded
-// RGB pixels, pixel_values and the features JSON twice (the body, and the
-// smaller array a growing body still holds while it doubles).
+// at least the bytes the rendered image is made of, and not more than
+// twice them: the file, the decoded and the resized RGB pixels, and the
+// features JSON whole in the cache's entry (the cache on) and in a body
+// built whole (an answer not streamed), or a chunk buffer when streamed.
 func TestImageCostCoversWhatTheImageHolds(t *testing.T) {
-	r, _ := budgetRenderer(t, 1<<40)
+	cached, _ := budgetRenderer(t, 1<<40)
+	plain := imageRenderer(t, media.Config{}, uncached, func(c *ImageConfig) { c.Budget = membudget.New(1 << 40) })
 	for _, name := range []string{"jpeg_420_1920x1080.jpg", "png_rgba_320x240.png", "jpeg_exif_orient6_320x240.jpg",
 		"jpeg_cmyk_400x300.jpg", "png_doc_1275x1650.png"} {
-		t.Run(name, func(t *testing.T) {
-			in := imagesInput(t, name)
-			p, err := r.RenderChat(context.Background(), in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := r.images.size(context.Background(), imageRef{url: imageDataURL(t, name)}, r.images.cfg.Kwargs, nil, r.images.cfg.Load, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rgb, err := imaging.Load(s.data, r.images.cfg.Load)
-			if err != nil {
-				t.Fatal(err)
-			}
-			jsonLen := len(p.Features.AppendJSON(nil))
-			pvLen := int64(s.plan.ResizedWidth*s.plan.ResizedHeight) * 3 * qwenTemporalPatch * int64(r.images.dtype.Size())
-			held := int64(len(s.data)) + int64(len(rgb.Pix)) + pvLen + 2*int64(jsonLen)
-			if s.cost < held {
-				t.Errorf("cost %d < %d bytes held (file %d, rgb %d, pixel_values %d, features JSON %d)",
-					s.cost, held, len(s.data), len(rgb.Pix), pvLen, jsonLen)
-			}
-			if s.cost > 2*held {
-				t.Errorf("cost %d is more than twice the %d bytes held: the budget would idle", s.cost, held)
-			}
-		})
+		for _, c := range []struct {
+			name     string
+			r        *Renderer
+			streamed bool
+		}{{"cached", cached, false}, {"cached streamed", cached, true}, {"uncached", plain, false}, {"uncached streamed", plain, true}} {
+			t.Run(name+"/"+c.name, func(t *testing.T) {
+				r := c.r
+				ctx := context.Background()
+				if c.streamed {
+					ctx = StreamedAnswer(ctx)
+				}
+				p, err := r.RenderChat(ctx, imagesInput(t, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := r.images.size(ctx, imageRef{url: imageDataURL(t, name)}, r.images.cfg.Kwargs, nil, r.images.cfg.Load, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rgb, err := imaging.Load(s.data, r.images.cfg.Load)
+				if err != nil {
+					t.Fatal(err)
+				}
+				jsonLen := int64(len(p.Features.AppendJSON(nil)))
+				resized := int64(s.plan.ResizedWidth*s.plan.ResizedHeight) * 3
+				held := int64(len(s.data)) + int64(len(rgb.Pix)) + resized
+				if r.images.cache != nil {
+					held += jsonLen
+				}
+				if c.streamed {
+					held += features.StreamBufferBytes
+				} else {
+					held += jsonLen
+				}
+				if s.cost < held {
+					t.Errorf("cost %d < %d bytes held (file %d, rgb %d, resized %d, features JSON %d)",
+						s.cost, held, len(s.data), len(rgb.Pix), resized, jsonLen)
+				}
+				if s.cost > 2*held {
+					t.Errorf("cost %d is more than twice the %d bytes held: the budget would idle", s.cost, held)
+				}
+			})
+		}
 	}
 }
 

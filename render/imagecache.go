@@ -3,7 +3,7 @@ package render
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
+	"sync"
 
 	"github.com/zeebo/blake3"
 
@@ -16,15 +16,104 @@ import (
 // DefaultImageCacheBytes is --mm-processor-cache-gb's default, vLLM's 4 GiB.
 const DefaultImageCacheBytes = 4 << 30
 
-// processedImage is one image's processor output as the cache keeps it:
-// read-only once stored, shared by every request that hits it. A cached
-// image holds its item's pixel values already in base64
-// (features.PixelEncoder), so a hit's answer splices them in instead of
-// encoding megabytes again.
+// processedImage is one image's processor output: its entry, shared by
+// every request that hits it in the cache.
 type processedImage struct {
-	img       features.QwenImage
+	entry     *imageEntry
 	numTokens int
 	cols      int
+}
+
+// imageEntry is an image resized for its processor whose pixel values are
+// made while an answer is written (features.PendingPixels), straight to
+// the connection a chunk at a time. A cached entry keeps the base64 of its
+// item's pixel values once an answer has written them whole, so that every
+// later hit splices them in without encoding megabytes again.
+//
+// The first answer to write a cached entry claims that base64: it encodes
+// each chunk into the entry's own buffer, writes it to its client, and
+// publishes the buffer when the item is written whole. A request that hits
+// the entry meanwhile does not wait for that client, however slow: it
+// makes the pixel values from the resized image itself, into a chunk
+// buffer of its own. An answer that fails (its client went away) gives the
+// claim back to the next one. Once the base64 is kept and the last write
+// reading the resized pixels has ended, they go back to the processor's
+// pool (a write that begins later writes the kept base64).
+type imageEntry struct {
+	grid  [3]int64
+	dtype string
+	// pixels is the bytes of pixel_values; encodedLen their item's
+	// base64 as kept (the cache charges it from the start).
+	pixels, encodedLen int
+	cached             bool
+
+	mu      sync.Mutex
+	prep    *vision.Prepared        // nil once released
+	encoded *features.EncodedPixels // nil until an answer kept it
+	filling bool                    // an answer is keeping it
+	readers int                     // writes reading prep
+}
+
+// newImageEntry is the entry of prep; a cached one keeps its base64.
+func newImageEntry(prep *vision.Prepared, dtype string, cached bool) *imageEntry {
+	e := &imageEntry{grid: [3]int64{int64(prep.GridTHW[0]), int64(prep.GridTHW[1]), int64(prep.GridTHW[2])},
+		dtype: dtype, pixels: prep.Len, cached: cached, prep: prep}
+	e.encodedLen = features.QwenImage{GridTHW: e.grid, DType: dtype}.EncodedPixelsLen(prep.Cols, prep.Len)
+	return e
+}
+
+// image is the entry as an answer's image: its kept base64, or its pixel
+// values to make as the answer is written.
+func (e *imageEntry) image() features.QwenImage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	img := features.QwenImage{GridTHW: e.grid, DType: e.dtype}
+	if e.encoded != nil {
+		img.Encoded = e.encoded
+		return img
+	}
+	img.Pending = &features.PendingPixels{Len: e.pixels, Begin: e.begin}
+	return img
+}
+
+// begin starts a write of the entry: from its kept base64 if there is
+// some by now, else from the resized pixels, keeping the base64 when
+// cached and no other write is keeping it.
+func (e *imageEntry) begin() features.PixelWrite {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.encoded != nil {
+		return features.PixelWrite{Kept: e.encoded}
+	}
+	e.readers++
+	w := features.PixelWrite{Source: e.prep, End: e.end}
+	if e.cached && !e.filling {
+		e.filling = true
+		w.Keep = e.keep
+	}
+	return w
+}
+
+// keep ends the claiming write: enc is its base64, nil when it failed.
+func (e *imageEntry) keep(enc *features.EncodedPixels) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.filling = false
+	if enc != nil {
+		e.encoded = enc
+	}
+}
+
+// end ends a write that read the resized pixels; the last one after the
+// base64 is kept releases them.
+func (e *imageEntry) end() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.readers--
+	if e.readers == 0 && e.encoded != nil && e.prep != nil {
+		e.prep.Release()
+		e.prep = nil
+	}
 }
 
 // imageCacheKeyVersion changes whenever the key's layout or what a cached
@@ -108,13 +197,15 @@ func writeField(h *blake3.Hasher, b []byte) {
 	h.Write(b)
 }
 
-// process decodes and processes one image's bytes, or finds the result in
-// the cache. Failures are the answers imageError gives, the same for every
-// request that waited on the same fill.
+// process decodes one image's bytes and resizes it for its processor, or
+// finds it in the cache: everything that can fail, so that the answer's
+// status is known before its pixel values are made. Failures are the
+// answers imageError gives, the same for every request that waited on the
+// same fill.
 func (im *images) process(ctx context.Context, img sizedImage, kw vision.Kwargs, opts imaging.Options) (processedImage, error) {
 	fill := func() (processedImage, int64, error) {
 		// A client that went away stops the work here or between decoding
-		// and processing (the decoders themselves run to the end).
+		// and resizing (the decoders themselves run to the end).
 		if err := ctx.Err(); err != nil {
 			return processedImage{}, 0, err
 		}
@@ -132,11 +223,12 @@ func (im *images) process(ctx context.Context, img sizedImage, kw vision.Kwargs,
 		if err := ctx.Err(); err != nil {
 			return processedImage{}, 0, err
 		}
-		p, err := im.encodeProcessed(*rgb, kw)
+		prep, err := im.proc.Prepare(*rgb, kw)
 		if err != nil {
-			return processedImage{}, 0, err
+			return processedImage{}, 0, imageError(err)
 		}
-		return p, int64(p.img.Encoded.Len()), nil
+		e := newImageEntry(prep, im.dtype.String(), im.cache != nil)
+		return processedImage{entry: e, numTokens: prep.NumTokens, cols: prep.Cols}, int64(e.encodedLen), nil
 	}
 	if im.cache == nil {
 		p, _, err := fill()
@@ -144,31 +236,6 @@ func (im *images) process(ctx context.Context, img sizedImage, kw vision.Kwargs,
 	}
 	p, _, err := im.cache.Do(ctx, im.cacheKey(img, kw, opts), fill)
 	return p, err
-}
-
-// encodeProcessed processes rgb with its pixel values going straight into
-// their item's base64, which the answer splices in (and a cached image
-// keeps, so a hit encodes nothing): the processor hands over a few tens of
-// kilobytes of patches at a time while they are in the CPU's cache, and the
-// tensor is never held whole.
-func (im *images) encodeProcessed(rgb imaging.RGB, kw vision.Kwargs) (processedImage, error) {
-	plan, err := im.proc.Plan(rgb.Width, rgb.Height, kw)
-	if err != nil {
-		return processedImage{}, imageError(err)
-	}
-	grid := [3]int64{int64(plan.GridTHW[0]), int64(plan.GridTHW[1]), int64(plan.GridTHW[2])}
-	enc, err := features.NewPixelEncoder(features.QwenImage{GridTHW: grid, DType: im.dtype.String()}, plan.Cols)
-	if err != nil {
-		return processedImage{}, fmt.Errorf("render: image features: %w", err)
-	}
-	if _, err := im.proc.ProcessTo(enc, rgb, kw); err != nil {
-		return processedImage{}, imageError(err)
-	}
-	img, err := enc.Image()
-	if err != nil {
-		return processedImage{}, fmt.Errorf("render: image features: %w", err)
-	}
-	return processedImage{img: img, numTokens: plan.NumTokens, cols: plan.Cols}, nil
 }
 
 // ImageCacheStats reports the processed-image cache's counters (zero when

@@ -316,7 +316,7 @@ func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hash
 			if err != nil {
 				return sizedImage{}, imageError(err)
 			}
-			return sizedImage{url: ref.url, plan: plan, hash: v.hash, frame: v.frame, cost: im.imageCost(v.n, v.info, plan)}, nil
+			return sizedImage{url: ref.url, plan: plan, hash: v.hash, frame: v.frame, cost: im.imageCost(v.n, v.info, plan, isStreamed(ctx))}, nil
 		}
 	}
 	data, err := im.cfg.Fetcher.Fetch(ctx, ref.url)
@@ -346,7 +346,7 @@ func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hash
 	if key.url != "" && frame != nil {
 		im.memo.put(key, memoValue{info: info, n: len(data), hash: hash, frame: frame})
 	}
-	return sizedImage{data: data, url: ref.url, plan: plan, hash: hash, frame: frame, cost: im.imageCost(len(data), info, plan)}, nil
+	return sizedImage{data: data, url: ref.url, plan: plan, hash: hash, frame: frame, cost: im.imageCost(len(data), info, plan, isStreamed(ctx))}, nil
 }
 
 // eachImage runs f for images 0..n-1 side by side, as vLLM's media thread
@@ -418,8 +418,11 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 		defer release()
 		if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) error {
 			p, err := im.process(ctx, sized[i], kw, opts)
-			imgs[i].Processed, rowWidths[i] = p.img, p.cols
-			return err
+			if err != nil {
+				return err
+			}
+			imgs[i].Processed, rowWidths[i] = p.entry.image(), p.cols
+			return nil
 		}); err != nil {
 			return nil, nil, err
 		}

@@ -1,6 +1,10 @@
 package server
 
 import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -61,10 +65,13 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, e *apiError)
 
 // writeJSON writes a JSON body as vLLM's JSONResponse does: compact,
 // UTF-8, no HTML escaping. The body is appended into a pooled buffer, and
-// the long parts a cache holds (an image's base64) are spliced in by a
-// body that has them (protocol.GenerateRequest.AppendBody), so they go to
-// the connection without being copied first; Content-Length is set, so the
-// pieces make one unchunked body.
+// the long parts are spliced in by a body that has them
+// (protocol.GenerateRequest.AppendBody): an image's base64 a cache holds
+// goes to the connection without being copied first, and an image's pixel
+// values not made yet are made and encoded a chunk at a time, each chunk
+// written while it is in the CPU's cache. Every length is known before the
+// first byte, so Content-Length is set and the pieces make one unchunked
+// body; everything that can fail has run before the status line.
 func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	hint := 0
 	if h, ok := v.(interface{ BodySizeHint() int }); ok {
@@ -91,18 +98,42 @@ func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(body.Len()))
 	w.WriteHeader(status)
-	if _, err := body.WriteTo(w); err != nil {
-		// The client went away; nothing more to do.
-		s.log.DebugContext(r.Context(), "write response", "request_id", requestIDFrom(r.Context()), "err", err)
+	if _, err := body.WriteTo(liveWriter{r.Context(), w}); err != nil {
+		// The client went away (net/http closes a connection whose body
+		// is short of its Content-Length); nothing more to do, unless the
+		// body itself was wrong.
+		level := slog.LevelDebug
+		if errors.Is(err, wire.ErrSpliceLength) {
+			level = slog.LevelError
+		}
+		s.log.Log(r.Context(), level, "write response", "request_id", requestIDFrom(r.Context()), "err", err)
 	}
 }
 
+// liveWriter writes to w while ctx is live: a body whose image pixel values
+// are made as it is written (features.PendingPixels) stops at the next
+// chunk once its client has gone away, even while the socket still takes
+// bytes.
+type liveWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (l liveWriter) Write(p []byte) (int, error) {
+	if err := l.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return l.w.Write(p)
+}
+
 // bodyPool holds response buffers between requests; a 9k-token render
-// body is about 60 KB. Bodies of pixel values (15 MB for a 1280x720 image)
-// have a pool of their own: a fresh one costs its zeroing and page faults
-// (a tenth of an image render's CPU), and keeping them apart means a text
-// request never holds one, so they are dropped two garbage collections
-// after image traffic stops. The zero value is ready to use.
+// body is about 60 KB. Bodies of tensors written into the body itself
+// (image_embeds, 15 MB for a 1280x720 image's worth; an image's pixel values
+// are spliced in instead, made as they are written or kept by the cache)
+// have a pool of their own: a fresh one costs its zeroing and page faults,
+// and keeping them apart means a text request never holds one, so they are
+// dropped two garbage collections after such traffic stops. The zero value
+// is ready to use.
 type bodyPool struct{ small, large sync.Pool }
 
 // maxPooledBody bounds what the small pool keeps, so that one huge

@@ -104,7 +104,7 @@ func (fe *frontEnd[A, R]) renderRoute(ep endpoint, shape errorShape) func(*serve
 			return
 		}
 		ctx, span := s.span(r.Context(), "render")
-		n, answer, err := fe.render(ctx, s.generator, req)
+		n, answer, err := fe.render(render.StreamedAnswer(ctx), s.generator, req)
 		span.End()
 		if err != nil {
 			if ae := frontEndError(err); ae != nil {

@@ -17,8 +17,10 @@ import (
 )
 
 // TestImageAnswerSplicedAsCopied is the differential test of answers whose
-// cached images' base64 is spliced into the connection against answers
-// copied whole into one buffer (the cache off): over every render golden,
+// cached images' base64 is spliced into the connection (a hit) or filled
+// by the answer that writes it (a miss) against answers whose pixel values
+// are made as they are written, with no cache (TestImageAnswerStreamedAsBuffered
+// holds those to the buffered answer): over every render golden,
 // on each front end's route, the cached server's miss and hit put the same
 // bytes on the wire as the uncached server, status line, headers and
 // Content-Length included (no chunking), only the Date and the random

@@ -23,7 +23,7 @@ func (s *server) handleChatRender(w http.ResponseWriter, r *http.Request) {
 // GenerateRequest, counting the prompt tokens under ep.
 func (s *server) writeChatRender(w http.ResponseWriter, r *http.Request, req *protocol.ChatCompletionRequest, ep endpoint) {
 	ctx, span := s.span(r.Context(), "render")
-	res, err := s.generator.RenderChat(ctx, req)
+	res, err := s.generator.RenderChat(render.StreamedAnswer(ctx), req)
 	span.End()
 	if err != nil {
 		s.writeError(w, r, s.renderError(r.Context(), err))

@@ -36,7 +36,8 @@ func FuzzSmartResize(f *testing.F) {
 }
 
 // FuzzProcess runs whole requests: a small image and client kwargs. Every outcome is a result of the
-// planned shape or a typed error, and ProcessTo writes exactly Process's pixel values.
+// planned shape or a typed error, and ProcessTo and Prepare (with its WriteTo) write exactly Process's
+// pixel values or fail as it fails.
 func FuzzProcess(f *testing.F) {
 	f.Add(uint8(56), uint8(30), []byte("seed"), []byte(`{}`))
 	f.Add(uint8(1), uint8(200), []byte{0, 255}, []byte(`{"use_fast": false}`))
@@ -69,6 +70,9 @@ func FuzzProcess(f *testing.F) {
 				var e *Error
 				if !errors.As(err, &e) {
 					t.Fatalf("untyped error %v", err)
+				}
+				if _, perr := p.Prepare(img, kw); perr == nil || perr.Error() != err.Error() {
+					t.Fatalf("Process failed with %v, Prepare with %v", err, perr)
 				}
 				continue
 			}

@@ -273,6 +273,21 @@ func processTo(t *testing.T, p Processor, img imaging.RGB, kw Kwargs) *Result {
 		t.Fatalf("ProcessTo wrote %d bytes for shape %v, grid %v, cols %d", buf.Len(), res.PixelValues.Shape, res.GridTHW, res.Cols)
 	}
 	res.PixelValues.Data = buf.Bytes()
+	// Prepare then WriteTo, twice over (a cached image is written by every
+	// answer that hits it), is ProcessTo.
+	prep, err := p.Prepare(img, kw)
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	if prep.Plan != res.Plan || prep.Len != buf.Len() || prep.DType() != res.PixelValues.DType {
+		t.Fatalf("Prepare planned %+v, %d bytes of %v; ProcessTo %+v, %d bytes of %v", prep.Plan, prep.Len, prep.DType(), res.Plan, buf.Len(), res.PixelValues.DType)
+	}
+	for range 2 {
+		var again bytes.Buffer
+		if n, err := prep.WriteTo(&again); err != nil || n != int64(again.Len()) || !bytes.Equal(again.Bytes(), res.PixelValues.Data) {
+			t.Fatalf("Prepared.WriteTo wrote %d bytes (%v), differing from ProcessTo's", n, err)
+		}
+	}
 	return res
 }
 

@@ -2,8 +2,10 @@ package vision
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/vrender/vrender/imaging"
 )
@@ -21,6 +23,58 @@ type Processor interface {
 	// features) reads them while they are still in the CPU's cache and never holds the tensor. The
 	// Result's PixelValues has no Data. An error from w stops the work and is returned.
 	ProcessTo(w io.Writer, img imaging.RGB, kw Kwargs) (*Result, error)
+	// Prepare is ProcessTo split in two: everything that can fail (planning, resizing) now, the
+	// patches when the Prepared is written, so that a server answering with them can decide its
+	// status first and write them to the connection as they are made.
+	Prepare(img imaging.RGB, kw Kwargs) (*Prepared, error)
+}
+
+// Prepared is an image resized for its processor, whose pixel_values are made when written. It holds
+// the resized pixels (img's own when no resize was needed: img must not change while it is in use)
+// and is safe for concurrent writers. Release gives its buffers back to the processor; a Prepared
+// never released is left to the garbage collector.
+type Prepared struct {
+	Plan
+	// Len is the bytes of pixel_values WriteTo writes.
+	Len      int
+	dtype    DType
+	write    func(w io.Writer) error
+	release  func()
+	released atomic.Bool
+}
+
+// Release gives the resized pixels back to the processor's pool, for the next image. The caller
+// must know that no WriteTo runs or will run; a write after Release is an error. Releasing again
+// does nothing.
+func (p *Prepared) Release() {
+	if !p.released.Swap(true) {
+		p.release()
+	}
+}
+
+// DType is the dtype pixel_values are cast to.
+func (p *Prepared) DType() DType { return p.dtype }
+
+// WriteTo writes pixel_values to w in order, a few tens of kilobytes at a time (as ProcessTo); only
+// w's error stops it, and is returned.
+func (p *Prepared) WriteTo(w io.Writer) (int64, error) {
+	if p.released.Load() {
+		return 0, errors.New("vision: pixel values written after their image was released")
+	}
+	cw := countingWriter{w: w}
+	err := p.write(&cw)
+	return cw.n, err
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 // Plan is the shape of one processed image.

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/vrender/vrender/imaging"
+	"github.com/vrender/vrender/internal/nozero"
 	"github.com/vrender/vrender/internal/pyfmt"
 	"github.com/vrender/vrender/vision/resize"
 )
@@ -166,7 +167,7 @@ func (q *qwen2VL) Plan(width, height int, kw Kwargs) (Plan, error) {
 // columns in (channel, frame, py, px) order.
 func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, error) {
 	var res *Result
-	err := q.resized(img, kw, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+	err := q.resized(img, kw, nil, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
 		n := q.pixelBytes(plan)
 		if cap(buf) < n {
 			buf = make([]byte, n)
@@ -182,7 +183,7 @@ func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, erro
 // ProcessTo is Process writing pixel_values to w in chunks of whole patches (patchify's order).
 func (q *qwen2VL) ProcessTo(w io.Writer, img imaging.RGB, kw Kwargs) (*Result, error) {
 	var res *Result
-	err := q.resized(img, kw, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+	err := q.resized(img, kw, nil, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
 		if err := q.patchify(patchSink{w: w}, pix, plan.ResizedWidth, levels, kernel); err != nil {
 			return err
 		}
@@ -190,6 +191,27 @@ func (q *qwen2VL) ProcessTo(w io.Writer, img imaging.RGB, kw Kwargs) (*Result, e
 		return nil
 	})
 	return res, err
+}
+
+// Prepare is ProcessTo up to the patches: the resized pixels are kept (in pooled scratch the Prepared
+// holds until released, or img's when no resize is needed) for Prepared.WriteTo.
+func (q *qwen2VL) Prepare(img imaging.RGB, kw Kwargs) (*Prepared, error) {
+	var p *Prepared
+	var release func()
+	err := q.resized(img, kw, func(r func()) { release = r }, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+		p = &Prepared{Plan: plan, Len: q.pixelBytes(plan), dtype: q.dtype, write: func(w io.Writer) error {
+			return q.patchify(patchSink{w: w}, pix, plan.ResizedWidth, levels, kernel)
+		}}
+		return nil
+	})
+	if err != nil {
+		if release != nil {
+			release()
+		}
+		return nil, err
+	}
+	p.release = release
+	return p, nil
 }
 
 func (q *qwen2VL) pixelBytes(plan Plan) int {
@@ -202,8 +224,10 @@ func (q *qwen2VL) result(plan Plan, data []byte) *Result {
 }
 
 // resized plans img's processing, resizes it with the backend kw picks (into pooled scratch) and
-// runs patch on the resized pixels with that backend's tables and kernel.
-func (q *qwen2VL) resized(img imaging.RGB, kw Kwargs, patch func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error) error {
+// runs patch on the resized pixels with that backend's tables and kernel. keep, when set, is handed
+// what gives the scratch back to the pool, instead of its going back as resized returns: the pixels
+// outlive the call.
+func (q *qwen2VL) resized(img imaging.RGB, kw Kwargs, keep func(release func()), patch func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error) error {
 	if err := checkRGB(img); err != nil {
 		return err
 	}
@@ -215,8 +239,14 @@ func (q *qwen2VL) resized(img imaging.RGB, kw Kwargs, patch func(plan Plan, pix 
 	if s == nil {
 		s = new(qwenScratch)
 	}
+	release := func() {}
 	if max(img.Width*img.Height, plan.ResizedWidth*plan.ResizedHeight) <= keepScratchPixels {
-		defer q.scratch.Put(s)
+		release = func() { q.scratch.Put(s) }
+	}
+	if keep != nil {
+		keep(release)
+	} else {
+		defer release()
 	}
 	method, levels, kernel := resize.Torch, &q.fast, q.fastKernel
 	if !kw.fast() {
@@ -226,7 +256,7 @@ func (q *qwen2VL) resized(img imaging.RGB, kw Kwargs, patch func(plan Plan, pix 
 	pix := img.Pix
 	if rw != img.Width || rh != img.Height {
 		if cap(s.resized) < rw*rh*3 {
-			s.resized = make([]uint8, rw*rh*3)
+			s.resized = nozero.Bytes(rw * rh * 3) // the resize writes every byte
 		}
 		s.resized = s.resized[:rw*rh*3]
 		if err := s.resizer.RGB(s.resized, rw, rh, img.Pix, img.Width, img.Height, method); err != nil {

@@ -3,6 +3,7 @@ package vision
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -482,5 +483,35 @@ func TestProcessToStopsOnWriteError(t *testing.T) {
 		if !errors.Is(err, errWriterFull) || res != nil {
 			t.Fatalf("writer failing after %d bytes: %v, %v", n, res, err)
 		}
+	}
+}
+
+// TestPreparedOwnsItsPixels: a Prepared keeps its resized pixels while the
+// processor goes on with other images (whose resizes reuse pooled
+// buffers), and a writer's error stops its patches and is returned.
+func TestPreparedOwnsItsPixels(t *testing.T) {
+	q := mustNew(t, qwen25Config, BFloat16)
+	a, b := benchImage(640, 480), benchImage(641, 479)
+	prep, err := q.Prepare(a, Kwargs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := processTo(t, q, a, Kwargs{}).PixelValues.Data
+	for range 3 {
+		processTo(t, q, b, Kwargs{})
+	}
+	var got bytes.Buffer
+	if _, err := prep.WriteTo(&got); err != nil || !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("the Prepared's pixel values changed with later images (%v)", err)
+	}
+	for _, n := range []int{0, sinkChunk, len(want) - 1} {
+		if w, err := prep.WriteTo(&failingWriter{n: n}); !errors.Is(err, errWriterFull) || w > int64(n) {
+			t.Fatalf("writer failing after %d bytes: wrote %d, %v", n, w, err)
+		}
+	}
+	prep.Release()
+	prep.Release()
+	if n, err := prep.WriteTo(io.Discard); err == nil || n != 0 {
+		t.Fatalf("a released Prepared wrote %d bytes (%v)", n, err)
 	}
 }

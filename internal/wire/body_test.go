@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"io"
 	"testing"
 )
 
@@ -24,6 +25,24 @@ func TestBody(t *testing.T) {
 			dst = append(dst, 'c')
 			return b.Splice(dst, []byte(">"))
 		}, "<ab1234c>"},
+		{"writers among slices", func(b *Body) []byte {
+			dst := b.SpliceFrom(b.B, 3, func(w io.Writer) error {
+				_, err := io.WriteString(w, "<<<")
+				return err
+			})
+			dst = append(dst, 'a')
+			dst = b.Splice(dst, []byte("12"))
+			dst = b.SpliceFrom(dst, 4, func(w io.Writer) error {
+				for _, s := range []string{"x", "", "yz", "w"} {
+					if _, err := io.WriteString(w, s); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			dst = b.SpliceFrom(dst, 0, func(w io.Writer) error { panic("an empty writer ran") })
+			return append(dst, 'b')
+		}, "<<<a12xyzwb"},
 		{"empty splices", func(b *Body) []byte {
 			dst := b.Splice(append(b.B, 'a'), nil)
 			return append(b.Splice(dst, []byte{}), 'b')
@@ -62,5 +81,27 @@ func TestBodyWriteError(t *testing.T) {
 	n, err := b.WriteTo(&failAfter{n: 1})
 	if err == nil || n != 2 {
 		t.Fatalf("wrote %d, %v; want 2 and the error", n, err)
+	}
+}
+
+// TestBodyWriterLength: a spliced writer that writes other than its length
+// fails the body rather than writing one of the wrong length, and a
+// writer's own error is returned as it is.
+func TestBodyWriterLength(t *testing.T) {
+	for _, s := range []string{"ab", "abcd"} {
+		var b Body
+		b.B = append(b.SpliceFrom(append(b.B, '{'), 3, func(w io.Writer) error {
+			_, err := io.WriteString(w, s)
+			return err
+		}), '}')
+		if _, err := b.WriteTo(io.Discard); err == nil {
+			t.Errorf("a writer of %d bytes for 3 was written", len(s))
+		}
+	}
+	closed := errors.New("closed")
+	var b Body
+	b.B = b.SpliceFrom(b.B, 3, func(w io.Writer) error { return closed })
+	if _, err := b.WriteTo(io.Discard); !errors.Is(err, closed) {
+		t.Errorf("the writer's error became %v", err)
 	}
 }
