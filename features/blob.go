@@ -138,6 +138,11 @@ func (s *base64Stream) write(p []byte) {
 
 // appendBase64Whole encodes p, a multiple of three bytes long (no padding),
 // into dst's spare capacity.
+//
+// segmentio's AVX2 encoder is near what this host's Zen 1 cores allow
+// (each 256-bit operation split in two): a Muła–Lemire kernel of our own
+// in 128-bit registers encoded 11 MB in 1.77 ms against its 1.92 and left
+// a render's server CPU unchanged (branch s6-b64-proto, issue 31).
 func appendBase64Whole(dst, p []byte) []byte {
 	n := len(dst)
 	dst = slices.Grow(dst, len(p)/3*4)[:n+len(p)/3*4]
