@@ -219,18 +219,23 @@ func jpegHeader(data []byte) (header, error) {
 			img, err = pe.Image, nil
 		}
 		if err != nil {
-			var te *jpeg.TruncatedError
-			if errors.As(err, &te) {
-				return nil, &Error{msg: fmt.Sprintf("image file is truncated (%d bytes not processed)", te.Unprocessed), err: err}
-			}
-			if errors.Is(err, jpeg.ErrTruncated) {
-				return nil, truncated(err)
-			}
-			return nil, broken(err)
+			return nil, jpegError(err)
 		}
 		return jpegToRGB(img), nil
 	}
 	return h, nil
+}
+
+// jpegError is Pillow's error for a JPEG decode that failed after its header was read.
+func jpegError(err error) error {
+	var te *jpeg.TruncatedError
+	if errors.As(err, &te) {
+		return &Error{msg: fmt.Sprintf("image file is truncated (%d bytes not processed)", te.Unprocessed), err: err}
+	}
+	if errors.Is(err, jpeg.ErrTruncated) {
+		return truncated(err)
+	}
+	return broken(err)
 }
 
 // jpegToRGB converts libjpeg's output as Pillow does: L is replicated; CMYK was opened with rawmode

@@ -204,8 +204,8 @@ func writeField(h *blake3.Hasher, b []byte) {
 // same fill.
 func (im *images) process(ctx context.Context, img sizedImage, kw vision.Kwargs, opts imaging.Options) (processedImage, error) {
 	fill := func() (processedImage, int64, error) {
-		// A client that went away stops the work here or between decoding
-		// and resizing (the decoders themselves run to the end).
+		// A client that went away stops the work here (decoding and
+		// resizing, one pass, run to the end).
 		if err := ctx.Err(); err != nil {
 			return processedImage{}, 0, err
 		}
@@ -216,14 +216,7 @@ func (im *images) process(ctx context.Context, img sizedImage, kw vision.Kwargs,
 				return processedImage{}, 0, imageError(err)
 			}
 		}
-		rgb, err := imaging.Load(data, opts)
-		if err != nil {
-			return processedImage{}, 0, imageError(err)
-		}
-		if err := ctx.Err(); err != nil {
-			return processedImage{}, 0, err
-		}
-		prep, err := im.proc.Prepare(*rgb, kw)
+		prep, err := im.proc.PrepareData(data, opts, kw)
 		if err != nil {
 			return processedImage{}, 0, imageError(err)
 		}

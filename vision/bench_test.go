@@ -108,3 +108,41 @@ func BenchmarkLoadProcess(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPrepareData is an image's decode and resize as the render runs it (PrepareData: the
+// decoder's rows fed to the resize) against "/whole", Load then Prepare: the whole decoded image,
+// then the resize. The pixel values are not written.
+func BenchmarkPrepareData(b *testing.B) {
+	q := mustNew(b, qwen25Config, BFloat16)
+	for _, name := range []string{"jpeg_444_1280x720", "jpeg_420_1920x1080"} {
+		data, err := os.ReadFile(filepath.Join(testenv.SharedDir(b), "multimodal", "images", name+".jpg"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, whole := range []bool{true, false} {
+			prepare, sub := q.PrepareData, "/rows"
+			if whole {
+				prepare = func(data []byte, opt imaging.Options, kw Kwargs) (*Prepared, error) {
+					img, err := imaging.Load(data, opt)
+					if err != nil {
+						return nil, err
+					}
+					return q.Prepare(*img, kw)
+				}
+				sub = "/whole"
+			}
+			b.Run(name+sub, func(b *testing.B) {
+				b.ReportAllocs()
+				cpu0 := testenv.CPUTime(b)
+				for b.Loop() {
+					p, err := prepare(data, imaging.DefaultOptions(), Kwargs{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					p.Release()
+				}
+				b.ReportMetric(float64(testenv.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}

@@ -27,6 +27,9 @@ type Processor interface {
 	// patches when the Prepared is written, so that a server answering with them can decide its
 	// status first and write them to the connection as they are made.
 	Prepare(img imaging.RGB, kw Kwargs) (*Prepared, error)
+	// PrepareData is imaging.Load(data, opt) then Prepare: the same Prepared or the same error
+	// (Load's as it is, else Prepare's), with the decode fed to the resize as it goes where it can.
+	PrepareData(data []byte, opt imaging.Options, kw Kwargs) (*Prepared, error)
 }
 
 // Prepared is an image resized for its processor, whose pixel_values are made when written. It holds

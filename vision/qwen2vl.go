@@ -166,8 +166,12 @@ func (q *qwen2VL) Plan(width, height int, kw Kwargs) (Plan, error) {
 // [grid_t·grid_h·grid_w, 3·temporal·patch·patch]: rows in (t, h_block, w_block, h_in, w_in) order,
 // columns in (channel, frame, py, px) order.
 func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, error) {
+	f, err := wholeFrame(img)
+	if err != nil {
+		return nil, err
+	}
 	var res *Result
-	err := q.resized(img, kw, nil, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+	err = q.resized(f, kw, nil, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
 		n := q.pixelBytes(plan)
 		if cap(buf) < n {
 			buf = make([]byte, n)
@@ -182,8 +186,12 @@ func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, erro
 
 // ProcessTo is Process writing pixel_values to w in chunks of whole patches (patchify's order).
 func (q *qwen2VL) ProcessTo(w io.Writer, img imaging.RGB, kw Kwargs) (*Result, error) {
+	f, err := wholeFrame(img)
+	if err != nil {
+		return nil, err
+	}
 	var res *Result
-	err := q.resized(img, kw, nil, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+	err = q.resized(f, kw, nil, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
 		if err := q.patchify(patchSink{w: w}, pix, plan.ResizedWidth, levels, kernel); err != nil {
 			return err
 		}
@@ -196,9 +204,37 @@ func (q *qwen2VL) ProcessTo(w io.Writer, img imaging.RGB, kw Kwargs) (*Result, e
 // Prepare is ProcessTo up to the patches: the resized pixels are kept (in pooled scratch the Prepared
 // holds until released, or img's when no resize is needed) for Prepared.WriteTo.
 func (q *qwen2VL) Prepare(img imaging.RGB, kw Kwargs) (*Prepared, error) {
+	f, err := wholeFrame(img)
+	if err != nil {
+		return nil, err
+	}
+	return q.prepare(f, kw)
+}
+
+// PrepareData is imaging.Load then Prepare. An image imaging.OpenRows serves is decoded a batch of
+// rows at a time straight into the resize, so the decoded image is never whole (6 MB less written
+// to memory and read back for a 1080p JPEG); the result and the errors are
+// the two calls', all found before it returns.
+func (q *qwen2VL) PrepareData(data []byte, opt imaging.Options, kw Kwargs) (*Prepared, error) {
+	rows, ok, err := imaging.OpenRows(data, opt)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		img, err := imaging.Load(data, opt)
+		if err != nil {
+			return nil, err
+		}
+		return q.Prepare(*img, kw)
+	}
+	defer rows.Close()
+	return q.prepare(frame{width: rows.Width, height: rows.Height, rows: rows}, kw)
+}
+
+func (q *qwen2VL) prepare(f frame, kw Kwargs) (*Prepared, error) {
 	var p *Prepared
 	var release func()
-	err := q.resized(img, kw, func(r func()) { release = r }, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+	err := q.resized(f, kw, func(r func()) { release = r }, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
 		p = &Prepared{Plan: plan, Len: q.pixelBytes(plan), dtype: q.dtype, write: func(w io.Writer) error {
 			return q.patchify(patchSink{w: w}, pix, plan.ResizedWidth, levels, kernel)
 		}}
@@ -223,16 +259,34 @@ func (q *qwen2VL) result(plan Plan, data []byte) *Result {
 	return &Result{Plan: plan, PixelValues: Tensor{DType: q.dtype, Shape: []int{rows, plan.Cols}, Data: data}}
 }
 
-// resized plans img's processing, resizes it with the backend kw picks (into pooled scratch) and
+// frame is an image to resize: its pixels whole, or (rows set) read in order from a decoder, whose
+// errors are the image's load errors and come before any of the processor's.
+type frame struct {
+	width, height int
+	pix           []uint8
+	rows          *imaging.Rows
+}
+
+// wholeFrame is img as a frame, once its buffer is found to match its size.
+func wholeFrame(img imaging.RGB) (frame, error) {
+	if err := checkRGB(img); err != nil {
+		return frame{}, err
+	}
+	return frame{width: img.Width, height: img.Height, pix: img.Pix}, nil
+}
+
+// resized plans f's processing, resizes it with the backend kw picks (into pooled scratch) and
 // runs patch on the resized pixels with that backend's tables and kernel. keep, when set, is handed
 // what gives the scratch back to the pool, instead of its going back as resized returns: the pixels
 // outlive the call.
-func (q *qwen2VL) resized(img imaging.RGB, kw Kwargs, keep func(release func()), patch func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error) error {
-	if err := checkRGB(img); err != nil {
-		return err
-	}
-	plan, err := q.Plan(img.Width, img.Height, kw)
+func (q *qwen2VL) resized(f frame, kw Kwargs, keep func(release func()), patch func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error) error {
+	plan, err := q.Plan(f.width, f.height, kw)
 	if err != nil {
+		if f.rows != nil {
+			if lerr := f.rows.Finish(); lerr != nil {
+				return lerr
+			}
+		}
 		return err
 	}
 	s, _ := q.scratch.Get().(*qwenScratch)
@@ -240,7 +294,7 @@ func (q *qwen2VL) resized(img imaging.RGB, kw Kwargs, keep func(release func()),
 		s = new(qwenScratch)
 	}
 	release := func() {}
-	if max(img.Width*img.Height, plan.ResizedWidth*plan.ResizedHeight) <= keepScratchPixels {
+	if max(f.width*f.height, plan.ResizedWidth*plan.ResizedHeight) <= keepScratchPixels {
 		release = func() { q.scratch.Put(s) }
 	}
 	if keep != nil {
@@ -253,18 +307,46 @@ func (q *qwen2VL) resized(img imaging.RGB, kw Kwargs, keep func(release func()),
 		method, levels, kernel = resize.Pillow, &q.slow, q.slowKernel
 	}
 	rw, rh := plan.ResizedWidth, plan.ResizedHeight
-	pix := img.Pix
-	if rw != img.Width || rh != img.Height {
+	pix := f.pix
+	if rw != f.width || rh != f.height || f.rows != nil {
 		if cap(s.resized) < rw*rh*3 {
 			s.resized = nozero.Bytes(rw * rh * 3) // the resize writes every byte
 		}
 		s.resized = s.resized[:rw*rh*3]
-		if err := s.resizer.RGB(s.resized, rw, rh, img.Pix, img.Width, img.Height, method); err != nil {
-			return fmt.Errorf("vision: Qwen2-VL resize: %w", err)
+		if err := q.resize(s, f, rw, rh, method); err != nil {
+			return err
 		}
 		pix = s.resized
 	}
 	return patch(plan, pix, levels, kernel)
+}
+
+// resize resizes f into s.resized (rw x rh). Rows' errors are returned as they are, load errors, and
+// the rows the resize did not need are decoded for theirs.
+func (q *qwen2VL) resize(s *qwenScratch, f frame, rw, rh int, method resize.Method) error {
+	if f.rows == nil {
+		if err := s.resizer.RGB(s.resized, rw, rh, f.pix, f.width, f.height, method); err != nil {
+			return fmt.Errorf("vision: Qwen2-VL resize: %w", err)
+		}
+		return nil
+	}
+	var loadErr error
+	next := func() ([]uint8, error) {
+		row, err := f.rows.Next()
+		loadErr = err
+		return row, err
+	}
+	err := s.resizer.RGBRows(s.resized, rw, rh, next, f.width, f.height, method)
+	if loadErr != nil {
+		return loadErr
+	}
+	if err := f.rows.Finish(); err != nil {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("vision: Qwen2-VL resize: %w", err)
+	}
+	return nil
 }
 
 // patchSink is where patchify puts the patches: into dst, the whole tensor, or, when w is set, in

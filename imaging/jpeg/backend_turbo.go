@@ -19,6 +19,13 @@ struct vr_err {
 	char msg[JMSG_LENGTH_MAX];
 };
 
+// vr_stream is one decompression, in C memory so that it lives between calls.
+struct vr_stream {
+	struct jpeg_decompress_struct cinfo;
+	struct vr_err err;
+	int created;
+};
+
 static void vr_error_exit(j_common_ptr c) {
 	struct vr_err *e = (struct vr_err *)c->err;
 	(*c->err->format_message)(c, e->msg);
@@ -32,65 +39,115 @@ static void vr_emit(j_common_ptr c, int level) {
 		((struct vr_err *)c->err)->eof = 1;
 }
 
-// vr_decode: 0 ok, 1 libjpeg's error (msg filled; *done rows were output before it), 2 truncated,
-// 3 the header disagrees with the Go parser's. out holds w*h*comps bytes.
-static int vr_decode(const unsigned char *data, unsigned long n, unsigned char *out,
-                     unsigned int w, unsigned int h, int comps, char *msg, unsigned int *done) {
-	struct jpeg_decompress_struct cinfo;
-	struct vr_err err;
-	cinfo.err = jpeg_std_error(&err.pub);
-	err.pub.error_exit = vr_error_exit;
-	err.pub.emit_message = vr_emit;
-	err.eof = 0;
-	err.done = 0;
-	*done = 0;
-	if (setjmp(err.jb)) {
-		memcpy(msg, err.msg, JMSG_LENGTH_MAX);
-		*done = err.done;
-		jpeg_destroy_decompress(&cinfo);
+static struct vr_stream *vr_new(void) { return calloc(1, sizeof(struct vr_stream)); }
+
+static void vr_close(struct vr_stream *s) {
+	if (s->created)
+		jpeg_destroy_decompress(&s->cinfo);
+	free(s);
+}
+
+// vr_open reads the header and starts decompression with the output colour space Pillow asks for:
+// 0 ok, 1 libjpeg's error (s->err.msg filled), 3 the header disagrees with the Go parser's. data must stay put
+// until vr_close, which s needs whatever the result.
+static int vr_open(struct vr_stream *s, const unsigned char *data, unsigned long n,
+                   unsigned int w, unsigned int h, int comps) {
+	s->cinfo.err = jpeg_std_error(&s->err.pub);
+	s->err.pub.error_exit = vr_error_exit;
+	s->err.pub.emit_message = vr_emit;
+	if (setjmp(s->err.jb))
 		return 1;
-	}
-	jpeg_create_decompress(&cinfo);
-	jpeg_mem_src(&cinfo, data, n);
-	jpeg_read_header(&cinfo, TRUE);
-	if (cinfo.image_width != w || cinfo.image_height != h || cinfo.num_components != comps) {
-		snprintf(msg, JMSG_LENGTH_MAX, "header disagrees with the Go parser");
-		jpeg_destroy_decompress(&cinfo);
+	jpeg_create_decompress(&s->cinfo);
+	s->created = 1;
+	jpeg_mem_src(&s->cinfo, data, n);
+	jpeg_read_header(&s->cinfo, TRUE);
+	if (s->cinfo.image_width != w || s->cinfo.image_height != h || s->cinfo.num_components != comps) {
+		snprintf(s->err.msg, JMSG_LENGTH_MAX, "header disagrees with the Go parser");
 		return 3;
 	}
-	cinfo.out_color_space = comps == 1 ? JCS_GRAYSCALE : comps == 3 ? JCS_RGB : JCS_CMYK;
-	jpeg_start_decompress(&cinfo);
-	// Rows are asked for a row group at a time (rec_outbuf_height, 2 for 2x2 chroma subsampling), so
-	// that libjpeg upsamples and converts straight into out instead of through its spare row.
+	s->cinfo.out_color_space = comps == 1 ? JCS_GRAYSCALE : comps == 3 ? JCS_RGB : JCS_CMYK;
+	jpeg_start_decompress(&s->cinfo);
+	return 0;
+}
+
+// vr_read decodes the next n rows (fewer at the bottom) into out, stride bytes apart: 0 ok, 1 libjpeg's
+// error (s->err.msg filled), 2 the data ran out (now or before). s->err.done is the rows output so far, of the
+// whole image. Rows are asked for a row group at a time (rec_outbuf_height, 2 for 2x2 chroma subsampling), so
+// that libjpeg upsamples and converts straight into out instead of through its spare row.
+static int vr_read(struct vr_stream *s, unsigned char *out, int n, size_t stride) {
+	struct jpeg_decompress_struct *c = &s->cinfo;
+	JDIMENSION start = c->output_scanline;
+	JDIMENSION end = start + (JDIMENSION)n < c->output_height ? start + (JDIMENSION)n : c->output_height;
+	if (setjmp(s->err.jb))
+		return 1;
 	JSAMPROW rows[16];
-	int group = cinfo.rec_outbuf_height < 1 ? 1 : cinfo.rec_outbuf_height > 16 ? 16 : cinfo.rec_outbuf_height;
-	while (cinfo.output_scanline < cinfo.output_height && !err.eof) {
-		int n = cinfo.output_height - cinfo.output_scanline < (JDIMENSION)group ? cinfo.output_height - cinfo.output_scanline : group;
-		for (int i = 0; i < n; i++)
-			rows[i] = out + (size_t)(cinfo.output_scanline + i) * w * comps;
-		jpeg_read_scanlines(&cinfo, rows, n);
-		err.done = cinfo.output_scanline;
+	int group = c->rec_outbuf_height < 1 ? 1 : c->rec_outbuf_height > 16 ? 16 : c->rec_outbuf_height;
+	while (c->output_scanline < end && !s->err.eof) {
+		JDIMENSION first = c->output_scanline;
+		int k = end - first < (JDIMENSION)group ? (int)(end - first) : group;
+		for (int i = 0; i < k; i++)
+			rows[i] = out + (size_t)(first - start + i) * stride;
+		jpeg_read_scanlines(c, rows, k);
+		s->err.done = c->output_scanline;
 	}
-	jpeg_destroy_decompress(&cinfo);
-	return err.eof ? 2 : 0;
+	return s->err.eof ? 2 : 0;
 }
 */
 import "C"
 
 import (
 	"errors"
+	"runtime"
 	"unsafe"
-
-	"github.com/vrender/vrender/internal/nozero"
 )
 
 // Backend names the decoder Decode uses.
 const Backend = "libjpeg-turbo"
 
-// decodeBackend reads the header in Go first (pixel limit, supported layout) so nothing is allocated
-// for a refused image, then lets libjpeg-turbo decode into a Go buffer with Pillow's output colour
-// space for the component count (the settings Pillow's JpegDecode.c uses).
+// decodeBackend decodes the whole image in one read of a turboStream, into a buffer skewed off
+// 32-byte alignment (see outSkew).
 func decodeBackend(data []byte, maxPixels int64) (*Image, error) {
+	t, err := openTurbo(data, maxPixels)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	img := &Image{Width: t.w, Height: t.h, Channels: t.comps, Pix: skewed(t.w * t.h * t.comps)}
+	if err := t.readImage(img); err != nil {
+		return nil, err
+	}
+	return img, nil
+}
+
+// readImage decodes the whole image into img.Pix, which need not be zeroed: a decode that succeeds has
+// written every row, one that libjpeg stopped has the rest blanked (and comes back as a
+// *PartialError), and one that stops otherwise returns no image.
+func (t *turboStream) readImage(img *Image) error {
+	done, err := t.read(img.Pix, t.h, t.w*t.comps)
+	if err != nil {
+		return err
+	}
+	if done < t.h {
+		return partial(img, done, t.stop)
+	}
+	return nil
+}
+
+// turboStream is one libjpeg-turbo decompression, read a batch of rows at a time.
+type turboStream struct {
+	data  []byte
+	s     *C.struct_vr_stream
+	pin   runtime.Pinner // data, which libjpeg's memory source reads between calls
+	w, h  int
+	comps int
+	done  int   // rows output so far
+	stop  error // libjpeg's error, once it stopped the decode
+}
+
+// openTurbo reads the header in Go first (pixel limit, supported layout) so nothing is allocated for a
+// refused image, then starts libjpeg-turbo's decompression. libjpeg failing to start is a decode that
+// stopped before its first row (read says so), as Pillow's blank image.
+func openTurbo(data []byte, maxPixels int64) (*turboStream, error) {
 	h, err := DecodeHeader(data)
 	if err != nil {
 		return nil, err
@@ -98,45 +155,61 @@ func decodeBackend(data []byte, maxPixels int64) (*Image, error) {
 	if maxPixels > 0 && int64(h.Width)*int64(h.Height) > maxPixels {
 		return nil, ErrTooManyPixels
 	}
-	img := &Image{Width: h.Width, Height: h.Height, Channels: h.Components, Pix: skewed(h.Width * h.Height * h.Components)}
-	if err := decodeInto(data, img); err != nil {
+	t := &turboStream{data: data, w: h.Width, h: h.Height, comps: h.Components, s: C.vr_new()}
+	if t.s == nil {
+		return nil, errors.New("libjpeg: out of memory")
+	}
+	t.pin.Pin(&data[0])
+	switch C.vr_open(t.s, (*C.uchar)(unsafe.Pointer(&data[0])), C.ulong(len(data)), C.uint(h.Width), C.uint(h.Height), C.int(h.Components)) {
+	case 1:
+		t.stop = t.err()
+	case 3:
+		err := t.err()
+		t.close()
 		return nil, err
 	}
-	return img, nil
+	return t, nil
 }
 
-// decodeInto decodes data, whose header img's fields repeat, into img.Pix. Pix need not be zeroed: a
-// decode that succeeds has written every row, one that libjpeg stopped has the rest blanked (and
-// comes back as a *PartialError), and one that stops otherwise returns no image.
-func decodeInto(data []byte, img *Image) error {
-	var msg [C.JMSG_LENGTH_MAX]C.char
-	var done C.uint
-	rc := C.vr_decode((*C.uchar)(unsafe.Pointer(&data[0])), C.ulong(len(data)), (*C.uchar)(unsafe.Pointer(&img.Pix[0])),
-		C.uint(img.Width), C.uint(img.Height), C.int(img.Channels), &msg[0], &done)
-	switch rc {
-	case 0:
-		return nil
-	case 1:
-		err := errors.New("libjpeg: " + C.GoString(&msg[0]))
-		return partial(img, min(int(done), img.Height), err)
-	case 2:
-		if n := Unprocessed(data); n >= 0 {
-			return &TruncatedError{Unprocessed: n}
-		}
-		return ErrTruncated
+// read decodes the next n rows into out, stride bytes apart (the last row needs only its own bytes),
+// and returns how many it wrote: fewer than asked, without an error, when libjpeg stopped (t.stop says
+// why; every later read writes none). An error is the data running out.
+func (t *turboStream) read(out []byte, n, stride int) (int, error) {
+	if t.stop != nil {
+		return 0, nil
 	}
-	return errors.New("libjpeg: " + C.GoString(&msg[0]))
+	_ = out[(n-1)*stride+t.w*t.comps-1]
+	before := t.done
+	switch C.vr_read(t.s, (*C.uchar)(unsafe.Pointer(&out[0])), C.int(n), C.size_t(stride)) {
+	case 1:
+		t.stop = t.err()
+	case 2:
+		if u := Unprocessed(t.data); u >= 0 {
+			return 0, &TruncatedError{Unprocessed: u}
+		}
+		return 0, ErrTruncated
+	}
+	t.done = int(t.s.err.done)
+	return t.done - before, nil
 }
 
-// outSkew is how far the output starts past a 32-byte boundary. libjpeg-turbo's AVX2 colour
-// conversion writes rows that start on one with non-temporal stores, which send the decoded image
-// past the caches to memory, where the resize then has to fetch it back; rows that start elsewhere get
-// ordinary stores and are still in cache when the resize reads them. The samples are the same.
-const outSkew = 8
+// err is libjpeg's message for the error that stopped it.
+func (t *turboStream) err() error {
+	return errors.New("libjpeg: " + C.GoString(&t.s.err.msg[0]))
+}
 
-// skewed returns n bytes, not zeroed, starting outSkew bytes past a 32-byte boundary.
-func skewed(n int) []byte {
-	buf := nozero.Bytes(n + 32)
-	off := (outSkew - int(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))) & 31
-	return buf[off : off+n : off+n]
+func (t *turboStream) close() {
+	if t.s != nil {
+		C.vr_close(t.s)
+		t.s = nil
+		t.pin.Unpin()
+	}
+}
+
+func openRows(data []byte, maxPixels int64) (rowSource, int, int, int, error) {
+	t, err := openTurbo(data, maxPixels)
+	if err != nil {
+		return nil, 0, 0, 0, err
+	}
+	return t, t.w, t.h, t.comps, nil
 }

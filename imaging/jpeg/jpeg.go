@@ -60,15 +60,19 @@ func (e *PartialError) Unwrap() error { return e.Err }
 
 // partial blanks img from row done on and wraps err with it.
 func partial(img *Image, done int, err error) *PartialError {
-	blank := byte(0)
-	if img.Channels == 4 {
-		blank = 255
-	}
 	rest := img.Pix[done*img.Width*img.Channels:]
 	for i := range rest {
-		rest[i] = blank
+		rest[i] = blank(img.Channels)
 	}
 	return &PartialError{Image: img, Err: err}
+}
+
+// blank is the sample of a row the decoder never wrote: zero, CMYK's 255.
+func blank(channels int) byte {
+	if channels == 4 {
+		return 255
+	}
+	return 0
 }
 
 // ErrHeaderTruncated reports that the data ended inside a marker segment before the first scan (where

@@ -151,7 +151,13 @@ func TestOutputAlignmentKeepsSamples(t *testing.T) {
 		for _, off := range []int{0, 1, 8, 16, 31} {
 			at := (off - base) & 31
 			img := &Image{Width: want.Width, Height: want.Height, Channels: want.Channels, Pix: buf[at : at+n]}
-			if err := decodeInto(data, img); err != nil {
+			ts, err := openTurbo(data, 0)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			err = ts.readImage(img)
+			ts.close()
+			if err != nil {
 				t.Fatalf("%s at offset %d: %v", name, off, err)
 			}
 			if !bytes.Equal(img.Pix, want.Pix) {

@@ -77,20 +77,51 @@ type weights struct {
 // RGB resizes src (srcW x srcH, three bytes a pixel, rows without padding) into dst (dstW x dstH)
 // with m's arithmetic. dst must hold exactly dstW*dstH*3 bytes. Equal sizes copy.
 func (r *Resizer) RGB(dst []uint8, dstW, dstH int, src []uint8, srcW, srcH int, m Method) error {
+	if len(src) != srcW*srcH*3 {
+		return fmt.Errorf("resize: buffers of %d and %d bytes do not match %dx%d -> %dx%d RGB", len(src), len(dst), srcW, srcH, dstW, dstH)
+	}
+	src = src[:len(src):len(src)]
+	row := func(y int) ([]uint8, error) { return src[y*srcW*3 : (y+1)*srcW*3], nil }
+	return r.resize(dst, dstW, dstH, row, true, srcW, srcH, m)
+}
+
+// RGBRows is RGB reading the source a row at a time, top to bottom: next returns the next row
+// (srcW*3 bytes, valid until the next call), and an error from it stops the resize and is returned.
+// Only the rows the filter spans are read: rows below the last one an output reads are left to the
+// caller. A row with rowPad bytes of capacity past its end is read in place, others are copied first.
+func (r *Resizer) RGBRows(dst []uint8, dstW, dstH int, next func() ([]uint8, error), srcW, srcH int, m Method) error {
+	read := 0 // rows taken from next
+	row := func(y int) ([]uint8, error) {
+		for {
+			in, err := next()
+			if err != nil {
+				return nil, err
+			}
+			if len(in) != srcW*3 {
+				return nil, fmt.Errorf("resize: source row of %d bytes, want %d", len(in), srcW*3)
+			}
+			read++
+			if read > y {
+				return in, nil
+			}
+		}
+	}
+	return r.resize(dst, dstW, dstH, row, false, srcW, srcH, m)
+}
+
+// resize is RGB and RGBRows: row(y) gives source row y, for y increasing; stable says its memory
+// outlives the resize (so the ring may hold it instead of a copy).
+func (r *Resizer) resize(dst []uint8, dstW, dstH int, row func(y int) ([]uint8, error), stable bool, srcW, srcH int, m Method) error {
 	if m != Pillow && m != Torch {
 		return fmt.Errorf("resize: unknown method %d", uint8(m))
 	}
 	if srcW <= 0 || srcH <= 0 || dstW <= 0 || dstH <= 0 {
 		return fmt.Errorf("resize: sizes must be positive, got %dx%d -> %dx%d", srcW, srcH, dstW, dstH)
 	}
-	if len(src) != srcW*srcH*3 || len(dst) != dstW*dstH*3 {
-		return fmt.Errorf("resize: buffers of %d and %d bytes do not match %dx%d -> %dx%d RGB", len(src), len(dst), srcW, srcH, dstW, dstH)
+	if len(dst) != dstW*dstH*3 {
+		return fmt.Errorf("resize: buffer of %d bytes does not match %dx%d -> %dx%d RGB", len(dst), srcW, srcH, dstW, dstH)
 	}
 	needH, needV := srcW != dstW, srcH != dstH
-	if !needH && !needV {
-		copy(dst, src)
-		return nil
-	}
 	vector := false
 	if needH {
 		r.raw = r.horiz.compute(srcW, dstW, m, r.raw)
@@ -100,16 +131,22 @@ func (r *Resizer) RGB(dst []uint8, dstW, dstH int, src []uint8, srcW, srcH int, 
 	}
 	stride := dstW*3 + rowPad
 	// produce returns intermediate row y (dstW wide), computing it into buf when it needs computing.
-	produce := func(buf []uint8, y int) []uint8 {
-		in := src[y*srcW*3 : (y+1)*srcW*3]
-		if !needH {
-			return in
+	produce := func(buf []uint8, y int) ([]uint8, error) {
+		in, err := row(y)
+		if err != nil {
+			return nil, err
 		}
-		if vector && (y+1)*srcW*3+rowPad <= len(src) {
-			// The kernel's reads past the row meet zero weights, so the next row's bytes serve as
-			// well as the padding's zeros: only the last rows need the copy.
-			horizontalVector(buf, src[y*srcW*3:(y+1)*srcW*3+rowPad], &r.horiz, &r.hvec)
-			return buf[:dstW*3]
+		if !needH {
+			if stable {
+				return in, nil
+			}
+			return buf[:copy(buf, in)], nil
+		}
+		if vector && cap(in)-len(in) >= rowPad {
+			// The kernel's reads past the row meet zero weights, so the bytes after it (the next
+			// row's) serve as well as the padding's zeros: only rows without them need the copy.
+			horizontalVector(buf, in[:len(in)+rowPad], &r.horiz, &r.hvec)
+			return buf[:dstW*3], nil
 		}
 		copy(r.row, in)
 		if vector {
@@ -117,12 +154,16 @@ func (r *Resizer) RGB(dst []uint8, dstW, dstH int, src []uint8, srcW, srcH int, 
 		} else {
 			horizontal(buf[:dstW*3], r.row, &r.horiz)
 		}
-		return buf[:dstW*3]
+		return buf[:dstW*3], nil
 	}
 	if !needV {
 		r.ring = grow(r.ring, stride)
 		for y := range srcH {
-			copy(dst[y*dstW*3:(y+1)*dstW*3], produce(r.ring, y))
+			out, err := produce(r.ring, y)
+			if err != nil {
+				return err
+			}
+			copy(dst[y*dstW*3:(y+1)*dstW*3], out)
 		}
 		return nil
 	}
@@ -131,6 +172,10 @@ func (r *Resizer) RGB(dst []uint8, dstW, dstH int, src []uint8, srcW, srcH int, 
 	r.ring = grow(r.ring, w.taps*stride)
 	r.slots = grow(r.slots, w.taps)
 	r.taps = grow(r.taps, w.taps)
+	// Drop the references to the source when done so that a pooled Resizer does not keep the
+	// caller's image alive.
+	defer clear(r.slots)
+	defer clear(r.taps)
 	// The ring holds row i in slot i mod taps. The spans' starts never decrease, so a row leaves the
 	// ring only when no later output needs it.
 	next := 0 // the next intermediate row to produce
@@ -139,7 +184,11 @@ func (r *Resizer) RGB(dst []uint8, dstW, dstH int, src []uint8, srcW, srcH int, 
 		for ; next < lo+w.taps; next++ {
 			if next >= lo {
 				s := next % w.taps
-				r.slots[s] = produce(r.ring[s*stride:(s+1)*stride], next)
+				out, err := produce(r.ring[s*stride:(s+1)*stride], next)
+				if err != nil {
+					return err
+				}
+				r.slots[s] = out
 			}
 		}
 		for j := range r.taps {
@@ -153,9 +202,6 @@ func (r *Resizer) RGB(dst []uint8, dstW, dstH int, src []uint8, srcW, srcH int, 
 		}
 		vertical(out, r.taps, k, w.prec, done)
 	}
-	// Drop the references to src so that a pooled Resizer does not keep the caller's image alive.
-	clear(r.slots)
-	clear(r.taps)
 	return nil
 }
 
