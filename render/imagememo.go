@@ -1,14 +1,11 @@
 package render
 
 import (
-	clist "container/list"
 	"encoding/binary"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
-	"github.com/zeebo/xxh3"
-
+	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/imaging"
 	"github.com/vrender/vrender/internal/wire"
 )
@@ -26,11 +23,6 @@ import (
 // 1280x720 PNG screenshots; the cache holds about 270 of their processed
 // images).
 const memoShare = 8
-
-// memoBucket bounds the entries that share a fast hash: a lookup compares
-// at most that many texts, however many colliding keys a client crafts
-// (xxh3 resists accidents, not adversaries).
-const memoBucket = 4
 
 // memoEntryOverhead is what an entry costs besides its texts and frame:
 // the entry, its list element and its map slot, roughly.
@@ -56,25 +48,13 @@ type memoValue struct {
 	frame []byte
 }
 
-type memoEntry struct {
-	key  memoKey
-	sum  uint64
-	val  memoValue
-	size int64
-}
-
-// urlMemo is a byte-bounded LRU of memoValues. A lookup finds candidates
-// by a fast hash of the key and confirms one by comparing the whole key,
-// so a hash collision is a miss, never another image's mm_hash. Entries
-// are immutable once stored; eviction only unlinks them.
+// urlMemo is a byte-bounded LRU of memoValues under their keys' exact
+// text (features.ItemLRU): its map compares whole keys, so a lookup never
+// finds another image's mm_hash, and Go's per-process seeded string hash
+// gives a client no way to craft keys that collide.
 type urlMemo struct {
-	mu    sync.Mutex
-	max   int64
-	used  int64
-	byKey map[uint64][]*clist.Element
-	lru   clist.List // front: most recently used; values *memoEntry
-	// sum is xxh3 of the key; tests replace it to force collisions.
-	sum func(memoKey) uint64
+	max int64
+	lru *features.ItemLRU[memoKey, memoValue]
 }
 
 // newURLMemo returns a memo of at most max bytes, or nil (off) when max is
@@ -83,11 +63,7 @@ func newURLMemo(max int64) *urlMemo {
 	if max <= 0 {
 		return nil
 	}
-	return &urlMemo{max: max, byKey: map[uint64][]*clist.Element{}, sum: memoSum}
-}
-
-func memoSum(k memoKey) uint64 {
-	return xxh3.HashStringSeed(k.aux, xxh3.HashString(k.url))
+	return &urlMemo{max: max, lru: features.NewItemLRU[memoKey, memoValue](max)}
 }
 
 // memoAux is the memo key's text besides the URL: the request's
@@ -119,19 +95,7 @@ func memoizable(ref imageRef) bool {
 	return ref.uuid == nil && len(ref.url) >= 5 && strings.EqualFold(ref.url[:5], "data:")
 }
 
-func (m *urlMemo) get(k memoKey) (memoValue, bool) {
-	sum := m.sum(k)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, el := range m.byKey[sum] {
-		e := el.Value.(*memoEntry)
-		if e.key == k {
-			m.lru.MoveToFront(el)
-			return e.val, true
-		}
-	}
-	return memoValue{}, false
-}
+func (m *urlMemo) get(k memoKey) (memoValue, bool) { return m.lru.Get(k) }
 
 // put stores v under k. The key's texts are copied: a request's strings
 // may alias its body, which is not the memo's to keep.
@@ -140,46 +104,11 @@ func (m *urlMemo) put(k memoKey, v memoValue) {
 	if size > m.max {
 		return
 	}
-	sum := m.sum(k)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, el := range m.byKey[sum] {
-		if el.Value.(*memoEntry).key == k {
-			m.lru.MoveToFront(el)
-			return
-		}
+	if _, ok := m.lru.Get(k); ok { // another request stored it meanwhile
+		return
 	}
-	if len(m.byKey[sum]) >= memoBucket {
-		m.evict(m.byKey[sum][0]) // the bucket's oldest
-	}
-	e := &memoEntry{key: memoKey{strings.Clone(k.url), strings.Clone(k.aux)}, sum: sum, val: v, size: size}
-	m.byKey[sum] = append(m.byKey[sum], m.lru.PushFront(e))
-	m.used += size
-	for m.used > m.max {
-		m.evict(m.lru.Back())
-	}
-}
-
-func (m *urlMemo) evict(el *clist.Element) {
-	e := m.lru.Remove(el).(*memoEntry)
-	m.used -= e.size
-	bucket := m.byKey[e.sum]
-	for i, b := range bucket {
-		if b == el {
-			bucket = append(bucket[:i], bucket[i+1:]...)
-			break
-		}
-	}
-	if len(bucket) == 0 {
-		delete(m.byKey, e.sum)
-	} else {
-		m.byKey[e.sum] = bucket
-	}
+	m.lru.Add(memoKey{strings.Clone(k.url), strings.Clone(k.aux)}, size, v)
 }
 
 // bytes is what the memo holds, as counted against its bound.
-func (m *urlMemo) bytes() int64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.used
-}
+func (m *urlMemo) bytes() int64 { return m.lru.Bytes() }

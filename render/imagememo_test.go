@@ -16,10 +16,6 @@ import (
 	"github.com/vrender/vrender/vision"
 )
 
-// collide makes every key's fast hash the same, so that every lookup must
-// tell entries apart by their text alone.
-func collide(r *Renderer) { r.images.memo.sum = func(memoKey) uint64 { return 7 } }
-
 func sharedImage(t testing.TB, name string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(testenv.SharedDir(t), "multimodal", "images", name))
@@ -63,14 +59,11 @@ func memoURLs(t testing.TB) map[string]string {
 // TestImageMemoAnswersAsUnmemoized is the memo's differential test: a
 // request sequence that revisits each data URL under other kwargs, load
 // options, uuids and return_mm_kwargs answers byte for byte as the uncached renderer, on a
-// renderer with the memo, on one whose fast hash always collides, and on
-// one whose cache is too small to keep an image (a memo hit that must
+// renderer with the memo, and on one whose cache is too small to keep an image (a memo hit that must
 // decode the URL again).
 func TestImageMemoAnswersAsUnmemoized(t *testing.T) {
 	plain := imageRenderer(t, media.Config{}, uncached)
 	memo := imageRenderer(t, media.Config{})
-	collided := imageRenderer(t, media.Config{})
-	collide(collided)
 	tiny := imageRenderer(t, media.Config{}, func(c *ImageConfig) { c.CacheBytes = 64 << 10 })
 	if memo.images.memo == nil || tiny.images.memo == nil || plain.images.memo != nil {
 		t.Fatal("the memo is on exactly when the cache is")
@@ -108,7 +101,7 @@ func TestImageMemoAnswersAsUnmemoized(t *testing.T) {
 			}
 			in.OmitMMKwargs = round == 1
 			want := renderAnswer(t, plain, in)
-			for name, r := range map[string]*Renderer{"memo": memo, "collided": collided, "tiny cache": tiny} {
+			for name, r := range map[string]*Renderer{"memo": memo, "tiny cache": tiny} {
 				if got := renderAnswer(t, r, in); got != want {
 					j := testenv.FirstDiff([]byte(got), []byte(want))
 					t.Fatalf("round %d request %d (%s): differs at byte %d: %.120q, unmemoized %.120q",
@@ -117,7 +110,7 @@ func TestImageMemoAnswersAsUnmemoized(t *testing.T) {
 			}
 		}
 	}
-	for name, r := range map[string]*Renderer{"memo": memo, "collided": collided, "tiny cache": tiny} {
+	for name, r := range map[string]*Renderer{"memo": memo, "tiny cache": tiny} {
 		m := r.images.memo
 		if n := m.lru.Len(); n == 0 || m.bytes() > m.max {
 			t.Errorf("%s: %d entries, %d bytes (bound %d)", name, n, m.bytes(), m.max)
@@ -125,12 +118,11 @@ func TestImageMemoAnswersAsUnmemoized(t *testing.T) {
 	}
 }
 
-// TestURLMemo: a lookup confirms the whole key (a colliding or prefix key
+// TestURLMemo: a lookup confirms the whole key (a prefix or near key
 // is a miss), entries are evicted least recently used first within the
 // bound, and the memo keeps its own copy of a key's text.
 func TestURLMemo(t *testing.T) {
 	m := newURLMemo(3 * (memoEntryOverhead + 110)) // three entries of a 100-byte URL
-	m.sum = func(k memoKey) uint64 { return uint64(len(k.url) % 2) }
 	val := func(i int) memoValue { return memoValue{n: i, hash: fmt.Sprint(i), frame: []byte{1}} }
 	buf := []byte("data:" + strings.Repeat("a", 95))
 	k := func(s string) memoKey { return memoKey{url: s, aux: "x"} }
@@ -170,18 +162,6 @@ func TestURLMemo(t *testing.T) {
 	if m.lru.Len() != 3 {
 		t.Error("an entry larger than the bound was stored")
 	}
-	// However many keys collide, a bucket holds at most memoBucket.
-	big := newURLMemo(1 << 20)
-	big.sum = func(memoKey) uint64 { return 1 }
-	for i := range 3 * memoBucket {
-		big.put(k(fmt.Sprint("data:", i)), val(i+1))
-	}
-	if n := len(big.byKey[1]); n != memoBucket || big.lru.Len() != memoBucket {
-		t.Errorf("a bucket of %d (%d entries), want %d", n, big.lru.Len(), memoBucket)
-	}
-	if v, ok := big.get(k(fmt.Sprint("data:", 3*memoBucket-1))); !ok || v.n != 3*memoBucket {
-		t.Error("the newest colliding entry was not kept")
-	}
 	// Kwargs without a text of their own, or whose text is not UTF-8, keep
 	// a request out of the memo; absent and empty kwargs differ.
 	opts := imaging.DefaultOptions()
@@ -199,8 +179,8 @@ func TestURLMemo(t *testing.T) {
 }
 
 // FuzzImageMemo: for any data URL text and request kwargs, the size path
-// answers through the memo (whose fast hash collides for half of all
-// keys) as without it, on the first call and on a repeat.
+// answers through the memo as without it, on the first call and on a
+// repeat.
 func FuzzImageMemo(f *testing.F) {
 	for _, u := range memoURLs(f) {
 		if len(u) < 4000 {
@@ -212,7 +192,6 @@ func FuzzImageMemo(f *testing.F) {
 	f.Add("data:image/png;base64,"+base64.StdEncoding.EncodeToString(small[:len(small)-1]), `{"max_pixels":3000}`)
 	plain := imageRenderer(f, media.Config{}, uncached)
 	memo := imageRenderer(f, media.Config{})
-	memo.images.memo.sum = func(k memoKey) uint64 { return memoSum(k) & 1 }
 	f.Fuzz(func(t *testing.T, url, kwargs string) {
 		size := func(r *Renderer) string {
 			im := r.images
