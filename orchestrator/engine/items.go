@@ -51,9 +51,31 @@ type heldItem struct {
 // left null, and what it sends of its items; req itself when the client
 // records nothing or the request brings no kwargs.
 func (c *Client) leaveCached(req *protocol.GenerateRequest) (*protocol.GenerateRequest, itemsSent) {
-	f, ok := req.FeaturesWriter().(*features.Features)
-	if c.items == nil || !ok || !f.KwargsData {
+	if c.items == nil {
 		return req, itemsSent{}
+	}
+	lean, sent := leaveOut(req, func(h string) bool { _, held := c.items.Get(h); return held })
+	if lean == nil {
+		return req, sent
+	}
+	r := *req
+	r.SetFeatures(lean)
+	return &r, sent
+}
+
+// allBrought is what req sends of its items with every item's kwargs.
+func allBrought(req *protocol.GenerateRequest) itemsSent {
+	_, sent := leaveOut(req, func(string) bool { return false })
+	return sent
+}
+
+// leaveOut returns req's features with the kwargs of the items held
+// reports left null (nil when it leaves none out), and what they send of
+// their items.
+func leaveOut(req *protocol.GenerateRequest, held func(hash string) bool) (*features.Features, itemsSent) {
+	f, ok := req.FeaturesWriter().(*features.Features)
+	if !ok || !f.KwargsData {
+		return nil, itemsSent{}
 	}
 	var sent itemsSent
 	var lean *features.Features
@@ -63,7 +85,7 @@ func (c *Client) leaveCached(req *protocol.GenerateRequest) (*protocol.GenerateR
 			if j >= len(m.Kwargs) || m.Kwargs[j].IsNull() {
 				continue
 			}
-			if _, held := c.items.Get(h); !held {
+			if !held(h) {
 				sent.brought = append(sent.brought, heldItem{hash: h, size: int64(m.Kwargs[j].Len())})
 				continue
 			}
@@ -79,29 +101,7 @@ func (c *Client) leaveCached(req *protocol.GenerateRequest) (*protocol.GenerateR
 			sent.nulled = append(sent.nulled, h)
 		}
 	}
-	if lean == nil {
-		return req, sent
-	}
-	r := *req
-	r.SetFeatures(lean)
-	return &r, sent
-}
-
-// allBrought is what req sends of its items with every item's kwargs.
-func allBrought(req *protocol.GenerateRequest) itemsSent {
-	f, ok := req.FeaturesWriter().(*features.Features)
-	if !ok || !f.KwargsData {
-		return itemsSent{}
-	}
-	var sent itemsSent
-	for _, m := range f.Modalities {
-		for j, h := range m.Hashes {
-			if j < len(m.Kwargs) && !m.Kwargs[j].IsNull() {
-				sent.brought = append(sent.brought, heldItem{hash: h, size: int64(m.Kwargs[j].Len())})
-			}
-		}
-	}
-	return sent
+	return lean, sent
 }
 
 // ItemStats are a client's counts of multimodal items it left to the
