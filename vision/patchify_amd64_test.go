@@ -243,8 +243,9 @@ func kernelEdges(t *testing.T, isa kernelISA, k *levelKernel, levels *[3]levelTa
 }
 
 // TestHFGoldensEveryKernel holds the bfloat16 output of every path this CPU has — the table lookups
-// alone, the AVX2 kernel, the AVX-512 kernel — to Hugging Face's processors on the whole corpus, Process
-// and ProcessTo, whichever kernel New would pick.
+// alone, the AVX2 kernel, the AVX-512 kernel — to Hugging Face's processors on the whole corpus, into
+// the whole tensor and streamed, whichever kernel New would pick. Each image is resized once and its
+// pixels patchified by every path.
 func TestHFGoldensEveryKernel(t *testing.T) {
 	recs := readJSONL[hfRecord](t, filepath.Join(multimodalDir(t), "golden", "hf_processors.jsonl"))
 	var files []string
@@ -252,54 +253,60 @@ func TestHFGoldensEveryKernel(t *testing.T) {
 		files = append(files, r.File)
 	}
 	corpus := loadCorpus(t, files)
-	paths := []*kernelISA{nil}
-	for _, isa := range cpuISAs() {
-		paths = append(paths, &isa)
-	}
 	checked := 0
 	for _, model := range []string{"qwen2_5_vl", "qwen3_vl"} {
 		base := modelProcessor(t, model, BFloat16).(*qwen2VL)
-		for _, isa := range paths {
-			name := "lookups"
-			if isa != nil {
-				name = isa.name
+		paths := map[string]*qwen2VL{"lookups": forced(t, base, nil)}
+		for _, isa := range cpuISAs() {
+			paths[isa.name] = forced(t, base, &isa)
+		}
+		for _, r := range recs {
+			c := corpus[r.File]
+			if r.Model != model || r.LoadError != "" || c.err != nil {
+				continue
 			}
-			q := forced(t, base, isa)
-			for _, r := range recs {
-				c := corpus[r.File]
-				if r.Model != model || r.LoadError != "" || c.err != nil {
+			for _, b := range []struct {
+				fast bool
+				g    *pixelGolden
+			}{{true, r.Fast}, {false, r.Slow}} {
+				if b.g == nil || b.g.Error != "" {
 					continue
 				}
-				for _, b := range []struct {
-					fast bool
-					g    *pixelGolden
-				}{{true, r.Fast}, {false, r.Slow}} {
-					if b.g == nil || b.g.Error != "" {
-						continue
-					}
-					fast := b.fast
-					kw := Kwargs{UseFast: &fast}
-					res, err := q.Process(nil, c.img, kw)
-					if err != nil {
-						t.Fatalf("%s %s %s: %v", name, model, r.File, err)
-					}
-					var streamed bytes.Buffer
-					if _, err := q.ProcessTo(&streamed, c.img, kw); err != nil {
-						t.Fatalf("%s %s %s: %v", name, model, r.File, err)
-					}
-					for _, data := range [][]byte{res.PixelValues.Data, streamed.Bytes()} {
-						if s := sha256.Sum256(data); hex.EncodeToString(s[:]) != b.g.SHA256BF16 {
-							t.Errorf("%s %s %s fast=%v: bf16 differs from the golden", name, model, r.File, fast)
+				f, err := wholeFrame(c.img)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = base.resized(f, Kwargs{UseFast: &b.fast}, nil, func(plan Plan, pix []uint8, levels *[3]levelTable, _ *levelKernel) error {
+					for name, q := range paths {
+						kernel := q.slowKernel
+						if b.fast {
+							kernel = q.fastKernel
 						}
+						data := make([]byte, q.pixelBytes(plan))
+						q.patchify(patchSink{dst: data}, pix, plan.ResizedWidth, levels, kernel)
+						var streamed bytes.Buffer
+						if err := q.patchify(patchSink{w: &streamed}, pix, plan.ResizedWidth, levels, kernel); err != nil {
+							return err
+						}
+						for _, out := range [][]byte{data, streamed.Bytes()} {
+							if s := sha256.Sum256(out); hex.EncodeToString(s[:]) != b.g.SHA256BF16 {
+								t.Errorf("%s %s %s fast=%v: bf16 differs from the golden", name, model, r.File, b.fast)
+							}
+						}
+						checked++
 					}
-					checked++
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("%s %s: %v", model, r.File, err)
 				}
 			}
 		}
 	}
-	if checked < 3*60 {
-		t.Errorf("only %d outputs checked", checked)
+	if want := (1 + len(cpuISAs())) * 60; checked < want {
+		t.Errorf("only %d outputs checked, want %d", checked, want)
 	}
+	t.Logf("%d outputs (path, model, image, backend) bit for bit", checked)
 }
 
 // BenchmarkPatchify is the patch pass alone on a 1280x720 image's resize (1288x728, 4784 patches of
