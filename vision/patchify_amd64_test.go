@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"syscall"
 	"testing"
 )
 
@@ -165,23 +164,6 @@ func TestPatchKernelsMatchLookup(t *testing.T) {
 	for _, isa := range cpuISAs() {
 		patchifyMatchesLookup(t, forced(t, base, &isa), isa.name+": ")
 	}
-}
-
-// guardedPages returns n bytes that end where an inaccessible page begins, so that a kernel reading a
-// byte past them faults.
-func guardedPages(t *testing.T, n int) []byte {
-	t.Helper()
-	page := syscall.Getpagesize()
-	size := (n+page-1)/page*page + page
-	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Skipf("mmap: %v", err)
-	}
-	t.Cleanup(func() { syscall.Munmap(mem) })
-	if err := syscall.Mprotect(mem[size-page:], syscall.PROT_NONE); err != nil {
-		t.Skipf("mprotect: %v", err)
-	}
-	return mem[size-page-n : size-page]
 }
 
 // TestPatchKernelEdges runs each kernel, in each mode its proof holds, directly on every width from 1
