@@ -6,20 +6,36 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// levelKernel is what patchRowAVX2 reads: eight lanes of each channel's constants. The kernel
-// computes eight values at a time and rounds them to bfloat16 as bf16Bits does, in one of two ways:
-// the backends' own IEEE operations (float32(float64(l)·scale) − mean) / std, or — when it rounds to
-// the same bfloat16 values — the cheaper float32(l)·mul + add. Each value depends only on its level
-// and channel, so running the kernel once over all 3x256 of them and finding the table's bits
-// (newLevelKernel does) proves it for every image.
+// levelKernel is what the patch kernels read: eight lanes of each channel's constants (patchAVX512
+// broadcasts the first). patchAVX2 computes eight values at a time and rounds them to bfloat16 as
+// bf16Bits does; patchAVX512 computes sixteen and rounds them with VCVTNEPS2BF16, nearest even too
+// but (as Intel documents it) with denormals flushed to zero and NaN payloads kept, where bf16Bits
+// rounds denormals and writes one NaN, so each instruction set is proven on its own. Both compute
+// each value in one of two ways: the backends' own IEEE operations (float32(float64(l)·scale) −
+// mean) / std, or — when it rounds to the same bfloat16 values — the cheaper float32(l)·mul + add.
+// Each value depends only on its level and channel, so running the kernel once over all 3x256 of
+// them and finding the table's bits (newLevelKernel does) proves it for every image.
 type levelKernel struct {
 	a, b   [3][8]float32 // offsets 0 and 96: mean and std, or mul and add
 	scale  [4]float64    // offset 192
 	affine bool
+	avx512 bool // run by patchAVX512, else patchAVX2
+	// from is the arithmetic the kernel was built for, so that tests can prove and run the same
+	// arithmetic on every instruction set the CPU has.
+	from levelAffine
 }
 
-// patchRowMin is the narrowest patch the kernel handles: a row is covered by eight-pixel steps, the last
-// one moved back to overlap the one before (rewriting the same values).
+// The instruction sets a kernel may run on, read once. patchAVX512 needs VBMI's VPERMB to pick a
+// channel, BF16's rounding, and BMI2's BZHI for its tail masks.
+var (
+	hasAVX2   = cpu.X86.HasAVX2
+	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL &&
+		cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512BF16 && cpu.X86.HasBMI2
+)
+
+// patchRowMin is the narrowest patch the kernels are given: patchAVX2 covers a row by eight-pixel
+// steps, the last one moved back to overlap the one before (rewriting the same values). patchAVX512
+// masks its last step and would take any width.
 const patchRowMin = 8
 
 //go:noescape
@@ -28,13 +44,31 @@ func streamAVX2(dst, src *byte, n int)
 //go:noescape
 func patchAVX2(out *byte, channel int, src *uint8, stride, width, rows, frame int, k *levelKernel, affine bool)
 
+//go:noescape
+func patchAVX512(out *byte, channel int, src *uint8, stride, width, rows, frame int, k *levelKernel, affine bool)
+
 // newLevelKernel returns the vector kernel for a's arithmetic if it writes exactly the bits of t, or
-// nil: without AVX2, for dtypes other than bfloat16, or for arithmetic the kernel cannot say.
+// nil: without AVX2, for dtypes other than bfloat16, or for arithmetic the kernel cannot say. The
+// AVX-512 kernel is preferred where the CPU has it and it is proven.
 func newLevelKernel(a levelAffine, t *[3]levelTable, d DType) *levelKernel {
-	if !cpu.X86.HasAVX2 || d != BFloat16 || !a.ok {
+	if d != BFloat16 || !a.ok {
 		return nil
 	}
-	affine, exact := levelKernels(a)
+	if hasAVX512 {
+		if k := provenKernel(a, t, true); k != nil {
+			return k
+		}
+	}
+	if hasAVX2 {
+		return provenKernel(a, t, false)
+	}
+	return nil
+}
+
+// provenKernel returns a's kernel for the instruction set avx512 picks that writes exactly the bits of
+// t, the affine shortcut before the exact arithmetic, or nil.
+func provenKernel(a levelAffine, t *[3]levelTable, avx512 bool) *levelKernel {
+	affine, exact := levelKernels(a, avx512)
 	if affine.writes(t) {
 		return affine
 	}
@@ -45,8 +79,8 @@ func newLevelKernel(a levelAffine, t *[3]levelTable, d DType) *levelKernel {
 }
 
 // levelKernels returns a's kernels, the affine shortcut and the exact arithmetic, unproven.
-func levelKernels(a levelAffine) (affine, exact *levelKernel) {
-	affine, exact = &levelKernel{affine: true}, new(levelKernel)
+func levelKernels(a levelAffine, avx512 bool) (affine, exact *levelKernel) {
+	affine, exact = &levelKernel{affine: true, avx512: avx512, from: a}, &levelKernel{avx512: avx512, from: a}
 	for c := range 3 {
 		mul := float32(a.scale / float64(a.std[c]))
 		add := float32(-float64(a.mean[c]) / float64(a.std[c]))
@@ -69,7 +103,7 @@ func (k *levelKernel) writes(t *[3]levelTable) bool {
 		src[l*3], src[l*3+1], src[l*3+2] = uint8(l), uint8(l), uint8(l)
 	}
 	var out [3 * 512]byte
-	patchAVX2(&out[0], 512, &src[0], len(src), 256, 1, 0, k, k.affine)
+	k.run(&out[0], 512, &src[0], len(src), 256, 1, 0)
 	for c := range 3 {
 		for l := range 256 {
 			if uint32(out[c*512+2*l])|uint32(out[c*512+2*l+1])<<8 != t[c][l] {
@@ -92,8 +126,17 @@ func patchBlock(out []byte, channel, frame int, src []uint8, stride, P int, leve
 		}
 		return false
 	}
-	patchAVX2(&out[0], channel, &src[0], stride, P, P, frame, k, k.affine)
+	k.run(&out[0], channel, &src[0], stride, P, P, frame)
 	return frame > 0
+}
+
+// run is k's kernel on rows rows of width pixels.
+func (k *levelKernel) run(out *byte, channel int, src *uint8, stride, width, rows, frame int) {
+	if k.avx512 {
+		patchAVX512(out, channel, src, stride, width, rows, frame, k, k.affine)
+		return
+	}
+	patchAVX2(out, channel, src, stride, width, rows, frame, k, k.affine)
 }
 
 // streamOut copies a built patch to dst with non-temporal stores where dst is 16-byte aligned and the

@@ -20,6 +20,34 @@ DATA bf16Round<>+0(SB)/4, $1
 DATA bf16Round<>+4(SB)/4, $0x7fff
 GLOBL bf16Round<>(SB), RODATA|NOPTR, $8
 
+// VPERMB indices that pick channel c of sixteen RGB pixels (pick512+64c) into the low byte of each
+// 32-bit lane; the other bytes are zeroed by a mask, so one permute also widens.
+DATA pick512<>+0(SB)/8, $0x0000000300000000
+DATA pick512<>+8(SB)/8, $0x0000000900000006
+DATA pick512<>+16(SB)/8, $0x0000000f0000000c
+DATA pick512<>+24(SB)/8, $0x0000001500000012
+DATA pick512<>+32(SB)/8, $0x0000001b00000018
+DATA pick512<>+40(SB)/8, $0x000000210000001e
+DATA pick512<>+48(SB)/8, $0x0000002700000024
+DATA pick512<>+56(SB)/8, $0x0000002d0000002a
+DATA pick512<>+64(SB)/8, $0x0000000400000001
+DATA pick512<>+72(SB)/8, $0x0000000a00000007
+DATA pick512<>+80(SB)/8, $0x000000100000000d
+DATA pick512<>+88(SB)/8, $0x0000001600000013
+DATA pick512<>+96(SB)/8, $0x0000001c00000019
+DATA pick512<>+104(SB)/8, $0x000000220000001f
+DATA pick512<>+112(SB)/8, $0x0000002800000025
+DATA pick512<>+120(SB)/8, $0x0000002e0000002b
+DATA pick512<>+128(SB)/8, $0x0000000500000002
+DATA pick512<>+136(SB)/8, $0x0000000b00000008
+DATA pick512<>+144(SB)/8, $0x000000110000000e
+DATA pick512<>+152(SB)/8, $0x0000001700000014
+DATA pick512<>+160(SB)/8, $0x0000001d0000001a
+DATA pick512<>+168(SB)/8, $0x0000002300000020
+DATA pick512<>+176(SB)/8, $0x0000002900000026
+DATA pick512<>+184(SB)/8, $0x0000002f0000002c
+GLOBL pick512<>(SB), RODATA|NOPTR, $192
+
 // PICK gathers eight pixels' channel (shuffles m0, m1 of the bytes in X0, X1) as int32 in Y2.
 #define PICK(m0, m1) \
 	VPSHUFB m0, X0, X2  \
@@ -77,21 +105,34 @@ GLOBL bf16Round<>(SB), RODATA|NOPTR, $8
 	op(64(R9), 160(R9))      \
 	BF16(R13)
 
+// PATCHARGS loads the patch kernels' arguments: channel c's row at DI, R12, R13, the frame offset in
+// R8, the pixels at SI, width in CX, rows in R11, the kernel at R9 and its mode in R10.
+#define PATCHARGS \
+	MOVQ out+0(FP), DI         \
+	MOVQ channel+8(FP), R8     \
+	MOVQ src+16(FP), SI        \
+	MOVQ width+32(FP), CX      \
+	MOVQ k+56(FP), R9          \
+	MOVBQZX affine+64(FP), R10 \
+	MOVQ rows+40(FP), R11      \
+	LEAQ (DI)(R8*1), R12       \
+	LEAQ (R12)(R8*1), R13      \
+	MOVQ frame+48(FP), R8
+
+// NEXTROW moves PATCHARGS' pointers on a row and counts it down (Z set after the last).
+#define NEXTROW \
+	ADDQ stride+24(FP), SI \
+	LEAQ (DI)(CX*2), DI    \
+	LEAQ (R12)(CX*2), R12  \
+	LEAQ (R13)(CX*2), R13  \
+	DECQ R11
+
 // func patchAVX2(out *byte, channel int, src *uint8, stride, width, rows, frame int, k *levelKernel, affine bool)
 //
 // rows rows of width pixels, src rows stride bytes apart; channel c's values of row r go to
 // out + c·channel + r·2·width, and again frame bytes on.
 TEXT ·patchAVX2(SB), NOSPLIT, $0-65
-	MOVQ out+0(FP), DI
-	MOVQ channel+8(FP), R8
-	MOVQ src+16(FP), SI
-	MOVQ width+32(FP), CX
-	MOVQ k+56(FP), R9
-	MOVBQZX affine+64(FP), R10
-	MOVQ rows+40(FP), R11
-	LEAQ (DI)(R8*1), R12 // channel 1's row
-	LEAQ (R12)(R8*1), R13 // channel 2's row
-	MOVQ frame+48(FP), R8
+	PATCHARGS
 	VMOVUPD 192(R9), Y9
 	VPBROADCASTD bf16Round<>+0(SB), Y8
 	VPBROADCASTD bf16Round<>+4(SB), Y5
@@ -129,14 +170,135 @@ next:
 	CMPQ BX, CX
 	JLT  chunk
 
-	ADDQ stride+24(FP), SI
-	LEAQ (DI)(CX*2), DI
-	LEAQ (R12)(CX*2), R12
-	LEAQ (R13)(CX*2), R13
-	DECQ R11
+	NEXTROW
 	JNZ  row
 
 done:
+	VZEROUPPER
+	RET
+
+// PICK512 gathers sixteen pixels' channel (indices idx) from Z0 as int32 in Z1; K3 keeps each lane's
+// low byte.
+#define PICK512(idx) \
+	VPERMB.Z Z0, idx, K3, Z1
+
+// AFFINE512 is AFFINE on sixteen lanes in Z1.
+#define AFFINE512(a, b) \
+	VCVTDQ2PS Z1, Z1 \
+	VMULPS a, Z1, Z1 \
+	VADDPS b, Z1, Z1
+
+// EXACT512 is EXACT on sixteen lanes in Z1, the scale in Z29.
+#define EXACT512(a, b) \
+	VCVTDQ2PD Y1, Z2           \
+	VEXTRACTI64X4 $1, Z1, Y3   \
+	VCVTDQ2PD Y3, Z3           \
+	VMULPD Z29, Z2, Z2         \
+	VMULPD Z29, Z3, Z3         \
+	VCVTPD2PS Z2, Y2           \
+	VCVTPD2PS Z3, Y3           \
+	VINSERTF64X4 $1, Y3, Z2, Z1 \
+	VSUBPS a, Z1, Z1           \
+	VDIVPS b, Z1, Z1
+
+// VCVTNEPS2BF16 Z1, Y1 (EVEX.512.F3.0F38.W0 72 /r), which the Go assembler does not know.
+#define CVTNEPS2BF16_Z1_Y1 \
+	LONG $0x487ef262 \
+	WORD $0xc972
+
+// STORE512 rounds Z1 to bfloat16 and stores the lanes kst keeps at base + 2·BX and again R8 bytes on.
+#define STORE512(base, kst) \
+	CVTNEPS2BF16_Z1_Y1        \
+	LEAQ (base)(BX*2), AX     \
+	VMOVDQU16 Y1, kst, (AX)   \
+	VMOVDQU16 Y1, kst, (AX)(R8*1)
+
+// CHUNK512 loads the pixels kld keeps from pixel BX on, and computes and stores the three channels'
+// values kst keeps, with op (AFFINE512 or EXACT512).
+#define CHUNK512(op, kld, kst) \
+	LEAQ (BX)(BX*2), AX          \
+	VMOVDQU8.Z (SI)(AX*1), kld, Z0 \
+	PICK512(Z20)                 \
+	op(Z23, Z26)                 \
+	STORE512(DI, kst)            \
+	PICK512(Z21)                 \
+	op(Z24, Z27)                 \
+	STORE512(R12, kst)           \
+	PICK512(Z22)                 \
+	op(Z25, Z28)                 \
+	STORE512(R13, kst)
+
+// func patchAVX512(out *byte, channel int, src *uint8, stride, width, rows, frame int, k *levelKernel, affine bool)
+//
+// patchAVX2's contract on sixteen pixels a step, any width: the last step of a row is masked (loads
+// of masked-off bytes do not fault), so nothing outside the rows is read or written.
+TEXT ·patchAVX512(SB), NOSPLIT, $0-65
+	PATCHARGS
+	TESTQ R11, R11
+	JZ   done512
+	TESTQ CX, CX
+	JZ   done512
+	VMOVDQU64 pick512<>+0(SB), Z20
+	VMOVDQU64 pick512<>+64(SB), Z21
+	VMOVDQU64 pick512<>+128(SB), Z22
+	VBROADCASTSS 0(R9), Z23
+	VBROADCASTSS 32(R9), Z24
+	VBROADCASTSS 64(R9), Z25
+	VBROADCASTSS 96(R9), Z26
+	VBROADCASTSS 128(R9), Z27
+	VBROADCASTSS 160(R9), Z28
+	VBROADCASTSD 192(R9), Z29
+	MOVQ $0x1111111111111111, AX
+	KMOVQ AX, K3
+	// K4, K5: a whole step's 48 bytes and 16 values; K1, K2: the last step's, of 1 to 16 pixels.
+	MOVQ $-1, DX
+	MOVQ $48, AX
+	BZHIQ AX, DX, AX
+	KMOVQ AX, K4
+	MOVQ $0xffff, AX
+	KMOVD AX, K5
+	LEAQ -1(CX), AX
+	ANDQ $15, AX
+	INCQ AX
+	BZHIQ AX, DX, BX
+	KMOVD BX, K2
+	LEAQ (AX)(AX*2), AX
+	BZHIQ AX, DX, BX
+	KMOVQ BX, K1
+
+row512:
+	PREFETCHT0 256(SI) // as patchAVX2 does
+	XORQ BX, BX
+
+full512:
+	LEAQ 16(BX), AX
+	CMPQ AX, CX
+	JGE  last512
+	TESTQ R10, R10
+	JZ   fullexact
+	CHUNK512(AFFINE512, K4, K5)
+	ADDQ $16, BX
+	JMP  full512
+
+fullexact:
+	CHUNK512(EXACT512, K4, K5)
+	ADDQ $16, BX
+	JMP  full512
+
+last512:
+	TESTQ R10, R10
+	JZ   lastexact
+	CHUNK512(AFFINE512, K1, K2)
+	JMP  next512
+
+lastexact:
+	CHUNK512(EXACT512, K1, K2)
+
+next512:
+	NEXTROW
+	JNZ  row512
+
+done512:
 	VZEROUPPER
 	RET
 

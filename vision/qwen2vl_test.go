@@ -392,10 +392,10 @@ func TestProcessConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-// TestPatchRowMatchesLookup: the vector row kernel writes the table lookups' bytes, for patch sizes
-// around its eight-pixel step (the overlapping last step), every merge and temporal size and both
-// backends, with every level occurring. Where the CPU has AVX2 the default bfloat16 configuration must
-// get both kernels: a verification that silently failed would leave the fast path unused.
+// TestPatchRowMatchesLookup: the vector kernel New picks writes the table lookups' bytes (on amd64,
+// TestPatchKernelsMatchLookup holds every kernel the CPU runs to the same). Where the CPU has AVX2 the
+// default bfloat16 configuration must get both kernels: a verification that silently failed would
+// leave the fast path unused.
 func TestPatchRowMatchesLookup(t *testing.T) {
 	q := mustNew(t, qwen25Config, BFloat16)
 	if q.fastKernel == nil || q.slowKernel == nil {
@@ -404,6 +404,14 @@ func TestPatchRowMatchesLookup(t *testing.T) {
 		}
 		t.Skip("no vector patch kernel on this CPU: the table lookups run alone")
 	}
+	patchifyMatchesLookup(t, q, "")
+}
+
+// patchifyMatchesLookup: q's kernels write the table lookups' bytes for patch sizes around the kernels'
+// steps (eight and sixteen pixels, with their overlapping or masked last steps), every merge and
+// temporal size and both backends, with every level occurring; label names q's kernels in failures.
+func patchifyMatchesLookup(t *testing.T, q *qwen2VL, label string) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(7, 8))
 	for i := range 200 {
 		q.patch, q.merge, q.temporal = 1+rng.IntN(40), 1+rng.IntN(3), 1+rng.IntN(3)
@@ -422,14 +430,14 @@ func TestPatchRowMatchesLookup(t *testing.T) {
 		q.patchify(patchSink{dst: got}, pix, w, levels, kernel)
 		q.patchify(patchSink{dst: want}, pix, w, levels, nil)
 		if !bytes.Equal(got, want) {
-			t.Fatalf("patch %d merge %d temporal %d, %dx%d: the vector kernel differs from the lookups", q.patch, q.merge, q.temporal, w, h)
+			t.Fatalf("%spatch %d merge %d temporal %d, %dx%d: the vector kernel differs from the lookups", label, q.patch, q.merge, q.temporal, w, h)
 		}
 		var streamed bytes.Buffer
 		if err := q.patchify(patchSink{w: &streamed}, pix, w, levels, kernel); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(streamed.Bytes(), want) {
-			t.Fatalf("patch %d merge %d temporal %d, %dx%d: the streamed patches differ from the lookups", q.patch, q.merge, q.temporal, w, h)
+			t.Fatalf("%spatch %d merge %d temporal %d, %dx%d: the streamed patches differ from the lookups", label, q.patch, q.merge, q.temporal, w, h)
 		}
 	}
 }
