@@ -18,6 +18,10 @@ func BenchmarkRGB(b *testing.B) {
 			b.Run(fmt.Sprintf("%dx%d-%dx%d/%v", c.sw, c.sh, c.dw, c.dh, m), func(b *testing.B) {
 				benchRGB(b, &Resizer{}, dst, c, src, m)
 			})
+			// The AVX2 kernels, which run where AVX-512 does not.
+			b.Run(fmt.Sprintf("%dx%d-%dx%d/%v/avx2", c.sw, c.sh, c.dw, c.dh, m), func(b *testing.B) {
+				benchRGB(b, &Resizer{noAVX512: true}, dst, c, src, m)
+			})
 			// The Go kernels, which run where the vector ones do not (arm64).
 			b.Run(fmt.Sprintf("%dx%d-%dx%d/%v/go", c.sw, c.sh, c.dw, c.dh, m), func(b *testing.B) {
 				benchRGB(b, &Resizer{generic: true}, dst, c, src, m)

@@ -18,8 +18,17 @@ import (
 // multiplies int16 weights: torch's weights are int16 already; Pillow's 22-bit ones are split into
 // hi·2^11 + lo, two multiply-adds whose int32 sums combine exactly (modulo 2^32, and the true sum fits
 // an int32, as Pillow's C code relies on).
+//
+// The AVX-512 kernels (kernel512_amd64.s) take torch's int16 weights only. Vertical: sixty-four bytes
+// a step, two rows' bytes gathered into int16 pairs by VPERMI2B, one VPDPWSSD a pair of rows and
+// sixteen bytes. Horizontal, for spans of at most four taps: sixteen output pixels a step from one
+// 64-byte load, VPERMB gathering each output byte's tap pairs from it by a per-group index.
 
 var hasAVX2 = cpu.X86.HasAVX2
+
+// hasAVX512 is what the AVX-512 kernels (kernel512_amd64.s) need: byte and word instructions,
+// VBMI's byte permutes and VNNI's VPDPWSSD, which multiplies int16 pairs and accumulates in one.
+var hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512VNNI
 
 //go:noescape
 func hconvAVX2(out, in *uint8, start *int32, wh, wl *int16, pairs, groups int, half int32, prec uint)
@@ -32,6 +41,12 @@ func vmaddAVX2(out *uint8, rows **uint8, k *int32, pairs, n int, half int32, pre
 
 //go:noescape
 func hconv5AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int32, prec uint)
+
+//go:noescape
+func vmaddAVX512(out *uint8, rows **uint8, k *int32, pairs, n int, half int32, prec uint)
+
+//go:noescape
+func hconv4AVX512(out, in *uint8, base *int32, tab *uint8, groups int, tail uint64, half int32, prec uint)
 
 //go:noescape
 func hconv4AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int32, prec uint)
@@ -48,20 +63,37 @@ type hvec struct {
 	start  []int32
 	groups int
 	split  bool
+
+	// For hconv4AVX512, when wide: per group of sixteen output pixels, the byte offset of its
+	// 64-byte load (base) and six (VPERMB index, weights) vector pairs of 64 bytes (tab, 64-byte
+	// aligned within ztab).
+	wide, zmm bool // wide: built with the AVX-512 kernel allowed; zmm: it runs
+	base      []int32
+	ztab      []uint8
+	tab       []uint8
+	zread     int // the bytes of the source row the loads reach
 }
 
 // pillowSplit is the bit position at which Pillow's weights are split for VPMADDWD.
 const pillowSplit = 11
 
-// build fills v from w, or reports false when the vector kernel is unavailable.
-func (v *hvec) build(w *weights) bool {
+// build fills v from w, or reports false when the vector kernel is unavailable. wide allows the
+// AVX-512 kernel, which runs where the CPU has it and w fits it.
+func (v *hvec) build(w *weights, wide bool) bool {
 	if !hasAVX2 {
 		return false
 	}
-	if v.key == w.key {
+	wide = wide && hasAVX512
+	if v.key == w.key && v.wide == wide {
 		return true
 	}
 	v.key = weightsKey{}
+	v.wide = wide
+	v.zmm = wide && v.build512(w)
+	if v.zmm {
+		v.key = w.key
+		return true
+	}
 	n := len(w.start)
 	v.groups = (w.taps + 3) / 4
 	vecs, step := 2*v.groups, 2
@@ -124,6 +156,16 @@ func horizontalVector(out []uint8, in []uint8, w *weights, v *hvec) {
 		lo = &v.lo[0]
 	}
 	half := int32(1) << (w.prec - 1)
+	if v.zmm {
+		if len(in) < v.zread || len(out) < n*3+16 {
+			horizontal(out[:n*3], in, w)
+			return
+		}
+		groups := len(v.base)
+		tail := uint64(1)<<(n*3-48*(groups-1)) - 1
+		hconv4AVX512(&out[0], &in[0], &v.base[0], &v.tab[0], groups, tail, half, w.prec)
+		return
+	}
 	switch {
 	case w.taps <= 4:
 		hconv4AVX2(&out[0], &in[0], &v.start[0], &v.hi[0], lo, len(v.start)/4, half, w.prec)
@@ -135,9 +177,10 @@ func horizontalVector(out []uint8, in []uint8, w *weights, v *hvec) {
 	hconvAVX2(&out[0], &in[0], &v.start[0], &v.hi[0], lo, len(v.start)/2, v.groups, half, w.prec)
 }
 
-// verticalVector writes out, 32 bytes a step, the last step overlapping the one before, and returns
-// len(out); or returns 0, writing nothing, for rows shorter than a step or without AVX2.
-func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint) int {
+// verticalVector writes out, 32 bytes a step (64 with the AVX-512 kernel, which wide allows), the last
+// step overlapping the one before, and returns len(out); or returns 0, writing nothing, for rows
+// shorter than a step or without AVX2.
+func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint, wide bool) int {
 	n := len(out)
 	if !hasAVX2 || n < 32 {
 		return 0
@@ -161,6 +204,10 @@ func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint) int {
 		pairs[j/2] |= int32(uint32(uint16(kv)) << (16 * (j % 2)))
 	}
 	ptrs[len(rows)] = ptrs[len(rows)-1]
+	if wide && hasAVX512 && n >= 64 {
+		vmaddAVX512(&out[0], &ptrs[0], &pairs[0], (len(rows)+1)/2, n, half, prec)
+		return n
+	}
 	vmaddAVX2(&out[0], &ptrs[0], &pairs[0], (len(rows)+1)/2, n, half, prec)
 	return n
 }
@@ -168,3 +215,66 @@ func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint) int {
 // maxVectorTaps bounds the vertical kernel's row-pointer array on the stack: a 64-tap filter is a
 // reduction by 15x, beyond it the Go kernel runs.
 const maxVectorTaps = 64
+
+// zgroup is the AVX-512 horizontal kernel's step in output pixels.
+const zgroup = 16
+
+// build512 fills v's tables for hconv4AVX512, or reports false when w does not fit it: Pillow's
+// 22-bit weights (which VPDPWSSD cannot take whole), more than four taps, or a group whose spans do
+// not lie within one 64-byte load inside the padded row.
+func (v *hvec) build512(w *weights) bool {
+	n := len(w.start)
+	if w.prec > 15 || w.taps > 4 {
+		return false
+	}
+	groups := (n + zgroup - 1) / zgroup
+	rowBytes := w.key.in*3 + rowPad
+	// A group's load starts at its first span, or earlier where that would read past the row's
+	// padding (the last, short group's).
+	base := func(g int) int { return min(int(w.start[g*zgroup])*3, rowBytes-64) }
+	for g := range groups {
+		// The last pixel's last tap pair's second byte, (hi+3)*3+2, must be in the load.
+		hi := int(w.start[min(g*zgroup+zgroup, n)-1])
+		if b := base(g); b < 0 || (hi+3)*3+2-b >= 64 {
+			return false
+		}
+	}
+	v.base = grow(v.base, groups)
+	size := groups * 6 * 128
+	v.ztab = grow(v.ztab, size+63)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(v.ztab))) & 63)
+	v.tab = v.ztab[off : off+size]
+	v.zread = 0
+	for g := range groups {
+		x0 := g * zgroup
+		b0 := base(g)
+		v.base[g] = int32(b0)
+		v.zread = max(v.zread, b0+64)
+		for a := range 3 { // sum vector
+			for p := range 2 { // tap pair
+				vec := v.tab[(g*6+a*2+p)*128:][:128]
+				idx, wt := vec[:64], vec[64:]
+				for i := range 16 {
+					// Dword i of sum vector a leaves the in-lane packs as output byte 12(i/4)+4a+i%4.
+					b := 12*(i/4) + 4*a + i%4
+					x, c := x0+b/3, b%3
+					var k0, k1 int32
+					r := c
+					if x < n {
+						r = (int(w.start[x])+2*p)*3 + c - b0
+						if j := 2 * p; j < w.taps {
+							k0 = w.k[x*w.ksize+j]
+						}
+						if j := 2*p + 1; j < w.taps {
+							k1 = w.k[x*w.ksize+j]
+						}
+					}
+					idx[4*i], idx[4*i+1], idx[4*i+2], idx[4*i+3] = uint8(r), 0, uint8(r+3), 0
+					wt[4*i], wt[4*i+1] = uint8(k0), uint8(k0>>8)
+					wt[4*i+2], wt[4*i+3] = uint8(k1), uint8(k1>>8)
+				}
+			}
+		}
+	}
+	return true
+}

@@ -54,6 +54,7 @@ type Resizer struct {
 	slots       [][]uint8 // the row in each ring slot: the ring's memory, or a source row
 	taps        [][]uint8 // one output row's input rows, in filter order
 	generic     bool      // run the Go kernels even where vector ones exist (for the differential tests)
+	noAVX512    bool      // run the AVX2 kernels even where AVX-512 ones exist (likewise)
 }
 
 // rowPad is the slack after a row that the vector kernels may read (the horizontal one loads sixteen
@@ -127,7 +128,7 @@ func (r *Resizer) resize(dst []uint8, dstW, dstH int, row func(y int) ([]uint8, 
 		r.raw = r.horiz.compute(srcW, dstW, m, r.raw)
 		r.row = grow(r.row, srcW*3+rowPad)
 		clear(r.row[srcW*3:])
-		vector = !r.generic && r.hvec.build(&r.horiz)
+		vector = !r.generic && r.hvec.build(&r.horiz, !r.noAVX512)
 	}
 	stride := dstW*3 + rowPad
 	// produce returns intermediate row y (dstW wide), computing it into buf when it needs computing.
@@ -198,7 +199,7 @@ func (r *Resizer) resize(dst []uint8, dstW, dstH int, row func(y int) ([]uint8, 
 		k := w.k[y*w.ksize : y*w.ksize+w.taps]
 		done := 0
 		if !r.generic {
-			done = verticalVector(out, r.taps, k, w.prec)
+			done = verticalVector(out, r.taps, k, w.prec, !r.noAVX512)
 		}
 		vertical(out, r.taps, k, w.prec, done)
 	}

@@ -1,0 +1,173 @@
+#include "textflag.h"
+
+// The AVX-512 kernels (VBMI byte permutes, VNNI VPDPWSSD). They use Z0-Z15 only, so that
+// VZEROUPPER leaves no dirty upper state behind.
+
+// vperm: for vmaddAVX512, the VPERMI2B index that gathers, from two rows' 64 bytes, the int16 pairs
+// (row a byte, row b byte) of columns 16L+m into dword 4L+m; adding 4d to it gathers columns
+// 16L+4d+m, into vector d — the order the in-lane packs of the four sums undo into columns 0..63.
+// Bytes 1 and 3 of each dword are zeroed by the mask.
+DATA vperm<>+0(SB)/8, $0x0041000100400000
+DATA vperm<>+8(SB)/8, $0x0043000300420002
+DATA vperm<>+16(SB)/8, $0x0051001100500010
+DATA vperm<>+24(SB)/8, $0x0053001300520012
+DATA vperm<>+32(SB)/8, $0x0061002100600020
+DATA vperm<>+40(SB)/8, $0x0063002300620022
+DATA vperm<>+48(SB)/8, $0x0071003100700030
+DATA vperm<>+56(SB)/8, $0x0073003300720032
+GLOBL vperm<>(SB), RODATA|NOPTR, $64
+
+// compact48: bytes 0-11 of each lane (the in-lane packs of three sum vectors) to bytes 0-47.
+DATA compact48<>+0(SB)/8, $0x0706050403020100
+DATA compact48<>+8(SB)/8, $0x131211100b0a0908
+DATA compact48<>+16(SB)/8, $0x1b1a191817161514
+DATA compact48<>+24(SB)/8, $0x2726252423222120
+DATA compact48<>+32(SB)/8, $0x333231302b2a2928
+DATA compact48<>+40(SB)/8, $0x3b3a393837363534
+DATA compact48<>+48(SB)/8, $0x0000000000000000
+DATA compact48<>+56(SB)/8, $0x0000000000000000
+GLOBL compact48<>(SB), RODATA|NOPTR, $64
+
+// ROUNDING512 loads the rounding half into every dword of Z13, the shift into X12 and, into K1,
+// the mask that keeps the low byte of every word (zero-extending permuted bytes to int16).
+#define ROUNDING512(half, prec) \
+	MOVL half, AX                   \
+	VPBROADCASTD AX, Z13            \
+	MOVQ prec, AX                   \
+	VMOVQ AX, X12                   \
+	MOVQ $0x5555555555555555, AX    \
+	KMOVQ AX, K1
+
+// func vmaddAVX512(out *uint8, rows **uint8, k *int32, pairs, n int, half int32, prec uint)
+//
+// vmaddAVX2 sixty-four bytes a step: per pair of rows, four VPERMI2B spread the rows' bytes into
+// (a, b) int16 pairs and four VPDPWSSD multiply and accumulate them. n >= 64; the last step
+// overlaps the one before.
+TEXT ·vmaddAVX512(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ n+32(FP), CX
+	ROUNDING512(half+40(FP), prec+48(FP))
+	VMOVDQU64 vperm<>(SB), Z6
+	MOVL $0x04040404, AX
+	VPBROADCASTD AX, Z8
+	VPADDB Z8, Z6, Z7
+	VPADDB Z8, Z7, Z14
+	VPADDB Z8, Z14, Z15
+	XORQ SI, SI // byte offset in the row
+	MOVQ CX, R10
+	SUBQ $64, R10 // the last step's offset: a step past it is moved back to overlap
+	JB   zdone
+
+zstep:
+	CMPQ SI, R10
+	CMOVQGT R10, SI
+	VMOVDQA64 Z13, Z0
+	VMOVDQA64 Z13, Z1
+	VMOVDQA64 Z13, Z2
+	VMOVDQA64 Z13, Z3
+	MOVQ rows+8(FP), R8
+	MOVQ k+16(FP), R9
+	MOVQ pairs+24(FP), DX
+
+zpair:
+	MOVQ (R8), AX
+	MOVQ 8(R8), BX
+	VMOVDQU64 (AX)(SI*1), Z4
+	VMOVDQU64 (BX)(SI*1), Z5
+	VMOVDQA64 Z6, Z8
+	VPERMI2B.Z Z5, Z4, K1, Z8
+	VMOVDQA64 Z7, Z9
+	VPERMI2B.Z Z5, Z4, K1, Z9
+	VMOVDQA64 Z14, Z10
+	VPERMI2B.Z Z5, Z4, K1, Z10
+	VMOVDQA64 Z15, Z11
+	VPERMI2B.Z Z5, Z4, K1, Z11
+	VPDPWSSD.BCST (R9), Z8, Z0
+	VPDPWSSD.BCST (R9), Z9, Z1
+	VPDPWSSD.BCST (R9), Z10, Z2
+	VPDPWSSD.BCST (R9), Z11, Z3
+	ADDQ $16, R8
+	ADDQ $4, R9
+	DECQ DX
+	JNZ  zpair
+
+	VPSRAD X12, Z0, Z0
+	VPSRAD X12, Z1, Z1
+	VPSRAD X12, Z2, Z2
+	VPSRAD X12, Z3, Z3
+	VPACKSSDW Z1, Z0, Z0
+	VPACKSSDW Z3, Z2, Z2
+	VPACKUSWB Z2, Z0, Z0
+	VMOVDQU64 Z0, (DI)(SI*1)
+	ADDQ $64, SI
+	CMPQ SI, CX
+	JB   zstep
+
+zdone:
+	VZEROUPPER
+	RET
+
+// func hconv4AVX512(out, in *uint8, base *int32, tab *uint8, groups int, tail uint64, half int32, prec uint)
+//
+// hconv4AVX2 sixteen output pixels (48 bytes) a step: their spans lie within one 64-byte load from
+// base[g], and per group tab holds six (index, weights) vector pairs, two taps for each of three
+// sum vectors: VPERMB gathers each sum's (tap, next tap) byte pairs as int16, VPDPWSSD multiplies
+// and accumulates them. The last group stores only tail's bytes; the others store 64 bytes, the 16
+// past their 48 rewritten by the next group.
+TEXT ·hconv4AVX512(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ base+16(FP), R8
+	MOVQ tab+24(FP), R9
+	MOVQ groups+32(FP), CX
+	ROUNDING512(half+48(FP), prec+56(FP))
+	VMOVDQU64 compact48<>(SB), Z14
+	TESTQ CX, CX
+	JZ   hzdone
+
+hzgroup:
+	MOVLQSX (R8), AX
+	VMOVDQU64 (SI)(AX*1), Z15
+	VMOVDQA64 Z13, Z0
+	VMOVDQA64 Z13, Z1
+	VMOVDQA64 Z13, Z2
+	VMOVDQU64 0(R9), Z3
+	VMOVDQU64 128(R9), Z4
+	VMOVDQU64 256(R9), Z5
+	VMOVDQU64 384(R9), Z6
+	VMOVDQU64 512(R9), Z7
+	VMOVDQU64 640(R9), Z8
+	VPERMB.Z Z15, Z3, K1, Z3
+	VPERMB.Z Z15, Z4, K1, Z4
+	VPERMB.Z Z15, Z5, K1, Z5
+	VPERMB.Z Z15, Z6, K1, Z6
+	VPERMB.Z Z15, Z7, K1, Z7
+	VPERMB.Z Z15, Z8, K1, Z8
+	VPDPWSSD 64(R9), Z3, Z0
+	VPDPWSSD 320(R9), Z5, Z1
+	VPDPWSSD 576(R9), Z7, Z2
+	VPDPWSSD 192(R9), Z4, Z0
+	VPDPWSSD 448(R9), Z6, Z1
+	VPDPWSSD 704(R9), Z8, Z2
+	VPSRAD X12, Z0, Z0
+	VPSRAD X12, Z1, Z1
+	VPSRAD X12, Z2, Z2
+	VPACKSSDW Z1, Z0, Z0
+	VPACKSSDW Z2, Z2, Z2
+	VPACKUSWB Z2, Z0, Z0
+	VPERMB Z0, Z14, Z0
+	ADDQ $4, R8
+	ADDQ $768, R9
+	DECQ CX
+	JZ   hzlast
+	VMOVDQU64 Z0, (DI)
+	ADDQ $48, DI
+	JMP  hzgroup
+
+hzlast:
+	KMOVQ tail+40(FP), K2
+	VMOVDQU8 Z0, K2, (DI)
+
+hzdone:
+	VZEROUPPER
+	RET
