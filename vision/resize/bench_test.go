@@ -40,3 +40,24 @@ func benchRGB(b *testing.B, r *Resizer, dst []uint8, c sizeCase, src []uint8, m 
 	}
 	b.ReportMetric(float64(testenv.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }
+
+// BenchmarkHorizontalRow is one 1280 -> 1288 torch row through each horizontal vector kernel: the
+// kernels alone, their weight tables as warm as a resize keeps them.
+func BenchmarkHorizontalRow(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var w weights
+	w.compute(1280, 1288, Torch, nil)
+	in := append(testImage(rng, 1280, 1), make([]uint8, rowPad)...)
+	out := make([]uint8, 1288*3+rowPad)
+	for _, wide := range []bool{true, false} {
+		var v hvec
+		if !v.build(&w, wide) {
+			b.Skip("no vector kernels on this CPU")
+		}
+		b.Run(fmt.Sprintf("avx512=%v", v.avx512()), func(b *testing.B) {
+			for b.Loop() {
+				horizontalVector(out, in, &w, &v)
+			}
+		})
+	}
+}

@@ -107,48 +107,48 @@ zdone:
 	VZEROUPPER
 	RET
 
-// func hconv4AVX512(out, in *uint8, base *int32, tab *uint8, groups int, tail uint64, half int32, prec uint)
+// SUMVEC accumulates into acc, from the rounding half, one sum vector of the group at R9 (load in
+// Z15): spread gathers its dwords' span offsets into t0, the header's add vectors at a0 and a1 from
+// R10 turn them into the gathers' indexes for tap pairs 0 and 1, and the gathered int16 pairs meet
+// the weights at w0 and w1 from R9.
+#define SUMVEC(spread, a0, a1, w0, w1, t0, t1, acc) \
+	VMOVDQA64 Z13, acc                \
+	VPERMB.Z 384(R9), spread, K1, t0  \
+	VPADDB a1(R10), t0, t1            \
+	VPADDB a0(R10), t0, t0            \
+	VPERMB.Z Z15, t0, K1, t0          \
+	VPERMB.Z Z15, t1, K1, t1          \
+	VPDPWSSD w0(R9), t0, acc          \
+	VPDPWSSD w1(R9), t1, acc
+
+// func hconv4AVX512(out, in *uint8, tab *uint8, groups int, tail uint64, half int32, prec uint)
 //
-// hconv4AVX2 sixteen output pixels (48 bytes) a step: their spans lie within one 64-byte load from
-// base[g], and per group tab holds six (index, weights) vector pairs, two taps for each of three
-// sum vectors: VPERMB gathers each sum's (tap, next tap) byte pairs as int16, VPDPWSSD multiplies
-// and accumulates them. The last group stores only tail's bytes; the others store 64 bytes, the 16
-// past their 48 rewritten by the next group.
-TEXT ·hconv4AVX512(SB), NOSPLIT, $0-64
+// hconv4AVX2 sixteen output pixels (48 bytes) a step: their spans lie within one 64-byte load, and
+// per sum vector (three, sixteen output bytes each) and tap pair VPERMB gathers the (tap, next tap)
+// byte pairs as int16 and VPDPWSSD multiplies and accumulates them. The gathers' indexes are built
+// from the group's sixteen span offsets by the header's spread and add vectors (the layout is
+// hvec.build512's). The last group stores only tail's bytes; the others store 64 bytes, the 16 past
+// their 48 rewritten by the next group.
+TEXT ·hconv4AVX512(SB), NOSPLIT, $0-56
 	MOVQ out+0(FP), DI
 	MOVQ in+8(FP), SI
-	MOVQ base+16(FP), R8
-	MOVQ tab+24(FP), R9
-	MOVQ groups+32(FP), CX
-	ROUNDING512(half+48(FP), prec+56(FP))
+	MOVQ tab+16(FP), R10
+	MOVQ groups+24(FP), CX
+	ROUNDING512(half+40(FP), prec+48(FP))
 	VMOVDQU64 compact48<>(SB), Z14
+	VMOVDQU64 0(R10), Z9
+	VMOVDQU64 64(R10), Z10
+	VMOVDQU64 128(R10), Z11
+	LEAQ 576(R10), R9 // the first group
 	TESTQ CX, CX
 	JZ   hzdone
 
 hzgroup:
-	MOVLQSX (R8), AX
+	MOVLQSX 400(R9), AX
 	VMOVDQU64 (SI)(AX*1), Z15
-	VMOVDQA64 Z13, Z0
-	VMOVDQA64 Z13, Z1
-	VMOVDQA64 Z13, Z2
-	VMOVDQU64 0(R9), Z3
-	VMOVDQU64 128(R9), Z4
-	VMOVDQU64 256(R9), Z5
-	VMOVDQU64 384(R9), Z6
-	VMOVDQU64 512(R9), Z7
-	VMOVDQU64 640(R9), Z8
-	VPERMB.Z Z15, Z3, K1, Z3
-	VPERMB.Z Z15, Z4, K1, Z4
-	VPERMB.Z Z15, Z5, K1, Z5
-	VPERMB.Z Z15, Z6, K1, Z6
-	VPERMB.Z Z15, Z7, K1, Z7
-	VPERMB.Z Z15, Z8, K1, Z8
-	VPDPWSSD 64(R9), Z3, Z0
-	VPDPWSSD 320(R9), Z5, Z1
-	VPDPWSSD 576(R9), Z7, Z2
-	VPDPWSSD 192(R9), Z4, Z0
-	VPDPWSSD 448(R9), Z6, Z1
-	VPDPWSSD 704(R9), Z8, Z2
+	SUMVEC(Z9, 192, 256, 0, 64, Z3, Z4, Z0)
+	SUMVEC(Z10, 320, 384, 128, 192, Z5, Z6, Z1)
+	SUMVEC(Z11, 448, 512, 256, 320, Z7, Z8, Z2)
 	VPSRAD X12, Z0, Z0
 	VPSRAD X12, Z1, Z1
 	VPSRAD X12, Z2, Z2
@@ -156,8 +156,7 @@ hzgroup:
 	VPACKSSDW Z2, Z2, Z2
 	VPACKUSWB Z2, Z0, Z0
 	VPERMB Z0, Z14, Z0
-	ADDQ $4, R8
-	ADDQ $768, R9
+	ADDQ $448, R9
 	DECQ CX
 	JZ   hzlast
 	VMOVDQU64 Z0, (DI)
@@ -165,7 +164,7 @@ hzgroup:
 	JMP  hzgroup
 
 hzlast:
-	KMOVQ tail+40(FP), K2
+	KMOVQ tail+32(FP), K2
 	VMOVDQU8 Z0, K2, (DI)
 
 hzdone:

@@ -1,6 +1,7 @@
 package resize
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -46,7 +47,7 @@ func hconv5AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int
 func vmaddAVX512(out *uint8, rows **uint8, k *int32, pairs, n int, half int32, prec uint)
 
 //go:noescape
-func hconv4AVX512(out, in *uint8, base *int32, tab *uint8, groups int, tail uint64, half int32, prec uint)
+func hconv4AVX512(out, in *uint8, tab *uint8, groups int, tail uint64, half int32, prec uint)
 
 //go:noescape
 func hconv4AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int32, prec uint)
@@ -64,13 +65,11 @@ type hvec struct {
 	groups int
 	split  bool
 
-	// For hconv4AVX512, when wide: per group of sixteen output pixels, the byte offset of its
-	// 64-byte load (base) and six (VPERMB index, weights) vector pairs of 64 bytes (tab, 64-byte
-	// aligned within ztab).
+	// For hconv4AVX512: its tables (tab, 64-byte aligned within ztab), with groups of sixteen output
+	// pixels.
 	wide, zmm bool // wide: built with the AVX-512 kernel allowed; zmm: it runs
-	base      []int32
-	ztab      []uint8
-	tab       []uint8
+	ztab, tab []uint8
+	zgroups   int
 	zread     int // the bytes of the source row the loads reach
 }
 
@@ -147,24 +146,23 @@ func (v *hvec) build(w *weights, wide bool) bool {
 // horizontalVector resamples one padded source row into out, which has rowPad bytes of slack.
 func horizontalVector(out []uint8, in []uint8, w *weights, v *hvec) {
 	n := len(w.start)
+	half := int32(1) << (w.prec - 1)
+	if v.zmm {
+		if len(in) < v.zread || len(out) < n*3+16 {
+			horizontal(out[:n*3], in, w) // RGB pads both; the kernel must never read or write past them
+			return
+		}
+		tail := uint64(1)<<(n*3-48*(v.zgroups-1)) - 1
+		hconv4AVX512(&out[0], &in[0], &v.tab[0], v.zgroups, tail, half, w.prec)
+		return
+	}
 	if len(out) < len(v.start)*3+4 || len(in) < (int(w.start[n-1])+4*v.groups)*3+4 {
-		horizontal(out[:n*3], in, w) // RGB pads both; the kernel must never read or write past them
+		horizontal(out[:n*3], in, w)
 		return
 	}
 	var lo *int16
 	if v.split {
 		lo = &v.lo[0]
-	}
-	half := int32(1) << (w.prec - 1)
-	if v.zmm {
-		if len(in) < v.zread || len(out) < n*3+16 {
-			horizontal(out[:n*3], in, w)
-			return
-		}
-		groups := len(v.base)
-		tail := uint64(1)<<(n*3-48*(groups-1)) - 1
-		hconv4AVX512(&out[0], &in[0], &v.base[0], &v.tab[0], groups, tail, half, w.prec)
-		return
 	}
 	switch {
 	case w.taps <= 4:
@@ -216,8 +214,22 @@ func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint, wide bool
 // reduction by 15x, beyond it the Go kernel runs.
 const maxVectorTaps = 64
 
-// zgroup is the AVX-512 horizontal kernel's step in output pixels.
-const zgroup = 16
+// The AVX-512 horizontal kernel's tables, in 64-byte vectors: zhead of constants, then zstride a
+// group of zgroup output pixels — six weight vectors (sum vector a, tap pair p at 2a+p: the pair's
+// int16 weights for each dword's pixel), then the pixels' span offsets from the group's load
+// (sixteen bytes) and the load's offset in the row (an int32).
+const (
+	zgroup  = 16
+	zhead   = 9
+	zstride = 7
+)
+
+// avx512 reports whether the AVX-512 horizontal kernel runs for the weights v was last built from.
+func (v *hvec) avx512() bool { return v.zmm }
+
+// zbyte is the output byte within its group that dword i of sum vector a becomes after the in-lane
+// packs and the compaction.
+func zbyte(a, i int) int { return 12*(i/4) + 4*a + i%4 }
 
 // build512 fills v's tables for hconv4AVX512, or reports false when w does not fit it: Pillow's
 // 22-bit weights (which VPDPWSSD cannot take whole), more than four taps, or a group whose spans do
@@ -239,39 +251,52 @@ func (v *hvec) build512(w *weights) bool {
 			return false
 		}
 	}
-	v.base = grow(v.base, groups)
-	size := groups * 6 * 128
+	size := (zhead + groups*zstride) * 64
 	v.ztab = grow(v.ztab, size+63)
 	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(v.ztab))) & 63)
 	v.tab = v.ztab[off : off+size]
+	clear(v.tab)
+	v.zgroups = groups
 	v.zread = 0
+	// The header: per sum vector a, the VPERMB index that spreads a group's sixteen span offsets to
+	// its dwords' bytes 0 and 2, then the bytes added to them for tap pair p: the channel, 6p, and 3
+	// more for the pair's second tap.
+	for a := range 3 {
+		spread := v.tab[a*64:][:64]
+		for p := range 2 {
+			add := v.tab[(3+a*2+p)*64:][:64]
+			for i := range 16 {
+				b := zbyte(a, i)
+				spread[4*i], spread[4*i+2] = uint8(b/3), uint8(b/3)
+				add[4*i], add[4*i+2] = uint8(b%3+6*p), uint8(b%3+6*p+3)
+			}
+		}
+	}
 	for g := range groups {
 		x0 := g * zgroup
 		b0 := base(g)
-		v.base[g] = int32(b0)
 		v.zread = max(v.zread, b0+64)
+		grp := v.tab[(zhead+g*zstride)*64:][:zstride*64]
+		offs := grp[6*64:]
+		for j := range zgroup {
+			if x := x0 + j; x < n {
+				offs[j] = uint8(int(w.start[x])*3 - b0)
+			}
+		}
+		binary.LittleEndian.PutUint32(offs[zgroup:], uint32(b0))
 		for a := range 3 { // sum vector
 			for p := range 2 { // tap pair
-				vec := v.tab[(g*6+a*2+p)*128:][:128]
-				idx, wt := vec[:64], vec[64:]
+				wt := grp[(a*2+p)*64:][:64]
 				for i := range 16 {
-					// Dword i of sum vector a leaves the in-lane packs as output byte 12(i/4)+4a+i%4.
-					b := 12*(i/4) + 4*a + i%4
-					x, c := x0+b/3, b%3
-					var k0, k1 int32
-					r := c
-					if x < n {
-						r = (int(w.start[x])+2*p)*3 + c - b0
-						if j := 2 * p; j < w.taps {
-							k0 = w.k[x*w.ksize+j]
-						}
-						if j := 2*p + 1; j < w.taps {
-							k1 = w.k[x*w.ksize+j]
+					x := x0 + zbyte(a, i)/3
+					if x >= n {
+						continue // zero weights for the padding
+					}
+					for t := range 2 {
+						if j := 2*p + t; j < w.taps {
+							binary.LittleEndian.PutUint16(wt[4*i+2*t:], uint16(w.k[x*w.ksize+j]))
 						}
 					}
-					idx[4*i], idx[4*i+1], idx[4*i+2], idx[4*i+3] = uint8(r), 0, uint8(r+3), 0
-					wt[4*i], wt[4*i+1] = uint8(k0), uint8(k0>>8)
-					wt[4*i+2], wt[4*i+3] = uint8(k1), uint8(k1>>8)
 				}
 			}
 		}

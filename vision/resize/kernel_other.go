@@ -10,6 +10,8 @@ type hvec struct{}
 
 func (*hvec) build(*weights, bool) bool { return false }
 
+func (*hvec) avx512() bool { return false }
+
 func horizontalVector(out []uint8, in []uint8, w *weights, v *hvec) {
 	horizontal(out[:len(w.start)*3], in, w)
 }
