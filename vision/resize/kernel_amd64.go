@@ -285,18 +285,16 @@ func (v *hvec) build512(w *weights) bool {
 		}
 		binary.LittleEndian.PutUint32(offs[zgroup:], uint32(b0))
 		for a := range 3 { // sum vector
-			for p := range 2 { // tap pair
-				wt := grp[(a*2+p)*64:][:64]
-				for i := range 16 {
-					x := x0 + zbyte(a, i)/3
-					if x >= n {
-						continue // zero weights for the padding
-					}
-					for t := range 2 {
-						if j := 2*p + t; j < w.taps {
-							binary.LittleEndian.PutUint16(wt[4*i+2*t:], uint16(w.k[x*w.ksize+j]))
-						}
-					}
+			for i := range 16 {
+				x := x0 + zbyte(a, i)/3
+				if x >= n {
+					continue // zero weights for the padding
+				}
+				var k [4]int32
+				copy(k[:w.taps], w.k[x*w.ksize:])
+				for p := range 2 { // tap pair
+					pair := uint32(uint16(k[2*p])) | uint32(uint16(k[2*p+1]))<<16
+					binary.LittleEndian.PutUint32(grp[(a*2+p)*64+4*i:], pair)
 				}
 			}
 		}
