@@ -107,6 +107,17 @@ zdone:
 	VZEROUPPER
 	RET
 
+// NARROW48 rounds the three sum vectors Z0-Z2 and packs them, saturated to 0..255, into the group's
+// 48 output bytes in order in Z0.
+#define NARROW48 \
+	VPSRAD X12, Z0, Z0    \
+	VPSRAD X12, Z1, Z1    \
+	VPSRAD X12, Z2, Z2    \
+	VPACKSSDW Z1, Z0, Z0  \
+	VPACKSSDW Z2, Z2, Z2  \
+	VPACKUSWB Z2, Z0, Z0  \
+	VPERMB Z0, Z14, Z0
+
 // SUMVEC accumulates into acc, from the rounding half, one sum vector of the group at R9 (load in
 // Z15): spread gathers its dwords' span offsets into t0, the header's add vectors at a0 and a1 from
 // R10 turn them into the gathers' indexes for tap pairs 0 and 1, and the gathered int16 pairs meet
@@ -121,47 +132,76 @@ zdone:
 	VPDPWSSD w0(R9), t0, acc          \
 	VPDPWSSD w1(R9), t1, acc
 
-// func hconv4AVX512(out, in *uint8, tab *uint8, groups int, tail uint64, half int32, prec uint)
+// SUMVEC6 is SUMVEC for three tap pairs from a 128-byte load (Z15, Z8), gathered by VPERMI2B: its
+// header's add vectors at a0, a1, a2 from R10, its weights at w0, w1, w2 from R9.
+#define SUMVEC6(spread, a0, a1, a2, w0, w1, w2, acc) \
+	VMOVDQA64 Z13, acc                \
+	VPERMB.Z 576(R9), spread, K1, Z3  \
+	VPADDB a1(R10), Z3, Z4            \
+	VPADDB a2(R10), Z3, Z5            \
+	VPADDB a0(R10), Z3, Z3            \
+	VPERMI2B.Z Z8, Z15, K1, Z3        \
+	VPERMI2B.Z Z8, Z15, K1, Z4        \
+	VPERMI2B.Z Z8, Z15, K1, Z5        \
+	VPDPWSSD w0(R9), Z3, acc          \
+	VPDPWSSD w1(R9), Z4, acc          \
+	VPDPWSSD w2(R9), Z5, acc
+
+// HZNEXT narrows a group's sums, moves R9 stride bytes on to the next group and, unless this was
+// the last (which hzlast stores), stores 64 bytes and goes back to loop.
+#define HZNEXT(stride, loop) \
+	NARROW48           \
+	ADDQ $stride, R9   \
+	DECQ CX            \
+	JZ   hzlast        \
+	VMOVDQU64 Z0, (DI) \
+	ADDQ $48, DI       \
+	JMP  loop
+
+// func hconvAVX512(out, in *uint8, tab *uint8, groups int, tail uint64, half int32, prec uint, pairs int)
 //
-// hconv4AVX2 sixteen output pixels (48 bytes) a step: their spans lie within one 64-byte load, and
-// per sum vector (three, sixteen output bytes each) and tap pair VPERMB gathers the (tap, next tap)
-// byte pairs as int16 and VPDPWSSD multiplies and accumulates them. The gathers' indexes are built
-// from the group's sixteen span offsets by the header's spread and add vectors (the layout is
-// hvec.build512's). The last group stores only tail's bytes; the others store 64 bytes, the 16 past
-// their 48 rewritten by the next group.
-TEXT ·hconv4AVX512(SB), NOSPLIT, $0-56
+// hconv4AVX2 and hconv5AVX2 sixteen output pixels (48 bytes) a step, for spans of up to four taps
+// (two tap pairs, every enlargement) or six (three, mild reductions): the group's spans lie within
+// one load of 64 bytes (or 128), and per sum vector (three, sixteen output bytes each) and tap pair
+// VPERMB (VPERMI2B) gathers the (tap, next tap) byte pairs as int16 and VPDPWSSD multiplies and
+// accumulates them. The gathers' indexes are built from the group's sixteen span offsets by the
+// header's spread and add vectors (the layout is hvec.build512's). The last group stores only
+// tail's bytes; the others store 64 bytes, the 16 past their 48 rewritten by the next group.
+TEXT ·hconvAVX512(SB), NOSPLIT, $0-64
 	MOVQ out+0(FP), DI
 	MOVQ in+8(FP), SI
 	MOVQ tab+16(FP), R10
 	MOVQ groups+24(FP), CX
 	ROUNDING512(half+40(FP), prec+48(FP))
 	VMOVDQU64 compact48<>(SB), Z14
-	VMOVDQU64 0(R10), Z9
+	VMOVDQU64 0(R10), Z9 // the spread vectors
 	VMOVDQU64 64(R10), Z10
 	VMOVDQU64 128(R10), Z11
-	LEAQ 576(R10), R9 // the first group
 	TESTQ CX, CX
 	JZ   hzdone
+	CMPQ pairs+56(FP), $2
+	JNE  hzsix
+	LEAQ 576(R10), R9 // the first group, after the header
 
-hzgroup:
+hzfour:
 	MOVLQSX 400(R9), AX
 	VMOVDQU64 (SI)(AX*1), Z15
 	SUMVEC(Z9, 192, 256, 0, 64, Z3, Z4, Z0)
 	SUMVEC(Z10, 320, 384, 128, 192, Z5, Z6, Z1)
 	SUMVEC(Z11, 448, 512, 256, 320, Z7, Z8, Z2)
-	VPSRAD X12, Z0, Z0
-	VPSRAD X12, Z1, Z1
-	VPSRAD X12, Z2, Z2
-	VPACKSSDW Z1, Z0, Z0
-	VPACKSSDW Z2, Z2, Z2
-	VPACKUSWB Z2, Z0, Z0
-	VPERMB Z0, Z14, Z0
-	ADDQ $448, R9
-	DECQ CX
-	JZ   hzlast
-	VMOVDQU64 Z0, (DI)
-	ADDQ $48, DI
-	JMP  hzgroup
+	HZNEXT(448, hzfour)
+
+hzsix:
+	LEAQ 768(R10), R9
+
+hzsixgroup:
+	MOVLQSX 592(R9), AX
+	VMOVDQU64 (SI)(AX*1), Z15
+	VMOVDQU64 64(SI)(AX*1), Z8
+	SUMVEC6(Z9, 192, 256, 320, 0, 64, 128, Z0)
+	SUMVEC6(Z10, 384, 448, 512, 192, 256, 320, Z1)
+	SUMVEC6(Z11, 576, 640, 704, 384, 448, 512, Z2)
+	HZNEXT(640, hzsixgroup)
 
 hzlast:
 	KMOVQ tail+32(FP), K2

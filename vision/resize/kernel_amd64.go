@@ -22,8 +22,9 @@ import (
 //
 // The AVX-512 kernels (kernel512_amd64.s) take torch's int16 weights only. Vertical: sixty-four bytes
 // a step, two rows' bytes gathered into int16 pairs by VPERMI2B, one VPDPWSSD a pair of rows and
-// sixteen bytes. Horizontal, for spans of at most four taps: sixteen output pixels a step from one
-// 64-byte load, VPERMB gathering each output byte's tap pairs from it by a per-group index.
+// sixteen bytes. Horizontal, for spans of at most six taps (enlargements and reductions up to about
+// 1.4x): sixteen output pixels a step from one load of 64 bytes (four taps) or 128 (six), VPERMB
+// (VPERMI2B) gathering each output byte's tap pairs from it by indexes built per group.
 
 var hasAVX2 = cpu.X86.HasAVX2
 
@@ -47,7 +48,7 @@ func hconv5AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int
 func vmaddAVX512(out *uint8, rows **uint8, k *int32, pairs, n int, half int32, prec uint)
 
 //go:noescape
-func hconv4AVX512(out, in *uint8, tab *uint8, groups int, tail uint64, half int32, prec uint)
+func hconvAVX512(out, in *uint8, tab *uint8, groups int, tail uint64, half int32, prec uint, pairs int)
 
 //go:noescape
 func hconv4AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int32, prec uint)
@@ -65,11 +66,12 @@ type hvec struct {
 	groups int
 	split  bool
 
-	// For hconv4AVX512: its tables (tab, 64-byte aligned within ztab), with groups of sixteen output
+	// For hconvAVX512: its tables (tab, 64-byte aligned within ztab), with groups of sixteen output
 	// pixels.
 	wide, zmm bool // wide: built with the AVX-512 kernel allowed; zmm: it runs
 	ztab, tab []uint8
 	zgroups   int
+	zpairs    int // tap pairs: 2 for spans of up to four taps, 3 for six
 	zread     int // the bytes of the source row the loads reach
 }
 
@@ -153,7 +155,7 @@ func horizontalVector(out []uint8, in []uint8, w *weights, v *hvec) {
 			return
 		}
 		tail := uint64(1)<<(n*3-48*(v.zgroups-1)) - 1
-		hconv4AVX512(&out[0], &in[0], &v.tab[0], v.zgroups, tail, half, w.prec)
+		hconvAVX512(&out[0], &in[0], &v.tab[0], v.zgroups, tail, half, w.prec, v.zpairs)
 		return
 	}
 	if len(out) < len(v.start)*3+4 || len(in) < (int(w.start[n-1])+4*v.groups)*3+4 {
@@ -214,15 +216,12 @@ func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint, wide bool
 // reduction by 15x, beyond it the Go kernel runs.
 const maxVectorTaps = 64
 
-// The AVX-512 horizontal kernel's tables, in 64-byte vectors: zhead of constants, then zstride a
-// group of zgroup output pixels — six weight vectors (sum vector a, tap pair p at 2a+p: the pair's
-// int16 weights for each dword's pixel), then the pixels' span offsets from the group's load
-// (sixteen bytes) and the load's offset in the row (an int32).
-const (
-	zgroup  = 16
-	zhead   = 9
-	zstride = 7
-)
+// The AVX-512 horizontal kernels' tables, in 64-byte vectors, for zpairs tap pairs (2 or 3): a header of 3+3·zpairs constants (per sum vector a, the spread index at a, and
+// the add vectors of its pairs p at 3+a·zpairs+p), then a group of zgroup output pixels in
+// 3·zpairs+1 vectors — the weights of sum vector a's pair p at a·zpairs+p (the pair's int16 weights
+// for each dword's pixel), then the pixels' span offsets from the group's load (sixteen bytes) and
+// the load's offset in the row (an int32).
+const zgroup = 16
 
 // avx512 reports whether the AVX-512 horizontal kernel runs for the weights v was last built from.
 func (v *hvec) avx512() bool { return v.zmm }
@@ -231,40 +230,45 @@ func (v *hvec) avx512() bool { return v.zmm }
 // packs and the compaction.
 func zbyte(a, i int) int { return 12*(i/4) + 4*a + i%4 }
 
-// build512 fills v's tables for hconv4AVX512, or reports false when w does not fit it: Pillow's
-// 22-bit weights (which VPDPWSSD cannot take whole), more than four taps, or a group whose spans do
-// not lie within one 64-byte load inside the padded row.
+// build512 fills v's tables for the AVX-512 horizontal kernels, or reports false when w does not fit
+// them: Pillow's 22-bit weights (which VPDPWSSD cannot take whole), more than six taps, or a group
+// whose spans do not lie within one load (64 bytes for four taps, 128 for six) inside the padded row.
 func (v *hvec) build512(w *weights) bool {
 	n := len(w.start)
-	if w.prec > 15 || w.taps > 4 {
+	if w.prec > 15 || w.taps > 6 {
 		return false
+	}
+	pairs, window := 2, 64
+	if w.taps > 4 {
+		pairs, window = 3, 128
 	}
 	groups := (n + zgroup - 1) / zgroup
 	rowBytes := w.key.in*3 + rowPad
 	// A group's load starts at its first span, or earlier where that would read past the row's
 	// padding (the last, short group's).
-	base := func(g int) int { return min(int(w.start[g*zgroup])*3, rowBytes-64) }
+	base := func(g int) int { return min(int(w.start[g*zgroup])*3, rowBytes-window) }
 	for g := range groups {
-		// The last pixel's last tap pair's second byte, (hi+3)*3+2, must be in the load.
+		// The last pixel's last tap pair's second byte must be in the load.
 		hi := int(w.start[min(g*zgroup+zgroup, n)-1])
-		if b := base(g); b < 0 || (hi+3)*3+2-b >= 64 {
+		if b := base(g); b < 0 || (hi+2*pairs-1)*3+2-b >= window {
 			return false
 		}
 	}
-	size := (zhead + groups*zstride) * 64
+	head, stride := 3+3*pairs, 3*pairs+1
+	size := (head + groups*stride) * 64
 	v.ztab = grow(v.ztab, size+63)
 	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(v.ztab))) & 63)
 	v.tab = v.ztab[off : off+size]
 	clear(v.tab)
-	v.zgroups = groups
+	v.zgroups, v.zpairs = groups, pairs
 	v.zread = 0
 	// The header: per sum vector a, the VPERMB index that spreads a group's sixteen span offsets to
 	// its dwords' bytes 0 and 2, then the bytes added to them for tap pair p: the channel, 6p, and 3
 	// more for the pair's second tap.
 	for a := range 3 {
 		spread := v.tab[a*64:][:64]
-		for p := range 2 {
-			add := v.tab[(3+a*2+p)*64:][:64]
+		for p := range pairs {
+			add := v.tab[(3+a*pairs+p)*64:][:64]
 			for i := range 16 {
 				b := zbyte(a, i)
 				spread[4*i], spread[4*i+2] = uint8(b/3), uint8(b/3)
@@ -275,9 +279,9 @@ func (v *hvec) build512(w *weights) bool {
 	for g := range groups {
 		x0 := g * zgroup
 		b0 := base(g)
-		v.zread = max(v.zread, b0+64)
-		grp := v.tab[(zhead+g*zstride)*64:][:zstride*64]
-		offs := grp[6*64:]
+		v.zread = max(v.zread, b0+window)
+		grp := v.tab[(head+g*stride)*64:][:stride*64]
+		offs := grp[3*pairs*64:]
 		for j := range zgroup {
 			if x := x0 + j; x < n {
 				offs[j] = uint8(int(w.start[x])*3 - b0)
@@ -290,11 +294,11 @@ func (v *hvec) build512(w *weights) bool {
 				if x >= n {
 					continue // zero weights for the padding
 				}
-				var k [4]int32
+				var k [6]int32
 				copy(k[:w.taps], w.k[x*w.ksize:])
-				for p := range 2 { // tap pair
+				for p := range pairs {
 					pair := uint32(uint16(k[2*p])) | uint32(uint16(k[2*p+1]))<<16
-					binary.LittleEndian.PutUint32(grp[(a*2+p)*64+4*i:], pair)
+					binary.LittleEndian.PutUint32(grp[(a*pairs+p)*64+4*i:], pair)
 				}
 			}
 		}

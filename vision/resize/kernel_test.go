@@ -149,14 +149,14 @@ func TestReusedResizer(t *testing.T) {
 	}
 }
 
-// TestVectorEdges: every width up to 100 pixels, enlarged from a few sizes below it (the AVX-512
-// horizontal kernel's sixteen-pixel groups and their tails, the vertical kernels' 32- and 64-byte
+// TestVectorEdges: every width up to 140 pixels, enlarged from a few sizes below it and reduced from a
+// few above (the AVX-512 horizontal kernels' sixteen-pixel groups and their tails, four and six taps, the vertical kernels' 32- and 64-byte
 // steps and their overlapping last steps, rows shorter than a step), one-pixel images, and each axis
 // alone; all kernel sets write the Go kernels' bytes and the plain resize's.
 func TestVectorEdges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
-	for dw := 1; dw <= 100; dw++ {
-		for _, sw := range []int{dw, dw - 1, dw - 3, dw * 2 / 3, dw / 4, 1} {
+	for dw := 1; dw <= 140; dw++ {
+		for _, sw := range []int{dw, dw - 1, dw - 3, dw * 2 / 3, dw / 4, 1, dw + 1, dw * 5 / 4, dw * 3 / 2} {
 			if sw < 1 {
 				continue
 			}
@@ -181,14 +181,15 @@ func TestVectorEdges(t *testing.T) {
 	}
 }
 
-// TestAVX512Taken: the AVX-512 horizontal kernel serves torch's enlargements (the Qwen sizes) on a
-// CPU that has it, so the differential tests above test it; Pillow's split weights keep AVX2's.
+// TestAVX512Taken: the AVX-512 horizontal kernels serve torch's enlargements and mild reductions (the
+// Qwen sizes) on a CPU that has them, so the differential tests above test them; Pillow's split
+// weights keep AVX2's.
 func TestAVX512Taken(t *testing.T) {
 	if !hasAVX512 {
 		t.Skip("no AVX-512 kernels on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(51, 52))
-	for _, c := range []sizeCase{{1280, 720, 1288, 728}, {640, 480, 644, 476}, {1920, 1080, 1932, 1092}, {28, 28, 56, 56}} {
+	for _, c := range []sizeCase{{1280, 720, 1288, 728}, {640, 480, 644, 476}, {1920, 1080, 1932, 1092}, {28, 28, 56, 56}, {3840, 2160, 3836, 2156}, {640, 480, 560, 420}} {
 		src := testImage(rng, c.sw, c.sh)
 		dst := make([]uint8, c.dw*c.dh*3)
 		for _, m := range []Method{Torch, Pillow} {
@@ -197,10 +198,36 @@ func TestAVX512Taken(t *testing.T) {
 				t.Fatal(err)
 			}
 			if want := m == Torch; r.hvec.avx512() != want {
-				t.Errorf("%v %v: AVX-512 horizontal kernel used %v, want %v", c, m, r.hvec.avx512(), want)
+				t.Errorf("%v %v (%d taps): AVX-512 horizontal kernel used %v, want %v", c, m, r.horiz.taps, r.hvec.avx512(), want)
 			}
 			if d := resizeBoth(t, src, c.sw, c.sh, c.dw, c.dh, m); d >= 0 {
 				t.Fatalf("%v %v: byte %d differs between the vector and Go kernels", c, m, d)
+			}
+		}
+	}
+}
+
+// TestHorizontalVectorShortRow: given rows without the padding the kernels' loads and stores need,
+// horizontalVector falls back to the Go kernel rather than reach past them, and writes its bytes.
+func TestHorizontalVectorShortRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	for _, c := range [][2]int{{1280, 1288}, {3840, 3836}} {
+		var w weights
+		w.compute(c[0], c[1], Torch, nil)
+		in := testImage(rng, c[0], 1)
+		want := make([]uint8, c[1]*3)
+		horizontal(want, append(in[:len(in):len(in)], make([]uint8, rowPad)...), &w)
+		for _, wide := range []bool{true, false} {
+			var v hvec
+			if !v.build(&w, wide) {
+				t.Skip("no vector kernels on this CPU")
+			}
+			for _, pad := range [][2]int{{0, rowPad}, {rowPad, 0}} { // short input, short output
+				got := make([]uint8, c[1]*3+pad[1])
+				horizontalVector(got, append(in[:len(in):len(in)], make([]uint8, pad[0])...), &w, &v)
+				if d := firstDiff(got[:len(want)], want); d >= 0 {
+					t.Fatalf("%v wide %v pads %v: byte %d differs from the Go kernel's", c, wide, pad, d)
+				}
 			}
 		}
 	}
