@@ -22,8 +22,8 @@ import (
 //
 // The AVX-512 kernels (kernel512_amd64.s) take torch's int16 weights only. Vertical: sixty-four bytes
 // a step, two rows' bytes gathered into int16 pairs by VPERMI2B, one VPDPWSSD a pair of rows and
-// sixteen bytes. Horizontal, for spans of at most six taps (enlargements and reductions up to about
-// 1.4x): sixteen output pixels a step from one load of 64 bytes (four taps) or 128 (six), VPERMB
+// sixteen bytes. Horizontal, for spans of at most six taps (enlargements and mild reductions):
+// sixteen output pixels a step from one load of 64 bytes (four taps) or 128 (six), VPERMB
 // (VPERMI2B) gathering each output byte's tap pairs from it by indexes built per group.
 
 var hasAVX2 = cpu.X86.HasAVX2
@@ -216,11 +216,12 @@ func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint, wide bool
 // reduction by 15x, beyond it the Go kernel runs.
 const maxVectorTaps = 64
 
-// The AVX-512 horizontal kernels' tables, in 64-byte vectors, for zpairs tap pairs (2 or 3): a header of 3+3·zpairs constants (per sum vector a, the spread index at a, and
-// the add vectors of its pairs p at 3+a·zpairs+p), then a group of zgroup output pixels in
-// 3·zpairs+1 vectors — the weights of sum vector a's pair p at a·zpairs+p (the pair's int16 weights
-// for each dword's pixel), then the pixels' span offsets from the group's load (sixteen bytes) and
-// the load's offset in the row (an int32).
+// The AVX-512 horizontal kernel's tables, in 64-byte vectors, for zpairs tap pairs (2 or 3): a
+// header of 3+3·zpairs constants (per sum vector a, the spread index at a, and the add vectors of
+// its pairs p at 3+a·zpairs+p), then a group of zgroup output pixels in 3·zpairs+1 vectors — the
+// weights of sum vector a's pair p at a·zpairs+p (the pair's int16 weights for each dword's pixel),
+// then the pixels' span offsets from the group's load (sixteen bytes) and the load's offset in the
+// row (an int32).
 const zgroup = 16
 
 // avx512 reports whether the AVX-512 horizontal kernel runs for the weights v was last built from.

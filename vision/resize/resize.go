@@ -42,8 +42,8 @@ const torchMaxPrecision = 22
 // intermediate image never exists whole, it stays in cache, and rows no output reads are never
 // computed (Pillow skips them too). Rows are plain RGB bytes, the uint8 image between Pillow's passes.
 //
-// On amd64 with AVX2 both passes run vector kernels (kernel_amd64.s) that compute the same integer
-// sums; the Go kernels (kernel.go) run elsewhere and are the reference the vector ones are tested
+// On amd64 with AVX2 both passes run vector kernels (kernel_amd64.s; kernel512_amd64.s for torch's
+// weights on CPUs with AVX-512 VBMI and VNNI) that compute the same integer sums; the Go kernels (kernel.go) run elsewhere and are the reference the vector ones are tested
 // against.
 type Resizer struct {
 	horiz, vert weights
