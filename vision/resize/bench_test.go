@@ -18,6 +18,10 @@ func BenchmarkRGB(b *testing.B) {
 			b.Run(fmt.Sprintf("%dx%d-%dx%d/%v", c.sw, c.sh, c.dw, c.dh, m), func(b *testing.B) {
 				benchRGB(b, &Resizer{}, dst, c, src, m)
 			})
+			// The AVX2 kernels, which run where AVX-512 does not.
+			b.Run(fmt.Sprintf("%dx%d-%dx%d/%v/avx2", c.sw, c.sh, c.dw, c.dh, m), func(b *testing.B) {
+				benchRGB(b, &Resizer{noAVX512: true}, dst, c, src, m)
+			})
 			// The Go kernels, which run where the vector ones do not (arm64).
 			b.Run(fmt.Sprintf("%dx%d-%dx%d/%v/go", c.sw, c.sh, c.dw, c.dh, m), func(b *testing.B) {
 				benchRGB(b, &Resizer{generic: true}, dst, c, src, m)
@@ -35,4 +39,25 @@ func benchRGB(b *testing.B, r *Resizer, dst []uint8, c sizeCase, src []uint8, m 
 		}
 	}
 	b.ReportMetric(float64(testenv.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkHorizontalRow is one 1280 -> 1288 torch row through each horizontal vector kernel: the
+// kernels alone, their weight tables as warm as a resize keeps them.
+func BenchmarkHorizontalRow(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var w weights
+	w.compute(1280, 1288, Torch, nil)
+	in := append(testImage(rng, 1280, 1), make([]uint8, rowPad)...)
+	out := make([]uint8, 1288*3+rowPad)
+	for _, wide := range []bool{true, false} {
+		var v hvec
+		if !v.build(&w, wide) {
+			b.Skip("no vector kernels on this CPU")
+		}
+		b.Run(fmt.Sprintf("avx512=%v", v.avx512()), func(b *testing.B) {
+			for b.Loop() {
+				horizontalVector(out, in, &w, &v)
+			}
+		})
+	}
 }

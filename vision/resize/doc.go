@@ -14,7 +14,8 @@
 // their outputs differ by a level here and there.
 //
 // The passes run as AVX2 kernels on amd64 CPUs that have it (kernel_amd64.s: VPMADDWD on int16
-// weights, Pillow's 22-bit weights split in two or multiplied with VPMULLD) and as plain Go loops
-// elsewhere (kernel.go). Integer sums do not depend on their order, so both write the same bytes;
+// weights, Pillow's 22-bit weights split in two or multiplied with VPMULLD), torch's int16 ones as
+// AVX-512 kernels where the CPU has VBMI and VNNI (kernel512_amd64.s: VPERMB gathers, VPDPWSSD
+// multiply-accumulates), and as plain Go loops elsewhere (kernel.go). Integer sums do not depend on their order, so both write the same bytes;
 // the tests and a fuzz target hold them to it.
 package resize

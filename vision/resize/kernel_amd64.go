@@ -1,6 +1,7 @@
 package resize
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -18,8 +19,18 @@ import (
 // multiplies int16 weights: torch's weights are int16 already; Pillow's 22-bit ones are split into
 // hi·2^11 + lo, two multiply-adds whose int32 sums combine exactly (modulo 2^32, and the true sum fits
 // an int32, as Pillow's C code relies on).
+//
+// The AVX-512 kernels (kernel512_amd64.s) take torch's int16 weights only. Vertical: sixty-four bytes
+// a step, two rows' bytes gathered into int16 pairs by VPERMI2B, one VPDPWSSD a pair of rows and
+// sixteen bytes. Horizontal, for spans of at most six taps (enlargements and mild reductions):
+// sixteen output pixels a step from one load of 64 bytes (four taps) or 128 (six), VPERMB
+// (VPERMI2B) gathering each output byte's tap pairs from it by indexes built per group.
 
 var hasAVX2 = cpu.X86.HasAVX2
+
+// hasAVX512 is what the AVX-512 kernels (kernel512_amd64.s) need: byte and word instructions,
+// VBMI's byte permutes and VNNI's VPDPWSSD, which multiplies int16 pairs and accumulates in one.
+var hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512VNNI
 
 //go:noescape
 func hconvAVX2(out, in *uint8, start *int32, wh, wl *int16, pairs, groups int, half int32, prec uint)
@@ -32,6 +43,12 @@ func vmaddAVX2(out *uint8, rows **uint8, k *int32, pairs, n int, half int32, pre
 
 //go:noescape
 func hconv5AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int32, prec uint)
+
+//go:noescape
+func vmaddAVX512(out *uint8, rows **uint8, k *int32, pairs, n int, half int32, prec uint)
+
+//go:noescape
+func hconvAVX512(out, in *uint8, tab *uint8, groups int, tail uint64, half int32, prec uint, pairs int)
 
 //go:noescape
 func hconv4AVX2(out, in *uint8, start *int32, wh, wl *int16, quads int, half int32, prec uint)
@@ -48,20 +65,36 @@ type hvec struct {
 	start  []int32
 	groups int
 	split  bool
+
+	// For hconvAVX512: its tables (tab, 64-byte aligned within ztab), with groups of sixteen output
+	// pixels.
+	wide, zmm bool // wide: built with the AVX-512 kernel allowed; zmm: it runs
+	ztab, tab []uint8
+	zgroups   int
+	zpairs    int // tap pairs: 2 for spans of up to four taps, 3 for six
+	zread     int // the bytes of the source row the loads reach
 }
 
 // pillowSplit is the bit position at which Pillow's weights are split for VPMADDWD.
 const pillowSplit = 11
 
-// build fills v from w, or reports false when the vector kernel is unavailable.
-func (v *hvec) build(w *weights) bool {
+// build fills v from w, or reports false when the vector kernel is unavailable. wide allows the
+// AVX-512 kernel, which runs where the CPU has it and w fits it.
+func (v *hvec) build(w *weights, wide bool) bool {
 	if !hasAVX2 {
 		return false
 	}
-	if v.key == w.key {
+	wide = wide && hasAVX512
+	if v.key == w.key && v.wide == wide {
 		return true
 	}
 	v.key = weightsKey{}
+	v.wide = wide
+	v.zmm = wide && v.build512(w)
+	if v.zmm {
+		v.key = w.key
+		return true
+	}
 	n := len(w.start)
 	v.groups = (w.taps + 3) / 4
 	vecs, step := 2*v.groups, 2
@@ -115,15 +148,24 @@ func (v *hvec) build(w *weights) bool {
 // horizontalVector resamples one padded source row into out, which has rowPad bytes of slack.
 func horizontalVector(out []uint8, in []uint8, w *weights, v *hvec) {
 	n := len(w.start)
+	half := int32(1) << (w.prec - 1)
+	if v.zmm {
+		if len(in) < v.zread || len(out) < n*3+16 {
+			horizontal(out[:n*3], in, w) // RGB pads both; the kernel must never read or write past them
+			return
+		}
+		tail := uint64(1)<<(n*3-48*(v.zgroups-1)) - 1
+		hconvAVX512(&out[0], &in[0], &v.tab[0], v.zgroups, tail, half, w.prec, v.zpairs)
+		return
+	}
 	if len(out) < len(v.start)*3+4 || len(in) < (int(w.start[n-1])+4*v.groups)*3+4 {
-		horizontal(out[:n*3], in, w) // RGB pads both; the kernel must never read or write past them
+		horizontal(out[:n*3], in, w)
 		return
 	}
 	var lo *int16
 	if v.split {
 		lo = &v.lo[0]
 	}
-	half := int32(1) << (w.prec - 1)
 	switch {
 	case w.taps <= 4:
 		hconv4AVX2(&out[0], &in[0], &v.start[0], &v.hi[0], lo, len(v.start)/4, half, w.prec)
@@ -135,9 +177,10 @@ func horizontalVector(out []uint8, in []uint8, w *weights, v *hvec) {
 	hconvAVX2(&out[0], &in[0], &v.start[0], &v.hi[0], lo, len(v.start)/2, v.groups, half, w.prec)
 }
 
-// verticalVector writes out, 32 bytes a step, the last step overlapping the one before, and returns
-// len(out); or returns 0, writing nothing, for rows shorter than a step or without AVX2.
-func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint) int {
+// verticalVector writes out, 32 bytes a step (64 with the AVX-512 kernel, which wide allows), the last
+// step overlapping the one before, and returns len(out); or returns 0, writing nothing, for rows
+// shorter than a step or without AVX2.
+func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint, wide bool) int {
 	n := len(out)
 	if !hasAVX2 || n < 32 {
 		return 0
@@ -161,6 +204,10 @@ func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint) int {
 		pairs[j/2] |= int32(uint32(uint16(kv)) << (16 * (j % 2)))
 	}
 	ptrs[len(rows)] = ptrs[len(rows)-1]
+	if wide && hasAVX512 && n >= 64 {
+		vmaddAVX512(&out[0], &ptrs[0], &pairs[0], (len(rows)+1)/2, n, half, prec)
+		return n
+	}
 	vmaddAVX2(&out[0], &ptrs[0], &pairs[0], (len(rows)+1)/2, n, half, prec)
 	return n
 }
@@ -168,3 +215,94 @@ func verticalVector(out []uint8, rows [][]uint8, k []int32, prec uint) int {
 // maxVectorTaps bounds the vertical kernel's row-pointer array on the stack: a 64-tap filter is a
 // reduction by 15x, beyond it the Go kernel runs.
 const maxVectorTaps = 64
+
+// The AVX-512 horizontal kernel's tables, in 64-byte vectors, for zpairs tap pairs (2 or 3): a
+// header of 3+3·zpairs constants (per sum vector a, the spread index at a, and the add vectors of
+// its pairs p at 3+a·zpairs+p), then a group of zgroup output pixels in 3·zpairs+1 vectors — the
+// weights of sum vector a's pair p at a·zpairs+p (the pair's int16 weights for each dword's pixel),
+// then the pixels' span offsets from the group's load (sixteen bytes) and the load's offset in the
+// row (an int32).
+const zgroup = 16
+
+// avx512 reports whether the AVX-512 horizontal kernel runs for the weights v was last built from.
+func (v *hvec) avx512() bool { return v.zmm }
+
+// zbyte is the output byte within its group that dword i of sum vector a becomes after the in-lane
+// packs and the compaction.
+func zbyte(a, i int) int { return 12*(i/4) + 4*a + i%4 }
+
+// build512 fills v's tables for the AVX-512 horizontal kernels, or reports false when w does not fit
+// them: Pillow's 22-bit weights (which VPDPWSSD cannot take whole), more than six taps, or a group
+// whose spans do not lie within one load (64 bytes for four taps, 128 for six) inside the padded row.
+func (v *hvec) build512(w *weights) bool {
+	n := len(w.start)
+	if w.prec > 15 || w.taps > 6 {
+		return false
+	}
+	pairs, window := 2, 64
+	if w.taps > 4 {
+		pairs, window = 3, 128
+	}
+	groups := (n + zgroup - 1) / zgroup
+	rowBytes := w.key.in*3 + rowPad
+	// A group's load starts at its first span, or earlier where that would read past the row's
+	// padding (the last, short group's).
+	base := func(g int) int { return min(int(w.start[g*zgroup])*3, rowBytes-window) }
+	for g := range groups {
+		// The last pixel's last tap pair's second byte must be in the load.
+		hi := int(w.start[min(g*zgroup+zgroup, n)-1])
+		if b := base(g); b < 0 || (hi+2*pairs-1)*3+2-b >= window {
+			return false
+		}
+	}
+	head, stride := 3+3*pairs, 3*pairs+1
+	size := (head + groups*stride) * 64
+	v.ztab = grow(v.ztab, size+63)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(v.ztab))) & 63)
+	v.tab = v.ztab[off : off+size]
+	clear(v.tab)
+	v.zgroups, v.zpairs = groups, pairs
+	v.zread = 0
+	// The header: per sum vector a, the VPERMB index that spreads a group's sixteen span offsets to
+	// its dwords' bytes 0 and 2, then the bytes added to them for tap pair p: the channel, 6p, and 3
+	// more for the pair's second tap.
+	for a := range 3 {
+		spread := v.tab[a*64:][:64]
+		for p := range pairs {
+			add := v.tab[(3+a*pairs+p)*64:][:64]
+			for i := range 16 {
+				b := zbyte(a, i)
+				spread[4*i], spread[4*i+2] = uint8(b/3), uint8(b/3)
+				add[4*i], add[4*i+2] = uint8(b%3+6*p), uint8(b%3+6*p+3)
+			}
+		}
+	}
+	for g := range groups {
+		x0 := g * zgroup
+		b0 := base(g)
+		v.zread = max(v.zread, b0+window)
+		grp := v.tab[(head+g*stride)*64:][:stride*64]
+		offs := grp[3*pairs*64:]
+		for j := range zgroup {
+			if x := x0 + j; x < n {
+				offs[j] = uint8(int(w.start[x])*3 - b0)
+			}
+		}
+		binary.LittleEndian.PutUint32(offs[zgroup:], uint32(b0))
+		for a := range 3 { // sum vector
+			for i := range 16 {
+				x := x0 + zbyte(a, i)/3
+				if x >= n {
+					continue // zero weights for the padding
+				}
+				var k [6]int32
+				copy(k[:w.taps], w.k[x*w.ksize:])
+				for p := range pairs {
+					pair := uint32(uint16(k[2*p])) | uint32(uint16(k[2*p+1]))<<16
+					binary.LittleEndian.PutUint32(grp[(a*pairs+p)*64+4*i:], pair)
+				}
+			}
+		}
+	}
+	return true
+}

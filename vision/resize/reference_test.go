@@ -121,8 +121,8 @@ func referencePass(img []uint8, w, h, out int, m Method, horiz bool) []uint8 {
 
 func TestMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, r := range []*Resizer{{}, {generic: true}} {
-		testMatchesReference(t, rng, r)
+	for _, set := range kernelSets() {
+		testMatchesReference(t, rng, &set.r)
 	}
 }
 
@@ -140,7 +140,7 @@ func testMatchesReference(t *testing.T, rng *rand.Rand, r *Resizer) {
 				t.Fatal(err)
 			}
 			if d := firstDiff(got, referenceRGB(src, c.sw, c.sh, c.dw, c.dh, m)); d >= 0 {
-				t.Fatalf("%v %v (generic kernels %v): byte %d differs from the plain resize", c, m, r.generic, d)
+				t.Fatalf("%v %v (generic kernels %v, noAVX512 %v): byte %d differs from the plain resize", c, m, r.generic, r.noAVX512, d)
 			}
 		}
 	}

@@ -42,8 +42,8 @@ const torchMaxPrecision = 22
 // intermediate image never exists whole, it stays in cache, and rows no output reads are never
 // computed (Pillow skips them too). Rows are plain RGB bytes, the uint8 image between Pillow's passes.
 //
-// On amd64 with AVX2 both passes run vector kernels (kernel_amd64.s) that compute the same integer
-// sums; the Go kernels (kernel.go) run elsewhere and are the reference the vector ones are tested
+// On amd64 with AVX2 both passes run vector kernels (kernel_amd64.s; kernel512_amd64.s for torch's
+// weights on CPUs with AVX-512 VBMI and VNNI) that compute the same integer sums; the Go kernels (kernel.go) run elsewhere and are the reference the vector ones are tested
 // against.
 type Resizer struct {
 	horiz, vert weights
@@ -54,6 +54,7 @@ type Resizer struct {
 	slots       [][]uint8 // the row in each ring slot: the ring's memory, or a source row
 	taps        [][]uint8 // one output row's input rows, in filter order
 	generic     bool      // run the Go kernels even where vector ones exist (for the differential tests)
+	noAVX512    bool      // run the AVX2 kernels even where AVX-512 ones exist (likewise)
 }
 
 // rowPad is the slack after a row that the vector kernels may read (the horizontal one loads sixteen
@@ -127,7 +128,7 @@ func (r *Resizer) resize(dst []uint8, dstW, dstH int, row func(y int) ([]uint8, 
 		r.raw = r.horiz.compute(srcW, dstW, m, r.raw)
 		r.row = grow(r.row, srcW*3+rowPad)
 		clear(r.row[srcW*3:])
-		vector = !r.generic && r.hvec.build(&r.horiz)
+		vector = !r.generic && r.hvec.build(&r.horiz, !r.noAVX512)
 	}
 	stride := dstW*3 + rowPad
 	// produce returns intermediate row y (dstW wide), computing it into buf when it needs computing.
@@ -198,7 +199,7 @@ func (r *Resizer) resize(dst []uint8, dstW, dstH int, row func(y int) ([]uint8, 
 		k := w.k[y*w.ksize : y*w.ksize+w.taps]
 		done := 0
 		if !r.generic {
-			done = verticalVector(out, r.taps, k, w.prec)
+			done = verticalVector(out, r.taps, k, w.prec, !r.noAVX512)
 		}
 		vertical(out, r.taps, k, w.prec, done)
 	}
