@@ -70,6 +70,12 @@ const (
 	streamPiece = 48 << 10
 )
 
+// StreamWriteBytes is about how many bytes of a streamed item each write
+// to the connection hands on (a write may carry up to one more source
+// piece): the send floor of `vrender bench images` writes its static
+// answer in writes of this size.
+const StreamWriteBytes = streamChunk
+
 // chunkPool holds the chunk buffers of streamed items (cap
 // streamChunkCap), shared by every request: one per item being written.
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, streamChunkCap); return &b }}
