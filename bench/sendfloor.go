@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vrender/vrender/features"
+	"github.com/vrender/vrender/server"
 )
 
 // SendFloorCommand is the hidden `vrender bench` kind that runs the send
@@ -21,11 +22,11 @@ const SendFloorCommand = "send-floor-server"
 // ServeSendFloor serves the send floor on addr until ctx ends: every POST
 // to the render path has its body read whole and is answered with size
 // bytes of JSON-safe text, written from memory in writes of
-// features.StreamWriteBytes as `vrender serve` writes a streamed image
-// answer, over the same net/http server. Its CPU per request is what
-// receiving the request and sending an answer of that size costs over
-// loopback with no image work at all: the least any renderer answering
-// it could spend. GET /health answers 200 for the bench's readiness wait;
+// features.StreamWriteBytes through the same net/http server and send
+// buffer as `vrender serve` writes a streamed image answer. Its CPU per
+// request is what receiving the request and sending an answer of that
+// size costs over loopback with no image work at all: the least any
+// renderer answering it could spend. GET /health answers 200 for the bench's readiness wait;
 // anything else is a 404.
 func ServeSendFloor(ctx context.Context, addr string, size int) error {
 	if size < 2 {
@@ -35,7 +36,7 @@ func ServeSendFloor(ctx context.Context, addr string, size int) error {
 	if err != nil {
 		return fmt.Errorf("bench send floor: %w", err)
 	}
-	srv := &http.Server{Handler: sendFloorHandler(size), ReadHeaderTimeout: time.Minute}
+	srv := &http.Server{Handler: sendFloorHandler(size), ReadHeaderTimeout: time.Minute, ConnContext: server.LargeAnswerConnContext()}
 	go func() {
 		<-ctx.Done()
 		srv.Close()
@@ -73,6 +74,7 @@ func sendFloorHandler(size int) http.Handler {
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", length)
+		server.GrowSendBuffer(r.Context(), size)
 		for rest := answer; len(rest) > 0; {
 			n := min(len(rest), features.StreamWriteBytes)
 			if _, err := w.Write(rest[:n]); err != nil {

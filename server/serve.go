@@ -73,7 +73,6 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptio
 	defer cancelRequests()
 	var handlers sync.WaitGroup
 	var active, finished atomic.Int64
-	sndbuf := readSendBufferSize()
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			handlers.Add(1)
@@ -86,7 +85,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptio
 			h.ServeHTTP(w, r)
 		}),
 		BaseContext: func(net.Listener) context.Context { return base },
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return withConn(ctx, c, sndbuf) },
+		ConnContext: LargeAnswerConnContext(),
 		// Bounds the time a client may take to send headers (slowloris);
 		// bodies are bounded by size in the handlers instead, because a
 		// slow client legitimately uploads a long prompt slowly.

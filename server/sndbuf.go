@@ -83,9 +83,22 @@ func withConn(ctx context.Context, c net.Conn, sndbuf int) context.Context {
 	return context.WithValue(ctx, connKey{}, connSendBuffer{tc, sndbuf})
 }
 
-// growSendBuffer asks for the large-answer send buffer on ctx's
-// connection, if Serve recorded one.
-func growSendBuffer(ctx context.Context) {
+// LargeAnswerConnContext is the http.Server ConnContext that lets an
+// answer grow its connection's send buffer (GrowSendBuffer). Serve uses
+// it, and so does the send floor of `vrender bench images`, which writes
+// as Serve does.
+func LargeAnswerConnContext() func(context.Context, net.Conn) context.Context {
+	sndbuf := readSendBufferSize()
+	return func(ctx context.Context, c net.Conn) context.Context { return withConn(ctx, c, sndbuf) }
+}
+
+// GrowSendBuffer asks for the large-answer send buffer on ctx's
+// connection before an answer of n bytes is written, when n is large and
+// LargeAnswerConnContext recorded the connection.
+func GrowSendBuffer(ctx context.Context, n int) {
+	if n < largeAnswerBytes {
+		return
+	}
 	if c, ok := ctx.Value(connKey{}).(connSendBuffer); ok {
 		_ = c.conn.SetWriteBuffer(c.sndbuf)
 	}

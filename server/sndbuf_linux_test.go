@@ -62,17 +62,12 @@ func TestGrowSendBuffer(t *testing.T) {
 	defer c.Close()
 	const size = 150_000 // under every wmem_max
 	ctx := withConn(context.Background(), c, size)
-	growSendBuffer(ctx)
-	raw, err := c.(*net.TCPConn).SyscallConn()
-	if err != nil {
-		t.Fatal(err)
+	GrowSendBuffer(ctx, largeAnswerBytes-1) // a small answer leaves it
+	if n := sndbuf(t, c); n == 2*size {
+		t.Fatalf("SO_SNDBUF %d for a small answer", n)
 	}
-	var got int
-	var gerr error
-	if err := raw.Control(func(fd uintptr) { got, gerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF) }); err != nil || gerr != nil {
-		t.Fatal(err, gerr)
-	}
-	if got != 2*size {
+	GrowSendBuffer(ctx, largeAnswerBytes)
+	if got := sndbuf(t, c); got != 2*size {
 		t.Fatalf("SO_SNDBUF %d, want %d", got, 2*size)
 	}
 	if withConn(context.Background(), c, 0).Value(connKey{}) != nil {
@@ -84,5 +79,20 @@ func TestGrowSendBuffer(t *testing.T) {
 	if withConn(context.Background(), p1, size).Value(connKey{}) != nil {
 		t.Fatal("a pipe recorded")
 	}
-	growSendBuffer(context.Background()) // nothing recorded: nothing to do
+	GrowSendBuffer(context.Background(), largeAnswerBytes) // nothing recorded: nothing to do
+}
+
+// sndbuf is c's SO_SNDBUF.
+func sndbuf(t *testing.T, c net.Conn) int {
+	t.Helper()
+	raw, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var gerr error
+	if err := raw.Control(func(fd uintptr) { n, gerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF) }); err != nil || gerr != nil {
+		t.Fatal(err, gerr)
+	}
+	return n
 }
