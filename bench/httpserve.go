@@ -44,6 +44,15 @@ type Server struct {
 
 // StartServer starts the server and waits until /health answers.
 func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
+	return startChild(ctx, opts, func(port int) []string {
+		return append([]string{"serve", opts.ModelDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+			"--served-model-name", "m"}, opts.Args...)
+	})
+}
+
+// startChild starts opts.Bin with the arguments args gives for a free
+// port, pinned as ServerOptions says, and waits until /health answers.
+func startChild(ctx context.Context, opts ServerOptions, args func(port int) []string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -52,10 +61,8 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench http: %w", err)
 	}
-	args := append([]string{"serve", opts.ModelDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--served-model-name", "m"}, opts.Args...)
 	cores := max(1, opts.Cores)
-	cmd, pinned := pinnedCommand(ctx, cores, opts.Bin, args...)
+	cmd, pinned := pinnedCommand(ctx, cores, opts.Bin, args(port)...)
 	cmd.Env = append(append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(cores)), opts.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vrender/vrender/features"
 	"github.com/vrender/vrender/model"
 	"github.com/vrender/vrender/server"
 	"github.com/vrender/vrender/vision"
@@ -52,6 +53,10 @@ type ImagesOptions struct {
 	// Server is the `vrender serve` child the HTTP rows drive (Cores is
 	// set per section).
 	Server ServerOptions
+	// SendFloorBin is the vrender binary whose hidden send-floor server
+	// the send floor is measured against ("": Server.Bin), so a --http-bin
+	// of another build is still compared with this one's floor.
+	SendFloorBin string
 	// Turns of the conversation re-sending the same two screenshots (0:
 	// skip it).
 	Turns int
@@ -79,6 +84,7 @@ type ImagesReport struct {
 	// Floor is GET /v1/models on the matrix's server.
 	Floor        HTTPRow          `json:"floor"`
 	Rows         []ImageRow       `json:"rows"`
+	SendFloor    *SendFloorRow    `json:"send_floor,omitempty"`
 	Conversation *ConversationRow `json:"conversation,omitempty"`
 	Scaling      []ScalingRow     `json:"scaling,omitempty"`
 }
@@ -123,6 +129,23 @@ type InProcessFigure struct {
 	NsPerOp     float64 `json:"ns_per_op"`
 	AllocsPerOp float64 `json:"allocs_per_op"`
 	BytesPerOp  float64 `json:"bytes_per_op"`
+}
+
+// SendFloorRow is the send floor of the target full-path row: the same
+// requests, client and pinning against a child answering a static body of
+// the full-path answer's size (ServeSendFloor), so no image work at all.
+type SendFloorRow struct {
+	Request     string     `json:"request"` // the full-path row it stands beside
+	AnswerBytes int        `json:"answer_bytes"`
+	WriteBytes  int        `json:"write_bytes"` // bytes per write to the connection
+	HTTP        HTTPResult `json:"http"`
+	// ImageWorkNs is the full-path row's server CPU per request above the
+	// floor: what image work (decode, resize, patchify, encoding) costs.
+	ImageWorkNs float64 `json:"image_work_ns_per_request"`
+	ReferenceNs float64 `json:"reference_ns"`
+	// BestRatio is the reference over the floor: the most any renderer
+	// sending this answer over loopback could reach.
+	BestRatio float64 `json:"best_ratio"`
 }
 
 // ConversationRow is the agent conversation: Turns requests, each
@@ -229,6 +252,9 @@ func Images(ctx context.Context, opts ImagesOptions) (*ImagesReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	if err := sendFloor(ctx, opts, shapes, rep); err != nil {
+		return rep, err
+	}
 	if conv != nil && len(hrep.Rows) > len(shapes) {
 		rep.Conversation = conversationRow(conv, opts.Turns, hrep.Rows[len(shapes)].HTTPResult, rep.Rows)
 	}
@@ -315,6 +341,7 @@ type imageShape struct {
 	mode   string
 	inProc InProcessFigure
 	body   int
+	answer int // bytes of the warm-up's answer
 }
 
 // imageShapes are the matrix's request shapes, smallest first, so the
@@ -439,6 +466,7 @@ func measureImagesInProcess(ctx context.Context, m *model.Model, minTime time.Du
 		if err := checkImageAnswer(out, s.count, s.mode == ModeFull); err != nil {
 			return fmt.Errorf("bench images %s %s: %w", s.name(), s.mode, err)
 		}
+		s.answer = len(out)
 		runtime.GC()
 		clk = serverClock{}
 		var client heapAllocs
@@ -506,6 +534,61 @@ func checkImageAnswer(body []byte, n int, withKwargs bool) error {
 		return fmt.Errorf("render answer: kwargs_data present %v, want %v", hasKwargs, withKwargs)
 	}
 	return nil
+}
+
+// sendFloorMinCPU is the least server CPU the send floor runs for.
+const sendFloorMinCPU = 500 * time.Millisecond
+
+// sendFloor measures the send floor of the full-path target row (one
+// 1280x720 JPEG) when the matrix has it: its requests against a
+// ServeSendFloor child answering as many bytes as the warm-up's answer,
+// started, pinned and driven as the matrix's server, right after it.
+func sendFloor(ctx context.Context, opts ImagesOptions, shapes []*imageShape, rep *ImagesReport) error {
+	var shape *imageShape
+	var full *ImageRow
+	for i, s := range shapes {
+		if i < len(rep.Rows) && rep.Rows[i].Target == TargetImageFullRatio && s.answer > 0 {
+			shape, full = s, &rep.Rows[i]
+		}
+	}
+	if shape == nil {
+		return nil
+	}
+	srvOpts := opts.Server
+	srvOpts.Cores = 1
+	if opts.SendFloorBin != "" {
+		srvOpts.Bin = opts.SendFloorBin
+	}
+	srv, err := StartSendFloor(ctx, srvOpts, shape.answer)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	restore, _ := pinProcess(1)
+	defer restore()
+	w := shape.workload(false)
+	w.Name, w.Kind = "send floor: "+w.Name, "send-floor"
+	// The floor is a third of the full path's CPU: a longer run gives it
+	// /proc's 10 ms ticks' resolution over as many requests.
+	h, err := srv.Measure(ctx, w, max(opts.MinTime, sendFloorMinCPU), opts.MinUnits, 1)
+	if err != nil {
+		return err
+	}
+	rep.SendFloor = sendFloorRow(*full, shape.answer, h)
+	return nil
+}
+
+// sendFloorRow sets the floor h beside the full-path row full.
+func sendFloorRow(full ImageRow, answer int, h HTTPResult) *SendFloorRow {
+	r := &SendFloorRow{Request: fmt.Sprintf("%s %s x%d", full.Format, full.Size, full.Images), AnswerBytes: answer,
+		WriteBytes: features.StreamWriteBytes, HTTP: h, ReferenceNs: full.ReferenceNs}
+	if h.CPUPerReqNs > 0 {
+		r.BestRatio = r.ReferenceNs / h.CPUPerReqNs
+		if full.HTTP.CPUPerReqNs > 0 {
+			r.ImageWorkNs = full.HTTP.CPUPerReqNs - h.CPUPerReqNs
+		}
+	}
+	return r
 }
 
 // conversationWorkload is one unit per conversation: turns requests, each

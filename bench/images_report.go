@@ -21,7 +21,13 @@ func (r *ImagesReport) WriteTable(w io.Writer) error {
 		orDash(r.Python), orDash(r.Pillow), orDash(r.Numpy), pinLabel(r.RefPinned, "0"))
 	ew.printf("numpy rescale/normalize/patchify and bf16 per image (tools/refimage/bench.py), CPU per image (median), times the request's images:\n")
 	ew.printf("a floor under vLLM's own cost; ratio = reference / server CPU per request. Every image of every request is new (a tag in a\n")
-	ew.printf("segment decoders skip), so no cache serves it; no-kwargs = return_mm_kwargs false\n\n")
+	ew.printf("segment decoders skip), so no cache serves it; no-kwargs = return_mm_kwargs false\n")
+	if f := r.SendFloor; f != nil {
+		ew.printf("send floor (under %s full): the same requests, client and pinning against a child that reads each request and\n", f.Request)
+		ew.printf("answers a static body of the full-path answer's size as `vrender serve` writes it, measured right after the matrix: what\n")
+		ew.printf("receiving the request and sending the answer over loopback cost with no image work; best possible = reference / floor\n")
+	}
+	ew.printf("\n")
 
 	ew.printf("%-6s %-10s %9s %11s %12s %7s %14s\n", "format", "size", "bytes", "resized", "grid", "tokens", "ref ms/image")
 	for _, in := range r.Images {
@@ -40,6 +46,9 @@ func (r *ImagesReport) WriteTable(w io.Writer) error {
 			row.HTTP.CPUPerReqNs/1e6, row.HTTP.BusyPct, row.HTTP.SyscallsPerReq, row.HTTP.AllocsPerUnit, mib(row.HTTP.PeakRSSBytes),
 			row.InProcess.NsPerOp/1e6, row.InProcess.AllocsPerOp, row.InProcess.BytesPerOp/(1<<20), row.ReferenceNs/1e6, row.Ratio,
 			targetLabel(row.Ratio, row.Target))
+		if f := r.SendFloor; f != nil && row.Target == TargetImageFullRatio && row.Mode == ModeFull {
+			writeSendFloor(ew, f, row)
+		}
 	}
 
 	if c := r.Conversation; c != nil {
@@ -67,6 +76,24 @@ func (r *ImagesReport) WriteTable(w io.Writer) error {
 		}
 	}
 	return ew.err
+}
+
+// writeSendFloor prints the send floor under its full-path row: the floor
+// in the row's columns, then the image work above it.
+func writeSendFloor(ew *errWriter, f *SendFloorRow, full ImageRow) {
+	allocs := "-"
+	if f.HTTP.AllocsPerUnit >= 0 {
+		allocs = fmt.Sprintf("%.0f", f.HTTP.AllocsPerUnit)
+	}
+	ew.printf("%-22s %-9s %8.2f %6d %10.2f %4.0f%% %9.1f %12s %8.0f %12s %11s %9s %10.1f %7.1fx %s\n",
+		"  send floor", "static", float64(full.BodyBytes)/(1<<20), f.HTTP.Units, f.HTTP.CPUPerReqNs/1e6, f.HTTP.BusyPct,
+		f.HTTP.SyscallsPerReq, allocs, mib(f.HTTP.PeakRSSBytes), "-", "-", "-", f.ReferenceNs/1e6, f.BestRatio, "best possible")
+	share := 0.0
+	if full.HTTP.CPUPerReqNs > 0 {
+		share = 100 * f.ImageWorkNs / full.HTTP.CPUPerReqNs
+	}
+	ew.printf("%-22s image work above the send floor %.2f ms of %.2f (%.0f%%); the floor answers %.2f MB of static bytes in %d KiB writes\n",
+		"", f.ImageWorkNs/1e6, full.HTTP.CPUPerReqNs/1e6, share, float64(f.AnswerBytes)/(1<<20), f.WriteBytes>>10)
 }
 
 // targetLabel is "≥6x met" / "≥6x MISSED", or "" without a target.

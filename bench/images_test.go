@@ -245,6 +245,9 @@ func TestImagesReportTable(t *testing.T) {
 			{Format: "jpeg", Size: "1280x720", Images: 1, Mode: ModeNoKwargs, HTTP: HTTPResult{Units: 60, CPUPerReqNs: 1e6},
 				ReferenceNs: 55e6, Ratio: 55, Target: TargetImageNoKwargsRatio},
 		},
+		SendFloor: &SendFloorRow{Request: "jpeg 1280x720 x1", AnswerBytes: 15 << 20, WriteBytes: 2 << 20,
+			HTTP:        HTTPResult{Units: 20, CPUPerReqNs: 2.5e6, BusyPct: 60, SyscallsPerReq: 40, AllocsPerUnit: -1, PeakRSSBytes: 40 << 20},
+			ImageWorkNs: 2.5e6, ReferenceNs: 55e6, BestRatio: 22},
 		Conversation: &ConversationRow{Turns: 10, Screenshot: "png 1280x720", HTTP: HTTPResult{Units: 3, CPUPerReqNs: 2e6},
 			ReferenceNs: 110e6, Ratio: 55, UncachedNs: 20e6, Target: TargetImageConversationRatio},
 		Scaling: []ScalingRow{
@@ -265,6 +268,9 @@ func TestImagesReportTable(t *testing.T) {
 		"jpeg   1280x720      112432    1288x728      1,52,92    1196          55.00",
 		"GET /v1/models         floor",
 		"jpeg 1280x720 x1       full          0.14      6       5.00   90%      13.5          268      168         4.50         170      69.0       55.0    11.0x ≥6x met",
+		"send floor (under jpeg 1280x720 x1 full)",
+		"  send floor           static        0.14     20       2.50   60%      40.0            -       40            -           -         -       55.0    22.0x best possible",
+		"image work above the send floor 2.50 ms of 5.00 (50%); the floor answers 15.00 MB of static bytes in 2048 KiB writes",
 		"jpeg 1280x720 x1       no-kwargs",
 		"55.0x ≥100x MISSED",
 		"10 turns, 2 screenshots      3           2.00                  20.00",
@@ -277,13 +283,18 @@ func TestImagesReportTable(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
-	// Without a conversation or scaling section their headers vanish.
-	rep.Conversation, rep.Scaling = nil, nil
+	// The floor stands right under its full-path row.
+	if i, j := strings.Index(out, "jpeg 1280x720 x1       full"), strings.Index(out, "  send floor "); i < 0 || j < i ||
+		strings.Count(out[i:j], "\n") != 1 {
+		t.Errorf("the send floor is not under its full-path row:\n%s", out)
+	}
+	// Without a conversation, scaling or send floor section their headers vanish.
+	rep.Conversation, rep.Scaling, rep.SendFloor = nil, nil, nil
 	b.Reset()
 	if err := rep.WriteTable(&b); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(b.String(), "conversation:") || strings.Contains(b.String(), "scaling:") {
+	if strings.Contains(b.String(), "conversation:") || strings.Contains(b.String(), "scaling:") || strings.Contains(b.String(), "send floor") {
 		t.Fatalf("empty sections printed:\n%s", b.String())
 	}
 }

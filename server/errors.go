@@ -98,6 +98,7 @@ func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(body.Len()))
 	w.WriteHeader(status)
+	GrowSendBuffer(r.Context(), body.Len())
 	if _, err := body.WriteTo(liveWriter{r.Context(), w}); err != nil {
 		// The client went away (net/http closes a connection whose body
 		// is short of its Content-Length); nothing more to do, unless the

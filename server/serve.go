@@ -85,6 +85,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptio
 			h.ServeHTTP(w, r)
 		}),
 		BaseContext: func(net.Listener) context.Context { return base },
+		ConnContext: LargeAnswerConnContext(),
 		// Bounds the time a client may take to send headers (slowloris);
 		// bodies are bounded by size in the handlers instead, because a
 		// slow client legitimately uploads a long prompt slowly.

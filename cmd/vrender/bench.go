@@ -36,6 +36,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprint(stdout, benchUsage)
 		return flag.ErrHelp
 	}
+	if args[0] == bench.SendFloorCommand {
+		return runSendFloorServer(ctx, args[1:], stdout)
+	}
 	kind, ok := benchKinds[args[0]]
 	if !ok {
 		return usagef("unknown kind %q (known: tokenize, render, derender, serve, images)", args[0])

@@ -18,7 +18,9 @@ func runBenchImages(ctx context.Context, args []string, stdout, stderr io.Writer
 			"1920x1080, JPEG (quality 90, 4:2:0) and PNG, generated at start, on the full path and with return_mm_kwargs false:\n"+
 			"the CPU per request of a `vrender serve` child (GOMAXPROCS=1, taskset -c 0) over loopback keep-alive, its syscalls,\n"+
 			"allocations and peak RSS, beside the same request in process and the Python reference (Pillow + numpy, one core,\n"+
-			"tools/refimage/bench.py) of the same run; then a 10-turn conversation re-sending the same two screenshots, and the\n"+
+			"tools/refimage/bench.py) of the same run, and the send floor: the same client against a child answering a static\n"+
+			"body of the full-path 1280x720 JPEG answer's size (the image work above it, and reference / floor: the best ratio\n"+
+			"any renderer sending that answer over loopback could reach); then a 10-turn conversation re-sending the same two screenshots, and the\n"+
 			"scaling of one-1080p-image requests from 1 to 2 server cores. Needs a Qwen2-VL-family model directory.")
 	fs := c.fs
 	model := fs.String("model", "", "Qwen2-VL-family model `DIR` (preprocessor_config.json, tokenizer, chat template) (required)")
@@ -45,17 +47,18 @@ func runBenchImages(ctx context.Context, args []string, stdout, stderr io.Writer
 			return err
 		}
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("bench images: %w", err)
+	}
 	server := *bin
 	if server == "" {
-		var err error
-		if server, err = os.Executable(); err != nil {
-			return fmt.Errorf("bench images: %w", err)
-		}
+		server = self
 	}
 	opts := bench.ImagesOptions{ModelDir: *model, Sizes: bench.ImageSizes, Formats: bench.ImageFormats, Counts: []int{1, 4, 8},
 		MinTime: *minTime, MinUnits: 2, Turns: *turns, ScalingCores: []int{1, 2}, ScalingConns: 8,
 		Reference: bench.ImageReference{Python: *python, Script: script},
-		Server:    bench.ServerOptions{Bin: server, ModelDir: *model}}
+		Server:    bench.ServerOptions{Bin: server, ModelDir: *model}, SendFloorBin: self}
 	if *quick {
 		opts.Sizes, opts.Counts, opts.MinUnits, opts.ScalingConns = bench.ImageSizes[1:2], []int{1, 4}, 1, 4
 		opts.MinTime = min(opts.MinTime, 150*time.Millisecond)

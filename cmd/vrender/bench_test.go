@@ -31,6 +31,8 @@ func TestRunBenchArguments(t *testing.T) {
 		{"images: no model", []string{"images"}, "--model is required"},
 		{"images: negative turns", []string{"images", "--model", "m", "--turns", "-1"}, "--turns must be 0 or positive"},
 		{"images: zero min time", []string{"images", "--model", "m", "--min-time", "0s"}, "--min-time must be positive"},
+		{"send floor: no size", []string{"send-floor-server"}, "--bytes must be at least 2"},
+		{"send floor: stray argument", []string{"send-floor-server", "--bytes", "10", "x"}, `unexpected argument "x"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,5 +79,17 @@ func TestBenchHelp(t *testing.T) {
 	if code := run(context.Background(), []string{"bench", "derender", "--nope"}, nil, &out, &errOut); code != exitUsage ||
 		!strings.Contains(errOut.String(), "Run 'vrender bench derender --help' for usage.") {
 		t.Errorf("bad flag: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// TestSendFloorServerHidden checks the send floor's server is the bench's
+// own: listed in no usage text.
+func TestSendFloorServerHidden(t *testing.T) {
+	var out, errOut bytes.Buffer
+	run(context.Background(), []string{"bench", "--help"}, nil, &out, &errOut)
+	run(context.Background(), []string{"help"}, nil, &out, &errOut)
+	run(context.Background(), []string{"bench", "nope"}, nil, &out, &errOut)
+	if strings.Contains(out.String()+errOut.String(), "send-floor") {
+		t.Errorf("the send floor is listed:\n%s%s", out.String(), errOut.String())
 	}
 }

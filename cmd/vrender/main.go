@@ -23,6 +23,8 @@ const (
 )
 
 func main() {
+	// First, while nothing but the runtime runs: it may exec.
+	execWithTimerSlack(os.Args[1:])
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
