@@ -19,12 +19,13 @@ const qwenTemporalPatch = 2
 // imageCost is the bytes one image holds while its request is served,
 // from its header alone: the fetched file; the decoded RGB pixels (RGB
 // decodes in place, every other mode through a 4-byte-per-pixel image
-// first, and an EXIF rotation makes a copy); the resized pixels, kept until
-// the answer is written (its pixel values are made from them then); and
-// the base64 of its item: whole in the cache's entry the answer fills (the
-// cache on), and whole in a body built before it is sent (an engine's
-// request), or one chunk buffer when the answer is streamed to its client
-// (StreamedAnswer). pixel_values themselves are never held whole.
+// first, and an EXIF rotation makes a copy); the resized pixels, which the
+// answer's pixel values are made from as it is written (a cached image's
+// stay in the cache after, within its own bound, not this budget); and
+// the base64 of its item whole in a body built before it is sent (an
+// engine's request), or one chunk buffer when the answer is streamed to
+// its client (StreamedAnswer). pixel_values themselves are never held
+// whole.
 func (im *images) imageCost(fileBytes int, info imaging.Info, plan vision.Plan, streamed bool) int64 {
 	src := int64(info.Width) * int64(info.Height)
 	perSrc := int64(3)
@@ -34,21 +35,11 @@ func (im *images) imageCost(fileBytes int, info imaging.Info, plan vision.Plan, 
 	if info.Orientation > 1 {
 		perSrc += 3
 	}
-	resized := int64(plan.ResizedWidth) * int64(plan.ResizedHeight)
-	held := int64(fileBytes) + src*perSrc + resized*3 + im.entryCost(plan)
+	held := int64(fileBytes) + src*perSrc + resizedBytes(plan)
 	if streamed {
 		return held + features.StreamBufferBytes
 	}
 	return held + base64Cost(plan, im.dtype)
-}
-
-// entryCost is what filling the cache's entry for an image of plan holds:
-// its item's base64 (nothing with the cache off).
-func (im *images) entryCost(plan vision.Plan) int64 {
-	if im.cache == nil {
-		return 0
-	}
-	return base64Cost(plan, im.dtype)
 }
 
 // base64Cost bounds the features JSON of an image of plan: the base64 of

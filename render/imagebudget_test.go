@@ -55,8 +55,8 @@ func costOf(t *testing.T, r *Renderer, names ...string) int64 {
 // TestImageCostCoversWhatTheImageHolds: the cost sized from the header is
 // at least the bytes the rendered image is made of, and not more than
 // twice them: the file, the decoded and the resized RGB pixels, and the
-// features JSON whole in the cache's entry (the cache on) and in a body
-// built whole (an answer not streamed), or a chunk buffer when streamed.
+// features JSON whole in a body built whole (an answer not streamed), or
+// a chunk buffer when streamed.
 func TestImageCostCoversWhatTheImageHolds(t *testing.T) {
 	cached, _ := budgetRenderer(t, 1<<40)
 	plain := imageRenderer(t, media.Config{}, uncached, func(c *ImageConfig) { c.Budget = membudget.New(1 << 40) })
@@ -88,9 +88,6 @@ func TestImageCostCoversWhatTheImageHolds(t *testing.T) {
 				jsonLen := int64(len(p.Features.AppendJSON(nil)))
 				resized := int64(s.plan.ResizedWidth*s.plan.ResizedHeight) * 3
 				held := int64(len(s.data)) + int64(len(rgb.Pix)) + resized
-				if r.images.cache != nil {
-					held += jsonLen
-				}
 				if c.streamed {
 					held += features.StreamBufferBytes
 				} else {

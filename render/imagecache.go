@@ -3,7 +3,6 @@ package render
 import (
 	"context"
 	"encoding/binary"
-	"sync"
 
 	"github.com/zeebo/blake3"
 
@@ -16,109 +15,52 @@ import (
 // DefaultImageCacheBytes is --mm-processor-cache-gb's default, vLLM's 4 GiB.
 const DefaultImageCacheBytes = 4 << 30
 
-// processedImage is one image's processor output: its entry, shared by
-// every request that hits it in the cache.
+// processedImage is one image's processor output, shared by every request
+// that hits it in the cache: the image resized for its processor, whose
+// pixel values every answer makes as it is written (features.PendingPixels),
+// straight to the connection a chunk at a time, a hit as a miss does.
+//
+// The cache keeps the resized pixels (3 bytes a pixel), not the base64 of
+// the pixel values made from them (16 bytes a pixel in bf16), which it
+// kept before: making them again costs a hit ~0.5 ms of patchify and
+// base64 for a 1280x720 picture (AVX-512), of which the socket's cheaper
+// copy of chunks still in cache pays back some (+0.3-0.4 ms of server CPU
+// per hit measured, 3.8-4.9 ms before), while keeping 5.3 times the bytes
+// cost every new picture 15 MB of pages touched for the first time while
+// the cache filled (3,700 page faults: 15-23 ms, up to 37, instead of
+// 10-11 per new 1280x720 JPEG on the dev VM), and held 5.3 times fewer
+// pictures.
+//
+// A cached image's pixels are never given back to the processor's pool:
+// an answer may read them at any time, during its hit or long after the
+// cache evicted the entry; they go to the garbage collector with the last
+// reference, as an uncached image's do. (Giving them back once the
+// collector finds them unreachable, runtime.AddCleanup, was measured
+// worse: more page faults and a larger heap, the pool being emptied at
+// every collection.)
 type processedImage struct {
-	entry     *imageEntry
+	image     features.QwenImage
 	numTokens int
 	cols      int
 }
 
-// imageEntry is an image resized for its processor whose pixel values are
-// made while an answer is written (features.PendingPixels), straight to
-// the connection a chunk at a time. A cached entry keeps the base64 of its
-// item's pixel values once an answer has written them whole, so that every
-// later hit splices them in without encoding megabytes again.
-//
-// The first answer to write a cached entry claims that base64: it encodes
-// each chunk into the entry's own buffer, writes it to its client, and
-// publishes the buffer when the item is written whole. A request that hits
-// the entry meanwhile does not wait for that client, however slow: it
-// makes the pixel values from the resized image itself, into a chunk
-// buffer of its own. An answer that fails (its client went away) gives the
-// claim back to the next one. Once the base64 is kept and the last write
-// reading the resized pixels has ended, they go back to the processor's
-// pool (a write that begins later writes the kept base64).
-type imageEntry struct {
-	grid  [3]int64
-	dtype string
-	// pixels is the bytes of pixel_values; encodedLen their item's
-	// base64 as kept (the cache charges it from the start).
-	pixels, encodedLen int
-	cached             bool
-
-	mu      sync.Mutex
-	prep    *vision.Prepared        // nil once released
-	encoded *features.EncodedPixels // nil until an answer kept it
-	filling bool                    // an answer is keeping it
-	readers int                     // writes reading prep
+// newProcessedImage is prep as an answer's image.
+func newProcessedImage(prep *vision.Prepared, dtype string) processedImage {
+	w := features.PixelWrite{Source: prep}
+	img := features.QwenImage{GridTHW: [3]int64{int64(prep.GridTHW[0]), int64(prep.GridTHW[1]), int64(prep.GridTHW[2])}, DType: dtype,
+		Pending: &features.PendingPixels{Len: prep.Len, Begin: func() features.PixelWrite { return w }}}
+	return processedImage{image: img, numTokens: prep.NumTokens, cols: prep.Cols}
 }
 
-// newImageEntry is the entry of prep; a cached one keeps its base64.
-func newImageEntry(prep *vision.Prepared, dtype string, cached bool) *imageEntry {
-	e := &imageEntry{grid: [3]int64{int64(prep.GridTHW[0]), int64(prep.GridTHW[1]), int64(prep.GridTHW[2])},
-		dtype: dtype, pixels: prep.Len, cached: cached, prep: prep}
-	e.encodedLen = features.QwenImage{GridTHW: e.grid, DType: dtype}.EncodedPixelsLen(prep.Cols, prep.Len)
-	return e
-}
-
-// image is the entry as an answer's image: its kept base64, or its pixel
-// values to make as the answer is written.
-func (e *imageEntry) image() features.QwenImage {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	img := features.QwenImage{GridTHW: e.grid, DType: e.dtype}
-	if e.encoded != nil {
-		img.Encoded = e.encoded
-		return img
-	}
-	img.Pending = &features.PendingPixels{Len: e.pixels, Begin: e.begin}
-	return img
-}
-
-// begin starts a write of the entry: from its kept base64 if there is
-// some by now, else from the resized pixels, keeping the base64 when
-// cached and no other write is keeping it.
-func (e *imageEntry) begin() features.PixelWrite {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.encoded != nil {
-		return features.PixelWrite{Kept: e.encoded}
-	}
-	e.readers++
-	w := features.PixelWrite{Source: e.prep, End: e.end}
-	if e.cached && !e.filling {
-		e.filling = true
-		w.Keep = e.keep
-	}
-	return w
-}
-
-// keep ends the claiming write: enc is its base64, nil when it failed.
-func (e *imageEntry) keep(enc *features.EncodedPixels) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.filling = false
-	if enc != nil {
-		e.encoded = enc
-	}
-}
-
-// end ends a write that read the resized pixels; the last one after the
-// base64 is kept releases them.
-func (e *imageEntry) end() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.readers--
-	if e.readers == 0 && e.encoded != nil && e.prep != nil {
-		e.prep.Release()
-		e.prep = nil
-	}
+// resizedBytes is what a processed image of plan holds: its resized RGB
+// pixels (the cache's charge for it).
+func resizedBytes(plan vision.Plan) int64 {
+	return int64(plan.ResizedWidth) * int64(plan.ResizedHeight) * 3
 }
 
 // imageCacheKeyVersion changes whenever the key's layout or what a cached
 // value holds changes.
-const imageCacheKeyVersion = "vrender processed image v3"
+const imageCacheKeyVersion = "vrender processed image v4"
 
 // processorDigest names a processor for the cache key: its
 // preprocessor_config.json and the dtype pixel_values are cast to.
@@ -220,8 +162,7 @@ func (im *images) process(ctx context.Context, img sizedImage, kw vision.Kwargs,
 		if err != nil {
 			return processedImage{}, 0, imageError(err)
 		}
-		e := newImageEntry(prep, im.dtype.String(), im.cache != nil)
-		return processedImage{entry: e, numTokens: prep.NumTokens, cols: prep.Cols}, int64(e.encodedLen), nil
+		return newProcessedImage(prep, im.dtype.String()), resizedBytes(prep.Plan), nil
 	}
 	if im.cache == nil {
 		p, _, err := fill()

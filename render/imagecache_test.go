@@ -211,13 +211,9 @@ func TestImageCacheKeySeparates(t *testing.T) {
 // answering as the uncached path while it evicts, and holds no more than
 // its bound.
 func TestImageCacheEvictsWithinBound(t *testing.T) {
-	// png_rgb_640x480 is 644x476 after smart_resize: 46·34 rows of 1176
-	// bf16, which the cache holds as their item's base64.
-	enc, err := features.EncodePixels(features.QwenImage{GridTHW: [3]int64{1, 34, 46}, PixelValues: make([]byte, 46*34*1176*2)}, 1176)
-	if err != nil {
-		t.Fatal(err)
-	}
-	one := enc.Encoded.Len() + imgcache.EntryOverhead
+	// png_rgb_640x480 is 644x476 after smart_resize: the cache holds its
+	// resized RGB pixels.
+	one := 644*476*3 + imgcache.EntryOverhead
 	bound := int64(one + one/2)
 	cached := imageRenderer(t, media.Config{}, func(c *ImageConfig) { c.CacheBytes = bound })
 	plain := imageRenderer(t, media.Config{}, uncached)

@@ -421,7 +421,7 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 			if err != nil {
 				return err
 			}
-			imgs[i].Processed, rowWidths[i] = p.entry.image(), p.cols
+			imgs[i].Processed, rowWidths[i] = p.image, p.cols
 			return nil
 		}); err != nil {
 			return nil, nil, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -141,85 +142,66 @@ func TestStreamedImagesAsBuffered(t *testing.T) {
 	}
 }
 
-// TestImageEntryClaim: one answer at a time keeps a cached entry's base64;
-// the others, meanwhile, make their own pixel values and answer the same;
-// a failed answer gives the claim back; once one has kept the base64 every
-// answer writes it, and the resized pixels go back to the pool when the
-// last write reading them ends. An uncached entry keeps nothing.
-func TestImageEntryClaim(t *testing.T) {
-	r := imageRenderer(t, media.Config{})
-	rgb, err := imaging.Load(sharedImage(t, "png_rgb_640x480.png"), r.images.cfg.Load)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prepare := func() *vision.Prepared {
-		prep, err := r.images.proc.Prepare(*rgb, r.images.cfg.Kwargs)
+// TestImageCacheEvictsWhileWritten: answers written while other requests
+// hit and evict their images' entries, and answers rendered before their
+// entry was evicted and written after, are the uncached answers byte for
+// byte (under -race, no write reads pixels another request changes).
+func TestImageCacheEvictsWhileWritten(t *testing.T) {
+	names := []string{"png_rgb_640x480.png", "jpeg_444_1280x720.jpg", "png_rgb_333x517.png"}
+	plain := imageRenderer(t, media.Config{}, uncached)
+	want := map[string][]byte{}
+	for _, n := range names {
+		p, err := plain.RenderChat(StreamedAnswer(context.Background()), imageRequest(t, "", n))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return prep
+		want[n] = streamed(t, p)
 	}
-	cols := prepare().Cols
-	item := func(e *imageEntry) *features.Features {
-		f, err := features.QwenImageFeatures([]features.Image{{Hash: "h", Placeholder: features.Placeholder{Length: 1}, Processed: e.image()}},
-			cols, features.Options{Kwargs: true})
+	// Room for the largest image and a little: every new image evicts.
+	bound := int64(1288*728*3 + 1<<16)
+	cached := imageRenderer(t, media.Config{}, func(c *ImageConfig) { c.CacheBytes = bound })
+	render := func(n string) *ChatPrompt {
+		p, err := cached.RenderChat(StreamedAnswer(context.Background()), imageRequest(t, "", n))
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
 		}
-		return &f
+		return p
 	}
-	plain := newImageEntry(prepare(), r.images.dtype.String(), false)
-	want := item(plain).AppendJSON(nil)
-	for range 2 {
-		if got := streamedFeatures(t, item(plain)); !bytes.Equal(got, want) || plain.encoded != nil || plain.prep == nil {
-			t.Fatal("an uncached entry kept its base64 or lost its pixels")
+	check := func(what, n string, p *ChatPrompt) {
+		if p == nil {
+			return
+		}
+		if got := streamed(t, p); !bytes.Equal(got, want[n]) {
+			t.Errorf("%s %s: differs from the uncached answer at byte %d", what, n, testenv.FirstDiff(got, want[n]))
 		}
 	}
+	// Rendered while cached, written after its entry was evicted.
+	early := render(names[0])
+	render(names[0]) // a hit
+	check("evicted before written", names[1], render(names[1]))
+	runtime.GC()
+	render(names[2]) // a miss allocating where collected pixels were
+	check("written after its entry was evicted", names[0], early)
 
-	e := newImageEntry(prepare(), r.images.dtype.String(), true)
-	pending := item(e) // built before the fill: it will write the kept base64
-	if got := item(e).AppendJSON(nil); !bytes.Equal(got, want) {
-		t.Fatal("the filling answer differs")
-	}
-	if e.encoded == nil || e.prep != nil || e.filling || e.readers != 0 {
-		t.Fatalf("after a whole write: encoded %v, prep %v, filling %v, readers %d", e.encoded != nil, e.prep != nil, e.filling, e.readers)
-	}
-	if e.encodedLen != e.encoded.Len() {
-		t.Fatalf("the cache was charged %d bytes for %d kept", e.encodedLen, e.encoded.Len())
-	}
-	if !bytes.Equal(streamedFeatures(t, pending), want) {
-		t.Fatal("an answer built before the fill and written after it differs")
-	}
-	if hit := e.image(); hit.Encoded != e.encoded || hit.Pending != nil {
-		t.Fatal("a hit after the fill does not splice the kept base64")
-	}
-
-	e = newImageEntry(prepare(), r.images.dtype.String(), true)
-	claim := e.begin()
-	if claim.Keep == nil || claim.Source == nil {
-		t.Fatal("the first write of a cached entry does not claim it")
-	}
-	// While one answer keeps the entry, others answer without waiting and
-	// without keeping, side by side.
 	var wg sync.WaitGroup
-	for range 3 {
+	for g := range 4 {
 		wg.Go(func() {
-			if !bytes.Equal(streamedFeatures(t, item(e)), want) {
-				t.Error("an answer during another's fill differs")
+			for i := range 6 {
+				n := names[(g+i)%len(names)]
+				p := render(n)
+				// Another image in between: the entry may be gone when p
+				// is written.
+				render(names[(g+i+1)%len(names)])
+				// Evicted pixels nothing holds are collected now.
+				runtime.GC()
+				check("concurrent", n, p)
 			}
 		})
 	}
 	wg.Wait()
-	if e.encoded != nil || !e.filling || e.readers != 1 {
-		t.Fatalf("an answer that was not the claim's kept the base64 (readers %d)", e.readers)
-	}
-	claim.Keep(nil) // the claiming answer failed
-	claim.End()
-	if e.filling || e.prep == nil || e.readers != 0 {
-		t.Fatal("a failed fill kept its claim or dropped the pixels")
-	}
-	if got := streamedFeatures(t, item(e)); !bytes.Equal(got, want) || e.encoded == nil || e.prep != nil {
-		t.Fatal("the next answer after a failed fill did not fill the entry")
+	st := cached.ImageCacheStats()
+	if st.Evictions == 0 || st.Hits == 0 || st.Bytes > bound {
+		t.Fatalf("stats %+v: want hits and evictions within %d bytes", st, bound)
 	}
 }
 

@@ -41,7 +41,7 @@ func (f *mediaFlags) register(c *command) {
 	fs.StringVar(&f.allowedMediaDomains, "allowed-media-domains", "", "comma-separated `HOSTS` image URLs may name (default: any)")
 	fs.StringVar(&f.allowedLocalMediaPath, "allowed-local-media-path", "", "`DIR` file: image URLs may read below (default: file: URLs refused)")
 	fs.Int64Var(&f.maxMediaBytes, "max-media-bytes", media.DefaultMaxMediaBytes, "most bytes one image may have (`N`; vLLM has no cap)")
-	fs.Float64Var(&f.mmProcessorCacheGB, "mm-processor-cache-gb", 4, "GiB of processed images kept by content and settings, so a re-sent image is decoded and processed once, plus up to an eighth of that in re-sent data: URL text memoized to its mm_hash (`GB`; 0 turns both off)")
+	fs.Float64Var(&f.mmProcessorCacheGB, "mm-processor-cache-gb", 4, "GiB of images kept resized for the processor (3 bytes a pixel), by content and settings, so a re-sent image is decoded and resized once, plus up to an eighth of that in re-sent data: URL text memoized to its mm_hash (`GB`; 0 turns both off)")
 	fs.BoolVar(&f.allowPrivateMediaURLs, "allow-private-media-urls", false, "let image fetches reach loopback, private and link-local addresses (vLLM always does)")
 	fs.Int64Var(&f.imageMemoryBudget, "image-memory-budget", 0, "most bytes the images of concurrent requests may hold decoded and processed (`N`); "+
 		"a request waits until its images fit (0: a quarter of the memory limit or RAM; -1: no limit)")
