@@ -28,6 +28,9 @@ type qwen2VL struct {
 	fast, slow             [3]levelTable
 	fastKernel, slowKernel *levelKernel
 	scratch                sync.Pool // *qwenScratch
+	// tables are the resize weights of the sizes served lately: kept here, not only in the pooled
+	// Resizers, which every garbage collection drops, so that a size's are computed once.
+	tables resize.Tables
 }
 
 // keepScratchPixels is the largest image whose resize buffers go back to the pool: an occasional huge
@@ -292,6 +295,7 @@ func (q *qwen2VL) resized(f frame, kw Kwargs, keep func(release func()), patch f
 	s, _ := q.scratch.Get().(*qwenScratch)
 	if s == nil {
 		s = new(qwenScratch)
+		s.resizer.UseTables(&q.tables)
 	}
 	release := func() {}
 	if max(f.width*f.height, plan.ResizedWidth*plan.ResizedHeight) <= keepScratchPixels {
