@@ -42,10 +42,10 @@ const patchRowMin = 8
 func streamAVX2(dst, src *byte, n int)
 
 //go:noescape
-func patchAVX2(out *byte, channel int, src *uint8, stride, width, rows, frame int, k *levelKernel, affine bool)
+func patchAVX2(out *byte, channel int, src *uint8, stride, width, rows, frame int, k *levelKernel, affine bool, across, down, wins, step int)
 
 //go:noescape
-func patchAVX512(out *byte, channel int, src *uint8, stride, width, rows, frame int, k *levelKernel, affine bool)
+func patchAVX512(out *byte, channel int, src *uint8, stride, width, rows, frame int, k *levelKernel, affine bool, across, down, wins, step int)
 
 // newLevelKernel returns the vector kernel for a's arithmetic if it writes exactly the bits of t, or
 // nil: without AVX2, for dtypes other than bfloat16, or for arithmetic the kernel cannot say. The
@@ -114,29 +114,36 @@ func (k *levelKernel) writes(t *[3]levelTable) bool {
 	return true
 }
 
-// patchBlock writes the first frame of one P x P patch through k, whose bits are levels': src holds
-// its P rows (stride bytes apart, the last one 3P long), out its three channels, channel bytes apart.
-// With frame > 0 the kernel also writes each value frame bytes on (the second temporal frame, at
-// no extra pass), and patchBlock reports true.
-func patchBlock(out []byte, channel, frame int, src []uint8, stride, P int, levels *[3]levelTable, k *levelKernel) bool {
-	if P < patchRowMin || len(out) < 2*channel+2*P*P+frame || len(src) < (P-1)*stride+3*P {
+// patchWindows writes the first frame of the patches of wins merge windows side by side (M x M
+// patches of P x P pixels each, patchify's order) through k, whose bits are levels': src holds their
+// rows (stride bytes apart, from the first window's top left pixel to the last's bottom right), out
+// their patches, 3·channel bytes each, a patch's channel c at c·channel. With frame > 0 the kernel also
+// writes each value frame bytes on (the second temporal frame, at no extra pass), and patchWindows
+// reports true. One kernel call for them all: a call a patch cost about as much as a patch's rows.
+func patchWindows(out []byte, channel, frame int, src []uint8, stride, P, M, wins int, levels *[3]levelTable, k *levelKernel) bool {
+	n := wins * M * M
+	if P < patchRowMin || M < 1 || wins < 1 || len(out) < (n-1)*3*channel+2*channel+2*P*P+frame || len(src) < (M*P-1)*stride+wins*M*3*P {
 		// patchify never calls it so; the kernel must not overrun.
-		for py := range P {
-			lookupRow(out[2*py*P:], channel, src[py*stride:py*stride+3*P], levels, 2)
-		}
+		lookupWindows(out, channel, src, stride, P, M, wins, levels, 2)
 		return false
 	}
-	k.run(&out[0], channel, &src[0], stride, P, P, frame)
+	k.runPatches(&out[0], channel, &src[0], stride, P, P, frame, M, M, wins, 3*channel)
 	return frame > 0
 }
 
 // run is k's kernel on rows rows of width pixels.
 func (k *levelKernel) run(out *byte, channel int, src *uint8, stride, width, rows, frame int) {
+	k.runPatches(out, channel, src, stride, width, rows, frame, 1, 1, 1, 0)
+}
+
+// runPatches is k's kernel on wins windows of down x across patches of rows rows of width pixels,
+// step bytes apart in out.
+func (k *levelKernel) runPatches(out *byte, channel int, src *uint8, stride, width, rows, frame, across, down, wins, step int) {
 	if k.avx512 {
-		patchAVX512(out, channel, src, stride, width, rows, frame, k, k.affine)
+		patchAVX512(out, channel, src, stride, width, rows, frame, k, k.affine, across, down, wins, step)
 		return
 	}
-	patchAVX2(out, channel, src, stride, width, rows, frame, k, k.affine)
+	patchAVX2(out, channel, src, stride, width, rows, frame, k, k.affine, across, down, wins, step)
 }
 
 // streamOut copies a built patch to dst with non-temporal stores where dst is 16-byte aligned and the

@@ -105,21 +105,73 @@ GLOBL pick512<>(SB), RODATA|NOPTR, $192
 	op(64(R9), 160(R9))      \
 	BF16(R13)
 
-// PATCHARGS loads the patch kernels' arguments: channel c's row at DI, R12, R13, the frame offset in
-// R8, the pixels at SI, width in CX, rows in R11, the kernel at R9 and its mode in R10.
+// PATCHARGS loads the patch kernels' arguments that hold for every patch: width in CX, the frame
+// offset in R8, the kernel at R9 and its mode in R10; and PATCHES' counters.
 #define PATCHARGS \
-	MOVQ out+0(FP), DI         \
-	MOVQ channel+8(FP), R8     \
-	MOVQ src+16(FP), SI        \
 	MOVQ width+32(FP), CX      \
+	MOVQ frame+48(FP), R8      \
 	MOVQ k+56(FP), R9          \
 	MOVBQZX affine+64(FP), R10 \
-	MOVQ rows+40(FP), R11      \
-	LEAQ (DI)(R8*1), R12       \
-	LEAQ (R12)(R8*1), R13      \
-	MOVQ frame+48(FP), R8
+	MOVQ out+0(FP), AX         \
+	MOVQ AX, outp-8(SP)        \
+	MOVQ src+16(FP), AX        \
+	MOVQ AX, srcp-16(SP)       \
+	MOVQ AX, rowp-24(SP)       \
+	MOVQ AX, winp-32(SP)       \
+	MOVQ across+72(FP), AX     \
+	MOVQ AX, na-40(SP)         \
+	MOVQ down+80(FP), AX       \
+	MOVQ AX, nd-48(SP)         \
+	MOVQ wins+88(FP), AX       \
+	MOVQ AX, nw-56(SP)
 
-// NEXTROW moves PATCHARGS' pointers on a row and counts it down (Z set after the last).
+// PATCH points the row loop at the current patch: channel c's row at DI, R12, R13, the pixels at SI,
+// the rows to go in R11.
+#define PATCH \
+	MOVQ outp-8(SP), DI       \
+	MOVQ channel+8(FP), AX    \
+	LEAQ (DI)(AX*1), R12      \
+	LEAQ (R12)(AX*1), R13     \
+	MOVQ srcp-16(SP), SI      \
+	MOVQ rows+40(FP), R11
+
+// NEXTPATCH moves on to the next patch — to the right within a window's row of patches, down to its
+// next row, or to the next window — and jumps to again, or falls through after the last. AX and R11
+// are free here.
+#define NEXTPATCH(again, down, win, moved, done) \
+	MOVQ step+96(FP), AX      \
+	ADDQ AX, outp-8(SP)       \
+	DECQ na-40(SP)            \
+	JZ   down                 \
+	LEAQ (CX)(CX*2), AX       \
+	ADDQ AX, srcp-16(SP)      \
+	JMP  again                \
+down:                         \
+	MOVQ across+72(FP), AX    \
+	MOVQ AX, na-40(SP)        \
+	DECQ nd-48(SP)            \
+	JZ   win                  \
+	MOVQ rows+40(FP), AX      \
+	IMULQ stride+24(FP), AX   \
+	ADDQ rowp-24(SP), AX      \
+	JMP  moved                \
+win:                          \
+	DECQ nw-56(SP)            \
+	JZ   done                 \
+	MOVQ down+80(FP), AX      \
+	MOVQ AX, nd-48(SP)        \
+	MOVQ across+72(FP), AX    \
+	IMULQ CX, AX              \
+	LEAQ (AX)(AX*2), AX       \
+	ADDQ winp-32(SP), AX      \
+	MOVQ AX, winp-32(SP)      \
+moved:                        \
+	MOVQ AX, rowp-24(SP)      \
+	MOVQ AX, srcp-16(SP)      \
+	JMP  again                \
+done:
+
+// NEXTROW moves PATCH's pointers on a row and counts it down (Z set after the last).
 #define NEXTROW \
 	ADDQ stride+24(FP), SI \
 	LEAQ (DI)(CX*2), DI    \
@@ -127,11 +179,13 @@ GLOBL pick512<>(SB), RODATA|NOPTR, $192
 	LEAQ (R13)(CX*2), R13  \
 	DECQ R11
 
-// func patchAVX2(out *byte, channel int, src *uint8, stride, width, rows, frame int, k *levelKernel, affine bool)
+// func patchAVX2(out *byte, channel int, src *uint8, stride, width, rows, frame int, k *levelKernel, affine bool, across, down, wins, step int)
 //
-// rows rows of width pixels, src rows stride bytes apart; channel c's values of row r go to
-// out + c·channel + r·2·width, and again frame bytes on.
-TEXT ·patchAVX2(SB), NOSPLIT, $0-65
+// Patches of rows rows of width pixels, src rows stride bytes apart: wins merge windows side by side,
+// each down x across patches, patch after patch in the windows' order (across fastest) step bytes
+// apart from out on. A patch's channel c values of row r go to c·channel + r·2·width, and again
+// frame bytes on. Every count is at least one.
+TEXT ·patchAVX2(SB), NOSPLIT, $56-104
 	PATCHARGS
 	VMOVUPD 192(R9), Y9
 	VPBROADCASTD bf16Round<>+0(SB), Y8
@@ -144,8 +198,9 @@ TEXT ·patchAVX2(SB), NOSPLIT, $0-65
 	VMOVDQU deint<>+80(SB), X15
 	MOVQ CX, DX
 	SUBQ $8, DX // the last chunk's first pixel: chunks past it are moved back to overlap
-	TESTQ R11, R11
-	JZ   done
+
+patch:
+	PATCH
 
 row:
 	PREFETCHT0 256(SI) // the patches to the right, three merge windows on: too many rows for the hardware prefetchers
@@ -173,7 +228,7 @@ next:
 	NEXTROW
 	JNZ  row
 
-done:
+	NEXTPATCH(patch, down, win, moved, done)
 	VZEROUPPER
 	RET
 
@@ -228,16 +283,12 @@ done:
 	op(Z25, Z28)                 \
 	STORE512(R13, kst)
 
-// func patchAVX512(out *byte, channel int, src *uint8, stride, width, rows, frame int, k *levelKernel, affine bool)
+// func patchAVX512(out *byte, channel int, src *uint8, stride, width, rows, frame int, k *levelKernel, affine bool, across, down, wins, step int)
 //
 // patchAVX2's contract on sixteen pixels a step, any width: the last step of a row is masked (loads
 // of masked-off bytes do not fault), so nothing outside the rows is read or written.
-TEXT ·patchAVX512(SB), NOSPLIT, $0-65
+TEXT ·patchAVX512(SB), NOSPLIT, $56-104
 	PATCHARGS
-	TESTQ R11, R11
-	JZ   done512
-	TESTQ CX, CX
-	JZ   done512
 	VMOVDQU64 pick512<>+0(SB), Z20
 	VMOVDQU64 pick512<>+64(SB), Z21
 	VMOVDQU64 pick512<>+128(SB), Z22
@@ -265,6 +316,9 @@ TEXT ·patchAVX512(SB), NOSPLIT, $0-65
 	LEAQ (AX)(AX*2), AX
 	BZHIQ AX, DX, BX
 	KMOVQ BX, K1
+
+patch512:
+	PATCH
 
 row512:
 	PREFETCHT0 256(SI) // as patchAVX2 does
@@ -298,7 +352,7 @@ next512:
 	NEXTROW
 	JNZ  row512
 
-done512:
+	NEXTPATCH(patch512, down512, win512, moved512, done512)
 	VZEROUPPER
 	RET
 

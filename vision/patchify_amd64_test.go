@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+
+	"github.com/vrender/vrender/internal/testenv"
 )
 
 // kernelISA is one instruction set a patch kernel runs on, when the CPU has it.
@@ -171,8 +173,17 @@ func TestPatchKernelsMatchLookup(t *testing.T) {
 // inaccessible page and guard bytes around the output: the values are the lookups', and nothing
 // outside the rows is read or written. The AVX2 kernel is held to its eight-pixel minimum.
 func TestPatchKernelEdges(t *testing.T) {
-	q := mustNew(t, qwen25Config, BFloat16)
 	rng := rand.New(rand.NewPCG(3, 4))
+	eachProvenKernel(t, func(isa kernelISA, k *levelKernel, levels *[3]levelTable) {
+		kernelEdges(t, isa, k, levels, rng)
+	})
+}
+
+// eachProvenKernel calls f with each kernel on each instruction set this CPU has, in each mode whose
+// proof holds for either backend's tables of the default configuration.
+func eachProvenKernel(t *testing.T, f func(isa kernelISA, k *levelKernel, levels *[3]levelTable)) {
+	t.Helper()
+	q := mustNew(t, qwen25Config, BFloat16)
 	for _, isa := range cpuISAs() {
 		for _, backend := range []struct {
 			levels *[3]levelTable
@@ -180,10 +191,9 @@ func TestPatchKernelEdges(t *testing.T) {
 		}{{&q.fast, q.fastKernel}, {&q.slow, q.slowKernel}} {
 			affine, exact := levelKernels(backend.k.from, isa.avx512)
 			for _, k := range []*levelKernel{affine, exact} {
-				if !k.writes(backend.levels) {
-					continue
+				if k.writes(backend.levels) {
+					f(isa, k, backend.levels)
 				}
-				kernelEdges(t, isa, k, backend.levels, rng)
 			}
 		}
 	}
@@ -220,6 +230,61 @@ func kernelEdges(t *testing.T, isa kernelISA, k *levelKernel, levels *[3]levelTa
 			if !bytes.Equal(out, want) {
 				t.Fatalf("%s affine=%v width %d rows %d frame %d: output differs from the lookups", isa.name, k.affine, width, rows, frame)
 			}
+		}
+	}
+}
+
+// TestPatchKernelWindows runs each kernel, in each mode its proof holds, on runs of merge windows
+// (every count of windows, merge size and patch width the loops meet, with and without the second
+// frame), the source ending at an inaccessible page and guard bytes around the output: patch after
+// patch in window order, the lookups' values, nothing outside the patches written.
+func TestPatchKernelWindows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	eachProvenKernel(t, func(isa kernelISA, k *levelKernel, levels *[3]levelTable) {
+		kernelWindows(t, isa, k, levels, rng)
+	})
+}
+
+// kernelWindows is TestPatchKernelWindows for one kernel.
+func kernelWindows(t *testing.T, isa kernelISA, k *levelKernel, levels *[3]levelTable, rng *rand.Rand) {
+	t.Helper()
+	const guard = 64
+	for i := range 60 {
+		P, M, wins := 1+rng.IntN(33), 1+rng.IntN(3), 1+rng.IntN(4)
+		if !isa.avx512 {
+			P = max(P, patchRowMin)
+		}
+		stride := 3*P*M*wins + rng.IntN(7)
+		src := guardedPages(t, (M*P-1)*stride+3*P*M*wins)
+		for j := range src {
+			src[j] = uint8(rng.IntN(256))
+		}
+		frame := 0
+		if i%2 == 1 {
+			frame = 2 * P * P
+		}
+		channel := 2*P*P + frame + rng.IntN(3)*2
+		step := 3 * channel
+		n := wins * M * M
+		out := make([]byte, guard+(n-1)*step+2*channel+2*P*P+frame+guard)
+		for j := range out {
+			out[j] = 0xa5
+		}
+		want := bytes.Clone(out)
+		for j := range n {
+			win, hi, wi := j/(M*M), j/M%M, j%M
+			base := hi*P*stride + (win*M+wi)*P*3
+			for r := range P {
+				row := src[base+r*stride : base+r*stride+3*P]
+				lookupRow(want[guard+j*step+2*P*r:], channel, row, levels, 2)
+				if frame > 0 {
+					lookupRow(want[guard+j*step+frame+2*P*r:], channel, row, levels, 2)
+				}
+			}
+		}
+		k.runPatches(&out[guard], channel, &src[0], stride, P, P, frame, M, M, wins, step)
+		if !bytes.Equal(out, want) {
+			t.Fatalf("%s affine=%v patch %d merge %d windows %d frame %d: output differs from the lookups", isa.name, k.affine, P, M, wins, frame)
 		}
 	}
 }
@@ -313,11 +378,13 @@ func BenchmarkPatchify(b *testing.B) {
 		}{{"dst", patchSink{dst: out}}, {"to", patchSink{w: io.Discard}}} {
 			b.Run(fmt.Sprintf("%s/%s", name, sink.name), func(b *testing.B) {
 				b.SetBytes(int64(len(out)))
+				cpu0 := testenv.CPUTime(b)
 				for b.Loop() {
 					if err := q.patchify(sink.s, img.Pix, 1288, &q.fast, q.fastKernel); err != nil {
 						b.Fatal(err)
 					}
 				}
+				b.ReportMetric(float64(testenv.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}

@@ -28,6 +28,9 @@ type qwen2VL struct {
 	fast, slow             [3]levelTable
 	fastKernel, slowKernel *levelKernel
 	scratch                sync.Pool // *qwenScratch
+	// tables are the resize weights of the sizes served lately: kept here, not only in the pooled
+	// Resizers, which every garbage collection drops, so that a size's are computed once.
+	tables resize.Tables
 }
 
 // keepScratchPixels is the largest image whose resize buffers go back to the pool: an occasional huge
@@ -292,6 +295,7 @@ func (q *qwen2VL) resized(f frame, kw Kwargs, keep func(release func()), patch f
 	s, _ := q.scratch.Get().(*qwenScratch)
 	if s == nil {
 		s = new(qwenScratch)
+		s.resizer.UseTables(&q.tables)
 	}
 	release := func() {}
 	if max(f.width*f.height, plan.ResizedWidth*plan.ResizedHeight) <= keepScratchPixels {
@@ -362,14 +366,16 @@ const sinkChunk = 32 << 10
 
 // patchify writes the patches of the resized RGB image (w wide) through the level tables: one pass
 // that normalises, casts and orders; then the other frames of each temporal patch are copies of the
-// first (the vector kernel writes the second itself). A non-nil kernel (the vector one, proven equal to levels) computes patches at least
-// patchRowMin wide. Only an error from sink's writer is returned.
+// first (the vector kernel writes the second itself). A non-nil kernel (the vector one, proven equal
+// to levels) computes patches at least patchRowMin wide, a run of merge windows a call. Only an error
+// from sink's writer is returned.
 func (q *qwen2VL) patchify(sink patchSink, pix []uint8, w int, levels *[3]levelTable, kernel *levelKernel) error {
 	P, M, T := q.patch, q.merge, q.temporal
 	size := q.dtype.Size()
 	gh, gw := len(pix)/(w*3)/P, w/P
 	block := P * P * size // one channel of one frame
 	channel := T * block  // one channel of the temporal patch
+	window := M * M * 3 * channel
 	vector := kernel != nil && P >= patchRowMin
 	second := 0 // where the vector kernel writes each value again: the second frame, if any
 	if T > 1 {
@@ -379,60 +385,59 @@ func (q *qwen2VL) patchify(sink patchSink, pix []uint8, w int, levels *[3]levelT
 	switch {
 	case sink.w != nil:
 		// Patches are built in place in a chunk that stays in cache until the writer has read it.
-		chunk = make([]byte, 0, max(1, sinkChunk/(3*channel))*3*channel)
+		chunk = make([]byte, 0, max(1, sinkChunk/window)*window)
 	case vector:
-		// The vector path builds each patch in a buffer that stays in L1 and streams it out (past
+		// The vector path builds each window in a buffer that stays in L1 and streams it out (past
 		// the caches where the CPU can), sparing the read of every output line before its write.
-		stage = make([]byte, 3*channel)
+		stage = make([]byte, window)
 	}
 	o := 0
-	for hb := 0; hb < gh/M; hb++ {
-		for wb := 0; wb < gw/M; wb++ {
-			for hi := range M {
-				for wi := range M {
-					y0, x0 := (hb*M+hi)*P, (wb*M+wi)*P
-					base := (y0*w + x0) * 3
-					var patch []byte
-					switch {
-					case chunk != nil:
-						patch = chunk[len(chunk) : len(chunk)+3*channel]
-					case vector:
-						patch = stage
-					default:
-						patch = sink.dst[o : o+3*channel]
+	for hb := range gh / M {
+		for wb := 0; wb < gw/M; {
+			wins := 1 // windows this step
+			var out []byte
+			switch {
+			case chunk != nil:
+				wins = min(gw/M-wb, (cap(chunk)-len(chunk))/window)
+				out = chunk[len(chunk) : len(chunk)+wins*window]
+			case vector:
+				out = stage
+			default:
+				wins = gw/M - wb
+				out = sink.dst[o : o+wins*window]
+			}
+			base := (hb*M*P*w + wb*M*P) * 3
+			src := pix[base : base+(M*P-1)*w*3+wins*M*P*3]
+			copied := 1 // frames of each channel written
+			if vector {
+				if patchWindows(out, channel, second, src, w*3, P, M, wins, levels, kernel) {
+					copied = 2
+				}
+			} else {
+				lookupWindows(out, channel, src, w*3, P, M, wins, levels, size)
+			}
+			for p := 0; p < len(out) && copied < T; p += 3 * channel {
+				for c := range 3 {
+					first := out[p+c*channel : p+c*channel+block]
+					for f := copied; f < T; f++ {
+						copy(out[p+c*channel+f*block:], first)
 					}
-					copied := 1 // frames of each channel written
-					if vector {
-						if patchBlock(patch, channel, second, pix[base:base+(P-1)*w*3+3*P], w*3, P, levels, kernel) {
-							copied = 2
-						}
-					} else {
-						for py := range P {
-							src := pix[base+py*w*3 : base+py*w*3+3*P]
-							lookupRow(patch[py*P*size:2*channel+(py+1)*P*size], channel, src, levels, size)
-						}
-					}
-					for c := range 3 {
-						first := patch[c*channel : c*channel+block]
-						for f := copied; f < T; f++ {
-							copy(patch[c*channel+f*block:], first)
-						}
-					}
-					switch {
-					case chunk != nil:
-						chunk = chunk[:len(chunk)+3*channel]
-						if len(chunk) == cap(chunk) {
-							if _, err := sink.w.Write(chunk); err != nil {
-								return err
-							}
-							chunk = chunk[:0]
-						}
-					case vector:
-						streamOut(sink.dst[o:o+3*channel], stage)
-					}
-					o += 3 * channel
 				}
 			}
+			switch {
+			case chunk != nil:
+				chunk = chunk[:len(chunk)+len(out)]
+				if cap(chunk)-len(chunk) < window {
+					if _, err := sink.w.Write(chunk); err != nil {
+						return err
+					}
+					chunk = chunk[:0]
+				}
+			case vector:
+				streamOut(sink.dst[o:o+len(out)], out)
+			}
+			o += len(out)
+			wb += wins
 		}
 	}
 	if len(chunk) > 0 {
@@ -441,6 +446,20 @@ func (q *qwen2VL) patchify(sink patchSink, pix []uint8, w int, levels *[3]levelT
 		}
 	}
 	return nil
+}
+
+// lookupWindows is patchWindows through the level tables, for values of size bytes: the patches of
+// wins merge windows side by side, their first frames.
+func lookupWindows(out []byte, channel int, src []uint8, stride, P, M, wins int, levels *[3]levelTable, size int) {
+	for j := range wins * M * M {
+		win, hi, wi := j/(M*M), j/M%M, j%M
+		base := hi*P*stride + (win*M+wi)*P*3
+		patch := out[j*3*channel:]
+		for py := range P {
+			row := src[base+py*stride : base+py*stride+3*P]
+			lookupRow(patch[py*P*size:2*channel+(py+1)*P*size], channel, row, levels, size)
+		}
+	}
 }
 
 // lookupRow writes one row of a patch, P pixels of src, through the level tables: channel c's values

@@ -392,6 +392,38 @@ func TestProcessConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
+// TestProcessAcrossGC: the processor's resize tables, kept while garbage collections drop its pooled
+// scratch, give the bytes a new processor computes, for sizes and backends alternating over rounds.
+func TestProcessAcrossGC(t *testing.T) {
+	q := mustNew(t, qwen25Config, BFloat16)
+	rng := rand.New(rand.NewPCG(9, 10))
+	sizes := [][2]int{{640, 480}, {97, 203}, {640, 480}, {300, 120}}
+	for round := range 3 {
+		for _, sz := range sizes {
+			img := imaging.RGB{Width: sz[0], Height: sz[1], Pix: make([]uint8, sz[0]*sz[1]*3)}
+			for j := range img.Pix {
+				img.Pix[j] = uint8(rng.IntN(256))
+			}
+			for _, fast := range []bool{true, false} {
+				kw := Kwargs{UseFast: &fast}
+				want, err := mustNew(t, qwen25Config, BFloat16).Process(nil, img, kw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := q.Process(nil, img, kw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got.PixelValues.Data, want.PixelValues.Data) {
+					t.Fatalf("round %d %v fast %v: pixel values differ from a new processor's", round, sz, fast)
+				}
+			}
+		}
+		runtime.GC() // twice: the pool's victim cache survives one
+		runtime.GC()
+	}
+}
+
 // TestPatchRowMatchesLookup: the vector kernel New picks writes the table lookups' bytes (on amd64,
 // TestPatchKernelsMatchLookup holds every kernel the CPU runs to the same). Where the CPU has AVX2 the
 // default bfloat16 configuration must get both kernels: a verification that silently failed would

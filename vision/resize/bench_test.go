@@ -61,3 +61,28 @@ func BenchmarkHorizontalRow(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRGBNewResizer is a resize by a Resizer new to the size — as a pooled one is after each
+// garbage collection — computing its weight tables ("/own") or finding them in a Tables ("/shared").
+func BenchmarkRGBNewResizer(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	c := sizeCase{1280, 720, 1288, 728}
+	src := testImage(rng, c.sw, c.sh)
+	dst := make([]uint8, c.dw*c.dh*3)
+	for _, shared := range []bool{false, true} {
+		b.Run(fmt.Sprintf("%dx%d-%dx%d/%v/%s", c.sw, c.sh, c.dw, c.dh, Torch, map[bool]string{false: "own", true: "shared"}[shared]), func(b *testing.B) {
+			var t Tables
+			cpu0 := testenv.CPUTime(b)
+			for b.Loop() {
+				var r Resizer
+				if shared {
+					r.UseTables(&t)
+				}
+				if err := r.RGB(dst, c.dw, c.dh, src, c.sw, c.sh, Torch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(testenv.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

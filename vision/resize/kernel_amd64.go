@@ -224,6 +224,9 @@ const maxVectorTaps = 64
 // row (an int32).
 const zgroup = 16
 
+// bytes is about how much memory v's tables hold.
+func (v *hvec) bytes() int { return 4*cap(v.start) + 2*(cap(v.hi)+cap(v.lo)) + cap(v.ztab) }
+
 // avx512 reports whether the AVX-512 horizontal kernel runs for the weights v was last built from.
 func (v *hvec) avx512() bool { return v.zmm }
 

@@ -12,6 +12,8 @@ func (*hvec) build(*weights, bool) bool { return false }
 
 func (*hvec) avx512() bool { return false }
 
+func (*hvec) bytes() int { return 0 }
+
 func horizontalVector(out []uint8, in []uint8, w *weights, v *hvec) {
 	horizontal(out[:len(w.start)*3], in, w)
 }

@@ -197,8 +197,8 @@ func TestAVX512Taken(t *testing.T) {
 			if err := r.RGB(dst, c.dw, c.dh, src, c.sw, c.sh, m); err != nil {
 				t.Fatal(err)
 			}
-			if want := m == Torch; r.hvec.avx512() != want {
-				t.Errorf("%v %v (%d taps): AVX-512 horizontal kernel used %v, want %v", c, m, r.horiz.taps, r.hvec.avx512(), want)
+			if want := m == Torch; r.horiz.hv.avx512() != want {
+				t.Errorf("%v %v (%d taps): AVX-512 horizontal kernel used %v, want %v", c, m, r.horiz.w.taps, r.horiz.hv.avx512(), want)
 			}
 			if d := resizeBoth(t, src, c.sw, c.sh, c.dw, c.dh, m); d >= 0 {
 				t.Fatalf("%v %v: byte %d differs between the vector and Go kernels", c, m, d)

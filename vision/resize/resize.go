@@ -3,6 +3,7 @@ package resize
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Method names whose fixed-point arithmetic a resize reproduces.
@@ -46,8 +47,9 @@ const torchMaxPrecision = 22
 // weights on CPUs with AVX-512 VBMI and VNNI) that compute the same integer sums; the Go kernels (kernel.go) run elsewhere and are the reference the vector ones are tested
 // against.
 type Resizer struct {
-	horiz, vert weights
-	hvec        hvec // the horizontal weights rearranged for the vector kernel
+	shared      *Tables // where the passes' tables come from when set (UseTables)
+	horiz, vert *tables // the current resize's passes': own (below) or shared
+	own         [2]tables
 	raw         []float64
 	row         []uint8   // one source row and rowPad zero bytes, for the horizontal kernels' over-reads
 	ring        []uint8   // vert.taps intermediate rows, each rowPad bytes longer than the row
@@ -56,6 +58,11 @@ type Resizer struct {
 	generic     bool      // run the Go kernels even where vector ones exist (for the differential tests)
 	noAVX512    bool      // run the AVX2 kernels even where AVX-512 ones exist (likewise)
 }
+
+// UseTables makes r take its weight tables from t (nil: its own), which any number of Resizers may
+// share at once and which outlives them: a Resizer kept in a sync.Pool is dropped at every garbage
+// collection, and with it the tables it computed.
+func (r *Resizer) UseTables(t *Tables) { r.shared = t }
 
 // rowPad is the slack after a row that the vector kernels may read (the horizontal one loads sixteen
 // bytes for five pixels) or write (it stores four bytes for three).
@@ -124,11 +131,14 @@ func (r *Resizer) resize(dst []uint8, dstW, dstH int, row func(y int) ([]uint8, 
 	}
 	needH, needV := srcW != dstW, srcH != dstH
 	vector := false
+	var hw *weights
+	var hv *hvec
 	if needH {
-		r.raw = r.horiz.compute(srcW, dstW, m, r.raw)
+		r.horiz = r.tables(0, tablesKey{w: weightsKey{in: srcW, out: dstW, m: m}, horiz: true, wide: !r.noAVX512})
 		r.row = grow(r.row, srcW*3+rowPad)
 		clear(r.row[srcW*3:])
-		vector = !r.generic && r.hvec.build(&r.horiz, !r.noAVX512)
+		vector = !r.generic && r.horiz.vector
+		hw, hv = &r.horiz.w, &r.horiz.hv
 	}
 	stride := dstW*3 + rowPad
 	// produce returns intermediate row y (dstW wide), computing it into buf when it needs computing.
@@ -146,14 +156,14 @@ func (r *Resizer) resize(dst []uint8, dstW, dstH int, row func(y int) ([]uint8, 
 		if vector && cap(in)-len(in) >= rowPad {
 			// The kernel's reads past the row meet zero weights, so the bytes after it (the next
 			// row's) serve as well as the padding's zeros: only rows without them need the copy.
-			horizontalVector(buf, in[:len(in)+rowPad], &r.horiz, &r.hvec)
+			horizontalVector(buf, in[:len(in)+rowPad], hw, hv)
 			return buf[:dstW*3], nil
 		}
 		copy(r.row, in)
 		if vector {
-			horizontalVector(buf, r.row, &r.horiz, &r.hvec)
+			horizontalVector(buf, r.row, hw, hv)
 		} else {
-			horizontal(buf[:dstW*3], r.row, &r.horiz)
+			horizontal(buf[:dstW*3], r.row, hw)
 		}
 		return buf[:dstW*3], nil
 	}
@@ -168,8 +178,8 @@ func (r *Resizer) resize(dst []uint8, dstW, dstH int, row func(y int) ([]uint8, 
 		}
 		return nil
 	}
-	r.raw = r.vert.compute(srcH, dstH, m, r.raw)
-	w := &r.vert
+	r.vert = r.tables(1, tablesKey{w: weightsKey{in: srcH, out: dstH, m: m}})
+	w := &r.vert.w
 	r.ring = grow(r.ring, w.taps*stride)
 	r.slots = grow(r.slots, w.taps)
 	r.taps = grow(r.taps, w.taps)
@@ -210,6 +220,108 @@ func (r *Resizer) resize(dst []uint8, dstW, dstH int, row func(y int) ([]uint8, 
 type weightsKey struct {
 	in, out int
 	m       Method
+}
+
+// tablesKey is what a pass's tables depend on: its weights, and for the horizontal pass the vector
+// kernel's tables, built with the AVX-512 kernel allowed (wide) or not.
+type tablesKey struct {
+	w           weightsKey
+	horiz, wide bool
+}
+
+// tables are one pass's weights, and for the horizontal pass (vector set) the vector kernel's
+// arrangement of them. Once in a Tables they are never written again.
+type tables struct {
+	key    tablesKey
+	w      weights
+	hv     hvec
+	vector bool
+}
+
+// fill makes t hold key's tables, computing them unless it does already; raw is compute's scratch.
+func (t *tables) fill(key tablesKey, raw []float64) []float64 {
+	if t.key == key {
+		return raw
+	}
+	t.key = tablesKey{} // until the tables below are whole
+	raw = t.w.compute(key.w.in, key.w.out, key.w.m, raw)
+	t.vector = key.horiz && t.hv.build(&t.w, key.wide)
+	t.key = key
+	return raw
+}
+
+// bytes is about how much memory t holds.
+func (t *tables) bytes() int {
+	return 4*(cap(t.w.start)+cap(t.w.k)) + t.hv.bytes()
+}
+
+// tables returns key's tables: shared ones, or r's own for pass (0 horizontal, 1 vertical).
+func (r *Resizer) tables(pass int, key tablesKey) *tables {
+	if r.shared != nil {
+		var t *tables
+		t, r.raw = r.shared.get(key, r.raw)
+		return t
+	}
+	r.raw = r.own[pass].fill(key, r.raw)
+	return &r.own[pass]
+}
+
+// Tables keeps the weight tables of the sizes most recently resized, for Resizers to share (Resizer.
+// UseTables): a server resizing images of a few sizes computes them once, not once a Resizer. It holds
+// at most a few entries and a few megabytes, and is safe for concurrent use.
+type Tables struct {
+	mu      sync.Mutex
+	entries []*tables // most recently used first
+	bytes   int       // their tables' memory
+}
+
+// The bounds of a Tables: entries (a horizontal and a vertical pass an image size and method), and
+// their memory (a Qwen-size enlargement's tables are tens of kilobytes; a large reduction's, which
+// has many taps, a few hundred). The newest entry is kept whatever its size.
+const (
+	maxTables      = 16
+	maxTablesBytes = 4 << 20
+)
+
+// get returns key's tables, computing them (outside the lock: two callers may compute the same
+// tables at once, and one copy is kept) when t lacks them.
+func (t *Tables) get(key tablesKey, raw []float64) (*tables, []float64) {
+	t.mu.Lock()
+	if e := t.find(key); e != nil {
+		t.mu.Unlock()
+		return e, raw
+	}
+	t.mu.Unlock()
+	e := new(tables)
+	raw = e.fill(key, raw)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if found := t.find(key); found != nil {
+		return found, raw
+	}
+	t.entries = append(t.entries, nil)
+	copy(t.entries[1:], t.entries)
+	t.entries[0] = e
+	t.bytes += e.bytes()
+	for len(t.entries) > 1 && (len(t.entries) > maxTables || t.bytes > maxTablesBytes) {
+		last := len(t.entries) - 1
+		t.bytes -= t.entries[last].bytes()
+		t.entries[last] = nil
+		t.entries = t.entries[:last]
+	}
+	return e, raw
+}
+
+// find returns key's entry, moved to the front, or nil. t.mu is held.
+func (t *Tables) find(key tablesKey) *tables {
+	for i, e := range t.entries {
+		if e.key == key {
+			copy(t.entries[1:i+1], t.entries[:i])
+			t.entries[0] = e
+			return e
+		}
+	}
+	return nil
 }
 
 func grow[T any](s []T, n int) []T {
