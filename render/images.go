@@ -306,12 +306,15 @@ type sizedImage struct {
 // size fetches one image, reads its size from the header, plans the
 // processor's resize and hashes the bytes: everything but the pixels.
 // memoAux is the request's part of the memo key (memoAux; nil: the memo
-// is not used).
-func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, opts imaging.Options, memoAux *string) (sizedImage, error) {
+// is not used); withKwargs says the request decodes the pixels (the memo
+// keeps a URL it sees first then).
+func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, opts imaging.Options, memoAux *string, withKwargs bool) (sizedImage, error) {
 	var key memoKey
+	var sum uint64
 	if im.memo != nil && memoAux != nil && memoizable(ref) {
 		key = memoKey{url: ref.url, aux: *memoAux}
-		if v, ok := im.memo.get(key); ok {
+		sum = im.memo.sum(key)
+		if v, ok := im.memo.get(key, sum); ok {
 			plan, err := im.proc.Plan(v.info.Width, v.info.Height, kw)
 			if err != nil {
 				return sizedImage{}, imageError(err)
@@ -344,7 +347,7 @@ func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hash
 		return sizedImage{}, fmt.Errorf("render: hashing image: %w", err)
 	}
 	if key.url != "" && frame != nil {
-		im.memo.put(key, memoValue{info: info, n: len(data), hash: hash, frame: frame})
+		im.memo.put(key, sum, memoValue{info: info, n: len(data), hash: hash, frame: frame}, withKwargs)
 	}
 	return sizedImage{data: data, url: ref.url, plan: plan, hash: hash, frame: frame, cost: im.imageCost(len(data), info, plan, isStreamed(ctx))}, nil
 }
@@ -399,7 +402,7 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 	}
 	sized := make([]sizedImage, len(refs))
 	if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) (err error) {
-		sized[i], err = im.size(ctx, refs[i], kw, reqKwargs, opts, aux)
+		sized[i], err = im.size(ctx, refs[i], kw, reqKwargs, opts, aux, withKwargs)
 		return err
 	}); err != nil {
 		return nil, nil, err
