@@ -261,3 +261,34 @@ func FuzzImageMemo(f *testing.F) {
 		}
 	})
 }
+
+// TestImageFileBufferAnswersAsFresh is the differential test of the
+// reused file buffer: requests without mm kwargs, whose data URLs decode
+// into one buffer request after request (larger files, then smaller and
+// truncated ones over the stale bytes, broken base64), answer byte for
+// byte as a renderer that decodes each into new storage, with the memo
+// and without it.
+func TestImageFileBufferAnswersAsFresh(t *testing.T) {
+	urls := memoURLs(t)
+	order := []string{"jpeg", "png", "small", "png cut", "png cut 3", "rgba", "bad base64", "png tail", "random",
+		"small", "empty", "not base64", "png as jpeg", "png DATA", "png uuid", "jpeg", "small"}
+	for _, edits := range [][]func(*ImageConfig){{uncached}, nil} {
+		fresh := imageRenderer(t, media.Config{}, edits...)
+		fresh.images.files = nil
+		reused := imageRenderer(t, media.Config{}, edits...)
+		if reused.images.files == nil {
+			t.Fatal("no file buffers")
+		}
+		for round := range 2 {
+			for i, name := range order {
+				in := urlRequest("", urls[name])
+				in.OmitMMKwargs = true
+				if got, want := renderAnswer(t, reused, in), renderAnswer(t, fresh, in); got != want {
+					j := testenv.FirstDiff([]byte(got), []byte(want))
+					t.Fatalf("round %d request %d (%s): differs at byte %d: %.120q, fresh %.120q",
+						round, i, name, j, got[max(0, j-20):], want[max(0, j-20):])
+				}
+			}
+		}
+	}
+}
