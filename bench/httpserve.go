@@ -273,12 +273,9 @@ func (s *Server) Measure(ctx context.Context, w Workload, minCPU time.Duration, 
 			return units >= minUnits && s.cpuSince(start) >= minCPU.Seconds()
 		})
 	} else {
-		for err == nil && (res.Units < minUnits || s.cpuSince(start) < minCPU.Seconds()) {
-			if err = s.run(ctx, w, s.nextUnit, &res.Requests); err == nil {
-				s.nextUnit++
-				res.Units++
-			}
-		}
+		res.Units, res.Requests, err = s.runInOrder(ctx, w, func(units int) bool {
+			return units >= minUnits && s.cpuSince(start) >= minCPU.Seconds()
+		})
 	}
 	if err != nil {
 		return res, err
@@ -396,6 +393,61 @@ func (s *Server) cpuSince(start float64) float64 {
 	return now - start
 }
 
+// runInOrder runs w's units one after another until done(units finished)
+// says so. The next unit is made while the current one runs, and done is
+// asked at most once a millisecond: a client that takes its time between
+// requests leaves the server idle, and a server woken from idle pays for
+// it (caches others used meanwhile, the runtime's wake-ups): 0.6 ms of
+// idle before each no-kwargs image request raised its server CPU by a
+// fifth. A unit made ahead when done says stop is never sent.
+func (s *Server) runInOrder(ctx context.Context, w Workload, done func(units int) bool) (units, requests int, err error) {
+	type unit struct {
+		calls []Call
+		err   error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	made, stopped := make(chan unit), make(chan struct{})
+	defer func() {
+		cancel()
+		<-stopped // the maker's last s.nextUnit++ is done
+	}()
+	go func() {
+		defer close(stopped)
+		defer close(made)
+		for {
+			calls, err := w.Next(s.nextUnit)
+			s.nextUnit++
+			select {
+			case made <- unit{calls, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var asked time.Time
+	for {
+		if now := time.Now(); now.Sub(asked) >= time.Millisecond {
+			if asked = now; done(units) {
+				return units, requests, nil
+			}
+		}
+		u, ok := <-made
+		if !ok {
+			return units, requests, ctx.Err()
+		}
+		if u.err != nil {
+			return units, requests, u.err
+		}
+		if err := s.runCalls(ctx, w, u.calls, &requests); err != nil {
+			return units, requests, err
+		}
+		units++
+	}
+}
+
 // run sends the calls of unit i (the warm-up passes -1: it uses unit 0's
 // shape with text of its own, see the workloads).
 func (s *Server) run(ctx context.Context, w Workload, i int, requests *int) error {
@@ -403,6 +455,12 @@ func (s *Server) run(ctx context.Context, w Workload, i int, requests *int) erro
 	if err != nil {
 		return err
 	}
+	return s.runCalls(ctx, w, calls, requests)
+}
+
+// runCalls sends one unit's calls in order, checking each answer when w
+// has a Check, and counts them in requests (when not nil).
+func (s *Server) runCalls(ctx context.Context, w Workload, calls []Call, requests *int) error {
 	for _, c := range calls {
 		body, err := s.do(ctx, c, w.Check != nil)
 		if err != nil {

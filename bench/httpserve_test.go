@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,5 +241,72 @@ func TestDriveConcurrentUnits(t *testing.T) {
 	mu.Unlock()
 	if _, _, err := s.drive(context.Background(), w, 4, func(int) bool { return false }); err == nil || !strings.Contains(err.Error(), "418") {
 		t.Fatalf("error = %v, want the failed call's status", err)
+	}
+}
+
+// TestRunInOrder: units run one after another, each unit's calls in order
+// and checked, until done says stop; the unit made ahead is never sent,
+// numbers are not reused, and a unit that cannot be made, or an answer
+// that fails its check, stops the run with its error.
+func TestRunInOrder(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, string(b))
+		mu.Unlock()
+		w.Write(b)
+	}))
+	defer ts.Close()
+	s := &Server{URL: ts.URL, client: ts.Client(), nextUnit: 3}
+	failAt := -1
+	w := Workload{Name: "ordered", Next: func(i int) ([]Call, error) {
+		if i == failAt {
+			return nil, errors.New("no unit")
+		}
+		mark := ""
+		if i >= 1000 {
+			mark = "x"
+		}
+		return []Call{{Method: "POST", Path: "/", Body: []byte(fmt.Sprintf("%s%d.0", mark, i))},
+			{Method: "POST", Path: "/", Body: []byte(fmt.Sprintf("%s%d.1", mark, i))}}, nil
+	}, Check: func(body []byte) error {
+		if bytes.HasPrefix(body, []byte("x")) {
+			return errors.New("bad answer")
+		}
+		return nil
+	}}
+	// done is asked at most once a millisecond, so the run may go past 4.
+	units, requests, err := s.runInOrder(context.Background(), w, func(units int) bool { return units >= 4 })
+	if err != nil || units < 4 || requests != 2*units {
+		t.Fatalf("units %d, requests %d, err %v", units, requests, err)
+	}
+	var want []string
+	for i := 3; i < 3+units; i++ {
+		want = append(want, fmt.Sprintf("%d.0", i), fmt.Sprintf("%d.1", i))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("sent %q, want %q", got, want)
+	}
+	if s.nextUnit != 3+units && s.nextUnit != 4+units {
+		t.Fatalf("next unit %d after %d units from 3 (one made ahead at most)", s.nextUnit, units)
+	}
+	s.nextUnit, got = 1000, nil
+	if _, _, err := s.runInOrder(context.Background(), w, func(int) bool { return false }); err == nil || !strings.Contains(err.Error(), "bad answer") {
+		t.Fatalf("a failed check: err %v", err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("sent %q past a failed check", got)
+	}
+	failAt, s.nextUnit = 11, 10
+	if units, _, err := s.runInOrder(context.Background(), w, func(int) bool { return false }); err == nil || units != 1 || !strings.Contains(err.Error(), "no unit") {
+		t.Fatalf("a unit that cannot be made: units %d, err %v", units, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	failAt = -1
+	if _, _, err := s.runInOrder(ctx, w, func(int) bool { return false }); err == nil {
+		t.Fatal("a canceled run succeeded")
 	}
 }

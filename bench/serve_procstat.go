@@ -2,7 +2,9 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -14,15 +16,52 @@ import (
 const clockTicksPerSecond = 100
 
 // ProcCPUSeconds returns the user+system CPU time, in seconds, that process
-// pid (all its threads) has used so far, from /proc/PID/stat under root
-// ("/proc" on a live system).
+// pid (all its threads) has used so far, under root ("/proc" on a live
+// system): the sum of its threads' run times in nanoseconds
+// (task/TID/schedstat), else /proc/PID/stat's, which counts in 10 ms
+// ticks. A row that stops once the ticks say it has used its CPU ends
+// just after a tick and starts anywhere within one: the ticks overstate
+// its CPU by half a tick on average, 3% of a 150 ms row.
 func ProcCPUSeconds(root string, pid int) (float64, error) {
+	if s, ok := taskRunSeconds(root, pid); ok {
+		return s, nil
+	}
 	path := root + "/" + strconv.Itoa(pid) + "/stat"
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, fmt.Errorf("server CPU: %w", err)
 	}
 	return parseProcStat(data)
+}
+
+// taskRunSeconds sums the first field of every task/TID/schedstat of pid:
+// the thread's time on a CPU in nanoseconds (the scheduler's
+// sum_exec_runtime, of which /proc/PID/stat's ticks are a rounding). ok is
+// false when any is unreadable or malformed. A thread that exits leaves
+// the sum (Go's runtime keeps its threads).
+func taskRunSeconds(root string, pid int) (float64, bool) {
+	dir := root + "/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil || len(tasks) == 0 {
+		return 0, false
+	}
+	var ns uint64
+	for _, t := range tasks {
+		data, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // exited since the listing
+		}
+		f := strings.Fields(string(data))
+		if err != nil || len(f) == 0 {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ns += v
+	}
+	return float64(ns) / 1e9, true
 }
 
 // parseProcStat reads utime and stime (fields 14 and 15) from a

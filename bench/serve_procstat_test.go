@@ -54,7 +54,33 @@ func TestProcCPUSeconds(t *testing.T) {
 	if _, err := cpuOf(root, []int{12}); err == nil {
 		t.Error("cpuOf of a missing pid succeeded")
 	}
-	// The live /proc of this process: some CPU has been used by now.
+	// Threads' run times in nanoseconds are preferred to the ticks; a
+	// malformed one falls back to them.
+	for tid, stat := range map[string]string{"10": "1500000000 20 3\n", "12": "250000001 0 1\n"} {
+		if err := os.MkdirAll(filepath.Join(root, "10", "task", tid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "10", "task", tid, "schedstat"), []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := ProcCPUSeconds(root, 10); err != nil || got != 1.750000001 {
+		t.Errorf("ProcCPUSeconds from schedstat = %.9f, %v; want 1.750000001", got, err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "10", "task", "12", "schedstat"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ProcCPUSeconds(root, 10); err != nil || !near(got, 1.5) {
+		t.Errorf("ProcCPUSeconds with a bad schedstat = %g, %v; want the ticks' 1.5", got, err)
+	}
+	// The live /proc of this process: some CPU has been used by now, and
+	// the two counts agree to a few ticks.
+	if s, ok := taskRunSeconds("/proc", os.Getpid()); ok {
+		ticks, err := parseProcStatFile(t, "/proc/self/stat")
+		if err == nil && (s < ticks-0.05 || s > ticks+0.05) {
+			t.Errorf("threads' run time %g s, ticks %g s", s, ticks)
+		}
+	}
 	if _, err := os.Stat("/proc/self/stat"); err == nil {
 		if s, err := ProcCPUSeconds("/proc", os.Getpid()); err != nil || s < 0 {
 			t.Errorf("live ProcCPUSeconds = %g, %v", s, err)
@@ -87,4 +113,13 @@ func TestParseVmHWM(t *testing.T) {
 			}
 		})
 	}
+}
+
+func parseProcStatFile(t *testing.T, path string) (float64, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return parseProcStat(data)
 }

@@ -3,6 +3,7 @@ package media
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -101,6 +102,11 @@ func FuzzParseDataURL(f *testing.F) {
 			max = 1 << 20
 		}
 		d, err := ParseDataURL(url, max)
+		// Decoding into a reused buffer of stale bytes answers the same.
+		stale := bytes.Repeat([]byte{0x5a}, len(url))
+		if db, errb := parseDataURL(url, max, stale); !bytes.Equal(db.Data, d.Data) || db.MediaType != d.MediaType || fmt.Sprint(errb) != fmt.Sprint(err) {
+			t.Fatalf("%.80q into a buffer: %q %v, into none: %q %v", url, db.Data, errb, d.Data, err)
+		}
 		if err != nil {
 			if _, ok := AsError(err); !ok {
 				t.Fatalf("error %v is not an *Error", err)
@@ -156,10 +162,23 @@ func FuzzClassify(f *testing.F) {
 // vouches for s, the checked decoder accepts s with the same bytes.
 func checkFastBase64(t *testing.T, s string) {
 	t.Helper()
-	fast, ok := decodeBase64Fast(s)
+	fast, ok := decodeBase64Fast(s, nil)
 	want, err := decodeBase64Checked(s)
 	if ok && (err != nil || !bytes.Equal(fast, want)) {
 		t.Fatalf("%.80q: fast decoder gave %d bytes, checked: %d bytes, %v", s, len(fast), len(want), err)
+	}
+	// Into a reused buffer of stale bytes: the same answer, in the
+	// buffer's storage when it holds the output, none of the stale bytes
+	// handed out.
+	for _, size := range []int{0, len(s)/4*3 - 1, len(s) / 4 * 3, len(s) + 64} {
+		buf := bytes.Repeat([]byte{0xa5}, max(0, size))
+		got, gotOK := decodeBase64Fast(s, buf)
+		if gotOK != ok || !bytes.Equal(got, fast) {
+			t.Fatalf("%.80q into %d stale bytes: %d bytes %v, into none: %d bytes %v", s, len(buf), len(got), gotOK, len(fast), ok)
+		}
+		if ok && len(got) > 0 && cap(buf) >= len(s)/4*3 && &got[0] != &buf[0] {
+			t.Fatalf("%.80q: decoded outside a buffer of %d bytes", s, cap(buf))
+		}
 	}
 	if err == nil && len(s) >= 64 && !ok {
 		// Not wrong, but the fast path must not leave valid photos to the slow one.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/segmentio/asm/ascii"
+
 	"github.com/vrender/vrender/internal/pyfmt"
 	"github.com/vrender/vrender/internal/pylax"
 
@@ -168,7 +170,10 @@ func stringEnd(b []byte, i int) int {
 
 func bodyText(body []byte) ([]byte, error) {
 	body = bytes.TrimPrefix(body, utf8BOM)
-	if !utf8.Valid(body) {
+	// ASCII is valid UTF-8, and a body with an image's data URL is 190 KB
+	// of it, which the vector check passes 4x faster than utf8.Valid; a
+	// body with other text fails it at the first such byte.
+	if !ascii.Valid(body) && !utf8.Valid(body) {
 		return nil, ErrBodyNotParsable
 	}
 	return body, nil

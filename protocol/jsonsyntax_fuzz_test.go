@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/vrender/vrender/internal/wire"
 )
@@ -88,4 +90,41 @@ func TestWireParseDuplicateKeys(t *testing.T) {
 	if _, _, err := ParseJSONTree(bytes.Repeat([]byte("["), wire.MaxDepth+1)); !errors.Is(err, ErrBodyNotParsable) {
 		t.Fatalf("too deep: %v", err)
 	}
+}
+
+// FuzzBodyText: the ASCII fast path accepts exactly what utf8.Valid does.
+func FuzzBodyText(f *testing.F) {
+	for _, s := range []string{"", "{}", `{"a":"é"}`, "\xef\xbb\xbf{}", "{\"a\":\"\xff\"}", "\xed\xa0\x80", "\x7f\x80",
+		strings.Repeat("data:image/jpeg;base64,QUJD", 40) + "\xc3"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, err := bodyText(b)
+		if want := utf8.Valid(bytes.TrimPrefix(b, utf8BOM)); (err == nil) != want {
+			t.Fatalf("%q: bodyText error %v, utf8.Valid %v", b, err, want)
+		}
+	})
+}
+
+// BenchmarkBodyText checks the body of a request with a 140 KB photo's
+// data URL; "utf8.Valid" is the check alone, as it was.
+func BenchmarkBodyText(b *testing.B) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,` +
+		strings.Repeat("/9j/4AAQSkZJRgABAQ", 140<<10/18*4/3) + `"}}]}]}`)
+	b.Run("bodyText", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if _, err := bodyText(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("utf8.Valid", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if !utf8.Valid(body) {
+				b.Fatal("invalid")
+			}
+		}
+	})
 }

@@ -43,7 +43,7 @@ func costOf(t *testing.T, r *Renderer, names ...string) int64 {
 	t.Helper()
 	var sum int64
 	for _, n := range names {
-		s, err := r.images.size(context.Background(), imageRef{url: imageDataURL(t, n)}, r.images.cfg.Kwargs, nil, r.images.cfg.Load, nil)
+		s, err := r.images.size(context.Background(), imageRef{url: imageDataURL(t, n)}, r.images.cfg.Kwargs, nil, r.images.cfg.Load, nil, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestImageCostCoversWhatTheImageHolds(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s, err := r.images.size(ctx, imageRef{url: imageDataURL(t, name)}, r.images.cfg.Kwargs, nil, r.images.cfg.Load, nil)
+				s, err := r.images.size(ctx, imageRef{url: imageDataURL(t, name)}, r.images.cfg.Kwargs, nil, r.images.cfg.Load, nil, true)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"strings"
 	"unicode/utf8"
 
@@ -48,13 +49,31 @@ type memoValue struct {
 	frame []byte
 }
 
-// urlMemo is a byte-bounded LRU of memoValues under their keys' exact
-// text (features.ItemLRU): its map compares whole keys, so a lookup never
-// finds another image's mm_hash, and Go's per-process seeded string hash
-// gives a client no way to craft keys that collide.
+// urlMemo is a byte-bounded LRU of memoValues under a seeded hash of
+// their keys (features.ItemLRU): an entry keeps its key's exact text and a
+// lookup compares it, so a lookup never finds another image's mm_hash, and
+// a hash that collides (by chance: the per-memo seed gives a client no way
+// to craft one) is a miss. The map hashes 8 bytes, not the data URL: one
+// pass over the text per request instead of one per map operation and per
+// table growth.
+//
+// A data URL seen first by a request without mm kwargs is only noted (a
+// sighting, no text) and kept when it is sent again: such a request costs
+// a fraction of a millisecond, of which copying the text into memory the
+// process has never touched would be a third, for an image most often
+// sent once (a router asking for mm_hashes). A request that decodes the
+// pixels keeps the text at once: the copy is small beside its decoding.
 type urlMemo struct {
-	max int64
-	lru *features.ItemLRU[memoKey, memoValue]
+	max  int64
+	seed maphash.Seed
+	lru  *features.ItemLRU[uint64, memoEntry]
+}
+
+// memoEntry is an image's value under its key's text, or a sighting (key
+// zero: memoizable URLs are never empty).
+type memoEntry struct {
+	key memoKey
+	v   memoValue
 }
 
 // newURLMemo returns a memo of at most max bytes, or nil (off) when max is
@@ -63,8 +82,13 @@ func newURLMemo(max int64) *urlMemo {
 	if max <= 0 {
 		return nil
 	}
-	return &urlMemo{max: max, lru: features.NewItemLRU[memoKey, memoValue](max)}
+	return &urlMemo{max: max, seed: maphash.MakeSeed(), lru: features.NewItemLRU[uint64, memoEntry](max)}
 }
+
+// sum is k's hash in the memo: the key of get and put. It is the map's
+// own hash of the key (maphash.String would hash a long text 128 bytes
+// per call, four times slower).
+func (m *urlMemo) sum(k memoKey) uint64 { return maphash.Comparable(m.seed, k) }
 
 // memoAux is the memo key's text besides the URL: the request's
 // mm_processor_kwargs as sent (their JSON text; absent and {} differ),
@@ -95,19 +119,32 @@ func memoizable(ref imageRef) bool {
 	return ref.uuid == nil && len(ref.url) >= 5 && strings.EqualFold(ref.url[:5], "data:")
 }
 
-func (m *urlMemo) get(k memoKey) (memoValue, bool) { return m.lru.Get(k) }
+// get returns the value stored under k (sum is m.sum(k)).
+func (m *urlMemo) get(k memoKey, sum uint64) (memoValue, bool) {
+	e, ok := m.lru.Get(sum)
+	if !ok || e.key != k {
+		return memoValue{}, false
+	}
+	return e.v, true
+}
 
-// put stores v under k. The key's texts are copied: a request's strings
-// may alias its body, which is not the memo's to keep.
-func (m *urlMemo) put(k memoKey, v memoValue) {
+// put stores v under k (sum is m.sum(k)) when keepNew is set or k was
+// sighted before, else notes a sighting of k. The key's texts are copied:
+// a request's strings may alias its body, which is not the memo's to keep.
+func (m *urlMemo) put(k memoKey, sum uint64, v memoValue, keepNew bool) {
 	size := int64(len(k.url)+len(k.aux)+len(v.hash)+len(v.frame)) + memoEntryOverhead
 	if size > m.max {
 		return
 	}
-	if _, ok := m.lru.Get(k); ok { // another request stored it meanwhile
+	e, ok := m.lru.Get(sum)
+	switch {
+	case ok && e.key == k: // another request stored it meanwhile
+		return
+	case !ok && !keepNew:
+		m.lru.Add(sum, memoEntryOverhead, memoEntry{})
 		return
 	}
-	m.lru.Add(memoKey{strings.Clone(k.url), strings.Clone(k.aux)}, size, v)
+	m.lru.Add(sum, size, memoEntry{key: memoKey{strings.Clone(k.url), strings.Clone(k.aux)}, v: v})
 }
 
 // bytes is what the memo holds, as counted against its bound.

@@ -91,15 +91,17 @@ func TestImageMemoAnswersAsUnmemoized(t *testing.T) {
 	if testing.Short() {
 		reqs = reqs[:14]
 	}
-	// Round 1 asks without mm kwargs (return_mm_kwargs false: sizes and
-	// mm_hashes only, as llm-d's router asks), round 2 with them again.
-	for round := range 3 {
+	// Round 0 asks without mm kwargs (return_mm_kwargs false: sizes and
+	// mm_hashes only, as llm-d's router asks: the memo notes a URL, keeps
+	// it when a later request repeats it), round 1 with them, round 2
+	// without them again (memo hits) and round 3 with them.
+	for round := range 4 {
 		for i, rq := range reqs {
 			in := urlRequest(rq.kwargs, rq.urls...)
 			if rq.mediaIO != "" {
 				in.MediaIOKwargs = mustNode(rq.mediaIO)
 			}
-			in.OmitMMKwargs = round == 1
+			in.OmitMMKwargs = round%2 == 0
 			want := renderAnswer(t, plain, in)
 			for name, r := range map[string]*Renderer{"memo": memo, "tiny cache": tiny} {
 				if got := renderAnswer(t, r, in); got != want {
@@ -126,10 +128,11 @@ func TestURLMemo(t *testing.T) {
 	val := func(i int) memoValue { return memoValue{n: i, hash: fmt.Sprint(i), frame: []byte{1}} }
 	buf := []byte("data:" + strings.Repeat("a", 95))
 	k := func(s string) memoKey { return memoKey{url: s, aux: "x"} }
-	m.put(memoKey{url: string(buf), aux: "x"}, val(1))
+	put := func(k memoKey, v memoValue) { m.put(k, m.sum(k), v, true) }
+	put(memoKey{url: string(buf), aux: "x"}, val(1))
 	buf[6] = 'b' // the caller's bytes change; the memo's copy must not
-	m.put(k("data:"+strings.Repeat("a", 94)), val(2))
-	m.put(k("data:"+strings.Repeat("a", 93)+"b"), val(3))
+	put(k("data:"+strings.Repeat("a", 94)), val(2))
+	put(k("data:"+strings.Repeat("a", 93)+"b"), val(3))
 	for _, tc := range []struct {
 		key  memoKey
 		want int
@@ -141,26 +144,51 @@ func TestURLMemo(t *testing.T) {
 		{k("data:" + strings.Repeat("a", 93)), 0},
 		{k("data:" + strings.Repeat("a", 93) + "b"), 3},
 	} {
-		v, ok := m.get(tc.key)
+		v, ok := m.get(tc.key, m.sum(tc.key))
 		if ok != (tc.want != 0) || ok && v.n != tc.want {
 			t.Errorf("get(%.12q…%d) = %v, %v; want %d", tc.key.url, len(tc.key.url), v.n, ok, tc.want)
 		}
 	}
 	// 1 was used least recently: a fourth entry evicts it.
-	m.get(k("data:" + strings.Repeat("a", 95)))
-	m.put(k("data:"+strings.Repeat("c", 95)), val(4))
-	if _, ok := m.get(k("data:" + strings.Repeat("a", 94))); ok {
+	get := func(k memoKey) bool { _, ok := m.get(k, m.sum(k)); return ok }
+	get(k("data:" + strings.Repeat("a", 95)))
+	put(k("data:"+strings.Repeat("c", 95)), val(4))
+	if get(k("data:" + strings.Repeat("a", 94))) {
 		t.Error("the least recently used entry was kept")
 	}
-	if _, ok := m.get(k("data:" + strings.Repeat("a", 95))); !ok {
+	if !get(k("data:" + strings.Repeat("a", 95))) {
 		t.Error("a recently used entry was evicted")
 	}
 	if m.bytes() > m.max || m.lru.Len() != 3 {
 		t.Errorf("%d entries, %d bytes over the bound %d", m.lru.Len(), m.bytes(), m.max)
 	}
-	m.put(k(strings.Repeat("d", int(m.max))), val(5))
+	put(k(strings.Repeat("d", int(m.max))), val(5))
 	if m.lru.Len() != 3 {
 		t.Error("an entry larger than the bound was stored")
+	}
+	// A request without mm kwargs notes a URL seen first and keeps it the
+	// second time.
+	sighted := k("data:" + strings.Repeat("e", 95))
+	for i, want := range []bool{false, false, true} {
+		if got := get(sighted); got != want {
+			t.Fatalf("sighting %d: hit %v, want %v", i, got, want)
+		}
+		if !want {
+			m.put(sighted, m.sum(sighted), val(6), false)
+		}
+	}
+	// Keys whose hashes collide are told apart by their text: a lookup
+	// under another key's hash misses, and storing replaces.
+	other := k("data:" + strings.Repeat("f", 95))
+	if _, ok := m.get(other, m.sum(sighted)); ok {
+		t.Error("a key was found under another key's hash")
+	}
+	m.put(other, m.sum(sighted), val(7), false)
+	if v, ok := m.get(other, m.sum(sighted)); !ok || v.n != 7 {
+		t.Errorf("a colliding key was not stored over a sighted one: %v %v", v.n, ok)
+	}
+	if get(sighted) {
+		t.Error("the replaced key is still found")
 	}
 	// Kwargs without a text of their own, or whose text is not UTF-8, keep
 	// a request out of the memo; absent and empty kwargs differ.
@@ -193,7 +221,7 @@ func FuzzImageMemo(f *testing.F) {
 	plain := imageRenderer(f, media.Config{}, uncached)
 	memo := imageRenderer(f, media.Config{})
 	f.Fuzz(func(t *testing.T, url, kwargs string) {
-		size := func(r *Renderer) string {
+		size := func(r *Renderer, withKwargs bool) string {
 			im := r.images
 			var reqKwargs *node
 			if kwargs != "" {
@@ -213,17 +241,53 @@ func FuzzImageMemo(f *testing.F) {
 			if a, ok := memoAux(reqKwargs, opts); ok && im.memo != nil {
 				aux = &a
 			}
-			s, err := im.size(context.Background(), imageRef{url: url}, kw, reqKwargs, opts, aux)
+			s, err := im.size(context.Background(), imageRef{url: url}, kw, reqKwargs, opts, aux, withKwargs)
 			if err != nil {
 				return "error: " + err.Error()
 			}
 			return fmt.Sprint(s.plan, s.hash, s.cost)
 		}
-		want := size(plain)
-		for i := range 2 {
-			if got := size(memo); got != want {
+		want := size(plain, false)
+		// A sighting, the second sight that stores it, a hit; then, on an
+		// empty memo, a request with kwargs that stores at once, and a hit.
+		for i, withKwargs := range []bool{false, false, false, true, false} {
+			if i == 3 {
+				memo.images.memo.lru.Clear()
+			}
+			if got := size(memo, withKwargs); got != want {
 				t.Fatalf("call %d: %q, unmemoized %q", i, got, want)
 			}
 		}
 	})
+}
+
+// TestImageFileBufferAnswersAsFresh is the differential test of the
+// reused file buffer: requests without mm kwargs, whose data URLs decode
+// into one buffer request after request (larger files, then smaller and
+// truncated ones over the stale bytes, broken base64), answer byte for
+// byte as a renderer that decodes each into new storage, with the memo
+// and without it.
+func TestImageFileBufferAnswersAsFresh(t *testing.T) {
+	urls := memoURLs(t)
+	order := []string{"jpeg", "png", "small", "png cut", "png cut 3", "rgba", "bad base64", "png tail", "random",
+		"small", "empty", "not base64", "png as jpeg", "png DATA", "png uuid", "jpeg", "small"}
+	for _, edits := range [][]func(*ImageConfig){{uncached}, nil} {
+		fresh := imageRenderer(t, media.Config{}, edits...)
+		fresh.images.files = nil
+		reused := imageRenderer(t, media.Config{}, edits...)
+		if reused.images.files == nil {
+			t.Fatal("no file buffers")
+		}
+		for round := range 2 {
+			for i, name := range order {
+				in := urlRequest("", urls[name])
+				in.OmitMMKwargs = true
+				if got, want := renderAnswer(t, reused, in), renderAnswer(t, fresh, in); got != want {
+					j := testenv.FirstDiff([]byte(got), []byte(want))
+					t.Fatalf("round %d request %d (%s): differs at byte %d: %.120q, fresh %.120q",
+						round, i, name, j, got[max(0, j-20):], want[max(0, j-20):])
+				}
+			}
+		}
+	}
 }

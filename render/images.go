@@ -76,7 +76,17 @@ type images struct {
 	memo *urlMemo
 	// mediaIO is cfg.MediaIOKwargs decoded (nil when not given).
 	mediaIO *node
+	// files holds *[]byte buffers a data URL is decoded into when only
+	// its header and hash are needed (return_mm_kwargs false): reused,
+	// the buffer is neither zeroed nor collected, and stays in the CPU's
+	// cache for the hash that reads it back. A pointer, so that a copy
+	// of images (tests make them) shares it; nil: not used.
+	files *sync.Pool
 }
+
+// maxPooledFile bounds the file buffers images.files keeps: a rare huge
+// image is not held for the requests after it.
+const maxPooledFile = 8 << 20
 
 // newImages prepares image rendering for m, or returns nil when m has no
 // preprocessor_config.json (a text-only model).
@@ -115,7 +125,7 @@ func newImages(m *model.Model, cfg *ImageConfig) (*images, error) {
 		return nil, err
 	}
 	im := &images{cfg: *cfg, proc: proc, dtype: dtype, padID: pad[0], merge: merge, mediaIO: mediaIO,
-		cache: imgcache.New[processedImage](cfg.CacheBytes), procDigest: processorDigest(raw, dtype)}
+		cache: imgcache.New[processedImage](cfg.CacheBytes), procDigest: processorDigest(raw, dtype), files: new(sync.Pool)}
 	if im.cache != nil {
 		im.memo = newURLMemo(cfg.CacheBytes / memoShare)
 	}
@@ -306,12 +316,15 @@ type sizedImage struct {
 // size fetches one image, reads its size from the header, plans the
 // processor's resize and hashes the bytes: everything but the pixels.
 // memoAux is the request's part of the memo key (memoAux; nil: the memo
-// is not used).
-func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, opts imaging.Options, memoAux *string) (sizedImage, error) {
+// is not used); withKwargs says the request decodes the pixels (the memo
+// keeps a URL it sees first then).
+func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hashKwargs *node, opts imaging.Options, memoAux *string, withKwargs bool) (sizedImage, error) {
 	var key memoKey
+	var sum uint64
 	if im.memo != nil && memoAux != nil && memoizable(ref) {
 		key = memoKey{url: ref.url, aux: *memoAux}
-		if v, ok := im.memo.get(key); ok {
+		sum = im.memo.sum(key)
+		if v, ok := im.memo.get(key, sum); ok {
 			plan, err := im.proc.Plan(v.info.Width, v.info.Height, kw)
 			if err != nil {
 				return sizedImage{}, imageError(err)
@@ -319,7 +332,25 @@ func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hash
 			return sizedImage{url: ref.url, plan: plan, hash: v.hash, frame: v.frame, cost: im.imageCost(v.n, v.info, plan, isStreamed(ctx))}, nil
 		}
 	}
-	data, err := im.cfg.Fetcher.Fetch(ctx, ref.url)
+	var data []byte
+	var err error
+	if withKwargs || im.files == nil {
+		data, err = im.cfg.Fetcher.Fetch(ctx, ref.url)
+	} else {
+		// Nothing reads the file after this function (the answer needs
+		// its header and hash only), so it may go into a reused buffer.
+		buf, _ := im.files.Get().(*[]byte)
+		if buf == nil {
+			buf = new([]byte)
+		}
+		data, err = im.cfg.Fetcher.FetchInto(ctx, ref.url, *buf)
+		defer func() {
+			if cap(data) > cap(*buf) && cap(data) <= maxPooledFile {
+				*buf = data[:0] // the file outgrew the buffer: keep the larger one
+			}
+			im.files.Put(buf)
+		}()
+	}
 	if err != nil {
 		return sizedImage{}, imageError(err)
 	}
@@ -344,9 +375,13 @@ func (im *images) size(ctx context.Context, ref imageRef, kw vision.Kwargs, hash
 		return sizedImage{}, fmt.Errorf("render: hashing image: %w", err)
 	}
 	if key.url != "" && frame != nil {
-		im.memo.put(key, memoValue{info: info, n: len(data), hash: hash, frame: frame})
+		im.memo.put(key, sum, memoValue{info: info, n: len(data), hash: hash, frame: frame}, withKwargs)
 	}
-	return sizedImage{data: data, url: ref.url, plan: plan, hash: hash, frame: frame, cost: im.imageCost(len(data), info, plan, isStreamed(ctx))}, nil
+	s := sizedImage{data: data, url: ref.url, plan: plan, hash: hash, frame: frame, cost: im.imageCost(len(data), info, plan, isStreamed(ctx))}
+	if !withKwargs && im.files != nil {
+		s.data = nil // the buffer goes back to im.files
+	}
+	return s, nil
 }
 
 // eachImage runs f for images 0..n-1 side by side, as vLLM's media thread
@@ -399,7 +434,7 @@ func (im *images) expand(ctx context.Context, refs []imageRef, ids []int, reqKwa
 	}
 	sized := make([]sizedImage, len(refs))
 	if err := eachImage(ctx, len(refs), func(ctx context.Context, i int) (err error) {
-		sized[i], err = im.size(ctx, refs[i], kw, reqKwargs, opts, aux)
+		sized[i], err = im.size(ctx, refs[i], kw, reqKwargs, opts, aux, withKwargs)
 		return err
 	}); err != nil {
 		return nil, nil, err
