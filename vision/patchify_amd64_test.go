@@ -209,7 +209,7 @@ func kernelEdges(t *testing.T, isa kernelISA, k *levelKernel, levels *[3]levelTa
 		}
 		rows := 1 + rng.IntN(4)
 		stride := 3*width + rng.IntN(7)
-		src := guardedPages(t, (rows-1)*stride+3*width)
+		src := testenv.GuardedPages(t, (rows-1)*stride+3*width)
 		for j := range src {
 			src[j] = uint8(rng.IntN(256))
 		}
@@ -255,7 +255,7 @@ func kernelWindows(t *testing.T, isa kernelISA, k *levelKernel, levels *[3]level
 			P = max(P, patchRowMin)
 		}
 		stride := 3*P*M*wins + rng.IntN(7)
-		src := guardedPages(t, (M*P-1)*stride+3*P*M*wins)
+		src := testenv.GuardedPages(t, (M*P-1)*stride+3*P*M*wins)
 		for j := range src {
 			src[j] = uint8(rng.IntN(256))
 		}

@@ -67,6 +67,11 @@ func execWithTimerSlack(args []string) {
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(want), 0, 0, 0); err != nil {
 		return
 	}
-	_ = syscall.Exec(exe, os.Args, os.Environ())
+	// Linux may take the value without error and keep another (a
+	// real-time thread's slack stays 0): exec'ing then would find it short
+	// again after the exec, and exec again for ever.
+	if got, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && got >= want {
+		_ = syscall.Exec(exe, os.Args, os.Environ())
+	}
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(cur), 0, 0, 0)
 }

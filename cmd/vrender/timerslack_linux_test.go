@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -58,5 +61,40 @@ func TestSlackCommand(t *testing.T) {
 		if got := slackCommand(strings.Fields(args)); got != want {
 			t.Errorf("slackCommand(%q) = %v", args, got)
 		}
+	}
+}
+
+// TestExecWithTimerSlackRealTime runs the helper as a real-time thread,
+// whose timer slack Linux keeps at 0 whatever PR_SET_TIMERSLACK asks
+// (since 6.x, without an error): it must not exec, where exec'ing again
+// and again would find the slack short every time.
+func TestExecWithTimerSlackRealTime(t *testing.T) {
+	if os.Getenv("VRENDER_TEST_TIMER_SLACK_RT_HELPER") == "1" {
+		runtime.LockOSThread() // the thread execWithTimerSlack runs on
+		if err := unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: 1}, 0); err != nil {
+			t.Logf("NO REAL TIME: %v", err)
+			return
+		}
+		execWithTimerSlack([]string{"serve"})
+		slack, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+		t.Logf("SLACK %d (%v)", slack, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestExecWithTimerSlackRealTime$", "-test.v")
+	cmd.Env = append(os.Environ(), "VRENDER_TEST_TIMER_SLACK_RT_HELPER=1")
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the real-time helper did not end (exec'ing again and again?): %v\n%.500s", err, out)
+	}
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "NO REAL TIME") {
+		t.Skipf("this process may not run real-time threads:\n%s", out)
+	}
+	if strings.Count(string(out), "SLACK ") != 1 {
+		t.Errorf("want one SLACK line in\n%s", out)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package vision
+package testenv
 
 import (
 	"testing"
@@ -8,9 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// guardedPages returns n bytes that end where an inaccessible page begins, so that a kernel reading a
-// byte past them faults.
-func guardedPages(t *testing.T, n int) []byte {
+// GuardedPages returns n bytes that end where an inaccessible page begins,
+// so that a kernel reading or writing a byte past them faults; it skips
+// the test where the pages cannot be mapped so.
+func GuardedPages(t testing.TB, n int) []byte {
 	t.Helper()
 	page := unix.Getpagesize()
 	size := (n+page-1)/page*page + page
@@ -18,9 +19,9 @@ func guardedPages(t *testing.T, n int) []byte {
 	if err != nil {
 		t.Skipf("mmap: %v", err)
 	}
-	t.Cleanup(func() { unix.Munmap(mem) })
+	t.Cleanup(func() { _ = unix.Munmap(mem) })
 	if err := unix.Mprotect(mem[size-page:], unix.PROT_NONE); err != nil {
 		t.Skipf("mprotect: %v", err)
 	}
-	return mem[size-page-n : size-page]
+	return mem[size-page-n : size-page : size-page]
 }
