@@ -60,10 +60,6 @@ func execWithTimerSlack(args []string) {
 	if err != nil || cur >= want {
 		return
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return
-	}
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(want), 0, 0, 0); err != nil {
 		return
 	}
@@ -71,7 +67,9 @@ func execWithTimerSlack(args []string) {
 	// real-time thread's slack stays 0): exec'ing then would find it short
 	// again after the exec, and exec again for ever.
 	if got, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && got >= want {
-		_ = syscall.Exec(exe, os.Args, os.Environ())
+		// The running image, not a path: a binary replaced on disk since
+		// the start must not be what runs on.
+		_ = syscall.Exec("/proc/self/exe", os.Args, os.Environ())
 	}
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(cur), 0, 0, 0)
 }

@@ -1,7 +1,7 @@
 // Package b64enc encodes standard padded base64 (encoding/base64's
 // StdEncoding) at memory speed where the CPU allows: an image's answer
-// carries about 11 MB of pixel values as base64, encoded a megabyte at a
-// time as it is written.
+// carries about 11 MB of pixel values as base64, encoded a chunk at a time
+// as it is written.
 package b64enc
 
 import (
