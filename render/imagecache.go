@@ -46,9 +46,8 @@ type processedImage struct {
 
 // newProcessedImage is prep as an answer's image.
 func newProcessedImage(prep *vision.Prepared, dtype string) processedImage {
-	w := features.PixelWrite{Source: prep}
 	img := features.QwenImage{GridTHW: [3]int64{int64(prep.GridTHW[0]), int64(prep.GridTHW[1]), int64(prep.GridTHW[2])}, DType: dtype,
-		Pending: &features.PendingPixels{Len: prep.Len, Begin: func() features.PixelWrite { return w }}}
+		Pending: &features.PendingPixels{Len: prep.Len, Source: prep}}
 	return processedImage{image: img, numTokens: prep.NumTokens, cols: prep.Cols}
 }
 
