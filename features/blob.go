@@ -41,19 +41,12 @@ func (b Blob) Bytes() []byte {
 	return slices.Concat(b...)
 }
 
-// ItemBytes is one kwargs or metadata item as the JSON writer writes it: the
-// base64 of its first bytes, encoded once before (a cached image keeps its
-// item's megabytes that way, so a hit does not encode them again), then its
-// remaining bytes, encoded as they are written. The zero ItemBytes is null.
+// ItemBytes is one kwargs or metadata item as the JSON writer writes it:
+// its bytes, encoded as they are written. The zero ItemBytes is null.
 type ItemBytes struct {
-	// encoded is the standard base64 of the item's first 3·k bytes
-	// (a PixelEncoder writes it), so it has no padding and the base64 of Raw
-	// follows it without a seam: the two together are the base64 of the
-	// whole item.
-	encoded []byte
-	Raw     Blob
+	Raw Blob
 	// stream, when set, is the whole item, encoded as it is written (an
-	// image's pending pixel values); encoded and Raw are then nil.
+	// image's pending pixel values); Raw is then nil.
 	stream *itemStream
 }
 
@@ -61,44 +54,34 @@ type ItemBytes struct {
 func RawItem(b Blob) ItemBytes { return ItemBytes{Raw: b} }
 
 // IsNull reports whether the item is null.
-func (it ItemBytes) IsNull() bool { return it.encoded == nil && it.Raw == nil && it.stream == nil }
+func (it ItemBytes) IsNull() bool { return it.Raw == nil && it.stream == nil }
 
 // Len is the item's length in bytes, before base64.
 func (it ItemBytes) Len() int {
 	if it.stream != nil {
 		return it.stream.len()
 	}
-	return len(it.encoded)/4*3 + it.Raw.Len()
+	return it.Raw.Len()
 }
 
-// Bytes is the item's bytes (its encoded part decoded, its pending pixel
-// values made): nil for a null item.
+// Bytes is the item's bytes (its pending pixel values made): nil for a
+// null item.
 func (it ItemBytes) Bytes() []byte {
-	if st := it.stream; st != nil {
-		var b []byte
-		if err := st.writeBase64(nil, &b); err != nil {
-			// Cannot happen: appending fails nowhere, and a source fails
-			// only by its writer's error.
-			panic("features: " + err.Error())
-		}
-		raw := make([]byte, st.len())
-		if n, err := asmbase64.StdEncoding.Decode(raw, b); err != nil || n != len(raw) {
-			panic(fmt.Sprintf("features: a pending item's base64 decodes to %d bytes of %d: %v", n, len(raw), err))
-		}
-		return raw
-	}
-	if it.encoded == nil {
+	st := it.stream
+	if st == nil {
 		return it.Raw.Bytes()
 	}
-	b := make([]byte, len(it.encoded)/4*3, it.Len())
-	if _, err := asmbase64.StdEncoding.Decode(b, it.encoded); err != nil {
-		// Cannot happen: only a PixelEncoder writes encoded, as base64.
-		panic("features: an item's encoded bytes are not base64: " + err.Error())
+	var b []byte
+	if err := st.writeBase64(nil, &b); err != nil {
+		// Cannot happen: appending fails nowhere, and a source fails
+		// only by its writer's error.
+		panic("features: " + err.Error())
 	}
-	for _, p := range it.Raw {
-		b = append(b, p...)
+	raw := make([]byte, st.len())
+	if n, err := asmbase64.StdEncoding.Decode(raw, b); err != nil || n != len(raw) {
+		panic(fmt.Sprintf("features: a pending item's base64 decodes to %d bytes of %d: %v", n, len(raw), err))
 	}
-	return b
+	return raw
 }
 
 // appendBase64 appends the padded standard base64 of b's bytes: each piece

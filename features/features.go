@@ -130,11 +130,9 @@ func (f *Features) AppendJSON(dst []byte) []byte {
 	return f.appendJSON(dst, nil)
 }
 
-// AppendBody is AppendJSON into a body that splices the items' encoded
-// parts (a cached image's megabytes of base64) in where they go instead of
-// copying them, and the items of pending pixel values as writers that
-// encode them while the body is written: dst is the body's own bytes and
-// grows once, by MaxJSONLen - SplicedLen.
+// AppendBody is AppendJSON into a body that splices the items of pending
+// pixel values in as writers that encode them while the body is written:
+// dst is the body's own bytes and grows once, by MaxJSONLen - SplicedLen.
 func (f *Features) AppendBody(dst []byte, body *wire.Body) []byte {
 	dst = slices.Grow(dst, f.MaxJSONLen()-f.SplicedLen())
 	return f.appendJSON(dst, body)
@@ -147,7 +145,6 @@ func (f *Features) SplicedLen() int {
 	for _, m := range f.Modalities {
 		for _, items := range [][]ItemBytes{m.Kwargs, m.Metadata} {
 			for _, it := range items {
-				n += len(it.encoded)
 				if it.stream != nil {
 					n += it.stream.encodedLen()
 				}
@@ -157,8 +154,8 @@ func (f *Features) SplicedLen() int {
 	return n
 }
 
-// appendJSON is AppendJSON with the items' encoded parts and pending
-// pixel values spliced into body (nil: appended).
+// appendJSON is AppendJSON with the items' pending pixel values spliced
+// into body (nil: appended).
 func (f *Features) appendJSON(dst []byte, body *wire.Body) []byte {
 	dst = append(dst, `{"mm_hashes":{`...)
 	for i, m := range f.Modalities {
@@ -353,8 +350,8 @@ func sortRanges(r [][2]int) {
 	})
 }
 
-// appendItem writes an item's base64, its encoded part and pending pixel
-// values spliced into body (nil: appended).
+// appendItem writes an item's base64, its pending pixel values spliced
+// into body (nil: appended).
 func appendItem(dst []byte, it ItemBytes, body *wire.Body) []byte {
 	if st := it.stream; st != nil {
 		if body != nil {
@@ -366,13 +363,6 @@ func appendItem(dst []byte, it ItemBytes, body *wire.Body) []byte {
 			panic("features: " + err.Error())
 		}
 		return dst
-	}
-	if it.encoded != nil {
-		if body != nil {
-			dst = body.Splice(dst, it.encoded)
-		} else {
-			dst = append(dst, it.encoded...)
-		}
 	}
 	return appendBase64(dst, it.Raw)
 }

@@ -3,7 +3,6 @@ package features
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 )
 
 // extRawView is serial_utils.CUSTOM_TYPE_RAW_VIEW: a tensor's raw bytes
@@ -22,76 +21,14 @@ type QwenImage struct {
 	// DType is the torch dtype vLLM cast pixel_values to, the model's
 	// dtype: "" means "bfloat16"; "float16" and "float32" are the others.
 	DType string
-	// Encoded, when set, is the image's item up to the end of its pixel
-	// values already in base64 (PixelEncoder, EncodePixels), in place of PixelValues.
-	Encoded *EncodedPixels
 	// Pending, when set, are the pixel values made as the item is
 	// written, in place of PixelValues.
 	Pending *PendingPixels
 }
 
-// EncodedPixels is an image's kwargs item from its start to the end of its
-// pixel values, base64-encoded once: a processed-image cache keeps it so a
-// hit writes those megabytes without encoding them again. That part of the
-// item depends on the image alone (the rest lists every image of the
-// request); its base64 stops at the last whole three bytes, and the up to
-// two bytes after them are encoded with the rest of the item, so the
-// item's base64 is the same as when encoded at once.
-type EncodedPixels struct {
-	b64    []byte
-	rest   []byte
-	pixels int // len(PixelValues)
-	cols   int
-}
-
-// Len is the bytes it holds.
-func (e *EncodedPixels) Len() int { return len(e.b64) + len(e.rest) }
-
-// EncodePixels encodes img's item up to the end of its pixel values (cols
-// as for QwenItems) and returns img with Encoded set and PixelValues nil.
-func EncodePixels(img QwenImage, cols int) (QwenImage, error) {
-	if _, err := qwenSlices([]QwenImage{img}, cols); err != nil {
-		return QwenImage{}, err
-	}
-	var kept *EncodedPixels
-	pending := img
-	pending.PixelValues = nil
-	pending.Pending = &PendingPixels{Len: len(img.PixelValues), Begin: func() PixelWrite {
-		return PixelWrite{Source: bytesSource(img.PixelValues), Keep: func(e *EncodedPixels) { kept = e }}
-	}}
-	items, err := QwenItems([]QwenImage{pending}, cols)
-	if err != nil {
-		return QwenImage{}, err
-	}
-	if err := items[0].stream.writeBase64(io.Discard, nil); err != nil {
-		return QwenImage{}, err
-	}
-	img.PixelValues, img.Encoded = nil, kept
-	return img, nil
-}
-
-// EncodedPixelsLen is the length of EncodePixels' Encoded for an image of
-// q's grid and dtype with pixels bytes of pixel values in rows of cols.
-func (q QwenImage) EncodedPixelsLen(cols, pixels int) int {
-	q.PixelValues, q.Encoded, q.Pending = nil, nil, &PendingPixels{Len: pixels}
-	n := len(qwenItemHead(q, cols)) + pixels
-	return n/3*4 + n%3
-}
-
-// bytesSource is a PendingPixels.Source of pixel values made before.
-type bytesSource []byte
-
-func (b bytesSource) WriteTo(w io.Writer) (int64, error) {
-	n, err := w.Write(b)
-	return int64(n), err
-}
-
-// pixelBytes is the length of img's pixel values, encoded or not.
+// pixelBytes is the length of img's pixel values, made or pending.
 func (q QwenImage) pixelBytes() int {
-	switch {
-	case q.Encoded != nil:
-		return q.Encoded.pixels
-	case q.Pending != nil:
+	if q.Pending != nil {
 		return q.Pending.Len
 	}
 	return len(q.PixelValues)
@@ -113,7 +50,6 @@ func (q QwenImage) Rows() int64 { return q.GridTHW[0] * q.GridTHW[1] * q.GridTHW
 // width, 3·2·P² (1176 for patch 14, 1536 for patch 16). Each item is three
 // pieces: the msgpack before the pixel values, the pixel values themselves
 // (img.PixelValues, shared, not copied), and the rest; or, for an image
-// with Encoded, the encoded part (shared) and the rest; or, for an image
 // with Pending, the three encoded as the item is written.
 //
 // Each item is a map of two fields, from _create_qwen2vl_field_factory:
@@ -133,10 +69,6 @@ func QwenItems(images []QwenImage, cols int) ([]ItemBytes, error) {
 		tail = appendFlatField(tail, slices)
 		tail = appendStr(tail, "image_grid_thw")
 		tail = appendGridTHW(tail, img)
-		if e := img.Encoded; e != nil {
-			out[i] = ItemBytes{encoded: e.b64, Raw: Blob{e.rest, tail}}
-			continue
-		}
 		if img.Pending != nil {
 			out[i] = ItemBytes{stream: &itemStream{head: qwenItemHead(img, cols), tail: tail, px: img.Pending, cols: cols}}
 			continue
@@ -187,9 +119,6 @@ func qwenSlices(images []QwenImage, cols int) ([]byte, error) {
 		if want := rows[i] * int64(cols) * int64(size); int64(img.pixelBytes()) != want {
 			return nil, fmt.Errorf("features: image %d: %d bytes of pixel_values, want %d for %d rows of %d %s",
 				i, img.pixelBytes(), want, rows[i], cols, img.dtype())
-		}
-		if img.Encoded != nil && img.Encoded.cols != cols {
-			return nil, fmt.Errorf("features: image %d: encoded with rows of %d, not %d", i, img.Encoded.cols, cols)
 		}
 	}
 	return appendSlices(nil, rows), nil

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/vrender/vrender/internal/testenv"
-	"github.com/vrender/vrender/internal/wire"
 )
 
 // synthPixels is gen_fixtures.py's pixels(k, rows, cols).
@@ -161,89 +160,4 @@ var itemCases = []struct {
 	{[][3]int64{{1, 1, 1}}, 1, "float32"},
 	{[][3]int64{{1, 2, 2}, {1, 1, 3}}, 5, "float16"},
 	{[][3]int64{{1, 1, 2}, {1, 70, 2}, {1, 2, 1}, {1, 2, 2}}, 7, ""},
-}
-
-// TestEncodePixelsAsRaw is the differential test of items written from
-// EncodePixels' output against items of raw pixel values: the features
-// JSON (copied or spliced into a body), each item's bytes and the length
-// bound are the same, with the encoded part ending at each of the three
-// places a three-byte group can fall (the head's length varies with the
-// grid, the row width and the dtype).
-func TestEncodePixelsAsRaw(t *testing.T) {
-	residues := map[int]bool{}
-	for _, c := range itemCases {
-		raw := synthImagesOf(c.grids, c.cols, c.dtype)
-		for _, encode := range []func(k int) bool{func(int) bool { return true }, func(k int) bool { return k%2 == 1 }} {
-			imgs := make([]Image, len(raw))
-			plain := make([]Image, len(raw))
-			at, encoded := 0, false
-			for k, q := range raw {
-				p := Placeholder{Offset: at, Length: 1}
-				at += 2
-				plain[k] = Image{Hash: "h", Placeholder: p, Processed: q}
-				imgs[k] = plain[k]
-				if encode(k) {
-					e, err := EncodePixels(q, c.cols)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if e.PixelValues != nil || e.Encoded == nil {
-						t.Fatal("EncodePixels kept the raw pixel values")
-					}
-					residues[(len(qwenItemHead(q, c.cols))+len(q.PixelValues))%3] = true
-					imgs[k].Processed = e
-					encoded = true
-				}
-			}
-			for _, opts := range []Options{{Kwargs: true}, {Kwargs: true, Metadata: true}} {
-				want, err := QwenImageFeatures(plain, c.cols, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := QwenImageFeatures(imgs, c.cols, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				wantJSON := want.AppendJSON(nil)
-				if g := got.AppendJSON(nil); !bytes.Equal(g, wantJSON) {
-					i := testenv.FirstDiff(g, wantJSON)
-					t.Fatalf("%v %d: copied JSON differs at byte %d", c.grids, c.cols, i)
-				}
-				var body wire.Body
-				body.B = got.AppendBody([]byte("{"), &body)
-				var buf bytes.Buffer
-				if _, err := body.WriteTo(&buf); err != nil || !bytes.Equal(buf.Bytes()[1:], wantJSON) || body.Len() != buf.Len() {
-					t.Fatalf("%v %d: spliced body differs (%v)", c.grids, c.cols, err)
-				}
-				if (got.SplicedLen() > 0) != encoded || got.MaxJSONLen() != want.MaxJSONLen() {
-					t.Fatalf("spliced %d bytes, bound %d against %d", got.SplicedLen(), got.MaxJSONLen(), want.MaxJSONLen())
-				}
-				for k := range imgs {
-					g, w := got.Modalities[0].Kwargs[k], want.Modalities[0].Kwargs[k]
-					if !bytes.Equal(g.Bytes(), w.Bytes()) || g.Len() != w.Len() {
-						t.Fatalf("%v %d: item %d's bytes differ", c.grids, c.cols, k)
-					}
-				}
-			}
-		}
-	}
-	if len(residues) != 3 {
-		t.Fatalf("the cases end the encoded part only at residues %v", residues)
-	}
-}
-
-// TestEncodePixelsRefuses: a bad image is refused as QwenItems refuses it,
-// and an encoded image is refused under another row width.
-func TestEncodePixelsRefuses(t *testing.T) {
-	img := synthImages([][3]int64{{1, 2, 2}}, 1176)[0]
-	if _, err := EncodePixels(QwenImage{GridTHW: img.GridTHW, PixelValues: img.PixelValues[1:]}, 1176); err == nil {
-		t.Error("short pixel values were encoded")
-	}
-	e, err := EncodePixels(img, 1176)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := QwenItems([]QwenImage{e}, 1536); err == nil {
-		t.Error("an image encoded with rows of 1176 was written with rows of 1536")
-	}
 }

@@ -4,40 +4,20 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
-
-	"github.com/vrender/vrender/internal/nozero"
 )
 
 // PendingPixels are an image's pixel values made while its item is written
 // (vision.Prepared): its base64 is encoded a chunk at a time, each chunk
-// handed on while it is still in the CPU's cache, and the tensor and its
-// base64 are never held whole unless a write keeps them.
+// handed on while it is still in the CPU's cache, and neither the tensor
+// nor its base64 is ever held whole.
 type PendingPixels struct {
 	// Len is the bytes of pixel values.
 	Len int
-	// Begin starts one write of the item (an item may be written more
-	// than once, by concurrent writers).
-	Begin func() PixelWrite
-}
-
-// PixelWrite is what one write of an item of pending pixel values writes
-// them from.
-type PixelWrite struct {
-	// Source writes the pixel values in order; only its writer's error
-	// may stop it. Nil when Kept is set.
+	// Source writes the pixel values in order, once per write of the item
+	// (an item may be written more than once, by concurrent writers); only
+	// its writer's error may stop it.
 	Source io.WriterTo
-	// Kept, when set, is their base64 kept since the item was built (a
-	// cache's entry another answer filled): it is written as a hit's.
-	Kept *EncodedPixels
-	// Keep, when set, claims this write's base64 (a cache filling its
-	// entry): the item's encoded part is written into one buffer of its
-	// own before each chunk is handed on, and Keep receives it once the
-	// item is written whole, or nil when the write failed.
-	Keep func(*EncodedPixels)
-	// End, when set, is called once the write no longer reads Source.
-	End func()
 }
 
 // itemStream is an item of pending pixel values: the msgpack before them,
@@ -89,101 +69,44 @@ const StreamBufferBytes = streamChunkCap
 // writeBase64 writes the item's padded base64 to w (nil: appended to *dst
 // instead, which then has room for it). It returns w's error, or an error
 // when the source wrote other than its Len.
-func (st *itemStream) writeBase64(w io.Writer, dst *[]byte) (err error) {
-	pw := st.px.Begin()
-	if pw.End != nil {
-		defer pw.End()
-	}
-	if pw.Kept != nil {
-		return st.writeKept(w, dst, pw.Kept)
-	}
-	done := pw.Keep
+func (st *itemStream) writeBase64(w io.Writer, dst *[]byte) error {
 	e := b64Chunker{out: w}
-	switch {
-	case done != nil:
-		// The cache's entry: every byte of it written before it is read.
-		e.s.dst = nozero.Bytes((len(st.head) + st.px.Len) / 3 * 4)[:0]
-		e.keep = true
-		if w == nil {
-			e.out = appender{dst}
-		}
-	case w == nil:
+	if w == nil {
 		e.s.dst = *dst
 		defer func() { *dst = e.s.dst }()
-	default:
+	} else {
 		bp := chunkPool.Get().(*[]byte)
 		defer chunkPool.Put(bp)
 		e.s.dst = (*bp)[:0]
 	}
-	if done != nil {
-		defer func() {
-			if err != nil {
-				done(nil)
-			}
-		}()
-	}
 	e.s.write(st.head)
-	n, err := pw.Source.WriteTo(&e)
+	n, err := st.px.Source.WriteTo(&e)
 	if err != nil {
 		return err
 	}
 	if int(n) != st.px.Len {
 		return fmt.Errorf("features: %d bytes of pixel_values written, want %d", n, st.px.Len)
 	}
-	var kept *EncodedPixels
-	if done != nil {
-		kept = &EncodedPixels{b64: e.s.dst, rest: slices.Clone(e.s.carry[:e.s.c]), pixels: st.px.Len, cols: st.cols}
-		if len(e.s.dst) != cap(e.s.dst) {
-			return fmt.Errorf("features: %d bytes of base64 for an entry of %d", len(e.s.dst), cap(e.s.dst))
-		}
-	}
 	// The last bytes: those the pixel values left over, the tail, padding.
 	var end [512]byte
 	rest := base64.StdEncoding.AppendEncode(end[:0], append(e.s.carry[:e.s.c:e.s.c], st.tail...))
 	if e.out == nil {
 		e.s.dst = append(e.s.dst, rest...)
-	} else {
-		if err := e.flush(); err != nil {
-			return err
-		}
-		if _, err := e.out.Write(rest); err != nil {
-			return err
-		}
-	}
-	if done != nil {
-		done(kept)
-	}
-	return nil
-}
-
-// writeKept writes the item as writeBase64 does from base64 kept before:
-// the kept part in one write, as a cache hit's.
-func (st *itemStream) writeKept(w io.Writer, dst *[]byte, kept *EncodedPixels) error {
-	if kept.pixels != st.px.Len || kept.cols != st.cols {
-		return fmt.Errorf("features: kept base64 of %d bytes in rows of %d for %d in rows of %d", kept.pixels, kept.cols, st.px.Len, st.cols)
-	}
-	var end [512]byte
-	rest := appendBase64(end[:0], Blob{kept.rest, st.tail})
-	if w == nil {
-		*dst = append(append(*dst, kept.b64...), rest...)
 		return nil
 	}
-	if _, err := w.Write(kept.b64); err != nil {
+	if err := e.flush(); err != nil {
 		return err
 	}
-	_, err := w.Write(rest)
+	_, err = e.out.Write(rest)
 	return err
 }
 
 // b64Chunker is the writer a streamed item's source writes to: it encodes
-// into s.dst and hands what it encoded to out every streamChunk bytes (out
-// nil: s.dst keeps everything). keep leaves what was handed on in s.dst
-// (a cache's entry), else s.dst is reused from its start.
+// into s.dst and hands what it encoded to out every streamChunk bytes,
+// reusing s.dst from its start (out nil: s.dst keeps everything).
 type b64Chunker struct {
-	s       base64Stream
-	out     io.Writer
-	keep    bool
-	flushed int // bytes of s.dst handed on
+	s   base64Stream
+	out io.Writer
 }
 
 func (e *b64Chunker) Write(p []byte) (int, error) {
@@ -192,7 +115,7 @@ func (e *b64Chunker) Write(p []byte) (int, error) {
 		k := min(len(p), streamPiece)
 		e.s.write(p[:k])
 		p = p[k:]
-		if e.out != nil && len(e.s.dst)-e.flushed >= streamChunk {
+		if e.out != nil && len(e.s.dst) >= streamChunk {
 			if err := e.flush(); err != nil {
 				return n - len(p), err
 			}
@@ -203,22 +126,10 @@ func (e *b64Chunker) Write(p []byte) (int, error) {
 
 // flush hands on what was encoded since the last flush.
 func (e *b64Chunker) flush() error {
-	if len(e.s.dst) == e.flushed {
+	if len(e.s.dst) == 0 {
 		return nil
 	}
-	_, err := e.out.Write(e.s.dst[e.flushed:])
-	if e.keep {
-		e.flushed = len(e.s.dst)
-	} else {
-		e.s.dst, e.flushed = e.s.dst[:0], 0
-	}
+	_, err := e.out.Write(e.s.dst)
+	e.s.dst = e.s.dst[:0]
 	return err
-}
-
-// appender is a writer appending to a byte slice.
-type appender struct{ b *[]byte }
-
-func (a appender) Write(p []byte) (int, error) {
-	*a.b = append(*a.b, p...)
-	return len(p), nil
 }

@@ -42,36 +42,13 @@ func (r *recorder) Write(p []byte) (int, error) {
 	return r.Buffer.Write(p)
 }
 
-// keeper is a PendingPixels.Keep that claims every write and records what
-// each one kept (nil: the write failed).
-type keeper struct{ kept []*EncodedPixels }
-
-func (k *keeper) keep(e *EncodedPixels) { k.kept = append(k.kept, e) }
-
-// pending is the PendingPixels of a source whose writes keep into k when
-// k is set, or, with kept set, write kept; ends counts the writes ended.
-func pending(n int, src io.WriterTo, k *keeper, kept *EncodedPixels, ends *int) *PendingPixels {
-	return &PendingPixels{Len: n, Begin: func() PixelWrite {
-		pw := PixelWrite{Source: src, Kept: kept, End: func() { *ends++ }}
-		if kept != nil {
-			pw.Source = nil
-		}
-		if k != nil {
-			pw.Keep = k.keep
-		}
-		return pw
-	}}
-}
-
 // TestPendingAsRaw is the differential test of items whose pixel values
 // are made as the item is written against items of raw pixel values (the
 // buffered path): the features JSON copied (AppendJSON) and streamed
-// through a body (AppendBody, WriteTo), with and without a claim to keep
-// the base64, is the same byte for byte, over the three residues of the
-// head, every dtype, sources writing in pieces from one byte up to the
-// whole tensor, tensors of several chunks, and requests mixing raw,
-// encoded (a cache hit) and pending images. A kept entry is
-// EncodePixels' encoding exactly, in a buffer it fills.
+// through a body (AppendBody, WriteTo) is the same byte for byte, over the
+// three residues of the head, every dtype, sources writing in pieces from
+// one byte up to the whole tensor, tensors of several chunks, and requests
+// mixing raw and pending images.
 func TestPendingAsRaw(t *testing.T) {
 	residues := map[int]bool{}
 	for _, c := range itemCases {
@@ -86,108 +63,55 @@ func TestPendingAsRaw(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantJSON := want.AppendJSON(nil)
-		// mixes: every image pending; pending, encoded and raw in turn.
+		// mixes: every image pending; pending and raw in turn.
 		for mix := range 2 {
 			for _, piece := range []int{1, 2, 3, 5, 2352, 32 << 10, 1 << 30} {
 				if piece < 64 && len(wantJSON) > 1<<20 {
 					continue
 				}
-				for _, mode := range []string{"make", "keep", "kept"} {
-					keep := mode == "keep"
-					name := fmt.Sprintf("%v cols %d %q mix %d pieces of %d %s", c.grids, c.cols, c.dtype, mix, piece, mode)
-					var k keeper
-					ends := 0
-					imgs := make([]Image, len(raw))
-					nPending := 0
-					for i, q := range raw {
-						imgs[i] = plain[i]
-						switch {
-						case mix == 1 && i%3 == 1:
-							e, err := EncodePixels(q, c.cols)
-							if err != nil {
-								t.Fatal(err)
-							}
-							imgs[i].Processed = e
-						case mix == 1 && i%3 == 2:
-						default:
-							var kk *keeper
-							var kept *EncodedPixels
-							switch mode {
-							case "keep":
-								kk = &k
-							case "kept":
-								e, err := EncodePixels(q, c.cols)
-								if err != nil {
-									t.Fatal(err)
-								}
-								kept = e.Encoded
-							}
-							imgs[i].Processed = QwenImage{GridTHW: q.GridTHW, DType: q.DType,
-								Pending: pending(len(q.PixelValues), pieceSource{q.PixelValues, piece}, kk, kept, &ends)}
-							nPending++
-						}
+				name := fmt.Sprintf("%v cols %d %q mix %d pieces of %d", c.grids, c.cols, c.dtype, mix, piece)
+				imgs := make([]Image, len(raw))
+				for i, q := range raw {
+					imgs[i] = plain[i]
+					if mix == 0 || i%2 == 0 {
+						imgs[i].Processed = QwenImage{GridTHW: q.GridTHW, DType: q.DType,
+							Pending: &PendingPixels{Len: len(q.PixelValues), Source: pieceSource{q.PixelValues, piece}}}
 					}
-					got, err := QwenImageFeatures(imgs, c.cols, Options{Kwargs: true, Metadata: true})
-					if err != nil {
-						t.Fatal(err)
+				}
+				got, err := QwenImageFeatures(imgs, c.cols, Options{Kwargs: true, Metadata: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g := got.AppendJSON(nil); !bytes.Equal(g, wantJSON) {
+					i := testenv.FirstDiff(g, wantJSON)
+					t.Fatalf("%s: copied JSON differs at byte %d", name, i)
+				}
+				var body wire.Body
+				body.B = got.AppendBody([]byte("{"), &body)
+				var rec recorder
+				if n, err := body.WriteTo(&rec); err != nil || !bytes.Equal(rec.Bytes()[1:], wantJSON) || body.Len() != rec.Len() || int(n) != rec.Len() {
+					t.Fatalf("%s: streamed body differs (%v)", name, err)
+				}
+				if len(body.B) > 1+len(wantJSON)-got.SplicedLen() || got.MaxJSONLen() != want.MaxJSONLen() {
+					t.Fatalf("%s: body holds %d bytes, spliced %d of %d; bound %d against %d",
+						name, len(body.B), got.SplicedLen(), len(wantJSON), got.MaxJSONLen(), want.MaxJSONLen())
+				}
+				for _, n := range rec.writes {
+					if mix == 0 && n > streamChunk+streamPiece {
+						t.Fatalf("%s: a write of %d bytes", name, n)
 					}
-					if g := got.AppendJSON(nil); !bytes.Equal(g, wantJSON) {
-						i := testenv.FirstDiff(g, wantJSON)
-						t.Fatalf("%s: copied JSON differs at byte %d", name, i)
-					}
-					var body wire.Body
-					body.B = got.AppendBody([]byte("{"), &body)
-					var rec recorder
-					if n, err := body.WriteTo(&rec); err != nil || !bytes.Equal(rec.Bytes()[1:], wantJSON) || body.Len() != rec.Len() || int(n) != rec.Len() {
-						t.Fatalf("%s: streamed body differs (%v)", name, err)
-					}
-					if len(body.B) > 1+len(wantJSON)-got.SplicedLen() || got.MaxJSONLen() != want.MaxJSONLen() {
-						t.Fatalf("%s: body holds %d bytes, spliced %d of %d; bound %d against %d",
-							name, len(body.B), got.SplicedLen(), len(wantJSON), got.MaxJSONLen(), want.MaxJSONLen())
-					}
-					for _, n := range rec.writes {
-						if mix == 0 && mode != "kept" && n > streamChunk+streamPiece {
-							t.Fatalf("%s: a write of %d bytes", name, n)
-						}
-					}
-					for i := range imgs {
-						g, w := got.Modalities[0].Kwargs[i], want.Modalities[0].Kwargs[i]
-						if !bytes.Equal(g.Bytes(), w.Bytes()) || g.Len() != w.Len() {
-							t.Fatalf("%s: item %d's bytes differ", name, i)
-						}
-					}
-					// Every write ended: AppendJSON, WriteTo and Bytes.
-					if ends != 3*nPending {
-						t.Fatalf("%s: %d writes ended for %d pending images", name, ends, nPending)
-					}
-					if !keep {
-						continue
-					}
-					// Kept three times per pending image: by AppendJSON, WriteTo
-					// and Bytes.
-					if len(k.kept) != 3*nPending {
-						t.Fatalf("%s: %d kept for %d pending images", name, len(k.kept), nPending)
-					}
-					at := 0
-					for i, q := range raw {
-						if imgs[i].Processed.Pending == nil {
-							continue
-						}
-						e, _ := EncodePixels(q, c.cols)
-						for _, kept := range []*EncodedPixels{k.kept[at], k.kept[at+nPending]} {
-							if kept == nil || !bytes.Equal(kept.b64, e.Encoded.b64) || !bytes.Equal(kept.rest, e.Encoded.rest) ||
-								kept.pixels != e.Encoded.pixels || kept.cols != c.cols || cap(kept.b64) != len(kept.b64) {
-								t.Fatalf("%s: image %d kept other than EncodePixels' encoding", name, i)
-							}
-						}
-						at++
+				}
+				for i := range imgs {
+					g, w := got.Modalities[0].Kwargs[i], want.Modalities[0].Kwargs[i]
+					if !bytes.Equal(g.Bytes(), w.Bytes()) || g.Len() != w.Len() {
+						t.Fatalf("%s: item %d's bytes differ", name, i)
 					}
 				}
 			}
 		}
 	}
 	if len(residues) != 3 {
-		t.Fatalf("the cases end the encoded part only at residues %v", residues)
+		t.Fatalf("the cases end the pixel values only at residues %v", residues)
 	}
 }
 
@@ -219,53 +143,33 @@ func (s countingSource) WriteTo(w io.Writer) (int64, error) {
 }
 
 // TestPendingWriteFails: a writer's error stops the source within a chunk
-// of where it failed and is returned, and a claim to keep the base64 gets
-// nil; a source that writes short or long is an error, never a body of
-// the wrong length.
+// of where it failed and is returned; a source that writes short or long
+// is an error, never a body of the wrong length.
 func TestPendingWriteFails(t *testing.T) {
 	q := synthImages([][3]int64{{1, 52, 92}}, 1176)[0]
 	plain := features(t, q)
 	// The item's base64 starts after the bytes before it.
 	item := bytes.Index(plain.AppendJSON(nil), []byte(`"kwargs_data":{"image":["`)) + len(`"kwargs_data":{"image":["`)
 	for _, at := range []int{item, item + 100, item + streamChunk, item + 3*streamChunk} {
-		for _, keep := range []bool{false, true} {
-			var took int64
-			var k keeper
-			var kk *keeper
-			if keep {
-				kk = &k
-			}
-			ends := 0
-			p := pending(len(q.PixelValues), countingSource{pieceSource{q.PixelValues, 32 << 10}, &took}, kk, nil, &ends)
-			f := features(t, QwenImage{GridTHW: q.GridTHW, Pending: p})
-			var body wire.Body
-			body.B = f.AppendBody(nil, &body)
-			if _, err := body.WriteTo(&failAfter{n: at}); !errors.Is(err, errWriter) {
-				t.Fatalf("fail at %d: %v", at, err)
-			}
-			if took > int64(at)+2*streamChunk {
-				t.Errorf("fail at %d: the source went on to %d bytes", at, took)
-			}
-			if keep && (len(k.kept) != 1 || k.kept[0] != nil) {
-				t.Errorf("fail at %d: kept %v", at, k.kept)
-			}
-			if ends != 1 {
-				t.Errorf("fail at %d: %d writes ended", at, ends)
-			}
+		var took int64
+		p := &PendingPixels{Len: len(q.PixelValues), Source: countingSource{pieceSource{q.PixelValues, 32 << 10}, &took}}
+		f := features(t, QwenImage{GridTHW: q.GridTHW, Pending: p})
+		var body wire.Body
+		body.B = f.AppendBody(nil, &body)
+		if _, err := body.WriteTo(&failAfter{n: at}); !errors.Is(err, errWriter) {
+			t.Fatalf("fail at %d: %v", at, err)
+		}
+		if took > int64(at)+2*streamChunk {
+			t.Errorf("fail at %d: the source went on to %d bytes", at, took)
 		}
 	}
 	for _, n := range []int{len(q.PixelValues) - 1, len(q.PixelValues) + 1} {
 		b := append(bytes.Clone(q.PixelValues), 0)[:n]
-		var k keeper
-		ends := 0
-		f := features(t, QwenImage{GridTHW: q.GridTHW, Pending: pending(len(q.PixelValues), pieceSource{b, 4096}, &k, nil, &ends)})
+		f := features(t, QwenImage{GridTHW: q.GridTHW, Pending: &PendingPixels{Len: len(q.PixelValues), Source: pieceSource{b, 4096}}})
 		var body wire.Body
 		body.B = f.AppendBody(nil, &body)
 		if _, err := body.WriteTo(io.Discard); err == nil {
 			t.Errorf("a source of %d bytes for %d was written", n, len(q.PixelValues))
-		}
-		if len(k.kept) != 1 || k.kept[0] != nil {
-			t.Errorf("a source of %d bytes for %d: kept %v", n, len(q.PixelValues), k.kept)
 		}
 	}
 }

@@ -58,9 +58,9 @@ type GenerateRequest struct {
 type FeaturesWriter interface {
 	AppendJSON(dst []byte) []byte
 	MaxJSONLen() int
-	// AppendBody is AppendJSON with the long parts a cache holds spliced
-	// into body (as wire.Body.Splice) rather than copied; SplicedLen is
-	// their length.
+	// AppendBody is AppendJSON with the long parts (pending pixel values)
+	// spliced into body as writers (wire.Body.SpliceFrom) rather than
+	// built in it; SplicedLen is their length.
 	AppendBody(dst []byte, body *wire.Body) []byte
 	SplicedLen() int
 }

@@ -31,10 +31,10 @@ const DefaultImageCacheBytes = 4 << 30
 // 10-11 per new 1280x720 JPEG on the dev VM), and held 5.3 times fewer
 // pictures.
 //
-// A cached image's pixels are never given back to the processor's pool:
-// an answer may read them at any time, during its hit or long after the
-// cache evicted the entry; they go to the garbage collector with the last
-// reference, as an uncached image's do. (Giving them back once the
+// A cached image's pixels are its own (vision.Prepared's), never given
+// back to the processor's pool: an answer may read them at any time,
+// during its hit or long after the cache evicted the entry; they go to the
+// garbage collector with the last reference, as an uncached image's do. (Giving them back once the
 // collector finds them unreachable, runtime.AddCleanup, was measured
 // worse: more page faults and a larger heap, the pool being emptied at
 // every collection.)
@@ -46,9 +46,8 @@ type processedImage struct {
 
 // newProcessedImage is prep as an answer's image.
 func newProcessedImage(prep *vision.Prepared, dtype string) processedImage {
-	w := features.PixelWrite{Source: prep}
 	img := features.QwenImage{GridTHW: [3]int64{int64(prep.GridTHW[0]), int64(prep.GridTHW[1]), int64(prep.GridTHW[2])}, DType: dtype,
-		Pending: &features.PendingPixels{Len: prep.Len, Begin: func() features.PixelWrite { return w }}}
+		Pending: &features.PendingPixels{Len: prep.Len, Source: prep}}
 	return processedImage{image: img, numTokens: prep.NumTokens, cols: prep.Cols}
 }
 

@@ -204,8 +204,3 @@ func TestImageCacheEvictsWhileWritten(t *testing.T) {
 		t.Fatalf("stats %+v: want hits and evictions within %d bytes", st, bound)
 	}
 }
-
-func streamedFeatures(t *testing.T, f *features.Features) []byte {
-	t.Helper()
-	return streamed(t, &ChatPrompt{Features: f})
-}

@@ -66,10 +66,9 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, e *apiError)
 // writeJSON writes a JSON body as vLLM's JSONResponse does: compact,
 // UTF-8, no HTML escaping. The body is appended into a pooled buffer, and
 // the long parts are spliced in by a body that has them
-// (protocol.GenerateRequest.AppendBody): an image's base64 a cache holds
-// goes to the connection without being copied first, and an image's pixel
-// values not made yet are made and encoded a chunk at a time, each chunk
-// written while it is in the CPU's cache. Every length is known before the
+// (protocol.GenerateRequest.AppendBody): an image's pixel values are made
+// and encoded a chunk at a time, each chunk written while it is in the
+// CPU's cache. Every length is known before the
 // first byte, so Content-Length is set and the pieces make one unchunked
 // body; everything that can fail has run before the status line.
 func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
@@ -130,7 +129,7 @@ func (l liveWriter) Write(p []byte) (int, error) {
 // bodyPool holds response buffers between requests; a 9k-token render
 // body is about 60 KB. Bodies of tensors written into the body itself
 // (image_embeds, 15 MB for a 1280x720 image's worth; an image's pixel values
-// are spliced in instead, made as they are written or kept by the cache)
+// are spliced in instead, made as they are written)
 // have a pool of their own: a fresh one costs its zeroing and page faults,
 // and keeping them apart means a text request never holds one, so they are
 // dropped two garbage collections after such traffic stops. The zero value

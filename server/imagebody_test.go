@@ -16,16 +16,16 @@ import (
 	"github.com/vrender/vrender/render"
 )
 
-// TestImageAnswerSplicedAsCopied is the differential test of answers whose
-// cached images' base64 is spliced into the connection (a hit) or filled
-// by the answer that writes it (a miss) against answers whose pixel values
-// are made as they are written, with no cache (TestImageAnswerStreamedAsBuffered
+// TestImageAnswerCachedAsUncached is the differential test of answers
+// whose images come from the processed-image cache (a miss that fills its
+// entry, then a hit whose pixel values are made from the cached resized
+// pixels) against answers with no cache (TestImageAnswerStreamedAsBuffered
 // holds those to the buffered answer): over every render golden,
 // on each front end's route, the cached server's miss and hit put the same
 // bytes on the wire as the uncached server, status line, headers and
 // Content-Length included (no chunking), only the Date and the random
 // request ids masked.
-func TestImageAnswerSplicedAsCopied(t *testing.T) {
+func TestImageAnswerCachedAsUncached(t *testing.T) {
 	dir := multimodalDir(t)
 	type pair struct{ cached, plain string }
 	servers := map[string]pair{}

@@ -201,7 +201,8 @@ func TestImageAnswerSlowClients(t *testing.T) {
 	if _, err := io.ReadFull(br, make([]byte, 4096)); err != nil {
 		t.Fatal(err)
 	}
-	// The stalled answer holds the entry's claim; these do not wait for it.
+	// The stalled answer is still making the cached image's pixel values;
+	// these, hits of the same entry, do not wait for it.
 	for i := range 2 {
 		done := make(chan struct{})
 		go func() {

@@ -323,7 +323,7 @@ func TestHFGoldensEveryKernel(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				err = base.resized(f, Kwargs{UseFast: &b.fast}, nil, func(plan Plan, pix []uint8, levels *[3]levelTable, _ *levelKernel) error {
+				err = base.resized(f, Kwargs{UseFast: &b.fast}, false, func(plan Plan, pix []uint8, levels *[3]levelTable, _ *levelKernel) error {
 					for name, q := range paths {
 						kernel := q.slowKernel
 						if b.fast {

@@ -2,10 +2,8 @@ package vision
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"sync/atomic"
 
 	"github.com/vrender/vrender/imaging"
 )
@@ -34,25 +32,14 @@ type Processor interface {
 
 // Prepared is an image resized for its processor, whose pixel_values are made when written. It holds
 // the resized pixels (img's own when no resize was needed: img must not change while it is in use)
-// and is safe for concurrent writers. Release gives its buffers back to the processor; a Prepared
-// never released is left to the garbage collector.
+// and is safe for concurrent writers. Its pixels are its own, left to the garbage collector with
+// the last reference (a cache may keep them, and answers read them at any time).
 type Prepared struct {
 	Plan
 	// Len is the bytes of pixel_values WriteTo writes.
-	Len      int
-	dtype    DType
-	write    func(w io.Writer) error
-	release  func()
-	released atomic.Bool
-}
-
-// Release gives the resized pixels back to the processor's pool, for the next image. The caller
-// must know that no WriteTo runs or will run; a write after Release is an error. Releasing again
-// does nothing.
-func (p *Prepared) Release() {
-	if !p.released.Swap(true) {
-		p.release()
-	}
+	Len   int
+	dtype DType
+	write func(w io.Writer) error
 }
 
 // DType is the dtype pixel_values are cast to.
@@ -61,9 +48,6 @@ func (p *Prepared) DType() DType { return p.dtype }
 // WriteTo writes pixel_values to w in order, a few tens of kilobytes at a time (as ProcessTo); only
 // w's error stops it, and is returned.
 func (p *Prepared) WriteTo(w io.Writer) (int64, error) {
-	if p.released.Load() {
-		return 0, errors.New("vision: pixel values written after their image was released")
-	}
 	cw := countingWriter{w: w}
 	err := p.write(&cw)
 	return cw.n, err

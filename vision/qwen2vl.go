@@ -34,7 +34,8 @@ type qwen2VL struct {
 }
 
 // keepScratchPixels is the largest image whose resize buffers go back to the pool: an occasional huge
-// image should not leave every pooled scratch holding hundreds of megabytes.
+// image should not leave every pooled scratch holding hundreds of megabytes. Only Process and
+// ProcessTo use the pool: a Prepared's pixels are its own, and a cache may keep them.
 const keepScratchPixels = 1 << 23
 
 type qwenScratch struct {
@@ -174,7 +175,7 @@ func (q *qwen2VL) Process(buf []byte, img imaging.RGB, kw Kwargs) (*Result, erro
 		return nil, err
 	}
 	var res *Result
-	err = q.resized(f, kw, nil, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+	err = q.resized(f, kw, false, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
 		n := q.pixelBytes(plan)
 		if cap(buf) < n {
 			buf = make([]byte, n)
@@ -194,7 +195,7 @@ func (q *qwen2VL) ProcessTo(w io.Writer, img imaging.RGB, kw Kwargs) (*Result, e
 		return nil, err
 	}
 	var res *Result
-	err = q.resized(f, kw, nil, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+	err = q.resized(f, kw, false, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
 		if err := q.patchify(patchSink{w: w}, pix, plan.ResizedWidth, levels, kernel); err != nil {
 			return err
 		}
@@ -204,8 +205,8 @@ func (q *qwen2VL) ProcessTo(w io.Writer, img imaging.RGB, kw Kwargs) (*Result, e
 	return res, err
 }
 
-// Prepare is ProcessTo up to the patches: the resized pixels are kept (in pooled scratch the Prepared
-// holds until released, or img's when no resize is needed) for Prepared.WriteTo.
+// Prepare is ProcessTo up to the patches: the resized pixels are kept (in a buffer of the Prepared's
+// own, or img's when no resize is needed) for Prepared.WriteTo.
 func (q *qwen2VL) Prepare(img imaging.RGB, kw Kwargs) (*Prepared, error) {
 	f, err := wholeFrame(img)
 	if err != nil {
@@ -236,20 +237,15 @@ func (q *qwen2VL) PrepareData(data []byte, opt imaging.Options, kw Kwargs) (*Pre
 
 func (q *qwen2VL) prepare(f frame, kw Kwargs) (*Prepared, error) {
 	var p *Prepared
-	var release func()
-	err := q.resized(f, kw, func(r func()) { release = r }, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
+	err := q.resized(f, kw, true, func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error {
 		p = &Prepared{Plan: plan, Len: q.pixelBytes(plan), dtype: q.dtype, write: func(w io.Writer) error {
 			return q.patchify(patchSink{w: w}, pix, plan.ResizedWidth, levels, kernel)
 		}}
 		return nil
 	})
 	if err != nil {
-		if release != nil {
-			release()
-		}
 		return nil, err
 	}
-	p.release = release
 	return p, nil
 }
 
@@ -278,11 +274,10 @@ func wholeFrame(img imaging.RGB) (frame, error) {
 	return frame{width: img.Width, height: img.Height, pix: img.Pix}, nil
 }
 
-// resized plans f's processing, resizes it with the backend kw picks (into pooled scratch) and
-// runs patch on the resized pixels with that backend's tables and kernel. keep, when set, is handed
-// what gives the scratch back to the pool, instead of its going back as resized returns: the pixels
-// outlive the call.
-func (q *qwen2VL) resized(f frame, kw Kwargs, keep func(release func()), patch func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error) error {
+// resized plans f's processing, resizes it with the backend kw picks and runs patch on the resized
+// pixels with that backend's tables and kernel. The resize writes into pooled scratch that goes back
+// as resized returns, or, with own set, into scratch of the call's own: the pixels outlive the call.
+func (q *qwen2VL) resized(f frame, kw Kwargs, own bool, patch func(plan Plan, pix []uint8, levels *[3]levelTable, kernel *levelKernel) error) error {
 	plan, err := q.Plan(f.width, f.height, kw)
 	if err != nil {
 		if f.rows != nil {
@@ -292,19 +287,16 @@ func (q *qwen2VL) resized(f frame, kw Kwargs, keep func(release func()), patch f
 		}
 		return err
 	}
-	s, _ := q.scratch.Get().(*qwenScratch)
+	var s *qwenScratch
+	if !own {
+		s, _ = q.scratch.Get().(*qwenScratch)
+	}
 	if s == nil {
 		s = new(qwenScratch)
 		s.resizer.UseTables(&q.tables)
 	}
-	release := func() {}
-	if max(f.width*f.height, plan.ResizedWidth*plan.ResizedHeight) <= keepScratchPixels {
-		release = func() { q.scratch.Put(s) }
-	}
-	if keep != nil {
-		keep(release)
-	} else {
-		defer release()
+	if !own && max(f.width*f.height, plan.ResizedWidth*plan.ResizedHeight) <= keepScratchPixels {
+		defer q.scratch.Put(s)
 	}
 	method, levels, kernel := resize.Torch, &q.fast, q.fastKernel
 	if !kw.fast() {

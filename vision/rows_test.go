@@ -34,7 +34,6 @@ func prepared(t testing.TB, prepare func() (*Prepared, error)) string {
 	if err != nil {
 		return fmt.Sprintf("%T: %v", err, err)
 	}
-	defer p.Release()
 	h := sha256.New()
 	if n, err := p.WriteTo(h); err != nil || n != int64(p.Len) {
 		t.Fatalf("WriteTo wrote %d of %d bytes: %v", n, p.Len, err)

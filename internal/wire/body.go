@@ -6,38 +6,27 @@ import (
 	"io"
 )
 
-// Body is a JSON body as the bytes a writer appended (B) with read-only
-// slices spliced in between them, so that megabytes a cache already holds
-// (an image's base64) reach the connection without being copied into the
-// body first. The zero Body is empty.
+// Body is a JSON body as the bytes a writer appended (B) with writers
+// spliced in between them, whose megabytes (an image's pixel values,
+// encoded as they are made) go to the connection a chunk at a time
+// instead of being built in the body first. The zero Body is empty.
 type Body struct {
 	B       []byte
 	splices []splice
 }
 
-// splice is data inserted before B[at], or, with write set, the n bytes
-// write writes.
+// splice is the n bytes write writes, inserted before B[at].
 type splice struct {
 	at    int
-	data  []byte
 	n     int
 	write func(w io.Writer) error
 }
 
-// Splice records data to go where dst ends, dst being what B will be once
-// the writer is done (it appends to B); it returns dst. data must not
-// change until the body is written.
-func (b *Body) Splice(dst, data []byte) []byte {
-	if len(data) > 0 {
-		b.splices = append(b.splices, splice{at: len(dst), data: data})
-	}
-	return dst
-}
-
 // SpliceFrom records n bytes that write makes as the body is written (an
 // image's pixel values, encoded a chunk at a time while the chunk is in the
-// CPU's cache, straight to the connection), to go where dst ends as for
-// Splice; it returns dst. write must write exactly n bytes to its writer
+// CPU's cache, straight to the connection), to go where dst ends, dst
+// being what B will be once the writer is done (it appends to B); it
+// returns dst. write must write exactly n bytes to its writer
 // and return that writer's error, and may be called again (or never) if
 // the body is written again.
 func (b *Body) SpliceFrom(dst []byte, n int, write func(w io.Writer) error) []byte {
@@ -47,11 +36,11 @@ func (b *Body) SpliceFrom(dst []byte, n int, write func(w io.Writer) error) []by
 	return dst
 }
 
-// Len is the body's length: B and the spliced slices and writers.
+// Len is the body's length: B and the spliced writers.
 func (b *Body) Len() int {
 	n := len(b.B)
 	for _, s := range b.splices {
-		n += len(s.data) + s.n
+		n += s.n
 	}
 	return n
 }
@@ -63,9 +52,8 @@ func (b *Body) Reset() {
 	b.splices = b.splices[:0]
 }
 
-// WriteTo writes the body in order, each spliced slice in one Write (an
-// http.ResponseWriter's buffers pass a large one straight through) and
-// each spliced writer's bytes as it writes them. A spliced writer that
+// WriteTo writes the body in order, each spliced writer's bytes as it
+// writes them. A spliced writer that
 // writes other than its length is an error: the body would not be Len
 // bytes.
 func (b *Body) WriteTo(w io.Writer) (int64, error) {
@@ -76,12 +64,6 @@ func (b *Body) WriteTo(w io.Writer) (int64, error) {
 			return cw.n, err
 		}
 		at = s.at
-		if s.write == nil {
-			if _, err := cw.Write(s.data); err != nil {
-				return cw.n, err
-			}
-			continue
-		}
 		start := cw.n
 		if err := s.write(&cw); err != nil {
 			return cw.n, err

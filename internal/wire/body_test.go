@@ -7,9 +7,17 @@ import (
 	"testing"
 )
 
-// TestBody: spliced slices land where the writer was when it spliced them,
-// in order, at the start, between and at the end of its own bytes, and
-// Len counts them.
+// spliceString splices a writer of s.
+func spliceString(b *Body, dst []byte, s string) []byte {
+	return b.SpliceFrom(dst, len(s), func(w io.Writer) error {
+		_, err := io.WriteString(w, s)
+		return err
+	})
+}
+
+// TestBody: spliced writers' bytes land where the writer was when it
+// spliced them, in order, at the start, between and at the end of its own
+// bytes, and Len counts them.
 func TestBody(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -18,20 +26,20 @@ func TestBody(t *testing.T) {
 	}{
 		{"no splices", func(b *Body) []byte { return append(b.B, "abc"...) }, "abc"},
 		{"start, middle, end", func(b *Body) []byte {
-			dst := b.Splice(b.B, []byte("<"))
+			dst := spliceString(b, b.B, "<")
 			dst = append(dst, "ab"...)
-			dst = b.Splice(dst, []byte("12"))
-			dst = b.Splice(dst, []byte("34"))
+			dst = spliceString(b, dst, "12")
+			dst = spliceString(b, dst, "34")
 			dst = append(dst, 'c')
-			return b.Splice(dst, []byte(">"))
+			return spliceString(b, dst, ">")
 		}, "<ab1234c>"},
-		{"writers among slices", func(b *Body) []byte {
+		{"writers of several writes", func(b *Body) []byte {
 			dst := b.SpliceFrom(b.B, 3, func(w io.Writer) error {
 				_, err := io.WriteString(w, "<<<")
 				return err
 			})
 			dst = append(dst, 'a')
-			dst = b.Splice(dst, []byte("12"))
+			dst = spliceString(b, dst, "12")
 			dst = b.SpliceFrom(dst, 4, func(w io.Writer) error {
 				for _, s := range []string{"x", "", "yz", "w"} {
 					if _, err := io.WriteString(w, s); err != nil {
@@ -44,8 +52,8 @@ func TestBody(t *testing.T) {
 			return append(dst, 'b')
 		}, "<<<a12xyzwb"},
 		{"empty splices", func(b *Body) []byte {
-			dst := b.Splice(append(b.B, 'a'), nil)
-			return append(b.Splice(dst, []byte{}), 'b')
+			dst := spliceString(b, append(b.B, 'a'), "")
+			return append(spliceString(b, dst, ""), 'b')
 		}, "ab"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,7 +85,7 @@ func (w *failAfter) Write(p []byte) (int, error) {
 // TestBodyWriteError: the first failing write stops the body.
 func TestBodyWriteError(t *testing.T) {
 	var b Body
-	b.B = append(b.Splice(append(b.B, "ab"...), []byte("cd")), "ef"...)
+	b.B = append(spliceString(&b, append(b.B, "ab"...), "cd"), "ef"...)
 	n, err := b.WriteTo(&failAfter{n: 1})
 	if err == nil || n != 2 {
 		t.Fatalf("wrote %d, %v; want 2 and the error", n, err)

@@ -3,8 +3,8 @@
 // separators=(",", ":")) writes, which is what vLLM's JSONResponse and
 // pydantic send. Response types build their bodies with these into one
 // buffer, so no byte is validated or compacted a second time; a Body
-// splices megabytes a cache holds (an image's base64) in between that
-// buffer's bytes instead of copying them.
+// splices writers of megabytes (an image's base64, made as it is written)
+// in between that buffer's bytes instead of building them in it.
 package wire
 
 import (
