@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/vrender/vrender/imaging"
@@ -209,57 +210,105 @@ func TestURLMemo(t *testing.T) {
 // FuzzImageMemo: for any data URL text and request kwargs, the size path
 // answers through the memo as without it, on the first call and on a
 // repeat.
+//
+// The fuzzer minimizes each input that reaches new code, trying about
+// len²/2 shorter ones (about 200 µs each here, six size calls under
+// coverage instrumentation), and reports no execs until it is done or
+// its 60 s bound ends. A 5 KB seed (the 56x30 PNG) and kwargs grown to
+// 3 KB of '[' (each level of nesting up to the parser's depth limit is
+// new coverage) kept both workers minimizing for the whole bound, the run
+// at 0 execs/s. So the seeds are files cut to their header (all the size
+// path reads besides the hash) and longer texts reach no code: the memo
+// keys on text, compared whole, and nothing in it depends on the length;
+// the kwargs' parse is fuzzed on its own (FuzzParseJSONMatchesReference).
 func FuzzImageMemo(f *testing.F) {
 	for _, u := range memoURLs(f) {
-		if len(u) < 4000 {
+		if len(u) < 400 {
 			f.Add(u, "")
 		}
 	}
-	small := sharedImage(f, "png_rgb_56x30.png")
-	f.Add("data:image/png;base64,"+base64.StdEncoding.EncodeToString(small), `{"fps":1}`)
-	f.Add("data:image/png;base64,"+base64.StdEncoding.EncodeToString(small[:len(small)-1]), `{"max_pixels":3000}`)
+	// Headers: PNG's signature, IHDR and the next chunk's head, BMP's, and
+	// JPEGs of their markers up to SOS without the tables (one with EXIF),
+	// as Image.open identifies them. (GIF's color table and WebP's frame
+	// make theirs longer than a memo check needs.)
+	header := func(name string, spans ...[2]int) string {
+		file := sharedImage(f, name)
+		var b []byte
+		for _, s := range spans {
+			b = append(b, file[s[0]:s[1]]...)
+		}
+		return "data:image/png;base64," + base64.StdEncoding.EncodeToString(b)
+	}
+	png := header("png_rgba_320x240.png", [2]int{0, 41})
+	f.Add(png, "")
+	f.Add(png, `{"fps":1}`)
+	f.Add(png, `{"max_pixels":50000}`)
+	f.Add(header("bmp_rgb_300x200.bmp", [2]int{0, 64}), `{"max_pixels":50000}`)
+	f.Add(header("jpeg_444_1280x720.jpg", [2]int{0, 2}, [2]int{158, 177}, [2]int{609, 623}), `{"max_pixels":50000}`)
+	f.Add(header("jpeg_exif_orient6_320x240.jpg", [2]int{0, 56}, [2]int{194, 213}, [2]int{645, 659}), "")
 	plain := imageRenderer(f, media.Config{}, uncached)
 	memo := imageRenderer(f, media.Config{})
 	f.Fuzz(func(t *testing.T, url, kwargs string) {
-		size := func(r *Renderer, withKwargs bool) string {
-			im := r.images
-			var reqKwargs *node
-			if kwargs != "" {
-				n, err := parseJSON([]byte(kwargs))
-				if err != nil {
-					return "kwargs: " + err.Error()
-				}
-				reqKwargs = n
+		if len(url) > maxMemoFuzzURL || len(kwargs) > maxMemoFuzzKwargs {
+			return
+		}
+		// Each input starts on an empty memo and empty file buffers: state
+		// an earlier input left (its memo entry, a larger buffer) would
+		// change the code this one reaches, which the fuzzer takes for new
+		// coverage and minimizes.
+		fresh := func(r *Renderer) *images {
+			im := *r.images
+			im.files = new(sync.Pool)
+			if im.memo != nil {
+				im.memo = newURLMemo(im.memo.max)
 			}
-			kw, err := vision.KwargsOf(reqKwargs)
+			return &im
+		}
+		var reqKwargs *node
+		if kwargs != "" {
+			n, err := parseJSON([]byte(kwargs))
 			if err != nil {
-				return "kwargs: " + err.Error()
+				return
 			}
-			kw = kw.Over(im.cfg.Kwargs)
-			opts := imaging.DefaultOptions()
+			reqKwargs = n
+		}
+		kw, err := vision.KwargsOf(reqKwargs)
+		if err != nil {
+			return
+		}
+		opts := imaging.DefaultOptions()
+		size := func(im *images, withKwargs bool) string {
 			var aux *string
 			if a, ok := memoAux(reqKwargs, opts); ok && im.memo != nil {
 				aux = &a
 			}
-			s, err := im.size(context.Background(), imageRef{url: url}, kw, reqKwargs, opts, aux, withKwargs)
+			s, err := im.size(context.Background(), imageRef{url: url}, kw.Over(im.cfg.Kwargs), reqKwargs, opts, aux, withKwargs)
 			if err != nil {
 				return "error: " + err.Error()
 			}
 			return fmt.Sprint(s.plan, s.hash, s.cost)
 		}
-		want := size(plain, false)
+		want := size(fresh(plain), false)
 		// A sighting, the second sight that stores it, a hit; then, on an
 		// empty memo, a request with kwargs that stores at once, and a hit.
+		im := fresh(memo)
 		for i, withKwargs := range []bool{false, false, false, true, false} {
 			if i == 3 {
-				memo.images.memo.lru.Clear()
+				im.memo.lru.Clear()
 			}
-			if got := size(memo, withKwargs); got != want {
+			if got := size(im, withKwargs); got != want {
 				t.Fatalf("call %d: %q, unmemoized %q", i, got, want)
 			}
 		}
 	})
 }
+
+// maxMemoFuzzURL and maxMemoFuzzKwargs bound FuzzImageMemo's inputs, so
+// that minimizing one takes a few seconds.
+const (
+	maxMemoFuzzURL    = 256
+	maxMemoFuzzKwargs = 128
+)
 
 // TestImageFileBufferAnswersAsFresh is the differential test of the
 // reused file buffer: requests without mm kwargs, whose data URLs decode
