@@ -44,7 +44,14 @@ func (r *recorder) config(ep, replay string) SubscriberConfig {
 			r.mu.Lock()
 			r.seqs, r.ts = append(r.seqs, seq), append(r.ts, b.TS)
 			r.mu.Unlock()
-			r.delivered <- struct{}{}
+			// delivered only wakes waitFor, which counts seqs itself: a full
+			// channel already holds wake-ups, and blocking here would stall the
+			// subscriber inside Apply, where it cannot see its context end (a
+			// peer that sends batches without end fills any buffer).
+			select {
+			case r.delivered <- struct{}{}:
+			default:
+			}
 		},
 		Restarted: func() { r.mu.Lock(); r.restarts++; r.mu.Unlock() },
 		Lost:      func(n int64) { r.mu.Lock(); r.lost += n; r.mu.Unlock() }}

@@ -19,16 +19,20 @@ import (
 	"github.com/vrender/vrender/internal/testenv"
 )
 
-// imageBudget is the --image-memory-budget of TestImageMemoryBounded: one
-// request of four 1080p images (costed 558 MB) at a time.
-const imageBudget = 1 << 30
+// imageBudget is the --image-memory-budget of TestImageMemoryBounded: two
+// requests of four 1080p images at a time (each costed ~59 MB since the
+// cache keeps resized pixels and answers stream: the file, the decoded and
+// the resized pixels and one write buffer per image), so that of 8 sent at
+// once most wait.
+const imageBudget = 128 << 20
 
 // TestImageMemoryBounded sends 8 concurrent render requests of four 1080p
-// JPEGs each (file: URLs) to a real `vrender serve` process with a 1 GiB
+// JPEGs each (file: URLs) to a real `vrender serve` process with a 128 MiB
 // image memory budget, and checks that its peak RSS (VmHWM) grew by no
-// more than the budget, that requests queued for it (the waiting gauge,
-// the wait histogram) and that everything is returned at the end. Without
-// the budget the same load peaks at 2.2 GB (docs/reliability.md).
+// more than twice the budget (what the budget holds live, and as much
+// again of garbage before a collection at GOGC=100), that requests queued
+// for it (the waiting gauge, the wait histogram) and that everything is
+// returned at the end.
 func TestImageMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server process and renders 32 1080p images; skipped with -short")
@@ -101,8 +105,8 @@ func TestImageMemoryBounded(t *testing.T) {
 	peak := vmHWM(t, p.cmd.Process.Pid)
 	t.Logf("VmHWM idle %d MiB, after 8 x four 1080p images %d MiB (+%d MiB; budget %d MiB); most requests waiting at once: %g",
 		idle>>20, peak>>20, (peak-idle)>>20, imageBudget>>20, maxWaiting)
-	if peak-idle > imageBudget {
-		t.Errorf("peak RSS grew by %d MiB, more than the %d MiB budget", (peak-idle)>>20, imageBudget>>20)
+	if peak-idle > 2*imageBudget {
+		t.Errorf("peak RSS grew by %d MiB, more than twice the %d MiB budget", (peak-idle)>>20, imageBudget>>20)
 	}
 	if maxWaiting < 1 {
 		t.Error("no request was ever seen waiting for the budget")
