@@ -21,8 +21,7 @@ import (
 
 // memoShare is the memo's bound as a share of --mm-processor-cache-gb,
 // beside the cache's own: at 4 GiB, 512 MiB of data URL text (about 190
-// 1280x720 PNG screenshots; the cache holds about 270 of their processed
-// images).
+// 1280x720 PNG screenshots; the cache holds about 1,460 of them resized).
 const memoShare = 8
 
 // memoEntryOverhead is what an entry costs besides its texts and frame:

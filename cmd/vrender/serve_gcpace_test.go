@@ -16,8 +16,8 @@ import (
 )
 
 // TestServeImageCacheGCHeadroom: serve paces the collector by the heap
-// outside its processed-image cache: once a 1280x720 image (15 MB of
-// base64) is cached, a collection lowers the GC percent below GOGC's 100
+// outside its processed-image cache: once a 1280x720 image (2.8 MB of
+// resized pixels) is cached, a collection lowers the GC percent below GOGC's 100
 // (the headroom floor set to 1 byte so that the ratio shows); with -1 the
 // percent stays Go's. Shutting down restores it.
 func TestServeImageCacheGCHeadroom(t *testing.T) {
